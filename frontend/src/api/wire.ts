@@ -1,0 +1,437 @@
+/**
+ * Wire types: the JSON the backend sends, one type per route response.
+ *
+ * This module is the contract between `tensorboard_plugin_dbg/api/` and the frontend. Each response type names
+ * the Python function that produces it; `tests/test_contract.py` checks real responses against the JSON Schema
+ * generated from this file (`npm run schema`), so the two sides cannot drift.
+ *
+ * Encoding rules (one JSON encoder, `tensorboard_plugin_dbg/api/json_encoding.py`):
+ *  - A non-finite float is sent as the string "NaN", "Infinity" or "-Infinity" (see `Num`). Only fields typed
+ *    `Num` may carry them; counts and indices are always plain integers.
+ *  - numpy scalars and arrays become JSON numbers and arrays.
+ *  - Times are wall-clock seconds since the epoch (float).
+ *  - Every error is `ErrorResponse` with HTTP 400 (bad parameter) or 404 (unknown run, index, graph, op, frame).
+ */
+
+/** A float that may be non-finite. */
+export type Num = number | 'NaN' | 'Infinity' | '-Infinity';
+
+export type DebugModeName =
+  | 'NO_TENSOR'
+  | 'CURT_HEALTH'
+  | 'CONCISE_HEALTH'
+  | 'FULL_HEALTH'
+  | 'SHAPE'
+  | 'FULL_NUMERICS'
+  | 'FULL_TENSOR'
+  | 'UNSPECIFIED';
+
+/** Produced by `api/errors.py:error_response`. */
+export interface ErrorResponse {
+  error: {
+    /** Machine-readable: 'bad_parameter' | 'missing_parameter' | 'page_too_large' | 'not_found' | 'not_ready' | 'internal'. */
+    code: string;
+    message: string;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tensor health: the decoded debug value of one tensor, for every debug mode.
+// Produced by `reader/debug_values.py:decode_debug_value` (and `summarize_full_tensor` for FULL_TENSOR).
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface HealthNoTensor {
+  mode: 'NO_TENSOR';
+}
+export interface HealthCurt {
+  mode: 'CURT_HEALTH';
+  tensor_id: number;
+  any_inf_or_nan: boolean;
+}
+export interface HealthConcise {
+  mode: 'CONCISE_HEALTH';
+  tensor_id: number;
+  size: number;
+  neg_inf: number;
+  pos_inf: number;
+  nan: number;
+}
+export interface HealthFull {
+  mode: 'FULL_HEALTH';
+  tensor_id: number;
+  device_id: number;
+  /** DataType name without the DT_ prefix, lower case: 'float32', 'float16', 'bfloat16', 'int32', ... */
+  dtype: string;
+  rank: number;
+  size: number;
+  neg_inf: number;
+  pos_inf: number;
+  nan: number;
+  neg: number;
+  zero: number;
+  pos: number;
+}
+export interface HealthShape {
+  mode: 'SHAPE';
+  tensor_id: number;
+  dtype: string;
+  rank: number;
+  size: number;
+  /** The last min(rank, 6) dimensions, as recorded (TF keeps only 6). */
+  shape: number[];
+  /** True when rank > 6 and leading dimensions were not recorded. */
+  shape_truncated: boolean;
+}
+/** Summary of a FULL_TENSOR value (the values themselves come from `graph_execution` / `execution`). */
+export interface HealthFullTensor {
+  mode: 'FULL_TENSOR';
+  dtype: string;
+  shape: number[];
+  size: number;
+  /** Counts are null for non-numeric dtypes (string, bool counted as 0/1, resource ...). */
+  neg_inf: number | null;
+  pos_inf: number | null;
+  nan: number | null;
+  neg: number | null;
+  zero: number | null;
+  pos: number | null;
+  /** Over finite elements; null when there are none or the dtype is not numeric. */
+  min: Num | null;
+  max: Num | null;
+  mean: Num | null;
+}
+/** An eager output that health modes did not instrument (a non-float output): an empty TensorProto placeholder. */
+export interface HealthEmpty {
+  mode: 'EMPTY';
+}
+/** Anything the decoder did not understand; the UI shows "unknown" and never throws. */
+export interface HealthUnknown {
+  mode: 'UNKNOWN';
+  reason: string;
+}
+export type TensorHealth =
+  | HealthNoTensor
+  | HealthCurt
+  | HealthConcise
+  | HealthFull
+  | HealthShape
+  | HealthFullTensor
+  | HealthEmpty
+  | HealthUnknown;
+
+/** The full value of a FULL_TENSOR tensor, flattened in row-major order, sliced by element range. */
+export interface TensorValue {
+  dtype: string;
+  shape: number[];
+  size: number;
+  /** Element range [begin, end) of `values` within the flattened tensor. */
+  begin: number;
+  end: number;
+  /** True when end - begin < size. */
+  truncated: boolean;
+  /** Numbers for numeric dtypes, booleans for bool, strings (UTF-8, invalid bytes replaced) for string. */
+  values: Array<Num | boolean | string>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// runs — produced by `api/routes.py:runs`
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A problem or explanation shown to the user (status line, empty-panel reason). */
+export interface Notice {
+  /**
+   * Problems: 'damaged_record' | 'refresh_failed' | 'unreadable_file' | 'missing_file'.
+   * Explanations: 'circular_buffer' | 'no_tensor_mode' | 'eager_only' | 'no_dump_found' | 'no_graph_executions'
+   * | 'no_executions' | 'still_indexing'.
+   */
+  code: string;
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  /** Path relative to the run's directory, when the notice is about one file. */
+  file?: string;
+  /** Byte offset in that file. */
+  offset?: number;
+}
+
+export interface RunCounts {
+  executions: number;
+  graph_executions: number;
+  graphs: number;
+  ops: number;
+  source_files: number;
+  stack_frames: number;
+  alerts: number;
+  alerts_by_type: Record<string, number>;
+}
+
+export interface RunStatus {
+  bytes_read: number;
+  bytes_total: number;
+  /** True once a refresh pass has read every file to its end (it turns false again when files grow). */
+  done: boolean;
+  /** Wall time of the last completed refresh pass, null before the first. */
+  last_refresh: number | null;
+  notices: Notice[];
+}
+
+export interface RunInfo {
+  /** Directory relative to the logdir ('.' for the logdir itself), plus '#<run id prefix>' when one directory
+   * holds several run ids. Stable: use it as the `run` parameter. */
+  name: string;
+  start_time: number | null;
+  tf_version: string | null;
+  tfdbg_run_id: string | null;
+  hosts: string[];
+  debug_modes: DebugModeName[];
+  counts: RunCounts;
+  status: RunStatus;
+}
+
+export interface RunsResponse {
+  logdir: string;
+  runs: RunInfo[];
+  /** Logdir-level notices, e.g. 'no_dump_found' with where it looked. */
+  notices: Notice[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// alerts — produced by `api/routes.py:alerts`
+// ---------------------------------------------------------------------------------------------------------------
+
+export type AlertType = 'InfNanAlert';
+
+export interface Alert {
+  /** Position in the run's wall-time ordered alert list (what begin/end page over). */
+  index: number;
+  type: AlertType | string;
+  /** Which list the tensor lives in. */
+  source: 'execution' | 'graph_execution';
+  /** Index in that list. */
+  source_index: number;
+  wall_time: number;
+  /** Graph op name; for an eager execution, null. */
+  op_name: string | null;
+  op_type: string;
+  graph_id: string | null;
+  output_slot: number;
+  /** Counts that triggered it; null where the mode does not record them (CURT_HEALTH records only "any"). */
+  neg_inf: number | null;
+  pos_inf: number | null;
+  nan: number | null;
+  size: number | null;
+  /** Root-cause classification (see `root_cause`); null until the analysis has run. */
+  role: 'producer' | 'propagator' | null;
+}
+
+export interface AlertsResponse {
+  run: string;
+  begin: number;
+  end: number;
+  /** Total matching the `type` filter (or all). */
+  total: number;
+  totals_by_type: Record<string, number>;
+  alerts: Alert[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// executions / execution — produced by `api/routes.py:executions` and `api/routes.py:execution`
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface ExecutionDigest {
+  index: number;
+  wall_time: number;
+  /** Op type for an eager op, function name (e.g. '__inference_train_step_123') for a tf.function call. */
+  op_type: string;
+  is_function: boolean;
+  num_outputs: number;
+  host: string;
+  tensor_debug_mode: DebugModeName;
+  /** Sum of non-finite counts over the outputs (null where unknown), and whether any output is non-finite. */
+  neg_inf: number | null;
+  pos_inf: number | null;
+  nan: number | null;
+  alert: boolean;
+  /** The graph a function call ran, from `graph_id` or, when TF left it empty, joined by wall time; null for ops. */
+  graph_id: string | null;
+}
+
+export interface ExecutionsResponse {
+  run: string;
+  begin: number;
+  end: number;
+  total: number;
+  executions: ExecutionDigest[];
+}
+
+export interface ExecutionDetail extends ExecutionDigest {
+  input_tensor_ids: number[];
+  output_tensor_ids: number[];
+  output_tensor_device_ids: number[];
+  /** Device names for each output (resolved from `debugged_device`), null where unknown. */
+  output_devices: Array<string | null>;
+  /** One entry per output slot; HealthEmpty for an output that was not instrumented. */
+  outputs: TensorHealth[];
+  /** FULL_TENSOR values per output (first `max_elements`), null entries otherwise. */
+  values: Array<TensorValue | null>;
+  stack_frame_ids: string[];
+  graph_name: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// graph_executions / graph_execution — produced by `api/routes.py:graph_executions` / `graph_execution`
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface GraphExecutionRow {
+  index: number;
+  wall_time: number;
+  op_name: string;
+  /** Null when the op is not (yet) in the graphs file. */
+  op_type: string | null;
+  output_slot: number;
+  graph_id: string;
+  device_name: string | null;
+  host: string;
+  health: TensorHealth;
+}
+
+export interface GraphExecutionsResponse {
+  run: string;
+  begin: number;
+  end: number;
+  /** Rows matching the filters. */
+  total: number;
+  /** Rows in the run regardless of filters. */
+  unfiltered_total: number;
+  rows: GraphExecutionRow[];
+}
+
+export interface GraphExecutionDetail extends GraphExecutionRow {
+  tensor_debug_mode: DebugModeName;
+  /** For FULL_TENSOR traces: the value, sliced by the `begin`/`max_elements` parameters. */
+  value: TensorValue | null;
+  graph_name: string;
+  /** Graph ids, outermost first, ending with `graph_id`. */
+  graph_chain: string[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// graph / op — produced by `api/routes.py:graph` / `op`
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface GraphRef {
+  graph_id: string;
+  name: string;
+}
+
+export interface GraphInfo {
+  run: string;
+  graph_id: string;
+  name: string;
+  outer_graph_id: string | null;
+  /** Outermost first, ending with this graph. */
+  chain: GraphRef[];
+  inner_graphs: GraphRef[];
+  op_count: number;
+}
+
+/** Trace indices of one op output (or of the whole op), capped. */
+export interface TraceIndices {
+  /** Number of traces. */
+  count: number;
+  /** Up to 1,000 indices into graph_executions: the nearest to `near` when given, else the first. */
+  indices: number[];
+}
+
+export interface OpSummary {
+  graph_id: string;
+  op_name: string;
+  op_type: string;
+  num_outputs: number;
+}
+
+export interface OpInput {
+  /** Input slot of the focused op. */
+  slot: number;
+  op_name: string;
+  /** Output slot of the producing op. */
+  output_slot: number;
+  /** Null when the producing op is not in the graph (should not happen, but dumps can be partial). */
+  op: OpSummary | null;
+  /** Traces of that producing op's output slot. count 0 means "not traced" (e.g. a function-input Placeholder). */
+  traces: TraceIndices;
+}
+
+export interface OpConsumer {
+  /** Input slot of the consumer. */
+  input_slot: number;
+  op_name: string;
+  op: OpSummary | null;
+  traces: TraceIndices;
+}
+
+export interface OpInfo {
+  run: string;
+  graph_id: string;
+  graph_chain: GraphRef[];
+  op_name: string;
+  op_type: string;
+  device_name: string | null;
+  num_outputs: number;
+  output_tensor_ids: number[];
+  stack_frame_ids: string[];
+  host: string | null;
+  /** Traces of this op (all output slots). */
+  traces: TraceIndices;
+  inputs: OpInput[];
+  /** One entry per output slot, each listing its consumers. */
+  consumers: Array<{ output_slot: number; consumers: OpConsumer[] }>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// source_files / source_file / stack_frames — produced by `api/routes.py:source_files`, `source_file`,
+// `stack_frames`
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface SourceFileRef {
+  index: number;
+  host: string;
+  path: string;
+  line_count: number;
+  /** True for the user's code (not TensorFlow, Keras, site-packages or the standard library). */
+  is_user: boolean;
+}
+
+export interface SourceFilesResponse {
+  run: string;
+  files: SourceFileRef[];
+}
+
+export interface SourceFileResponse {
+  run: string;
+  index: number;
+  host: string;
+  path: string;
+  line_count: number;
+  /** 1-based, inclusive. */
+  begin_line: number;
+  end_line: number;
+  lines: string[];
+  /** 1-based lines of this file at which some op was created (graph ops and eager executions). */
+  op_lines: number[];
+}
+
+export interface StackFrame {
+  id: string;
+  host: string | null;
+  /** Null while the frame's source file record has not arrived (it is resolved later, never dropped). */
+  path: string | null;
+  line: number;
+  function: string;
+  source_index: number;
+  is_user: boolean;
+}
+
+export interface StackFramesResponse {
+  run: string;
+  frames: StackFrame[];
+}

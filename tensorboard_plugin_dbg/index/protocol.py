@@ -1,0 +1,85 @@
+"""What the index offers the layers above it (API routes, analyses, the headless report).
+
+The API layer depends on these two protocols only, never on the index's internals. Every query returns plain
+Python values (dicts, lists, ints, floats, strings, numpy scalars allowed) shaped exactly as the wire types in
+`frontend/src/api/wire.ts` name them, minus the `run` field the route adds. Queries raise `NotFound` for an unknown
+index, graph, op or frame; parameters arrive already validated (non-negative ints, begin <= end, page size within
+the cap), so the index never sees a malformed request.
+
+Cost rule: every query costs what its answer costs (a page, one record), never what the dump costs.
+Thread safety: queries may run on any thread while the refresher appends.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Protocol, Sequence
+
+
+class NotFound(LookupError):
+    """An unknown run, index, graph, op or stack frame. The API turns it into a 404 with this message."""
+
+
+class RunQueries(Protocol):
+    """One run: one tfdbg2 file set, or several sharing a tfdbg_run_id in one directory (multi-host)."""
+
+    name: str
+
+    def info(self) -> dict[str, Any]:
+        """wire.ts RunInfo."""
+
+    def alerts(self, begin: int, end: int, alert_type: Optional[str] = None,
+               producers_only: bool = False) -> dict[str, Any]:
+        """wire.ts AlertsResponse minus `run`: alerts [begin, end) in wall-time order across executions and graph
+        executions, with `total` (after the type filter) and `totals_by_type`."""
+
+    def executions(self, begin: int, end: int) -> dict[str, Any]:
+        """wire.ts ExecutionsResponse minus `run`."""
+
+    def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
+        """wire.ts ExecutionDetail. Raises NotFound for index >= count."""
+
+    def graph_executions(self, begin: int, end: int, op_type: Optional[str] = None,
+                         op_name: Optional[str] = None, graph_id: Optional[str] = None,
+                         only_nonfinite: bool = False) -> dict[str, Any]:
+        """wire.ts GraphExecutionsResponse minus `run`. `op_type` is exact, `op_name` is a case-insensitive
+        substring, `graph_id` exact; filters combine with AND; `total` is the filtered total."""
+
+    def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
+        """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
+
+    def graph(self, graph_id: str) -> dict[str, Any]:
+        """wire.ts GraphInfo minus `run`."""
+
+    def op(self, graph_id: str, op_name: str, near: Optional[int] = None) -> dict[str, Any]:
+        """wire.ts OpInfo minus `run`. `near` picks which trace indices are listed (the nearest 1,000)."""
+
+    def source_files(self) -> dict[str, Any]:
+        """wire.ts SourceFilesResponse minus `run`."""
+
+    def source_file(self, index: int, begin_line: Optional[int] = None,
+                    end_line: Optional[int] = None) -> dict[str, Any]:
+        """wire.ts SourceFileResponse minus `run` (lines 1-based, inclusive; clamped to the file)."""
+
+    def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
+        """wire.ts StackFramesResponse minus `run`, frames in request order. NotFound names the first unknown id."""
+
+
+class Catalog(Protocol):
+    """Every run under a logdir, kept up to date by a background refresher."""
+
+    logdir: str
+
+    def start(self) -> None:
+        """Starts the background refresher (idempotent). Before it, queries see what a first pass read."""
+
+    def runs(self) -> list[RunQueries]:
+        """Runs sorted by name."""
+
+    def run(self, name: str) -> RunQueries:
+        """Raises NotFound for an unknown name."""
+
+    def notices(self) -> list[dict[str, Any]]:
+        """Logdir-level wire.ts Notice list (e.g. 'no_dump_found' with where it looked)."""
+
+    def has_runs(self) -> bool:
+        """Cheap: true once any file set is known under the logdir (drives is_active())."""

@@ -1,0 +1,1 @@
+function e(){const e=document.createElement("div");e.id="dbg-root",e.textContent="Debugger",document.body.appendChild(e)}export{e as render};

@@ -1,0 +1,67 @@
+"""Dumps written by real TensorFlow, made once and reused.
+
+Each program under tests/programs/ is run as `python tests/programs/NAME.py DUMP_DIR [ARGS...]` in a subprocess and
+writes one dump. The result is cached under .pytest_cache/dumps/NAME-<hash of program source, args and demo source>,
+so a test session makes each dump at most once and an unchanged program is not re-run by the next session either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAMS = os.path.join(ROOT, "tests", "programs")
+CACHE = os.path.join(ROOT, ".pytest_cache", "dumps")
+DEMO_SOURCE = os.path.join(ROOT, "tensorboard_plugin_dbg", "demo", "buggy_mlp.py")
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def program_path(name: str) -> str:
+    return os.path.join(PROGRAMS, name + ".py")
+
+
+def _key(name: str, args: tuple[str, ...]) -> str:
+    h = hashlib.sha1()
+    for path in (program_path(name), DEMO_SOURCE, os.path.join(PROGRAMS, "_common.py")):
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                h.update(f.read())
+    h.update(repr(args).encode())
+    return f"{name}-{h.hexdigest()[:12]}"
+
+
+def env_for_tf() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "")
+    return env
+
+
+def make_dump(name: str, *args: str, timeout: float = 600) -> str:
+    """The dump directory written by tests/programs/NAME.py with ARGS (made on first use, then cached)."""
+    key = _key(name, args)
+    with _locks_guard:
+        lock = _locks.setdefault(key, threading.Lock())
+    with lock:
+        out = os.path.join(CACHE, key)
+        if os.path.exists(os.path.join(out, ".complete")):
+            return os.path.join(out, "dump")
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        proc = subprocess.run(
+            [sys.executable, program_path(name), os.path.join(out, "dump"), *args],
+            cwd=ROOT, env=env_for_tf(), capture_output=True, text=True, timeout=timeout,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"tests/programs/{name}.py failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        with open(os.path.join(out, "program.log"), "w") as f:
+            f.write(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+        open(os.path.join(out, ".complete"), "w").close()
+        return os.path.join(out, "dump")
