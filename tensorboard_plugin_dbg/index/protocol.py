@@ -63,6 +63,9 @@ class RunQueries(Protocol):
     def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
         """wire.ts StackFramesResponse minus `run`, frames in request order. NotFound names the first unknown id."""
 
+    def root_cause(self) -> dict[str, Any]:
+        """wire.ts RootCauseResponse minus `run` (computed by analysis/root_cause.py, cached per index version)."""
+
 
 class Catalog(Protocol):
     """Every run under a logdir, kept up to date by a background refresher."""

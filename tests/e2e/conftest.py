@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
+from e2e_helpers import open_debugger, screenshot  # noqa: F401  (re-exported for the e2e tests)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ARTIFACTS = os.path.join(ROOT, "test-artifacts")
 CHROMIUM_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run", "--disable-quic",
@@ -51,10 +49,3 @@ def page(browser):
     pg.console_watch = ConsoleWatch(pg)
     yield pg
     context.close()
-
-
-def screenshot(page, name: str) -> str:
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    path = os.path.join(ARTIFACTS, name + ".png")
-    page.screenshot(path=path)
-    return path

@@ -435,3 +435,51 @@ export interface StackFramesResponse {
   run: string;
   frames: StackFrame[];
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// root_cause — produced by `api/routes.py:root_cause` (analysis in `analysis/root_cause.py`)
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface RootCauseInput {
+  /** Input slot of the producer op. */
+  slot: number;
+  op_name: string;
+  output_slot: number;
+  op_type: string | null;
+  /** False when TF did not trace that tensor (e.g. a function-input Placeholder, a gradient graph). */
+  traced: boolean;
+  /** Its most recent health before the producer ran; null when not traced. */
+  health: TensorHealth | null;
+  /** Index of that trace in graph_executions; null when not traced. */
+  graph_execution_index: number | null;
+  /** Human sentence, e.g. "probs:0 — 1 zero among 1,000 elements" or "not traced by TensorFlow". */
+  description: string;
+}
+
+export interface RootCauseProducer {
+  alert: Alert;
+  op_name: string | null;
+  op_type: string;
+  graph_id: string | null;
+  output_health: TensorHealth;
+  inputs: RootCauseInput[];
+  /** False when the inputs' health cannot be known (CURT_HEALTH, untraced inputs, eager inputs). */
+  inputs_known: boolean;
+  stack_frame_ids: string[];
+  /** Innermost frame in user code (not TensorFlow, Keras, site-packages, the standard library). */
+  user_frame: StackFrame | null;
+  /** Text of the user frame's line, when the source file is in the dump. */
+  source_line: string | null;
+}
+
+export interface RootCauseResponse {
+  run: string;
+  /** clean: no non-finite tensor; found: a producer was identified; unknown: non-finite seen, cause unknowable. */
+  status: 'clean' | 'found' | 'unknown';
+  /** One sentence for the user, including what cannot be known. */
+  message: string;
+  producer: RootCauseProducer | null;
+  /** Alert counts by role. */
+  producers: number;
+  propagators: number;
+}

@@ -1,0 +1,35 @@
+"""Foundation end to end: a real `tensorboard` finds the plugin, lists it active, and the tab renders in Chromium."""
+
+from __future__ import annotations
+
+import os
+
+from e2e_helpers import ARTIFACTS, open_debugger, screenshot
+from tb_process import TensorBoardProcess
+
+
+def test_plugins_listing_reports_dbg_active(demo_logdir):
+    with TensorBoardProcess(demo_logdir) as tb:
+        listing = tb.get_json("/data/plugins_listing")
+        assert "dbg" in listing, sorted(listing)
+        entry = listing["dbg"]
+        assert entry["enabled"] is True, entry
+        assert entry["tab_name"] == "Debugger"
+        assert entry["loading_mechanism"]["type"] == "IFRAME"
+        # The ES module is served from inside the package, and nothing outside its folder is.
+        status, headers, body = tb.get("/data/plugin/dbg/index.js")
+        assert status == 200 and b"render" in body
+        assert "javascript" in headers.get("Content-Type", "")
+        status, _, _ = tb.get("/data/plugin/dbg/static/..%2F..%2Fplugin.py")
+        assert status == 404
+
+
+def test_debugger_tab_renders_in_chromium(demo_logdir, page):
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_debugger(page, tb.url)
+        assert frame.locator("#dbg-root").count() == 1
+        # The tab is shown directly in TensorBoard's tab bar, not under "inactive".
+        assert page.get_by_text("Debugger", exact=True).first.is_visible()
+        screenshot(page, "foundation-debugger-tab")
+        assert page.console_watch.errors == [], page.console_watch.errors
+        assert os.path.getsize(os.path.join(ARTIFACTS, "foundation-debugger-tab.png")) > 0
