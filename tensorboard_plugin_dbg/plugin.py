@@ -2,28 +2,105 @@
 
 TensorBoard loads the tab as `data/plugin_entry.html?name=dbg`, which sets `<base href="plugin/dbg/">` and imports
 `./index.js` (our `es_module_path`), so the bundle fetches its routes relative to `/data/plugin/dbg/`.
+
+TensorBoard constructs every plugin at startup, so the constructor does nothing costly: the catalog of runs is made
+on first use (the first `is_active()` from `/data/plugins_listing`, or the first API request), once per plugin
+instance, and its background refresher started then.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
 from tensorboard.plugins import base_plugin
 
 from tensorboard_plugin_dbg import static_files
+from tensorboard_plugin_dbg.api.app import ApiApp
+from tensorboard_plugin_dbg.index.protocol import NotFound
 
 PLUGIN_NAME = "dbg"
 TAB_NAME = "Debugger"
 
 
+# How long a brand-new catalog's first is_active() waits for the refresher to discover file sets (a directory walk,
+# normally milliseconds), so the first plugins listing does not hide the tab; later calls never wait.
+FIRST_DISCOVERY_WAIT_S = 2.0
+
+
+def _default_catalog_factory(logdir: str):
+    # Imported here: the index pulls in numpy and the reader, which TensorBoard startup should not pay for.
+    from tensorboard_plugin_dbg.index.catalog import Catalog
+
+    # first_pass=False: the first read pass runs on the refresher thread, not in the request that made the catalog
+    # (a big logdir takes seconds; meanwhile `runs` reports status.done = false and what was read so far).
+    return Catalog(logdir, refresh_interval=1.0, first_pass=False)
+
+
+class NoLogdirCatalog:
+    """The catalog when TensorBoard runs without `--logdir` (e.g. `--logdir_spec`): no runs, and a notice why."""
+
+    logdir = ""
+
+    def start(self) -> None:
+        pass
+
+    def runs(self) -> list:
+        return []
+
+    def run(self, name: str):
+        raise NotFound(f"no run named {name!r}: TensorBoard was started without --logdir")
+
+    def notices(self) -> list[dict[str, Any]]:
+        return [{"code": "no_dump_found", "severity": "info",
+                 "message": "TensorBoard was started without --logdir; the Debugger reads tfdbg2 dumps under it."}]
+
+    def has_runs(self) -> bool:
+        return False
+
+
 class DbgPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
-    def __init__(self, context: base_plugin.TBContext):
+    def __init__(self, context: base_plugin.TBContext,
+                 catalog_factory: Callable[[str], Any] | None = None):
         self._logdir = context.logdir or ""
+        self._factory = catalog_factory or _default_catalog_factory
+        self._catalog = None
+        self._catalog_made_at = 0.0
+        self._lock = threading.Lock()
+        self._api = ApiApp(self.catalog)
+
+    def catalog(self):
+        """The plugin's one catalog, made and started on first call (thread-safe: requests run on many threads)."""
+        catalog = self._catalog
+        if catalog is None:
+            with self._lock:
+                if self._catalog is None:
+                    made = self._factory(self._logdir) if self._logdir else NoLogdirCatalog()
+                    made.start()
+                    self._catalog_made_at = time.monotonic()
+                    self._catalog = made
+                catalog = self._catalog
+        return catalog
 
     def get_plugin_apps(self):
-        return {"/index.js": static_files.serve_static, "/static/*": static_files.serve_static}
+        # `/*` sends every other path under /data/plugin/dbg/ to the API app, so an unknown route is a JSON 404
+        # and not TensorBoard's plain-text one; TensorBoard tries longer prefixes (`/static/`) first.
+        return {"/index.js": static_files.serve_static, "/static/*": static_files.serve_static, "/*": self._api}
 
     def is_active(self) -> bool:
+        # True exactly when the logdir holds at least one run, so the tab is shown (the reference plugin's tab
+        # stayed in the "inactive" menu). has_runs() is cheap; TensorBoard calls this on every plugins listing.
+        if not self._logdir:
+            return False
+        catalog = self.catalog()
+        while not catalog.has_runs():
+            if time.monotonic() >= self._catalog_made_at + FIRST_DISCOVERY_WAIT_S:
+                return False
+            time.sleep(0.02)
         return True
 
     def frontend_metadata(self):

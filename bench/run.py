@@ -1,0 +1,281 @@
+"""Benchmark: our `dbg` plugin against TensorBoard's built-in Debugger V2, on the same dump, in one run.
+
+    python bench/run.py --traces 100000 [--no-browser] [--no-reference] [--no-ours]
+
+Each system gets its own real TensorBoard process holding only its own debugger (bench/tb_launch.py), one after the
+other so they never compete for the 2 cores, and is queried only through its own routes (bench/systems.py).
+Clocks start at TensorBoard's first HTTP answer. Memory is VmHWM/VmRSS from /proc against an idle TensorBoard of
+the same plugin set on an empty logdir. The markdown table is printed and written to bench/results/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import struct
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import generate
+from procs import BenchTensorBoard
+from report import Table, summary
+from systems import NotAvailable, Ours, Reference
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+REFERENCE_MAX_TRACES = 3_000_000  # above this the reference needs > ~2 GB and minutes; skipped and said so
+POLL_S = 0.1
+PARSE_SAMPLE = 2_000_000
+
+
+def parse_only_rate(dump: str, limit: int = PARSE_SAMPLE) -> dict:
+    """Records/s of framing + protobuf-parsing every trace record (TF's generated DebugEvent class, upb)."""
+    from tensorflow.core.protobuf import debug_event_pb2
+
+    path = glob.glob(os.path.join(dump, "*.graph_execution_traces"))[0]
+    parse = debug_event_pb2.DebugEvent.FromString
+    unpack = struct.Struct("<Q").unpack_from
+    count = 0
+    started = time.perf_counter()
+    with open(path, "rb") as f:
+        buf = f.read(min(os.path.getsize(path), limit * 260))
+    pos, n = 0, len(buf)
+    while pos + 12 <= n and count < limit:
+        (length,) = unpack(buf, pos)
+        end = pos + 12 + length + 4
+        if end > n:
+            break
+        parse(buf[pos + 12:pos + 12 + length])
+        count += 1
+        pos = end
+    secs = time.perf_counter() - started
+    return {"records": count, "seconds": secs, "rate": count / secs if secs else None}
+
+
+def idle_rss(which: str) -> int:
+    """RSS of an idle TensorBoard with this plugin set on an empty logdir, after its debugger's first route call."""
+    with tempfile.TemporaryDirectory() as empty, BenchTensorBoard(empty, which) as tb:
+        tb.get(f"/data/plugin/{which}/runs")
+        tb.get("/data/plugins_listing")
+        time.sleep(2.0)
+        return tb.rss_bytes()
+
+
+def small_dump_peak_rss(cls, which: str, small_dump: str, small_traces: int) -> int:
+    """Peak RSS after indexing a 2-step dump: subtracting it from the big run's peak leaves the per-trace cost
+    without the fixed costs (imports, graph, source files) that the idle baseline still includes."""
+    with BenchTensorBoard(small_dump, which) as tb:
+        wait_indexed(cls(tb, small_traces), tb, small_traces, 120)
+        return tb.peak_rss_bytes()
+
+
+def wait_indexed(system, tb, traces: int, timeout: float) -> dict:
+    """Polls until everything is read and the alert total is stable; times the polls and a 100-row page meanwhile."""
+    out = {"latencies_while_indexing": [], "first_alert_s": None, "all_alerts_s": None, "polls": 0}
+    t0 = tb.first_answer
+    kicked = time.monotonic()  # before the kick: a first request that blocks while it reads counts as indexing
+    system.kick()
+    candidate = None  # (time, alerts) of the first done poll with this alert count
+    state = {}
+    while time.monotonic() - t0 < timeout:
+        try:
+            state = system.poll()
+        except RuntimeError as e:  # an HTTP error while indexing: counted and shown, then keep polling
+            out.setdefault("poll_errors", []).append(str(e)[:200])
+            time.sleep(POLL_S)
+            continue
+        now = time.monotonic()
+        out["polls"] += 1
+        out["latencies_while_indexing"] += state["latencies"]
+        if state["alerts"] and out["first_alert_s"] is None:
+            out["first_alert_s"] = now - t0
+        if state["done"]:
+            if candidate and candidate[1] == state["alerts"]:
+                out["all_alerts_s"] = candidate[0] - t0
+                out["index_s"] = candidate[0] - kicked
+                break
+            candidate = (now, state["alerts"])
+        else:
+            candidate = None
+            _, secs, _ = tb.get(system.page_path(0))
+            out["latencies_while_indexing"].append(secs)
+        time.sleep(POLL_S)
+    out["traces_read"] = state.get("read")
+    out["alerts"] = state.get("alerts")
+    if out["all_alerts_s"] is None:
+        out["error"] = f"not done within {timeout:.0f}s (read {state.get('read')} of {traces})"
+    return out
+
+
+def time_routes(system, tb, traces: int, reps: int) -> dict:
+    paths = {
+        "page_start": (system.page_path(0), 0),
+        "page_middle": (system.page_path(max(0, traces // 2 - 50)), max(0, traces // 2 - 50)),
+        "page_end": (system.page_path(max(0, traces - 100)), max(0, traces - 100)),
+        "alerts": (system.alerts_path(), None),
+        "op": (system.op_path(), None),
+        "source_file": (system.source_path(), None),
+    }
+    out = {}
+    for name, (path, begin) in paths.items():
+        status, _, body = tb.get(path)  # warm-up, and a correctness check of the answer
+        if status != 200:
+            out[name] = {"error": f"HTTP {status}: {body[:150]!r}"}
+            continue
+        if begin is not None and not system.check_page(json.loads(body), begin):
+            out[name] = {"error": "page did not hold the rows asked for"}
+            continue
+        out[name] = summary([tb.get(path)[1] for _ in range(reps)])
+    return out
+
+
+def bench_system(cls, which: str, dump: str, traces: int, args) -> dict:
+    res: dict = {"which": which}
+    try:
+        res["idle_rss"] = idle_rss(which)
+        small_n = 2 * generate.traced_ops_per_step()
+        res["small_peak_rss"] = small_dump_peak_rss(cls, which, generate.ensure(small_n), small_n)
+        res["small_traces"] = small_n
+        with BenchTensorBoard(dump, which) as tb:
+            system = cls(tb, traces)
+            timeout = max(120.0, 150.0 * traces / 1e6)
+            res.update(wait_indexed(system, tb, traces, timeout))
+            res["rss_indexed"] = tb.rss_bytes()
+            if "error" not in res:
+                res["routes"] = time_routes(system, tb, traces, args.reps)
+                if not args.no_browser:
+                    import browser
+
+                    res["browser"] = browser.measure(tb.url, which)
+            res["peak_rss"] = tb.peak_rss_bytes()
+    except NotAvailable as e:
+        res["error"] = f"not available: {e}"
+    except Exception as e:  # noqa: BLE001 — report, never crash: the other column is still worth having
+        res["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+    return res
+
+
+def _route_stat(res: dict, route: str, key: str):
+    r = res.get("routes", {}).get(route)
+    if r is None:
+        return None
+    return r.get(key) if "error" not in r else f"error: {r['error'][:60]}"
+
+
+def build_table(n: int, ours: dict, ref: dict, parse: dict) -> Table:
+    t = Table("dbg (ours)", "Debugger V2 (reference)")
+    m = n / 1e6
+    for label, res in (("ours", ours), ("reference", ref)):
+        if res.get("error"):
+            t.note(f"**{label} unavailable**", res["error"] if label == "ours" else "",
+                   res["error"] if label == "reference" else "")
+    o_all, r_all = ours.get("all_alerts_s"), ref.get("all_alerts_s")
+    t.add("all alerts served (s after first answer)", o_all, r_all, "s",
+          target="≥ 15× sooner at 1 M" if n == 1_000_000 else "≥ 15× sooner (1 M target)",
+          check=lambda: (r_all / o_all >= 15) if (o_all and r_all) else None)
+    t.add("first alert served (s)", ours.get("first_alert_s"), ref.get("first_alert_s"), "s")
+    t.add("alerts served (total)", ours.get("alerts"), ref.get("alerts"), "int", lower_is_better=False)
+    t.add("traces read", ours.get("traces_read"), ref.get("traces_read"), "int", lower_is_better=False)
+    o_idx, r_idx = ours.get("index_s"), ref.get("index_s")
+    idx_target = {1_000_000: 2.0, 10_000_000: 20.0}.get(n, 2.0 * m)
+    t.add("indexing time (s)", o_idx, r_idx, "s",
+          target=f"≤ {idx_target:g} s" + ("" if n in (1_000_000, 10_000_000) else " (2 s/M, scaled)"),
+          check=lambda: o_idx <= idx_target if o_idx else None)
+    o_rate = n / o_idx if o_idx else None
+    r_rate = n / r_idx if r_idx else None
+    t.add("indexing rate (traces/s)", o_rate, r_rate, "/s", lower_is_better=False)
+    p_rate = parse.get("rate")
+    t.add("protobuf parse-only rate, same run (traces/s)", p_rate, p_rate, "/s", lower_is_better=False)
+    t.note("indexing rate ÷ parse-only rate", f"{o_rate / p_rate:.2f}×" if o_rate and p_rate else "—",
+           f"{r_rate / p_rate:.2f}×" if r_rate and p_rate else "—")
+    for key, label in (("idle_rss", "idle TensorBoard RSS (empty logdir)"), ("peak_rss", "peak RSS (VmHWM)"),
+                       ("rss_indexed", "RSS once indexed")):
+        t.add(label, ours.get(key), ref.get(key), "MiB")
+    grow = {k: (r["peak_rss"] - r["idle_rss"]) / n if r.get("peak_rss") and r.get("idle_rss") else None
+            for k, r in (("o", ours), ("r", ref))}
+    t.add("peak RSS growth over idle, per trace", grow["o"], grow["r"], "B", target="≤ 48 B",
+          check=lambda: grow["o"] <= 48 if grow["o"] is not None else None)
+    marginal = {k: (r["peak_rss"] - r["small_peak_rss"]) / (n - r["small_traces"])
+                if r.get("peak_rss") and r.get("small_peak_rss") and n > r["small_traces"] else None
+                for k, r in (("o", ours), ("r", ref))}
+    t.add("peak RSS growth over a 2-step dump, per extra trace", marginal["o"], marginal["r"], "B")
+    for route, label in (("page_start", "100-row page at start"), ("page_middle", "100-row page at middle"),
+                         ("page_end", "100-row page at end"), ("alerts", "100 alerts"), ("op", "op info"),
+                         ("source_file", "source file (math_ops.py, whole)")):
+        for stat in ("median", "p95"):
+            o, r = _route_stat(ours, route, stat), _route_stat(ref, route, stat)
+            target = "≤ 5 ms" if stat == "median" and route.startswith("page") else ""
+            t.add(f"{label}, {stat}", o, r, "ms", target=target,
+                  check=lambda o=o: (o <= 0.005) if isinstance(o, float) else None)
+    w = {k: summary(r.get("latencies_while_indexing", [])) for k, r in (("o", ours), ("r", ref))}
+    t.note("HTTP errors while indexing", *(f"{len(r.get('poll_errors', []))}" + (
+        f" (first: {r['poll_errors'][0][:120]})" if r.get("poll_errors") else "") for r in (ours, ref)))
+    t.add("requests while indexing, median", w["o"]["median"], w["r"]["median"], "ms")
+    t.add("requests while indexing, p95", w["o"]["p95"], w["r"]["p95"], "ms", target="≤ 50 ms",
+          check=lambda: w["o"]["p95"] <= 0.050 if w["o"]["p95"] is not None else None)
+    ob, rb = ours.get("browser", {}), ref.get("browser", {})
+    t.add("dashboard painted (s after load, index ready)", ob.get("paint_s") or ob.get("error"),
+          rb.get("paint_s") or rb.get("error"), "s", target="≤ 1.5 s",
+          check=lambda: ob["paint_s"] <= 1.5 if ob.get("paint_s") else None)
+    t.add("scroll list end to end, fps", ob.get("fps") or ob.get("error"), rb.get("fps") or rb.get("error"),
+          "fps", lower_is_better=False, target="≥ 50 fps", check=lambda: ob["fps"] >= 50 if ob.get("fps") else None)
+    t.add("scroll: worst frame", ob.get("worst_frame_ms", 0) / 1000 or None,
+          rb.get("worst_frame_ms", 0) / 1000 or None, "ms")
+    t.note("scroll reached the last row", str(ob.get("reached_bottom", "—")), str(rb.get("reached_bottom", "—")))
+    return t
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--traces", type=int, default=100_000)
+    ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--no-ours", action="store_true")
+    ap.add_argument("--reps", type=int, default=30, help="timed repetitions per route")
+    ap.add_argument("--out", default=None, help="results file prefix (default bench/results/bench-N-TIME)")
+    args = ap.parse_args(argv)
+    n = args.traces
+
+    dump = generate.ensure(n)
+    print(f"dump: {dump}", flush=True)
+    parse = parse_only_rate(dump)
+    print(f"parse-only: {parse['records']} records in {parse['seconds']:.2f}s", flush=True)
+    ref: dict = {"error": "skipped (--no-reference)"}
+    if not args.no_reference and n > REFERENCE_MAX_TRACES:
+        ref = {"error": f"skipped above {REFERENCE_MAX_TRACES:,} traces: it would need ~480 B/trace "
+                        f"(~{n * 480 / 2**30:.1f} GiB) and minutes"}
+    elif not args.no_reference:
+        print("reference ...", flush=True)
+        ref = bench_system(Reference, "debugger-v2", dump, n, args)
+    ours: dict = {"error": "skipped (--no-ours)"}
+    if not args.no_ours:
+        print("ours ...", flush=True)
+        ours = bench_system(Ours, "dbg", dump, n, args)
+
+    table = build_table(n, ours, ref, parse)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    header = (f"# dbg vs Debugger V2 — {n:,} FULL_HEALTH traces\n\n{stamp}, {platform.node()}, "
+              f"{os.cpu_count()} cores, Python {platform.python_version()}; dump `{os.path.relpath(dump)}` "
+              f"(bench/generate.py). Ratio = how many times better ours is.\n")
+    text = header + "\n" + table.markdown() + "\n"
+    print(text, flush=True)
+    os.makedirs(RESULTS, exist_ok=True)
+    prefix = args.out or os.path.join(RESULTS, f"bench-{n}-{stamp}")
+    with open(prefix + ".md", "w") as f:
+        f.write(text)
+    with open(prefix + ".json", "w") as f:
+        json.dump({"traces": n, "parse_only": parse, "ours": ours, "reference": ref,
+                   "failures": table.failures}, f, indent=1, default=str)
+    print(f"written: {prefix}.md, {prefix}.json", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+/**
+ * The typed API client: the only module that calls `fetch`.
+ *
+ * Routes are GET `/data/plugin/dbg/<route>`; the iframe document has `<base href="plugin/dbg/">`, so relative names
+ * resolve there. Every method returns the wire type of its route or throws `ApiError` (from the backend's
+ * `{"error": {...}}` body, or a network/parse failure) so panels can show one kind of error state.
+ */
+import type {
+  AlertsResponse,
+  ExecutionDetail,
+  ExecutionsResponse,
+  GraphExecutionDetail,
+  GraphExecutionsResponse,
+  GraphInfo,
+  OpInfo,
+  RootCauseResponse,
+  RunsResponse,
+  SourceFileResponse,
+  SourceFilesResponse,
+  StackFramesResponse,
+} from './wire.ts';
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The server refuses bigger pages (400 page_too_large). */
+export const PAGE_CAP = 1000;
+/** Stack frame ids per `stack_frames` request (the route caps the list; stay well below). */
+export const FRAME_IDS_CAP = 200;
+
+export interface GraphExecutionFilters {
+  opType?: string;
+  opName?: string;
+  graphId?: string;
+  onlyNonfinite?: boolean;
+}
+
+/** What the store needs from the backend; the HTTP client implements it and unit tests use a fake. */
+export interface Api {
+  runs(): Promise<RunsResponse>;
+  alerts(run: string, begin: number, end: number, type?: string): Promise<AlertsResponse>;
+  executions(run: string, begin: number, end: number): Promise<ExecutionsResponse>;
+  execution(run: string, index: number): Promise<ExecutionDetail>;
+  graphExecutions(run: string, begin: number, end: number, f?: GraphExecutionFilters): Promise<GraphExecutionsResponse>;
+  graphExecution(run: string, index: number): Promise<GraphExecutionDetail>;
+  graph(run: string, graphId: string): Promise<GraphInfo>;
+  op(run: string, graphId: string, opName: string, near?: number): Promise<OpInfo>;
+  sourceFiles(run: string): Promise<SourceFilesResponse>;
+  sourceFile(run: string, index: number): Promise<SourceFileResponse>;
+  stackFrames(run: string, ids: string[]): Promise<StackFramesResponse>;
+  rootCause(run: string): Promise<RootCauseResponse>;
+}
+
+type Params = Record<string, string | number | boolean | undefined | null>;
+
+/** Builds `route?a=1&b=2`, leaving out undefined/null/empty values (the server treats empty as absent anyway). */
+export function routeUrl(route: string, params: Params = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '' || v === false) continue;
+    q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `${route}?${s}` : route;
+}
+
+export type FetchFn = (url: string) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
+
+export class HttpApi implements Api {
+  /** Requests in flight and their responses, so two panels asking for the same thing share one fetch. */
+  private inflight = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly fetchFn: FetchFn = (u) => fetch(u, { credentials: 'same-origin' })) {}
+
+  private async get<T>(route: string, params: Params = {}): Promise<T> {
+    const url = routeUrl(route, params);
+    const pending = this.inflight.get(url);
+    if (pending) return pending as Promise<T>;
+    const p = this.load<T>(url).finally(() => this.inflight.delete(url));
+    this.inflight.set(url, p);
+    return p;
+  }
+
+  private async load<T>(url: string): Promise<T> {
+    let resp;
+    try {
+      resp = await this.fetchFn(url);
+    } catch (e) {
+      throw new ApiError('network', `cannot reach the server: ${String(e)}`, 0);
+    }
+    const text = await resp.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new ApiError('bad_response', `the server sent non-JSON (HTTP ${resp.status})`, resp.status);
+    }
+    if (!resp.ok || (typeof body === 'object' && body !== null && 'error' in body)) {
+      const err = (body as { error?: { code?: unknown; message?: unknown } }).error ?? {};
+      throw new ApiError(String(err.code ?? 'http_' + resp.status), String(err.message ?? `HTTP ${resp.status}`), resp.status);
+    }
+    return body as T;
+  }
+
+  runs() {
+    return this.get<RunsResponse>('runs');
+  }
+  alerts(run: string, begin: number, end: number, type?: string) {
+    return this.get<AlertsResponse>('alerts', { run, begin, end, type });
+  }
+  executions(run: string, begin: number, end: number) {
+    return this.get<ExecutionsResponse>('executions', { run, begin, end });
+  }
+  execution(run: string, index: number) {
+    return this.get<ExecutionDetail>('execution', { run, index });
+  }
+  graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
+    return this.get<GraphExecutionsResponse>('graph_executions', {
+      run,
+      begin,
+      end,
+      op_type: f.opType,
+      op_name: f.opName,
+      graph_id: f.graphId,
+      only_nonfinite: f.onlyNonfinite ? 'true' : undefined,
+    });
+  }
+  graphExecution(run: string, index: number) {
+    return this.get<GraphExecutionDetail>('graph_execution', { run, index });
+  }
+  graph(run: string, graphId: string) {
+    return this.get<GraphInfo>('graph', { run, graph_id: graphId });
+  }
+  op(run: string, graphId: string, opName: string, near?: number) {
+    return this.get<OpInfo>('op', { run, graph_id: graphId, op_name: opName, near });
+  }
+  sourceFiles(run: string) {
+    return this.get<SourceFilesResponse>('source_files', { run });
+  }
+  sourceFile(run: string, index: number) {
+    return this.get<SourceFileResponse>('source_file', { run, index });
+  }
+  async stackFrames(run: string, ids: string[]) {
+    // Long stacks are split so no request exceeds the route's id cap; frames keep request order.
+    if (ids.length === 0) return { run, frames: [] };
+    const parts: Promise<StackFramesResponse>[] = [];
+    for (let i = 0; i < ids.length; i += FRAME_IDS_CAP) {
+      parts.push(this.get<StackFramesResponse>('stack_frames', { run, ids: ids.slice(i, i + FRAME_IDS_CAP).join(',') }));
+    }
+    const got = await Promise.all(parts);
+    return { run, frames: got.flatMap((g) => g.frames) };
+  }
+  rootCause(run: string) {
+    return this.get<RootCauseResponse>('root_cause', { run });
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Graph Structure panel: the focused op in the middle (bold), the ops feeding its inputs above (with slots), the
+ * ops consuming its outputs below. Clicking one navigates there and moves Graph Execution to its nearest trace;
+ * an input TensorFlow did not trace says so instead of highlighting nothing. For an eager execution it shows the
+ * execution's op, inputs and outputs.
+ */
+import type { Controller } from '../../store/controller.ts';
+import type { State } from '../../store/store.ts';
+import type { ExecutionDetail, OpInfo, OpSummary, TensorValue, TraceIndices } from '../../api/wire.ts';
+import { Panel, el } from '../../widgets/panel.ts';
+import { numText, renderHealth } from '../../widgets/health.ts';
+import { noRunState } from '../../widgets/notices.ts';
+
+function traceNote(t: TraceIndices): HTMLElement {
+  if (t.count === 0) {
+    const n = el('span', 'no-trace', 'no trace');
+    n.title = 'TensorFlow did not trace this tensor (e.g. a function-input placeholder or a gradient op)';
+    return n;
+  }
+  return el('span', 'muted', `${t.count.toLocaleString('en-US')} trace${t.count === 1 ? '' : 's'}`);
+}
+
+/** FULL_TENSOR: the first elements of the focused trace's value (the route slices it; never the whole tensor). */
+function valuePreview(v: TensorValue): HTMLElement {
+  const box = el('div', 'gs-section gs-value');
+  box.dataset.testid = 'gs-value';
+  const shown = v.values.slice(0, 64).map((x) => (typeof x === 'number' || typeof x === 'string' ? (typeof x === 'string' && !['NaN', 'Infinity', '-Infinity'].includes(x) ? JSON.stringify(x) : numText(x)) : String(x)));
+  box.append(
+    el('div', 'gs-label', `Value ${v.dtype} [${v.shape.join(',')}] · ${v.size.toLocaleString('en-US')} elements${v.size > shown.length ? `, first ${shown.length}` : ''}`),
+    el('code', 'gs-values', shown.join('  ') + (v.size > shown.length ? '  …' : '')),
+  );
+  return box;
+}
+
+export class GraphStructurePanel {
+  readonly panel = new Panel('Graph Structure', 'panel-graph-structure');
+  private content = el('div', 'gs');
+  private hint = el('div', 'gs-hint');
+
+  constructor(private readonly ctl: Controller) {
+    this.hint.dataset.testid = 'gs-hint';
+    this.panel.body.append(this.hint, this.content);
+    ctl.store.subscribe((s, prev) => {
+      if (s.op !== prev.op || s.hint !== prev.hint || s.focusDetail !== prev.focusDetail || s.focus !== prev.focus || s.run !== prev.run || (s.run === null && s.runs !== prev.runs)) this.render(s);
+    });
+    this.render(ctl.store.state);
+  }
+
+  private opButton(graphId: string, name: string, op: OpSummary | null, testid: string): HTMLElement {
+    const b = el('button', 'gs-op-link', name);
+    b.dataset.testid = testid;
+    b.title = op ? `${op.op_type} in graph ${graphId}` : 'not in the graphs file';
+    b.addEventListener('click', () => void this.ctl.navigateToOp(op?.graph_id ?? graphId, name));
+    return b;
+  }
+
+  private render(s: State): void {
+    this.hint.textContent = s.hint ?? '';
+    this.hint.hidden = !s.hint;
+    if (s.run === null) return this.panel.setState(noRunState(s));
+    if (s.focus?.kind === 'execution' && s.focusDetail.data && 'input_tensor_ids' in s.focusDetail.data) {
+      return this.renderExecution(s.focusDetail.data);
+    }
+    const op = s.op;
+    if (op.status === 'idle') {
+      this.content.replaceChildren();
+      return this.panel.setState({
+        kind: 'empty',
+        text: s.focus?.kind === 'execution' ? 'Loading the execution…' : 'Select a trace or an alert to see its op, its inputs and its consumers.',
+      });
+    }
+    if (op.status === 'loading' && !op.data) return this.panel.setState({ kind: 'loading' });
+    if (op.status === 'error') return this.panel.setState({ kind: 'error', text: `Could not load the op: ${op.error}` });
+    if (op.data) this.renderOp(op.data);
+    const d = s.focusDetail.data;
+    if (d && 'value' in d && d.value && s.focus?.kind === 'graph_execution' && op.data?.op_name === d.op_name) {
+      this.content.append(valuePreview(d.value));
+    }
+    this.panel.setState(op.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
+  }
+
+  private renderOp(op: OpInfo): void {
+    const inputs = el('div', 'gs-section gs-inputs');
+    inputs.append(el('div', 'gs-label', op.inputs.length ? 'Inputs' : 'No data inputs'));
+    for (const input of op.inputs) {
+      const row = el('div', 'gs-edge' + (input.traces.count === 0 ? ' untraced' : ''));
+      row.dataset.testid = 'gs-input';
+      row.append(
+        el('span', 'gs-slot', `in ${input.slot}`),
+        this.opButton(op.graph_id, input.op_name, input.op, 'gs-input-op'),
+        el('span', 'muted', `:${input.output_slot}${input.op ? ' · ' + input.op.op_type : ''}`),
+        traceNote(input.traces),
+      );
+      inputs.append(row);
+    }
+    const center = el('div', 'gs-center');
+    center.dataset.testid = 'gs-focus-op';
+    const name = el('div', 'gs-name', op.op_name);
+    const meta = el('div', 'muted', `${op.op_type} · ${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · graph ${op.graph_chain.map((g) => g.name || g.graph_id).join(' › ') || op.graph_id}`);
+    center.append(name, meta, traceNote(op.traces));
+    const consumers = el('div', 'gs-section gs-consumers');
+    const total = op.consumers.reduce((n, c) => n + c.consumers.length, 0);
+    consumers.append(el('div', 'gs-label', total ? 'Consumers' : 'No consumers'));
+    for (const slot of op.consumers) {
+      for (const c of slot.consumers) {
+        const row = el('div', 'gs-edge' + (c.traces.count === 0 ? ' untraced' : ''));
+        row.dataset.testid = 'gs-consumer';
+        row.append(
+          el('span', 'gs-slot', `out ${slot.output_slot} → in ${c.input_slot}`),
+          this.opButton(op.graph_id, c.op_name, c.op, 'gs-consumer-op'),
+          el('span', 'muted', c.op ? c.op.op_type : ''),
+          traceNote(c.traces),
+        );
+        consumers.append(row);
+      }
+    }
+    this.content.replaceChildren(inputs, el('div', 'gs-arrow', '↓'), center, el('div', 'gs-arrow', '↓'), consumers);
+  }
+
+  private renderExecution(ex: ExecutionDetail): void {
+    const center = el('div', 'gs-center');
+    center.dataset.testid = 'gs-focus-op';
+    center.append(
+      el('div', 'gs-name', ex.op_type),
+      el('div', 'muted', `eager ${ex.is_function ? 'function call' : 'op'} #${ex.index} · ${ex.tensor_debug_mode}${ex.graph_name ? ' · graph ' + ex.graph_name : ''}`),
+    );
+    const inputs = el('div', 'gs-section');
+    inputs.append(el('div', 'gs-label', `Input tensor ids: ${ex.input_tensor_ids.join(', ') || 'none'}`));
+    const outputs = el('div', 'gs-section');
+    outputs.append(el('div', 'gs-label', ex.num_outputs ? 'Outputs' : 'No outputs'));
+    for (let i = 0; i < ex.num_outputs; i++) {
+      const row = el('div', 'gs-edge');
+      row.dataset.testid = 'gs-output';
+      row.append(el('span', 'gs-slot', `out ${i}`), el('span', 'muted', `tensor ${ex.output_tensor_ids[i] ?? '?'}`));
+      row.append(renderHealth(ex.outputs[i] ?? { mode: 'UNKNOWN', reason: 'no entry recorded for this output' }));
+      outputs.append(row);
+    }
+    this.content.replaceChildren(inputs, el('div', 'gs-arrow', '↓'), center, el('div', 'gs-arrow', '↓'), outputs);
+    this.panel.setState({ kind: 'content' });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The CodeMirror 6 view behind Source Code: read-only, Python highlighting, line numbers, one focused line
+ * (highlighted and centred) and marks on lines that created ops. Everything CodeMirror-specific lives here.
+ */
+import { Compartment, EditorState, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
+import { Decoration, EditorView, lineNumbers, type DecorationSet } from '@codemirror/view';
+import { HighlightStyle, syntaxHighlighting, defaultHighlightStyle } from '@codemirror/language';
+import { python } from '@codemirror/lang-python';
+import { tags } from '@lezer/highlight';
+
+const setFocus = StateEffect.define<number | null>();
+const setOpLines = StateEffect.define<number[]>();
+
+function lineDeco(state: EditorState, lines: number[], cls: string): DecorationSet {
+  const b = new RangeSetBuilder<Decoration>();
+  const deco = Decoration.line({ class: cls });
+  for (const n of [...new Set(lines)].sort((a, c) => a - c)) {
+    if (n >= 1 && n <= state.doc.lines) b.add(state.doc.line(n).from, state.doc.line(n).from, deco);
+  }
+  return b.finish();
+}
+
+const focusField = StateField.define<{ line: number | null; deco: DecorationSet }>({
+  create: () => ({ line: null, deco: Decoration.none }),
+  update(v, tr) {
+    for (const e of tr.effects) if (e.is(setFocus)) return { line: e.value, deco: e.value ? lineDeco(tr.state, [e.value], 'cm-focus-line') : Decoration.none };
+    return tr.docChanged ? { line: null, deco: Decoration.none } : v;
+  },
+  provide: (f) => EditorView.decorations.from(f, (v) => v.deco),
+});
+
+const opLinesField = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(v, tr) {
+    for (const e of tr.effects) if (e.is(setOpLines)) return lineDeco(tr.state, e.value, 'cm-op-line');
+    return tr.docChanged ? Decoration.none : v.map(tr.changes);
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+
+const darkHighlight = HighlightStyle.define([
+  { tag: tags.keyword, color: '#c792ea' },
+  { tag: [tags.string, tags.special(tags.string)], color: '#c3e88d' },
+  { tag: tags.comment, color: '#7f8c98', fontStyle: 'italic' },
+  { tag: [tags.number, tags.bool, tags.null], color: '#f78c6c' },
+  { tag: [tags.function(tags.variableName), tags.definition(tags.function(tags.variableName))], color: '#82aaff' },
+  { tag: tags.className, color: '#ffcb6b' },
+]);
+
+export class SourceEditor {
+  readonly view: EditorView;
+  private theme = new Compartment();
+
+  constructor(parent: HTMLElement) {
+    this.view = new EditorView({
+      parent,
+      state: EditorState.create({ doc: '', extensions: this.extensions(false) }),
+    });
+  }
+
+  private extensions(dark: boolean) {
+    return [
+      EditorState.readOnly.of(true),
+      EditorView.editable.of(false),
+      lineNumbers(),
+      python(),
+      focusField,
+      opLinesField,
+      this.theme.of(this.themeExt(dark)),
+    ];
+  }
+
+  private themeExt(dark: boolean) {
+    return [
+      dark ? syntaxHighlighting(darkHighlight) : syntaxHighlighting(defaultHighlightStyle),
+      EditorView.theme({}, { dark }),
+    ];
+  }
+
+  setDark(dark: boolean): void {
+    this.view.dispatch({ effects: this.theme.reconfigure(this.themeExt(dark)) });
+  }
+
+  setDoc(lines: string[], opLines: number[]): void {
+    const doc = lines.join('\n');
+    this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: doc } });
+    this.view.dispatch({ effects: setOpLines.of(opLines), selection: { anchor: 0 }, scrollIntoView: true });
+  }
+
+  /** Highlights `line` (1-based) and centres it; null clears the highlight and shows the top. */
+  focusLine(line: number | null): void {
+    const doc = this.view.state.doc;
+    if (line === null || line < 1 || line > doc.lines) {
+      this.view.dispatch({ effects: [setFocus.of(null), EditorView.scrollIntoView(0, { y: 'start' })] });
+      return;
+    }
+    const pos = doc.line(line).from;
+    this.view.dispatch({ effects: [setFocus.of(line), EditorView.scrollIntoView(pos, { y: 'center' })] });
+  }
+
+  focusedLine(): number | null {
+    return this.view.state.field(focusField).line;
+  }
+}

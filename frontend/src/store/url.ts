@@ -1,0 +1,77 @@
+/**
+ * The view in the URL: run and focus, so a link or a reload restores it.
+ *
+ * TensorBoard owns the top-level hash (`#dbg`), so the state lives in the iframe's own `location.hash`
+ * (history.replaceState: no history entries, no reload) and is mirrored into the parent page's query parameter
+ * `dbg` when the parent is same-origin, so reloading the whole TensorBoard page restores it too.
+ */
+import type { Focus } from './store.ts';
+
+export interface UrlState {
+  run: string | null;
+  focus: Focus | null;
+  alert: number | null;
+}
+
+const PARENT_PARAM = 'dbg';
+
+export function encodeUrlState(s: UrlState): string {
+  const q = new URLSearchParams();
+  if (s.run !== null) q.set('run', s.run);
+  if (s.focus) q.set(s.focus.kind === 'graph_execution' ? 'ge' : 'ex', String(s.focus.index));
+  if (s.alert !== null) q.set('alert', String(s.alert));
+  return q.toString();
+}
+
+function nonNegInt(v: string | null): number | null {
+  if (v === null || !/^[0-9]{1,15}$/.test(v)) return null;
+  return Number(v);
+}
+
+/** Parses what `encodeUrlState` wrote; anything malformed is ignored rather than trusted. */
+export function decodeUrlState(text: string): UrlState {
+  const q = new URLSearchParams(text.replace(/^[#?]/, ''));
+  const ge = nonNegInt(q.get('ge'));
+  const ex = nonNegInt(q.get('ex'));
+  const focus: Focus | null =
+    ge !== null ? { kind: 'graph_execution', index: ge } : ex !== null ? { kind: 'execution', index: ex } : null;
+  return { run: q.get('run'), focus, alert: nonNegInt(q.get('alert')) };
+}
+
+function parentWindow(): Window | null {
+  try {
+    if (window.parent && window.parent !== window && window.parent.location.href) return window.parent;
+  } catch {
+    // Cross-origin parent: only the iframe's own hash is used.
+  }
+  return null;
+}
+
+/** Reads the state: the iframe's own hash first, else the parent's `dbg` query parameter. */
+export function readUrlState(): UrlState {
+  const own = window.location.hash.replace(/^#/, '');
+  if (own) return decodeUrlState(own);
+  const parent = parentWindow();
+  if (parent) {
+    const v = new URL(parent.location.href).searchParams.get(PARENT_PARAM);
+    if (v) return decodeUrlState(v);
+  }
+  return { run: null, focus: null, alert: null };
+}
+
+export function writeUrlState(s: UrlState): void {
+  const text = encodeUrlState(s);
+  const own = new URL(window.location.href);
+  own.hash = text;
+  if (own.href !== window.location.href) history.replaceState(history.state, '', own.href);
+  const parent = parentWindow();
+  if (!parent) return;
+  try {
+    const url = new URL(parent.location.href);
+    if (text) url.searchParams.set(PARENT_PARAM, text);
+    else url.searchParams.delete(PARENT_PARAM);
+    if (url.href !== parent.location.href) parent.history.replaceState(parent.history.state, '', url.href);
+  } catch {
+    // The parent refused (sandbox or a navigation in progress); the iframe's hash still holds the state.
+  }
+}

@@ -1,0 +1,122 @@
+/** The dashboard's CSS, injected once by render(): light and dark palettes as custom properties. */
+export const CSS = `
+:root, body { margin: 0; height: 100%; }
+body { --bg: #fff; --panel: #fafafa; --fg: #212121; --muted: #757575; --line: #e0e0e0; --head: #f1f3f4;
+  --sel: #fff3c4; --focus: #ffe082; --input: #e3f2fd; --accent: #f57c00; --link: #1565c0;
+  --neginf: #1e63c6; --posinf: #e65100; --nan: #c62828; --ok: #2e7d32; --info: #546e7a; --unknown: #8d6e63;
+  --fn: #7e57c2; --op: #26a69a; --split: #e0e0e0;
+  font: 12px/1.35 Roboto, "Segoe UI", Arial, sans-serif; background: var(--bg); color: var(--fg); overflow: hidden; }
+body.dbg-dark { --bg: #202124; --panel: #292a2d; --fg: #e8eaed; --muted: #9aa0a6; --line: #3c4043; --head: #303134;
+  --sel: #4a4220; --focus: #6b5a1e; --input: #17324d; --link: #8ab4f8; --split: #3c4043;
+  --neginf: #64a0ff; --posinf: #ff9e40; --nan: #ff6b6b; --ok: #81c995; --info: #9ab; --unknown: #bcaaa4; }
+* { box-sizing: border-box; }
+button, input, select { font: inherit; color: inherit; }
+input, select { background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 1px 4px; }
+button { background: var(--head); border: 1px solid var(--line); border-radius: 3px; cursor: pointer; padding: 1px 6px; }
+button:disabled { opacity: .45; cursor: default; }
+.muted { color: var(--muted); }
+.dbg-root { display: flex; flex-direction: column; height: 100vh; width: 100vw; }
+.dbg-header { display: flex; gap: 12px; align-items: center; padding: 4px 8px; border-bottom: 1px solid var(--line); background: var(--head); min-height: 28px; }
+.dbg-header .status { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1; }
+.dbg-header .status.warn { color: var(--accent); }
+.index-progress { width: 90px; height: 8px; accent-color: var(--accent); }
+.dbg-main { flex: 1 1 0; min-height: 0; }
+.col { display: flex; flex-direction: column; min-height: 0; min-width: 0; }
+.row { display: flex; flex-direction: row; min-height: 0; min-width: 0; }
+.pane { min-height: 0; min-width: 0; overflow: hidden; display: flex; }
+.pane.col { flex-direction: column; } .pane.row { flex-direction: row; }
+.splitter { background: var(--split); flex: 0 0 4px; }
+.splitter-row { cursor: col-resize; } .splitter-column { cursor: row-resize; }
+.splitter:hover { background: var(--accent); }
+.panel { position: relative; display: flex; flex-direction: column; flex: 1 1 0; min-height: 0; min-width: 0; background: var(--panel); }
+.panel-head { display: flex; align-items: center; gap: 6px; padding: 3px 6px; border-bottom: 1px solid var(--line); background: var(--head); min-height: 26px; flex-wrap: wrap; }
+.panel-title { font-weight: 600; white-space: nowrap; }
+.panel-tools { display: flex; gap: 4px; align-items: center; flex-wrap: wrap; margin-left: auto; }
+.panel-body { position: relative; flex: 1 1 0; min-height: 0; display: flex; flex-direction: column; overflow: hidden; }
+.panel-status { position: absolute; left: 0; right: 0; top: 27px; bottom: 0; padding: 12px; color: var(--muted); background: var(--panel); z-index: 5; }
+.panel-status-error { color: var(--nan); }
+.panel-status-loading { background: transparent; pointer-events: none; top: auto; bottom: 0; height: auto; padding: 2px 6px; font-style: italic; }
+/* With a root-cause card above, an empty alert list explains itself below the card instead of covering it. */
+.panel.has-rc .panel-status-empty { top: auto; min-height: 40%; }
+.vl { position: relative; flex: 1 1 0; min-height: 0; outline: none; }
+.vl:focus-visible { box-shadow: inset 0 0 0 1px var(--accent); }
+.vl-scroller { position: absolute; inset: 0; overflow-y: auto; overflow-x: hidden; }
+.vl-layer { position: sticky; top: 0; overflow: hidden; }
+.vl-row { position: absolute; left: 0; right: 0; top: 0; display: grid; align-items: center; white-space: nowrap; cursor: pointer; border-bottom: 1px solid var(--line); padding: 0 4px; }
+.vl-row:hover { background: var(--head); }
+.vl-row.pending { color: var(--muted); }
+.vl-row.input-row { background: var(--input); }
+.vl-row.selected, .vl-row.focused { background: var(--focus); }
+.vl-row > span { overflow: hidden; text-overflow: ellipsis; }
+.ge-row { display: grid; grid-template-columns: 64px minmax(80px, 2fr) minmax(50px, 1fr) 28px 52px 70px minmax(90px, 1.4fr); gap: 4px; }
+.ge-head { padding: 2px 4px; font-weight: 600; color: var(--muted); border-bottom: 1px solid var(--line); }
+.ge-idx, .alert-idx { color: var(--muted); font-variant-numeric: tabular-nums; }
+.panel-tools input { width: 90px; } .panel-tools input[type=checkbox] { width: auto; }
+.filter-nf { display: flex; align-items: center; gap: 2px; white-space: nowrap; }
+.ge-count { color: var(--muted); white-space: nowrap; }
+.chips { display: inline-flex; gap: 3px; }
+.chip { border-radius: 8px; padding: 0 6px; font-size: 11px; line-height: 16px; white-space: nowrap; color: #fff; }
+.chip-neginf { background: var(--neginf); } .chip-posinf { background: var(--posinf); } .chip-nan { background: var(--nan); }
+.chip-bad { background: var(--nan); } .chip-ok { background: transparent; color: var(--ok); border: 1px solid var(--ok); }
+.chip-info { background: transparent; color: var(--info); border: 1px solid var(--info); }
+.chip-empty { background: transparent; color: var(--muted); border: 1px dashed var(--muted); }
+.chip-unknown { background: transparent; color: var(--unknown); border: 1px dotted var(--unknown); }
+.alert-types { display: flex; flex-direction: column; gap: 2px; padding: 4px; }
+.alert-type-row { display: flex; justify-content: space-between; text-align: left; }
+.alert-count { font-weight: 600; color: var(--nan); }
+.alert-row { grid-template-columns: 36px 14px minmax(60px, 2fr) minmax(40px, 1fr) auto; gap: 4px; }
+.alert-row[data-role="producer"] .alert-op { font-weight: 700; }
+.alert-row[data-role="propagator"] { color: var(--muted); }
+.role-producer { color: var(--nan); } .role-propagator { color: var(--muted); }
+.rc-card { margin: 4px; padding: 6px 8px; border: 1px solid var(--line); border-left: 4px solid var(--muted); border-radius: 4px; background: var(--bg); }
+.rc-card.rc-found { border-left-color: var(--nan); cursor: pointer; }
+.rc-card.rc-found:hover { background: var(--sel); }
+.rc-card.rc-clean { border-left-color: var(--ok); } .rc-card.rc-error { color: var(--muted); }
+.rc-title { margin-bottom: 2px; } .rc-label { color: var(--nan); font-weight: 600; }
+.rc-line { display: flex; flex-wrap: wrap; align-items: center; gap: 2px; margin: 1px 0; }
+.rc-src { margin-top: 3px; display: flex; flex-direction: column; }
+.rc-file { color: var(--link); } .rc-code { font-family: Menlo, Consolas, monospace; font-size: 11px; white-space: pre-wrap; word-break: break-all; }
+.rc-msg { margin-top: 3px; font-size: 11px; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
+.tl-minimap { position: relative; height: 12px; margin: 4px 6px; background: var(--head); border: 1px solid var(--line); cursor: pointer; flex: 0 0 auto; }
+.tl-mark { position: absolute; top: 0; bottom: 0; width: 2px; background: var(--nan); }
+.tl-window { position: absolute; top: -1px; bottom: -1px; border: 1px solid var(--accent); background: rgba(245,124,0,.12); }
+.tl-boxes { display: flex; flex-wrap: wrap; gap: 2px; padding: 4px 6px; flex: 0 0 auto; outline: none; }
+.tl-box { width: 22px; height: 22px; padding: 0; font-weight: 600; color: #fff; border: 2px solid transparent; }
+.tl-box.fn { background: var(--fn); } .tl-box.op { background: var(--op); }
+.tl-box.alert { border-color: var(--nan); box-shadow: 0 0 0 1px var(--nan); }
+.tl-box.alert::after { content: ''; position: relative; }
+.tl-box.selected { outline: 2px solid var(--accent); outline-offset: 1px; }
+.tl-range { color: var(--muted); white-space: nowrap; }
+.tl-detail { padding: 2px 8px; overflow: auto; flex: 1 1 0; }
+.tl-detail-head { font-weight: 600; }
+.tl-outputs { display: flex; flex-wrap: wrap; gap: 6px; }
+.gs { overflow: auto; padding: 4px 8px; flex: 1 1 0; }
+.gs-hint { margin: 4px 8px 0; padding: 3px 6px; border-radius: 3px; background: var(--sel); }
+.gs-label { color: var(--muted); font-size: 11px; margin: 2px 0; }
+.gs-edge { display: flex; align-items: center; gap: 6px; margin: 1px 0; }
+.gs-edge.untraced .gs-op-link { border-style: dashed; }
+.gs-slot { color: var(--muted); min-width: 44px; font-size: 11px; }
+.gs-op-link { background: none; border: 1px solid var(--line); color: var(--link); max-width: 60%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.gs-center { border: 2px solid var(--accent); border-radius: 4px; padding: 4px 8px; margin: 2px 0; }
+.gs-name { font-weight: 700; font-size: 13px; word-break: break-all; }
+.gs-arrow { text-align: center; color: var(--muted); line-height: 12px; }
+.gs-values { display: block; font-family: Menlo, Consolas, monospace; font-size: 11px; white-space: pre-wrap; word-break: break-all; }
+.no-trace { color: var(--accent); font-style: italic; }
+.source-path { padding: 2px 6px; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; flex: 0 0 auto; }
+.source-picker { max-width: 260px; }
+.source-editor { flex: 1 1 0; min-height: 0; overflow: hidden; }
+.source-editor .cm-editor { height: 100%; background: var(--bg); color: var(--fg); }
+.source-editor .cm-scroller { font-family: Menlo, Consolas, monospace; font-size: 12px; }
+.source-editor .cm-gutters { background: var(--head); color: var(--muted); border-right: 1px solid var(--line); }
+.cm-op-line { box-shadow: inset 3px 0 0 var(--op); }
+.cm-focus-line { background: var(--focus) !important; }
+.stack-list { list-style: none; margin: 0; padding: 2px 0; overflow: auto; flex: 1 1 0; outline: none; }
+.stack-frame { display: flex; gap: 8px; padding: 2px 8px; cursor: pointer; white-space: nowrap; }
+.stack-frame.library { color: var(--muted); font-size: 11px; }
+.stack-frame.user { font-weight: 600; }
+.stack-frame.selected { background: var(--focus); }
+.stack-frame:hover { background: var(--head); }
+.frame-file { color: var(--link); } .stack-frame.library .frame-file { color: var(--muted); }
+.stack-fold { padding: 2px 8px; color: var(--muted); font-style: italic; cursor: pointer; }
+.stack-fold:hover { background: var(--head); }
+`;

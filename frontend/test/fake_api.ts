@@ -1,0 +1,92 @@
+/** A fake Api over an in-memory run for store tests: one graph op `Log` fed by `probs`, traces and an alert. */
+import type { Api, GraphExecutionFilters } from '../src/api/client.ts';
+import { ApiError } from '../src/api/client.ts';
+import type { Alert, GraphExecutionRow, OpInfo, RunInfo, StackFrame } from '../src/api/wire.ts';
+
+export function runInfo(name: string, graphExecutions: number, alerts: number, done = true): RunInfo {
+  return {
+    name,
+    start_time: 1,
+    tf_version: '2.21.0',
+    tfdbg_run_id: 'r',
+    hosts: ['h'],
+    debug_modes: ['FULL_HEALTH'],
+    counts: { executions: 3, graph_executions: graphExecutions, graphs: 1, ops: 2, source_files: 1, stack_frames: 2, alerts, alerts_by_type: { InfNanAlert: alerts } },
+    status: { bytes_read: 10, bytes_total: 10, done, last_refresh: 1, notices: [] },
+  };
+}
+
+export class FakeApi implements Api {
+  calls: string[] = [];
+  runsList: RunInfo[] = [runInfo('a', 10, 1), runInfo('b', 5, 0)];
+  frames: StackFrame[] = [
+    { id: 'f0', host: 'h', path: '/u/train.py', line: 10, function: '<module>', source_index: 0, is_user: true },
+    { id: 'f1', host: 'h', path: '/u/train.py', line: 42, function: 'cross_entropy', source_index: 0, is_user: true },
+    { id: 'f2', host: 'h', path: '/tf/ops.py', line: 99, function: 'log', source_index: 1, is_user: false },
+  ];
+
+  private row(i: number): GraphExecutionRow {
+    const isLog = i % 2 === 1;
+    return {
+      index: i, wall_time: i, op_name: isLog ? 'Log' : 'probs', op_type: isLog ? 'Log' : 'Softmax', output_slot: 0, graph_id: 'g1',
+      device_name: null, host: 'h', health: { mode: 'CONCISE_HEALTH', tensor_id: i, size: 4, neg_inf: i === 7 ? 1 : 0, pos_inf: 0, nan: 0 },
+    };
+  }
+
+  alert(): Alert {
+    return { index: 0, type: 'InfNanAlert', source: 'graph_execution', source_index: 7, wall_time: 7, op_name: 'Log', op_type: 'Log', graph_id: 'g1', output_slot: 0, neg_inf: 1, pos_inf: 0, nan: 0, size: 4, role: 'producer' };
+  }
+
+  async runs() {
+    this.calls.push('runs');
+    return { logdir: '/l', runs: this.runsList, notices: [] };
+  }
+  async alerts(run: string, begin: number, end: number, type?: string) {
+    this.calls.push(`alerts ${run} ${begin} ${end} ${type ?? ''}`);
+    const all = run === 'a' ? [this.alert()] : [];
+    return { run, begin, end, total: all.length, totals_by_type: { InfNanAlert: all.length }, alerts: all.slice(begin, end) };
+  }
+  async executions(run: string, begin: number, end: number) {
+    return { run, begin, end, total: 0, executions: [] };
+  }
+  async execution(): Promise<never> {
+    throw new ApiError('not_found', 'no execution', 404);
+  }
+  async graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
+    const total = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
+    const rows = [];
+    for (let i = begin; i < Math.min(end, total); i++) rows.push(this.row(i));
+    return { run, begin, end, total: f.onlyNonfinite ? 1 : total, unfiltered_total: total, rows };
+  }
+  async graphExecution(run: string, index: number) {
+    this.calls.push(`graph_execution ${index}`);
+    return { ...this.row(index), tensor_debug_mode: 'CONCISE_HEALTH' as const, value: null, graph_name: 'train_step', graph_chain: ['g1'] };
+  }
+  async graph(): Promise<never> {
+    throw new ApiError('not_found', 'no', 404);
+  }
+  async op(run: string, graphId: string, opName: string, near?: number): Promise<OpInfo> {
+    this.calls.push(`op ${opName} ${near ?? ''}`);
+    const traced = opName === 'Log' ? [1, 3, 5, 7, 9] : opName === 'probs' ? [0, 2, 4, 6, 8] : [];
+    return {
+      run, graph_id: graphId, graph_chain: [{ graph_id: 'g1', name: 'train_step' }], op_name: opName, op_type: opName === 'Log' ? 'Log' : 'Placeholder',
+      device_name: null, num_outputs: 1, output_tensor_ids: [1], stack_frame_ids: ['f0', 'f1', 'f2'], host: 'h',
+      traces: { count: traced.length, indices: traced },
+      inputs: opName === 'Log' ? [{ slot: 0, op_name: 'probs', output_slot: 0, op: null, traces: { count: 5, indices: [0, 2, 4, 6, 8] } }] : [],
+      consumers: [],
+    };
+  }
+  async sourceFiles(run: string) {
+    return { run, files: [] };
+  }
+  async sourceFile(): Promise<never> {
+    throw new ApiError('not_found', 'no', 404);
+  }
+  async stackFrames(run: string, ids: string[]) {
+    this.calls.push(`stack_frames ${ids.join(',')}`);
+    return { run, frames: ids.map((id) => this.frames.find((f) => f.id === id)!) };
+  }
+  async rootCause(run: string) {
+    return { run, status: 'unknown' as const, message: 'not known', producer: null, producers: 0, propagators: 0 };
+  }
+}

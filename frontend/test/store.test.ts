@@ -1,0 +1,151 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Store } from '../src/store/store.ts';
+import { Controller, type UrlIO } from '../src/store/controller.ts';
+import { decodeUrlState, encodeUrlState, type UrlState } from '../src/store/url.ts';
+import { routeUrl, HttpApi, ApiError } from '../src/api/client.ts';
+import { FakeApi, runInfo } from './fake_api.ts';
+
+function memUrl(initial: UrlState = { run: null, focus: null, alert: null }): UrlIO & { value: UrlState } {
+  const io = {
+    value: initial,
+    read: () => io.value,
+    write: (s: UrlState) => {
+      io.value = s;
+    },
+  };
+  return io;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 5));
+
+test('start loads runs and selects the first run', async () => {
+  const store = new Store();
+  const ctl = new Controller(store, new FakeApi(), memUrl());
+  await ctl.start();
+  ctl.stop();
+  assert.equal(store.state.run, 'a');
+  assert.equal(store.state.runs.status, 'ready');
+  assert.equal(store.runInfo()!.counts.graph_executions, 10);
+});
+
+test('focusing an alert focuses trace, op, stack, innermost user frame and source line at once', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  const url = memUrl();
+  const ctl = new Controller(store, api, url);
+  await ctl.start();
+  ctl.stop();
+  await ctl.focusAlert(api.alert());
+  const s = store.state;
+  assert.deepEqual(s.focus, { kind: 'graph_execution', index: 7 });
+  assert.equal(s.alertIndex, 0);
+  assert.equal(s.geScroll!.index, 7);
+  assert.equal(s.op.data!.op_name, 'Log');
+  assert.deepEqual(s.inputRows, [6], 'the probs trace right before the Log trace is tinted');
+  assert.equal(s.frames.data!.length, 3);
+  assert.equal(s.selectedFrameId, 'f1', 'innermost USER frame, not the TF internals');
+  assert.deepEqual(s.source, { fileIndex: 0, line: 42 });
+  assert.deepEqual(url.value, { run: 'a', focus: { kind: 'graph_execution', index: 7 }, alert: 0 });
+  assert.ok(api.calls.includes('op Log 7'));
+});
+
+test('the URL restores run and focus', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  const ctl = new Controller(store, api, memUrl({ run: 'b', focus: { kind: 'graph_execution', index: 3 }, alert: null }));
+  await ctl.start();
+  ctl.stop();
+  await settle();
+  assert.equal(store.state.run, 'b');
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 3 });
+  assert.equal(store.state.op.data?.op_name, 'Log');
+});
+
+test('an unknown run in the URL falls back to the first run', async () => {
+  const store = new Store();
+  const ctl = new Controller(store, new FakeApi(), memUrl({ run: 'zzz', focus: { kind: 'graph_execution', index: 3 }, alert: null }));
+  await ctl.start();
+  ctl.stop();
+  assert.equal(store.state.run, 'a');
+  assert.equal(store.state.focus, null);
+});
+
+test('navigating to an untraced op says so instead of selecting nothing', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  await ctl.focusGraphExecution(7);
+  await ctl.navigateToOp('g1', 'dense/kernel');
+  assert.match(store.state.hint!, /no trace/);
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 7 }, 'focus stays');
+  await ctl.navigateToOp('g1', 'probs');
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 6 }, 'nearest probs trace to 7');
+  assert.equal(store.state.hint, null);
+});
+
+test('a stale focus response is dropped', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  const first = ctl.focusGraphExecution(1);
+  const second = ctl.focusGraphExecution(3);
+  await Promise.all([first, second]);
+  assert.equal((store.state.focusDetail.data as { index: number }).index, 3);
+});
+
+test('live: polling picks up new counts without dropping focus', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  api.runsList = [runInfo('a', 10, 1, false)];
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  await ctl.focusGraphExecution(7);
+  api.runsList = [runInfo('a', 20, 2, false)];
+  await new Promise((r) => setTimeout(r, 1200));
+  ctl.stop();
+  assert.equal(store.runInfo()!.counts.graph_executions, 20);
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 7 });
+});
+
+test('a failed poll keeps the last good runs', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  api.runs = async () => {
+    throw new ApiError('network', 'down', 0);
+  };
+  await (ctl as unknown as { refreshRuns(): Promise<boolean> }).refreshRuns();
+  assert.equal(store.state.runs.status, 'ready');
+  assert.equal(store.state.runs.error, 'down');
+  assert.equal(store.state.run, 'a');
+});
+
+test('url state round-trips and ignores garbage', () => {
+  const s: UrlState = { run: 'dir/x#ab', focus: { kind: 'execution', index: 12 }, alert: 3 };
+  assert.deepEqual(decodeUrlState(encodeUrlState(s)), s);
+  assert.deepEqual(decodeUrlState('#run=a&ge=-1&alert=x'), { run: 'a', focus: null, alert: null });
+  assert.deepEqual(decodeUrlState(''), { run: null, focus: null, alert: null });
+});
+
+test('client builds query strings and maps error bodies to ApiError', async () => {
+  assert.equal(routeUrl('graph_executions', { run: 'a b', begin: 0, end: 10, op_type: '', only_nonfinite: false }), 'graph_executions?run=a+b&begin=0&end=10');
+  const api = new HttpApi(async () => ({ ok: false, status: 404, text: async () => '{"error":{"code":"not_found","message":"no run x"}}' }));
+  await assert.rejects(api.runs(), (e: unknown) => e instanceof ApiError && e.code === 'not_found' && e.status === 404);
+  const bad = new HttpApi(async () => ({ ok: false, status: 500, text: async () => '<html>' }));
+  await assert.rejects(bad.runs(), (e: unknown) => e instanceof ApiError && e.code === 'bad_response');
+  const urls: string[] = [];
+  const ok = new HttpApi(async (u) => {
+    urls.push(u);
+    return { ok: true, status: 200, text: async () => '{"run":"a","frames":[]}' };
+  });
+  const ids = Array.from({ length: 450 }, (_, i) => `id${i}`);
+  await ok.stackFrames('a', ids);
+  assert.equal(urls.length, 3, 'long id lists are split under the cap');
+});

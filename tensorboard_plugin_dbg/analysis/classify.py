@@ -1,0 +1,167 @@
+"""Producer / propagator classification of every non-finite tensor of a run, vectorized.
+
+A non-finite tensor is a **propagator** when some input of its op was already non-finite when the op ran, and a
+**producer** otherwise (every traced input finite, or its inputs not traced: we cannot blame what we cannot see).
+One refinement: a loop variable / function input (Placeholder) or a variable read (ReadVariableOp) gets its value
+through an edge no record shows; run after a NaN/∞ was already seen, it is counted as carrying it (propagator).
+"When it ran" = the input tensor's most recent record before this one:
+
+- Graph traces: for each alert trace t and each data input k of its op, the last trace of tensor k with index < t.
+  All (alert, input) pairs are answered by ONE `searchsorted` over the traces sorted by (tensor, index), so the cost is
+  O(T log T) numpy work for the sort plus O(A·inputs·log T) for A alerts: seconds for 10 M traces, not minutes.
+- Eager ops: an input tensor id is looked up among the outputs of earlier executions. TF numbers eager tensors from
+  one counter, so output ids grow with the execution index and the producer is found by binary search.
+- tf.function calls: their outputs are computed by the traced graph that ran just before the call's record was
+  written (the traces of a call precede its execution record), so a call whose window of traces holds a non-finite
+  trace only carries that NaN out (propagator), as does a call fed a non-finite eager tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis.columns import RunColumns
+
+NONE, PRODUCER, PROPAGATOR = 0, 1, 2
+EXEC_LOOKBACK = 8  # executions checked around the binary-search hit (several hosts' ids may interleave)
+EAGER_SCAN_BACK = 256  # executions scanned back for an input's producer when output ids are not in columns
+
+
+@dataclass
+class Classification:
+    trace_role: np.ndarray  # int8[T]: NONE (finite or unknown), PRODUCER, PROPAGATOR
+    exec_role: np.ndarray  # int8[E]
+    any_finiteness_info: bool  # False for runs dumped only in SHAPE / NO_TENSOR mode (nothing can be known)
+
+    @property
+    def producers(self) -> int:
+        return int(np.count_nonzero(self.trace_role == PRODUCER) + np.count_nonzero(self.exec_role == PRODUCER))
+
+    @property
+    def propagators(self) -> int:
+        return int(np.count_nonzero(self.trace_role == PROPAGATOR) + np.count_nonzero(self.exec_role == PROPAGATOR))
+
+    def first_producer(self, cols: RunColumns) -> tuple[str, int] | None:
+        """('graph_execution' | 'execution', index) of the earliest producer in wall time; traces win ties (a call's
+        traces are written before its execution record)."""
+        best = None
+        t = np.flatnonzero(self.trace_role == PRODUCER)
+        if len(t):
+            best = ("graph_execution", int(t[0]), float(cols.trace_wall[t[0]]))
+        e = np.flatnonzero(self.exec_role == PRODUCER)
+        if len(e) and (best is None or float(cols.exec_wall[e[0]]) < best[2]):
+            best = ("execution", int(e[0]), float(cols.exec_wall[e[0]]))
+        return None if best is None else best[:2]
+
+
+class _TraceLookup:
+    """`before(tensors, at)`: for each pair, the index of the last trace of tensor code tensors[i] with index < at[i]
+    (-1 when none). Built once per classification: one stable argsort of the tensor codes."""
+
+    def __init__(self, trace_tensor: np.ndarray):
+        n = len(trace_tensor)
+        self.order = np.argsort(trace_tensor, kind="stable")  # by tensor, then by index (stable)
+        self.keys = trace_tensor[self.order]
+        self.stride = n + 1
+        self.combined = self.keys * self.stride + self.order  # sorted: key-major, index-minor
+
+    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
+        if len(self.combined) == 0 or len(tensors) == 0:
+            return np.full(len(tensors), -1, np.int64)
+        pos = np.searchsorted(self.combined, tensors * self.stride + at, side="left") - 1
+        ok = (pos >= 0) & (tensors >= 0)
+        pos = np.where(ok, pos, 0)
+        ok &= self.keys[pos] == tensors
+        return np.where(ok, self.order[pos], -1)
+
+
+def op_inputs(cols: RunColumns, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner position in `ops`, input tensor code) for every data input of every op in `ops` (op -1: none)."""
+    ops = np.asarray(ops, np.int64)
+    valid = (ops >= 0) & (ops < len(cols.op_input_ptr) - 1)
+    safe = np.where(valid, ops, 0)
+    starts = cols.op_input_ptr[safe]
+    counts = np.where(valid, cols.op_input_ptr[safe + 1] - starts, 0)
+    owner = np.repeat(np.arange(len(ops)), counts)
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return owner, cols.op_input_tensor[np.repeat(starts, counts) + offsets]
+
+
+def _classify_traces(cols: RunColumns, lookup: _TraceLookup) -> np.ndarray:
+    flags = cols.trace_nonfinite
+    role = np.zeros(len(flags), np.int8)
+    alerts = np.flatnonzero(flags == 1)
+    if len(alerts) == 0:
+        return role
+    owner, tensors = op_inputs(cols, cols.trace_op[alerts])
+    prior = lookup.before(tensors, alerts[owner])
+    bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1)
+    propagates = np.bincount(owner[bad_input], minlength=len(alerts)) > 0
+    # A forwarding op (loop variable, function input, variable read) run after the first NaN/∞ was seen carries it.
+    exec_bad = cols.exec_wall[cols.exec_nonfinite == 1]
+    first_exec_bad = exec_bad.min() if len(exec_bad) else np.inf
+    ops = cols.trace_op[alerts]
+    forwarded = (ops >= 0) & cols.op_forwards[np.maximum(ops, 0)] if len(cols.op_forwards) else ops < -1
+    seen_before = (alerts > alerts[0]) | (cols.trace_wall[alerts] > first_exec_bad)
+    propagates |= forwarded & seen_before
+    role[alerts] = np.where(propagates, PROPAGATOR, PRODUCER)
+    return role
+
+
+def running_first_outputs(cols: RunColumns) -> np.ndarray | None:
+    """Running max of each execution's first output id (sorted, for binary search), or None when the columns do
+    not carry output ids (then eager_producer scans back instead)."""
+    if cols.exec_first_output_id is None:
+        return None
+    return np.maximum.accumulate(cols.exec_first_output_id) if len(cols.exec_first_output_id) else np.zeros(0)
+
+
+def eager_producer(cols: RunColumns, running_first: np.ndarray | None, tensor_id: int, before: int
+                   ) -> tuple[int, int]:
+    """(execution index, output slot) of the execution before `before` that output eager tensor `tensor_id`,
+    or (-1, -1) when no recorded execution did (a constant, or a tensor made before dumping started)."""
+    if running_first is None:  # no id column: the producer of an eager input is almost always a recent execution
+        candidates = range(before - 1, max(before - 1 - EAGER_SCAN_BACK, -1), -1)
+    else:
+        hit = int(np.searchsorted(running_first[:before], tensor_id, side="right")) - 1
+        candidates = range(hit, max(hit - EXEC_LOOKBACK, -1), -1)
+    for e in candidates:
+        outs = list(cols.exec_io(e)[1])
+        if tensor_id in outs:
+            return e, outs.index(tensor_id)
+    return -1, -1
+
+
+def _classify_executions(cols: RunColumns) -> np.ndarray:
+    flags = cols.exec_nonfinite
+    role = np.zeros(len(flags), np.int8)
+    alerts = np.flatnonzero(flags == 1)
+    if len(alerts) == 0:
+        return role
+    running_first = running_first_outputs(cols)
+    # Non-finite traces per call window (previous execution's wall time, this one's]: searchsorted over the sorted
+    # wall times of the non-finite traces.
+    bad_walls = np.sort(cols.trace_wall[cols.trace_nonfinite == 1])
+    for e in alerts:
+        e = int(e)
+        propagates = False
+        if cols.exec_is_function[e] and len(bad_walls):
+            lo = cols.exec_wall[e - 1] if e > 0 else -np.inf
+            n = np.searchsorted(bad_walls, cols.exec_wall[e], "right") - np.searchsorted(bad_walls, lo, "right")
+            propagates = n > 0
+        if not propagates:
+            for tensor_id in cols.exec_io(e)[0]:
+                src, slot = eager_producer(cols, running_first, int(tensor_id), e)
+                if src >= 0 and cols.exec_io(src)[2][slot] == 1:
+                    propagates = True
+                    break
+        role[e] = PROPAGATOR if propagates else PRODUCER
+    return role
+
+
+def classify(cols: RunColumns) -> tuple[Classification, _TraceLookup]:
+    lookup = _TraceLookup(cols.trace_tensor)
+    info = bool(np.any(cols.trace_nonfinite >= 0) or np.any(cols.exec_nonfinite >= 0))
+    return Classification(_classify_traces(cols, lookup), _classify_executions(cols), info), lookup

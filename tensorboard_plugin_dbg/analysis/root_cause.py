@@ -1,0 +1,304 @@
+"""Root cause of a run's first NaN/∞: the first op whose inputs were finite and whose output was not.
+
+`analyze(run)` returns wire.ts RootCauseResponse minus `run`. Every alert's role (producer / propagator, see
+classify.py), for the index to fill `Alert.role` and the `role=producer` filter:
+
+    alert_role_codes(run)  -> int8 per alert position: 0 unknown, 1 producer, 2 propagator
+    alert_roles(run)  -> {alert position: "producer" | "propagator"}
+    role_name(classification(run), "graph_execution", trace_index)  -> "producer" | "propagator" | None
+
+Only the first producer is explained in detail (its inputs' last health before it ran, its creation stack, the
+innermost frame in user code and that line's text), through a handful of RunQueries calls: the whole-run work is
+the vectorized classification. Both are cached per run version (`run.version` when the index has one, else the
+record counts), so polling the route costs nothing until the dump grows.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis import columns as columns_mod
+from tensorboard_plugin_dbg.index.protocol import NotFound
+from tensorboard_plugin_dbg.analysis.classify import (
+    PRODUCER,
+    PROPAGATOR,
+    Classification,
+    classify,
+    eager_producer,
+    running_first_outputs,
+)
+from tensorboard_plugin_dbg.analysis.health import (
+    describe,
+    describe_output,
+    values_known,
+)
+
+_ROLE_NAMES = {PRODUCER: "producer", PROPAGATOR: "propagator"}
+# Frames TF's autograph writes into temporary files: never the user's own line, whatever the path looks like.
+_GENERATED_MARKERS = ("__autograph_generated_file", "<string>")
+
+_cache: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+_cache_lock = threading.Lock()
+
+
+def _version(run: Any) -> Any:
+    version = getattr(run, "version", None)
+    if callable(version):
+        version = version()
+    if version is not None:
+        return version
+    # No version: the record counts change whenever the refresher appends.
+    return (run.graph_executions(0, 0)["unfiltered_total"], run.executions(0, 0)["total"])
+
+
+def _cached(run: Any, slot: str, compute):
+    version = _version(run)
+    with _cache_lock:
+        try:
+            entry = _cache.get(run, {}).get(slot)
+        except TypeError:  # a run object that cannot be weakly referenced: no cache
+            return compute()
+    if entry is not None and entry[0] == version:
+        return entry[1]
+    value = compute()
+    with _cache_lock:
+        _cache.setdefault(run, {})[slot] = (version, value)
+    return value
+
+
+def _classified(run: Any):
+    def compute():
+        cols = columns_mod.gather(run)
+        cls, lookup = classify(cols)
+        return cols, cls, lookup
+    return _cached(run, "classification", compute)
+
+
+def classification(run: Any) -> Classification:
+    """Roles of every trace and execution of `run` (cached per version)."""
+    return _classified(run)[1]
+
+
+def role_name(cls: Classification, source: str, index: int) -> str | None:
+    roles = cls.trace_role if source == "graph_execution" else cls.exec_role
+    return _ROLE_NAMES.get(int(roles[index])) if 0 <= index < len(roles) else None
+
+
+def alert_role_codes(run: Any) -> np.ndarray:
+    """int8 per position of the run's wall-time ordered alert list: 0 unknown, 1 producer, 2 propagator.
+    The vectorized form of `alert_roles` (a role filter is then `positions[codes == 1]`). Cached per version."""
+    return _cached(run, "alert_role_codes", lambda: _alert_role_codes(run))
+
+
+def alert_roles(run: Any) -> dict[int, str]:
+    """{alert position: "producer" | "propagator"} (what the index's `alerts()` fills `Alert.role` and its
+    `producers_only` filter from). Cached per run version."""
+    def build():
+        codes = alert_role_codes(run)
+        names = np.array([None, "producer", "propagator"], dtype=object)
+        positions = np.flatnonzero(codes)
+        return dict(zip(positions.tolist(), names[codes[positions]].tolist()))
+    return _cached(run, "alert_roles", build)
+
+
+def _alert_role_codes(run: Any) -> np.ndarray:
+    cols, cls, _ = _classified(run)
+    table = getattr(run, "_alert_table", None)
+    if table is not None:  # the index's own order: (source 0 = execution / 1 = graph trace, index, wall)
+        src, idx, _wall = table()
+    else:  # the same documented order rebuilt: wall time, then executions first, then index
+        e_rows = np.flatnonzero(cols.exec_nonfinite == 1)
+        t_rows = np.flatnonzero(cols.trace_nonfinite == 1)
+        src = np.concatenate([np.zeros(len(e_rows), np.int8), np.ones(len(t_rows), np.int8)])
+        idx = np.concatenate([e_rows, t_rows])
+        order = np.lexsort((idx, src, np.concatenate([cols.exec_wall[e_rows], cols.trace_wall[t_rows]])))
+        src, idx = src[order], idx[order]
+    src, idx = np.asarray(src), np.asarray(idx, np.int64)
+    roles = np.zeros(len(idx), np.int8)
+    for code, table_roles in ((0, cls.exec_role), (1, cls.trace_role)):
+        mask = (src == code) & (idx < len(table_roles))
+        roles[mask] = table_roles[idx[mask]]
+    return roles
+
+
+def analyze(run: Any) -> dict[str, Any]:
+    """wire.ts RootCauseResponse minus `run`."""
+    return _cached(run, "root_cause", lambda: _analyze(run))
+
+
+def _analyze(run: Any) -> dict[str, Any]:
+    cols, cls, lookup = _classified(run)
+    counts = {"producers": cls.producers, "propagators": cls.propagators}
+    first = cls.first_producer(cols)
+    if first is not None:
+        source, index = first
+        if source == "graph_execution":
+            producer = _graph_producer(run, cols, cls, lookup, index)
+        else:
+            producer = _eager_producer(run, cols, cls, index)
+        return {"status": "found", "message": _found_message(producer), "producer": producer, **counts}
+    n_traces, n_execs = len(cols.trace_wall), len(cols.exec_wall)
+    if counts["propagators"]:
+        message = (f"{counts['propagators']:,} non-finite tensors, but every one had an input that was already "
+                   "non-finite: the first NaN/∞ came from before the earliest record kept (a circular buffer keeps "
+                   "only the last records) or from an untraced op, so its cause cannot be known.")
+        return {"status": "unknown", "message": message, "producer": None, **counts}
+    if n_traces + n_execs == 0:
+        message = ("No executions or graph execution traces recorded (yet), so whether a tensor went non-finite "
+                   "cannot be known. With a circular buffer (the default) they reach disk only when the program "
+                   "exits.")
+        return {"status": "unknown", "message": message, "producer": None, **counts}
+    if not cls.any_finiteness_info:
+        modes = ", ".join(m for m in run.info().get("debug_modes", []) if m != "UNSPECIFIED") or "this"
+        message = (f"This run was dumped in {modes} mode, which records no NaN/∞ information: whether a tensor went "
+                   "non-finite cannot be known. Re-run with tensor_debug_mode='FULL_HEALTH'.")
+        return {"status": "unknown", "message": message, "producer": None, **counts}
+    message = f"No NaN or ∞ in {n_traces:,} graph execution traces and {n_execs:,} executions."
+    return {"status": "clean", "message": message, "producer": None, **counts}
+
+
+# --- the producer in detail ------------------------------------------------------------------------------------
+
+def _graph_producer(run, cols, cls, lookup, index: int) -> dict[str, Any]:
+    row = run.graph_execution(index, max_elements=0)
+    try:
+        op = run.op(row["graph_id"], row["op_name"], near=index)
+    except NotFound:  # the graphs file lost this op (damaged or cut short): still name the trace, without inputs
+        op = {"inputs": [], "op_type": "", "stack_frame_ids": []}
+    tensors = cols.op_input_tensor[cols.op_input_ptr[cols.trace_op[index]]:cols.op_input_ptr[cols.trace_op[index] + 1]]
+    prior = lookup.before(np.asarray(tensors, np.int64), np.full(len(tensors), index, np.int64))
+    inputs = []
+    for inp, p in zip(op["inputs"], prior.tolist()):
+        name = f"{inp['op_name']}:{inp['output_slot']}"
+        op_type = (inp.get("op") or {}).get("op_type")
+        entry = {"slot": inp["slot"], "op_name": inp["op_name"], "output_slot": inp["output_slot"],
+                 "op_type": op_type, "traced": p >= 0, "health": None, "graph_execution_index": None}
+        if p >= 0:
+            entry["health"] = run.graph_execution(int(p), max_elements=0)["health"]
+            entry["graph_execution_index"] = int(p)
+            entry["description"] = f"{name} — {describe(entry['health'])}"
+        elif inp["traces"]["count"]:
+            entry["description"] = f"{name} — no trace of it before this op ran, so its health cannot be known"
+        elif op_type == "Placeholder":
+            entry["description"] = (f"{name} — a function input, which TensorFlow does not trace: its health "
+                                    "cannot be known")
+        else:
+            entry["description"] = (f"{name} — not traced by TensorFlow (non-float tensors and gradient graphs are "
+                                    "not instrumented): its health cannot be known")
+        inputs.append(entry)
+    return _finish(run, cls, "graph_execution", index, row["op_name"], row.get("op_type") or op["op_type"],
+                   row["graph_id"], row["health"], inputs, op["stack_frame_ids"], row["wall_time"])
+
+
+def _eager_producer(run, cols, cls, index: int) -> dict[str, Any]:
+    detail = run.execution(index, max_elements=0)
+    outputs = detail.get("outputs") or []
+    flags = cols.exec_io(index)[2]
+    slot = next((i for i, f in enumerate(flags) if f == 1), 0)
+    running_first = running_first_outputs(cols)
+    inputs = []
+    for in_slot, tensor_id in enumerate(detail["input_tensor_ids"]):
+        src, out_slot = eager_producer(cols, running_first, int(tensor_id), index)
+        entry = {"slot": in_slot, "op_name": f"tensor {tensor_id}", "output_slot": max(out_slot, 0),
+                 "op_type": None, "traced": False, "health": None, "graph_execution_index": None}
+        if src >= 0:
+            src_detail = run.execution(src, max_elements=0)
+            src_outputs = src_detail.get("outputs") or []
+            entry.update(op_name=f"{src_detail['op_type']} (execution #{src})", op_type=src_detail["op_type"],
+                         traced=out_slot < len(src_outputs))
+            if entry["traced"]:
+                entry["health"] = src_outputs[out_slot]
+                entry["description"] = f"{src_detail['op_type']}:{out_slot} (execution #{src}) — " \
+                                       f"{describe(entry['health'])}"
+            else:
+                entry["description"] = f"{src_detail['op_type']}:{out_slot} (execution #{src}) — not instrumented"
+        else:
+            entry["description"] = (f"eager tensor {tensor_id} — not made by a recorded execution (a constant, or "
+                                    "made before dumping started): its health cannot be known")
+        inputs.append(entry)
+    health = outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output record"}
+    return _finish(run, cls, "execution", index, None, detail["op_type"], detail.get("graph_id"), health, inputs,
+                   detail.get("stack_frame_ids") or [], detail["wall_time"], output_slot=slot)
+
+
+def _finish(run, cls, source, index, op_name, op_type, graph_id, health, inputs, frame_ids, wall_time,
+            output_slot: int | None = None) -> dict[str, Any]:
+    frame_ids = list(frame_ids)
+    user_frame, line = _user_frame(run, frame_ids)
+    known = all(i["traced"] and values_known(i["health"]) for i in inputs)
+    alert = _find_alert(run, source, index)
+    if alert is None:  # the index lists alerts differently (or not yet): describe this one ourselves
+        alert = {"index": -1, "type": "InfNanAlert", "source": source, "source_index": index,
+                 "wall_time": wall_time, "op_name": op_name, "op_type": op_type, "graph_id": graph_id,
+                 "output_slot": output_slot or 0, "neg_inf": health.get("neg_inf"), "pos_inf": health.get("pos_inf"),
+                 "nan": health.get("nan"), "size": health.get("size"), "role": "producer"}
+    return {"alert": alert, "op_name": op_name, "op_type": op_type, "graph_id": graph_id, "output_health": health,
+            "inputs": inputs, "inputs_known": known, "stack_frame_ids": frame_ids, "user_frame": user_frame,
+            "source_line": line}
+
+
+def _find_alert(run, source: str, index: int, pages: int = 20) -> dict[str, Any] | None:
+    """The index's Alert for this tensor. The first producer is nearly always among the first alerts (only a
+    propagator can precede it, and that needs an earlier non-finite input), so a short scan suffices."""
+    for begin in range(0, pages * columns_mod.PAGE, columns_mod.PAGE):
+        page = run.alerts(begin, begin + columns_mod.PAGE)
+        for alert in page["alerts"]:
+            if alert["source"] == source and int(alert["source_index"]) == index:
+                alert = dict(alert)
+                alert["role"] = "producer"
+                return alert
+        if begin + columns_mod.PAGE >= page["total"]:
+            return None
+    return None
+
+
+def _user_frame(run, frame_ids: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+    """The innermost frame in user code (frames come outermost first) and the text of its line."""
+    if not frame_ids:
+        return None, None
+    try:
+        frames = run.stack_frames(frame_ids)["frames"]
+    except LookupError:
+        return None, None
+    for frame in reversed(frames):
+        path = frame.get("path") or ""
+        if frame.get("is_user") and not any(m in path for m in _GENERATED_MARKERS):
+            return frame, _line_text(run, frame)
+    return None, None
+
+
+def _line_text(run, frame: dict[str, Any]) -> str | None:
+    if frame.get("path") is None or frame.get("source_index", -1) < 0:
+        return None
+    try:
+        lines = run.source_file(int(frame["source_index"]), int(frame["line"]), int(frame["line"]))["lines"]
+    except LookupError:
+        return None
+    return lines[0] if lines else None
+
+
+def _found_message(p: dict[str, Any]) -> str:
+    what = f"{p['op_type']} op '{p['op_name']}'" if p["op_name"] else f"eager {p['op_type']}"
+    text = f"The first non-finite tensor came from {what}: {describe_output(p['output_health'])}."
+    if p["inputs"]:
+        if p["inputs_known"]:
+            text += " Its inputs were finite: " + "; ".join(i["description"] for i in p["inputs"]) + "."
+        else:
+            mode = (p["output_health"] or {}).get("mode")
+            if mode == "CURT_HEALTH":
+                text += (" Its inputs held no NaN or ∞, but CURT_HEALTH records nothing else, so the inputs' health "
+                         "(zeros, negatives, sizes) cannot be known; re-run with tensor_debug_mode='FULL_HEALTH'.")
+            else:
+                text += " Its inputs' health cannot be fully known: " + \
+                        "; ".join(i["description"] for i in p["inputs"]) + "."
+    frame = p["user_frame"]
+    if frame:
+        code = f": {p['source_line'].strip()}" if p["source_line"] else ""
+        text += f" Created at {frame.get('path') or '?'}:{frame['line']}{code}"
+    else:
+        text += " No frame of its creation stack is in user code."
+    return text

@@ -1,0 +1,2 @@
+"""The plugin's JSON API: one route table (`routes.py`) driving dispatch (`app.py`), validation (`params.py`),
+errors (`errors.py`), encoding (`json_encoding.py`) and the OpenAPI document (`openapi.py`)."""

@@ -1,0 +1,119 @@
+"""Every run under a logdir, discovered recursively and kept fresh by one background refresher thread.
+
+Each pass: find file sets (new directories and hosts are picked up), group them into runs, then let every run read
+what its files gained. A failing pass is recorded on the catalog (and the run) and the next pass still runs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from typing import Any, Optional
+
+from ..reader import file_sets as fsets
+from .protocol import NotFound
+from .run_index import RunIndex
+
+
+class Catalog:
+    """protocol.Catalog over a logdir. The first pass runs in the constructor so queries see data at once."""
+
+    def __init__(self, logdir: str, refresh_interval: float = 1.0, first_pass: bool = True):
+        self.logdir = logdir
+        self.refresh_interval = refresh_interval
+        self._runs: dict[str, RunIndex] = {}
+        self._by_key: dict[tuple, RunIndex] = {}  # (directory, run id or prefix) -> run
+        self._run_ids: dict[tuple[str, str], Optional[str]] = {}  # (directory, prefix) -> run id
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+        self._stop = threading.Event()
+        self._problems: list[dict[str, Any]] = []
+        self.passes = 0
+        if first_pass:
+            self.refresh()
+
+    # ------------------------------------------------------------------------------------ refresher
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name=f"dbg-refresh:{self.logdir}", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            self.refresh()
+            self._stop.wait(max(0.05, self.refresh_interval - (time.monotonic() - started)))
+
+    def refresh(self) -> None:
+        """One discovery + read pass over every run. Never raises."""
+        try:
+            self._discover()
+        except Exception as exc:  # noqa: BLE001
+            self._problems = (self._problems + [{"code": "refresh_failed", "severity": "error",
+                                                 "message": f"scanning {self.logdir} failed: {exc!r}",
+                                                 "trace": traceback.format_exc(limit=3)}])[-5:]
+        for run in list(self._runs.values()):
+            run.refresh()  # never raises; records its own failures
+        self.passes += 1
+
+    def _discover(self) -> None:
+        found = fsets.find_file_sets(self.logdir) if os.path.isdir(self.logdir) else []
+        for fs in found:
+            key = (fs.directory, fs.prefix)
+            run_id = self._run_ids.get(key)
+            if run_id is None:
+                run_id = self._run_ids[key] = fsets.read_run_id(fs)
+            fs.run_id = run_id
+        grouped = fsets.group_runs(self.logdir, found)
+        runs = dict(self._runs)
+        for name, sets in grouped.items():
+            run_key = (sets[0].directory, sets[0].run_id or sets[0].prefix)
+            run = self._by_key.get(run_key)
+            if run is None and sets[0].run_id is not None:
+                # A run first seen before its metadata was readable was keyed by its prefix.
+                run = self._by_key.pop((sets[0].directory, sets[0].prefix), None)
+                if run is not None:
+                    self._by_key[run_key] = run
+            if run is None:
+                run = RunIndex(name, self.logdir, sets)
+                self._by_key[run_key] = run
+            else:
+                run.add_file_sets(sets)
+            for old_name in [k for k, v in runs.items() if v is run and k != name]:
+                del runs[old_name]
+            run.name = name
+            runs[name] = run
+        self._runs = runs
+
+    # ------------------------------------------------------------------------------------ queries
+    def runs(self) -> list[RunIndex]:
+        return [self._runs[k] for k in sorted(self._runs)]
+
+    def run(self, name: str) -> RunIndex:
+        run = self._runs.get(name)
+        if run is None:
+            raise NotFound(f"run {name!r} not found under {self.logdir}")
+        return run
+
+    def has_runs(self) -> bool:
+        return bool(self._runs)
+
+    def notices(self) -> list[dict[str, Any]]:
+        out = [{k: v for k, v in p.items() if k != "trace"} for p in self._problems]
+        if not self._runs:
+            out.append({"code": "no_dump_found", "severity": "info", "message": (
+                f"No tfdbg2 dump found under {self.logdir} (searched every folder recursively for "
+                "tfdbg_events.*.metadata / .execution / .graph_execution_traces files). Write one with "
+                "tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode='FULL_HEALTH', "
+                "circular_buffer_size=-1).")})
+        return out

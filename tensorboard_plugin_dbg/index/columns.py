@@ -1,0 +1,57 @@
+"""Growable numpy columns that readers can use while one writer appends.
+
+The writer fills rows past the published length, then publishes a new (length, arrays) snapshot in one attribute
+assignment, so a reader that took a snapshot keeps a consistent view: rows below its length never change and
+growth copies into new arrays instead of resizing the ones readers hold. Growth is by 1.25x to keep slack memory
+small (the index budget is ~48 bytes per trace).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+
+class Columns:
+    def __init__(self, dtypes: Mapping[str, str], capacity: int = 1024):
+        self._dtypes = dict(dtypes)
+        self._arrays = {name: np.zeros(capacity, dtype=dt) for name, dt in self._dtypes.items()}
+        self._snap: tuple[int, dict[str, np.ndarray]] = (0, self._arrays)
+
+    def snapshot(self) -> tuple[int, dict[str, np.ndarray]]:
+        """(length, name -> array); only rows below length are meaningful."""
+        return self._snap
+
+    def __len__(self) -> int:
+        return self._snap[0]
+
+    def view(self, name: str) -> np.ndarray:
+        n, arrays = self._snap
+        return arrays[name][:n]
+
+    def append(self, values: Mapping[str, np.ndarray]) -> None:
+        """Appends equal-length arrays (one per column; missing columns get zeros). Writer thread only."""
+        count = len(next(iter(values.values())))
+        if count == 0:
+            return
+        n, arrays = self._snap
+        capacity = len(next(iter(arrays.values())))
+        if n + count > capacity:
+            new_cap = max(n + count, int(capacity * 1.25) + 1024)
+            grown = {}
+            for name, arr in arrays.items():
+                new = np.zeros(new_cap, dtype=arr.dtype)
+                new[:n] = arr[:n]
+                grown[name] = new
+            arrays = grown
+        for name, arr in arrays.items():
+            if name in values:
+                arr[n:n + count] = values[name]
+            else:
+                arr[n:n + count] = 0
+        self._arrays = arrays
+        self._snap = (n + count, arrays)
+
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self._snap[1].values())

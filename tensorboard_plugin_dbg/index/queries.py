@@ -1,0 +1,315 @@
+"""The query side of a run's index (protocol.RunQueries), mixed into RunIndex.
+
+Every query costs what its answer costs: pages slice the columns, full records are read back by offset, filters
+work on trace kinds (a few thousand) and on a per-kind row permutation built once per index version. Derived
+tables are cached under a key of the column lengths they were built from, so concurrent appends only make a
+cache stale, never wrong.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ..reader import debug_values
+from ..reader.schema import MODE_NAMES
+from . import frames as frame_rules
+from .protocol import NotFound
+from .run_status import status_notices
+
+_FUNCTION_PREFIXES = ("__inference_", "__forward_", "__backward_")
+
+
+def _graphs_by_name(graphs) -> dict:
+    out: dict = {}
+    for g in list(graphs.values()):
+        if g.name:
+            out.setdefault(g.name, []).append(g.graph_id)
+    return out
+
+
+class QueriesMixin:
+    # ------------------------------------------------------------------------------------ cache helper
+    def _derive(self, name: str, key, build):
+        cached = self._derived.get(name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        value = build()
+        self._derived[name] = (key, value)
+        return value
+
+    # ------------------------------------------------------------------------------------ run info
+    def hosts(self) -> list[str]:
+        return sorted({fs.host for fs in self.file_sets})
+
+    def debug_modes(self) -> list[int]:
+        return sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)})
+
+    def info(self) -> dict[str, Any]:
+        alerts = self._alert_table()
+        by_type = {"InfNanAlert": int(len(alerts[0]))} if len(alerts[0]) else {}
+        bytes_read = sum(min(s.offset, s.size) for s in self.files if not s.missing)
+        bytes_total = sum(s.size for s in self.files if not s.missing)
+        return {
+            "name": self.name, "start_time": self.start_time, "tf_version": self.tf_version,
+            "tfdbg_run_id": self.run_id, "hosts": self.hosts(),
+            "debug_modes": [MODE_NAMES.get(m, "UNSPECIFIED") for m in self.debug_modes()],
+            "counts": {"executions": len(self.execs), "graph_executions": len(self.traces),
+                       "graphs": len(self.graphs), "ops": len(self.ops), "source_files": len(self.sources),
+                       "stack_frames": len(self.frames), "alerts": int(len(alerts[0])),
+                       "alerts_by_type": by_type},
+            "status": {"bytes_read": int(bytes_read), "bytes_total": int(bytes_total), "done": bool(self.done),
+                       "last_refresh": self.last_refresh, "notices": status_notices(self)},
+        }
+
+    # ------------------------------------------------------------------------------------ analysis access
+    def kind_info(self, kind: int) -> tuple:
+        """(graph_id, op_name, output_slot, mode, device_name) of a trace kind."""
+        return self.kinds.kinds[kind]
+
+    def trace_arrays(self) -> dict[str, np.ndarray]:
+        """Read-only views of the trace columns: `kind` (int32 code, see kind_info), `wall_time` (float64),
+        `loc` (file code << 48 | offset), and `nonfinite_rows` (sorted uint32 rows whose value is non-finite;
+        decode one with trace_health)."""
+        n, arrays = self.traces.snapshot()
+        out = {name: arr[:n] for name, arr in arrays.items()}
+        m, nf = self.trace_nf.snapshot()
+        out["nonfinite_rows"] = nf["row"][:m]
+        for arr in out.values():
+            arr.flags.writeable = False
+        return out
+
+    def execution_arrays(self) -> dict[str, np.ndarray]:
+        """Read-only views of the execution columns (wall_time, op_type code, num_outputs, graph code, file,
+        offset, mode, nonfinite flag); decode codes with exec_op_types / exec_graph_ids."""
+        n, arrays = self.execs.snapshot()
+        out = {name: arr[:n] for name, arr in arrays.items()}
+        for arr in out.values():
+            arr.flags.writeable = False
+        return out
+
+    def trace_event(self, index: int):
+        n, arrays = self.traces.snapshot()
+        if not 0 <= index < n:
+            raise NotFound(f"graph execution {index} not found (run has {n})")
+        return self.read_trace_event(index).graph_execution_trace
+
+    def trace_health(self, index: int) -> dict[str, Any]:
+        t = self.trace_event(index)
+        return debug_values.decode_debug_value(int(t.tensor_debug_mode),
+                                               t.tensor_proto or None)
+
+    def execution_event(self, index: int):
+        n, arrays = self.execs.snapshot()
+        if not 0 <= index < n:
+            raise NotFound(f"execution {index} not found (run has {n})")
+        return self.read_event(int(arrays["file"][index]), int(arrays["offset"][index]))
+
+    def op_entry(self, graph_id: str, op_name: str):
+        return self.ops.get((graph_id, op_name))
+
+    def graph_chain_ids(self, graph_id: str) -> list[str]:
+        chain, seen = [], set()
+        g = graph_id
+        while g and g not in seen:
+            seen.add(g)
+            chain.append(g)
+            entry = self.graphs.get(g)
+            g = entry.outer_id if entry else None
+        return chain[::-1]
+
+    # ------------------------------------------------------------------------------------ alerts
+    def _alert_table(self):
+        """(source 0=execution/1=graph, source index, wall time) of every alert, in wall-time order."""
+        key = (len(self.exec_nf), len(self.trace_nf))
+
+        def build():
+            e_rows = self.exec_nf.view("row")
+            t_rows = self.trace_nf.view("row")
+            e_wall = self.execs.view("wall_time")[e_rows]
+            t_wall = self.traces.view("wall_time")[t_rows]
+            src = np.concatenate([np.zeros(len(e_rows), np.int8), np.ones(len(t_rows), np.int8)])
+            idx = np.concatenate([e_rows, t_rows.astype(np.int64)])
+            wall = np.concatenate([e_wall, t_wall])
+            order = np.lexsort((idx, src, wall))
+            return src[order], idx[order], wall[order]
+        return self._derive("alerts", key, build)
+
+    def _alert(self, position: int, src: int, idx: int, wall: float) -> dict[str, Any]:
+        if src == 0:
+            rows = self.exec_nf.view("row")
+            j = int(np.searchsorted(rows, idx))
+            counts = [float(self.exec_nf.view(c)[j]) for c in ("neg_inf", "pos_inf", "nan", "size")]
+            counts = [None if c < 0 else int(c) for c in counts]
+            digest = self._exec_digest(idx)
+            op_name, op_type, graph_id, slot = None, digest["op_type"], digest["graph_id"], 0
+        else:
+            graph_id, op_name, slot, _, _ = self.kinds.kinds[int(self.traces.view("kind")[idx])]
+            op = self.ops.get((graph_id, op_name))
+            op_type = op.op_type if op else ""
+            health = self.trace_health(idx)
+            counts = [health.get(c) for c in ("neg_inf", "pos_inf", "nan", "size")]
+        return {"index": position, "type": "InfNanAlert", "source": "execution" if src == 0 else "graph_execution",
+                "source_index": int(idx), "wall_time": float(wall), "op_name": op_name, "op_type": op_type,
+                "graph_id": graph_id, "output_slot": int(slot), "neg_inf": counts[0], "pos_inf": counts[1],
+                "nan": counts[2], "size": counts[3], "role": None}
+
+    def alerts(self, begin: int, end: int, alert_type: Optional[str] = None,
+               producers_only: bool = False) -> dict[str, Any]:
+        src, idx, wall = self._alert_table()
+        total_all = len(src)
+        positions = np.arange(total_all)
+        if alert_type not in (None, "", "InfNanAlert"):
+            positions = positions[:0]
+        roles = self._alert_roles() if producers_only else None
+        if roles is not None:
+            positions = np.array([p for p in positions if roles.get(int(p)) == "producer"], dtype=np.int64)
+        page = positions[begin:end]
+        alerts = [self._alert(int(p), int(src[p]), int(idx[p]), float(wall[p])) for p in page]
+        if roles:
+            for a in alerts:
+                a["role"] = roles.get(a["index"])
+        return {"begin": begin, "end": begin + len(alerts), "total": int(len(positions)),
+                "totals_by_type": {"InfNanAlert": total_all} if total_all else {}, "alerts": alerts}
+
+    def _alert_roles(self) -> Optional[dict]:
+        try:
+            mod = importlib.import_module("tensorboard_plugin_dbg.analysis.root_cause")
+        except ImportError:
+            return None
+        fn = getattr(mod, "alert_roles", None)
+        return fn(self) if fn else None
+
+    # ------------------------------------------------------------------------------------ executions
+    def _exec_graph_id(self, index: int, arrays) -> Optional[str]:
+        code = int(arrays["graph"][index])
+        if code >= 0:
+            return self.exec_graph_ids[code]
+        op_type = self.exec_op_types[int(arrays["op_type"][index])]
+        if not op_type.startswith(_FUNCTION_PREFIXES):
+            return None
+        # TF leaves graph_id empty for GradientTape functions: their traces were written right before this record.
+        wall = arrays["wall_time"][index]
+        prev = arrays["wall_time"][index - 1] if index > 0 else -np.inf
+        t_wall = self.traces.view("wall_time")
+        hi = int(np.searchsorted(t_wall, wall, side="right"))
+        if hi > 0 and t_wall[hi - 1] > prev:
+            graph_id = self.kinds.kinds[int(self.traces.view("kind")[hi - 1])][0]
+            chain = self.graph_chain_ids(graph_id)
+            named = [g for g in chain if self.graphs.get(g) and self.graphs[g].name]
+            return named[0] if named else graph_id
+        # no traces (TF does not trace backward functions): the function name carries the graph's name
+        name = re.sub(r"_\d+$", "", op_type[len("__inference_"):] if op_type.startswith("__inference_") else op_type)
+        ids = self._derive("graphs_by_name", len(self.graphs), lambda: _graphs_by_name(self.graphs))
+        matches = ids.get(name, [])
+        return matches[0] if len(matches) == 1 else None
+
+    def _exec_digest(self, index: int) -> dict[str, Any]:
+        n, a = self.execs.snapshot()
+        mode = int(a["mode"][index])
+        op_type = self.exec_op_types[int(a["op_type"][index])]
+        nonfinite = bool(a["nonfinite"][index])
+        if nonfinite:
+            rows = self.exec_nf.view("row")
+            j = int(np.searchsorted(rows, index))
+            counts = [float(self.exec_nf.view(c)[j]) for c in ("neg_inf", "pos_inf", "nan")]
+            counts = [None if c < 0 else int(c) for c in counts]
+        else:
+            counts = [0, 0, 0] if mode in (3, 4, 7) else [None, None, None]
+        graph_id = self._exec_graph_id(index, a)
+        return {"index": index, "wall_time": float(a["wall_time"][index]), "op_type": op_type,
+                "is_function": bool(int(a["graph"][index]) >= 0 or op_type.startswith(_FUNCTION_PREFIXES)),
+                "num_outputs": int(a["num_outputs"][index]), "host": self.files[int(a["file"][index])].host,
+                "tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"), "neg_inf": counts[0],
+                "pos_inf": counts[1], "nan": counts[2], "alert": nonfinite, "graph_id": graph_id}
+
+    def executions(self, begin: int, end: int) -> dict[str, Any]:
+        n = len(self.execs)
+        end = min(end, n)
+        begin = min(begin, end)
+        return {"begin": begin, "end": end, "total": n,
+                "executions": [self._exec_digest(i) for i in range(begin, end)]}
+
+    def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
+        event = self.execution_event(index)
+        ex = event.execution
+        out = self._exec_digest(index)
+        mode = int(ex.tensor_debug_mode)
+        protos = list(ex.tensor_protos)
+        outputs, values = [], []
+        for slot in range(max(int(ex.num_outputs), len(protos))):
+            proto = protos[slot] if slot < len(protos) else None
+            outputs.append(debug_values.decode_debug_value(mode, proto, eager=True))
+            values.append(debug_values.tensor_value(proto, 0, max_elements) if mode == 7 else None)
+        device_ids = [int(d) for d in ex.output_tensor_device_ids]
+        graph = self.graphs.get(out["graph_id"]) if out["graph_id"] else None
+        out.update({"input_tensor_ids": [int(t) for t in ex.input_tensor_ids],
+                    "output_tensor_ids": [int(t) for t in ex.output_tensor_ids],
+                    "output_tensor_device_ids": device_ids,
+                    "output_devices": [self.devices.get(d) for d in device_ids],
+                    "outputs": outputs, "values": values,
+                    "stack_frame_ids": list(ex.code_location.stack_frame_ids),
+                    "graph_name": graph.name if graph else None})
+        return out
+
+    # ------------------------------------------------------------------------------------ graph executions
+    from .trace_queries import (_kind_rows, _kinds_matching, _op_kinds, _trace_indices, _trace_row,  # noqa: E402
+                                graph_execution, graph_executions, graph, op, op_trace_rows)
+
+    # ------------------------------------------------------------------------------------ sources, frames
+    def source_files(self) -> dict[str, Any]:
+        return {"files": [{"index": i, "host": s.host, "path": s.path, "line_count": s.line_count,
+                           "is_user": frame_rules.is_user_path(s.path)} for i, s in enumerate(list(self.sources))]}
+
+    def _op_lines(self, index: int) -> list[int]:
+        def build():
+            return sorted({line for (fi, line, _f, _h) in list(self.frames.values()) if fi == index})
+        return self._derive(f"op_lines:{index}", len(self.frames), build)
+
+    def source_file(self, index: int, begin_line: Optional[int] = None,
+                    end_line: Optional[int] = None) -> dict[str, Any]:
+        if not 0 <= index < len(self.sources):
+            raise NotFound(f"source file {index} not found (run has {len(self.sources)})")
+        entry = self.sources[index]
+        lines = self.source_lines(index)
+        count = len(lines)
+        b = max(1, begin_line or 1)
+        e = min(count, end_line if end_line is not None else count)
+        if count == 0:
+            b, e = 1, 0
+        b = min(b, max(e, 1))
+        return {"index": index, "host": entry.host, "path": entry.path, "line_count": count, "begin_line": b,
+                "end_line": e, "lines": lines[b - 1:e] if e >= b else [], "op_lines": self._op_lines(index)}
+
+    def stack_frame(self, frame_id: str) -> dict[str, Any]:
+        fr = self.frames.get(frame_id)
+        if fr is None:
+            raise NotFound(f"stack frame {frame_id!r} not found")
+        file_index, line, func, host = fr
+        src = self.sources[file_index] if 0 <= file_index < len(self.sources) else None
+        path = src.path if src else None
+        return {"id": frame_id, "host": src.host if src else host, "path": path, "line": line,
+                "function": func, "source_index": file_index,
+                "is_user": frame_rules.is_user_path(path) if path else False}
+
+    def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
+        return {"frames": [self.stack_frame(i) for i in ids]}
+
+    def root_cause(self) -> dict[str, Any]:
+        try:
+            mod = importlib.import_module("tensorboard_plugin_dbg.analysis.root_cause")
+        except ImportError:
+            mod = None
+        if mod is not None and hasattr(mod, "analyze"):
+            return self._derive("root_cause", self.version, lambda: mod.analyze(self))
+        has_alerts = len(self._alert_table()[0]) > 0
+        return {"status": "unknown" if has_alerts else "clean",
+                "message": "Root-cause analysis is not available." if has_alerts else
+                "No non-finite tensor was recorded.", "producer": None, "producers": 0, "propagators": 0}
+
+    def rel_path(self, path: str) -> str:
+        return os.path.relpath(path, self.directory)

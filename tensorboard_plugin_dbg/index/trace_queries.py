@@ -1,0 +1,189 @@
+"""Graph execution, graph and op queries (methods of RunIndex; see queries.py).
+
+Filters are resolved on trace kinds first (a kind is one (graph, op, slot, mode, device) identity), then rows
+come from a per-kind permutation of the trace rows (`_kind_rows`, one stable argsort per index version), so a
+filtered page costs the number of matching rows, and an op's trace list costs that op's traces.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ..reader import debug_values
+from ..reader.schema import MODE_NAMES
+from .protocol import NotFound
+
+_MAX_INDICES = 1000
+
+
+def _kind_rows(self):
+    """(order, starts): rows of kind k are order[starts[k]:starts[k + 1]], ascending."""
+    n = len(self.traces)
+
+    def build():
+        kind = self.traces.view("kind")[:n]
+        counts = np.bincount(kind, minlength=len(self.kinds)) if n else np.zeros(len(self.kinds), np.int64)
+        order = np.argsort(kind, kind="stable").astype(np.int64 if n >= 2**31 else np.int32)
+        return order, np.concatenate([[0], np.cumsum(counts)])
+    return self._derive("kind_rows", (n, len(self.kinds)), build)
+
+
+def _kinds_matching(self, op_type=None, op_name=None, graph_id=None) -> np.ndarray:
+    def build():
+        needle = op_name.lower() if op_name else None
+        out = []
+        for code, (g, name, _slot, _mode, _dev) in enumerate(list(self.kinds.kinds)):
+            if graph_id is not None and g != graph_id:
+                continue
+            if needle is not None and needle not in name.lower():
+                continue
+            if op_type is not None:
+                op = self.ops.get((g, name))
+                if op is None or op.op_type != op_type:
+                    continue
+            out.append(code)
+        return np.array(out, dtype=np.int64)
+    return self._derive(f"kinds:{op_type!r}:{op_name!r}:{graph_id!r}", (len(self.kinds), len(self.ops)), build)
+
+
+def _rows_of_kinds(self, kinds: np.ndarray) -> np.ndarray:
+    order, starts = self._kind_rows()
+    parts = [order[starts[k]:starts[k + 1]] for k in kinds.tolist() if k + 1 < len(starts)]
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    rows = np.concatenate(parts).astype(np.int64)
+    if len(parts) > 1:
+        rows.sort()
+    return rows
+
+
+def _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite) -> Optional[np.ndarray]:
+    """Sorted matching rows, or None when no filter applies (then rows are 0..n-1)."""
+    n = len(self.traces)
+    if op_type is None and not op_name and graph_id is None:
+        if not only_nonfinite:
+            return None
+        nf = self.trace_nf.view("row")
+        return nf[nf < n].astype(np.int64)
+
+    def build():
+        rows = _rows_of_kinds(self, self._kinds_matching(op_type, op_name or None, graph_id))
+        rows = rows[rows < n]
+        if only_nonfinite:
+            rows = rows[np.isin(rows, self.trace_nf.view("row"), assume_unique=True)]
+        return rows
+    key = (n, len(self.trace_nf), len(self.kinds), len(self.ops))
+    return self._derive(f"filter:{op_type!r}:{op_name!r}:{graph_id!r}:{only_nonfinite}", key, build)
+
+
+def _trace_row(self, index: int) -> dict[str, Any]:
+    n, a = self.traces.snapshot()
+    if not 0 <= index < n:
+        raise NotFound(f"graph execution {index} not found (run has {n})")
+    graph_id, op_name, slot, mode, device = self.kinds.kinds[int(a["kind"][index])]
+    op = self.ops.get((graph_id, op_name))
+    event = self.read_trace_event(index)
+    t = event.graph_execution_trace
+    proto = t.tensor_proto or None
+    return {"index": index, "wall_time": float(a["wall_time"][index]), "op_name": op_name,
+            "op_type": op.op_type if op else None, "output_slot": int(slot), "graph_id": graph_id,
+            "device_name": device or None, "host": self.files[self.trace_file_code(index)].host,
+            "health": debug_values.decode_debug_value(int(mode), proto), "_proto": proto, "_mode": int(mode)}
+
+
+def graph_executions(self, begin: int, end: int, op_type: Optional[str] = None, op_name: Optional[str] = None,
+                     graph_id: Optional[str] = None, only_nonfinite: bool = False) -> dict[str, Any]:
+    n = len(self.traces)
+    rows = _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite)
+    total = n if rows is None else len(rows)
+    end = min(end, total)
+    begin = min(begin, end)
+    page = range(begin, end) if rows is None else rows[begin:end].tolist()
+    out = []
+    for i in page:
+        row = self._trace_row(int(i))
+        row.pop("_proto"), row.pop("_mode")
+        out.append(row)
+    return {"begin": begin, "end": end, "total": int(total), "unfiltered_total": n, "rows": out}
+
+
+def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
+    row = self._trace_row(index)
+    proto, mode = row.pop("_proto"), row.pop("_mode")
+    graph = self.graphs.get(row["graph_id"])
+    row.update({"tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"),
+                "value": debug_values.tensor_value(proto, begin, max_elements) if mode == 7 else None,
+                "graph_name": graph.name if graph else "", "graph_chain": self.graph_chain_ids(row["graph_id"])})
+    return row
+
+
+def graph(self, graph_id: str) -> dict[str, Any]:
+    entry = self.graphs.get(graph_id)
+    if entry is None:
+        raise NotFound(f"graph {graph_id!r} not found")
+    chain = [{"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""}
+             for g in self.graph_chain_ids(graph_id)]
+    inner = [{"graph_id": g.graph_id, "name": g.name} for g in list(self.graphs.values()) if g.outer_id == graph_id]
+    return {"graph_id": graph_id, "name": entry.name, "outer_graph_id": entry.outer_id, "chain": chain,
+            "inner_graphs": inner, "op_count": len(entry.op_names)}
+
+
+def _op_kinds(self) -> dict:
+    """(graph_id, op_name) -> {output_slot: [kind codes]}."""
+    def build():
+        out: dict = {}
+        for code, (g, name, slot, _mode, _dev) in enumerate(list(self.kinds.kinds)):
+            out.setdefault((g, name), {}).setdefault(slot, []).append(code)
+        return out
+    return self._derive("op_kinds", len(self.kinds), build)
+
+
+def op_trace_rows(self, graph_id: str, op_name: str, output_slot: Optional[int] = None) -> np.ndarray:
+    """Sorted trace rows of an op (one output slot, or all); for analyses and the UI's highlighting."""
+    slots = self._op_kinds().get((graph_id, op_name), {})
+    kinds = [k for s, ks in slots.items() if output_slot is None or s == output_slot for k in ks]
+    rows = _rows_of_kinds(self, np.array(kinds, dtype=np.int64))
+    return rows[rows < len(self.traces)]
+
+
+def _trace_indices(self, rows: np.ndarray, near: Optional[int]) -> dict[str, Any]:
+    if len(rows) <= _MAX_INDICES:
+        picked = rows
+    elif near is None:
+        picked = rows[:_MAX_INDICES]
+    else:
+        at = int(np.searchsorted(rows, near))
+        lo = max(0, min(at - _MAX_INDICES // 2, len(rows) - _MAX_INDICES))
+        picked = rows[lo:lo + _MAX_INDICES]
+    return {"count": int(len(rows)), "indices": [int(i) for i in picked]}
+
+
+def _summary(self, graph_id: str, op_name: str) -> Optional[dict[str, Any]]:
+    op = self.ops.get((graph_id, op_name))
+    if op is None:
+        return None
+    return {"graph_id": graph_id, "op_name": op_name, "op_type": op.op_type, "num_outputs": op.num_outputs}
+
+
+def op(self, graph_id: str, op_name: str, near: Optional[int] = None) -> dict[str, Any]:
+    entry = self.ops.get((graph_id, op_name))
+    if entry is None:
+        raise NotFound(f"op {op_name!r} not found in graph {graph_id!r}")
+    inputs = [{"slot": i, "op_name": producer, "output_slot": out_slot, "op": _summary(self, graph_id, producer),
+               "traces": self._trace_indices(self.op_trace_rows(graph_id, producer, out_slot), near)}
+              for i, (producer, out_slot) in enumerate(entry.inputs)]
+    by_slot: dict[int, list] = {s: [] for s in range(entry.num_outputs)}
+    for out_slot, consumer, input_slot in list(self.consumers.get((graph_id, op_name), [])):
+        by_slot.setdefault(out_slot, []).append({
+            "input_slot": input_slot, "op_name": consumer, "op": _summary(self, graph_id, consumer),
+            "traces": self._trace_indices(self.op_trace_rows(graph_id, consumer), near)})
+    return {"graph_id": graph_id,
+            "graph_chain": [{"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""}
+                            for g in self.graph_chain_ids(graph_id)],
+            "op_name": op_name, "op_type": entry.op_type, "device_name": entry.device_name,
+            "num_outputs": entry.num_outputs, "output_tensor_ids": [int(t) for t in entry.output_tensor_ids],
+            "stack_frame_ids": list(entry.stack_frame_ids), "host": entry.host,
+            "traces": self._trace_indices(self.op_trace_rows(graph_id, op_name), near), "inputs": inputs,
+            "consumers": [{"output_slot": s, "consumers": c} for s, c in sorted(by_slot.items())]}

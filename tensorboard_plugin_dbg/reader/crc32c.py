@@ -1,0 +1,272 @@
+"""CRC-32C (Castagnoli), scalar and vectorized with numpy, plus TFRecord's masking.
+
+Why vectorized: a dump holds millions of small records and a few multi-megabyte ones (source files); a per-byte
+Python loop would dominate indexing. Everything here is XOR-linear, which the code exploits twice:
+  * many equal-length records are processed column-wise (one numpy step per 4-byte column for all records),
+    using two 65,536-entry tables that advance the register over 4 bytes at once;
+  * a long record is cut into equal chunks whose CRCs are computed column-wise, then folded with a
+    precomputed "advance over C zero bytes" operator.
+The register after a message from init `i` equals adv(i, n) ^ raw(message), where raw starts from 0 and adv(i, n)
+advances `i` over n zero bytes; so the init/xorout terms are added once per record length.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+_POLY = 0x82F63B78
+_MASK_DELTA = 0xA282EAD8
+_CHUNK = 1024  # bytes per chunk when folding a long record
+_LONG = 4096  # records at least this long use the chunked path
+
+
+def _byte_table() -> np.ndarray:
+    table = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        table = np.where(table & 1, (table >> 1) ^ np.uint32(_POLY), table >> 1).astype(np.uint32)
+    return table
+
+
+T8 = _byte_table()
+_T8_LIST = [int(v) for v in T8]
+
+
+def _advance_array(values: np.ndarray, nbytes: int) -> np.ndarray:
+    """Advances every register in `values` over `nbytes` zero bytes (raw, vectorized)."""
+    r = values.astype(np.uint32)
+    for _ in range(nbytes):
+        r = T8[r & 0xFF] ^ (r >> 8)
+    return r
+
+
+# Advance over 4 bytes, split by the register's low and high halves (the map is linear, so the halves add).
+_LOW16 = _advance_array(np.arange(65536, dtype=np.uint32), 4)
+_HIGH16 = _advance_array(np.arange(65536, dtype=np.uint32) << 16, 4)
+# Advance over one chunk of zero bytes, one table per register byte.
+_CHUNK_TABLES = [
+    [int(v) for v in _advance_array(np.arange(256, dtype=np.uint32) << (8 * k), _CHUNK)] for k in range(4)
+]
+# Operators "advance over 2**k zero bytes", each as four 256-entry byte tables; built lazily.
+_POW2_OPS: list[list[list[int]]] = [[[int(v) for v in _advance_array(np.arange(256, dtype=np.uint32) << (8 * k), 1)]
+                                     for k in range(4)]]
+_INIT_TERM: dict[int, int] = {}
+
+
+def _apply(op: list[list[int]], x: int) -> int:
+    return op[0][x & 0xFF] ^ op[1][(x >> 8) & 0xFF] ^ op[2][(x >> 16) & 0xFF] ^ op[3][x >> 24]
+
+
+def _advance(x: int, n: int) -> int:
+    """Advances register `x` over `n` zero bytes in O(log n)."""
+    k = 0
+    while n:
+        while len(_POW2_OPS) <= k:
+            last = _POW2_OPS[-1]
+            _POW2_OPS.append([[_apply(last, _apply(last, b << (8 * j))) for b in range(256)] for j in range(4)])
+        if n & 1:
+            x = _apply(_POW2_OPS[k], x)
+        n >>= 1
+        k += 1
+    return x
+
+
+def _init_term(n: int) -> int:
+    """adv(0xFFFFFFFF, n) ^ 0xFFFFFFFF: what the standard init and xorout add to a raw CRC of n bytes."""
+    term = _INIT_TERM.get(n)
+    if term is None:
+        term = _advance(0xFFFFFFFF, n) ^ 0xFFFFFFFF
+        if len(_INIT_TERM) < 100_000:
+            _INIT_TERM[n] = term
+    return term
+
+
+def _raw_columns(columns: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Advances registers `r` (M,) over word columns `columns` (W, M) of little-endian uint32, in place."""
+    lo = np.empty_like(r)
+    hi = np.empty_like(r)
+    for j in range(columns.shape[0]):
+        np.bitwise_xor(r, columns[j], out=r)
+        np.bitwise_and(r, 0xFFFF, out=lo)
+        np.right_shift(r, 16, out=hi)
+        np.take(_LOW16, lo, out=lo)
+        np.take(_HIGH16, hi, out=hi)
+        np.bitwise_xor(lo, hi, out=r)
+    return r
+
+
+def _raw_long(buf: np.ndarray, start: int, n: int) -> int:
+    """Raw CRC of one long slice: chunk CRCs column-wise, then folded with the chunk-advance operator."""
+    h = n % _CHUNK
+    r = 0
+    for b in buf[start:start + h].tobytes():
+        r = _T8_LIST[(r ^ b) & 0xFF] ^ (r >> 8)
+    body = buf[start + h:start + n]
+    if len(body) == 0:
+        return r
+    rows = np.ascontiguousarray(body).view("<u4").reshape(-1, _CHUNK // 4)
+    chunk_crcs = _raw_columns(np.ascontiguousarray(rows.T), np.zeros(len(rows), dtype=np.uint32)).tolist()
+    t0, t1, t2, t3 = _CHUNK_TABLES
+    for c in chunk_crcs:
+        r = t0[r & 0xFF] ^ t1[(r >> 8) & 0xFF] ^ t2[(r >> 16) & 0xFF] ^ t3[r >> 24] ^ c
+    return r
+
+
+_FRONT = _LONG + 8  # zero bytes before the buffer copy, so left-padded words never index below 0
+_KEEP_HIGH32 = np.array([0xFFFFFFFF ^ ((1 << (8 * k)) - 1) for k in range(5)], dtype=np.uint32)
+_BATCH = 8192  # records per vectorized step: keeps the working arrays in cache
+
+
+_local = threading.local()
+
+
+def _workspace(n4: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-thread buffers reused across chunks: fresh 100 MB allocations would cost more in page faults than
+    the copies themselves. Valid until the same thread builds the next Words; release_workspace() frees them
+    (the index calls it after each refresh pass)."""
+    padded, flat = getattr(_local, "padded", None), getattr(_local, "flat", None)
+    if flat is None or len(flat) < 4 * n4:
+        cap = n4 + n4 // 8
+        padded = np.zeros(4 * cap + 8, np.uint8)
+        flat = np.zeros(4 * cap, np.uint32)
+        _local.padded, _local.flat = padded, flat
+    return padded, flat
+
+
+def release_workspace() -> None:
+    _local.padded = _local.flat = None
+
+
+class Words:
+    """A uint8 buffer, zero-padded on both sides, stored four times as little-endian uint32 words starting at byte
+    0, 1, 2 and 3 (one (4, n) array): the 4 bytes at any position p are the single element index(p), and the next
+    4 bytes are index(p) + 1. So any slice is read one plain gather per word, whatever its alignment. Costs 4x
+    the chunk, transiently; numpy gathers from unaligned views take a slow path, so the copies pay for themselves.
+    """
+
+    def __init__(self, buf: np.ndarray):
+        n4 = (_FRONT + len(buf) + 27) // 4
+        padded, flat = _workspace(n4)
+        cap = len(flat) // 4
+        padded[:_FRONT] = 0
+        padded[_FRONT:_FRONT + len(buf)] = buf
+        padded[_FRONT + len(buf):4 * n4 + 4] = 0
+        for k in range(4):
+            flat[k * cap:k * cap + n4].view(np.uint8)[:] = padded[k:k + 4 * n4]
+        self.flat = flat
+        self.n4 = cap
+        self.size = len(buf)
+        self._padded = padded
+
+    def padded_bytes(self) -> np.ndarray:
+        """The original bytes."""
+        return self._padded[_FRONT:_FRONT + self.size]
+
+    def index(self, positions: np.ndarray) -> np.ndarray:
+        p = positions + _FRONT
+        return (p & 3) * self.n4 + (p >> 2)
+
+    def u32(self, positions: np.ndarray) -> np.ndarray:
+        """The little-endian uint32 at each byte position."""
+        return self.flat[self.index(positions)]
+
+    def f64(self, positions: np.ndarray) -> np.ndarray:
+        """The little-endian float64 at each byte position."""
+        i = self.index(positions)
+        return (self.flat[i].astype(np.uint64) | (self.flat[i + 1].astype(np.uint64) << np.uint64(32))
+                ).view(np.float64)
+
+
+_INIT_TABLE: list = []
+
+
+def _init_terms() -> np.ndarray:
+    """_init_term for every length below _LONG, as one array (built on first use, ~10 ms)."""
+    if not _INIT_TABLE:
+        table = np.zeros(_LONG, np.uint32)
+        r = 0xFFFFFFFF
+        for n in range(_LONG):  # adv(0xFFFFFFFF, n), one zero byte at a time
+            table[n] = r ^ 0xFFFFFFFF
+            r = _T8_LIST[r & 0xFF] ^ (r >> 8)
+        _INIT_TABLE.append(table)
+    return _INIT_TABLE[0]
+
+
+def _raw_padded(words: Words, starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+    """Raw CRCs of slices no longer than `width` (a multiple of 4): each slice is read as `width` bytes ending at
+    its end, with the bytes before its start masked to zero (leading zeros leave a raw CRC unchanged)."""
+    out = np.zeros(len(starts), np.uint32)
+    first = words.index(starts + lengths - width)
+    for a in range(0, len(starts), _BATCH):
+        base = first[a:a + _BATCH]
+        lead = width - lengths[a:a + _BATCH]
+        masked_steps = int((lead.max() + 3) // 4)
+        r = np.zeros(len(base), np.uint32)
+        w = np.empty_like(r)
+        lo = np.empty_like(r)
+        hi = np.empty_like(r)
+        idx = np.empty_like(base)
+        for j in range(width // 4):
+            np.add(base, j, out=idx)
+            np.take(words.flat, idx, out=w)
+            if j < masked_steps:
+                w &= _KEEP_HIGH32[np.clip(lead - 4 * j, 0, 4)]
+            np.bitwise_xor(r, w, out=r)
+            np.bitwise_and(r, 0xFFFF, out=lo)
+            np.right_shift(r, 16, out=hi)
+            np.take(_LOW16, lo, out=lo)
+            np.take(_HIGH16, hi, out=hi)
+            np.bitwise_xor(lo, hi, out=r)
+        out[a:a + _BATCH] = r
+    return out
+
+
+def crc32c_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, words: "Words | None" = None
+                ) -> np.ndarray:
+    """Standard CRC-32C of each slice buf[starts[i] : starts[i] + lengths[i]] (uint8 buffer), as uint32."""
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.zeros(len(starts), dtype=np.uint32)
+    if len(starts) == 0:
+        return out
+    long_mask = lengths >= _LONG
+    if buf is None and long_mask.any():
+        buf = words.padded_bytes()
+    for i in np.flatnonzero(long_mask):
+        n = int(lengths[i])
+        out[i] = _raw_long(buf, int(starts[i]), n) ^ _init_term(n)
+    short = np.flatnonzero(~long_mask)
+    if len(short):
+        words = words if words is not None else Words(buf)
+        # buckets of similar length, so padding wastes at most half of each bucket's work
+        bucket = np.ceil(np.log2(np.maximum(lengths[short], 8)) * 2).astype(np.int64)
+        for b in np.unique(bucket):
+            sel = short[bucket == b]
+            w = int(((lengths[sel].max() + 3) // 4) * 4)
+            raw = _raw_padded(words, starts[sel], lengths[sel], w) if w else np.zeros(len(sel), np.uint32)
+            out[sel] = raw ^ _init_terms()[lengths[sel]]
+    return out
+
+
+def crc32c(data: bytes) -> int:
+    """Standard CRC-32C of `data`."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    return int(crc32c_many(arr, np.array([0]), np.array([len(data)]))[0])
+
+
+def crc32c_python(data: bytes) -> int:
+    """Plain table-driven CRC-32C, for tests and tiny inputs."""
+    r = 0xFFFFFFFF
+    for b in data:
+        r = _T8_LIST[(r ^ b) & 0xFF] ^ (r >> 8)
+    return r ^ 0xFFFFFFFF
+
+
+def mask(crc):
+    """TFRecord's masked CRC; works on ints and uint32 arrays."""
+    if isinstance(crc, np.ndarray):
+        c = crc.astype(np.uint32)
+        return ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    crc &= 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF

@@ -1,0 +1,215 @@
+"""Decoding the debug tensor of a trace or an eager output into wire.ts `TensorHealth` / `TensorValue` dicts.
+
+Health modes carry a float64 vector whose layout depends on the mode (see the format notes); FULL_TENSOR carries the
+tensor itself, as raw `tensor_content` for arrays but as typed fields (`float_val`, `half_val` ...) for scalars.
+Eager health records hold an empty TensorProto for outputs that were not instrumented (non-float). Nothing here
+raises on bad input: an undecodable value becomes {'mode': 'UNKNOWN', 'reason': ...}.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .schema import MODE_NAMES
+
+# DataType enum value -> (wire name, numpy dtype or None, TensorProto typed field used for scalars).
+DTYPES: dict[int, tuple[str, Optional[str], Optional[str]]] = {
+    1: ("float32", "<f4", "float_val"), 2: ("float64", "<f8", "double_val"), 3: ("int32", "<i4", "int_val"),
+    4: ("uint8", "u1", "int_val"), 5: ("int16", "<i2", "int_val"), 6: ("int8", "i1", "int_val"),
+    7: ("string", None, "string_val"), 8: ("complex64", "<c8", "scomplex_val"), 9: ("int64", "<i8", "int64_val"),
+    10: ("bool", "?", "bool_val"), 11: ("qint8", "i1", "int_val"), 12: ("quint8", "u1", "int_val"),
+    13: ("qint32", "<i4", "int_val"), 14: ("bfloat16", "bfloat16", "half_val"), 15: ("qint16", "<i2", "int_val"),
+    16: ("quint16", "<u2", "int_val"), 17: ("uint16", "<u2", "int_val"), 18: ("complex128", "<c16", "dcomplex_val"),
+    19: ("float16", "<f2", "half_val"), 20: ("resource", None, None), 21: ("variant", None, None),
+    22: ("uint32", "<u4", "uint32_val"), 23: ("uint64", "<u8", "uint64_val"),
+}
+_HEALTH_LEN = {2: 2, 3: 5, 4: 11, 5: 10}
+
+
+def dtype_name(enum_value: int) -> str:
+    entry = DTYPES.get(int(enum_value))
+    return entry[0] if entry else f"dtype_{int(enum_value)}"
+
+
+def _tensor_proto_class():
+    from tensorboard.compat.proto import tensor_pb2
+    return tensor_pb2.TensorProto
+
+
+def parse_tensor_proto(data: bytes):
+    """TensorBoard's TensorProto from bytes, or None when it does not parse."""
+    proto = _tensor_proto_class()()
+    try:
+        proto.ParseFromString(data)
+    except Exception:  # noqa: BLE001
+        return None
+    return proto
+
+
+def tensor_to_numpy(proto) -> tuple[np.ndarray, str, list[int]]:
+    """(flat array, dtype name, shape). Strings come back as an object array of bytes."""
+    name, np_dtype, typed_field = DTYPES.get(proto.dtype, (dtype_name(proto.dtype), None, None))
+    shape = [int(d.size) for d in proto.tensor_shape.dim]
+    size = int(np.prod(shape)) if shape else 1
+    if proto.tensor_content:
+        if np_dtype is None:
+            raise ValueError(f"cannot decode tensor_content of dtype {name}")
+        if np_dtype == "bfloat16":
+            raw = np.frombuffer(proto.tensor_content, dtype="<u2").astype(np.uint32) << 16
+            return raw.view(np.float32), name, shape
+        return np.frombuffer(proto.tensor_content, dtype=np_dtype), name, shape
+    if typed_field is None:
+        raise ValueError(f"no values for dtype {name}")
+    values = list(getattr(proto, typed_field))
+    if np_dtype == "<f2":
+        arr = np.array(values, dtype=np.uint16).view(np.float16)
+    elif np_dtype == "bfloat16":
+        arr = (np.array(values, dtype=np.uint32) << 16).view(np.float32)
+    elif np_dtype is None:  # string
+        arr = np.array(values, dtype=object)
+    elif typed_field in ("scomplex_val", "dcomplex_val"):
+        flat = np.array(values, dtype=np.float64)
+        arr = (flat[0::2] + 1j * flat[1::2]).astype(np_dtype)
+    else:
+        arr = np.array(values, dtype=np_dtype)
+    if len(arr) < size:  # TF repeats the last typed value to fill the shape (a scalar splat)
+        fill = arr[-1] if len(arr) else (b"" if np_dtype is None else 0)
+        arr = np.concatenate([arr, np.full(size - len(arr), fill, dtype=arr.dtype)])
+    return arr[:size], name, shape
+
+
+def _health_vector(proto) -> np.ndarray:
+    if proto.tensor_content:
+        return np.frombuffer(proto.tensor_content, dtype="<f8") if proto.dtype == 2 else \
+            tensor_to_numpy(proto)[0].astype(np.float64)
+    return np.array(list(proto.double_val) or list(proto.float_val), dtype=np.float64)
+
+
+def is_empty_proto(proto) -> bool:
+    return proto.dtype == 0 and not proto.tensor_content and not proto.tensor_shape.dim
+
+
+def health_from_vector(mode: int, v: np.ndarray) -> dict[str, Any]:
+    """TensorHealth from a health-mode debug vector (already a float64 array)."""
+    need = _HEALTH_LEN.get(mode)
+    if need is None:
+        return {"mode": "UNKNOWN", "reason": f"mode {MODE_NAMES.get(mode, mode)} has no health vector"}
+    if len(v) < need:
+        return {"mode": "UNKNOWN", "reason": f"{MODE_NAMES[mode]} vector has {len(v)} elements, expected {need}"}
+    i = [int(x) if np.isfinite(x) else 0 for x in v[:need]]
+    if mode == 2:
+        return {"mode": "CURT_HEALTH", "tensor_id": i[0], "any_inf_or_nan": bool(v[1] != 0)}
+    if mode == 3:
+        return {"mode": "CONCISE_HEALTH", "tensor_id": i[0], "size": i[1], "neg_inf": i[2], "pos_inf": i[3],
+                "nan": i[4]}
+    if mode == 4:
+        return {"mode": "FULL_HEALTH", "tensor_id": i[0], "device_id": i[1], "dtype": dtype_name(i[2]),
+                "rank": i[3], "size": i[4], "neg_inf": i[5], "pos_inf": i[6], "nan": i[7], "neg": i[8],
+                "zero": i[9], "pos": i[10]}
+    rank = i[2]
+    kept = min(rank, 6)
+    return {"mode": "SHAPE", "tensor_id": i[0], "dtype": dtype_name(i[1]), "rank": rank, "size": i[3],
+            "shape": i[4:4 + kept], "shape_truncated": rank > 6}
+
+
+def summarize_array(arr: np.ndarray, dtype: str, shape: list[int]) -> dict[str, Any]:
+    """HealthFullTensor for a decoded tensor."""
+    out: dict[str, Any] = {"mode": "FULL_TENSOR", "dtype": dtype, "shape": shape, "size": int(arr.size)}
+    nulls = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos", "min", "max", "mean"))
+    if arr.dtype == object or arr.dtype.kind == "c":
+        out.update(nulls)
+        return out
+    if arr.dtype == np.bool_:
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        a = arr.astype(np.float64)
+        nan = np.isnan(a)
+        posinf = np.isposinf(a)
+        neginf = np.isneginf(a)
+        finite = a[~(nan | posinf | neginf)]
+    else:
+        nan = posinf = neginf = np.zeros(0, dtype=bool)
+        finite = arr.astype(np.float64)
+    out.update({"neg_inf": int(neginf.sum()), "pos_inf": int(posinf.sum()), "nan": int(nan.sum()),
+                "neg": int((finite < 0).sum()), "zero": int((finite == 0).sum()), "pos": int((finite > 0).sum())})
+    if finite.size:
+        out.update({"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())})
+    else:
+        out.update({"min": None, "max": None, "mean": None})
+    return out
+
+
+def summarize_full_tensor(proto) -> dict[str, Any]:
+    try:
+        arr, dtype, shape = tensor_to_numpy(proto)
+    except Exception as exc:  # noqa: BLE001
+        return {"mode": "UNKNOWN", "reason": f"undecodable FULL_TENSOR value: {exc}"}
+    return summarize_array(arr, dtype, shape)
+
+
+def decode_debug_value(mode: int, data: Optional[bytes], eager: bool = False) -> dict[str, Any]:
+    """TensorHealth for one debug tensor (serialized TensorProto bytes) recorded under `mode` (enum value)."""
+    if mode == 1:
+        return {"mode": "NO_TENSOR"}
+    if data is None:
+        return {"mode": "EMPTY"} if eager else {"mode": "UNKNOWN", "reason": "no debug tensor in the record"}
+    proto = parse_tensor_proto(data)
+    if proto is None:
+        return {"mode": "UNKNOWN", "reason": "debug tensor does not parse"}
+    if is_empty_proto(proto):
+        return {"mode": "EMPTY"} if eager else {"mode": "UNKNOWN", "reason": "empty debug tensor"}
+    if mode == 7:
+        return summarize_full_tensor(proto)
+    try:
+        return health_from_vector(mode, _health_vector(proto))
+    except Exception as exc:  # noqa: BLE001
+        return {"mode": "UNKNOWN", "reason": f"undecodable debug tensor: {exc}"}
+
+
+def _json_value(x, kind: str):
+    if kind == "O":
+        return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+    if kind == "b":
+        return bool(x)
+    if kind == "c":
+        return str(complex(x))
+    if kind == "f":
+        return float(x)
+    return int(x)
+
+
+def tensor_value(data: Optional[bytes], begin: int = 0, max_elements: int = 1000) -> Optional[dict[str, Any]]:
+    """wire.ts TensorValue of a FULL_TENSOR debug tensor, elements [begin, begin + max_elements)."""
+    if data is None:
+        return None
+    proto = parse_tensor_proto(data)
+    if proto is None or is_empty_proto(proto):
+        return None
+    try:
+        arr, dtype, shape = tensor_to_numpy(proto)
+    except Exception:  # noqa: BLE001
+        return None
+    size = int(arr.size)
+    b = min(max(0, begin), size)
+    e = min(size, b + max(0, max_elements))
+    kind = arr.dtype.kind
+    values = [_json_value(x, kind) for x in arr[b:e].tolist()] if kind != "O" else \
+        [_json_value(x, kind) for x in arr[b:e]]
+    return {"dtype": dtype, "shape": shape, "size": size, "begin": b, "end": e, "truncated": (e - b) < size,
+            "values": values}
+
+
+def nonfinite_counts(mode: int, data: Optional[bytes]) -> Optional[tuple[float, float, float, float]]:
+    """(neg_inf, pos_inf, nan, size) for the alert table; -1 marks an unknown count; None when all finite or
+    not knowable."""
+    health = decode_debug_value(mode, data)
+    m = health.get("mode")
+    if m == "CURT_HEALTH":
+        return (-1.0, -1.0, -1.0, -1.0) if health["any_inf_or_nan"] else None
+    if m in ("CONCISE_HEALTH", "FULL_HEALTH") or (m == "FULL_TENSOR" and health.get("nan") is not None):
+        if health["neg_inf"] or health["pos_inf"] or health["nan"]:
+            return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]),
+                    float(health["size"]))
+    return None

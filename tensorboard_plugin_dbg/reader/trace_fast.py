@@ -1,0 +1,340 @@
+"""Vectorized decoding of graph_execution_trace records straight from the bytes, with numpy.
+
+TF writes every trace with one regular layout: DebugEvent{wall_time=1 (fixed64), graph_execution_trace=10 {
+context id=1, op name=2, [output slot=3], mode=4, tensor_proto=5 {dtype=1, shape=2, content=4}, device=6}}.
+  * layout: a fixed path checks each expected tag with one byte gather per field for all records at once
+    (one-byte lengths, as TF's ids, names and health vectors have); records off it go through a generic
+    vectorized field walker, and anything it cannot follow goes to the protobuf parser (reader/traces.py).
+  * identity: everything but the wall time and the content vector — context id, op name, slot, mode, tensor
+    header, device — repeats every step. Those bytes are hashed 4 at a time into a 64-bit key; each new key is
+    decoded once with protobuf, and every record is then compared word for word with its key's stored bytes,
+    so a hash collision cannot mislabel a trace.
+  * health counts come from fixed offsets of the float64 content vector.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import crc32c
+from . import traces as tr
+
+_PRIME = np.uint64(0x100000001B3)
+_BASIS = np.uint64(0xCBF29CE484222325)
+_MASK32 = np.array([0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF], dtype=np.uint32)
+_HEALTH_LEN = {2: 2, 3: 5, 4: 11}
+_COUNT_AT = {3: (2, 3, 4), 4: (5, 6, 7)}  # mode -> element index of neg_inf, pos_inf, nan
+_NEED_BYTES = np.zeros(16, np.int64)
+for _m, _n in _HEALTH_LEN.items():
+    _NEED_BYTES[_m] = 8 * _n
+
+
+def _fixed_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
+    """The expected layout, checked for all records at once. Returns ok and the identity spans + content."""
+    last = len(buf) - 1
+
+    def at(pos):
+        return buf[np.minimum(pos, last)].astype(np.int64)
+
+    ok = (e - s >= 14) & (at(s) == 0x09) & (at(s + 9) == 0x52)
+    v0, v1 = at(s + 10), at(s + 11)
+    one = v0 < 0x80
+    ok &= one | (v1 < 0x80)
+    tlen = np.where(one, v0, (v0 & 0x7F) | (v1 << 7))
+    t = np.where(one, s + 11, s + 12)
+    ok &= t + tlen == e
+    ok &= (at(t) == 0x0A)
+    n1 = at(t + 1)
+    a = t + 2 + n1
+    ok &= (n1 < 0x80) & (at(a) == 0x12)
+    n2 = at(a + 1)
+    p = a + 2 + n2
+    ok &= n2 < 0x80
+    has_slot = at(p) == 0x18
+    ok &= ~has_slot | (at(p + 1) < 0x80)
+    p = np.where(has_slot, p + 2, p)
+    ok &= (at(p) == 0x20) & (at(p + 1) < 0x80) & (at(p + 2) == 0x2A)
+    plen = at(p + 3)
+    proto = p + 4
+    d = proto + plen
+    ok &= (plen < 0x80) & (at(proto) == 0x08) & (at(proto + 1) == 0x02) & (at(proto + 2) == 0x12)
+    shl = at(proto + 3)
+    q = proto + 4 + shl
+    ok &= (shl < 0x80) & (at(q) == 0x22)
+    clen = at(q + 1)
+    content = q + 2
+    ok &= (clen < 0x80) & (content + clen == d)
+    has_dev = d < e
+    dl = at(d + 1)
+    ok &= np.where(has_dev, (at(d) == 0x32) & (dl < 0x80) & (d + 2 + dl == e), d == e)
+    # identity: [s + 9, content) and [content + clen, e)
+    return ok, s + 9, content - (s + 9), content + clen, e - (content + clen), content, clen
+
+
+def _varint(buf: np.ndarray, pos: np.ndarray, active: np.ndarray):
+    val = np.zeros(len(pos), np.uint64)
+    nbytes = np.zeros(len(pos), np.int64)
+    cont = active.copy()
+    last = len(buf) - 1
+    for k in range(10):
+        if not cont.any():
+            break
+        b = buf[np.minimum(pos + k, last)].astype(np.uint64)
+        val |= np.where(cont, (b & np.uint64(0x7F)) << np.uint64(7 * k), np.uint64(0))
+        nbytes += cont
+        cont &= b >= 0x80
+    return val, nbytes, cont
+
+
+def _walk(buf: np.ndarray, begin: np.ndarray, end: np.ndarray, ok: np.ndarray, max_field: int):
+    """Generic walker: fields 1..max_field, each at most once, in order, wire type 0 or 2. Returns (tag
+    position, value start, value) as (max_field + 1, M) arrays (-1 / 0 where absent), and ok."""
+    m = len(begin)
+    tagpos = np.full((max_field + 1, m), -1, np.int64)
+    vstart = np.zeros((max_field + 1, m), np.int64)
+    value = np.zeros((max_field + 1, m), np.int64)
+    pos = begin.copy()
+    last_field = np.zeros(m, np.int64)
+    last = len(buf) - 1
+    for _ in range(max_field + 1):
+        active = ok & (pos < end)
+        if not active.any():
+            break
+        tag = buf[np.minimum(pos, last)].astype(np.int64)
+        field, wire = tag >> 3, tag & 7
+        bad = active & ((tag >= 0x80) | (field <= last_field) | (field > max_field) | ((wire != 0) & (wire != 2)))
+        ok &= ~bad
+        active &= ~bad
+        val, nbytes, too_long = _varint(buf, pos + 1, active)
+        ok &= ~too_long
+        active &= ~too_long
+        start = pos + 1 + nbytes
+        ival = val.astype(np.int64)
+        nxt = np.where(wire == 2, start + ival, start)
+        over = active & ((nxt > end) | (ival < 0))
+        ok &= ~over
+        active &= ~over
+        idx = np.flatnonzero(active)
+        f = field[idx]
+        tagpos[f, idx] = pos[idx]
+        vstart[f, idx] = start[idx]
+        value[f, idx] = ival[idx]
+        last_field = np.where(active, field, last_field)
+        pos = np.where(active, nxt, pos)
+    ok &= pos == end
+    return tagpos, vstart, value, ok
+
+
+def _generic_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
+    """Same outputs as _fixed_layout, for records the fixed path rejected (multi-byte lengths, no slot ...)."""
+    ok = (e - s >= 12) & (buf[np.minimum(s, len(buf) - 1)] == 0x09) & (buf[np.minimum(s + 9, len(buf) - 1)] == 0x52)
+    tlen, tnb, too_long = _varint(buf, s + 10, ok)
+    ok &= ~too_long
+    t = s + 10 + tnb
+    ok &= t + tlen.astype(np.int64) == e
+    tagpos, vstart, value, ok = _walk(buf, t, e, ok, 6)
+    has_proto = tagpos[5] >= 0
+    ptag, pstart, pval, pok = _walk(buf, vstart[5], vstart[5] + value[5], ok & has_proto, 4)
+    content_ok = pok & (pval[1] == 2) & (ptag[4] >= 0)
+    # a tensor proto that is not a float64 vector (FULL_TENSOR of other dtypes) varies in its identity span:
+    # leave those to protobuf rather than interning one identity per record
+    # (a proto of dtype and shape only, as NO_TENSOR's empty marker, is constant and fine)
+    ok &= content_ok | ~has_proto | (pok & (ptag[3] < 0) & (ptag[4] < 0))
+    content = np.where(content_ok, pstart[4], 0)
+    clen = np.where(content_ok, pval[4], -1)
+    # without a usable content vector the identity is the whole trace message after the wall time
+    a_len = np.where(content_ok, content - (s + 9), e - (s + 9))
+    content = np.where(content_ok, content, s)
+    b0 = np.where(content_ok, content + np.maximum(clen, 0), e)
+    return ok, s + 9, a_len, b0, e - b0, content, clen
+
+
+def _span_words(words: crc32c.Words, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """(W, M) uint32 words of each span, little-endian, zero past the span's end."""
+    width = int((length.max() + 3) // 4) if len(length) else 0
+    out = np.empty((width, len(start)), np.uint32)
+    first = words.index(start)
+    for j in range(width):
+        np.take(words.flat, first + j, out=out[j])
+        out[j] &= _MASK32[np.clip(length - 4 * j, 0, 4)]
+    return out
+
+
+def _hash(words: np.ndarray, length: np.ndarray, h: np.ndarray) -> np.ndarray:
+    for j in range(words.shape[0]):
+        h = (h ^ words[j]) * _PRIME
+    return (h ^ length.astype(np.uint64)) * _PRIME
+
+
+def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds, seed: int) -> np.ndarray:
+    """Kind code of each record from its identity spans; -1 where undecodable or not verified."""
+    m = len(a0)
+    kind = np.full(m, -1, np.int64)
+    if m == 0:
+        return kind
+    aw = _span_words(words, a0, alen)
+    bw = _span_words(words, b0, blen)
+    key = _hash(bw, blen, _hash(aw, alen, np.full(m, _BASIS ^ np.uint64(seed))))
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    codes = np.full(len(uniq), -1, np.int64)
+    ref_a = np.zeros((aw.shape[0], len(uniq)), np.uint32)
+    ref_b = np.zeros((bw.shape[0], len(uniq)), np.uint32)
+    ref_len = np.full((2, len(uniq)), -1, np.int64)
+    for u, (k, f) in enumerate(zip(uniq.tolist(), first.tolist())):
+        entry = kinds.by_hash.get(k)
+        if entry is None:
+            decoded = tr.decode_one(buf[starts[f]:ends[f]].tobytes())
+            if decoded is None:
+                continue
+            entry = (kinds.code(decoded[1]), aw[:, f].copy(), bw[:, f].copy(), int(alen[f]), int(blen[f]))
+            kinds.by_hash[k] = entry
+        if len(entry[1]) > ref_a.shape[0] or len(entry[2]) > ref_b.shape[0]:
+            continue  # its stored identity is longer than any span here: no record can match
+        codes[u] = entry[0]
+        ref_a[:len(entry[1]), u], ref_b[:len(entry[2]), u] = entry[1], entry[2]
+        ref_len[:, u] = entry[3], entry[4]
+    same = (ref_len[0, inv] == alen) & (ref_len[1, inv] == blen) & (codes[inv] >= 0)
+    same &= (aw == ref_a[:, inv]).all(axis=0)
+    same &= (bw == ref_b[:, inv]).all(axis=0)
+    kind[same] = codes[inv][same]
+    return kind
+
+
+def _identify_subset(buf, words, starts, ends, sel, kinds, kind, content, clen, spans=None) -> None:
+    """Kinds (and content vectors) of records `sel`, in place: fixed layout first, generic walker for the rest.
+    With `spans`, also records each decoded record's identity spans there (a0, alen, b0, blen arrays)."""
+    ok, a0, alen, b0, blen, c0, cl = _fixed_layout(buf, starts[sel], ends[sel])
+    for seed in (1, 2):
+        if seed == 2:  # the generic walker on what the fixed path rejected
+            rest = np.flatnonzero(kind[sel] < 0)
+            if not len(rest):
+                break
+            ok, a0, alen, b0, blen, c0, cl = _generic_layout(buf, starts[sel[rest]], ends[sel[rest]])
+            pick = rest[ok]
+        else:
+            pick = np.flatnonzero(ok)
+        a0, alen, b0, blen, c0, cl = (x[ok] for x in (a0, alen, b0, blen, c0, cl))
+        rows = sel[pick]
+        kind[rows] = _identify(buf, words, starts[rows], ends[rows], a0, alen, b0, blen, kinds, seed)
+        content[rows], clen[rows] = c0, cl
+        if spans is not None:
+            for name, value in zip(("a0", "alen", "b0", "blen"), (a0, alen, b0, blen)):
+                spans[name][pick] = value
+
+
+def find_period(lens: np.ndarray, tries: int = 16) -> int:
+    """Smallest period of the sequence `lens` (0 when none shows). Candidates are the distances between
+    occurrences of its rarest value (once per period when the sequence is periodic), each checked in full."""
+    if len(lens) < 32:
+        return 0
+    values, first, counts = np.unique(lens, return_index=True, return_counts=True)
+    rare = values[np.argmin(counts)]
+    at = np.flatnonzero(lens == rare)
+    for t in (at[1:tries + 1] - at[0]).tolist():
+        if np.array_equal(lens[t:], lens[:-t]):
+            return int(t)
+    return 0
+
+
+def _periodic_block(starts: np.ndarray, lengths: np.ndarray) -> tuple[int, int]:
+    """(period T, full cycles N) of the contiguous stretch from record 0 in which record i has the same length
+    as record i - T and lies exactly one cycle of bytes after it; (0, 0) when there is none worth using."""
+    period = find_period(lengths[:8192])
+    if not period or len(starts) < 4 * period:
+        return 0, 0
+    cycle = int(starts[period] - starts[0])
+    same = (starts[period:] - starts[:-period] == cycle) & (lengths[period:] == lengths[:-period])
+    bad = np.flatnonzero(~same)
+    upto = (bad[0] + period) if len(bad) else len(starts)  # records [0, upto) are periodic
+    return period, upto // period
+
+
+def _inherit_periodic(buf, starts, period, cycles, spans, kind, content, clen) -> np.ndarray:
+    """Records of cycles 1.. whose identity bytes equal those of the same record one cycle earlier take its kind
+    (and content offset). The comparison is one XOR over the whole block. Returns the records left to decode."""
+    base = int(starts[0]) - 12
+    cycle = int(starts[period] - starts[0])
+    block = buf[base:base + cycles * cycle].reshape(cycles, cycle)
+    mask = np.zeros(cycle, np.uint8)
+    for i in range(period):
+        rel = int(starts[i]) - 12 - base
+        if kind[i] < 0:  # undecoded template record: every byte (CRC included) counts, so nothing inherits
+            mask[rel:rel + int(starts[i + 1] - starts[i])] = 0xFF
+            continue
+        mask[rel + 12] = 0xFF  # the wall_time tag: the bytes that follow it are the only ones allowed to vary
+        for s0, n0 in ((spans["a0"][i], spans["alen"][i]), (spans["b0"][i], spans["blen"][i])):
+            mask[int(s0) - base:int(s0) - base + int(n0)] = 0xFF
+    diff = np.bitwise_and(np.bitwise_xor(block[1:], block[:-1]), mask)
+    rel_starts = (starts[:period] - 12 - base).astype(np.intp)
+    changed = np.bitwise_or.reduceat(diff, rel_starts, axis=1) != 0  # (cycles - 1, period)
+    src = np.zeros((cycles, period), np.int64)
+    src[0] = np.arange(period)
+    index = np.arange(cycles * period).reshape(cycles, period)
+    src[1:] = np.where(changed, index[1:], 0)
+    src = np.maximum.accumulate(src, axis=0)  # each record inherits from the latest re-decoded one above it
+    inherit = index[1:][~changed]
+    donor = src[1:][~changed]
+    # a donor in a later cycle is itself decoded below; inherit from cycle-0 donors now, the rest after
+    kind[inherit] = np.where(donor < period, kind[donor], -1)
+    content[inherit] = np.where(donor < period, content[donor] - starts[donor] + starts[inherit], 0)
+    clen[inherit] = np.where(donor < period, clen[donor], -1)
+    return index[1:][changed], inherit, donor
+
+
+def decode_fast(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: tr.TraceKinds,
+                words: crc32c.Words | None = None) -> tr.TraceBatch:
+    words = words if words is not None else crc32c.Words(buf)
+    m = len(starts)
+    ends = starts + lengths
+    kind = np.full(m, -1, np.int64)
+    content = np.zeros(m, np.int64)
+    clen = np.full(m, -1, np.int64)
+    period, cycles = _periodic_block(starts, lengths)
+    if cycles >= 2:
+        template = np.arange(period)
+        spans = {name: np.zeros(period, np.int64) for name in ("a0", "alen", "b0", "blen")}
+        _identify_subset(buf, words, starts, ends, template, kinds, kind, content, clen, spans)
+        redo, inherit, donor = _inherit_periodic(buf, starts, period, cycles, spans, kind, content, clen)
+        todo = np.concatenate([redo, np.arange(period * cycles, m)])
+        _identify_subset(buf, words, starts, ends, todo, kinds, kind, content, clen)
+        late = donor >= period  # inherit from records decoded just now
+        if late.any():
+            d, r = donor[late], inherit[late]
+            kind[r], clen[r] = kind[d], clen[d]
+            content[r] = content[d] - starts[d] + starts[r]
+    else:
+        _identify_subset(buf, words, starts, ends, np.arange(m), kinds, kind, content, clen)
+    kind_modes = np.array([k[3] for k in kinds.kinds] + [0], np.int64)
+    mode = kind_modes[kind]  # kind -1 picks the trailing 0
+    need = _NEED_BYTES[np.clip(mode, 0, 15)]
+    # health modes need their content vector; NO_TENSOR and SHAPE carry no counts; the rest go to protobuf
+    fast = (kind >= 0) & (((mode >= 2) & (mode <= 4) & (clen == need)) | (mode == 1) | (mode == 5))
+    wall = words.f64(starts + 1)
+    nf_rows = []
+    for md in (2, 3, 4):
+        sel = np.flatnonzero(fast & (mode == md))
+        if not len(sel):
+            continue
+        if md == 2:
+            flagged = words.f64(content[sel] + 8) != 0
+        else:
+            flagged = np.zeros(len(sel), bool)
+            for i in _COUNT_AT[md]:
+                flagged |= words.f64(content[sel] + 8 * i) != 0
+        nf_rows.append(sel[flagged])
+    slow = np.flatnonzero(~fast)
+    keep = fast.copy()
+    if len(slow):
+        fallback = tr.decode_slow(buf, starts[slow], lengths[slow], kinds)
+        parsed = slow[np.isin(starts[slow], fallback.offset)]
+        keep[parsed] = True
+        kind[parsed] = fallback.kind
+        wall[parsed] = fallback.wall_time
+        nf_rows.append(parsed[fallback.nonfinite_rows])
+        unparsed = fallback.unparsed
+    else:
+        unparsed = []
+    rows = np.sort(np.concatenate(nf_rows)) if nf_rows else np.zeros(0, np.int64)
+    new_index = np.cumsum(keep) - 1  # rows renumbered after dropping records that did not decode
+    return tr.TraceBatch(kind[keep].astype(np.int32), wall[keep], starts[keep], new_index[rows],
+                         np.zeros((len(rows), 4)), unparsed)

@@ -1,0 +1,191 @@
+"""The wire contract: real responses of every route, on dumps written by real TensorFlow in several debug modes,
+validate against the JSON Schema generated from frontend/src/api/wire.ts; and that schema is fresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import dumps
+import pytest
+from api_helpers import (
+    ROOT,
+    SCHEMA_PATH,
+    get,
+    load_schema,
+    make_app,
+    ok,
+    schema_errors,
+    url,
+    wait_indexed,
+)
+from werkzeug.test import Client
+
+from tensorboard_plugin_dbg.api import json_encoding
+from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
+from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
+
+# Every test program under tests/programs/ that writes a finished dump (found, not listed, so a new program is
+# covered at once), with the arguments the other suites use so the dump cache is shared: programs taking a MODE run
+# in FULL_HEALTH; EXTRA adds other debug modes (CURT_HEALTH, SHAPE, NO_TENSOR, CONCISE_HEALTH, FULL_TENSOR values).
+# `live*` programs wait for a gate and never finish on their own; the demo comes from its fixture.
+EXCLUDED = {"demo", "live", "live_dashboard", "modes"}
+EXTRA = (("nan_div", "CURT_HEALTH"), ("nan_div", "SHAPE"), ("nan_sqrt", "FULL_TENSOR"),
+         *(("modes", m) for m in ("NO_TENSOR", "CONCISE_HEALTH", "FULL_TENSOR")))
+
+
+def _programs() -> list[tuple[str, ...]]:
+    out = []
+    for file in sorted(os.listdir(dumps.PROGRAMS)):
+        name, ext = os.path.splitext(file)
+        if ext != ".py" or name.startswith("_") or name in EXCLUDED:
+            continue
+        with open(os.path.join(dumps.PROGRAMS, file), encoding="utf-8") as f:
+            takes_mode = "Args: DUMP_DIR [MODE]" in f.read(400)
+        out.append((name, "FULL_HEALTH") if takes_mode else (name,))
+    return out + list(EXTRA)
+
+
+PROGRAMS = tuple(_programs())
+
+
+def test_committed_schema_is_fresh(tmp_path):
+    """frontend/wire.schema.json is exactly what `npm run schema` makes from wire.ts now."""
+    with open(os.path.join(ROOT, "package.json"), encoding="utf-8") as f:
+        script = json.load(f)["scripts"]["schema"]
+    args = shlex.split(script)
+    out = str(tmp_path / "fresh.json")
+    args[args.index("-o") + 1] = out  # the npm script itself, writing elsewhere
+    env = dict(os.environ, PATH=os.path.join(ROOT, "node_modules", ".bin") + os.pathsep + os.environ["PATH"])
+    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert load_schema(out) == load_schema(SCHEMA_PATH), "frontend/wire.schema.json is stale: run `npm run schema`"
+
+
+@pytest.fixture(scope="module")
+def logdir(demo_dump, tmp_path_factory):
+    """A logdir holding the demo dump and the PROGRAMS' dumps side by side (copies: discovery skips symlinks)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:  # 2 cores: two TF programs at a time
+        made = list(pool.map(lambda prog: dumps.make_dump(*prog), PROGRAMS))
+    root = tmp_path_factory.mktemp("contract-logdir")
+    for prog, path in zip((("demo",), *PROGRAMS), (demo_dump, *made)):
+        shutil.copytree(path, root / "-".join(prog))
+    return str(root)
+
+
+@pytest.fixture(scope="module")
+def served(logdir):
+    app, plugin = make_app(logdir)
+    client = Client(app)
+    return client, plugin, wait_indexed(client)
+
+
+@pytest.fixture(scope="module")
+def answers(served):
+    """(route, params, status, body) for every route on every run, gathered once."""
+    client, _, runs = served
+    assert len(runs["runs"]) == 1 + len(PROGRAMS), [r["name"] for r in runs["runs"]]
+    out = [("runs", {}, 200, runs), ("openapi.json", {}, 200, ok(client, "openapi.json"))]
+
+    def ask(route, **params):
+        status, _, body = get(client, url(route, **params))
+        out.append((route, params, status, body))
+        return body
+
+    for info in runs["runs"]:
+        run = info["name"]
+        alerts = ask("alerts", run=run, begin=0, end=PAGE_CAP)
+        ask("alerts", run=run, begin=0, end=10, type="InfNanAlert", role="producer")
+        execs = ask("executions", run=run, begin=0, end=PAGE_CAP)
+        for e in execs["executions"][:40]:
+            ask("execution", run=run, index=e["index"], max_elements=50)
+        rows = ask("graph_executions", run=run, begin=0, end=PAGE_CAP)["rows"]
+        ask("graph_executions", run=run, begin=0, end=20, only_nonfinite="true")
+        for r in rows[:: max(1, len(rows) // 40)]:
+            ask("graph_execution", run=run, index=r["index"], begin=1, max_elements=3)
+        for g in sorted({r["graph_id"] for r in rows}):
+            ask("graph", run=run, graph_id=g)
+        for r in rows[:: max(1, len(rows) // 30)]:
+            op = ask("op", run=run, graph_id=r["graph_id"], op_name=r["op_name"], near=r["index"])
+            if op.get("stack_frame_ids"):
+                ask("stack_frames", run=run, ids=",".join(op["stack_frame_ids"]))
+        files = ask("source_files", run=run)["files"]
+        for f in files[:3] + [f for f in files if f["is_user"]]:
+            ask("source_file", run=run, index=f["index"])
+            ask("source_file", run=run, index=f["index"], begin_line=1, end_line=5)
+        ask("root_cause", run=run)
+        ask("execution", run=run, index=10**6)  # errors are part of the contract too
+        ask("alerts", run=run, begin=0, end=PAGE_CAP + 1)
+        assert alerts["total"] == info["counts"]["alerts"]
+    return out
+
+
+def test_every_route_was_exercised(answers):
+    ok_routes = {route for route, _, status, _ in answers if status == 200}
+    assert ok_routes == set(ROUTES_BY_NAME)
+    assert any(route == "graph_execution" and body.get("value") for route, _, status, body in answers
+               if status == 200), "no FULL_TENSOR value was served"
+
+
+def test_every_response_matches_the_schema(answers):
+    schema = load_schema()
+    failures = []
+    for route, params, status, body in answers:
+        type_name = ROUTES_BY_NAME[route].response if status == 200 else "ErrorResponse"
+        if type_name is None:
+            continue
+        problems = schema_errors(schema, type_name, body)
+        if problems:
+            failures.append((route, params, problems))
+    assert failures == [], failures[:5]
+
+
+def test_only_num_fields_carry_non_finite_strings(answers):
+    # The encoder must never put "NaN" where the contract says a count or index (schema checks types; this
+    # checks that such strings appear at all, so the encoder's path is exercised by real data).
+    text = json.dumps([body for _, _, status, body in answers if status == 200])
+    assert '"NaN"' in text or '"Infinity"' in text or '"-Infinity"' in text
+
+
+def _index_answer(run, route: str, p: dict):
+    """What the index itself says for a route's parameters (the protocol call the route stands for)."""
+    i = {k: int(v) for k, v in p.items() if k in ("begin", "end", "index", "max_elements", "near", "begin_line",
+                                                   "end_line")}
+    calls = {
+        "alerts": lambda: run.alerts(i["begin"], i["end"], alert_type=p.get("type"),
+                                     producers_only=p.get("role") == "producer"),
+        "executions": lambda: run.executions(i["begin"], i["end"]),
+        "execution": lambda: run.execution(i["index"], max_elements=i.get("max_elements", 1000)),
+        "graph_executions": lambda: run.graph_executions(i["begin"], i["end"],
+                                                         only_nonfinite=p.get("only_nonfinite") == "true"),
+        "graph_execution": lambda: run.graph_execution(i["index"], begin=i.get("begin", 0),
+                                                       max_elements=i.get("max_elements", 1000)),
+        "graph": lambda: run.graph(p["graph_id"]),
+        "op": lambda: run.op(p["graph_id"], p["op_name"], near=i.get("near")),
+        "source_files": run.source_files,
+        "source_file": lambda: run.source_file(i["index"], i.get("begin_line"), i.get("end_line")),
+        "stack_frames": lambda: run.stack_frames(p["ids"].split(",")),
+        "root_cause": run.root_cause,
+    }
+    answer = calls[route]()
+    if ROUTES_BY_NAME[route].paged:
+        clamp_page(answer, int(answer["total"]))  # the documented clamp, whether or not the index did it
+    return json.loads(json_encoding.dumps(answer))
+
+
+def test_answers_agree_with_the_index(answers, served):
+    catalog = served[1].catalog()
+    checked = 0
+    for route, params, status, body in answers:
+        if status != 200 or not ROUTES_BY_NAME[route].needs_run:
+            continue
+        body = dict(body)
+        if "run" in body:
+            assert body.pop("run") == params["run"]
+        assert body == _index_answer(catalog.run(params["run"]), route, params), (route, params)
+        checked += 1
+    assert checked > 500

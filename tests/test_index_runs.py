@@ -1,0 +1,193 @@
+"""Runs under a logdir (nested folders, multi-host, several run ids), live reading, late source files, damage and
+status notices — on real TF dumps, copied and edited on disk."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import dumps
+from tensorboard_plugin_dbg.index.catalog import Catalog
+
+
+def _copy_dump(src: str, dst: str, host: str | None = None) -> None:
+    os.makedirs(dst, exist_ok=True)
+    for path in glob.glob(os.path.join(src, "tfdbg_events.*")):
+        name = os.path.basename(path)
+        if host:
+            epoch, _old, suffix = name.split(".", 1)[1].split(".", 1)[0], None, name.rsplit(".", 1)[1]
+            name = f"tfdbg_events.{epoch}.{host}.{suffix}"
+        shutil.copy(path, os.path.join(dst, name))
+
+
+def _state(run) -> dict:
+    info = run.info()
+    c = info["counts"]
+    return {"counts": c, "executions": run.executions(0, c["executions"])["executions"],
+            "traces": run.graph_executions(0, c["graph_executions"])["rows"],
+            "frames": run.stack_frames(sorted(run.frames))["frames"], "alerts": run.alerts(0, 10**6)["alerts"],
+            "files": run.source_files()["files"]}
+
+
+def test_nested_run_folders_and_names(tmp_path):
+    _copy_dump(dumps.make_dump("nested"), str(tmp_path))
+    _copy_dump(dumps.make_dump("eager_ops"), str(tmp_path / "a" / "b"))
+    _copy_dump(dumps.make_dump("op_regex"), str(tmp_path / "c"))
+    catalog = Catalog(str(tmp_path))
+    assert [r.name for r in catalog.runs()] == [".", "a/b", "c"]
+    assert catalog.has_runs() and catalog.notices() == []
+    assert catalog.run("a/b").info()["counts"]["executions"] > 0
+
+
+def test_two_run_ids_in_one_directory_are_two_runs(tmp_path):
+    _copy_dump(dumps.make_dump("nested"), str(tmp_path / "x"))
+    _copy_dump(dumps.make_dump("eager_ops"), str(tmp_path / "x"))
+    runs = Catalog(str(tmp_path)).runs()
+    assert len(runs) == 2 and all(r.name.startswith("x#") for r in runs)
+    assert sorted(r.name for r in runs) == sorted(f"x#{r.run_id[:8]}" for r in runs)
+    assert runs[0].info()["counts"] != runs[1].info()["counts"]
+
+
+def test_multi_host_run_shares_run_id(tmp_path):
+    src = dumps.make_dump("demo")
+    _copy_dump(src, str(tmp_path / "d"))
+    _copy_dump(src, str(tmp_path / "d"), host="worker1")
+    single = Catalog(os.path.dirname(src)).runs()[0]
+    runs = Catalog(str(tmp_path)).runs()
+    assert [r.name for r in runs] == ["d"]
+    run = runs[0]
+    info = run.info()
+    assert info["hosts"] == ["vm", "worker1"] or info["hosts"] == sorted(["worker1", single.hosts()[0]])
+    n = single.info()["counts"]["graph_executions"]
+    assert info["counts"]["graph_executions"] == 2 * n  # every host's traces
+    assert info["counts"]["executions"] == single.info()["counts"]["executions"]  # from the earliest set
+    hosts = {row["host"] for row in run.graph_executions(0, 2 * n)["rows"]}
+    assert hosts == set(info["hosts"])
+
+
+def test_empty_logdir_notice(tmp_path):
+    catalog = Catalog(str(tmp_path))
+    assert not catalog.has_runs() and catalog.runs() == []
+    notice = catalog.notices()[0]
+    assert notice["code"] == "no_dump_found" and str(tmp_path) in notice["message"]
+
+
+def test_run_appearing_later_is_picked_up(tmp_path):
+    catalog = Catalog(str(tmp_path), refresh_interval=0.1)
+    catalog.start()
+    try:
+        _copy_dump(dumps.make_dump("nested"), str(tmp_path / "late"))
+        deadline = time.time() + 5
+        while time.time() < deadline and not catalog.has_runs():
+            time.sleep(0.05)
+        assert [r.name for r in catalog.runs()] == ["late"]
+        while time.time() < deadline and not catalog.run("late").info()["status"]["done"]:
+            time.sleep(0.05)
+        assert catalog.run("late").info()["counts"]["graph_executions"] > 0
+    finally:
+        catalog.stop()
+
+
+def test_frame_before_its_source_file_is_resolved_later(tmp_path):
+    src = dumps.make_dump("nested")
+    _copy_dump(src, str(tmp_path / "r"))
+    sources = glob.glob(str(tmp_path / "r" / "*.source_files"))[0]
+    with open(sources, "rb") as f:
+        full = f.read()
+    with open(sources, "wb") as f:
+        f.write(full[:len(full) // 3])  # cuts a record in the middle too
+    catalog = Catalog(str(tmp_path))
+    run = catalog.run("r")
+    known = len(run.sources)
+    late = [fid for fid, fr in run.frames.items() if fr[0] >= known]
+    assert late, "the truncated dump must have frames pointing past the known source files"
+    frames = run.stack_frames(late)["frames"]
+    assert all(f["path"] is None for f in frames) and len(frames) == len(late)
+    with open(sources, "ab") as f:
+        f.write(full[len(full) // 3:])
+    catalog.refresh()
+    resolved = run.stack_frames(late)["frames"]
+    assert all(f["path"] for f in resolved)
+    reference = Catalog(os.path.dirname(src)).runs()[0]
+    assert resolved == reference.stack_frames(late)["frames"]
+
+
+def test_damaged_record_is_reported_and_the_rest_kept(tmp_path):
+    src = dumps.make_dump("demo")
+    _copy_dump(src, str(tmp_path / "r"))
+    traces = glob.glob(str(tmp_path / "r" / "*.graph_execution_traces"))[0]
+    data = bytearray(open(traces, "rb").read())
+    reference = Catalog(os.path.dirname(src)).runs()[0]
+    loc = int(reference.traces.view("loc")[10]) & ((1 << 48) - 1)
+    data[loc + 20] ^= 0xFF  # inside trace 10's payload
+    open(traces, "wb").write(bytes(data))
+    run = Catalog(str(tmp_path)).run("r")
+    info = run.info()
+    damaged = [n for n in info["status"]["notices"] if n["code"] == "damaged_record"]
+    assert len(damaged) == 1 and damaged[0]["offset"] == loc - 12
+    assert damaged[0]["file"] == os.path.basename(traces)
+    assert info["counts"]["graph_executions"] == reference.info()["counts"]["graph_executions"] - 1
+    assert run.graph_execution(10)["wall_time"] == reference.graph_execution(11)["wall_time"]
+
+
+def test_circular_buffer_notice_when_only_graphs_exist(tmp_path):
+    _copy_dump(dumps.make_dump("circular", "20"), str(tmp_path / "r"))
+    for suffix in ("execution", "graph_execution_traces"):
+        open(glob.glob(str(tmp_path / "r" / f"*.{suffix}"))[0], "wb").close()
+    codes = {n["code"] for n in Catalog(str(tmp_path)).run("r").info()["status"]["notices"]}
+    assert "circular_buffer" in codes
+
+
+def test_small_circular_buffer_keeps_last_records():
+    run = Catalog(os.path.dirname(dumps.make_dump("circular", "20"))).runs()[0]
+    big = Catalog(os.path.dirname(dumps.make_dump("circular"))).runs()[0]
+    assert run.info()["counts"]["executions"] == 20 and run.info()["counts"]["graph_executions"] == 20
+    assert big.info()["counts"]["executions"] == 30  # under the default 1000, everything survives
+
+
+def test_live_dump_read_while_written_ends_equal(tmp_path):
+    dump, gate = tmp_path / "logdir" / "live", tmp_path / "gate"
+    os.makedirs(gate)
+    proc = subprocess.Popen([sys.executable, dumps.program_path("live"), str(dump), str(gate), "3"],
+                            env=dumps.env_for_tf(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    catalog = Catalog(str(tmp_path / "logdir"), refresh_interval=0.2)
+    catalog.start()
+    latencies = []
+    try:
+        for step in range(3):
+            while not (gate / f"ready{step}").exists():
+                assert proc.poll() is None, "live program died"
+                time.sleep(0.05)
+            before = catalog.run("live").info()["counts"]["graph_executions"] if catalog.has_runs() else 0
+            traces = glob.glob(str(dump / "*.graph_execution_traces"))
+            size = os.path.getsize(traces[0]) if traces else 0
+            open(gate / f"go{step}", "w").close()
+            while True:  # wait until the step's records reach disk (TF flushes in ~4 KiB blocks)
+                traces = glob.glob(str(dump / "*.graph_execution_traces"))
+                if traces and os.path.getsize(traces[0]) > size:
+                    break
+                assert proc.poll() is None or step == 2
+                time.sleep(0.01)
+            t0 = time.time()
+            while True:
+                if catalog.has_runs() and catalog.run("live").info()["counts"]["graph_executions"] > before:
+                    break
+                assert time.time() - t0 < 30
+                time.sleep(0.02)
+            latencies.append(time.time() - t0)
+        assert proc.wait(timeout=60) == 0
+        time.sleep(0.6)
+        live_state = _state(catalog.run("live"))
+    finally:
+        catalog.stop()
+        if proc.poll() is None:
+            proc.kill()
+    fresh = _state(Catalog(str(tmp_path / "logdir")).run("live"))
+    assert live_state == fresh
+    assert fresh["counts"]["graph_executions"] > 0 and fresh["alerts"]
+    # each step's traces were queryable within 2 s of reaching disk
+    assert max(latencies) < 2.0, latencies
