@@ -22,10 +22,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from tensorboard_plugin_dbg.index.catalog import Catalog  # noqa: E402
-from tensorboard_plugin_dbg.reader import schema, tfrecord  # noqa: E402
+from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.reader import schema, tfrecord
 
 
 def rss() -> int:
@@ -48,7 +48,7 @@ def dump_for(traces: int) -> str:
 
 
 def baseline(dump: str, records: int = 100_000) -> float:
-    path = [p for p in os.listdir(dump) if p.endswith(".graph_execution_traces")][0]
+    path = next(p for p in os.listdir(dump) if p.endswith(".graph_execution_traces"))
     with open(os.path.join(dump, path), "rb") as f:
         data = f.read(records * 300)
     result = tfrecord.scan(np.frombuffer(data, np.uint8), 0)

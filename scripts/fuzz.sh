@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DBG_FUZZ_CASES="${DBG_FUZZ_CASES:-10000}"
 exec .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_fuzz_dumps.py tests/test_fuzz_requests.py \
-    -k "fuzzed" "$@"
+    -k "fuzzed" -s "$@"

@@ -13,12 +13,11 @@ import os
 import shutil
 from urllib.parse import quote
 
-import pytest
-from werkzeug.test import Client
-
 import dumps
+import pytest
 from api_helpers import get, make_app, ok, url, wait_indexed
 from test_fuzz_dumps import source_record
+from werkzeug.test import Client
 
 XSS = "<img src=x onerror=window.__xss=1>"
 HOSTILE_PARAMS = ["../../../../etc/passwd", "/etc/passwd", "%2e%2e%2f%2e%2e%2fetc%2fpasswd", "0/../../etc/passwd",
@@ -109,3 +108,21 @@ def test_markup_comes_back_as_plain_strings():
     assert cause["status"] == "found" and cause["producer"]["op_name"] == XSS + "_log"
     status, _, body = get(client, url("op", run=run, graph_id=rows[0]["graph_id"], op_name=XSS + "_log"))
     assert status == 200 and body["inputs"][0]["op_name"] == XSS + "_probs"
+
+
+def test_run_in_a_non_utf8_directory_is_listed_and_reachable(tmp_path, demo_dump):
+    """A directory name that is not UTF-8 (with markup in it, too): the run's name is valid Unicode, so a client
+    can send it back, and every route answers for it."""
+    logdir = tmp_path / "logdir"
+    logdir.mkdir()
+    shutil.copytree(os.fsencode(demo_dump), os.path.join(os.fsencode(logdir), b"run\xff\xfe<img src=x>"))
+    app, _ = make_app(str(logdir))
+    client = Client(app)
+    name = wait_indexed(client)["runs"][0]["name"]
+    name.encode("utf-8")  # no lone surrogates: a browser can put it in a URL
+    assert name.startswith("run") and "<img src=x>" in name
+    assert ok(client, "source_files", run=name)["files"]
+    assert ok(client, "graph_executions", run=name, begin=0, end=10)["rows"]
+    # What a browser sends: the name as UTF-8, percent-encoded.
+    status, _, body = get(client, "/data/plugin/dbg/root_cause?run=" + quote(name))
+    assert status == 200, body

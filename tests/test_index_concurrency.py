@@ -9,9 +9,9 @@ import shutil
 import threading
 import time
 
+import dumps
 import numpy as np
 
-import dumps
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader import tfrecord
 
@@ -24,8 +24,10 @@ def test_readers_while_ingesting(tmp_path):
     for path in glob.glob(os.path.join(src, "tfdbg_events.*")):
         dst = out / os.path.basename(path)
         if path.endswith(".graph_execution_traces"):
-            traces_path, data = dst, open(path, "rb").read()
-            open(dst, "wb").close()
+            traces_path = dst
+            with open(path, "rb") as f:
+                data = f.read()
+            open(dst, "wb").close()  # an empty file, written later
         else:
             shutil.copy(path, dst)
     scan = tfrecord.scan(np.frombuffer(data, np.uint8), 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 import dumps
+
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
 

@@ -59,7 +59,7 @@ def test_mixed_float_and_int_outputs_every_health_mode():
         run = run_of(dumps.make_dump("modes", mode))
         last = run.execution(run.info()["counts"]["executions"] - 1)
         assert last["op_type"].startswith("__inference_float_and_int")
-        assert [o["mode"] for o in last["outputs"]][0] == mode
+        assert last["outputs"][0]["mode"] == mode
         # SHAPE instruments every dtype; the health modes leave the int output as an empty placeholder
         assert last["outputs"][1]["mode"] == ("SHAPE" if mode == "SHAPE" else "EMPTY")
 

@@ -11,6 +11,7 @@ import sys
 import time
 
 import dumps
+
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
 
@@ -120,11 +121,13 @@ def test_damaged_record_is_reported_and_the_rest_kept(tmp_path):
     src = dumps.make_dump("demo")
     _copy_dump(src, str(tmp_path / "r"))
     traces = glob.glob(str(tmp_path / "r" / "*.graph_execution_traces"))[0]
-    data = bytearray(open(traces, "rb").read())
+    with open(traces, "rb") as f:
+        data = bytearray(f.read())
     reference = Catalog(os.path.dirname(src)).runs()[0]
     loc = int(reference.traces.view("loc")[10]) & ((1 << 48) - 1)
     data[loc + 20] ^= 0xFF  # inside trace 10's payload
-    open(traces, "wb").write(bytes(data))
+    with open(traces, "wb") as f:
+        f.write(bytes(data))
     run = Catalog(str(tmp_path)).run("r")
     info = run.info()
     damaged = [n for n in info["status"]["notices"] if n["code"] == "damaged_record"]
@@ -191,3 +194,62 @@ def test_live_dump_read_while_written_ends_equal(tmp_path):
     assert fresh["counts"]["graph_executions"] > 0 and fresh["alerts"]
     # each step's traces were queryable within 2 s of reaching disk
     assert max(latencies) < 2.0, latencies
+
+
+def test_failed_pass_is_reported_and_the_next_pass_recovers(tmp_path, monkeypatch):
+    from tensorboard_plugin_dbg.index import run_index
+    _copy_dump(dumps.make_dump("nested"), str(tmp_path / "r"))
+    original = run_index.RunIndex._ingest
+    calls = {"n": 0}
+
+    def flaky(self, code, state, result):
+        if state.suffix == "graph_execution_traces" and calls["n"] == 0:
+            calls["n"] += 1
+            raise OSError("disk hiccup")
+        return original(self, code, state, result)
+
+    monkeypatch.setattr(run_index.RunIndex, "_ingest", flaky)
+    catalog = Catalog(str(tmp_path))
+    run = catalog.run("r")
+    failed = [n for n in run.info()["status"]["notices"] if n["code"] == "refresh_failed"]
+    assert len(failed) == 1 and "disk hiccup" in failed[0]["message"] and failed[0]["file"].endswith("traces")
+    assert run.info()["counts"]["graph_executions"] == 0
+    catalog.refresh()
+    reference = Catalog(os.path.dirname(dumps.make_dump("nested"))).runs()[0]
+    assert run.info()["counts"] == reference.info()["counts"]
+    assert not [n for n in run.info()["status"]["notices"] if n["code"] == "refresh_failed"]
+
+
+def test_partial_record_notice_only_for_a_tail_cut_inside_a_record(tmp_path):
+    _copy_dump(dumps.make_dump("nested"), str(tmp_path / "r"))
+    catalog = Catalog(str(tmp_path), first_pass=False)
+    catalog.refresh()
+    assert "partial_record" not in {n["code"] for n in catalog.run("r").info()["status"]["notices"]}
+    # Cut the traces file inside its last record: the reader stops before it and says where.
+    traces = glob.glob(str(tmp_path / "r" / "*.graph_execution_traces"))[0]
+    size = os.path.getsize(traces)
+    with open(traces, "r+b") as f:
+        f.truncate(size - 5)
+    cut = Catalog(str(tmp_path))
+    notices = [n for n in cut.run("r").info()["status"]["notices"] if n["code"] == "partial_record"]
+    assert len(notices) == 1 and notices[0]["file"].endswith(".graph_execution_traces"), notices
+    assert 0 < notices[0]["offset"] < size - 5
+
+
+def test_unread_or_mid_chunk_files_are_not_reported_partial():
+    """status_notices runs while a pass reads: an unread file or a chunk boundary is not a cut-short file."""
+    from types import SimpleNamespace
+
+    from tensorboard_plugin_dbg.index.run_index import FileState
+    from tensorboard_plugin_dbg.index.run_status import status_notices
+
+    prefix = "tfdbg_events.1.h"
+    files = [FileState(f"/d/{prefix}.source_files", "source_files", "h", offset=0, size=5_000_000),
+             FileState(f"/d/{prefix}.graphs", "graphs", "h", offset=4096, size=90_000, needed=300),
+             FileState(f"/d/{prefix}.graph_execution_traces", "graph_execution_traces", "h", offset=100, size=150,
+                       needed=120)]
+    run = SimpleNamespace(damages={}, problems=[], file_sets=[SimpleNamespace(prefix=prefix)], files=files,
+                          rel_path=os.path.basename, execs=[], traces=[], ops={}, graphs={}, done=False,
+                          debug_modes=lambda: [])
+    partial = [n["file"] for n in status_notices(run) if n["code"] == "partial_record"]
+    assert partial == [f"{prefix}.graph_execution_traces"]

@@ -8,12 +8,12 @@ fails. After the writer exits and the index is done, the live index equals a col
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 import dumps
+
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
 STEPS = 300

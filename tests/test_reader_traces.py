@@ -7,10 +7,10 @@ import glob
 import os
 import struct
 
+import dumps
 import numpy as np
 import pytest
 
-import dumps
 from tensorboard_plugin_dbg.reader import tfrecord, trace_fast, traces
 
 PROGRAMS = [("demo",), ("nested",), ("keras_fit",), ("data_map",), ("mirrored",), ("circular",), ("op_regex",)] + [
@@ -36,7 +36,8 @@ def _assert_same(slow, slow_kinds, fast, fast_kinds):
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: "-".join(p))
 def test_fast_equals_protobuf_on_real_dumps(program):
     path = glob.glob(os.path.join(dumps.make_dump(*program), "*.graph_execution_traces"))[0]
-    data = open(path, "rb").read()
+    with open(path, "rb") as f:
+        data = f.read()
     _assert_same(*_decode_both(data))
     # repeated many times (the periodic path), with one record's op name changed in the middle
     scan = tfrecord.scan(np.frombuffer(data, np.uint8), 0)

@@ -11,6 +11,7 @@ It uses the index's analysis accessors (`trace_arrays`, `execution_arrays`, `kin
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,9 @@ def from_run_index(run: Any) -> RunColumns | None:
     is_function = np.array([name.startswith(_FUNCTION_PREFIXES) for name in type_names], bool)
     e_func = is_function[execs["op_type"]] if len(type_names) else np.zeros(m, bool)
     io_cache: dict[int, tuple] = {}
+    # A weak reference: these columns are cached in root_cause's WeakKeyDictionary keyed by the run, and a strong
+    # one from the value back to its key kept every run (and its index) alive forever (tests/test_fuzz_dumps.py).
+    run_ref = weakref.ref(run)
 
     def exec_io(i: int) -> tuple[list[int], list[int], list[int]]:
         # Read back on demand: only alerts and their inputs' producers are asked for.
@@ -70,7 +74,7 @@ def from_run_index(run: Any) -> RunColumns | None:
         if got is None:
             from tensorboard_plugin_dbg.reader import debug_values
 
-            ex = run.execution_event(i).execution
+            ex = run_ref().execution_event(i).execution
             mode = int(ex.tensor_debug_mode)
             out_flags = []
             for proto in ex.tensor_protos:

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import columns as columns_mod
-from tensorboard_plugin_dbg.index.protocol import NotFound
 from tensorboard_plugin_dbg.analysis.classify import (
     PRODUCER,
     PROPAGATOR,
@@ -36,6 +35,7 @@ from tensorboard_plugin_dbg.analysis.health import (
     describe_output,
     values_known,
 )
+from tensorboard_plugin_dbg.index.protocol import NotFound
 
 _ROLE_NAMES = {PRODUCER: "producer", PROPAGATOR: "propagator"}
 # Frames TF's autograph writes into temporary files: never the user's own line, whatever the path looks like.

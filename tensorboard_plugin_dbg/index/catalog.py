@@ -10,7 +10,7 @@ import os
 import threading
 import time
 import traceback
-from typing import Any, Optional
+from typing import Any
 
 from ..reader import file_sets as fsets
 from .protocol import NotFound
@@ -25,9 +25,10 @@ class Catalog:
         self.refresh_interval = refresh_interval
         self._runs: dict[str, RunIndex] = {}
         self._by_key: dict[tuple, RunIndex] = {}  # (directory, run id or prefix) -> run
-        self._run_ids: dict[tuple[str, str], Optional[str]] = {}  # (directory, prefix) -> run id
+        self._run_ids: dict[tuple[str, str], str | None] = {}  # (directory, prefix) -> run id
         self._lock = threading.Lock()
-        self._thread: Optional[threading.Thread] = None
+        self._discover_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._problems: list[dict[str, Any]] = []
         self.passes = 0
@@ -57,7 +58,8 @@ class Catalog:
     def refresh(self) -> None:
         """One discovery + read pass over every run. Never raises."""
         try:
-            self._discover()
+            with self._discover_lock:  # a manual refresh() may race the refresher thread
+                self._discover()
         except Exception as exc:  # noqa: BLE001
             self._problems = (self._problems + [{"code": "refresh_failed", "severity": "error",
                                                  "message": f"scanning {self.logdir} failed: {exc!r}",

@@ -8,7 +8,7 @@ small (the index budget is ~48 bytes per trace).
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

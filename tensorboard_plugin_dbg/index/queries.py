@@ -11,7 +11,9 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from typing import Any, Optional, Sequence
+import threading
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,9 +40,16 @@ class QueriesMixin:
         cached = self._derived.get(name)
         if cached is not None and cached[0] == key:
             return cached[1]
-        value = build()
-        self._derived[name] = (key, value)
-        return value
+        # One builder at a time: without it, 50 concurrent requests after a refresh pass each rebuilt the same
+        # table (a sort over every row) at once and held the GIL for seconds (bench/load.py). Reentrant: a
+        # build may derive another table. dict.setdefault is atomic, so the lock itself is made once.
+        with self.__dict__.setdefault("_derive_lock", threading.RLock()):
+            cached = self._derived.get(name)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            value = build()
+            self._derived[name] = (key, value)
+            return value
 
     # ------------------------------------------------------------------------------------ run info
     def hosts(self) -> list[str]:
@@ -51,7 +60,7 @@ class QueriesMixin:
 
     def info(self) -> dict[str, Any]:
         alerts = self._alert_table()
-        by_type = {"InfNanAlert": int(len(alerts[0]))} if len(alerts[0]) else {}
+        by_type = {"InfNanAlert": len(alerts[0])} if len(alerts[0]) else {}
         bytes_read = sum(min(s.offset, s.size) for s in self.files if not s.missing)
         bytes_total = sum(s.size for s in self.files if not s.missing)
         return {
@@ -60,7 +69,7 @@ class QueriesMixin:
             "debug_modes": [MODE_NAMES.get(m, "UNSPECIFIED") for m in self.debug_modes()],
             "counts": {"executions": len(self.execs), "graph_executions": len(self.traces),
                        "graphs": len(self.graphs), "ops": len(self.ops), "source_files": len(self.sources),
-                       "stack_frames": len(self.frames), "alerts": int(len(alerts[0])),
+                       "stack_frames": len(self.frames), "alerts": len(alerts[0]),
                        "alerts_by_type": by_type},
             "status": {"bytes_read": int(bytes_read), "bytes_total": int(bytes_total), "done": bool(self.done),
                        "last_refresh": self.last_refresh, "notices": status_notices(self)},
@@ -93,7 +102,7 @@ class QueriesMixin:
         return out
 
     def trace_event(self, index: int):
-        n, arrays = self.traces.snapshot()
+        n = len(self.traces)
         if not 0 <= index < n:
             raise NotFound(f"graph execution {index} not found (run has {n})")
         return self.read_trace_event(index).graph_execution_trace
@@ -158,34 +167,38 @@ class QueriesMixin:
                 "graph_id": graph_id, "output_slot": int(slot), "neg_inf": counts[0], "pos_inf": counts[1],
                 "nan": counts[2], "size": counts[3], "role": None}
 
-    def alerts(self, begin: int, end: int, alert_type: Optional[str] = None,
+    def alerts(self, begin: int, end: int, alert_type: str | None = None,
                producers_only: bool = False) -> dict[str, Any]:
         src, idx, wall = self._alert_table()
         total_all = len(src)
         positions = np.arange(total_all)
         if alert_type not in (None, "", "InfNanAlert"):
             positions = positions[:0]
-        roles = self._alert_roles() if producers_only else None
-        if roles is not None:
-            positions = np.array([p for p in positions if roles.get(int(p)) == "producer"], dtype=np.int64)
+        codes = self._alert_role_codes(total_all)
+        if producers_only and codes is not None:
+            positions = positions[codes[positions] == 1]
         page = positions[begin:end]
         alerts = [self._alert(int(p), int(src[p]), int(idx[p]), float(wall[p])) for p in page]
-        if roles:
+        if codes is not None:
             for a in alerts:
-                a["role"] = roles.get(a["index"])
-        return {"begin": begin, "end": begin + len(alerts), "total": int(len(positions)),
+                a["role"] = (None, "producer", "propagator")[int(codes[a["index"]])]
+        return {"begin": begin, "end": begin + len(alerts), "total": len(positions),
                 "totals_by_type": {"InfNanAlert": total_all} if total_all else {}, "alerts": alerts}
 
-    def _alert_roles(self) -> Optional[dict]:
+    def _alert_role_codes(self, total: int) -> np.ndarray | None:
+        """int8 role per alert position (0 unknown, 1 producer, 2 propagator) from the analysis, when present."""
         try:
             mod = importlib.import_module("tensorboard_plugin_dbg.analysis.root_cause")
         except ImportError:
             return None
-        fn = getattr(mod, "alert_roles", None)
-        return fn(self) if fn else None
+        fn = getattr(mod, "alert_role_codes", None)
+        if fn is None:
+            return None
+        codes = np.asarray(fn(self))
+        return codes if len(codes) >= total else None  # a stale result while ingestion moved on: no roles
 
     # ------------------------------------------------------------------------------------ executions
-    def _exec_graph_id(self, index: int, arrays) -> Optional[str]:
+    def _exec_graph_id(self, index: int, arrays) -> str | None:
         code = int(arrays["graph"][index])
         if code >= 0:
             return self.exec_graph_ids[code]
@@ -203,13 +216,13 @@ class QueriesMixin:
             named = [g for g in chain if self.graphs.get(g) and self.graphs[g].name]
             return named[0] if named else graph_id
         # no traces (TF does not trace backward functions): the function name carries the graph's name
-        name = re.sub(r"_\d+$", "", op_type[len("__inference_"):] if op_type.startswith("__inference_") else op_type)
+        name = re.sub(r"_\d+$", "", op_type.removeprefix("__inference_"))
         ids = self._derive("graphs_by_name", len(self.graphs), lambda: _graphs_by_name(self.graphs))
         matches = ids.get(name, [])
         return matches[0] if len(matches) == 1 else None
 
     def _exec_digest(self, index: int) -> dict[str, Any]:
-        n, a = self.execs.snapshot()
+        _n, a = self.execs.snapshot()
         mode = int(a["mode"][index])
         op_type = self.exec_op_types[int(a["op_type"][index])]
         nonfinite = bool(a["nonfinite"][index])
@@ -257,8 +270,18 @@ class QueriesMixin:
         return out
 
     # ------------------------------------------------------------------------------------ graph executions
-    from .trace_queries import (_kind_rows, _kinds_matching, _op_kinds, _trace_indices, _trace_row,  # noqa: E402
-                                graph_execution, graph_executions, graph, op, op_trace_rows)
+    from .trace_queries import (
+        _kind_rows,
+        _kinds_matching,
+        _op_kinds,
+        _trace_indices,
+        _trace_row,
+        graph,
+        graph_execution,
+        graph_executions,
+        op,
+        op_trace_rows,
+    )
 
     # ------------------------------------------------------------------------------------ sources, frames
     def source_files(self) -> dict[str, Any]:
@@ -270,8 +293,8 @@ class QueriesMixin:
             return sorted({line for (fi, line, _f, _h) in list(self.frames.values()) if fi == index})
         return self._derive(f"op_lines:{index}", len(self.frames), build)
 
-    def source_file(self, index: int, begin_line: Optional[int] = None,
-                    end_line: Optional[int] = None) -> dict[str, Any]:
+    def source_file(self, index: int, begin_line: int | None = None,
+                    end_line: int | None = None) -> dict[str, Any]:
         if not 0 <= index < len(self.sources):
             raise NotFound(f"source file {index} not found (run has {len(self.sources)})")
         entry = self.sources[index]

@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -64,15 +64,15 @@ class OpEntry:
     num_outputs: int
     output_tensor_ids: list
     stack_frame_ids: list
-    host: Optional[str]
-    device_name: Optional[str]
+    host: str | None
+    device_name: str | None
 
 
 @dataclasses.dataclass
 class GraphEntry:
     graph_id: str
     name: str
-    outer_id: Optional[str]
+    outer_id: str | None
     op_names: list = dataclasses.field(default_factory=list)
 
 
@@ -89,9 +89,9 @@ class RunIndex(QueriesMixin):
         self._cache_lock = threading.Lock()
         self._record_cache: OrderedDict = OrderedDict()
         self._source_cache: OrderedDict = OrderedDict()
-        self.tf_version: Optional[str] = None
-        self.run_id: Optional[str] = None
-        self.start_time: Optional[float] = None
+        self.tf_version: str | None = None
+        self.run_id: str | None = None
+        self.start_time: float | None = None
         self.sources: list[SourceEntry] = []
         self.frames: dict[str, tuple] = {}  # id -> (file_index, line, func, host)
         self.graphs: dict[str, GraphEntry] = {}
@@ -113,7 +113,7 @@ class RunIndex(QueriesMixin):
         self.exec_modes: set[int] = set()
         self.damages: dict[tuple[int, int], str] = {}
         self.problems: list[dict[str, Any]] = []  # refresh failures (kept short)
-        self.last_refresh: Optional[float] = None
+        self.last_refresh: float | None = None
         self.done = False
         self.version = 0
         self._derived: dict[str, tuple] = {}  # query-side caches keyed by name -> (version key, value)
@@ -329,10 +329,10 @@ class RunIndex(QueriesMixin):
             head = f.read(12)
             length = int.from_bytes(head[:8], "little")
             if length > tfrecord.MAX_RECORD:
-                raise IOError(f"bad length at offset {offset}")
+                raise OSError(f"bad length at offset {offset}")
             event = schema.parse_event(f.read(length))
         if event is None:
-            raise IOError(f"record at offset {offset} does not parse")
+            raise OSError(f"record at offset {offset} does not parse")
         with self._cache_lock:
             self._record_cache[key] = event
             if len(self._record_cache) > 256:

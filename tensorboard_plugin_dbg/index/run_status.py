@@ -8,7 +8,7 @@ from typing import Any
 
 def status_notices(run) -> list[dict[str, Any]]:
     notices: list[dict[str, Any]] = []
-    for (code, offset), reason in sorted(list(run.damages.items()))[:100]:
+    for (code, offset), reason in sorted(run.damages.copy().items())[:100]:
         notices.append({"code": "damaged_record", "severity": "error",
                         "message": f"Damaged record skipped ({reason}); every intact record around it was kept.",
                         "file": run.rel_path(run.files[code].path), "offset": int(offset)})
@@ -20,10 +20,11 @@ def status_notices(run) -> list[dict[str, Any]]:
                               state.path.rsplit("/", 1)[-1].startswith(primary + ".")):
             notices.append({"code": "missing_file", "severity": "warning",
                             "message": f"{state.suffix} file not found (yet).", "file": run.rel_path(state.path)})
-        elif (not state.missing and not state.resyncing and state.offset < state.size and (
+        elif (not state.missing and not state.resyncing and state.needed > 0 and state.offset + state.needed > state.size and (
                 state.suffix == "graph_execution_traces" or state.path.rsplit("/", 1)[-1].startswith(primary + "."))):
-            # A live writer's last flush may end mid-record (read on the next pass); a file that stays like this
-            # was cut short. Either way the user sees where reading stopped instead of a silent "still indexing".
+            # The file ends inside a record: its next record needs more bytes than the file has. (An unread file, or
+            # one whose pass is between two read chunks, is not partial.) A live writer's last flush may end mid-record (read on the next pass); a file
+            # that stays like this was cut short. Either way the user sees where reading stopped instead of a silent "still indexing".
             notices.append({"code": "partial_record", "severity": "info", "message": (
                 f"{state.suffix} file ends inside a record ({state.size - state.offset} bytes of it so far): it is "
                 "read when the writer completes it; if the file stays like this, it was truncated there."),

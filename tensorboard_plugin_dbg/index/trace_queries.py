@@ -7,7 +7,7 @@ filtered page costs the number of matching rows, and an op's trace list costs th
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,9 @@ def _kind_rows(self):
     def build():
         kind = self.traces.view("kind")[:n]
         counts = np.bincount(kind, minlength=len(self.kinds)) if n else np.zeros(len(self.kinds), np.int64)
-        order = np.argsort(kind, kind="stable").astype(np.int64 if n >= 2**31 else np.int32)
+        # stable argsort is a radix sort on 16-bit keys (2x faster than on int32 at 10 M rows)
+        keys = kind.astype(np.uint16) if len(self.kinds) <= 65536 else kind
+        order = np.argsort(keys, kind="stable").astype(np.int64 if n >= 2**31 else np.int32)
         return order, np.concatenate([[0], np.cumsum(counts)])
     return self._derive("kind_rows", (n, len(self.kinds)), build)
 
@@ -59,7 +61,7 @@ def _rows_of_kinds(self, kinds: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite) -> Optional[np.ndarray]:
+def _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite) -> np.ndarray | None:
     """Sorted matching rows, or None when no filter applies (then rows are 0..n-1)."""
     n = len(self.traces)
     if op_type is None and not op_name and graph_id is None:
@@ -93,8 +95,8 @@ def _trace_row(self, index: int) -> dict[str, Any]:
             "health": debug_values.decode_debug_value(int(mode), proto), "_proto": proto, "_mode": int(mode)}
 
 
-def graph_executions(self, begin: int, end: int, op_type: Optional[str] = None, op_name: Optional[str] = None,
-                     graph_id: Optional[str] = None, only_nonfinite: bool = False) -> dict[str, Any]:
+def graph_executions(self, begin: int, end: int, op_type: str | None = None, op_name: str | None = None,
+                     graph_id: str | None = None, only_nonfinite: bool = False) -> dict[str, Any]:
     n = len(self.traces)
     rows = _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite)
     total = n if rows is None else len(rows)
@@ -140,7 +142,7 @@ def _op_kinds(self) -> dict:
     return self._derive("op_kinds", len(self.kinds), build)
 
 
-def op_trace_rows(self, graph_id: str, op_name: str, output_slot: Optional[int] = None) -> np.ndarray:
+def op_trace_rows(self, graph_id: str, op_name: str, output_slot: int | None = None) -> np.ndarray:
     """Sorted trace rows of an op (one output slot, or all); for analyses and the UI's highlighting."""
     slots = self._op_kinds().get((graph_id, op_name), {})
     kinds = [k for s, ks in slots.items() if output_slot is None or s == output_slot for k in ks]
@@ -148,7 +150,7 @@ def op_trace_rows(self, graph_id: str, op_name: str, output_slot: Optional[int] 
     return rows[rows < len(self.traces)]
 
 
-def _trace_indices(self, rows: np.ndarray, near: Optional[int]) -> dict[str, Any]:
+def _trace_indices(self, rows: np.ndarray, near: int | None) -> dict[str, Any]:
     if len(rows) <= _MAX_INDICES:
         picked = rows
     elif near is None:
@@ -157,17 +159,17 @@ def _trace_indices(self, rows: np.ndarray, near: Optional[int]) -> dict[str, Any
         at = int(np.searchsorted(rows, near))
         lo = max(0, min(at - _MAX_INDICES // 2, len(rows) - _MAX_INDICES))
         picked = rows[lo:lo + _MAX_INDICES]
-    return {"count": int(len(rows)), "indices": [int(i) for i in picked]}
+    return {"count": len(rows), "indices": [int(i) for i in picked]}
 
 
-def _summary(self, graph_id: str, op_name: str) -> Optional[dict[str, Any]]:
+def _summary(self, graph_id: str, op_name: str) -> dict[str, Any] | None:
     op = self.ops.get((graph_id, op_name))
     if op is None:
         return None
     return {"graph_id": graph_id, "op_name": op_name, "op_type": op.op_type, "num_outputs": op.num_outputs}
 
 
-def op(self, graph_id: str, op_name: str, near: Optional[int] = None) -> dict[str, Any]:
+def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, Any]:
     entry = self.ops.get((graph_id, op_name))
     if entry is None:
         raise NotFound(f"op {op_name!r} not found in graph {graph_id!r}")

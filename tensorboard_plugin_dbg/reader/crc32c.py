@@ -121,21 +121,19 @@ _BATCH = 8192  # records per vectorized step: keeps the working arrays in cache
 _local = threading.local()
 
 
-def _workspace(n4: int) -> tuple[np.ndarray, np.ndarray]:
+def _workspace(n4: int) -> np.ndarray:
     """Per-thread buffers reused across chunks: fresh 100 MB allocations would cost more in page faults than
     the copies themselves. Valid until the same thread builds the next Words; release_workspace() frees them
     (the index calls it after each refresh pass)."""
-    padded, flat = getattr(_local, "padded", None), getattr(_local, "flat", None)
+    flat = getattr(_local, "flat", None)
     if flat is None or len(flat) < 4 * n4:
-        cap = n4 + n4 // 8
-        padded = np.zeros(4 * cap + 8, np.uint8)
-        flat = np.zeros(4 * cap, np.uint32)
-        _local.padded, _local.flat = padded, flat
-    return padded, flat
+        flat = np.zeros(4 * (n4 + n4 // 8), np.uint32)
+        _local.flat = flat
+    return flat
 
 
 def release_workspace() -> None:
-    _local.padded = _local.flat = None
+    _local.flat = None
 
 
 class Words:
@@ -147,21 +145,22 @@ class Words:
 
     def __init__(self, buf: np.ndarray):
         n4 = (_FRONT + len(buf) + 27) // 4
-        padded, flat = _workspace(n4)
+        flat = _workspace(n4)
         cap = len(flat) // 4
-        padded[:_FRONT] = 0
-        padded[_FRONT:_FRONT + len(buf)] = buf
-        padded[_FRONT + len(buf):4 * n4 + 4] = 0
-        for k in range(4):
-            flat[k * cap:k * cap + n4].view(np.uint8)[:] = padded[k:k + 4 * n4]
+        n = len(buf)
+        for k in range(4):  # copy k holds padded bytes k, k + 1, ...: buf lands at FRONT - k, zeros around it
+            row = flat[k * cap:k * cap + n4].view(np.uint8)
+            row[:_FRONT - k] = 0
+            row[_FRONT - k:_FRONT - k + n] = buf
+            row[_FRONT - k + n:] = 0
         self.flat = flat
         self.n4 = cap
-        self.size = len(buf)
-        self._padded = padded
+        self.size = n
+        self._buf = buf
 
     def padded_bytes(self) -> np.ndarray:
         """The original bytes."""
-        return self._padded[_FRONT:_FRONT + self.size]
+        return self._buf
 
     def index(self, positions: np.ndarray) -> np.ndarray:
         p = positions + _FRONT
@@ -222,7 +221,7 @@ def _raw_padded(words: Words, starts: np.ndarray, lengths: np.ndarray, width: in
     return out
 
 
-def crc32c_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, words: "Words | None" = None
+def crc32c_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, words: Words | None = None
                 ) -> np.ndarray:
     """Standard CRC-32C of each slice buf[starts[i] : starts[i] + lengths[i]] (uint8 buffer), as uint32."""
     starts = np.asarray(starts, dtype=np.int64)

@@ -8,14 +8,14 @@ raises on bad input: an undecodable value becomes {'mode': 'UNKNOWN', 'reason': 
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from .schema import MODE_NAMES
 
 # DataType enum value -> (wire name, numpy dtype or None, TensorProto typed field used for scalars).
-DTYPES: dict[int, tuple[str, Optional[str], Optional[str]]] = {
+DTYPES: dict[int, tuple[str, str | None, str | None]] = {
     1: ("float32", "<f4", "float_val"), 2: ("float64", "<f8", "double_val"), 3: ("int32", "<i4", "int_val"),
     4: ("uint8", "u1", "int_val"), 5: ("int16", "<i2", "int_val"), 6: ("int8", "i1", "int_val"),
     7: ("string", None, "string_val"), 8: ("complex64", "<c8", "scomplex_val"), 9: ("int64", "<i8", "int64_val"),
@@ -149,7 +149,7 @@ def summarize_full_tensor(proto) -> dict[str, Any]:
     return summarize_array(arr, dtype, shape)
 
 
-def decode_debug_value(mode: int, data: Optional[bytes], eager: bool = False) -> dict[str, Any]:
+def decode_debug_value(mode: int, data: bytes | None, eager: bool = False) -> dict[str, Any]:
     """TensorHealth for one debug tensor (serialized TensorProto bytes) recorded under `mode` (enum value)."""
     if mode == 1:
         return {"mode": "NO_TENSOR"}
@@ -180,7 +180,7 @@ def _json_value(x, kind: str):
     return int(x)
 
 
-def tensor_value(data: Optional[bytes], begin: int = 0, max_elements: int = 1000) -> Optional[dict[str, Any]]:
+def tensor_value(data: bytes | None, begin: int = 0, max_elements: int = 1000) -> dict[str, Any] | None:
     """wire.ts TensorValue of a FULL_TENSOR debug tensor, elements [begin, begin + max_elements)."""
     if data is None:
         return None
@@ -201,15 +201,15 @@ def tensor_value(data: Optional[bytes], begin: int = 0, max_elements: int = 1000
             "values": values}
 
 
-def nonfinite_counts(mode: int, data: Optional[bytes]) -> Optional[tuple[float, float, float, float]]:
+def nonfinite_counts(mode: int, data: bytes | None) -> tuple[float, float, float, float] | None:
     """(neg_inf, pos_inf, nan, size) for the alert table; -1 marks an unknown count; None when all finite or
     not knowable."""
     health = decode_debug_value(mode, data)
     m = health.get("mode")
     if m == "CURT_HEALTH":
         return (-1.0, -1.0, -1.0, -1.0) if health["any_inf_or_nan"] else None
-    if m in ("CONCISE_HEALTH", "FULL_HEALTH") or (m == "FULL_TENSOR" and health.get("nan") is not None):
-        if health["neg_inf"] or health["pos_inf"] or health["nan"]:
-            return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]),
+    counted = m in ("CONCISE_HEALTH", "FULL_HEALTH") or (m == "FULL_TENSOR" and health.get("nan") is not None)
+    if counted and (health["neg_inf"] or health["pos_inf"] or health["nan"]):
+        return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]),
                     float(health["size"]))
     return None

@@ -72,6 +72,9 @@ def group_runs(logdir: str, file_sets: list[FileSet]) -> dict[str, list[FileSet]
     for directory, sets in by_dir.items():
         rel = os.path.relpath(directory, root)
         rel = "." if rel == "." else rel.replace(os.sep, "/")
+        # A directory name that is not UTF-8 arrives with surrogate escapes, which no client can send back (a URL
+        # query decodes to U+FFFD; JS encodeURIComponent throws): the run's name uses U+FFFD for those bytes.
+        rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         ids = sorted({s.run_id for s in sets if s.run_id is not None})
         if len(ids) <= 1:
             runs[rel] = sets

@@ -40,7 +40,7 @@ class Scan:
     resyncing: bool  # True when next_offset is not a known record boundary: search for a header there first
     damages: list[Damage]
     needed: int = 0  # >0 when the next record is longer than buf: bytes to read at next_offset to get it whole
-    words: "crc32c.Words | None" = None  # the aligned word copies of buf, reused by the decoders
+    words: crc32c.Words | None = None  # the aligned word copies of buf, reused by the decoders
 
 
 def _header_ok(words: crc32c.Words, positions: np.ndarray) -> np.ndarray:
@@ -133,7 +133,6 @@ def scan(buf: np.ndarray, base: int, resyncing: bool = False) -> Scan:
     pos = 0
     needed = 0
     mv = memoryview(buf)
-    unpack = _U64.unpack_from
     words = crc32c.Words(buf)
     if resyncing:
         found = _find_header(buf, words, 0)

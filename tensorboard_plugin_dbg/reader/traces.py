@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Optional
 
 import numpy as np
 
@@ -49,11 +48,13 @@ class TraceBatch:
     wall_time: np.ndarray  # float64
     offset: np.ndarray  # int64, payload start relative to the buffer
     nonfinite_rows: np.ndarray  # int64 positions within this batch
-    nonfinite_counts: np.ndarray  # (k, 4) float64: neg_inf, pos_inf, nan, size; -1 = not recorded
+    # (k, 4) float64 neg_inf, pos_inf, nan, size (-1 = not recorded) from the protobuf path; the fast path leaves
+    # zeros: the index keeps only the rows and reads counts back from the records on demand
+    nonfinite_counts: np.ndarray
     unparsed: list[int]  # payload starts of records that are not graph execution traces
 
 
-def decode_one(data: bytes) -> Optional[tuple[float, Kind, Optional[tuple]]]:
+def decode_one(data: bytes) -> tuple[float, Kind, tuple | None] | None:
     """(wall_time, kind, nonfinite counts or None) of one serialized trace event, or None."""
     event = schema.parse_event(data)
     if event is None or not event.HasField("graph_execution_trace"):

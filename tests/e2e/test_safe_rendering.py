@@ -15,7 +15,12 @@ import os
 import dumps
 from e2e_helpers import screenshot
 from tb_process import TensorBoardProcess
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from test_dashboard import (
+    assert_no_console_errors,
+    by_testid,
+    open_dashboard,
+    wait_text,
+)
 
 XSS = "<img src=x onerror=window.__xss=1>"
 

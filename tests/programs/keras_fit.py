@@ -2,7 +2,7 @@
 import _common
 
 tf = _common.enable(__import__("sys").argv[1], "FULL_HEALTH")
-import numpy as np  # noqa: E402
+import numpy as np
 
 x = np.random.RandomState(0).rand(32, 4).astype("float32")
 y = (x.sum(axis=1, keepdims=True) > 2).astype("float32")

@@ -29,7 +29,7 @@ export type DebugModeName =
 /** Produced by `api/errors.py:error_response`. */
 export interface ErrorResponse {
   error: {
-    /** Machine-readable: 'bad_parameter' | 'missing_parameter' | 'page_too_large' | 'not_found' | 'not_ready' | 'internal'. */
+    /** Machine-readable: 'bad_parameter' | 'missing_parameter' | 'page_too_large' | 'not_found' | 'method_not_allowed' | 'not_ready' | 'internal'. */
     code: string;
     message: string;
   };

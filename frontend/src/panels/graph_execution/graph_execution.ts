@@ -92,7 +92,7 @@ export class GraphExecutionPanel {
     const run = this.run;
     if (run === null) return Promise.resolve({ items: [], total: 0 });
     return this.ctl.api.graphExecutions(run, begin, end, this.ctl.store.state.geFilters).then((r) => {
-      this.last = r;
+      if (run === this.run) this.last = r;
       for (const row of r.rows) {
         if (row.op_type && !this.seenTypes.has(row.op_type) && this.seenTypes.size < 500) {
           this.seenTypes.add(row.op_type);
@@ -145,11 +145,13 @@ export class GraphExecutionPanel {
     }
     const filtered = hasFilters(s.geFilters);
     const unfiltered = this.last?.unfiltered_total ?? m.total;
-    this.countEl.textContent = filtered ? `${m.total.toLocaleString('en-US')} of ${unfiltered.toLocaleString('en-US')}` : `${m.total.toLocaleString('en-US')} traces`;
     if (!m.loadedOnce) {
+      // No count until the new data set answers: a stale or zero count would mislead (and tests would race it).
+      this.countEl.textContent = 'counting…';
       this.panel.setState({ kind: 'loading' });
       return;
     }
+    this.countEl.textContent = filtered ? `${m.total.toLocaleString('en-US')} of ${unfiltered.toLocaleString('en-US')}` : `${m.total.toLocaleString('en-US')} traces`;
     if (m.lastError && m.total === 0) this.panel.setState({ kind: 'error', text: `Could not load traces: ${m.lastError}` });
     else if (m.total === 0 && filtered) this.panel.setState({ kind: 'empty', text: 'No trace matches the filters.' });
     else if (m.total === 0)
