@@ -14,39 +14,21 @@ look-ups per record, vectorized across a whole chunk.
 
 from __future__ import annotations
 
+import os
 import struct
+import sys
 
 import numpy as np
 
-_POLY = 0x82F63B78  # CRC-32C (Castagnoli), reflected
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root, for the package
+from tensorboard_plugin_dbg.reader import crc32c as _crc
 
-
-def _byte_table() -> np.ndarray:
-    table = np.arange(256, dtype=np.uint32)
-    for _ in range(8):
-        table = np.where(table & 1, (table >> 1) ^ np.uint32(_POLY), table >> 1).astype(np.uint32)
-    return table
-
-
-BYTE_TABLE = _byte_table()
-_PY_TABLE = [int(x) for x in BYTE_TABLE]
-
-
-def crc32c(data: bytes) -> int:
-    """Plain CRC-32C (for templates and tests; the bulk path is `record_crcs`)."""
-    crc = 0xFFFFFFFF
-    table = _PY_TABLE
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(crc):
-    """TFRecord's masked CRC; works on ints and on uint32 arrays."""
-    if isinstance(crc, np.ndarray):
-        crc = crc.astype(np.uint32)
-        return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(0xA282EAD8)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+# One CRC-32C implementation serves the reader and this generator: the byte table, the plain CRC and TFRecord's
+# mask come from the package (tensorboard_plugin_dbg/reader/crc32c.py): the CRCs of the benchmark dumps are made
+# by the code that checks them when the index reads them back, so the two cannot drift apart.
+BYTE_TABLE = _crc.T8  # CRC-32C (Castagnoli, reflected) table: the register after one byte
+crc32c = _crc.crc32c  # plain CRC-32C of bytes (templates and tests; the bulk path is StepTemplate.fill)
+masked = _crc.mask  # TFRecord's masked CRC; works on ints and on uint32 arrays
 
 
 def distance_table(max_distance: int) -> np.ndarray:

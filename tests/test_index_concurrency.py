@@ -87,3 +87,73 @@ def test_readers_while_ingesting(tmp_path):
     assert live.info()["counts"] == fresh.info()["counts"] and live.info()["counts"]["graph_executions"] == n
     assert live.graph_executions(0, n)["rows"] == fresh.graph_executions(0, n)["rows"]
     assert live.alerts(0, n)["alerts"] == fresh.alerts(0, n)["alerts"]
+
+
+def test_side_table_ahead_of_rows_is_not_seen(tmp_path):
+    """Regression (bench at 10 M traces: `runs` answered HTTP 500 "IndexError: index 5156047 is out of bounds for
+    axis 0 with size 5156047"): a reader combined the non-finite side table with the trace columns using lengths
+    read at different moments, so it could hold a side-table row whose trace it did not see. Readers now use one
+    published set of lengths (RunIndex.lengths), swapped in only after a whole batch is appended. Here the writer
+    is caught mid-batch, deterministically: a side-table row for a trace not appended yet."""
+    src = dumps.make_dump("demo")
+    out = tmp_path / "run"
+    shutil.copytree(src, out)
+    run = Catalog(str(tmp_path)).run("run")
+    before = run.info()["counts"]
+    alerts_before = run.alerts(0, 10_000)["alerts"]
+    n = len(run.traces)
+    run.trace_nf.append({"row": np.array([n], np.uint32)})  # not published, its trace row not there yet
+    assert run.info()["counts"] == before
+    assert run.alerts(0, 0)["total"] == before["alerts"]
+    assert run.alerts(0, 10_000)["alerts"] == alerts_before
+    arrays = run.trace_arrays()
+    assert len(arrays["nonfinite_rows"]) == 0 or int(arrays["nonfinite_rows"].max()) < len(arrays["kind"])
+    assert run.graph_executions(0, 10, only_nonfinite=True)["total"] == len(arrays["nonfinite_rows"])
+    run.root_cause()
+
+
+def test_published_lengths_are_consistent_while_ingesting(tmp_path):
+    """Every published set of lengths, sampled by a thread while the refresher ingests, only points at rows that
+    exist, and never shrinks."""
+    src = dumps.make_dump("demo")
+    out = tmp_path / "run"
+    os.makedirs(out)
+    blob = b""
+    for path in glob.glob(os.path.join(src, "tfdbg_events.*")):
+        if path.endswith(".graph_execution_traces"):
+            with open(path, "rb") as f:
+                blob = f.read()
+            traces_path = out / os.path.basename(path)
+        else:
+            shutil.copy(path, out / os.path.basename(path))
+    with open(traces_path, "wb") as f:
+        f.write(blob * 30)
+    catalog = Catalog(str(tmp_path), refresh_interval=0.01, first_pass=False)
+    catalog.start()
+    problems: list = []
+    last = None
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        runs = catalog.runs()
+        if not runs:
+            time.sleep(0.001)
+            continue
+        run = runs[0]
+        lengths = run.lengths()
+        nf = run.trace_nf.view("row", lengths.trace_nf)
+        if len(nf) and int(nf.max()) >= lengths.traces:
+            problems.append(("trace_nf", lengths))
+        e_nf = run.exec_nf.view("row", lengths.exec_nf)
+        if len(e_nf) and int(e_nf.max()) >= lengths.execs:
+            problems.append(("exec_nf", lengths))
+        if last is not None and any(a < b for a, b in zip(lengths, last)):
+            problems.append(("shrank", last, lengths))
+        last = lengths
+        info = run.info()
+        if info["counts"]["alerts"] < 0 or run.alerts(0, 5)["total"] < 0:
+            problems.append(("counts", info["counts"]))
+        if run.done:
+            break
+    catalog.stop()
+    assert not problems, problems[:3]
+    assert run.done and run.lengths().traces == 30 * len(tfrecord.scan(np.frombuffer(blob, np.uint8), 0).starts)

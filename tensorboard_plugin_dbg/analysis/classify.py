@@ -56,25 +56,70 @@ class Classification:
         return None if best is None else best[:2]
 
 
+_BLOCK = 1 << 20  # alerts (or queries) handled per step: bounds the temporaries at ~8 bytes x a few x this
+
+
 class _TraceLookup:
     """`before(tensors, at)`: for each pair, the index of the last trace of tensor code tensors[i] with index < at[i]
-    (-1 when none). Built once per classification: one stable argsort of the tensor codes."""
+    (-1 when none). Built once per classification: one stable argsort of the tensor codes.
+
+    Memory matters at 10 M traces (the index budget is ~48 bytes per trace): tensor codes that fit 16 bits are
+    sorted as uint16 (numpy's stable sort is then a radix sort, ~10x faster than on int64), the permutation is kept
+    as int32, and the sorted keys are not kept (read back through the permutation)."""
 
     def __init__(self, trace_tensor: np.ndarray):
         n = len(trace_tensor)
-        self.order = np.argsort(trace_tensor, kind="stable")  # by tensor, then by index (stable)
-        self.keys = trace_tensor[self.order]
+        self.trace_tensor = trace_tensor
+        if n and int(trace_tensor.min()) >= -1 and int(trace_tensor.max()) < 65535:
+            order = np.argsort((trace_tensor + 1).astype(np.uint16), kind="stable")  # by tensor, then by index
+        else:
+            order = np.argsort(trace_tensor, kind="stable")
         self.stride = n + 1
-        self.combined = self.keys * self.stride + self.order  # sorted: key-major, index-minor
+        combined = trace_tensor[order].astype(np.int64)
+        combined *= self.stride
+        combined += order
+        self.combined = combined  # sorted: key-major, index-minor
+        self.order = order.astype(np.int32) if n < 2**31 else order
 
     def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         if len(self.combined) == 0 or len(tensors) == 0:
             return np.full(len(tensors), -1, np.int64)
-        pos = np.searchsorted(self.combined, tensors * self.stride + at, side="left") - 1
-        ok = (pos >= 0) & (tensors >= 0)
-        pos = np.where(ok, pos, 0)
-        ok &= self.keys[pos] == tensors
-        return np.where(ok, self.order[pos], -1)
+        out = np.empty(len(tensors), np.int64)
+        for lo in range(0, len(tensors), _BLOCK):
+            t, a = np.asarray(tensors[lo:lo + _BLOCK], np.int64), at[lo:lo + _BLOCK]
+            needles = t * self.stride + a
+            # Needles in sorted order make the binary searches walk `combined` front to back (cache-friendly,
+            # ~5x faster at 10 M traces than in alert order); answers go back to their places after. Queries come
+            # with `at` ascending, so a stable sort by tensor alone sorts them (a radix sort when codes are small).
+            if int(t.min()) >= -1 and int(t.max()) < 65535 and bool(np.all(np.diff(a) >= 0)):
+                by = np.argsort((t + 1).astype(np.uint16), kind="stable")
+            else:
+                by = np.argsort(needles)
+            pos = np.empty(len(needles), np.int64)
+            pos[by] = np.searchsorted(self.combined, needles[by], side="left") - 1
+            ok = (pos >= 0) & (t >= 0)
+            pos = np.where(ok, pos, 0)
+            rows = self.order[pos]
+            ok &= self.trace_tensor[rows] == t
+            out[lo:lo + _BLOCK] = np.where(ok, rows, -1)
+        return out
+
+
+class ScanLookup:
+    """The same answers as _TraceLookup.before for a handful of pairs, by scanning: nothing kept between calls, so
+    the cached analysis of a run does not hold a sorted copy of every trace (the root-cause detail asks about the
+    inputs of one op only)."""
+
+    def __init__(self, trace_tensor: np.ndarray):
+        self.trace_tensor = trace_tensor
+
+    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
+        out = np.full(len(tensors), -1, np.int64)
+        for i, (k, t) in enumerate(zip(np.asarray(tensors).tolist(), np.asarray(at).tolist())):
+            if k >= 0:
+                hits = np.flatnonzero(self.trace_tensor[:max(t, 0)] == k)
+                out[i] = hits[-1] if len(hits) else -1
+        return out
 
 
 def op_inputs(cols: RunColumns, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,10 +140,13 @@ def _classify_traces(cols: RunColumns, lookup: _TraceLookup) -> np.ndarray:
     alerts = np.flatnonzero(flags == 1)
     if len(alerts) == 0:
         return role
-    owner, tensors = op_inputs(cols, cols.trace_op[alerts])
-    prior = lookup.before(tensors, alerts[owner])
-    bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1)
-    propagates = np.bincount(owner[bad_input], minlength=len(alerts)) > 0
+    propagates = np.zeros(len(alerts), bool)
+    for lo in range(0, len(alerts), _BLOCK):  # in blocks: (alert, input) pairs are ~1.5x the alerts
+        block = alerts[lo:lo + _BLOCK]
+        owner, tensors = op_inputs(cols, cols.trace_op[block])
+        prior = lookup.before(tensors, block[owner])
+        bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1)
+        propagates[lo:lo + len(block)] = np.bincount(owner[bad_input], minlength=len(block)) > 0
     # A forwarding op (loop variable, function input, variable read) run after the first NaN/∞ was seen carries it.
     exec_bad = cols.exec_wall[cols.exec_nonfinite == 1]
     first_exec_bad = exec_bad.min() if len(exec_bad) else np.inf

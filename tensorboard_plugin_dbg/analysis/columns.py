@@ -33,8 +33,8 @@ FORWARDING_OPS = frozenset({"Placeholder", "ReadVariableOp"})  # the API's page 
 class RunColumns:
     # Graph execution traces, in graph_executions index order (the index keeps it in wall-time order per host).
     trace_wall: np.ndarray  # float64[T]
-    trace_op: np.ndarray  # int64[T] op code, -1 unknown
-    trace_tensor: np.ndarray  # int64[T] tensor code of (op, output_slot), -1 unknown
+    trace_op: np.ndarray  # int32 or int64 [T] op code, -1 unknown
+    trace_tensor: np.ndarray  # int32 or int64 [T] tensor code of (op, output_slot), -1 unknown
     trace_nonfinite: np.ndarray  # int8[T]: 1 non-finite, 0 finite, -1 the mode cannot tell
     # Data inputs of every op as CSR: op o's inputs are op_input_tensor[op_input_ptr[o]:op_input_ptr[o + 1]].
     op_input_ptr: np.ndarray  # int64[n_ops + 1]

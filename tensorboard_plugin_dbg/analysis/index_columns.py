@@ -35,8 +35,9 @@ def from_run_index(run: Any) -> RunColumns | None:
 
     op_codes: dict[tuple[str, str], int] = {}
     tensor_codes: dict[tuple[str, str, int], int] = {}
-    kind_op = np.empty(n_kinds, np.int64)
-    kind_tensor = np.empty(n_kinds, np.int64)
+    # int32 codes: the per-trace columns below are the bulk of the analysis's memory (8 bytes per trace, not 16)
+    kind_op = np.empty(n_kinds, np.int32)
+    kind_tensor = np.empty(n_kinds, np.int32)
     kind_blind = np.zeros(n_kinds, bool)
     for k in range(n_kinds):
         graph_id, op_name, slot, mode, _device = run.kind_info(k)
@@ -52,7 +53,7 @@ def from_run_index(run: Any) -> RunColumns | None:
             inputs.append(tensor_codes.setdefault((graph_id, producer, int(slot)), len(tensor_codes)))
         ptr.append(len(inputs))
 
-    flags = np.where(kind_blind[kind_col], -1, 0).astype(np.int8) if n else np.zeros(0, np.int8)
+    flags = (-kind_blind.astype(np.int8))[kind_col] if n else np.zeros(0, np.int8)  # -1 blind, else 0
     bad_rows = traces["nonfinite_rows"]
     flags[bad_rows[bad_rows < n]] = 1
 
@@ -87,8 +88,8 @@ def from_run_index(run: Any) -> RunColumns | None:
 
     return RunColumns(
         trace_wall=traces["wall_time"],
-        trace_op=kind_op[kind_col] if n else np.zeros(0, np.int64),
-        trace_tensor=kind_tensor[kind_col] if n else np.zeros(0, np.int64),
+        trace_op=kind_op[kind_col] if n else np.zeros(0, np.int32),
+        trace_tensor=kind_tensor[kind_col] if n else np.zeros(0, np.int32),
         trace_nonfinite=flags,
         op_input_ptr=np.asarray(ptr, np.int64),
         op_input_tensor=np.asarray(inputs, np.int64),

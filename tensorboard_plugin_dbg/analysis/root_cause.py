@@ -26,6 +26,7 @@ from tensorboard_plugin_dbg.analysis.classify import (
     PRODUCER,
     PROPAGATOR,
     Classification,
+    ScanLookup,
     classify,
     eager_producer,
     running_first_outputs,
@@ -43,6 +44,7 @@ _GENERATED_MARKERS = ("__autograph_generated_file", "<string>")
 
 _cache: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
 _cache_lock = threading.Lock()
+_build_lock = threading.RLock()
 
 
 def _version(run: Any) -> Any:
@@ -55,26 +57,49 @@ def _version(run: Any) -> Any:
     return (run.graph_executions(0, 0)["unfiltered_total"], run.executions(0, 0)["total"])
 
 
+def _lookup(run: Any, slot: str):
+    with _cache_lock:
+        return _cache.get(run, {}).get(slot)  # TypeError: a run that cannot be weakly referenced
+
+
 def _cached(run: Any, slot: str, compute):
     version = _version(run)
-    with _cache_lock:
-        try:
-            entry = _cache.get(run, {}).get(slot)
-        except TypeError:  # a run object that cannot be weakly referenced: no cache
-            return compute()
+    try:
+        entry = _lookup(run, slot)
+    except TypeError:  # a run object that cannot be weakly referenced: no cache
+        return compute()
     if entry is not None and entry[0] == version:
         return entry[1]
-    value = compute()
-    with _cache_lock:
-        _cache.setdefault(run, {})[slot] = (version, value)
-    return value
+    # One computation at a time: concurrent requests right after a version change each ran the whole-run
+    # classification (seconds and hundreds of MB at 10 M traces) in parallel; now the later ones wait and reuse
+    # it. Reentrant: analyze() computes the classification inside.
+    with _build_lock:
+        entry = _lookup(run, slot)
+        if entry is not None and entry[0] == version:
+            return entry[1]
+        value = compute()
+        with _cache_lock:
+            _cache.setdefault(run, {})[slot] = (version, value)
+        return value
+
+
+def classification_if_ready(run: Any) -> Classification | None:
+    """The classification of the run's current version if it was already computed; never computes (for callers
+    that must not wait for the whole-run analysis, e.g. an alert page while the dump is still being read)."""
+    try:
+        entry = _lookup(run, "classification")
+    except TypeError:
+        return None
+    return entry[1][1] if entry is not None and entry[0] == _version(run) else None
 
 
 def _classified(run: Any):
     def compute():
         cols = columns_mod.gather(run)
-        cls, lookup = classify(cols)
-        return cols, cls, lookup
+        cls, _lookup = classify(cols)
+        # The sorted lookup is dropped (~12 bytes per trace); the detail of the first producer asks about a few
+        # input tensors only, which a scan answers in milliseconds.
+        return cols, cls, ScanLookup(cols.trace_tensor)
     return _cached(run, "classification", compute)
 
 

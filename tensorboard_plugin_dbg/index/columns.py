@@ -9,8 +9,20 @@ small (the index budget is ~48 bytes per trace).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
+
+
+class Lengths(NamedTuple):
+    """Row counts of a run's four column sets, published together by the writer after each batch (see
+    RunIndex.lengths): side tables (exec_nf, trace_nf) point at rows below the matching main table's length, which
+    separate len() calls taken at different moments did not guarantee."""
+
+    execs: int = 0
+    exec_nf: int = 0
+    traces: int = 0
+    trace_nf: int = 0
 
 
 class Columns:
@@ -26,9 +38,26 @@ class Columns:
     def __len__(self) -> int:
         return self._snap[0]
 
-    def view(self, name: str) -> np.ndarray:
+    def view(self, name: str, length: int | None = None) -> np.ndarray:
+        """Rows [0, length) (default: every published row). A length taken earlier from the run's published
+        lengths (RunIndex.lengths) stays valid: rows are never removed or rewritten."""
         n, arrays = self._snap
-        return arrays[name][:n]
+        return arrays[name][:n if length is None else min(length, n)]
+
+    def reserve(self, capacity: int) -> None:
+        """Makes room for `capacity` rows now (writer thread only), so a big file whose record count is known
+        roughly in advance is not copied 1.25x at a time (each growth briefly holds old + new: 2.25x the column).
+        np.zeros takes fresh zero pages from the OS, so reserved rows cost no resident memory until written."""
+        n, arrays = self._snap
+        if capacity <= len(next(iter(arrays.values()))):
+            return
+        grown = {}
+        for name, arr in arrays.items():
+            new = np.zeros(capacity, dtype=arr.dtype)
+            new[:n] = arr[:n]
+            grown[name] = new
+        self._arrays = grown
+        self._snap = (n, grown)
 
     def append(self, values: Mapping[str, np.ndarray]) -> None:
         """Appends equal-length arrays (one per column; missing columns get zeros). Writer thread only."""
@@ -52,6 +81,9 @@ class Columns:
                 arr[n:n + count] = 0
         self._arrays = arrays
         self._snap = (n + count, arrays)
+
+    def capacity(self) -> int:
+        return len(next(iter(self._snap[1].values())))
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self._snap[1].values())

@@ -59,17 +59,20 @@ class QueriesMixin:
         return sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)})
 
     def info(self) -> dict[str, Any]:
-        alerts = self._alert_table()
-        by_type = {"InfNanAlert": len(alerts[0])} if len(alerts[0]) else {}
+        # Counts from one published set of lengths: O(1), whatever the dump's size (the alert count is the two
+        # side tables' lengths; sorting them is only needed for a page of alerts).
+        lengths = self.lengths()
+        n_alerts = lengths.exec_nf + lengths.trace_nf
+        by_type = {"InfNanAlert": n_alerts} if n_alerts else {}
         bytes_read = sum(min(s.offset, s.size) for s in self.files if not s.missing)
         bytes_total = sum(s.size for s in self.files if not s.missing)
         return {
             "name": self.name, "start_time": self.start_time, "tf_version": self.tf_version,
             "tfdbg_run_id": self.run_id, "hosts": self.hosts(),
             "debug_modes": [MODE_NAMES.get(m, "UNSPECIFIED") for m in self.debug_modes()],
-            "counts": {"executions": len(self.execs), "graph_executions": len(self.traces),
+            "counts": {"executions": lengths.execs, "graph_executions": lengths.traces,
                        "graphs": len(self.graphs), "ops": len(self.ops), "source_files": len(self.sources),
-                       "stack_frames": len(self.frames), "alerts": len(alerts[0]),
+                       "stack_frames": len(self.frames), "alerts": n_alerts,
                        "alerts_by_type": by_type},
             "status": {"bytes_read": int(bytes_read), "bytes_total": int(bytes_total), "done": bool(self.done),
                        "last_refresh": self.last_refresh, "notices": status_notices(self)},
@@ -84,10 +87,9 @@ class QueriesMixin:
         """Read-only views of the trace columns: `kind` (int32 code, see kind_info), `wall_time` (float64),
         `loc` (file code << 48 | offset), and `nonfinite_rows` (sorted uint32 rows whose value is non-finite;
         decode one with trace_health)."""
-        n, arrays = self.traces.snapshot()
-        out = {name: arr[:n] for name, arr in arrays.items()}
-        m, nf = self.trace_nf.snapshot()
-        out["nonfinite_rows"] = nf["row"][:m]
+        lengths = self.lengths()
+        out = {name: self.traces.view(name, lengths.traces) for name in ("kind", "wall_time", "loc")}
+        out["nonfinite_rows"] = self.trace_nf.view("row", lengths.trace_nf)
         for arr in out.values():
             arr.flags.writeable = False
         return out
@@ -96,13 +98,14 @@ class QueriesMixin:
         """Read-only views of the execution columns (wall_time, op_type code, num_outputs, graph code, file,
         offset, mode, nonfinite flag); decode codes with exec_op_types / exec_graph_ids."""
         n, arrays = self.execs.snapshot()
+        n = min(n, self.lengths().execs)
         out = {name: arr[:n] for name, arr in arrays.items()}
         for arr in out.values():
             arr.flags.writeable = False
         return out
 
     def trace_event(self, index: int):
-        n = len(self.traces)
+        n = self.lengths().traces
         if not 0 <= index < n:
             raise NotFound(f"graph execution {index} not found (run has {n})")
         return self.read_trace_event(index).graph_execution_trace
@@ -134,11 +137,13 @@ class QueriesMixin:
     # ------------------------------------------------------------------------------------ alerts
     def _alert_table(self):
         """(source 0=execution/1=graph, source index, wall time) of every alert, in wall-time order."""
-        key = (len(self.exec_nf), len(self.trace_nf))
+        lengths = self.lengths()
+        key = (lengths.exec_nf, lengths.trace_nf)
 
         def build():
-            e_rows = self.exec_nf.view("row")
-            t_rows = self.trace_nf.view("row")
+            # Exactly the rows of `key` (one published snapshot): every row they point at is already there.
+            e_rows = self.exec_nf.view("row", lengths.exec_nf)
+            t_rows = self.trace_nf.view("row", lengths.trace_nf)
             e_wall = self.execs.view("wall_time")[e_rows]
             t_wall = self.traces.view("wall_time")[t_rows]
             src = np.concatenate([np.zeros(len(e_rows), np.int8), np.ones(len(t_rows), np.int8)])
@@ -148,7 +153,7 @@ class QueriesMixin:
             return src[order], idx[order], wall[order]
         return self._derive("alerts", key, build)
 
-    def _alert(self, position: int, src: int, idx: int, wall: float) -> dict[str, Any]:
+    def _alert(self, position: int, src: int, idx: int, wall: float, event=None) -> dict[str, Any]:
         if src == 0:
             rows = self.exec_nf.view("row")
             j = int(np.searchsorted(rows, idx))
@@ -160,7 +165,11 @@ class QueriesMixin:
             graph_id, op_name, slot, _, _ = self.kinds.kinds[int(self.traces.view("kind")[idx])]
             op = self.ops.get((graph_id, op_name))
             op_type = op.op_type if op else ""
-            health = self.trace_health(idx)
+            if event is None:
+                health = self.trace_health(idx)
+            else:
+                t = event.graph_execution_trace
+                health = debug_values.decode_debug_value(int(t.tensor_debug_mode), t.tensor_proto or None)
             counts = [health.get(c) for c in ("neg_inf", "pos_inf", "nan", "size")]
         return {"index": position, "type": "InfNanAlert", "source": "execution" if src == 0 else "graph_execution",
                 "source_index": int(idx), "wall_time": float(wall), "op_name": op_name, "op_type": op_type,
@@ -169,33 +178,64 @@ class QueriesMixin:
 
     def alerts(self, begin: int, end: int, alert_type: str | None = None,
                producers_only: bool = False) -> dict[str, Any]:
+        known_type = alert_type in (None, "", "InfNanAlert")
+        if end <= begin and not producers_only:
+            # Totals only (a client polling the count): no sorted table, no roles, O(1) at any size.
+            lengths = self.lengths()
+            total_all = lengths.exec_nf + lengths.trace_nf
+            return {"begin": begin, "end": begin, "total": total_all if known_type else 0,
+                    "totals_by_type": {"InfNanAlert": total_all} if total_all else {}, "alerts": []}
         src, idx, wall = self._alert_table()
         total_all = len(src)
-        positions = np.arange(total_all)
-        if alert_type not in (None, "", "InfNanAlert"):
-            positions = positions[:0]
-        codes = self._alert_role_codes(total_all)
-        if producers_only and codes is not None:
-            positions = positions[codes[positions] == 1]
-        page = positions[begin:end]
-        alerts = [self._alert(int(p), int(src[p]), int(idx[p]), float(wall[p])) for p in page]
-        if codes is not None:
-            for a in alerts:
-                a["role"] = (None, "producer", "propagator")[int(codes[a["index"]])]
-        return {"begin": begin, "end": begin + len(alerts), "total": len(positions),
+        if producers_only and known_type:
+            # The filter needs every role: computed now if the refresher has not yet (see warm()).
+            codes = self._alert_role_codes(src, idx, wait=True)
+            positions = np.flatnonzero(codes == 1) if codes is not None else np.arange(total_all)
+            total = len(positions)
+            page = positions[begin:end]
+        else:  # no filter: the page is a slice of positions (no array of every position per request)
+            total = total_all if known_type else 0
+            page = np.arange(min(begin, total), min(end, total))
+        # the page's trace records in one read per span of the file (an alert page is up to 1,000 records)
+        events = self.read_trace_events(idx[page][src[page] == 1].tolist()) if len(page) else {}
+        alerts = [self._alert(int(p), int(src[p]), int(idx[p]), float(wall[p]), events.get(int(idx[p])))
+                  for p in page]
+        # Once the dump is fully read, roles are final and a page waits for them; while it is still being read,
+        # a page never waits on the whole-run analysis: roles come from the analysis of this version when it is
+        # done, else stay null ("not known yet") rather than holding every alert request for seconds.
+        page_codes = self._alert_role_codes(src[page], idx[page], wait=self.done)
+        if page_codes is not None:
+            for a, code in zip(alerts, page_codes.tolist()):
+                a["role"] = (None, "producer", "propagator")[code]
+        return {"begin": begin, "end": begin + len(alerts), "total": total,
                 "totals_by_type": {"InfNanAlert": total_all} if total_all else {}, "alerts": alerts}
 
-    def _alert_role_codes(self, total: int) -> np.ndarray | None:
-        """int8 role per alert position (0 unknown, 1 producer, 2 propagator) from the analysis, when present."""
+    def _alert_role_codes(self, src: np.ndarray, idx: np.ndarray, wait: bool) -> np.ndarray | None:
+        """int8 role (0 unknown, 1 producer, 2 propagator) of the alerts (src, idx), from the analysis's
+        classification of this index version; None when the analysis is absent, or not ready and not `wait`."""
         try:
             mod = importlib.import_module("tensorboard_plugin_dbg.analysis.root_cause")
         except ImportError:
             return None
-        fn = getattr(mod, "alert_role_codes", None)
-        if fn is None:
+        if wait:
+            cls = mod.classification(self)
+        else:
+            cls = getattr(mod, "classification_if_ready", lambda run: None)(self)
+        if cls is None:
             return None
-        codes = np.asarray(fn(self))
-        return codes if len(codes) >= total else None  # a stale result while ingestion moved on: no roles
+        # Looked up by (source, row), not by alert position: positions shift when rows arrive mid-list, rows do not.
+        src, idx = np.asarray(src), np.asarray(idx, np.int64)
+        codes = np.zeros(len(idx), np.int8)
+        for code, roles in ((0, cls.exec_role), (1, cls.trace_role)):
+            mask = (src == code) & (idx < len(roles))
+            codes[mask] = roles[idx[mask]]
+        return codes
+
+    def warm(self) -> None:
+        """Builds what the first requests after indexing need (the sorted alert list, the roles of every alert)
+        on the caller's thread: the refresher calls it when the dump is fully read, before it reports done."""
+        self._alert_table()
+        self._alert_role_codes(np.zeros(0, np.int8), np.zeros(0, np.int64), wait=True)
 
     # ------------------------------------------------------------------------------------ executions
     def _exec_graph_id(self, index: int, arrays) -> str | None:
@@ -241,7 +281,7 @@ class QueriesMixin:
                 "pos_inf": counts[1], "nan": counts[2], "alert": nonfinite, "graph_id": graph_id}
 
     def executions(self, begin: int, end: int) -> dict[str, Any]:
-        n = len(self.execs)
+        n = self.lengths().execs
         end = min(end, n)
         begin = min(begin, end)
         return {"begin": begin, "end": end, "total": n,

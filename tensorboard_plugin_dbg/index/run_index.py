@@ -10,6 +10,7 @@ it for long.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import threading
 import time
@@ -21,12 +22,16 @@ import numpy as np
 
 from ..reader import crc32c, debug_values, schema, tfrecord, traces
 from ..reader.file_sets import SUFFIXES, FileSet
-from .columns import Columns
+from . import record_reads
+from .columns import Columns, Lengths
 from .queries import QueriesMixin
 
+logger = logging.getLogger(__name__)
 CHUNK = 16 << 20
 LOC_SHIFT = 48  # trace location = file code << 48 | payload offset (files up to 256 TiB)
-LOC_MASK = (1 << LOC_SHIFT) - 1  # bytes read per step: bounds transient memory while indexing huge trace files
+LOC_MASK = (1 << LOC_SHIFT) - 1
+_SPAN = 1 << 20  # read_trace_events: records within this many bytes are read in one go
+_TAIL = 4096  # ...plus this much past the last one's start (a FULL_HEALTH trace record is ~240 bytes)  # bytes read per step: bounds transient memory while indexing huge trace files
 # Which DebugEvent kinds each file holds: a record of another kind is damage, not data to mix in.
 _WHAT_BY_SUFFIX = {"metadata": ("debug_metadata",), "source_files": ("source_file",),
                    "stack_frames": ("stack_frame_with_id",), "execution": ("execution",),
@@ -109,6 +114,8 @@ class RunIndex(QueriesMixin):
         self.traces = Columns({"kind": "i4", "wall_time": "f8", "loc": "i8"})
         # Rows whose debug value shows a non-finite element (sorted); counts are read back from the record.
         self.trace_nf = Columns({"row": "u4"})
+        # The lengths readers may use: one tuple, swapped in after every batch once all its appends are done.
+        self._lengths = Lengths()
         self.kinds = traces.TraceKinds()
         self.exec_modes: set[int] = set()
         self.damages: dict[tuple[int, int], str] = {}
@@ -158,13 +165,27 @@ class RunIndex(QueriesMixin):
                         "trace": traceback.format_exc(limit=3)}])[-5:]
             crc32c.release_workspace()
             self.last_refresh = time.time()
-            self.done = all(s.offset >= s.size or s.missing for s in self.files
-                            if s.suffix == "graph_execution_traces"
-                            or os.path.basename(s.path).startswith(primary + "."))
             changed = self._progress() != before
+            complete = all(s.offset >= s.size or s.missing for s in self.files
+                           if s.suffix == "graph_execution_traces"
+                           or os.path.basename(s.path).startswith(primary + "."))
             if changed:
-                self.version += 1
+                self.version += 1  # before `done`: whoever sees done = True also sees the final version
+                if complete:
+                    self._warm_quietly()
+                record_reads.trim_heap()
+            self.done = complete
             return changed
+
+    def _warm_quietly(self) -> None:
+        """Builds the sorted alert list and every alert's role (QueriesMixin.warm) before `done` is published:
+        `done` then means counts, alerts and roles are all final, and the first requests after it (the
+        dashboard's alert page, a role filter) find them built instead of each paying for the whole-run analysis.
+        A failure is logged and left to the request that needs it, which reports it."""
+        try:
+            self.warm()
+        except Exception:
+            logger.exception("dbg: analysing run %s failed", self.name)
 
     def _progress(self):
         return tuple(s.offset for s in self.files), len(self.damages), len(self.graphs), len(self.frames)
@@ -191,11 +212,33 @@ class RunIndex(QueriesMixin):
             for damage in result.damages:
                 self.damages.setdefault((code, damage.offset), damage.reason)
             if len(result.starts):
+                if state.suffix == "graph_execution_traces":
+                    self._reserve_traces(len(result.starts), result.next_offset - state.offset,
+                                         state.size - state.offset)
                 self._ingest(code, state, result)
+                self._publish()
             progressed = result.next_offset > state.offset
             state.offset, state.resyncing, state.needed = result.next_offset, result.resyncing, result.needed
             if not progressed or (state.needed and state.offset + state.needed > state.size):
                 break
+
+    def lengths(self) -> Lengths:
+        """A consistent set of row counts: query with these, not len() of each column (see columns.Lengths)."""
+        return self._lengths
+
+    def _publish(self) -> None:
+        self._lengths = Lengths(len(self.execs), len(self.exec_nf), len(self.traces), len(self.trace_nf))
+
+    def _reserve_traces(self, records: int, nbytes: int, remaining: int) -> None:
+        """Sizes the trace columns for the whole file from this chunk's record density (a dump's trace records
+        are nearly the same size), so ingesting a big file never copies them to grow. Reserved rows cost no
+        resident memory until written (Columns.reserve); too low an estimate just falls back to growing."""
+        if nbytes <= 0 or remaining <= nbytes:
+            return
+        expect = len(self.traces) + int(records * remaining / nbytes * 1.02) + 1024
+        if expect > self.traces.capacity():
+            self.traces.reserve(expect)
+            self.trace_nf.reserve(expect)  # at most one row per trace
 
     def _ingest(self, code: int, state: FileState, result: tfrecord.Scan) -> None:
         buf, base = result.buf, result.base
@@ -312,6 +355,10 @@ class RunIndex(QueriesMixin):
         """The DebugEvent of graph execution trace `index` (bounds checked by the caller)."""
         loc = int(self.traces.view("loc")[index])
         return self.read_event(loc >> LOC_SHIFT, loc & LOC_MASK)
+
+    def read_trace_events(self, rows) -> dict:
+        """{row: DebugEvent} for trace rows, one file read per span of nearby records (record_reads.py)."""
+        return record_reads.read_trace_events(self, rows)
 
     def trace_file_code(self, index: int) -> int:
         return int(self.traces.view("loc")[index]) >> LOC_SHIFT

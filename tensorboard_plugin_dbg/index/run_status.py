@@ -20,7 +20,9 @@ def status_notices(run) -> list[dict[str, Any]]:
                               state.path.rsplit("/", 1)[-1].startswith(primary + ".")):
             notices.append({"code": "missing_file", "severity": "warning",
                             "message": f"{state.suffix} file not found (yet).", "file": run.rel_path(state.path)})
-        elif (not state.missing and not state.resyncing and state.needed > 0 and state.offset + state.needed > state.size and (
+        elif (not state.missing and not state.resyncing and (
+                (state.needed > 0 and state.offset + state.needed > state.size)
+                or 0 < state.size - state.offset < 12) and (  # a tail shorter than a header: needed is unknown
                 state.suffix == "graph_execution_traces" or state.path.rsplit("/", 1)[-1].startswith(primary + "."))):
             # The file ends inside a record: its next record needs more bytes than the file has. (An unread file, or
             # one whose pass is between two read chunks, is not partial.) A live writer's last flush may end mid-record (read on the next pass); a file

@@ -20,7 +20,7 @@ _MAX_INDICES = 1000
 
 def _kind_rows(self):
     """(order, starts): rows of kind k are order[starts[k]:starts[k + 1]], ascending."""
-    n = len(self.traces)
+    n = self.lengths().traces
 
     def build():
         kind = self.traces.view("kind")[:n]
@@ -63,30 +63,30 @@ def _rows_of_kinds(self, kinds: np.ndarray) -> np.ndarray:
 
 def _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite) -> np.ndarray | None:
     """Sorted matching rows, or None when no filter applies (then rows are 0..n-1)."""
-    n = len(self.traces)
+    lengths = self.lengths()
+    n = lengths.traces
     if op_type is None and not op_name and graph_id is None:
         if not only_nonfinite:
             return None
-        nf = self.trace_nf.view("row")
-        return nf[nf < n].astype(np.int64)
+        return self.trace_nf.view("row", lengths.trace_nf).astype(np.int64)
 
     def build():
         rows = _rows_of_kinds(self, self._kinds_matching(op_type, op_name or None, graph_id))
         rows = rows[rows < n]
         if only_nonfinite:
-            rows = rows[np.isin(rows, self.trace_nf.view("row"), assume_unique=True)]
+            rows = rows[np.isin(rows, self.trace_nf.view("row", lengths.trace_nf), assume_unique=True)]
         return rows
-    key = (n, len(self.trace_nf), len(self.kinds), len(self.ops))
+    key = (n, lengths.trace_nf, len(self.kinds), len(self.ops))
     return self._derive(f"filter:{op_type!r}:{op_name!r}:{graph_id!r}:{only_nonfinite}", key, build)
 
 
-def _trace_row(self, index: int) -> dict[str, Any]:
+def _trace_row(self, index: int, event=None) -> dict[str, Any]:
     n, a = self.traces.snapshot()
     if not 0 <= index < n:
         raise NotFound(f"graph execution {index} not found (run has {n})")
     graph_id, op_name, slot, mode, device = self.kinds.kinds[int(a["kind"][index])]
     op = self.ops.get((graph_id, op_name))
-    event = self.read_trace_event(index)
+    event = event if event is not None else self.read_trace_event(index)
     t = event.graph_execution_trace
     proto = t.tensor_proto or None
     return {"index": index, "wall_time": float(a["wall_time"][index]), "op_name": op_name,
@@ -97,15 +97,16 @@ def _trace_row(self, index: int) -> dict[str, Any]:
 
 def graph_executions(self, begin: int, end: int, op_type: str | None = None, op_name: str | None = None,
                      graph_id: str | None = None, only_nonfinite: bool = False) -> dict[str, Any]:
-    n = len(self.traces)
+    n = self.lengths().traces
     rows = _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite)
     total = n if rows is None else len(rows)
     end = min(end, total)
     begin = min(begin, end)
     page = range(begin, end) if rows is None else rows[begin:end].tolist()
     out = []
+    events = self.read_trace_events(page)  # one read for the page's records
     for i in page:
-        row = self._trace_row(int(i))
+        row = self._trace_row(int(i), events.get(i))
         row.pop("_proto"), row.pop("_mode")
         out.append(row)
     return {"begin": begin, "end": end, "total": int(total), "unfiltered_total": n, "rows": out}

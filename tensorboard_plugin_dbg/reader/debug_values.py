@@ -8,6 +8,7 @@ raises on bad input: an undecodable value becomes {'mode': 'UNKNOWN', 'reason': 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -98,7 +99,8 @@ def health_from_vector(mode: int, v: np.ndarray) -> dict[str, Any]:
         return {"mode": "UNKNOWN", "reason": f"mode {MODE_NAMES.get(mode, mode)} has no health vector"}
     if len(v) < need:
         return {"mode": "UNKNOWN", "reason": f"{MODE_NAMES[mode]} vector has {len(v)} elements, expected {need}"}
-    i = [int(x) if np.isfinite(x) else 0 for x in v[:need]]
+    # Python floats, not numpy scalars: ~10x cheaper per element, and a page decodes 100 of these vectors
+    i = [int(x) if math.isfinite(x) else 0 for x in v[:need].tolist()]
     if mode == 2:
         return {"mode": "CURT_HEALTH", "tensor_id": i[0], "any_inf_or_nan": bool(v[1] != 0)}
     if mode == 3:

@@ -140,7 +140,7 @@ export interface TensorValue {
 /** A problem or explanation shown to the user (status line, empty-panel reason). */
 export interface Notice {
   /**
-   * Problems: 'damaged_record' | 'refresh_failed' | 'unreadable_file' | 'missing_file'.
+   * Problems: 'damaged_record' | 'refresh_failed' | 'unreadable_file' | 'missing_file' | 'partial_record'.
    * Explanations: 'circular_buffer' | 'no_tensor_mode' | 'eager_only' | 'no_dump_found' | 'no_graph_executions'
    * | 'no_executions' | 'still_indexing'.
    */
