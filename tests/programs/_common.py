@@ -15,3 +15,14 @@ def enable(dump_dir, mode="FULL_HEALTH", buffer_size=-1, **kwargs):
 
 def arg(i, default):
     return sys.argv[i] if len(sys.argv) > i else default
+
+
+def flush():
+    """Flushes the dump writer's buffered files, so each step is visible to a live reader at once."""
+    from tensorflow.python.debug.lib import dumping_callback
+
+    cb = getattr(dumping_callback._state, "dumping_callback", None)
+    writer = cb.get_writer() if cb is not None else None
+    if writer is not None:
+        writer.FlushNonExecutionFiles()
+        writer.FlushExecutionFiles()

@@ -14,17 +14,6 @@ tf = _common.enable(sys.argv[1], "FULL_HEALTH", -1)
 gate, steps = sys.argv[2], int(_common.arg(3, "3"))
 
 
-def flush():
-    # The dump writer buffers file writes; flushing makes each step visible to a live reader at once.
-    from tensorflow.python.debug.lib import dumping_callback
-
-    cb = getattr(dumping_callback._state, "dumping_callback", None)
-    writer = cb.get_writer() if cb is not None else None
-    if writer is not None:
-        writer.FlushNonExecutionFiles()
-        writer.FlushExecutionFiles()
-
-
 @tf.function
 def step_fn(x):
     y = tf.nn.softmax(x * 3.0, name="live_probs")
@@ -39,5 +28,5 @@ for step in range(steps):
     # The last step underflows the softmax to exactly 0, so its log is -inf: the alert appears live.
     scale = 1.0 if step < steps - 1 else 1000.0
     step_fn(tf.constant([[1.0, 2.0, 3.0]]) * scale)
-    flush()
+    _common.flush()
 open(os.path.join(gate, "finished"), "w").close()

@@ -16,16 +16,6 @@ steps = int(_common.arg(2, "300"))
 flush_every = int(_common.arg(3, "5"))
 
 
-def flush():
-    from tensorflow.python.debug.lib import dumping_callback
-
-    cb = getattr(dumping_callback._state, "dumping_callback", None)
-    writer = cb.get_writer() if cb is not None else None
-    if writer is not None:
-        writer.FlushNonExecutionFiles()
-        writer.FlushExecutionFiles()
-
-
 @tf.function
 def step_fn(x, w, eps):
     y = tf.matmul(x, w, name="mm")
@@ -40,7 +30,7 @@ for i in range(steps):
     step_fn(x, w, tf.constant(eps))
     w = w * 1.0001  # an eager op: one execution record per step
     if i % flush_every == flush_every - 1:
-        flush()
+        _common.flush()
         time.sleep(0.01)
 tf.debugging.experimental.disable_dump_debug_info()
 open(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "finished"), "w").close()

@@ -5,7 +5,7 @@
  */
 import type { Api } from '../api/client.ts';
 import type { Alert, OpInfo, StackFrame } from '../api/wire.ts';
-import { Store, failed, idle, loading, ready, errorText, type Focus } from './store.ts';
+import { Store, failed, idle, loading, ready, errorText, runViewState, type Focus } from './store.ts';
 import { readUrlState, writeUrlState, type UrlState } from './url.ts';
 
 /** Innermost user frame (frames are outermost first), else the innermost frame, else null. */
@@ -107,20 +107,7 @@ export class Controller {
 
   selectRun(run: string | null, restore: UrlState | null = null): void {
     this.focusSeq++;
-    this.store.set({
-      run,
-      focus: null,
-      alertIndex: null,
-      alertType: null,
-      focusDetail: idle(),
-      op: idle(),
-      frames: idle(),
-      selectedFrameId: null,
-      source: null,
-      geFilters: {},
-      inputRows: [],
-      hint: null,
-    });
+    this.store.set({ run, ...runViewState() });
     this.saveUrl();
     if (run !== null && restore?.run === run && restore.focus) {
       if (restore.focus.kind === 'graph_execution') void this.focusGraphExecution(restore.focus.index, restore.alert);

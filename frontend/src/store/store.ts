@@ -64,10 +64,9 @@ export interface State {
   hint: string | null;
 }
 
-export function initialState(): State {
+/** Everything that belongs to one run's view: cleared when another run is selected. */
+export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
   return {
-    runs: idle(),
-    run: null,
     focus: null,
     alertIndex: null,
     alertType: null,
@@ -77,10 +76,13 @@ export function initialState(): State {
     selectedFrameId: null,
     source: null,
     geFilters: {},
-    geScroll: null,
     inputRows: [],
     hint: null,
   };
+}
+
+export function initialState(): State {
+  return { runs: idle(), run: null, geScroll: null, ...runViewState() };
 }
 
 export type Listener = (state: State, prev: State) => void;
