@@ -142,6 +142,13 @@ def _alert_role_codes(run: Any) -> np.ndarray:
         idx = np.concatenate([e_rows, t_rows])
         order = np.lexsort((idx, src, np.concatenate([cols.exec_wall[e_rows], cols.trace_wall[t_rows]])))
         src, idx = src[order], idx[order]
+    return roles_by_row(cls, src, idx)
+
+
+def roles_by_row(cls: Any, src: Any, idx: Any) -> np.ndarray:
+    """Role codes (0 unknown, 1 producer, 2 propagator) of the alerts named by (source 0 execution / 1 trace, row).
+
+    Rows the classification has not seen yet (they arrived after it was computed) stay 0."""
     src, idx = np.asarray(src), np.asarray(idx, np.int64)
     roles = np.zeros(len(idx), np.int8)
     for code, table_roles in ((0, cls.exec_role), (1, cls.trace_role)):

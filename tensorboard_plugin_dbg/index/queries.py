@@ -224,12 +224,7 @@ class QueriesMixin:
         if cls is None:
             return None
         # Looked up by (source, row), not by alert position: positions shift when rows arrive mid-list, rows do not.
-        src, idx = np.asarray(src), np.asarray(idx, np.int64)
-        codes = np.zeros(len(idx), np.int8)
-        for code, roles in ((0, cls.exec_role), (1, cls.trace_role)):
-            mask = (src == code) & (idx < len(roles))
-            codes[mask] = roles[idx[mask]]
-        return codes
+        return mod.roles_by_row(cls, src, idx)
 
     def warm(self) -> None:
         """Builds what the first requests after indexing need (the sorted alert list, the roles of every alert)
