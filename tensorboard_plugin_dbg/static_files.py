@@ -3,12 +3,21 @@
 The name is taken from the decoded path (werkzeug decodes `%2e%2e` to `..` before we see it), then resolved with
 symlinks followed and checked to lie inside STATIC_DIR, so `..`, encoded traversal, absolute paths and links out
 of the folder all end in a JSON 404.
+
+The bundle is the plugin's first download in the dashboard's critical path, so it is sent gzip-compressed when
+the browser accepts it (compressed once per file version, kept in memory), with an ETag so a reload revalidates
+instead of downloading again. Webpack's lazily loaded chunks carry their content hash in their name
+(webpack.config.js), so they are cached for good; `index.js` keeps its fixed name and is revalidated each time.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import hashlib
 import mimetypes
 import os
+import re
 
 from werkzeug import Request, Response
 
@@ -17,6 +26,9 @@ from tensorboard_plugin_dbg.api.app import ROUTE_PREFIX, json_response
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".map": "application/json"}
+# `name.<16 hex digits>.js`: a webpack chunk named by its content hash (webpack.config.js `chunkFilename`).
+_HASHED = re.compile(r"\.[0-9a-f]{16}\.js$")
+_FOREVER = "public, max-age=31536000, immutable"
 
 
 def resolve(name: str) -> str | None:
@@ -51,9 +63,26 @@ def serve_static(request: Request) -> Response:
     path = resolve(static_name(request.path))
     if path is None:
         return _error(errors.NOT_FOUND, "no such static file")
-    with open(path, "rb") as f:
-        body = f.read()
+    st = os.stat(path)
+    body, gzipped, etag = _load(path, st.st_mtime_ns, st.st_size)
     ext = os.path.splitext(path)[1]
     content_type = _TYPES.get(ext) or mimetypes.guess_type(path)[0] or "application/octet-stream"
-    return Response(body, content_type=content_type,
-                    headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"})
+    headers = {"Cache-Control": _FOREVER if _HASHED.search(path) else "no-cache", "ETag": etag,
+               "Vary": "Accept-Encoding", "X-Content-Type-Options": "nosniff"}
+    if etag in request.headers.get("If-None-Match", ""):
+        return Response(status=304, headers=headers)
+    if gzipped is not None and "gzip" in request.headers.get("Accept-Encoding", ""):
+        body = gzipped
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, content_type=content_type, headers=headers)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str, mtime_ns: int, size: int) -> tuple[bytes, bytes | None, str]:
+    """(body, its gzip or None when that is not smaller, ETag) of one version of a file (the key has its stat)."""
+    with open(path, "rb") as f:
+        body = f.read()
+    # mtime=0: the same bytes every time, so the compressed body does not depend on when it was made.
+    gzipped = gzip.compress(body, compresslevel=6, mtime=0)
+    etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+    return body, (gzipped if len(gzipped) < len(body) else None), etag

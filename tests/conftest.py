@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import dumps  # noqa: E402
+import dumps
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ class TensorBoardProcess:
         self._log_dir = tempfile.mkdtemp(prefix="dbg-tb-")
         self.log_path = os.path.join(self._log_dir, "tensorboard.log")
 
-    def __enter__(self) -> "TensorBoardProcess":
+    def __enter__(self) -> TensorBoardProcess:
         exe = shutil.which("tensorboard", path=os.path.dirname(sys.executable)) or shutil.which("tensorboard")
         cmd = [exe] if exe else [sys.executable, "-m", "tensorboard.main"]
         cmd += ["--logdir", self.logdir, "--host", "127.0.0.1", "--port", str(self.port), *self._extra]

@@ -68,7 +68,7 @@ def test_committed_schema_is_fresh(tmp_path):
 
 @pytest.fixture(scope="module")
 def logdir(demo_dump, tmp_path_factory):
-    """A logdir holding the demo dump and the PROGRAMS' dumps side by side (copies: discovery skips symlinks)."""
+    """A logdir holding the demo dump and the PROGRAMS' dumps side by side (copies: the cached dumps stay untouched)."""
     with ThreadPoolExecutor(max_workers=2) as pool:  # 2 cores: two TF programs at a time
         made = list(pool.map(lambda prog: dumps.make_dump(*prog), PROGRAMS))
     root = tmp_path_factory.mktemp("contract-logdir")

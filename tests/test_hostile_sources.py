@@ -16,7 +16,7 @@ from urllib.parse import quote
 import dumps
 import pytest
 from api_helpers import get, make_app, ok, url, wait_indexed
-from test_fuzz_dumps import source_record
+from fuzz_records import source_record
 from werkzeug.test import Client
 
 XSS = "<img src=x onerror=window.__xss=1>"

@@ -250,6 +250,6 @@ def test_unread_or_mid_chunk_files_are_not_reported_partial():
                        needed=120)]
     run = SimpleNamespace(damages={}, problems=[], file_sets=[SimpleNamespace(prefix=prefix)], files=files,
                           rel_path=os.path.basename, execs=[], traces=[], ops={}, graphs={}, done=False,
-                          debug_modes=lambda: [])
+                          debug_modes=list)
     partial = [n["file"] for n in status_notices(run) if n["code"] == "partial_record"]
     assert partial == [f"{prefix}.graph_execution_traces"]

@@ -67,7 +67,7 @@ def test_unreadable_inputs_exit_two(tmp_path):
 def test_logdir_of_several_runs_and_run_filter(tmp_path):
     logdir = tmp_path / "logs"
     logdir.mkdir()
-    # Copies, not symlinks: run discovery does not follow links (a link loop must not hang it).
+    # Copies: each run sits in its own folder under the logdir, as a user would lay them out.
     shutil.copytree(dumps.make_dump("clean_mlp", "FULL_HEALTH"), logdir / "clean")
     shutil.copytree(dumps.make_dump("nan_sqrt", "FULL_HEALTH"), logdir / "sqrt")
     proc = report(str(logdir), "--json")

@@ -11,7 +11,9 @@ import { buildLayout } from './layout.ts';
 import { CSS } from './styles.ts';
 import { watchTheme } from './theme.ts';
 import { el } from './widgets/panel.ts';
-import { progressText } from './widgets/notices.ts';
+import { hasProblems, progressText, summarizeNotices, type StatusItem } from './widgets/notices.ts';
+import { StatusBar } from './widgets/status_bar.ts';
+import type { RunInfo } from './api/wire.ts';
 import { AlertsPanel } from './panels/alerts/alerts.ts';
 import { TimelinePanel } from './panels/timeline/timeline.ts';
 import { GraphStructurePanel } from './panels/graph_structure/graph_structure.ts';
@@ -25,24 +27,25 @@ function buildHeader(header: HTMLElement, ctl: Controller, readiness: Readiness)
   picker.dataset.testid = 'run-picker';
   const pickerLabel = el('label', 'run-label');
   pickerLabel.append(document.createTextNode('Run '), picker);
-  const status = el('span', 'status');
-  status.dataset.testid = 'status';
+  const bar = new StatusBar();
   // Indexing progress (bytes read of bytes on disk); hidden once the run is fully read.
   const progress = el('progress', 'index-progress');
   progress.dataset.testid = 'index-progress';
   progress.max = 1;
   progress.hidden = true;
-  header.append(el('b', '', 'Debugger'), pickerLabel, progress, status);
+  header.append(el('b', '', 'Debugger'), pickerLabel, progress, bar.line, bar.toggle, bar.list);
   picker.addEventListener('change', () => {
     if (picker.value !== ctl.store.state.run) ctl.selectRun(picker.value);
   });
   let shownNames = '';
   const update = (s: State) => {
     const runs = s.runs.data?.runs ?? [];
-    const names = runs.map((r) => r.name).join('\n');
+    // A run with an error is marked in the picker, so a problem in a run not on screen is not missed.
+    const label = (r: RunInfo) => (hasProblems(r) ? `${r.name} (errors)` : r.name);
+    const names = runs.map(label).join('\n');
     if (names !== shownNames) {
       shownNames = names;
-      picker.replaceChildren(...runs.map((r) => Object.assign(el('option', '', r.name), { value: r.name })));
+      picker.replaceChildren(...runs.map((r) => Object.assign(el('option', '', label(r)), { value: r.name, title: hasProblems(r) ? 'This run has errors: select it to see them' : '' })));
     }
     if (s.run !== null) picker.value = s.run;
     // A picker only matters when there is a choice.
@@ -50,18 +53,13 @@ function buildHeader(header: HTMLElement, ctl: Controller, readiness: Readiness)
     const info = ctl.store.runInfo();
     if (!info) progress.hidden = true;
     const parts: string[] = [];
-    let warn = false;
-    if (s.runs.status === 'error') {
-      parts.push(`Cannot load runs: ${s.runs.error}`);
-      warn = true;
-    } else if (s.runs.data && runs.length === 0) {
-      const n = s.runs.data.notices.map((x) => x.message).join(' ');
-      parts.push(n || `No tfdbg2 dump found under ${s.runs.data.logdir}.`);
+    const failures: string[] = [];
+    if (s.runs.status === 'error') failures.push(`Cannot load runs: ${s.runs.error}`);
+    else if (s.runs.data && runs.length === 0) {
+      const why = s.runs.data.notices.filter((n) => n.code === 'no_dump_found').map((n) => n.message).join(' ');
+      parts.push(why || `No tfdbg2 dump found under ${s.runs.data.logdir}.`);
     }
-    if (s.runs.error && s.runs.data) {
-      parts.push(`(last refresh failed: ${s.runs.error})`);
-      warn = true;
-    }
+    if (s.runs.error && s.runs.data) failures.push(`Last refresh of the run list failed: ${s.runs.error} (retrying)`);
     if (info) {
       if (runs.length === 1) parts.push(info.name);
       const c = info.counts;
@@ -71,19 +69,17 @@ function buildHeader(header: HTMLElement, ctl: Controller, readiness: Readiness)
       if (prog) parts.push(prog);
       progress.hidden = !prog;
       progress.value = info.status.bytes_total > 0 ? info.status.bytes_read / info.status.bytes_total : 0;
-      const problems = info.status.notices.filter((n) => n.severity !== 'info');
-      if (problems.length) {
-        parts.push(problems.map((n) => n.message).join(' '));
-        warn = true;
-      }
     }
-    status.textContent = parts.join(' · ');
-    status.title = info?.status.notices.map((n) => n.message).join('\n') ?? '';
-    status.classList.toggle('warn', warn);
+    // The logdir's own problems (a folder that cannot be listed, a failed scan) show whether or not runs exist.
+    const logdirNotices = (s.runs.data?.notices ?? []).filter((n) => n.code !== 'no_dump_found');
+    const items = [...summarizeNotices(logdirNotices, 'logdir'), ...summarizeNotices(info?.status.notices ?? [])];
+    bar.update(parts, items.sort((a, b) => sevRank(a) - sevRank(b)), failures);
     if (s.runs.status === 'ready' || s.runs.status === 'error') readiness.runsRendered();
   };
   ctl.store.subscribe(update);
 }
+
+const sevRank = (i: StatusItem) => ({ error: 0, warning: 1, info: 2 })[i.severity];
 
 export interface RenderOptions {
   api?: Api;
@@ -91,6 +87,13 @@ export interface RenderOptions {
 
 /** Draws the dashboard into the iframe's body. */
 export function render(opts: RenderOptions = {}): void {
+  // Marks for bench/paint_profile.py (the performance timeline of the iframe); they cost nothing.
+  performance.mark('dbg:render');
+  const api = opts.api ?? new HttpApi();
+  // Ask for `runs` before building the DOM: every other first request waits for its answer, and building the
+  // layout and its first style/layout pass would otherwise delay the request by tens of ms. The client shares
+  // this in-flight request with the controller's first `runs()` call (same URL).
+  void api.runs().catch(() => undefined);
   const style = document.createElement('style');
   style.textContent = CSS;
   document.head.appendChild(style);
@@ -99,9 +102,10 @@ export function render(opts: RenderOptions = {}): void {
   delete document.body.dataset.ready;
 
   const store = new Store();
-  const ctl = new Controller(store, opts.api ?? new HttpApi());
+  const ctl = new Controller(store, api);
   const readiness = new Readiness(() => {
     document.body.dataset.ready = '1';
+    performance.mark('dbg:ready');
   });
   buildHeader(slots.header, ctl, readiness);
   const alerts = new AlertsPanel(ctl, readiness);
@@ -133,4 +137,5 @@ export function render(opts: RenderOptions = {}): void {
     if (!document.hidden) ctl.pollSoon();
   });
   void ctl.start();
+  performance.mark('dbg:rendered');
 }

@@ -17,8 +17,27 @@ button:disabled { opacity: .45; cursor: default; }
 .muted { color: var(--muted); }
 .dbg-root { display: flex; flex-direction: column; height: 100vh; width: 100vw; }
 .dbg-header { display: flex; gap: 12px; align-items: center; padding: 4px 8px; border-bottom: 1px solid var(--line); background: var(--head); min-height: 28px; }
-.dbg-header .status { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1; }
-.dbg-header .status.warn { color: var(--accent); }
+.dbg-header .status { color: var(--muted); min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1; }
+.dbg-header { position: relative; }
+.dbg-header .status.warn { color: var(--fg); }
+.status-problem { font-weight: 600; }
+.status-problem.sev-error, .status-toggle.sev-error, .notice-group.sev-error .notice-title { color: var(--nan); }
+.status-problem.sev-warning, .status-toggle.sev-warning, .notice-group.sev-warning .notice-title { color: var(--accent); }
+.status-toggle { flex: 0 0 auto; white-space: nowrap; background: var(--bg); }
+.status-toggle.sev-info { color: var(--info); }
+.status-toggle.open { background: var(--sel); }
+.notice-list { position: absolute; top: 100%; right: 8px; z-index: 20; width: min(760px, calc(100vw - 16px)); max-height: 45vh; overflow: auto;
+  background: var(--bg); border: 1px solid var(--line); border-radius: 4px; box-shadow: 0 4px 12px rgba(0,0,0,.25); padding: 4px 8px; }
+.notice-group { padding: 4px 0; border-bottom: 1px solid var(--line); }
+.notice-group:last-child { border-bottom: 0; }
+.notice-group.sev-info .notice-title { color: var(--info); }
+.notice-title { font-weight: 600; overflow-wrap: anywhere; }
+.notice-details { margin: 2px 0 0 18px; padding: 0; color: var(--muted); font-family: Menlo, Consolas, monospace; font-size: 11px; }
+.notice-details li { overflow-wrap: anywhere; }
+.notice-where { margin-left: 18px; }
+.sev-badge { display: inline-block; width: 13px; height: 13px; line-height: 13px; border-radius: 50%; text-align: center;
+  font-size: 10px; font-weight: 700; color: #fff; background: var(--info); vertical-align: 1px; }
+.sev-badge.sev-error { background: var(--nan); } .sev-badge.sev-warning { background: var(--accent); }
 .index-progress { width: 90px; height: 8px; accent-color: var(--accent); }
 .dbg-main { flex: 1 1 0; min-height: 0; }
 .col { display: flex; flex-direction: column; min-height: 0; min-width: 0; }

@@ -39,6 +39,33 @@ test('ready waits for runs even when no panel loads', async () => {
   assert.equal(fired, 1);
 });
 
+test('afterReady work waits for the ready marker, then runs at once', async () => {
+  const order: string[] = [];
+  const r = new Readiness(() => order.push('ready'));
+  r.afterReady(() => order.push('minimap'));
+  r.begin('ge');
+  r.runsRendered();
+  await tick();
+  assert.equal(order.join(','), '', 'deferred work must not start before the first paint');
+  r.end('ge');
+  await tick();
+  assert.equal(order.join(','), 'ready,minimap');
+  r.afterReady(() => order.push('late'));
+  assert.equal(order.join(','), 'ready,minimap,late');
+});
+
+test('a load begun by a listener of the same update holds ready back', async () => {
+  let fired = 0;
+  const r = new Readiness(() => fired++);
+  r.runsRendered(); // the header's listener runs first; a panel's listener begins its load right after
+  r.begin('alerts');
+  await tick();
+  assert.equal(fired, 0);
+  r.end('alerts');
+  await tick();
+  assert.equal(fired, 1);
+});
+
 test('empty-state reasons come from the API notices', () => {
   const info = runInfo('a', 0, 0, false);
   info.status.notices = [{ code: 'circular_buffer', severity: 'info', message: 'Written with a circular buffer.' }];

@@ -134,28 +134,92 @@ def op_inputs(cols: RunColumns, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return owner, cols.op_input_tensor[np.repeat(starts, counts) + offsets]
 
 
-def _classify_traces(cols: RunColumns, lookup: _TraceLookup) -> np.ndarray:
+_ROWS = 1 << 15  # trace rows classified per step: the temporaries stay a few MB whatever the run's size
+
+
+def _first_rows(cols: RunColumns) -> np.ndarray:
+    """First trace row of every tensor code (index: code + 1, so -1 fits; len(trace) where never traced)."""
+    n = len(cols.trace_nonfinite)
+    first = np.full(1, n, np.int64)
+    for lo in range(0, n, _ROWS):
+        codes, at = np.unique(np.asarray(cols.trace_tensor[lo:lo + _ROWS], np.int64), return_index=True)
+        if len(codes) and codes[-1] + 2 > len(first):
+            first = np.concatenate([first, np.full(int(codes[-1]) + 2 - len(first), n, np.int64)])
+        np.minimum.at(first, codes + 1, at + lo)
+    return first
+
+
+def _prior_traces(cols: RunColumns, lookup, first: np.ndarray, tensors: np.ndarray, at: np.ndarray, lo: int
+                  ) -> np.ndarray:
+    """lookup.before(tensors, at) for queries whose `at` lie in rows [lo, lo + _ROWS). An input's previous trace is
+    almost always within the last training step, so the queries are answered first from the rows just before
+    (a sorted lookup of [lo - _ROWS, lo + _ROWS): a few MB, built per step); only the queries that find no trace
+    there but have one further back (`first`: each tensor's first row) ask the whole-run `lookup`."""
+    w0 = max(0, lo - _ROWS)
+    window = _TraceLookup(np.asarray(cols.trace_tensor[w0:lo + _ROWS], np.int64))
+    prior = window.before(tensors, at - w0)
+    found = prior >= 0
+    prior[found] += w0
+    known = (tensors >= -1) & (tensors + 1 < len(first))
+    earlier = np.zeros(len(tensors), bool)
+    earlier[known] = first[tensors[known] + 1] < w0
+    miss = np.flatnonzero(~found & earlier)
+    if len(miss):
+        prior[miss] = lookup.before(tensors[miss], at[miss])
+    return prior
+
+
+def _classify_traces(cols: RunColumns, lookup) -> np.ndarray:
     flags = cols.trace_nonfinite
     role = np.zeros(len(flags), np.int8)
-    alerts = np.flatnonzero(flags == 1)
-    if len(alerts) == 0:
-        return role
-    propagates = np.zeros(len(alerts), bool)
-    for lo in range(0, len(alerts), _BLOCK):  # in blocks: (alert, input) pairs are ~1.5x the alerts
-        block = alerts[lo:lo + _BLOCK]
-        owner, tensors = op_inputs(cols, cols.trace_op[block])
-        prior = lookup.before(tensors, block[owner])
-        bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1)
-        propagates[lo:lo + len(block)] = np.bincount(owner[bad_input], minlength=len(block)) > 0
     # A forwarding op (loop variable, function input, variable read) run after the first NaN/∞ was seen carries it.
     exec_bad = cols.exec_wall[cols.exec_nonfinite == 1]
     first_exec_bad = exec_bad.min() if len(exec_bad) else np.inf
-    ops = cols.trace_op[alerts]
-    forwarded = (ops >= 0) & cols.op_forwards[np.maximum(ops, 0)] if len(cols.op_forwards) else ops < -1
-    seen_before = (alerts > alerts[0]) | (cols.trace_wall[alerts] > first_exec_bad)
-    propagates |= forwarded & seen_before
-    role[alerts] = np.where(propagates, PROPAGATOR, PRODUCER)
+    first_alert = -1
+    first = None
+    for lo in range(0, len(flags), _ROWS):
+        alerts = np.flatnonzero(flags[lo:lo + _ROWS] == 1) + lo
+        if not len(alerts):
+            continue
+        if first_alert < 0:
+            first_alert = int(alerts[0])
+        ops = np.asarray(cols.trace_op[alerts])
+        owner, tensors = op_inputs(cols, ops)  # (alert, input) pairs: ~1.5x the alerts
+        if first is None:
+            first = _first_rows(cols)
+        prior = _prior_traces(cols, lookup, first, tensors, alerts[owner], lo)
+        bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1)
+        propagates = np.bincount(owner[bad_input], minlength=len(alerts)) > 0
+        forwarded = (ops >= 0) & cols.op_forwards[np.maximum(ops, 0)] if len(cols.op_forwards) else ops < -1
+        seen_before = (alerts > first_alert) | (cols.trace_wall[alerts] > first_exec_bad)
+        propagates |= forwarded & seen_before
+        role[alerts] = np.where(propagates, PROPAGATOR, PRODUCER)
     return role
+
+
+class _BadTraceWindows:
+    """`any_in(lo, hi)`: whether a non-finite trace has its wall time in (lo, hi]. Built on first use only (most
+    runs have no tf.function call among their alerts). When the trace wall times are in order (one host: always)
+    it searches them in place; otherwise it sorts the non-finite traces' wall times once."""
+
+    def __init__(self, cols: RunColumns):
+        self.cols = cols
+        self.walls: np.ndarray | None = None
+        self.in_order: bool | None = None
+
+    def any_in(self, lo: float, hi: float) -> bool:
+        wall, flags = self.cols.trace_wall, self.cols.trace_nonfinite
+        if self.in_order is None:
+            self.in_order = all(bool(np.all(wall[i + 1:i + _ROWS + 1] >= wall[i:i + _ROWS][:len(wall) - i - 1]))
+                                for i in range(0, max(len(wall) - 1, 0), _ROWS))
+        if self.in_order:
+            r0, r1 = np.searchsorted(wall, lo, "right"), np.searchsorted(wall, hi, "right")
+            return bool(np.any(flags[r0:r1] == 1))
+        if self.walls is None:
+            parts = [wall[i:i + _ROWS][flags[i:i + _ROWS] == 1] for i in range(0, len(flags), _ROWS)]
+            self.walls = np.sort(np.concatenate(parts)) if parts else np.zeros(0)
+        w = self.walls
+        return bool(np.searchsorted(w, hi, "right") - np.searchsorted(w, lo, "right") > 0)
 
 
 def running_first_outputs(cols: RunColumns) -> np.ndarray | None:
@@ -189,16 +253,13 @@ def _classify_executions(cols: RunColumns) -> np.ndarray:
     if len(alerts) == 0:
         return role
     running_first = running_first_outputs(cols)
-    # Non-finite traces per call window (previous execution's wall time, this one's]: searchsorted over the sorted
-    # wall times of the non-finite traces.
-    bad_walls = np.sort(cols.trace_wall[cols.trace_nonfinite == 1])
+    # Non-finite traces per call window (previous execution's wall time, this one's].
+    windows = _BadTraceWindows(cols)
     for e in alerts:
         e = int(e)
         propagates = False
-        if cols.exec_is_function[e] and len(bad_walls):
-            lo = cols.exec_wall[e - 1] if e > 0 else -np.inf
-            n = np.searchsorted(bad_walls, cols.exec_wall[e], "right") - np.searchsorted(bad_walls, lo, "right")
-            propagates = n > 0
+        if cols.exec_is_function[e]:
+            propagates = windows.any_in(cols.exec_wall[e - 1] if e > 0 else -np.inf, cols.exec_wall[e])
         if not propagates:
             for tensor_id in cols.exec_io(e)[0]:
                 src, slot = eager_producer(cols, running_first, int(tensor_id), e)
@@ -209,7 +270,19 @@ def _classify_executions(cols: RunColumns) -> np.ndarray:
     return role
 
 
+class _Lazy:
+    """The whole-run lookup, made on first use: with the per-step windows most runs never need it."""
+
+    def __init__(self, make):
+        self.make, self.made = make, None
+
+    def before(self, tensors, at):
+        if self.made is None:
+            self.made = self.make()
+        return self.made.before(tensors, at)
+
+
 def classify(cols: RunColumns) -> tuple[Classification, _TraceLookup]:
-    lookup = _TraceLookup(cols.trace_tensor)
+    lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: _TraceLookup(cols.trace_tensor))
     info = bool(np.any(cols.trace_nonfinite >= 0) or np.any(cols.exec_nonfinite >= 0))
     return Classification(_classify_traces(cols, lookup), _classify_executions(cols), info), lookup

@@ -33,8 +33,10 @@ FORWARDING_OPS = frozenset({"Placeholder", "ReadVariableOp"})  # the API's page 
 class RunColumns:
     # Graph execution traces, in graph_executions index order (the index keeps it in wall-time order per host).
     trace_wall: np.ndarray  # float64[T]
-    trace_op: np.ndarray  # int32 or int64 [T] op code, -1 unknown
-    trace_tensor: np.ndarray  # int32 or int64 [T] tensor code of (op, output_slot), -1 unknown
+    # int32 or int64 [T] op code / tensor code of (op, output_slot), -1 unknown; anything indexable by row arrays
+    # (the index gives index_columns.KindMapped, which computes them from the trace's kind on access)
+    trace_op: Any
+    trace_tensor: Any
     trace_nonfinite: np.ndarray  # int8[T]: 1 non-finite, 0 finite, -1 the mode cannot tell
     # Data inputs of every op as CSR: op o's inputs are op_input_tensor[op_input_ptr[o]:op_input_ptr[o + 1]].
     op_input_ptr: np.ndarray  # int64[n_ops + 1]
@@ -49,6 +51,9 @@ class RunColumns:
     # exec_io(i) -> (input tensor ids, output tensor ids, per-output non-finite flags 1/0/-1); called only for the
     # few executions the classifier looks at (alerts and the producers of their inputs).
     exec_io: Callable[[int], tuple[Sequence[int], Sequence[int], Sequence[int]]] = field(repr=False)
+    # make_lookup() -> an object with classify._TraceLookup's `before`, built from what the source already holds;
+    # None: the classifier sorts the tensor codes itself (trace_op / trace_tensor must then be arrays)
+    make_lookup: Callable[[], Any] | None = field(default=None, repr=False)
 
 
 def _flag(health: Any) -> int:

@@ -86,10 +86,17 @@ def from_run_index(run: Any) -> RunColumns | None:
             got = io_cache[i] = ([int(t) for t in ex.input_tensor_ids], out_ids, out_flags)
         return got
 
+    rows_by_kind = getattr(run, "_kind_rows", None)
+
+    def make_lookup():
+        # the index's rows-by-kind permutation (cached there for op queries): no sorted copy of every trace here
+        order, starts = run_ref()._kind_rows()
+        return KindRowsLookup(order, starts, kind_tensor)
+
     return RunColumns(
         trace_wall=traces["wall_time"],
-        trace_op=kind_op[kind_col] if n else np.zeros(0, np.int32),
-        trace_tensor=kind_tensor[kind_col] if n else np.zeros(0, np.int32),
+        trace_op=KindMapped(kind_col, kind_op),
+        trace_tensor=KindMapped(kind_col, kind_tensor),
         trace_nonfinite=flags,
         op_input_ptr=np.asarray(ptr, np.int64),
         op_input_tensor=np.asarray(inputs, np.int64),
@@ -99,4 +106,57 @@ def from_run_index(run: Any) -> RunColumns | None:
         exec_is_function=e_func,
         exec_first_output_id=None,
         exec_io=exec_io,
+        make_lookup=make_lookup if rows_by_kind is not None else None,
     )
+
+
+class KindMapped:
+    """A per-trace column read through the trace's kind (`kind_map[kind[rows]]`) when indexed. The analysis reads
+    op and tensor codes at alert rows and a few inputs only, so materializing them (4 bytes per trace each, kept
+    with the cached classification) bought nothing but memory."""
+
+    def __init__(self, kind: np.ndarray, kind_map: np.ndarray):
+        self._kind, self._map = kind, kind_map
+
+    def __len__(self) -> int:
+        return len(self._kind)
+
+    def __getitem__(self, rows):
+        return self._map[self._kind[rows]]
+
+
+class KindRowsLookup:
+    """classify._TraceLookup's `before(tensors, at)` answered from the index's rows-by-kind permutation (`order`,
+    `starts`: the rows of kind k ascending in order[starts[k]:starts[k + 1]]): per distinct tensor, one binary
+    search per kind that traces it (a tensor traced on several devices or in several modes has several kinds;
+    the latest row among them wins)."""
+
+    def __init__(self, order: np.ndarray, starts: np.ndarray, kind_tensor: np.ndarray):
+        self.order, self.starts = order, starts
+        self.kinds_of: dict[int, list[int]] = {}
+        for k, t in enumerate(kind_tensor.tolist()):
+            if k + 1 < len(starts):  # a kind newer than the permutation has no rows in it yet
+                self.kinds_of.setdefault(t, []).append(k)
+
+    def before(self, tensors, at) -> np.ndarray:
+        tensors, at = np.asarray(tensors, np.int64), np.asarray(at, np.int64)
+        out = np.full(len(tensors), -1, np.int64)
+        if not len(tensors):
+            return out
+        by = np.argsort(tensors, kind="stable")
+        uniq, first = np.unique(tensors[by], return_index=True)
+        bounds = np.append(first, len(by)).tolist()
+        for i, t in enumerate(uniq.tolist()):
+            kinds = self.kinds_of.get(t)
+            if not kinds:
+                continue
+            q = by[bounds[i]:bounds[i + 1]]
+            a = at[q]
+            best = np.full(len(q), -1, np.int64)
+            for k in kinds:
+                seg = self.order[self.starts[k]:self.starts[k + 1]]
+                if len(seg):
+                    p = np.searchsorted(seg, a, side="left") - 1
+                    np.maximum(best, np.where(p >= 0, seg[np.maximum(p, 0)], -1), out=best)
+            out[q] = best
+        return out

@@ -93,12 +93,24 @@ def classification_if_ready(run: Any) -> Classification | None:
     return entry[1][1] if entry is not None and entry[0] == _version(run) else None
 
 
+class _OnDemandLookup:
+    """A lookup made when asked, so the cached analysis keeps no reference to the index's permutation."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def before(self, tensors, at):
+        return self.make().before(tensors, at)
+
+
 def _classified(run: Any):
     def compute():
         cols = columns_mod.gather(run)
         cls, _lookup = classify(cols)
-        # The sorted lookup is dropped (~12 bytes per trace); the detail of the first producer asks about a few
-        # input tensors only, which a scan answers in milliseconds.
+        if cols.make_lookup is not None:  # built from what the index holds anyway: made again when asked
+            return cols, cls, _OnDemandLookup(cols.make_lookup)
+        # A sorted lookup of our own is dropped (~12 bytes per trace); the detail of the first producer asks about
+        # a few input tensors only, which a scan answers in milliseconds.
         return cols, cls, ScanLookup(cols.trace_tensor)
     return _cached(run, "classification", compute)
 
@@ -133,15 +145,19 @@ def alert_roles(run: Any) -> dict[int, str]:
 def _alert_role_codes(run: Any) -> np.ndarray:
     cols, cls, _ = _classified(run)
     table = getattr(run, "_alert_table", None)
-    if table is not None:  # the index's own order: (source 0 = execution / 1 = graph trace, index, wall)
-        src, idx, _wall = table()
-    else:  # the same documented order rebuilt: wall time, then executions first, then index
-        e_rows = np.flatnonzero(cols.exec_nonfinite == 1)
-        t_rows = np.flatnonzero(cols.trace_nonfinite == 1)
-        src = np.concatenate([np.zeros(len(e_rows), np.int8), np.ones(len(t_rows), np.int8)])
-        idx = np.concatenate([e_rows, t_rows])
-        order = np.lexsort((idx, src, np.concatenate([cols.exec_wall[e_rows], cols.trace_wall[t_rows]])))
-        src, idx = src[order], idx[order]
+    if table is not None:  # the index's own order (index/alert_order.py), a block of alerts at a time
+        alerts = table()
+        codes = np.zeros(len(alerts), np.int8)
+        for lo, src, idx, _wall in alerts.blocks():
+            codes[lo:lo + len(src)] = roles_by_row(cls, src, idx)
+        return codes
+    # the same documented order rebuilt: wall time, then executions first, then index
+    e_rows = np.flatnonzero(cols.exec_nonfinite == 1)
+    t_rows = np.flatnonzero(cols.trace_nonfinite == 1)
+    src = np.concatenate([np.zeros(len(e_rows), np.int8), np.ones(len(t_rows), np.int8)])
+    idx = np.concatenate([e_rows, t_rows])
+    order = np.lexsort((idx, src, np.concatenate([cols.exec_wall[e_rows], cols.trace_wall[t_rows]])))
+    src, idx = src[order], idx[order]
     return roles_by_row(cls, src, idx)
 
 

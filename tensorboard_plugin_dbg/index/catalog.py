@@ -13,6 +13,7 @@ import traceback
 from typing import Any
 
 from ..reader import file_sets as fsets
+from . import run_status
 from .protocol import NotFound
 from .run_index import RunIndex
 
@@ -59,17 +60,21 @@ class Catalog:
         """One discovery + read pass over every run. Never raises."""
         try:
             with self._discover_lock:  # a manual refresh() may race the refresher thread
-                self._discover()
+                # The notices say what the latest pass met: a cause that went away takes its notice with it, and
+                # one that stays is one notice, not one per pass.
+                self._problems = self._discover()
         except Exception as exc:  # noqa: BLE001
-            self._problems = (self._problems + [{"code": "refresh_failed", "severity": "error",
-                                                 "message": f"scanning {self.logdir} failed: {exc!r}",
-                                                 "trace": traceback.format_exc(limit=3)}])[-5:]
+            self._problems = [{"code": "refresh_failed", "severity": "error",
+                               "message": f"scanning {self.logdir} failed: {exc!r}",
+                               "trace": traceback.format_exc(limit=3)}]
         for run in list(self._runs.values()):
-            run.refresh()  # never raises; records its own failures
+            run_status.refresh_run(run)  # never raises; records the run's failures in its status
         self.passes += 1
 
-    def _discover(self) -> None:
-        found = fsets.find_file_sets(self.logdir) if os.path.isdir(self.logdir) else []
+    def _discover(self) -> list[dict[str, Any]]:
+        """Updates the runs from the file sets found now; returns the notices for folders that cannot be listed."""
+        errors: list[tuple[str, OSError]] = []
+        found = fsets.find_file_sets(self.logdir, errors) if os.path.isdir(self.logdir) else []
         for fs in found:
             key = (fs.directory, fs.prefix)
             run_id = self._run_ids.get(key)
@@ -96,6 +101,7 @@ class Catalog:
             run.name = name
             runs[name] = run
         self._runs = runs
+        return [_unlisted_notice(self.logdir, path, exc) for path, exc in errors[:20]]
 
     # ------------------------------------------------------------------------------------ queries
     def runs(self) -> list[RunIndex]:
@@ -119,3 +125,11 @@ class Catalog:
                 "tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode='FULL_HEALTH', "
                 "circular_buffer_size=-1).")})
         return out
+
+
+def _unlisted_notice(logdir: str, path: str, exc: OSError) -> dict[str, Any]:
+    rel = os.path.relpath(path, logdir).replace(os.sep, "/")
+    rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # JSON-safe, as run names are
+    return {"code": "unreadable_file", "severity": "error", "file": rel, "message": (
+        f"Cannot list the folder {rel} ({exc.strerror or exc!r}): dumps inside it are not shown. It is tried "
+        "again on every refresh.")}

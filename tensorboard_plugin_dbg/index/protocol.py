@@ -12,11 +12,17 @@ Thread safety: queries may run on any thread while the refresher appends.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 
 class NotFound(LookupError):
     """An unknown run, index, graph, op or stack frame. The API turns it into a 404 with this message."""
+
+
+class RecordGone(NotFound):
+    """A record the index points at can no longer be read back: its file shrank or was replaced after it was
+    indexed. A page shows such a row with an UNKNOWN health saying so; a single-record route answers 404."""
 
 
 class RunQueries(Protocol):
@@ -27,7 +33,7 @@ class RunQueries(Protocol):
     def info(self) -> dict[str, Any]:
         """wire.ts RunInfo."""
 
-    def alerts(self, begin: int, end: int, alert_type: Optional[str] = None,
+    def alerts(self, begin: int, end: int, alert_type: str | None = None,
                producers_only: bool = False) -> dict[str, Any]:
         """wire.ts AlertsResponse minus `run`: alerts [begin, end) in wall-time order across executions and graph
         executions, with `total` (after the type filter) and `totals_by_type`."""
@@ -38,8 +44,8 @@ class RunQueries(Protocol):
     def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts ExecutionDetail. Raises NotFound for index >= count."""
 
-    def graph_executions(self, begin: int, end: int, op_type: Optional[str] = None,
-                         op_name: Optional[str] = None, graph_id: Optional[str] = None,
+    def graph_executions(self, begin: int, end: int, op_type: str | None = None,
+                         op_name: str | None = None, graph_id: str | None = None,
                          only_nonfinite: bool = False) -> dict[str, Any]:
         """wire.ts GraphExecutionsResponse minus `run`. `op_type` is exact, `op_name` is a case-insensitive
         substring, `graph_id` exact; filters combine with AND; `total` is the filtered total."""
@@ -50,14 +56,14 @@ class RunQueries(Protocol):
     def graph(self, graph_id: str) -> dict[str, Any]:
         """wire.ts GraphInfo minus `run`."""
 
-    def op(self, graph_id: str, op_name: str, near: Optional[int] = None) -> dict[str, Any]:
+    def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, Any]:
         """wire.ts OpInfo minus `run`. `near` picks which trace indices are listed (the nearest 1,000)."""
 
     def source_files(self) -> dict[str, Any]:
         """wire.ts SourceFilesResponse minus `run`."""
 
-    def source_file(self, index: int, begin_line: Optional[int] = None,
-                    end_line: Optional[int] = None) -> dict[str, Any]:
+    def source_file(self, index: int, begin_line: int | None = None,
+                    end_line: int | None = None) -> dict[str, Any]:
         """wire.ts SourceFileResponse minus `run` (lines 1-based, inclusive; clamped to the file)."""
 
     def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:

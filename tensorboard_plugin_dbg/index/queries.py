@@ -19,6 +19,7 @@ import numpy as np
 
 from ..reader import debug_values
 from ..reader.schema import MODE_NAMES
+from . import alert_order, record_reads
 from . import frames as frame_rules
 from .protocol import NotFound
 from .run_status import status_notices
@@ -36,20 +37,31 @@ def _graphs_by_name(graphs) -> dict:
 
 class QueriesMixin:
     # ------------------------------------------------------------------------------------ cache helper
-    def _derive(self, name: str, key, build):
+    def _derive(self, name: str, key, build, stale_ok: bool = False):
         cached = self._derived.get(name)
         if cached is not None and cached[0] == key:
             return cached[1]
         # One builder at a time: without it, 50 concurrent requests after a refresh pass each rebuilt the same
         # table (a sort over every row) at once and held the GIL for seconds (bench/load.py). Reentrant: a
         # build may derive another table. dict.setdefault is atomic, so the lock itself is made once.
-        with self.__dict__.setdefault("_derive_lock", threading.RLock()):
+        lock = self.__dict__.setdefault("_derive_lock", threading.RLock())
+        if stale_ok and cached is not None:
+            # While the dump is read, every batch makes the table stale: the requests that arrive while another
+            # one rebuilds it get the previous version (as if they had come a moment earlier) instead of queueing
+            # behind the rebuild one after another (alert pages waited seconds in bench/load.py).
+            if not lock.acquire(blocking=False):
+                return cached[1]
+        else:
+            lock.acquire()
+        try:
             cached = self._derived.get(name)
             if cached is not None and cached[0] == key:
                 return cached[1]
             value = build()
             self._derived[name] = (key, value)
             return value
+        finally:
+            lock.release()
 
     # ------------------------------------------------------------------------------------ run info
     def hosts(self) -> list[str]:
@@ -135,46 +147,58 @@ class QueriesMixin:
         return chain[::-1]
 
     # ------------------------------------------------------------------------------------ alerts
-    def _alert_table(self):
-        """(source 0=execution/1=graph, source index, wall time) of every alert, in wall-time order."""
+    def _alert_table(self, stale_ok: bool = False):
+        """Every alert in wall-time order (alert_order.py: len(), page(positions) -> (source 0=execution/1=graph,
+        row, wall time), blocks()). `stale_ok`: while another request rebuilds it, the previous version will do
+        (see _derive)."""
         lengths = self.lengths()
         key = (lengths.exec_nf, lengths.trace_nf)
 
         def build():
             # Exactly the rows of `key` (one published snapshot): every row they point at is already there.
             e_rows = self.exec_nf.view("row", lengths.exec_nf)
-            t_rows = self.trace_nf.view("row", lengths.trace_nf)
-            e_wall = self.execs.view("wall_time")[e_rows]
-            t_wall = self.traces.view("wall_time")[t_rows]
-            src = np.concatenate([np.zeros(len(e_rows), np.int8), np.ones(len(t_rows), np.int8)])
-            idx = np.concatenate([e_rows, t_rows.astype(np.int64)])
-            wall = np.concatenate([e_wall, t_wall])
-            order = np.lexsort((idx, src, wall))
-            return src[order], idx[order], wall[order]
-        return self._derive("alerts", key, build)
+            return alert_order.build(e_rows, self.execs.view("wall_time")[e_rows],
+                                     self.trace_nf.view("row", lengths.trace_nf), self.traces.view("wall_time"))
+        return self._derive("alerts", key, build, stale_ok=stale_ok)
 
-    def _alert(self, position: int, src: int, idx: int, wall: float, event=None) -> dict[str, Any]:
-        if src == 0:
-            rows = self.exec_nf.view("row")
-            j = int(np.searchsorted(rows, idx))
-            counts = [float(self.exec_nf.view(c)[j]) for c in ("neg_inf", "pos_inf", "nan", "size")]
-            counts = [None if c < 0 else int(c) for c in counts]
-            digest = self._exec_digest(idx)
-            op_name, op_type, graph_id, slot = None, digest["op_type"], digest["graph_id"], 0
-        else:
-            graph_id, op_name, slot, _, _ = self.kinds.kinds[int(self.traces.view("kind")[idx])]
-            op = self.ops.get((graph_id, op_name))
-            op_type = op.op_type if op else ""
-            if event is None:
-                health = self.trace_health(idx)
-            else:
-                t = event.graph_execution_trace
-                health = debug_values.decode_debug_value(int(t.tensor_debug_mode), t.tensor_proto or None)
-            counts = [health.get(c) for c in ("neg_inf", "pos_inf", "nan", "size")]
-        return {"index": position, "type": "InfNanAlert", "source": "execution" if src == 0 else "graph_execution",
-                "source_index": int(idx), "wall_time": float(wall), "op_name": op_name, "op_type": op_type,
-                "graph_id": graph_id, "output_slot": int(slot), "neg_inf": counts[0], "pos_inf": counts[1],
-                "nan": counts[2], "size": counts[3], "role": None}
+    def _exec_alerts(self, rows: np.ndarray) -> list[tuple[dict[str, Any], list]]:
+        """(digest, [neg_inf, pos_inf, nan, size] with null for unknown) of execution alert rows, in one go."""
+        if not len(rows):
+            return []
+        nf_rows = self.exec_nf.view("row")
+        at = np.searchsorted(nf_rows, rows)
+        counts = np.stack([self.exec_nf.view(c)[at] for c in ("neg_inf", "pos_inf", "nan", "size")], axis=1)
+        return [(digest, [None if c < 0 else int(c) for c in row_counts])
+                for digest, row_counts in zip(self._exec_digests(rows), counts.tolist())]
+
+    def _alert_page(self, page: np.ndarray, psrc: np.ndarray, pidx: np.ndarray, pwall: np.ndarray) -> list:
+        """wire.ts Alert of each position in `page`, whose (source, row, wall time) are psrc, pidx, pwall (roles
+        still null). The page's trace records are read in one go and their health vectors decoded together
+        (record_reads.trace_healths), its executions' columns read once: the cost is the page's."""
+        t_rows = pidx[psrc == 1]
+        kinds, ops = self.kinds.kinds, self.ops
+        t_info = [kinds[k] for k in self.traces.view("kind")[t_rows].tolist()]
+        healths, finite = record_reads.trace_healths(self, t_rows, np.array([k[3] for k in t_info], np.int64))
+        traced = iter(zip(t_info, healths))
+        executed = iter(self._exec_alerts(pidx[psrc == 0]))
+        out = []
+        for p, s, i, w in zip(page.tolist(), psrc.tolist(), pidx.tolist(), pwall.tolist()):
+            if s == 0:
+                digest, c = next(executed)
+                out.append({"index": p, "type": "InfNanAlert", "source": "execution", "source_index": i,
+                            "wall_time": w, "op_name": None, "op_type": digest["op_type"],
+                            "graph_id": digest["graph_id"], "output_slot": 0, "neg_inf": c[0], "pos_inf": c[1],
+                            "nan": c[2], "size": c[3], "role": None})
+                continue
+            (graph_id, op_name, slot, _mode, _device), health = next(traced)
+            op = ops.get((graph_id, op_name))
+            out.append({"index": p, "type": "InfNanAlert", "source": "graph_execution", "source_index": i,
+                        "wall_time": w, "op_name": op_name, "op_type": op.op_type if op else "",
+                        "graph_id": graph_id, "output_slot": int(slot), "neg_inf": health.get("neg_inf"),
+                        "pos_inf": health.get("pos_inf"), "nan": health.get("nan"), "size": health.get("size"),
+                        "role": None})
+        # exec alerts hold ints and None; trace healths were checked by trace_healths
+        return record_reads.FiniteList(out) if finite and bool(np.isfinite(pwall).all()) else out
 
     def alerts(self, begin: int, end: int, alert_type: str | None = None,
                producers_only: bool = False) -> dict[str, Any]:
@@ -185,30 +209,43 @@ class QueriesMixin:
             total_all = lengths.exec_nf + lengths.trace_nf
             return {"begin": begin, "end": begin, "total": total_all if known_type else 0,
                     "totals_by_type": {"InfNanAlert": total_all} if total_all else {}, "alerts": []}
-        src, idx, wall = self._alert_table()
-        total_all = len(src)
+        # once the dump is read, an alert page is exact; before, it may come from the previous batch's table
+        table = self._alert_table(stale_ok=not self.done)
+        total_all = len(table)
         if producers_only and known_type:
-            # The filter needs every role: computed now if the refresher has not yet (see warm()).
-            codes = self._alert_role_codes(src, idx, wait=True)
-            positions = np.flatnonzero(codes == 1) if codes is not None else np.arange(total_all)
+            positions = self._producer_positions(table)
             total = len(positions)
             page = positions[begin:end]
         else:  # no filter: the page is a slice of positions (no array of every position per request)
             total = total_all if known_type else 0
             page = np.arange(min(begin, total), min(end, total))
-        # the page's trace records in one read per span of the file (an alert page is up to 1,000 records)
-        events = self.read_trace_events(idx[page][src[page] == 1].tolist()) if len(page) else {}
-        alerts = [self._alert(int(p), int(src[p]), int(idx[p]), float(wall[p]), events.get(int(idx[p])))
-                  for p in page]
+        psrc, pidx, pwall = table.page(page)
+        alerts = self._alert_page(page, psrc, pidx, pwall)
         # Once the dump is fully read, roles are final and a page waits for them; while it is still being read,
         # a page never waits on the whole-run analysis: roles come from the analysis of this version when it is
         # done, else stay null ("not known yet") rather than holding every alert request for seconds.
-        page_codes = self._alert_role_codes(src[page], idx[page], wait=self.done)
+        page_codes = self._alert_role_codes(psrc, pidx, wait=self.done)
         if page_codes is not None:
             for a, code in zip(alerts, page_codes.tolist()):
                 a["role"] = (None, "producer", "propagator")[code]
         return {"begin": begin, "end": begin + len(alerts), "total": total,
                 "totals_by_type": {"InfNanAlert": total_all} if total_all else {}, "alerts": alerts}
+
+    def _producer_positions(self, table) -> np.ndarray:
+        """Positions in the alert table of the producers' alerts. Kept per (table, classification): finding them
+        looks at every alert (5 M at 10 M traces, ~10 ms), which a role-filtered page must not repeat. Waits for
+        the classification if the refresher has not made it yet (see warm())."""
+        try:
+            mod = importlib.import_module("tensorboard_plugin_dbg.analysis.root_cause")
+        except ImportError:
+            return np.arange(len(table))
+        cls = mod.classification(self)
+
+        def build():  # a block of alerts at a time: no array per alert beyond the (few) producers
+            found = [np.flatnonzero(mod.roles_by_row(cls, src, idx) == 1) + lo for lo, src, idx, _ in table.blocks()]
+            return table, cls, np.concatenate(found) if found else np.zeros(0, np.int64)
+        # the value holds the table and the classification, so their ids cannot be reused while it is cached
+        return self._derive("producer_positions", (id(table), id(cls)), build)[2]
 
     def _alert_role_codes(self, src: np.ndarray, idx: np.ndarray, wait: bool) -> np.ndarray | None:
         """int8 role (0 unknown, 1 producer, 2 propagator) of the alerts (src, idx), from the analysis's
@@ -257,30 +294,41 @@ class QueriesMixin:
         return matches[0] if len(matches) == 1 else None
 
     def _exec_digest(self, index: int) -> dict[str, Any]:
+        return self._exec_digests(np.array([index], np.int64))[0]
+
+    def _exec_digests(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """wire.ts ExecutionDigest of each execution row (below the published length). The columns are read once
+        per page, not once per row and field; marked finite for the JSON encoder when the wall times are."""
         _n, a = self.execs.snapshot()
-        mode = int(a["mode"][index])
-        op_type = self.exec_op_types[int(a["op_type"][index])]
-        nonfinite = bool(a["nonfinite"][index])
-        if nonfinite:
-            rows = self.exec_nf.view("row")
-            j = int(np.searchsorted(rows, index))
-            counts = [float(self.exec_nf.view(c)[j]) for c in ("neg_inf", "pos_inf", "nan")]
-            counts = [None if c < 0 else int(c) for c in counts]
-        else:
-            counts = [0, 0, 0] if mode in (3, 4, 7) else [None, None, None]
-        graph_id = self._exec_graph_id(index, a)
-        return {"index": index, "wall_time": float(a["wall_time"][index]), "op_type": op_type,
-                "is_function": bool(int(a["graph"][index]) >= 0 or op_type.startswith(_FUNCTION_PREFIXES)),
-                "num_outputs": int(a["num_outputs"][index]), "host": self.files[int(a["file"][index])].host,
-                "tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"), "neg_inf": counts[0],
-                "pos_inf": counts[1], "nan": counts[2], "alert": nonfinite, "graph_id": graph_id}
+        nf_rows = self.exec_nf.view("row")
+        # a row's non-finite counts, where it has some (a count < 0 is unknown: null)
+        at = np.minimum(np.searchsorted(nf_rows, rows), max(len(nf_rows) - 1, 0))
+        counts = np.stack([self.exec_nf.view(c)[at] for c in ("neg_inf", "pos_inf", "nan")], axis=1) \
+            if len(nf_rows) else np.zeros((len(rows), 3))
+        walls = a["wall_time"][rows]
+        op_types, files, graphs = self.exec_op_types, self.files, a["graph"][rows].tolist()
+        out = []
+        for k, (i, mode, op_code, nonfinite, wall, num_outputs, file_code, row_counts) in enumerate(zip(
+                rows.tolist(), a["mode"][rows].tolist(), a["op_type"][rows].tolist(), a["nonfinite"][rows].tolist(),
+                walls.tolist(), a["num_outputs"][rows].tolist(), a["file"][rows].tolist(), counts.tolist())):
+            op_type = op_types[op_code]
+            if nonfinite:
+                c = [None if x < 0 else int(x) for x in row_counts]
+            else:
+                c = [0, 0, 0] if mode in (3, 4, 7) else [None, None, None]
+            out.append({"index": i, "wall_time": wall, "op_type": op_type,
+                        "is_function": graphs[k] >= 0 or op_type.startswith(_FUNCTION_PREFIXES),
+                        "num_outputs": num_outputs, "host": files[file_code].host,
+                        "tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"), "neg_inf": c[0], "pos_inf": c[1],
+                        "nan": c[2], "alert": bool(nonfinite), "graph_id": self._exec_graph_id(i, a)})
+        return record_reads.FiniteList(out) if bool(np.isfinite(walls).all()) else out
 
     def executions(self, begin: int, end: int) -> dict[str, Any]:
         n = self.lengths().execs
         end = min(end, n)
         begin = min(begin, end)
         return {"begin": begin, "end": end, "total": n,
-                "executions": [self._exec_digest(i) for i in range(begin, end)]}
+                "executions": self._exec_digests(np.arange(begin, end, dtype=np.int64))}
 
     def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
         event = self.execution_event(index)
@@ -340,8 +388,10 @@ class QueriesMixin:
         if count == 0:
             b, e = 1, 0
         b = min(b, max(e, 1))
+        # lines are str and op lines int: the JSON encoder need not look inside (a source file is ~10,000 lines)
         return {"index": index, "host": entry.host, "path": entry.path, "line_count": count, "begin_line": b,
-                "end_line": e, "lines": lines[b - 1:e] if e >= b else [], "op_lines": self._op_lines(index)}
+                "end_line": e, "lines": record_reads.FiniteList(lines[b - 1:e] if e >= b else []),
+                "op_lines": record_reads.FiniteList(self._op_lines(index))}
 
     def stack_frame(self, frame_id: str) -> dict[str, Any]:
         fr = self.frames.get(frame_id)
@@ -364,7 +414,7 @@ class QueriesMixin:
             mod = None
         if mod is not None and hasattr(mod, "analyze"):
             return self._derive("root_cause", self.version, lambda: mod.analyze(self))
-        has_alerts = len(self._alert_table()[0]) > 0
+        has_alerts = len(self._alert_table()) > 0
         return {"status": "unknown" if has_alerts else "clean",
                 "message": "Root-cause analysis is not available." if has_alerts else
                 "No non-finite tensor was recorded.", "producer": None, "producers": 0, "propagators": 0}

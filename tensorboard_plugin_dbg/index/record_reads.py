@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
-from ..reader import schema, tfrecord
+import math
+import os
+
+import numpy as np
+
+from ..reader import debug_values, schema, tfrecord
+from .protocol import RecordGone
 
 _SPAN = 1 << 20  # read_trace_events: records within this many bytes are read in one go
 _TAIL = 4096  # ...plus this much past the last one's start (a FULL_HEALTH trace record is ~240 bytes)
+# read_trace_payloads: a gap this wide between two of a page's records starts a new read (one pread costs about as
+# much as copying ~16 KiB, so bridging smaller gaps is cheaper; a 1,000-row page reads at most ~16 MiB).
+_GAP = 16 << 10
+# read_trace_payloads reads this much past a record's start (a health record is ~250 bytes). An isolated record (an
+# alert page, a filtered page: one read each) costs its own bytes, not 4 KiB: at 10 M traces the first alert page's
+# records lie ~0.5 MB apart, and bigger reads made their page cost 50% more than a contiguous one.
+_PAGE_TAIL = 1024
+_REREAD_MAX = 1 << 20  # a longer record (a big FULL_TENSOR) is left to run.read_event
+_NO_TENSOR = {"mode": "NO_TENSOR"}
 
 
 def read_trace_events(run, rows) -> dict:
@@ -48,6 +63,120 @@ def read_trace_events(run, rows) -> dict:
                     out[row] = run.read_event(code, offset)  # long record, or let it raise as one read would
                 i = j + 1
     return out
+
+
+def read_trace_payloads(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(buf, starts, lengths): the serialized DebugEvent of trace row rows[k] is buf[starts[k]:starts[k] +
+    lengths[k]]; lengths[k] is -1 where the read did not cover the record whole (a long record: read it with
+    run.read_event). One pread per run of neighbouring records (see _GAP), no per-row Python."""
+    from .run_index import LOC_MASK, LOC_SHIFT  # here: run_index imports this module
+
+    locs = run.traces.view("loc")[rows]
+    codes, offsets = locs >> LOC_SHIFT, locs & LOC_MASK
+    n = len(rows)
+    starts = np.zeros(n, np.int64)
+    limits = np.zeros(n, np.int64)  # end of the bytes read around each record
+    parts, base = [], 0
+    one_file = n == 0 or codes.min() == codes.max()  # the usual case: skip grouping by file
+    for code in [int(codes[0])] if one_file and n else np.unique(codes).tolist():
+        sel = np.arange(n) if one_file else np.flatnonzero(codes == code)
+        sel = sel[np.argsort(offsets[sel], kind="stable")]
+        off = offsets[sel]
+        cuts = (np.flatnonzero(np.diff(off) > _GAP) + 1).tolist()
+        fd = os.open(run.files[code].path, os.O_RDONLY)
+        try:
+            for lo, hi in zip([0, *cuts], [*cuts, len(off)]):
+                first = int(off[lo]) - 12
+                data = os.pread(fd, int(off[hi - 1]) + _PAGE_TAIL - first, first)
+                starts[sel[lo:hi]] = off[lo:hi] - first + base
+                limits[sel[lo:hi]] = base + len(data)
+                parts.append(data)
+                base += len(data)
+        finally:
+            os.close(fd)
+    buf = np.frombuffer(b"".join(parts), np.uint8)
+    if not n:
+        return buf, starts, np.full(n, -1, np.int64)
+    # each record's 8-byte length sits 12 bytes before its payload (and inside what was read: first = offset - 12)
+    head = np.minimum(starts - 12, max(len(buf) - 8, 0))[:, None] + np.arange(8)
+    lengths = buf[head].view("<u8")[:, 0].astype(np.int64) if len(buf) >= 8 else np.full(n, -1, np.int64)
+    # (a length >= 2**63 wraps negative: unusable too)
+    sane = (lengths >= 0) & (lengths <= min(tfrecord.MAX_RECORD, _REREAD_MAX))
+    short = np.flatnonzero(sane & (starts + lengths > limits))
+    if len(short):  # longer than the tail read after them (rare: long names): once more, exactly
+        extra = []
+        for k in short.tolist():
+            code, offset = int(codes[k]), int(offsets[k])
+            with open(run.files[code].path, "rb") as f:
+                f.seek(offset)
+                data = f.read(int(lengths[k]))
+            starts[k], limits[k] = base, base + len(data)
+            extra.append(data)
+            base += len(data)
+        buf = np.frombuffer(b"".join([buf.tobytes(), *extra]), np.uint8)
+    whole = sane & (starts + lengths <= limits)
+    return buf, starts, np.where(whole, lengths, -1)
+
+
+def trace_hosts(run, rows: np.ndarray) -> list[str]:
+    """The host of each trace row (that of the file holding its record)."""
+    from .run_index import LOC_SHIFT
+
+    files = run.files
+    return [files[c].host for c in (run.traces.view("loc")[rows] >> LOC_SHIFT).tolist()]
+
+
+def trace_healths(run, rows: np.ndarray, modes: np.ndarray) -> tuple[list, bool]:
+    """(TensorHealth of each trace row, whether every float in them is finite); modes[k] is row k's debug mode
+    (from its kind). The same dicts as decode_debug_value on each row's parsed record, with one file read for the
+    page and the health vectors of TF's regular records decoded together from the bytes
+    (debug_values.record_healths); only the other records are parsed with protobuf."""
+    rows = np.asarray(rows, np.int64)
+    modes = np.asarray(modes, np.int64)
+    out: list = [None] * len(rows)
+    finite = True  # health vectors decode to ints and bools; only FULL_TENSOR summaries hold floats
+    read = np.flatnonzero(modes != 1)  # NO_TENSOR carries no value: nothing to read
+    for k in np.flatnonzero(modes == 1).tolist():
+        out[k] = dict(_NO_TENSOR)
+    if not len(read):
+        return out, finite
+    buf, starts, lengths = read_trace_payloads(run, rows[read])
+    fast = debug_values.record_healths(buf, starts, lengths, modes[read])
+    if len(read) == len(rows):
+        out = fast
+    else:
+        for j, k in enumerate(read.tolist()):
+            out[k] = fast[j]
+    for j in [j for j, health in enumerate(fast) if health is None]:
+        # not the regular layout: protobuf, as one record read would
+        k = int(read[j])
+        health = out[k] = _parsed_health(run, int(rows[k]), int(modes[k]), buf, int(starts[j]), int(lengths[j]))
+        finite = finite and finite_floats(health.values())
+    return out, finite
+
+
+def _parsed_health(run, row: int, mode: int, buf: np.ndarray, start: int, length: int) -> dict:
+    event = schema.parse_event(buf[start:start + length].tobytes()) if length >= 0 else None
+    if event is None:
+        try:
+            event = run.read_trace_event(row)  # a long record, or one that is gone: the row says so
+        except RecordGone as exc:
+            return {"mode": "UNKNOWN", "reason": str(exc)}
+    t = event.graph_execution_trace
+    return debug_values.decode_debug_value(mode, t.tensor_proto or None)
+
+
+class FiniteList(list):
+    """A list its producer checked: every float in it is finite, and it holds only str, int, float, bool, None and
+    lists and str-keyed dicts of those. The JSON encoder (api/json_encoding.py) takes it as is for its fast path
+    instead of looking for non-finite floats itself (which costs as much as encoding)."""
+
+    json_finite = True
+
+
+def finite_floats(values) -> bool:
+    """Whether every float among `values` (a flat iterable) is finite."""
+    return all(math.isfinite(v) for v in values if isinstance(v, float))
 
 
 def trim_heap() -> None:

@@ -14,7 +14,6 @@ import logging
 import os
 import threading
 import time
-import traceback
 from collections import OrderedDict
 from typing import Any
 
@@ -22,16 +21,17 @@ import numpy as np
 
 from ..reader import crc32c, debug_values, schema, tfrecord, traces
 from ..reader.file_sets import SUFFIXES, FileSet
-from . import record_reads
+from . import record_reads, run_status
 from .columns import Columns, Lengths
+from .protocol import RecordGone
 from .queries import QueriesMixin
 
 logger = logging.getLogger(__name__)
-CHUNK = 16 << 20
+CHUNK = 1 << 20  # bytes per read at least: the decoders hold ~6x a chunk (CRC word copies, temporaries)
+MAX_CHUNK = 8 << 20  # ...unless one record is longer (state.needed)
+STEPS = 6  # one decoded in full, five inherited: the best speed per MB of chunk measured at 1 M and 10 M
 LOC_SHIFT = 48  # trace location = file code << 48 | payload offset (files up to 256 TiB)
 LOC_MASK = (1 << LOC_SHIFT) - 1
-_SPAN = 1 << 20  # read_trace_events: records within this many bytes are read in one go
-_TAIL = 4096  # ...plus this much past the last one's start (a FULL_HEALTH trace record is ~240 bytes)  # bytes read per step: bounds transient memory while indexing huge trace files
 # Which DebugEvent kinds each file holds: a record of another kind is damage, not data to mix in.
 _WHAT_BY_SUFFIX = {"metadata": ("debug_metadata",), "source_files": ("source_file",),
                    "stack_frames": ("stack_frame_with_id",), "execution": ("execution",),
@@ -49,6 +49,7 @@ class FileState:
     resyncing: bool = False
     needed: int = 0
     missing: bool = False
+    hint: Any = None  # tfrecord.Scan.tail of the last chunk read: lets the next chunk's scan predict at once
 
 
 @dataclasses.dataclass
@@ -148,30 +149,26 @@ class RunIndex(QueriesMixin):
             ordered = sorted(
                 range(len(self.files)),
                 key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path))
+            failed = set()  # files whose read raised in this pass: settled until the next (their notice says why)
             for code in ordered:
                 state = self.files[code]
                 is_primary = os.path.basename(state.path).startswith(primary + ".")
                 if state.suffix != "graph_execution_traces" and not is_primary:
                     continue  # like TF's reader: everything but traces comes from the earliest file set
-                try:
-                    self._read_file(code, state)
-                    if self.problems:  # the file reads again: its old failure is no longer the run's status
-                        self.problems = [p for p in self.problems if p.get("file") != self._rel(state.path)]
-                except Exception as exc:  # noqa: BLE001 - one bad pass must not stop the next
-                    self.problems = (self.problems + [{
-                        "code": "refresh_failed", "severity": "error",
-                        "message": f"reading {os.path.basename(state.path)} failed: {exc!r}",
-                        "file": self._rel(state.path), "offset": state.offset,
-                        "trace": traceback.format_exc(limit=3)}])[-5:]
+                if not run_status.read_file_noting_failure(self, code, state):
+                    failed.add(code)
             crc32c.release_workspace()
             self.last_refresh = time.time()
             changed = self._progress() != before
-            complete = all(s.offset >= s.size or s.missing for s in self.files
+            # A file that cannot be read (a directory in its place, no permission) must not leave the run "still
+            # indexing" forever: done means nothing readable is left; the failed file's notice tells the rest.
+            complete = all(s.offset >= s.size or s.missing or code in failed for code, s in enumerate(self.files)
                            if s.suffix == "graph_execution_traces"
                            or os.path.basename(s.path).startswith(primary + "."))
             if changed:
                 self.version += 1  # before `done`: whoever sees done = True also sees the final version
                 if complete:
+                    record_reads.trim_heap()  # the pass's freed chunk buffers go back before the analysis peaks
                     self._warm_quietly()
                 record_reads.trim_heap()
             self.done = complete
@@ -190,25 +187,22 @@ class RunIndex(QueriesMixin):
     def _progress(self):
         return tuple(s.offset for s in self.files), len(self.damages), len(self.graphs), len(self.frames)
 
-    def _rel(self, path: str) -> str:
-        return os.path.relpath(path, self.directory)
-
     def _read_file(self, code: int, state: FileState) -> None:
-        try:
-            state.size = os.path.getsize(state.path)
-            state.missing = False
-        except OSError:
-            state.missing = True
+        if not run_status.stat_file(state):
             return
         while state.offset < state.size:
-            want = min(state.size - state.offset, max(CHUNK, state.needed))
+            # Chunks small enough to keep the transient memory a few MB (the decoders hold ~6x a chunk), but
+            # holding STEPS training steps: the periodic decoder decodes one step in full, then inherits the rest.
+            step = min(tfrecord.cycle_bytes(state.hint) * STEPS + 4096, MAX_CHUNK)
+            want = min(state.size - state.offset, max(CHUNK, step, state.needed))
             with open(state.path, "rb") as f:
                 f.seek(state.offset)
                 data = f.read(want)
             if not data:
                 break
             buf = np.frombuffer(data, dtype=np.uint8)
-            result = tfrecord.scan(buf, state.offset, state.resyncing)
+            result = tfrecord.scan(buf, state.offset, state.resyncing, state.hint)
+            state.hint = result.tail
             for damage in result.damages:
                 self.damages.setdefault((code, damage.offset), damage.reason)
             if len(result.starts):
@@ -371,15 +365,20 @@ class RunIndex(QueriesMixin):
             if event is not None:
                 self._record_cache.move_to_end(key)
                 return event
-        with open(self.files[file_code].path, "rb") as f:
-            f.seek(offset - 12)
-            head = f.read(12)
-            length = int.from_bytes(head[:8], "little")
-            if length > tfrecord.MAX_RECORD:
-                raise OSError(f"bad length at offset {offset}")
-            event = schema.parse_event(f.read(length))
+        path = self.files[file_code].path
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset - 12)
+                head = f.read(12)
+                length = int.from_bytes(head[:8], "little")
+                data = f.read(length) if len(head) == 12 and length <= tfrecord.MAX_RECORD else b""
+        except OSError as exc:
+            raise RecordGone(f"{os.path.basename(path)} cannot be read back: {exc.strerror or exc}") from exc
+        # an empty read parses as an empty event: check the bytes are all there (the file may have shrunk)
+        event = schema.parse_event(data) if len(head) == 12 and len(data) == length else None
         if event is None:
-            raise OSError(f"record at offset {offset} does not parse")
+            raise RecordGone(f"the record at byte {offset - 12} of {os.path.basename(path)} can no longer be read "
+                             "(the file shrank or changed after it was indexed)")
         with self._cache_lock:
             self._record_cache[key] = event
             if len(self._record_cache) > 256:

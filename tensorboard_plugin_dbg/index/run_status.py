@@ -1,25 +1,104 @@
-"""The notices of a run's status: problems (damage, failed passes, missing files) and explanations of empty
-panels (circular buffer, NO_TENSOR mode, eager-only programs, still indexing)."""
+"""The notices of a run's status: problems (damage, failed passes, unreadable or missing files) and explanations of
+empty panels (circular buffer, NO_TENSOR mode, eager-only programs, still indexing); and the bookkeeping of the
+read failures behind some of them (RunIndex.refresh calls read_file_noting_failure for each file)."""
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+import traceback
 from typing import Any
+
+MAX_PROBLEMS = 20  # files with a standing read failure listed in the status (one notice per file)
+
+
+def stat_file(state) -> bool:
+    """Sets state.size and state.missing from the file on disk; False when there is no file (yet). Raises OSError when
+    something else is in its place: open() fails on a directory and blocks on a FIFO until a writer comes."""
+    try:
+        st = os.stat(state.path)
+    except FileNotFoundError:  # (a dangling link too) other errors, e.g. a link loop, are the file's notice
+        state.missing = True
+        return False
+    state.missing = False
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL,
+                      "not a regular file (a FIFO, socket or device)", state.path)
+    state.size = st.st_size
+    return True
+
+
+def read_file_noting_failure(run, code: int, state) -> bool:
+    """run._read_file(code, state); False when it failed, the failure then being the file's notice. Never raises:
+    one bad file must not stop the pass (the run's other files are still read), nor one bad pass the next."""
+    try:
+        run._read_file(code, state)
+    except FileNotFoundError:
+        state.missing = True  # deleted between its stat and its read: the missing_file notice says so
+    except Exception as exc:  # noqa: BLE001
+        record_failure(run, state, exc)
+        return False
+    clear_failure(run, state)
+    return True
+
+
+def record_failure(run, state, exc: BaseException) -> None:
+    """Makes `exc`, raised while reading `state`'s file, that file's one standing problem in the run's status
+    (replacing its previous one: a cause that stays is one notice, not one per pass).
+
+    An OS error with an errno (permission denied, a directory or FIFO in the file's place, an I/O error) is
+    `unreadable_file`: the file, not the reader, is at fault, and the pass goes on with the run's other files.
+    Anything else is `refresh_failed`: the reader raised, which is a bug or an injected fault."""
+    rel, name = run.rel_path(state.path), os.path.basename(state.path)
+    if isinstance(exc, OSError) and exc.errno is not None:
+        why = {errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+               errno.EISDIR: "it is a directory, not a file"}.get(exc.errno, exc.strerror or repr(exc))
+        notice = {"code": "unreadable_file", "severity": "error", "message": (
+            f"Cannot read {name}: {why}. The run's other files are still read; this one is tried again on every "
+            "refresh."), "file": rel}
+    else:
+        notice = {"code": "refresh_failed", "severity": "error",
+                  "message": f"reading {name} failed: {exc!r}", "file": rel}
+    notice.update(offset=int(state.offset), trace=traceback.format_exc(limit=3))
+    run.problems = [p for p in run.problems if p.get("file") != rel][-(MAX_PROBLEMS - 1):] + [notice]
+
+
+def clear_failure(run, state) -> None:
+    """The file was read (or is gone) in this pass: its old failure is no longer the run's status."""
+    if run.problems:
+        rel = run.rel_path(state.path)
+        run.problems = [p for p in run.problems if p.get("file") != rel]
 
 
 def status_notices(run) -> list[dict[str, Any]]:
     notices: list[dict[str, Any]] = []
     for (code, offset), reason in sorted(run.damages.copy().items())[:100]:
         notices.append({"code": "damaged_record", "severity": "error",
-                        "message": f"Damaged record skipped ({reason}); every intact record around it was kept.",
+                        "message": f"Damaged record skipped in {run.files[code].suffix} at byte {int(offset)} "
+                                   f"({reason}); every intact record around it was kept.",
                         "file": run.rel_path(run.files[code].path), "offset": int(offset)})
     for problem in list(run.problems):
         notices.append({k: v for k, v in problem.items() if k != "trace"})
     primary = run.file_sets[0].prefix
+    failing = {p.get("file") for p in run.problems}
+    unread = {s.suffix for s in run.files if s.missing or run.rel_path(s.path) in failing}
     for state in run.files:
-        if state.missing and (state.suffix == "graph_execution_traces" or
-                              state.path.rsplit("/", 1)[-1].startswith(primary + ".")):
-            notices.append({"code": "missing_file", "severity": "warning",
-                            "message": f"{state.suffix} file not found (yet).", "file": run.rel_path(state.path)})
+        name = os.path.basename(state.path)
+        if state.missing and (state.suffix == "graph_execution_traces" or name.startswith(primary + ".")):
+            notices.append({"code": "missing_file", "severity": "warning", "file": run.rel_path(state.path),
+                            "message": f"{state.suffix} file not found (yet): {name}." if not state.offset else (
+                                f"{name} was deleted after {state.offset} bytes of it were read: what was read stays "
+                                "listed, but its details cannot be read back until the file returns.")})
+        elif not state.missing and state.offset > state.size and (
+                state.suffix == "graph_execution_traces" or name.startswith(primary + ".")):
+            # Shrank below what was read (cut, or replaced by a shorter file): the rows already served stay; they
+            # point into the lost part, so reading their details back fails until the file grows back.
+            notices.append({"code": "unreadable_file", "severity": "warning", "file": run.rel_path(state.path),
+                            "offset": int(state.size), "message": (
+                                f"{name} shrank to {state.size} bytes after {state.offset} bytes of it were read "
+                                "(truncated or replaced): what was read stays listed, but the details of records "
+                                f"past byte {state.size} cannot be read back.")})
         elif (not state.missing and not state.resyncing and (
                 (state.needed > 0 and state.offset + state.needed > state.size)
                 or 0 < state.size - state.offset < 12) and (  # a tail shorter than a header: needed is unknown
@@ -33,8 +112,9 @@ def status_notices(run) -> list[dict[str, Any]]:
                 "file": run.rel_path(state.path), "offset": int(state.offset)})
     sizes = {s.suffix: s.size for s in run.files if s.path.rsplit("/", 1)[-1].startswith(primary + ".")}
     n_exec, n_traces = len(run.execs), len(run.traces)
+    # The explanations of an empty panel below must not blame the program when the file could not be read.
     if run.ops and n_exec == 0 and n_traces == 0 and not sizes.get("execution") \
-            and not sizes.get("graph_execution_traces"):
+            and not sizes.get("graph_execution_traces") and not {"execution", "graph_execution_traces"} & unread:
         notices.append({"code": "circular_buffer", "severity": "info", "message": (
             "Graphs were recorded but no executions or graph executions yet. With a circular buffer "
             "(circular_buffer_size > 0, the default is 1000), TensorFlow writes them only when the program exits "
@@ -44,15 +124,30 @@ def status_notices(run) -> list[dict[str, Any]]:
         notices.append({"code": "no_tensor_mode", "severity": "info", "message": (
             "The dump uses tensor_debug_mode=NO_TENSOR: it records which tensors were computed, not their values, "
             "so no non-finite value can be detected. Use FULL_HEALTH to find NaN/Inf.")})
-    if n_exec and not run.graphs and n_traces == 0:
+    if n_exec and not run.graphs and n_traces == 0 and not {"graphs", "graph_execution_traces"} & unread:
         notices.append({"code": "eager_only", "severity": "info", "message": (
             "Only eager executions were recorded: the program ran no tf.function, so there are no graphs.")})
-    if n_exec == 0 and (sizes.get("metadata") or 0) > 0 and run.done:
+    if n_exec == 0 and (sizes.get("metadata") or 0) > 0 and run.done and "execution" not in unread:
         notices.append({"code": "no_executions", "severity": "info", "message": "No executions recorded."})
-    if n_traces == 0 and n_exec > 0 and run.done:
+    if n_traces == 0 and n_exec > 0 and run.done and "graph_execution_traces" not in unread:
         notices.append({"code": "no_graph_executions", "severity": "info",
                         "message": "No graph executions recorded."})
     if not run.done:
         notices.append({"code": "still_indexing", "severity": "info",
                         "message": "Still reading the dump: counts and lists are partial."})
     return notices
+
+
+def refresh_run(run) -> None:
+    """run.refresh() for the catalog's pass. RunIndex.refresh records its files' failures itself; anything raised
+    outside them becomes the run's one file-less `refresh_failed` notice (until a pass succeeds), so one run's
+    failure neither skips the other runs nor ends the refresher thread."""
+    try:
+        run.refresh()
+    except Exception as exc:  # noqa: BLE001
+        run.problems = [p for p in run.problems if p.get("file")] + [{
+            "code": "refresh_failed", "severity": "error", "message": f"refreshing run {run.name} failed: {exc!r}",
+            "trace": traceback.format_exc(limit=3)}]
+        return
+    if any(not p.get("file") for p in run.problems):
+        run.problems = [p for p in run.problems if p.get("file")]

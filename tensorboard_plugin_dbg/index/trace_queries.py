@@ -1,7 +1,7 @@
 """Graph execution, graph and op queries (methods of RunIndex; see queries.py).
 
 Filters are resolved on trace kinds first (a kind is one (graph, op, slot, mode, device) identity), then rows
-come from a per-kind permutation of the trace rows (`_kind_rows`, one stable argsort per index version), so a
+come from a per-kind permutation of the trace rows (`_kind_rows`, one counting sort per index version), so a
 filtered page costs the number of matching rows, and an op's trace list costs that op's traces.
 """
 
@@ -13,22 +13,19 @@ import numpy as np
 
 from ..reader import debug_values
 from ..reader.schema import MODE_NAMES
-from .protocol import NotFound
+from . import kind_order, record_reads
+from .protocol import NotFound, RecordGone
 
 _MAX_INDICES = 1000
+_STALE_ROWS = 1 << 16  # _rows_of_kinds: appended rows scanned rather than rebuilding the permutation
 
 
 def _kind_rows(self):
     """(order, starts): rows of kind k are order[starts[k]:starts[k + 1]], ascending."""
     n = self.lengths().traces
 
-    def build():
-        kind = self.traces.view("kind")[:n]
-        counts = np.bincount(kind, minlength=len(self.kinds)) if n else np.zeros(len(self.kinds), np.int64)
-        # stable argsort is a radix sort on 16-bit keys (2x faster than on int32 at 10 M rows)
-        keys = kind.astype(np.uint16) if len(self.kinds) <= 65536 else kind
-        order = np.argsort(keys, kind="stable").astype(np.int64 if n >= 2**31 else np.int32)
-        return order, np.concatenate([[0], np.cumsum(counts)])
+    def build():  # a blocked counting sort: int32 out, no temporaries of the run's size (see kind_order.py)
+        return kind_order.rows_by_kind(self.traces.view("kind")[:n], len(self.kinds))
     return self._derive("kind_rows", (n, len(self.kinds)), build)
 
 
@@ -51,14 +48,33 @@ def _kinds_matching(self, op_type=None, op_name=None, graph_id=None) -> np.ndarr
 
 
 def _rows_of_kinds(self, kinds: np.ndarray) -> np.ndarray:
-    order, starts = self._kind_rows()
+    """Sorted rows (below the published length) whose kind is in `kinds`, from the per-kind permutation
+    (_kind_rows) plus a scan of the rows appended since it was built. While the dump is being read every batch
+    makes the permutation stale, and rebuilding it costs the whole run with the GIL held (bench/load.py: each op
+    request rebuilt it, and everyone stalled ~0.6 s at 1 M traces). So while reading, a permutation is only built
+    while the run is small, and otherwise the rows appended since are scanned (O(gap), vectorized); once the dump
+    is read it is rebuilt when the rows appended since exceed a quarter of it (a live dump that keeps growing)."""
+    n = self.lengths().traces
+    cached = self._derived.get("kind_rows")  # ((rows, kinds) it was built for, (order, starts)), see _kind_rows
+    gap = n - cached[0][0] if cached is not None else n
+    if gap > 0 and (n <= _STALE_ROWS or (self.done and (cached is None or gap > cached[0][0] // 4))):
+        self._kind_rows()
+        cached = self._derived.get("kind_rows")
+    if cached is None:  # nothing built yet: scan every row
+        built, order, starts = 0, np.zeros(0, np.int64), np.zeros(1, np.int64)
+    else:
+        (built, _), (order, starts) = cached
     parts = [order[starts[k]:starts[k + 1]] for k in kinds.tolist() if k + 1 < len(starts)]
+    if built < n and len(kinds):  # rows appended since the permutation was built
+        gap = self.traces.view("kind", n)[built:]
+        hit = np.isin(gap, kinds) if len(kinds) > 4 else np.logical_or.reduce([gap == k for k in kinds.tolist()])
+        parts.append(np.flatnonzero(hit) + built)
     if not parts:
         return np.zeros(0, dtype=np.int64)
     rows = np.concatenate(parts).astype(np.int64)
     if len(parts) > 1:
         rows.sort()
-    return rows
+    return rows[:np.searchsorted(rows, n)] if built > n else rows
 
 
 def _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite) -> np.ndarray | None:
@@ -86,13 +102,16 @@ def _trace_row(self, index: int, event=None) -> dict[str, Any]:
         raise NotFound(f"graph execution {index} not found (run has {n})")
     graph_id, op_name, slot, mode, device = self.kinds.kinds[int(a["kind"][index])]
     op = self.ops.get((graph_id, op_name))
-    event = event if event is not None else self.read_trace_event(index)
-    t = event.graph_execution_trace
-    proto = t.tensor_proto or None
+    try:
+        event = event if event is not None else self.read_trace_event(index)
+        proto = event.graph_execution_trace.tensor_proto or None
+        health = debug_values.decode_debug_value(int(mode), proto)
+    except RecordGone as exc:  # the row is still known from the index; only its value is gone
+        proto, health = None, {"mode": "UNKNOWN", "reason": str(exc)}
     return {"index": index, "wall_time": float(a["wall_time"][index]), "op_name": op_name,
             "op_type": op.op_type if op else None, "output_slot": int(slot), "graph_id": graph_id,
             "device_name": device or None, "host": self.files[self.trace_file_code(index)].host,
-            "health": debug_values.decode_debug_value(int(mode), proto), "_proto": proto, "_mode": int(mode)}
+            "health": health, "_proto": proto, "_mode": int(mode)}
 
 
 def graph_executions(self, begin: int, end: int, op_type: str | None = None, op_name: str | None = None,
@@ -102,14 +121,29 @@ def graph_executions(self, begin: int, end: int, op_type: str | None = None, op_
     total = n if rows is None else len(rows)
     end = min(end, total)
     begin = min(begin, end)
-    page = range(begin, end) if rows is None else rows[begin:end].tolist()
+    page = np.arange(begin, end, dtype=np.int64) if rows is None else rows[begin:end]
+    return {"begin": begin, "end": end, "total": int(total), "unfiltered_total": n, "rows": trace_rows(self, page)}
+
+
+def trace_rows(self, page: np.ndarray) -> list[dict[str, Any]]:
+    """wire.ts GraphExecutionRow of each trace row in `page` (rows below lengths().traces). Per page, not per row:
+    the columns are sliced once, the records read in one go and the health vectors decoded together
+    (record_reads.trace_healths); the list is marked finite for the JSON encoder when its floats (wall times and
+    FULL_TENSOR summaries) are."""
+    _n, a = self.traces.snapshot()
+    kinds, ops = self.kinds.kinds, self.ops
+    walls = a["wall_time"][page]
+    info = [kinds[k] for k in a["kind"][page].tolist()]
+    healths, finite = record_reads.trace_healths(self, page, np.array([k[3] for k in info], np.int64))
+    hosts = record_reads.trace_hosts(self, page)
     out = []
-    events = self.read_trace_events(page)  # one read for the page's records
-    for i in page:
-        row = self._trace_row(int(i), events.get(i))
-        row.pop("_proto"), row.pop("_mode")
-        out.append(row)
-    return {"begin": begin, "end": end, "total": int(total), "unfiltered_total": n, "rows": out}
+    for i, (g, name, slot, _mode, device), wall, host, health in zip(page.tolist(), info, walls.tolist(), hosts,
+                                                                      healths):
+        op = ops.get((g, name))
+        out.append({"index": i, "wall_time": wall, "op_name": name, "op_type": op.op_type if op else None,
+                    "output_slot": int(slot), "graph_id": g, "device_name": device or None, "host": host,
+                    "health": health})
+    return record_reads.FiniteList(out) if finite and bool(np.isfinite(walls).all()) else out
 
 
 def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
@@ -160,7 +194,8 @@ def _trace_indices(self, rows: np.ndarray, near: int | None) -> dict[str, Any]:
         at = int(np.searchsorted(rows, near))
         lo = max(0, min(at - _MAX_INDICES // 2, len(rows) - _MAX_INDICES))
         picked = rows[lo:lo + _MAX_INDICES]
-    return {"count": len(rows), "indices": [int(i) for i in picked]}
+    # ints only: the JSON encoder need not look inside (up to 1,000 per list, several lists per op)
+    return {"count": len(rows), "indices": record_reads.FiniteList(np.asarray(picked, np.int64).tolist())}
 
 
 def _summary(self, graph_id: str, op_name: str) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 
 import numpy as np
 
@@ -31,25 +32,91 @@ class FileSet:
         return os.path.join(self.directory, f"{self.prefix}.{suffix}")
 
 
-def find_file_sets(logdir: str) -> list[FileSet]:
-    """Every file set under logdir (a set counts as soon as any of its files exists), sorted by directory, time."""
+def find_file_sets(logdir: str, errors: list[tuple[str, OSError]] | None = None) -> list[FileSet]:
+    """Every file set under logdir (a set counts as soon as any of its files exists), sorted by directory, time.
+
+    Symlinked folders and files are followed: a run folder is often a link to a dump kept elsewhere. Every folder is
+    walked once by its real path, and the link-free folders first, so a link loop ends, and a dump reachable both
+    directly and through links (or through two links) is listed once, under its most direct path. A folder that cannot
+    be listed is appended to `errors` (when given) instead of hiding the rest of the logdir."""
+    root = os.path.abspath(logdir)
+    walked: set[str] = set()  # real paths of the folders walked
+    links: list[str] = []  # symlinked folders, followed once every link-free folder is walked
+    entries: list[tuple[tuple[str, str], str, bool]] = []  # ((directory, prefix), real path of the file, via link)
     found: dict[tuple[str, str], FileSet] = {}
-    for directory, dirnames, filenames in os.walk(logdir, followlinks=False):
-        dirnames.sort()
-        for name in filenames:
-            m = _NAME.match(name)
-            if m:
-                prefix = name[: -len(m.group(3)) - 1]
-                key = (directory, prefix)
-                if key not in found:
-                    found[key] = FileSet(os.path.abspath(directory), prefix, int(m.group(1)), m.group(2))
-    return sorted(found.values(), key=lambda s: (s.directory, s.epoch, s.prefix))
+
+    def walk(top: str, real_top: str) -> None:
+        stack = [(top, real_top)]
+        while stack:
+            directory, real = stack.pop()
+            if real in walked:
+                continue
+            walked.add(real)
+            try:
+                with os.scandir(directory) as it:
+                    listing = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                if errors is not None:
+                    errors.append((directory, exc))
+                continue
+            subdirs = []
+            for entry in listing:
+                try:
+                    is_link = entry.is_symlink()
+                    is_dir = entry.is_dir()  # follows a link; False for a dangling one
+                except OSError:
+                    continue
+                if is_dir and is_link:
+                    links.append(entry.path)
+                    continue
+                if is_dir:
+                    subdirs.append((entry.path, os.path.join(real, entry.name)))
+                    continue
+                m = _NAME.match(entry.name)
+                if m:
+                    key = (directory, entry.name[: -len(m.group(3)) - 1])
+                    if key not in found:
+                        found[key] = FileSet(directory, key[1], int(m.group(1)), m.group(2))
+                    file_real = os.path.realpath(entry.path) if is_link else os.path.join(real, entry.name)
+                    entries.append((key, file_real, is_link))
+            stack.extend(reversed(subdirs))
+
+    walk(root, os.path.realpath(root))
+    i = 0
+    while i < len(links):  # links found inside followed links are appended and followed in turn
+        walk(links[i], os.path.realpath(links[i]))
+        i += 1
+    return sorted(_drop_duplicates(found, entries), key=lambda s: (s.directory, s.epoch, s.prefix))
+
+
+def _drop_duplicates(found: dict, entries: list) -> list[FileSet]:
+    """The file sets minus those whose every file is a file of one other set (symlinked dump files): sets reached
+    with fewer links claim their files first."""
+    files: dict[tuple[str, str], list[str]] = {}
+    links: dict[tuple[str, str], int] = {}
+    for key, real, is_link in entries:
+        files.setdefault(key, []).append(real)
+        links[key] = links.get(key, 0) + is_link
+    owner: dict[str, tuple[str, str]] = {}
+    kept = []
+    for _, key in sorted(enumerate(found), key=lambda ik: (links[ik[1]], ik[0])):
+        owners = {owner.get(real) for real in files[key]}
+        if len(owners) == 1 and None not in owners:
+            continue  # every file already belongs to one listed set: the same dump again
+        for real in files[key]:
+            owner.setdefault(real, key)
+        kept.append(found[key])
+    return kept
 
 
 def read_run_id(file_set: FileSet) -> str | None:
     """The tfdbg_run_id in the set's metadata file, or None while it is not readable yet."""
     try:
-        with open(file_set.path("metadata"), "rb") as f:
+        # O_NONBLOCK: a FIFO under a dump file's name must not hang discovery until some process writes to it.
+        fd = os.open(file_set.path("metadata"), os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             data = f.read(1 << 16)
     except OSError:
         return None

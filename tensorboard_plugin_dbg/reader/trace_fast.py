@@ -180,27 +180,29 @@ def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds
     bw = _span_words(words, b0, blen)
     key = _hash(bw, blen, _hash(aw, alen, np.full(m, _BASIS ^ np.uint64(seed))))
     uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    codes = np.full(len(uniq), -1, np.int64)
-    ref_a = np.zeros((aw.shape[0], len(uniq)), np.uint32)
-    ref_b = np.zeros((bw.shape[0], len(uniq)), np.uint32)
-    ref_len = np.full((2, len(uniq)), -1, np.int64)
-    for u, (k, f) in enumerate(zip(uniq.tolist(), first.tolist())):
-        entry = kinds.by_hash.get(k)
-        if entry is None:
+    store = kinds.identity_store()
+    at = np.minimum(np.searchsorted(store.keys, uniq), max(len(store.keys) - 1, 0))
+    known = (store.keys[at] == uniq) if len(store.keys) else np.zeros(len(uniq), bool)
+    if not known.all():  # new identities: each decoded once with protobuf (the first steps of a run)
+        for u in np.flatnonzero(~known).tolist():
+            f = int(first[u])
             decoded = tr.decode_one(buf[starts[f]:ends[f]].tobytes())
-            if decoded is None:
-                continue
-            entry = (kinds.code(decoded[1]), aw[:, f].copy(), bw[:, f].copy(), int(alen[f]), int(blen[f]))
-            kinds.by_hash[k] = entry
-        if len(entry[1]) > ref_a.shape[0] or len(entry[2]) > ref_b.shape[0]:
-            continue  # its stored identity is longer than any span here: no record can match
-        codes[u] = entry[0]
-        ref_a[:len(entry[1]), u], ref_b[:len(entry[2]), u] = entry[1], entry[2]
-        ref_len[:, u] = entry[3], entry[4]
-    same = (ref_len[0, inv] == alen) & (ref_len[1, inv] == blen) & (codes[inv] >= 0)
-    same &= (aw == ref_a[:, inv]).all(axis=0)
-    same &= (bw == ref_b[:, inv]).all(axis=0)
-    kind[same] = codes[inv][same]
+            if decoded is not None:
+                kinds.by_hash[int(uniq[u])] = (kinds.code(decoded[1]), aw[:, f].copy(), bw[:, f].copy(),
+                                               int(alen[f]), int(blen[f]))
+        store = kinds.identity_store()
+        at = np.minimum(np.searchsorted(store.keys, uniq), max(len(store.keys) - 1, 0))
+        known = (store.keys[at] == uniq) if len(store.keys) else np.zeros(len(uniq), bool)
+    if not known.any():
+        return kind
+    # every record compared word for word with its key's stored identity: a hash collision cannot mislabel it
+    # (equal lengths mean the words past either span's end are zero on both sides, so the common width suffices)
+    ent = at[inv]
+    same = known[inv] & (store.a_len[ent] == alen) & (store.b_len[ent] == blen)
+    for mine, ref in ((aw, store.a_words), (bw, store.b_words)):
+        w = min(mine.shape[0], ref.shape[0])
+        same &= (mine[:w] == ref[:w][:, ent]).all(axis=0)
+    kind[same] = store.code[ent[same]]
     return kind
 
 
@@ -253,21 +255,42 @@ def _periodic_block(starts: np.ndarray, lengths: np.ndarray) -> tuple[int, int]:
     return period, upto // period
 
 
+def _paint(lo: np.ndarray, hi: np.ndarray, size: int) -> np.ndarray:
+    """uint8 mask of `size` bytes, 0xFF inside the intervals [lo, hi) (clipped to the mask), 0 elsewhere.
+    Disjoint intervals (the usual case) are laid out with one np.repeat of uint8 runs; overlapping ones go
+    through a difference array (int64 temporaries the size of the mask: several times slower)."""
+    lo, hi = np.clip(lo, 0, size), np.clip(hi, 0, size)
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], np.maximum(hi[order], lo[order])
+    if len(lo) and np.all(hi[:-1] <= lo[1:]):
+        runs = np.empty(2 * len(lo) + 1, np.int64)  # gap, interval, gap, interval, ..., gap
+        runs[0] = lo[0]
+        runs[1:-1:2] = hi - lo
+        runs[2:-1:2] = lo[1:] - hi[:-1]
+        runs[-1] = size - hi[-1]
+        values = np.zeros(len(runs), np.uint8)
+        values[1::2] = 0xFF
+        return np.repeat(values, runs)
+    edges = np.bincount(lo, minlength=size + 1) - np.bincount(hi, minlength=size + 1)
+    return np.where(np.cumsum(edges[:size]) > 0, 0xFF, 0).astype(np.uint8)
+
+
 def _inherit_periodic(buf, starts, period, cycles, spans, kind, content, clen) -> np.ndarray:
     """Records of cycles 1.. whose identity bytes equal those of the same record one cycle earlier take its kind
     (and content offset). The comparison is one XOR over the whole block. Returns the records left to decode."""
     base = int(starts[0]) - 12
     cycle = int(starts[period] - starts[0])
     block = buf[base:base + cycles * cycle].reshape(cycles, cycle)
-    mask = np.zeros(cycle, np.uint8)
-    for i in range(period):
-        rel = int(starts[i]) - 12 - base
-        if kind[i] < 0:  # undecoded template record: every byte (CRC included) counts, so nothing inherits
-            mask[rel:rel + int(starts[i + 1] - starts[i])] = 0xFF
-            continue
-        mask[rel + 12] = 0xFF  # the wall_time tag: the bytes that follow it are the only ones allowed to vary
-        for s0, n0 in ((spans["a0"][i], spans["alen"][i]), (spans["b0"][i], spans["blen"][i])):
-            mask[int(s0) - base:int(s0) - base + int(n0)] = 0xFF
+    # The bytes that must not change (as intervals, painted with one difference array, not a loop per record):
+    # an undecoded template record's every byte (CRC included), so nothing inherits from it; for the others the
+    # wall_time tag (the bytes after it are the only ones allowed to vary) and both identity spans.
+    rel = starts[:period] - 12 - base
+    bad = kind[:period] < 0
+    good = ~bad
+    lo = np.concatenate([rel[bad], rel[good] + 12, spans["a0"][good] - base, spans["b0"][good] - base])
+    hi = np.concatenate([rel[bad] + (starts[1:period + 1] - starts[:period])[bad], rel[good] + 13,
+                         spans["a0"][good] - base + spans["alen"][good], spans["b0"][good] - base + spans["blen"][good]])
+    mask = _paint(lo, hi, cycle)
     diff = np.bitwise_xor(block[1:], block[:-1])
     np.bitwise_and(diff, mask, out=diff)
     rel_starts = (starts[:period] - 12 - base).astype(np.intp)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import os
+import re
+import urllib.error
+import urllib.request
 
 from e2e_helpers import ARTIFACTS, open_debugger, screenshot
 from tb_process import TensorBoardProcess
@@ -22,6 +26,25 @@ def test_plugins_listing_reports_dbg_active(demo_logdir):
         assert "javascript" in headers.get("Content-Type", "")
         status, _, _ = tb.get("/data/plugin/dbg/static/..%2F..%2Fplugin.py")
         assert status == 404
+        _check_bundle_caching(tb, headers, body)
+
+
+def _check_bundle_caching(tb, headers, body):
+    """The lazily loaded editor chunk that index.js names is served (cached for good: its name holds its content
+    hash); the bundle is gzipped when asked and revalidates with its ETag (static_files.py)."""
+    [chunk] = set(re.findall(rb"static/(source-editor\.[0-9a-f]{16}\.js)", body))
+    status, chunk_headers, chunk_body = tb.get("/data/plugin/dbg/static/" + chunk.decode())
+    assert status == 200 and len(chunk_body) > 100_000
+    assert "immutable" in chunk_headers["Cache-Control"] and headers["Cache-Control"] == "no-cache"
+    req = urllib.request.Request(tb.url + "/data/plugin/dbg/index.js", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        assert resp.headers["Content-Encoding"] == "gzip" and gzip.decompress(resp.read()) == body
+    req = urllib.request.Request(tb.url + "/data/plugin/dbg/index.js", headers={"If-None-Match": headers["ETag"]})
+    try:
+        urllib.request.urlopen(req, timeout=30)
+        raise AssertionError("expected 304 Not Modified")
+    except urllib.error.HTTPError as e:
+        assert e.code == 304
 
 
 def test_debugger_tab_renders_in_chromium(demo_logdir, page):

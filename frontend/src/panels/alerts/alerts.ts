@@ -9,7 +9,7 @@ import type { Alert } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { healthChips } from '../../widgets/health.ts';
-import { noRunState, reasonFrom } from '../../widgets/notices.ts';
+import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../store/ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
 
@@ -109,6 +109,16 @@ export class AlertsPanel {
 
   private async loadRootCause(run: string): Promise<void> {
     const seq = ++this.rcSeq;
+    // The card is this panel's first data as much as the alert list is: the ready marker waits for it too.
+    this.readiness.begin('root-cause');
+    try {
+      await this.showRootCause(run, seq);
+    } finally {
+      if (seq === this.rcSeq) this.readiness.end('root-cause');
+    }
+  }
+
+  private async showRootCause(run: string, seq: number): Promise<void> {
     try {
       const rc = await this.ctl.api.rootCause(run);
       if (seq !== this.rcSeq) return;
@@ -183,10 +193,10 @@ export class AlertsPanel {
     this.prevBtn.disabled = count === 0;
     this.nextBtn.disabled = count === 0;
     if (count === 0) {
-      this.panel.setState({
-        kind: 'empty',
-        text: reasonFrom(info, ['no_tensor_mode', 'circular_buffer', 'still_indexing'], 'No alerts: no tensor held -∞, +∞ or NaN.'),
-      });
+      // "No alerts" cannot be claimed while a file the alerts come from is unreadable: that comes first.
+      this.panel.setState(
+        emptyReason(info, ['no_tensor_mode', 'circular_buffer', 'still_indexing'], 'No alerts: no tensor held -∞, +∞ or NaN.', ['execution', 'graph_execution_traces']),
+      );
       // The empty panel still shows the root-cause card (e.g. "clean") above the message.
     } else this.panel.setState({ kind: 'content' });
   }

@@ -11,7 +11,7 @@ import { PAGE_CAP } from '../../api/client.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { dtypeShape, renderHealth } from '../../widgets/health.ts';
-import { noRunState, reasonFrom } from '../../widgets/notices.ts';
+import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../store/ready.ts';
 
 export const ROW_HEIGHT = 24;
@@ -155,10 +155,10 @@ export class GraphExecutionPanel {
     if (m.lastError && m.total === 0) this.panel.setState({ kind: 'error', text: `Could not load traces: ${m.lastError}` });
     else if (m.total === 0 && filtered) this.panel.setState({ kind: 'empty', text: 'No trace matches the filters.' });
     else if (m.total === 0)
-      this.panel.setState({
-        kind: 'empty',
-        text: reasonFrom(this.ctl.store.runInfo(), ['no_graph_executions', 'circular_buffer', 'eager_only', 'still_indexing'], 'This run has no graph execution traces.'),
-      });
+      // An unreadable or missing traces file is the reason, not "no traces" (which would blame the program).
+      this.panel.setState(
+        emptyReason(this.ctl.store.runInfo(), ['no_graph_executions', 'circular_buffer', 'eager_only', 'still_indexing'], 'This run has no graph execution traces.', ['graph_execution_traces']),
+      );
     else this.panel.setState({ kind: 'content' });
     if (this.pendingScroll !== null && m.total > 0) {
       const idx = this.pendingScroll;
@@ -219,6 +219,8 @@ export class GraphExecutionPanel {
       if (this.list.model.loadedOnce && this.list.model.total > 0) this.reveal(s.geScroll.index);
       else this.pendingScroll = s.geScroll.index;
     }
-    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || (s.run === null && s.runs !== prev.runs)) this.list.draw();
+    // An empty list's reason follows the run's notices (a file that turns unreadable, or readable, between polls).
+    const emptyNow = this.list.model.loadedOnce && this.list.model.total === 0;
+    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || ((s.run === null || emptyNow) && s.runs !== prev.runs)) this.list.draw();
   }
 }

@@ -51,10 +51,10 @@ export class SourceEditor {
   readonly view: EditorView;
   private theme = new Compartment();
 
-  constructor(parent: HTMLElement) {
+  constructor(parent: HTMLElement, dark = false) {
     this.view = new EditorView({
       parent,
-      state: EditorState.create({ doc: '', extensions: this.extensions(false) }),
+      state: EditorState.create({ doc: '', extensions: this.extensions(dark) }),
     });
   }
 

@@ -9,13 +9,20 @@ import type { SourceFileRef, SourceFileResponse } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../store/ready.ts';
-import { SourceEditor } from './editor.ts';
+import type { SourceEditor } from './editor.ts';
 
 export class SourceCodePanel {
   readonly panel = new Panel('Source Code', 'panel-source-code');
   private picker = el('select', 'source-picker');
   private pathEl = el('span', 'source-path');
-  private editor: SourceEditor;
+  private host = el('div', 'source-editor');
+  /** Loaded and made on the first file shown: the dashboard's first paint shows no file, and CodeMirror is ~85 %
+   * of the code, so it is a separate chunk (webpack.config.js) whose download, parsing and view creation stay out
+   * of that paint's critical path. */
+  private editor: SourceEditor | null = null;
+  private editorLoad: Promise<SourceEditor> | null = null;
+  private moduleLoad: Promise<typeof import('./editor.ts')> | null = null;
+  private dark = false;
   private files: SourceFileRef[] = [];
   private filesRun: string | null = null;
   private filesCount = -1;
@@ -30,17 +37,33 @@ export class SourceCodePanel {
       if (Number.isInteger(idx) && idx >= 0) ctl.selectSourceFile(idx);
     });
     this.panel.tools.append(this.picker);
-    const host = el('div', 'source-editor');
-    host.dataset.testid = 'source-editor';
+    this.host.dataset.testid = 'source-editor';
     this.pathEl.dataset.testid = 'source-path';
-    this.panel.body.append(this.pathEl, host);
-    this.editor = new SourceEditor(host);
+    this.panel.body.append(this.pathEl, this.host);
     ctl.store.subscribe((s, prev) => this.update(s, prev));
     this.update(ctl.store.state, null);
+    // Fetched and parsed once the dashboard is on screen, so the first click on an alert does not wait for it.
+    readiness.afterReady(() => void this.editorModule().catch(() => undefined));
   }
 
   setDark(dark: boolean): void {
-    this.editor.setDark(dark);
+    this.dark = dark;
+    this.editor?.setDark(dark);
+  }
+
+  private view(): Promise<SourceEditor> {
+    this.editorLoad ??= this.editorModule().then((m) => (this.editor = new m.SourceEditor(this.host, this.dark)));
+    return this.editorLoad;
+  }
+
+  private editorModule(): Promise<typeof import('./editor.ts')> {
+    this.moduleLoad ??= import(/* webpackChunkName: "source-editor" */ './editor.ts').catch((e: unknown) => {
+      // A failed chunk download is retried with the next file shown.
+      this.moduleLoad = null;
+      this.editorLoad = null;
+      throw e;
+    });
+    return this.moduleLoad;
   }
 
   private update(s: State, prev: State | null): void {
@@ -49,7 +72,10 @@ export class SourceCodePanel {
     if (s.run !== null && (s.run !== this.filesRun || count !== this.filesCount)) {
       this.filesRun = s.run;
       this.filesCount = count;
-      void this.loadFiles(s.run);
+      const run = s.run;
+      // The picker's list is not part of the first paint (the panel starts with no file): asked for after it, so
+      // the pages the first paint needs have the server to themselves.
+      this.readiness.afterReady(() => void this.loadFiles(run));
     }
     if (!prev || s.source !== prev.source || s.run !== prev.run || (s.run === null && s.runs !== prev.runs)) void this.show(s);
   }
@@ -89,15 +115,16 @@ export class SourceCodePanel {
     this.picker.value = String(src.fileIndex);
     const seq = ++this.loadSeq;
     if (this.shown && this.shown.run === s.run && this.shown.index === src.fileIndex) {
-      this.editor.focusLine(src.line);
+      this.editor?.focusLine(src.line);
       this.panel.setState({ kind: 'content' });
       return;
     }
     this.panel.setState({ kind: 'loading' });
     this.readiness.begin('source');
     let file: SourceFileResponse;
+    let editor: SourceEditor;
     try {
-      file = await this.ctl.api.sourceFile(s.run, src.fileIndex);
+      [file, editor] = await Promise.all([this.ctl.api.sourceFile(s.run, src.fileIndex), this.view()]);
     } catch (e) {
       if (seq === this.loadSeq) this.panel.setState({ kind: 'error', text: `Could not load the source file: ${e instanceof Error ? e.message : String(e)}` });
       this.readiness.end('source');
@@ -108,12 +135,12 @@ export class SourceCodePanel {
     this.pathEl.textContent = file.path;
     this.pathEl.title = `${file.host}:${file.path}`;
     if (!file.lines.length) {
-      this.editor.setDoc([], []);
+      editor.setDoc([], []);
       this.panel.setState({ kind: 'empty', text: `${file.path}: TensorFlow recorded no text for this file (not plain Python source).` });
     } else {
       this.panel.setState({ kind: 'content' });
-      this.editor.setDoc(file.lines, file.op_lines);
-      this.editor.focusLine(this.ctl.store.state.source?.fileIndex === src.fileIndex ? (this.ctl.store.state.source?.line ?? null) : src.line);
+      editor.setDoc(file.lines, file.op_lines);
+      editor.focusLine(this.ctl.store.state.source?.fileIndex === src.fileIndex ? (this.ctl.store.state.source?.line ?? null) : src.line);
     }
     this.readiness.end('source');
   }

@@ -9,7 +9,7 @@ import type { ExecutionDetail, ExecutionDigest } from '../../api/wire.ts';
 import { PAGE_CAP } from '../../api/client.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
-import { noRunState, reasonFrom } from '../../widgets/notices.ts';
+import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../store/ready.ts';
 
 const BOX = 22;
@@ -112,7 +112,9 @@ export class TimelinePanel {
         this.readiness.begin('timeline');
         this.readyPending = true;
         void this.load();
-        void this.loadAlerts();
+        // The minimap's marks need up to 1000 alerts (~300 KB of JSON at 1 M traces, the slowest first request):
+        // drawn just after the first paint instead of holding up the pages every panel needs for it.
+        this.readiness.afterReady(() => void this.loadAlerts());
       }
     } else if (count !== this.count) {
       // Live: follow the newest executions if the user was looking at the last page.
@@ -121,8 +123,8 @@ export class TimelinePanel {
       this.total = count;
       if (atEnd) this.begin = this.clampBegin(this.total - this.perPage);
       void this.load();
-    }
-    if (s.run !== null && alerts !== prevAlerts && s.run === prev.run) void this.loadAlerts();
+    } else if (this.total === 0 && s.runs !== prev.runs) this.showEmpty(); // the reason follows the notices
+    if (s.run !== null && alerts !== prevAlerts && s.run === prev.run) this.readiness.afterReady(() => void this.loadAlerts());
     if (s.focus !== prev.focus && s.focus?.kind === 'execution') {
       const i = s.focus.index;
       if (i < this.begin || i >= this.begin + this.perPage) {
@@ -163,6 +165,11 @@ export class TimelinePanel {
     this.minimap.replaceChildren(...marks, win);
   }
 
+  /** The empty timeline's reason: an unreadable or missing execution file first (not "no executions"). */
+  private showEmpty(): void {
+    this.panel.setState(emptyReason(this.ctl.store.runInfo(), ['no_executions', 'circular_buffer'], 'This run has no eager executions.', ['execution']));
+  }
+
   private async load(): Promise<void> {
     const run = this.run;
     if (run === null) return;
@@ -170,7 +177,7 @@ export class TimelinePanel {
     if (this.total === 0) {
       this.boxes.replaceChildren();
       this.range.textContent = '';
-      this.panel.setState({ kind: 'empty', text: reasonFrom(this.ctl.store.runInfo(), ['no_executions', 'circular_buffer'], 'This run has no eager executions.') });
+      this.showEmpty();
       this.drawMinimap();
       return this.finishReady();
     }
