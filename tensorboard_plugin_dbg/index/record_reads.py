@@ -10,8 +10,6 @@ import numpy as np
 from ..reader import debug_values, schema, tfrecord
 from .protocol import RecordGone
 
-_SPAN = 1 << 20  # read_trace_events: records within this many bytes are read in one go
-_TAIL = 4096  # ...plus this much past the last one's start (a FULL_HEALTH trace record is ~240 bytes)
 # read_trace_payloads: a gap this wide between two of a page's records starts a new read (one pread costs about as
 # much as copying ~16 KiB, so bridging smaller gaps is cheaper; a 1,000-row page reads at most ~16 MiB).
 _GAP = 16 << 10
@@ -21,48 +19,6 @@ _GAP = 16 << 10
 _PAGE_TAIL = 1024
 _REREAD_MAX = 1 << 20  # a longer record (a big FULL_TENSOR) is left to run.read_event
 _NO_TENSOR = {"mode": "NO_TENSOR"}
-
-
-def read_trace_events(run, rows) -> dict:
-    """{row: DebugEvent} for trace rows (bounds checked by the caller). A page's records are neighbours on
-    disk, so each file is read once per span of nearby records instead of one open + seek + read per row
-    (100 rows: ~1 ms less); a record the span does not cover whole is read on its own."""
-    from .run_index import LOC_MASK, LOC_SHIFT  # here: run_index imports this module
-
-    locs = run.traces.view("loc")
-    out: dict = {}
-    by_file: dict[int, list] = {}
-    for row in rows:
-        loc = int(locs[row])
-        key = (loc >> LOC_SHIFT, loc & LOC_MASK)
-        with run._cache_lock:
-            cached = run._record_cache.get(key)
-        if cached is not None:
-            out[row] = cached
-        else:
-            by_file.setdefault(key[0], []).append((key[1], row))
-    for code, items in by_file.items():
-        items.sort()
-        with open(run.files[code].path, "rb") as f:
-            i = 0
-            while i < len(items):
-                j = i
-                while j + 1 < len(items) and items[j + 1][0] - items[i][0] < _SPAN:
-                    j += 1
-                start = items[i][0] - 12
-                f.seek(start)
-                data = f.read(items[j][0] - start + _TAIL)
-                for offset, row in items[i:j + 1]:
-                    at = offset - start
-                    length = int.from_bytes(data[at - 12:at - 4], "little") if at + 4 <= len(data) else -1
-                    if 0 <= length <= tfrecord.MAX_RECORD and at + length <= len(data):
-                        event = schema.parse_event(data[at:at + length])
-                        if event is not None:
-                            out[row] = event
-                            continue
-                    out[row] = run.read_event(code, offset)  # long record, or let it raise as one read would
-                i = j + 1
-    return out
 
 
 def read_trace_payloads(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

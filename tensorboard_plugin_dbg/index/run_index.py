@@ -350,10 +350,6 @@ class RunIndex(QueriesMixin):
         loc = int(self.traces.view("loc")[index])
         return self.read_event(loc >> LOC_SHIFT, loc & LOC_MASK)
 
-    def read_trace_events(self, rows) -> dict:
-        """{row: DebugEvent} for trace rows, one file read per span of nearby records (record_reads.py)."""
-        return record_reads.read_trace_events(self, rows)
-
     def trace_file_code(self, index: int) -> int:
         return int(self.traces.view("loc")[index]) >> LOC_SHIFT
 
