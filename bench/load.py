@@ -12,7 +12,8 @@ graph execution list from a random starting row (wrapping at the current total),
 execution pages, single traces, ops and source files, as the dashboard does.
 
 The clients are coroutines on one asyncio loop (plain HTTP/1.1 over a new socket per request, gzip accepted as a
-browser does), timed from connecting to the last byte of the answer. They used to be 50 threads with http.client:
+browser does), timed from connecting to the last byte of the body the answer's Content-Length announces (not to
+the server's close, which werkzeug delays ~10 ms waiting for stray input). They used to be 50 threads with http.client:
 on 2 cores that client alone burnt ~1 ms of CPU per request under its own GIL, and a thread whose answer had arrived
 waited for that GIL before it could read it, so its wait was counted as server latency — which a browser, whose
 network stack is not Python, never shows. `--threads` still runs the old client, to compare.
@@ -154,20 +155,24 @@ def client(tb, shared: Shared, seed: int, args, results: list, stop_at: float) -
 
 async def _fetch(port: int, path: str, timeout: float) -> tuple[int, float, bytes]:
     """(status, seconds from connecting to the answer's last byte, body): GET on a new connection, as a browser's
-    first fetch (gzip accepted; the server closes the connection after the answer)."""
+    first fetch (gzip accepted). Like a browser, it is done when the body its headers announce has arrived: the
+    server closes the connection only after waiting ~10 ms for stray input (werkzeug), which no page waits for."""
     started = time.perf_counter()
     reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
     try:
         writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept-Encoding: gzip\r\n"
                      "Connection: close\r\n\r\n".encode())
-        raw = await asyncio.wait_for(reader.read(), timeout)  # to EOF: the whole answer
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
+        lines = head[:-4].decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        if "content-length" in headers:
+            body = await asyncio.wait_for(reader.readexactly(int(headers["content-length"])), timeout)
+        else:  # chunked or close-delimited: to EOF
+            body = await asyncio.wait_for(reader.read(), timeout)
         secs = time.perf_counter() - started
     finally:
         writer.close()
-    head, _, body = raw.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
     if headers.get("transfer-encoding", "").lower() == "chunked":
         body = _unchunk(body)
     if headers.get("content-encoding") == "gzip":
@@ -224,6 +229,16 @@ def percentiles(values: list[float]) -> dict:
     return {"n": len(values), "p50_ms": at(0.50), "p95_ms": at(0.95), "p99_ms": at(0.99), "max_ms": values[-1] * 1000}
 
 
+def _timeline(results: list, window: float = 0.5) -> list[dict]:
+    """Latency per `window` seconds of send time: where in the run the slow answers were (start-up, indexing...)."""
+    out = []
+    for w in sorted({int(r["at"] // window) for r in results}):
+        p = percentiles([r["secs"] for r in results if int(r["at"] // window) == w])
+        if p:
+            out.append({"from_s": w * window, **p})
+    return out
+
+
 def run_load(logdir: str, args) -> dict:
     shared, results = Shared(), []
     with BenchTensorBoard(logdir, "dbg") as tb:
@@ -265,6 +280,7 @@ def run_load(logdir: str, args) -> dict:
         "indexing_done_s": round(shared.done_at - started, 2) if shared.done_at else None,
         "graph_executions": shared.totals["graph_executions"], "peak_rss_mb": round(peak / 2**20),
         "targets_met": not errors and overall.get("p99_ms", 1e9) <= 100,
+        "timeline": _timeline(results),
         "slowest": sorted(({"kind": r["kind"], "at_s": round(r["at"], 3), "ms": round(r["secs"] * 1000, 1)}
                            for r in results if not math.isnan(r["secs"])), key=lambda r: -r["ms"])[:20],
     }
@@ -301,6 +317,8 @@ def main(argv=None) -> int:
               f"p99 {idx['p99_ms']:.1f} ms  max {idx['max_ms']:.1f} ms  (n={idx['n']})")
     for kind, p in report["latency_by_kind"].items():
         print(f"  {kind:<11} n={p['n']:<5} p50 {p['p50_ms']:.1f} ms  p99 {p['p99_ms']:.1f} ms  max {p['max_ms']:.1f} ms")
+    print("latency by send time: " + "  ".join(f"{w['from_s']:.1f}s n={w['n']} p99 {w['p99_ms']:.0f}"
+                                               for w in report["timeline"]))
     print(f"errors: {report['error_count']} {report['errors'] or ''}")
     print("targets (0 errors, p99 <= 100 ms): " + ("met" if report["targets_met"] else "NOT met"))
     if args.json:

@@ -133,6 +133,14 @@ def time_routes(system, tb, traces: int, reps: int) -> dict:
             out[name] = {"error": "page did not hold the rows asked for"}
             continue
         out[name] = summary([tb.get(path)[1] for _ in range(reps)])
+    # 100 rows as a list shows them, health included: one request of ours, two of the reference's (in sequence)
+    middle = max(0, traces // 2 - 50)
+    health_paths = system.health_page_paths(middle)
+    answers = [tb.get(path) for path in health_paths]
+    if all(status == 200 for status, _, _ in answers):
+        out["health_page"] = summary([sum(tb.get(path)[1] for path in health_paths) for _ in range(reps)])
+    else:
+        out["health_page"] = {"error": "; ".join(f"HTTP {st}: {body[:100]!r}" for st, _, body in answers if st != 200)}
     return out
 
 
@@ -214,7 +222,9 @@ def build_table(n: int, ours: dict, ref: dict, parse: dict) -> Table:
                 for k, r in (("o", ours), ("r", ref))}
     t.add("peak RSS growth over a 2-step dump, per extra trace", marginal["o"], marginal["r"], "B")
     for route, label in (("page_start", "100-row page at start"), ("page_middle", "100-row page at middle"),
-                         ("page_end", "100-row page at end"), ("alerts", "100 alerts"), ("op", "op info"),
+                         ("page_end", "100-row page at end"),
+                         ("health_page", "100 rows with their health at middle (reference: digests + data)"),
+                         ("alerts", "100 alerts"), ("op", "op info"),
                          ("source_file", "source file (math_ops.py, whole)")):
         for stat in ("median", "p95"):
             o, r = _route_stat(ours, route, stat), _route_stat(ref, route, stat)

@@ -54,6 +54,10 @@ class Ours:
     def page_path(self, begin: int) -> str:
         return self._q("graph_executions", begin=begin, end=begin + 100)
 
+    def health_page_paths(self, begin: int) -> list[str]:
+        """What the list needs to show 100 rows with their health: our page carries it."""
+        return [self.page_path(begin)]
+
     def alerts_path(self) -> str:
         return self._q("alerts", begin=0, end=100)
 
@@ -101,6 +105,10 @@ class Reference:
 
     def page_path(self, begin: int) -> str:
         return self._q("graph_execution/digests", begin=begin, end=begin + 100)
+
+    def health_page_paths(self, begin: int) -> list[str]:
+        """Its digests carry no health: its list asks `graph_execution/data` for the same rows as well."""
+        return [self.page_path(begin), self._q("graph_execution/data", begin=begin, end=begin + 100)]
 
     def alerts_path(self) -> str:
         return self._q("alerts", begin=0, end=100)

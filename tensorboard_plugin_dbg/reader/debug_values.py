@@ -154,10 +154,14 @@ def health_rows(mode: int, vectors: np.ndarray) -> list[dict[str, Any]]:
     return out
 
 
-_ONE_DIM = np.array([4, 0x12, 2, 8], np.uint8)  # shape length 4: dim { size: ...
 _NEED_BYTES = np.zeros(16, np.int64)  # mode -> bytes of its float64 health vector (0: not a health mode)
 for _mode, _n in _HEALTH_LEN.items():
     _NEED_BYTES[_mode] = 8 * _n
+# The tag bytes of a regular record, at the positions record_healths computes (see there), in one comparison:
+# wall_time, graph_execution_trace | context id, op name | mode, tensor_proto |
+# dtype = DT_DOUBLE, shape { dim { size } }, tensor_content
+_TAGS = np.array([0x09, 0x52, 0x0A, 0x12, 0x20, 0x2A, 0x08, 0x02, 0x12, 0x04, 0x12, 0x02, 0x08, 0x22], np.uint8)
+_PROTO_TAGS = np.array([0, 1, 2, 3, 4, 5, 6, 8])  # offsets of the TensorProto's fixed bytes (7 is the size)
 
 
 def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray) -> list:
@@ -165,39 +169,49 @@ def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, mod
     starts[k] + lengths[k]] holding graph execution traces, for the records whose bytes are TF's regular layout;
     None for the others (and where lengths[k] < 0), which the caller parses with protobuf.
 
-    Regular means what makes protobuf's answer certain without running it: trace_fast's fixed layout (every field
-    once, in order, one-byte lengths), a float64 content vector of exactly the mode's length, a shape of one
-    dimension, and ASCII in every byte but the wall time, the message length and the vector (so the strings are
-    valid UTF-8 and the TensorProto parses). The vectors of all such records are then gathered in one numpy
-    operation per mode and turned into dicts by health_rows."""
-    # the indexer's check of the same layout; imported here because trace_fast imports this module (via traces)
-    from .trace_fast import _fixed_layout
-
+    Regular means what makes protobuf's answer certain without running it: every field once, in order —
+    DebugEvent { wall_time, graph_execution_trace { context id, op name, [output slot,] mode, tensor_proto { dtype
+    DT_DOUBLE, shape of one dimension, float64 content of exactly the mode's length }, [device] } } — and ASCII in
+    every byte but the wall time, the message length and the vector (so the strings are valid UTF-8, and every
+    length and number inside is a one-byte varint). A page is ~100 records: the checks are a few whole-page numpy
+    operations (one gather for all the tag bytes), as numpy's per-call cost, not the bytes, is what a page pays.
+    The vectors of all such records are gathered in one operation per mode and turned into dicts by health_rows."""
     out: list = [None] * len(starts)
     need = _NEED_BYTES[np.clip(modes, 0, 15)]
     cand = np.flatnonzero((need > 0) & (lengths >= 14))
     if not len(cand) or not len(buf):
         return out
     s, e, need = starts[cand], starts[cand] + lengths[cand], need[cand]
-    ok, _a0, _alen, _b0, _blen, content, clen = _fixed_layout(buf, s, e)
-    ok &= clen == need
-    last = len(buf) - 1  # (positions past the buffer only come from records already rejected)
-    # where _fixed_layout found the TensorProto: after the message length, context id, op name, [slot,] mode
-    t = s + 11 + (buf[np.minimum(s + 10, last)] >= 0x80)
-    a = t + 2 + buf[np.minimum(t + 1, last)]
-    p = a + 2 + buf[np.minimum(a + 1, last)]
-    proto = p + 4 + 2 * (buf[np.minimum(p, last)] == 0x18)
-    # dtype, then a shape of one dimension: 08 02 | 12 04 12 02 08 <size < 128> | 22 <content length> <content>
-    head = buf[np.minimum(proto[:, None] + np.arange(3, 8), last)]
-    ok &= (content == proto + 10) & (head[:, :4] == _ONE_DIM).all(axis=1) & (head[:, 4] < 0x80)
-    # ASCII: no byte >= 0x80 in [t, content) nor [content + clen, e), from one cumulative count (int32: a cumsum
-    # into int64 is 7x slower)
+    last = len(buf) - 1  # positions past the buffer (from bytes of a record that is not regular) are clamped
+
+    def at(pos):
+        return buf[np.minimum(pos, last)].astype(np.int64)
+
+    # the trace message's length: a one- or two-byte varint, and the message ends the record
+    v0, v1 = at(s + 10), at(s + 11)
+    two = v0 >= 0x80
+    t = s + 11 + two
+    ok = (t + np.where(two, (v0 & 0x7F) | (v1 << 7), v0) == e) & (~two | (v1 < 0x80))
+    a = t + 2 + at(t + 1)  # after the context id
+    p = a + 2 + at(a + 1)  # after the op name
+    p = p + 2 * (at(p) == 0x18)  # after the output slot, when there is one
+    proto = p + 4  # after the mode and the TensorProto's tag and length
+    tag_at = np.concatenate([np.stack([s, s + 9, t, a, p, p + 2], axis=1), proto[:, None] + _PROTO_TAGS], axis=1)
+    ok &= (buf[np.minimum(tag_at, last)] == _TAGS).all(axis=1)
+    clen = at(proto + 9)
+    content = proto + 10
+    d = content + clen  # end of the TensorProto: the device's field, or the end
+    ok &= (clen == need) & (at(p + 3) == 10 + clen)
+    ok &= (d == e) | ((at(d) == 0x32) & (d + 2 + at(d + 1) == e))
+    # ASCII: no byte >= 0x80 in [t, content) nor [d, e), from one cumulative count (int32: a cumsum into int64 is
+    # 7x slower)
     high = np.zeros(len(buf) + 1, np.int32)
     np.cumsum(buf >= 0x80, dtype=np.int32, out=high[1:])
-    count = high[np.minimum(np.stack([t, content, content + clen, e]), len(buf))]
+    count = high[np.minimum(np.stack([t, content, d, e]), len(buf))]
     ok &= (count[0] == count[1]) & (count[2] == count[3])
-    for mode in np.unique(modes[cand][ok]).tolist():
-        sel = np.flatnonzero(ok & (modes[cand] == mode))
+    cand_modes = modes[cand]
+    for mode in np.unique(cand_modes[ok]).tolist():
+        sel = np.flatnonzero(ok & (cand_modes == mode))
         width = 8 * _HEALTH_LEN[mode]
         vectors = buf[content[sel][:, None] + np.arange(width)].view("<f8")
         for k, health in zip(cand[sel].tolist(), health_rows(mode, vectors)):
