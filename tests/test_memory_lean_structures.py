@@ -1,7 +1,7 @@
 """Unit tests of the structures that keep the index's memory per trace small, each against the plain numpy answer
 it replaces: the merged alert order (index/alert_order.py), the blocked counting sort of rows by kind
 (index/kind_order.py), the kind-mapped columns and the rows-by-kind input lookup of the analysis
-(analysis/index_columns.py), the interval mask of the periodic decoder (reader/trace_fast.py) and the scan hint
+(analysis/index_columns.py), the interval mask of the periodic decoder (reader/trace_periodic.py) and the scan hint
 (reader/tfrecord.py)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from tensorboard_plugin_dbg.analysis.classify import _TraceLookup
 from tensorboard_plugin_dbg.analysis.index_columns import KindMapped, KindRowsLookup
 from tensorboard_plugin_dbg.index import alert_order, kind_order
 from tensorboard_plugin_dbg.reader import tfrecord
-from tensorboard_plugin_dbg.reader.trace_fast import _paint
+from tensorboard_plugin_dbg.reader.trace_periodic import paint as _paint
 
 
 def _explicit(e_rows, e_wall, t_rows, trace_wall):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reader import crc32c, debug_values, schema, tfrecord, traces
+from ..reader import crc32c, debug_values, schema, tfrecord, trace_periodic, traces
 from ..reader.file_sets import SUFFIXES, FileSet
 from . import record_reads, run_status
 from .columns import Columns, Lengths
@@ -51,6 +51,7 @@ class FileState:
     needed: int = 0
     missing: bool = False
     hint: Any = None  # tfrecord.Scan.tail of the last chunk read: lets the next chunk's scan predict at once
+    carry: Any = dataclasses.field(default_factory=trace_periodic.Carry)  # its last step, for the next decode
 
 
 @dataclasses.dataclass
@@ -240,7 +241,7 @@ class RunIndex(QueriesMixin):
     def _ingest(self, code: int, state: FileState, result: tfrecord.Scan) -> None:
         buf, base = result.buf, result.base
         if state.suffix == "graph_execution_traces":
-            batch = traces.decode_traces(buf, result.starts, result.lengths, self.kinds, result.words)
+            batch = traces.decode_traces(buf, result.starts, result.lengths, self.kinds, result.words, state.carry)
             for start in batch.unparsed:
                 self.damages.setdefault((code, base + start - 12), "record does not decode as a trace")
             first_row = len(self.traces)

@@ -15,6 +15,7 @@ import struct
 import numpy as np
 
 from . import crc32c
+from .trace_periodic import find_period
 
 MAX_RECORD = 1 << 30  # no tfdbg2 record comes close; a longer length is treated as damage
 _U64 = struct.Struct("<Q")
@@ -120,7 +121,6 @@ def _walk_heads(mv, words: crc32c.Words, pos: int, n: int, hint: np.ndarray | No
 
 def _speculate(words: crc32c.Words, lens: np.ndarray, p: int, n: int) -> np.ndarray:
     """Verified header positions from p on, predicted from the period of `lens` (empty when none)."""
-    from .trace_fast import find_period
     period = find_period(lens)
     if not period:
         return np.zeros(0, np.int64)
@@ -209,7 +209,6 @@ def cycle_bytes(hint: np.ndarray | None) -> int:
     records repeat every step; 0 when no period shows."""
     if hint is None:
         return 0
-    from .trace_fast import find_period
     period = find_period(hint)
     return int((hint[-period:] + 16).sum()) if period else 0
 

@@ -9,10 +9,10 @@ context id=1, op name=2, [output slot=3], mode=4, tensor_proto=5 {dtype=1, shape
     header, device — repeats every step. Those bytes are hashed 4 at a time into a 64-bit key; each new key is
     decoded once with protobuf, and every record is then compared word for word with its key's stored bytes,
     so a hash collision cannot mislabel a trace.
-  * periodic shortcut: a training loop writes the same sequence of traces every step, so within a chunk record
-    i and record i - T (one step earlier) usually differ only in wall time and values. One XOR of the chunk
-    against itself shifted by one step, masked to the identity bytes, proves it for all records at once; those
-    records take the kind of their predecessor, the others are identified as above.
+  * periodic shortcut (reader/trace_periodic.py): a training loop writes the same sequence of traces every step,
+    so record i and record i - T (one step earlier) usually differ only in wall time and values. One masked XOR
+    against the step before (within the chunk, or the step carried from the file's previous chunk) proves it
+    for many records at once; those take the kind of their predecessor, the others are identified as above.
   * health counts come from fixed offsets of the float64 content vector.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import crc32c
+from . import trace_periodic as periodic
 from . import traces as tr
 
 _PRIME = np.uint64(0x100000001B3)
@@ -206,9 +207,8 @@ def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds
     return kind
 
 
-def _identify_subset(buf, words, starts, ends, sel, kinds, kind, content, clen, spans=None) -> None:
-    """Kinds (and content vectors) of records `sel`, in place: fixed layout first, generic walker for the rest.
-    With `spans`, also records each decoded record's identity spans there (a0, alen, b0, blen arrays)."""
+def _identify_subset(buf, words, starts, ends, sel, kinds, kind, content, clen) -> None:
+    """Kinds (and content vectors) of records `sel`, in place: fixed layout first, generic walker for the rest."""
     ok, a0, alen, b0, blen, c0, cl = _fixed_layout(buf, starts[sel], ends[sel])
     for seed in (1, 2):
         if seed == 2:  # the generic walker on what the fixed path rejected
@@ -223,108 +223,30 @@ def _identify_subset(buf, words, starts, ends, sel, kinds, kind, content, clen, 
         rows = sel[pick]
         kind[rows] = _identify(buf, words, starts[rows], ends[rows], a0, alen, b0, blen, kinds, seed)
         content[rows], clen[rows] = c0, cl
-        if spans is not None:
-            for name, value in zip(("a0", "alen", "b0", "blen"), (a0, alen, b0, blen)):
-                spans[name][pick] = value
-
-
-def find_period(lens: np.ndarray, tries: int = 16) -> int:
-    """Smallest period of the sequence `lens` (0 when none shows). Candidates are the distances between
-    occurrences of its rarest value (once per period when the sequence is periodic), each checked in full."""
-    if len(lens) < 32:
-        return 0
-    values, counts = np.unique(lens, return_counts=True)
-    rare = values[np.argmin(counts)]
-    at = np.flatnonzero(lens == rare)
-    for t in (at[1:tries + 1] - at[0]).tolist():
-        if np.array_equal(lens[t:], lens[:-t]):
-            return int(t)
-    return 0
-
-
-def _periodic_block(starts: np.ndarray, lengths: np.ndarray) -> tuple[int, int]:
-    """(period T, full cycles N) of the contiguous stretch from record 0 in which record i has the same length
-    as record i - T and lies exactly one cycle of bytes after it; (0, 0) when there is none worth using."""
-    period = find_period(lengths[:8192])
-    if not period or len(starts) < 4 * period:
-        return 0, 0
-    cycle = int(starts[period] - starts[0])
-    same = (starts[period:] - starts[:-period] == cycle) & (lengths[period:] == lengths[:-period])
-    bad = np.flatnonzero(~same)
-    upto = (bad[0] + period) if len(bad) else len(starts)  # records [0, upto) are periodic
-    return period, upto // period
-
-
-def _paint(lo: np.ndarray, hi: np.ndarray, size: int) -> np.ndarray:
-    """uint8 mask of `size` bytes, 0xFF inside the intervals [lo, hi) (clipped to the mask), 0 elsewhere.
-    Disjoint intervals (the usual case) are laid out with one np.repeat of uint8 runs; overlapping ones go
-    through a difference array (int64 temporaries the size of the mask: several times slower)."""
-    lo, hi = np.clip(lo, 0, size), np.clip(hi, 0, size)
-    order = np.argsort(lo, kind="stable")
-    lo, hi = lo[order], np.maximum(hi[order], lo[order])
-    if len(lo) and np.all(hi[:-1] <= lo[1:]):
-        runs = np.empty(2 * len(lo) + 1, np.int64)  # gap, interval, gap, interval, ..., gap
-        runs[0] = lo[0]
-        runs[1:-1:2] = hi - lo
-        runs[2:-1:2] = lo[1:] - hi[:-1]
-        runs[-1] = size - hi[-1]
-        values = np.zeros(len(runs), np.uint8)
-        values[1::2] = 0xFF
-        return np.repeat(values, runs)
-    edges = np.bincount(lo, minlength=size + 1) - np.bincount(hi, minlength=size + 1)
-    return np.where(np.cumsum(edges[:size]) > 0, 0xFF, 0).astype(np.uint8)
-
-
-def _inherit_periodic(buf, starts, period, cycles, spans, kind, content, clen) -> np.ndarray:
-    """Records of cycles 1.. whose identity bytes equal those of the same record one cycle earlier take its kind
-    (and content offset). The comparison is one XOR over the whole block. Returns the records left to decode."""
-    base = int(starts[0]) - 12
-    cycle = int(starts[period] - starts[0])
-    block = buf[base:base + cycles * cycle].reshape(cycles, cycle)
-    # The bytes that must not change (as intervals, painted with one difference array, not a loop per record):
-    # an undecoded template record's every byte (CRC included), so nothing inherits from it; for the others the
-    # wall_time tag (the bytes after it are the only ones allowed to vary) and both identity spans.
-    rel = starts[:period] - 12 - base
-    bad = kind[:period] < 0
-    good = ~bad
-    lo = np.concatenate([rel[bad], rel[good] + 12, spans["a0"][good] - base, spans["b0"][good] - base])
-    hi = np.concatenate([rel[bad] + (starts[1:period + 1] - starts[:period])[bad], rel[good] + 13,
-                         spans["a0"][good] - base + spans["alen"][good], spans["b0"][good] - base + spans["blen"][good]])
-    mask = _paint(lo, hi, cycle)
-    diff = np.bitwise_xor(block[1:], block[:-1])
-    np.bitwise_and(diff, mask, out=diff)
-    rel_starts = (starts[:period] - 12 - base).astype(np.intp)
-    changed = np.bitwise_or.reduceat(diff, rel_starts, axis=1) != 0  # (cycles - 1, period)
-    src = np.zeros((cycles, period), np.int64)
-    src[0] = np.arange(period)
-    index = np.arange(cycles * period).reshape(cycles, period)
-    src[1:] = np.where(changed, index[1:], 0)
-    src = np.maximum.accumulate(src, axis=0)  # each record inherits from the latest re-decoded one above it
-    inherit = index[1:][~changed]
-    donor = src[1:][~changed]
-    # a donor in a later cycle is itself decoded below; inherit from cycle-0 donors now, the rest after
-    kind[inherit] = np.where(donor < period, kind[donor], -1)
-    content[inherit] = np.where(donor < period, content[donor] - starts[donor] + starts[inherit], 0)
-    clen[inherit] = np.where(donor < period, clen[donor], -1)
-    return index[1:][changed], inherit, donor
 
 
 def decode_fast(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: tr.TraceKinds,
-                words: crc32c.Words | None = None) -> tr.TraceBatch:
+                words: crc32c.Words | None = None, carry: periodic.Carry | None = None) -> tr.TraceBatch:
+    """`carry`: the file's step carried from the chunk before (trace_periodic.Carry), used and then replaced."""
     words = words if words is not None else crc32c.Words(buf)
     m = len(starts)
     ends = starts + lengths
     kind = np.full(m, -1, np.int64)
     content = np.zeros(m, np.int64)
     clen = np.full(m, -1, np.int64)
-    period, cycles = _periodic_block(starts, lengths)
-    if cycles >= 2:
-        template = np.arange(period)
-        spans = {name: np.zeros(period, np.int64) for name in ("a0", "alen", "b0", "blen")}
-        _identify_subset(buf, words, starts, ends, template, kinds, kind, content, clen, spans)
-        redo, inherit, donor = _inherit_periodic(buf, starts, period, cycles, spans, kind, content, clen)
-        todo = np.concatenate([redo, np.arange(period * cycles, m)])
-        _identify_subset(buf, words, starts, ends, todo, kinds, kind, content, clen)
+    period, count = periodic.periodic_block(starts, lengths)
+    if period:
+        template = np.arange(period) if carry is None else carry.inherit(
+            buf, starts, lengths, period, kind, content, clen)
+        if len(template):
+            _identify_subset(buf, words, starts, ends, template, kinds, kind, content, clen)
+        # a template inherited whole from the carry has the carried mask (same records at the same offsets)
+        mask = carry.mask if carry is not None and not len(template) else None
+        redo, inherit, donor = periodic.inherit_periodic(buf, starts, ends, period, count, kind, content, clen,
+                                                         mask)
+        todo = np.concatenate([redo, np.arange(count, m)])
+        if len(todo):
+            _identify_subset(buf, words, starts, ends, todo, kinds, kind, content, clen)
         late = donor >= period  # inherit from records decoded just now
         if late.any():
             d, r = donor[late], inherit[late]
@@ -332,6 +254,8 @@ def decode_fast(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
             content[r] = content[d] - starts[d] + starts[r]
     else:
         _identify_subset(buf, words, starts, ends, np.arange(m), kinds, kind, content, clen)
+    if carry is not None:  # the fast path's kinds, before the protobuf fallback below fills in the rest
+        carry.keep(buf, starts, ends, period, kind, content, clen)
     kind_modes = np.array([k[3] for k in kinds.kinds] + [0], np.int64)
     mode = kind_modes[kind]  # kind -1 picks the trailing 0
     need = _NEED_BYTES[np.clip(mode, 0, 15)]

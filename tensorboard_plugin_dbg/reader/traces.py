@@ -143,11 +143,12 @@ def decode_slow(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
 
 
 def decode_traces(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: TraceKinds,
-                  words=None) -> TraceBatch:
+                  words=None, carry=None) -> TraceBatch:
+    """`carry`: the file's trace_periodic.Carry (a speed-up only: the step decoded last, for the next chunk)."""
     try:
         from . import trace_fast
     except ImportError:
         trace_fast = None
     if trace_fast is None or len(starts) < 64:
         return decode_slow(buf, starts, lengths, kinds)
-    return trace_fast.decode_fast(buf, starts, lengths, kinds, words)
+    return trace_fast.decode_fast(buf, starts, lengths, kinds, words, carry)
