@@ -229,6 +229,13 @@ def percentiles(values: list[float]) -> dict:
     return {"n": len(values), "p50_ms": at(0.50), "p95_ms": at(0.95), "p99_ms": at(0.99), "max_ms": values[-1] * 1000}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _timeline(results: list, window: float = 0.5) -> list[dict]:
     """Latency per `window` seconds of send time: where in the run the slow answers were (start-up, indexing...)."""
     out = []
@@ -242,6 +249,7 @@ def _timeline(results: list, window: float = 0.5) -> list[dict]:
 def run_load(logdir: str, args) -> dict:
     shared, results = Shared(), []
     with BenchTensorBoard(logdir, "dbg") as tb:
+        cpu_before = _cpu_seconds(tb.proc.pid)
         started = time.monotonic()
         stop_at = started + args.duration
         if args.threads:
@@ -255,6 +263,7 @@ def run_load(logdir: str, args) -> dict:
         else:
             hung = asyncio.run(_run_async_clients(tb.port, shared, args, results, stop_at))
         elapsed = time.monotonic() - started
+        server_cpu = _cpu_seconds(tb.proc.pid) - cpu_before
         # Indexing may outlast the load: wait (bounded) so the report says how long it took.
         deadline = time.monotonic() + 300
         while not shared.done and time.monotonic() < deadline:
@@ -271,7 +280,7 @@ def run_load(logdir: str, args) -> dict:
     overall = percentiles([r["secs"] for r in results])
     return {
         "logdir": logdir, "clients": args.clients, "client": "threads" if args.threads else "asyncio",
-        "requests": len(results), "seconds": round(elapsed, 2),
+        "requests": len(results), "seconds": round(elapsed, 2), "server_cpu_s": round(server_cpu, 2),
         "think_s": args.think, "errors": errors, "error_count": sum(errors.values()),
         "latency": overall, "latency_while_indexing": percentiles([r["secs"] for r in results if r["indexing"]]),
         "latency_by_kind": {k: percentiles([r["secs"] for r in results if r["kind"] == k])
@@ -309,7 +318,7 @@ def main(argv=None) -> int:
     print(f"load: {report['clients']} clients ({report['client']}), {report['requests']} requests in {report['seconds']} s "
           f"(think {args.think} s), {report['requests_while_indexing']} while indexing; "
           f"{report['graph_executions']:,} graph executions; indexing done after {report['indexing_done_s']} s; "
-          f"peak RSS {report['peak_rss_mb']} MB")
+          f"peak RSS {report['peak_rss_mb']} MB; server CPU {report['server_cpu_s']} s during the load (indexing included)")
     print(f"latency all:            p50 {lat.get('p50_ms', 0):.1f} ms  p95 {lat.get('p95_ms', 0):.1f} ms  "
           f"p99 {lat.get('p99_ms', 0):.1f} ms  max {lat.get('max_ms', 0):.1f} ms")
     if idx:

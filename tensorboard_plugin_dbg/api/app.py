@@ -16,7 +16,6 @@ from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import parse_params
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
 from tensorboard_plugin_dbg.index import catalog as _catalog_module  # noqa: F401 - imported for its cost, see below
-from tensorboard_plugin_dbg.index.priority import GATE
 from tensorboard_plugin_dbg.index.protocol import NotFound
 
 # The index's modules are imported here, when TensorBoard loads the plugin, and not by the first request that makes
@@ -42,15 +41,8 @@ class ApiApp:
         self._get_catalog = get_catalog
 
     def __call__(self, environ, start_response):
-        # In flight (index/priority.py: meanwhile the indexer waits) from here until the server has written the
-        # answer: not until close(), which TensorBoard's server calls only after waiting ~10 ms for stray input.
-        GATE.begin()
-        try:
-            body = self.respond(Request(environ))(environ, start_response)
-        except BaseException:
-            GATE.end()
-            raise
-        return _EndsWhenWritten(body)
+        request = Request(environ)
+        return self.respond(request)(environ, start_response)
 
     def respond(self, request: Request) -> Response:
         headers: dict[str, str] = {}
@@ -88,31 +80,6 @@ class ApiApp:
         catalog = self._get_catalog()
         target = catalog.run(params["run"]) if spec.needs_run else catalog
         return spec.handler(target, params)
-
-
-class _EndsWhenWritten:
-    """The answer's body, ending the request's time in flight once the server has taken its last part (and so
-    written it), or at close() if it never asks for it (a dropped connection): exactly once either way."""
-
-    def __init__(self, body):
-        self._body = body
-        self._ended = False
-
-    def __iter__(self):
-        yield from self._body
-        self._end()
-
-    def close(self) -> None:
-        try:
-            if hasattr(self._body, "close"):
-                self._body.close()
-        finally:
-            self._end()
-
-    def _end(self) -> None:
-        if not self._ended:
-            self._ended = True
-            GATE.end()
 
 
 def json_response(body: bytes, status: int, gzipped: bool, extra_headers: dict[str, str] | None = None) -> Response:

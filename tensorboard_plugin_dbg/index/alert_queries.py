@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from . import alert_order, record_reads
-from .priority import GATE
 
 
 def _alert_table(self, stale_ok: bool = False):
@@ -133,5 +132,4 @@ def warm(self) -> None:
     """Builds what the first requests after indexing need (the sorted alert list, the roles of every alert)
     on the caller's thread: the refresher calls it when the dump is fully read, before it reports done."""
     self._alert_table()
-    GATE.yield_to_requests()  # between the two builds, holding neither's lock (index/priority.py)
     self._alert_role_codes(np.zeros(0, np.int8), np.zeros(0, np.int64), wait=True)

@@ -23,7 +23,6 @@ from ..reader import crc32c, debug_values, schema, tfrecord, trace_periodic, tra
 from ..reader.file_sets import SUFFIXES, FileSet
 from . import record_reads, run_status
 from .columns import Columns, Lengths
-from .priority import GATE
 from .protocol import RecordGone
 from .queries import QueriesMixin
 
@@ -171,7 +170,6 @@ class RunIndex(QueriesMixin):
                 self.version += 1  # before `done`: whoever sees done = True also sees the final version
                 if complete:
                     record_reads.trim_heap()  # the pass's freed chunk buffers go back before the analysis peaks
-                    GATE.yield_to_requests()
                     self._warm_quietly()
                 record_reads.trim_heap()
             self.done = complete
@@ -194,7 +192,6 @@ class RunIndex(QueriesMixin):
         if not run_status.stat_file(state):
             return
         while state.offset < state.size:
-            GATE.yield_to_requests()  # requests first (index/priority.py); nothing a request needs is held here
             # Chunks small enough to keep the transient memory a few MB (the decoders hold ~6x a chunk), but
             # holding STEPS training steps: the periodic decoder decodes one step in full, then inherits the rest.
             step = min(tfrecord.cycle_bytes(state.hint) * STEPS + 4096, MAX_CHUNK)
@@ -253,9 +250,7 @@ class RunIndex(QueriesMixin):
             return
         data = buf.tobytes() if state.suffix != "source_files" else None
         pending: dict = {}
-        for i, (start, length) in enumerate(zip(result.starts.tolist(), result.lengths.tolist())):
-            if i % 256 == 255:
-                GATE.yield_to_requests()  # a chunk of big execution or graph records is long to parse
+        for start, length in zip(result.starts.tolist(), result.lengths.tolist()):
             payload = data[start:start + length] if data is not None else buf[start:start + length].tobytes()
             event = schema.parse_event(payload)
             what = event.WhichOneof("what") if event is not None else None
