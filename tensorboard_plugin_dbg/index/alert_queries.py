@@ -129,7 +129,10 @@ def _alert_role_codes(self, src: np.ndarray, idx: np.ndarray, wait: bool) -> np.
     return mod.roles_by_row(cls, src, idx)
 
 def warm(self) -> None:
-    """Builds what the first requests after indexing need (the sorted alert list, the roles of every alert)
-    on the caller's thread: the refresher calls it when the dump is fully read, before it reports done."""
+    """Builds what the first requests after indexing need (the sorted alert list, the roles of every alert, the
+    root cause and with it the rows of each kind) on the caller's thread: the refresher calls it when the dump is
+    fully read, before it reports done. At 10 M traces the dashboard's first root-cause request otherwise took
+    ~1 s (bench/paint_profile.py), all of it building the kind order for the producer's op."""
     self._alert_table()
     self._alert_role_codes(np.zeros(0, np.int8), np.zeros(0, np.int64), wait=True)
+    self.root_cause()

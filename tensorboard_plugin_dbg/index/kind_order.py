@@ -26,15 +26,19 @@ def rows_by_kind(kind: np.ndarray, n_kinds: int) -> tuple[np.ndarray, np.ndarray
     np.cumsum(counts, out=starts[1:])
     order = np.empty(int(starts[-1]), np.int32 if n < 2**31 else np.int64)
     filled = starts[:-1].copy()  # next free slot of each kind
+    # 16-bit keys when the codes fit (a dump has a few thousand kinds): numpy sorts them stably by radix, ~10x
+    # faster than int64 keys, which matters when the first op request or the root cause builds this at 10 M rows
+    key_type = np.uint16 if n_kinds <= 1 << 16 else np.int64
     for lo in range(0, n, _BLOCK):
-        block = kind[lo:lo + _BLOCK].astype(np.int64)
+        block = kind[lo:lo + _BLOCK]
         rows = np.flatnonzero((block >= 0) & (block < n_kinds))
-        keys = block[rows]
+        keys = block[rows].astype(key_type)
         by = np.argsort(keys, kind="stable")  # rows of one kind stay ascending
         keys, rows = keys[by], rows[by]
         # rank of each row among the rows of its kind in this block, then its slot after the earlier blocks'
-        first = np.searchsorted(keys, keys, side="left")
+        in_block = np.bincount(keys, minlength=n_kinds)[:n_kinds]
+        first = (np.cumsum(in_block) - in_block)[keys]  # where the block's sorted rows of that kind begin
         slot = filled[keys] + (np.arange(len(keys)) - first)
         order[slot] = rows + lo
-        filled += np.bincount(keys, minlength=n_kinds)[:n_kinds]
+        filled += in_block
     return order, starts
