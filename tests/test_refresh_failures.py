@@ -153,6 +153,7 @@ def test_permission_error_is_an_unreadable_file_notice_and_the_next_pass_reads(l
     run = catalog.runs()[0]
     catalog.refresh()  # a second failing pass: still one notice for the file, nothing else lost
     [notice] = _notices(run, "unreadable_file")
+    assert "offset" not in notice  # nothing in the file was reached: no byte to point at
     assert notice["file"] == os.path.basename(victim) and notice["severity"] == "error"
     assert os.path.basename(victim) in notice["message"] and "permission denied" in notice["message"]
     assert not _notices(run, "refresh_failed")
