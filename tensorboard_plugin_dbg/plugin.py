@@ -10,7 +10,6 @@ instance, and its background refresher started then.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from typing import Any
 
 from tensorboard.plugins import base_plugin
 
-from tensorboard_plugin_dbg import static_files
+from tensorboard_plugin_dbg import process_tuning, static_files
 from tensorboard_plugin_dbg.api.app import ApiApp
 from tensorboard_plugin_dbg.index.protocol import NotFound
 
@@ -29,15 +28,6 @@ TAB_NAME = "Debugger"
 # How long a brand-new catalog's first is_active() waits for the refresher to discover file sets (a directory walk,
 # normally milliseconds), so the first plugins listing does not hide the tab; later calls never wait.
 FIRST_DISCOVERY_WAIT_S = 2.0
-
-
-def freeze_startup_heap() -> None:
-    """Moves every object alive now (TensorBoard's and TensorFlow's imports: ~340 K) out of the garbage collector's
-    sight. Each full collection walked them all with the GIL held: 180-260 ms, during which every request waited
-    (bench/load.py's p99 was exactly that stall, even on TensorBoard's own routes). They live as long as the
-    process anyway. No collection first (that would be the same pause): the few hundred objects that may be
-    garbage already are kept, once. Cheap; called at construction and again when the catalog is made."""
-    gc.freeze()
 
 
 def _default_catalog_factory(logdir: str):
@@ -82,7 +72,7 @@ class DbgPlugin(base_plugin.TBPlugin):
         self._catalog_made_at = 0.0
         self._lock = threading.Lock()
         self._api = ApiApp(self.catalog)
-        freeze_startup_heap()
+        process_tuning.tune()
 
     def catalog(self):
         """The plugin's one catalog, made and started on first call (thread-safe: requests run on many threads)."""
@@ -92,7 +82,7 @@ class DbgPlugin(base_plugin.TBPlugin):
                 if self._catalog is None:
                     made = self._factory(self._logdir) if self._logdir else NoLogdirCatalog()
                     made.start()
-                    freeze_startup_heap()  # what TensorBoard made after constructing the plugins too
+                    process_tuning.tune()  # covers what TensorBoard made after constructing the plugins
                     self._catalog_made_at = time.monotonic()
                     self._catalog = made
                 catalog = self._catalog
