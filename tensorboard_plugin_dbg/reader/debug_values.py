@@ -157,11 +157,7 @@ def health_rows(mode: int, vectors: np.ndarray) -> list[dict[str, Any]]:
 _NEED_BYTES = np.zeros(16, np.int64)  # mode -> bytes of its float64 health vector (0: not a health mode)
 for _mode, _n in _HEALTH_LEN.items():
     _NEED_BYTES[_mode] = 8 * _n
-# The tag bytes of a regular record, at the positions record_healths computes (see there), in one comparison:
-# wall_time, graph_execution_trace | context id, op name | mode, tensor_proto |
-# dtype = DT_DOUBLE, shape { dim { size } }, tensor_content
-_TAGS = np.array([0x09, 0x52, 0x0A, 0x12, 0x20, 0x2A, 0x08, 0x02, 0x12, 0x04, 0x12, 0x02, 0x08, 0x22], np.uint8)
-_PROTO_TAGS = np.array([0, 1, 2, 3, 4, 5, 6, 8])  # offsets of the TensorProto's fixed bytes (7 is the size)
+_ONE_DIM = np.array([0x12, 0x02, 0x08], np.uint8)  # after the shape's length 4: dim { size: <one byte> }
 
 
 def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray) -> list:
@@ -169,45 +165,29 @@ def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, mod
     starts[k] + lengths[k]] holding graph execution traces, for the records whose bytes are TF's regular layout;
     None for the others (and where lengths[k] < 0), which the caller parses with protobuf.
 
-    Regular means what makes protobuf's answer certain without running it: every field once, in order —
-    DebugEvent { wall_time, graph_execution_trace { context id, op name, [output slot,] mode, tensor_proto { dtype
-    DT_DOUBLE, shape of one dimension, float64 content of exactly the mode's length }, [device] } } — and ASCII in
-    every byte but the wall time, the message length and the vector (so the strings are valid UTF-8, and every
-    length and number inside is a one-byte varint). A page is ~100 records: the checks are a few whole-page numpy
-    operations (one gather for all the tag bytes), as numpy's per-call cost, not the bytes, is what a page pays.
-    The vectors of all such records are gathered in one operation per mode and turned into dicts by health_rows."""
+    Regular means what makes protobuf's answer certain without running it: trace_fast's fixed layout (every field
+    once, in order, one-byte lengths), a float64 content vector of exactly the mode's length, a shape of one
+    dimension, and ASCII in every byte but the wall time, the message length and the vector (so the strings are
+    valid UTF-8 and the TensorProto parses). The vectors of all such records are then gathered in one numpy
+    operation per mode and turned into dicts by health_rows."""
+    # the indexer's check of the same layout; imported here because trace_fast imports this module (via traces)
+    from .trace_fast import fixed_layout
+
     out: list = [None] * len(starts)
     need = _NEED_BYTES[np.clip(modes, 0, 15)]
     cand = np.flatnonzero((need > 0) & (lengths >= 14))
     if not len(cand) or not len(buf):
         return out
     s, e, need = starts[cand], starts[cand] + lengths[cand], need[cand]
-    last = len(buf) - 1  # positions past the buffer (from bytes of a record that is not regular) are clamped
-
-    def at(pos):
-        return buf[np.minimum(pos, last)].astype(np.int64)
-
-    # the trace message's length: a one- or two-byte varint, and the message ends the record
-    v0, v1 = at(s + 10), at(s + 11)
-    two = v0 >= 0x80
-    t = s + 11 + two
-    ok = (t + np.where(two, (v0 & 0x7F) | (v1 << 7), v0) == e) & (~two | (v1 < 0x80))
-    a = t + 2 + at(t + 1)  # after the context id
-    p = a + 2 + at(a + 1)  # after the op name
-    p = p + 2 * (at(p) == 0x18)  # after the output slot, when there is one
-    proto = p + 4  # after the mode and the TensorProto's tag and length
-    tag_at = np.concatenate([np.stack([s, s + 9, t, a, p, p + 2], axis=1), proto[:, None] + _PROTO_TAGS], axis=1)
-    ok &= (buf[np.minimum(tag_at, last)] == _TAGS).all(axis=1)
-    clen = at(proto + 9)
-    content = proto + 10
-    d = content + clen  # end of the TensorProto: the device's field, or the end
-    ok &= (clen == need) & (at(p + 3) == 10 + clen)
-    ok &= (d == e) | ((at(d) == 0x32) & (d + 2 + at(d + 1) == e))
-    # ASCII: no byte >= 0x80 in [t, content) nor [d, e), from one cumulative count (int32: a cumsum into int64 is
-    # 7x slower)
+    ok, t, proto, content, clen = fixed_layout(buf, s, e)
+    # a shape of one dimension: 12 04 | 12 02 08 <size> | 22 <content length> <content>
+    shape = buf.take(proto[:, None] + np.arange(4, 7), mode="clip")
+    ok &= (clen == need) & (content == proto + 10) & (shape == _ONE_DIM).all(axis=1)
+    # ASCII: no byte >= 0x80 in [t, content) nor [content + clen, e), from one cumulative count (int32: a cumsum
+    # into int64 is 7x slower); it also makes the shape's size a one-byte varint
     high = np.zeros(len(buf) + 1, np.int32)
     np.cumsum(buf >= 0x80, dtype=np.int32, out=high[1:])
-    count = high[np.minimum(np.stack([t, content, d, e]), len(buf))]
+    count = high[np.minimum(np.stack([t, content, content + clen, e]), len(buf))]
     ok &= (count[0] == count[1]) & (count[2] == count[3])
     cand_modes = modes[cand]
     for mode in np.unique(cand_modes[ok]).tolist():

@@ -34,45 +34,55 @@ for _m, _n in _HEALTH_LEN.items():
     _NEED_BYTES[_m] = 8 * _n
 
 
-def _fixed_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
-    """The expected layout, checked for all records at once. Returns ok and the identity spans + content."""
-    last = len(buf) - 1
+def fixed_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
+    """The expected layout (module docstring), checked for all records buf[s:e] at once: every field once, in
+    order, with one-byte lengths; a one- or two-byte length of the trace message, which ends the record.
+    Returns (ok, t, proto, content, clen): where the trace message, its TensorProto and the TensorProto's content
+    vector start, and the vector's length. Positions past the buffer only come from records it rejects. The bytes
+    are gathered a few per record at a time: a page of ~100 records pays numpy's per-call cost, not the bytes."""
+    def at(pos, offsets):  # (records, len(offsets)) bytes at pos + offsets (uint8: sums with positions are int64)
+        return buf.take(pos[:, None] + offsets, mode="clip")
 
-    def at(pos):
-        return buf[np.minimum(pos, last)].astype(np.int64)
-
-    ok = (e - s >= 14) & (at(s) == 0x09) & (at(s + 9) == 0x52)
-    v0, v1 = at(s + 10), at(s + 11)
+    head = at(s, _HEAD)  # wall_time tag, trace tag, the trace message's length (one or two bytes)
+    v0, v1 = head[:, 2].astype(np.int64), head[:, 3].astype(np.int64)
     one = v0 < 0x80
-    ok &= one | (v1 < 0x80)
-    tlen = np.where(one, v0, (v0 & 0x7F) | (v1 << 7))
     t = np.where(one, s + 11, s + 12)
-    ok &= t + tlen == e
-    ok &= (at(t) == 0x0A)
-    n1 = at(t + 1)
-    a = t + 2 + n1
-    ok &= (n1 < 0x80) & (at(a) == 0x12)
-    n2 = at(a + 1)
-    p = a + 2 + n2
-    ok &= n2 < 0x80
-    has_slot = at(p) == 0x18
-    ok &= ~has_slot | (at(p + 1) < 0x80)
-    p = np.where(has_slot, p + 2, p)
-    ok &= (at(p) == 0x20) & (at(p + 1) < 0x80) & (at(p + 2) == 0x2A)
-    plen = at(p + 3)
-    proto = p + 4
-    d = proto + plen
-    ok &= (plen < 0x80) & (at(proto) == 0x08) & (at(proto + 1) == 0x02) & (at(proto + 2) == 0x12)
-    shl = at(proto + 3)
-    q = proto + 4 + shl
-    ok &= (shl < 0x80) & (at(q) == 0x22)
-    clen = at(q + 1)
+    ok = (e - s >= 14) & (head[:, 0] == 0x09) & (head[:, 1] == 0x52) & (one | (v1 < 0x80))
+    ok &= t + np.where(one, v0, (v0 & 0x7F) | (v1 << 7)) == e
+    ctx = at(t, _PAIR)  # context id: tag, length
+    a = t + 2 + ctx[:, 1]
+    name = at(a, _PAIR)  # op name: tag, length
+    p = a + 2 + name[:, 1]
+    slot = at(p, _PAIR)  # output slot (optional): tag, value
+    has_slot = slot[:, 0] == 0x18
+    proto = np.where(has_slot, p + 6, p + 4)
+    mid = at(proto, _MID)  # mode tag, mode, tensor_proto tag, its length, dtype tag, dtype, shape tag, shape length
+    d = proto + mid[:, 3]
+    q = proto + 4 + mid[:, 7]
+    tail = at(q, _PAIR)  # tensor_content: tag, length
+    clen = tail[:, 1].astype(np.int64)
     content = q + 2
-    ok &= (clen < 0x80) & (content + clen == d)
-    has_dev = d < e
-    dl = at(d + 1)
-    ok &= np.where(has_dev, (at(d) == 0x32) & (dl < 0x80) & (d + 2 + dl == e), d == e)
-    # identity: [s + 9, content) and [content + clen, e)
+    dev = at(d, _PAIR)  # device (optional): tag, length
+    ok &= (ctx[:, 0] == 0x0A) & (ctx[:, 1] < 0x80) & (name[:, 0] == 0x12) & (name[:, 1] < 0x80)
+    ok &= ~has_slot | (slot[:, 1] < 0x80)
+    ok &= (mid[:, _MID_TAGS] == _MID_EXPECT).all(axis=1) & (mid[:, _MID_SMALL] < 0x80).all(axis=1)
+    ok &= (tail[:, 0] == 0x22) & (clen < 0x80) & (content + clen == d)
+    ok &= np.where(d < e, (dev[:, 0] == 0x32) & (dev[:, 1] < 0x80) & (d + 2 + dev[:, 1] == e), d == e)
+    return ok, t, proto, content, clen
+
+
+_HEAD = np.array([0, 9, 10, 11])
+_PAIR = np.array([0, 1])
+_MID = np.arange(-4, 4)  # from proto - 4 (the mode's tag) to proto + 3 (the shape's length)
+_MID_TAGS = np.array([0, 2, 4, 5, 6])  # mode tag, tensor_proto tag, dtype tag, DT_DOUBLE, shape tag
+_MID_EXPECT = np.array([0x20, 0x2A, 0x08, 0x02, 0x12])
+_MID_SMALL = np.array([1, 3, 7])  # mode, the TensorProto's length, the shape's length: one-byte varints
+
+
+def _fixed_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
+    """fixed_layout as _identify_subset takes it: ok, the identity spans [s + 9, content) and [content + clen, e),
+    and the content vector."""
+    ok, _t, _proto, content, clen = fixed_layout(buf, s, e)
     return ok, s + 9, content - (s + 9), content + clen, e - (content + clen), content, clen
 
 
