@@ -134,21 +134,41 @@ def _check(shared: Shared, kind: str, status: int, raw: bytes) -> str | None:
     return None
 
 
+def _plan(rng: random.Random, shared: Shared, cursor: int | None, args, stop_at: float):
+    """(kind, path, indexing, cursor, sent at) of a client's next request; None once its time is up."""
+    if time.monotonic() >= stop_at:
+        return None
+    kind, path, indexing, cursor = _next_request(rng, shared, cursor)
+    return kind, path, indexing, cursor, time.monotonic() - (stop_at - args.duration)  # from the load's start
+
+
+def _record(shared: Shared, results: list, plan: tuple, answer) -> None:
+    """Checks `answer` ((status, seconds, body), or the exception the request raised) and adds the result."""
+    kind, _path, indexing, _cursor, at = plan
+    if isinstance(answer, Exception):  # every failure is counted, whatever it is
+        secs, error = float("nan"), f"{type(answer).__name__}: {answer}"
+    else:
+        status, secs, raw = answer
+        try:
+            error = _check(shared, kind, status, raw)
+        except Exception as e:  # noqa: BLE001 - an answer that does not parse is an error too
+            error = f"{type(e).__name__}: {e}"
+    results.append({"kind": kind, "secs": secs, "error": error, "indexing": indexing, "at": at})
+
+
 def client(tb, shared: Shared, seed: int, args, results: list, stop_at: float) -> None:
     """The --threads client: one thread per client, http.client (see the module docstring)."""
-    rng = random.Random(seed)
-    cursor = None
+    rng, cursor = random.Random(seed), None
     for _ in range(args.requests):
-        if time.monotonic() >= stop_at:
+        plan = _plan(rng, shared, cursor, args, stop_at)
+        if plan is None:
             return
-        kind, path, indexing, cursor = _next_request(rng, shared, cursor)
-        at = time.monotonic() - (stop_at - args.duration)  # when it was sent, from the start of the load
+        cursor = plan[3]
         try:
-            status, secs, raw = tb.get(path, timeout=60)
-            error = _check(shared, kind, status, raw)
-        except Exception as e:  # noqa: BLE001 - every failure is counted, whatever it is
-            secs, error = float("nan"), f"{type(e).__name__}: {e}"
-        results.append({"kind": kind, "secs": secs, "error": error, "indexing": indexing, "at": at})
+            answer = tb.get(plan[1], timeout=60)
+        except Exception as e:  # noqa: BLE001 - counted by _record
+            answer = e
+        _record(shared, results, plan, answer)
         if args.think:
             time.sleep(rng.uniform(0, 2 * args.think))
 
@@ -192,19 +212,17 @@ def _unchunk(data: bytes) -> bytes:
 
 
 async def async_client(port: int, shared: Shared, seed: int, args, results: list, stop_at: float) -> None:
-    rng = random.Random(seed)
-    cursor = None
+    rng, cursor = random.Random(seed), None
     for _ in range(args.requests):
-        if time.monotonic() >= stop_at:
+        plan = _plan(rng, shared, cursor, args, stop_at)
+        if plan is None:
             return
-        kind, path, indexing, cursor = _next_request(rng, shared, cursor)
-        at = time.monotonic() - (stop_at - args.duration)  # when it was sent, from the start of the load
+        cursor = plan[3]
         try:
-            status, secs, raw = await _fetch(port, path, timeout=60)
-            error = _check(shared, kind, status, raw)
-        except Exception as e:  # noqa: BLE001 - every failure is counted, whatever it is
-            secs, error = float("nan"), f"{type(e).__name__}: {e}"
-        results.append({"kind": kind, "secs": secs, "error": error, "indexing": indexing, "at": at})
+            answer = await _fetch(port, plan[1], timeout=60)
+        except Exception as e:  # noqa: BLE001 - counted by _record
+            answer = e
+        _record(shared, results, plan, answer)
         if args.think:
             await asyncio.sleep(rng.uniform(0, 2 * args.think))
 
