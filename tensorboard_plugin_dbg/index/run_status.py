@@ -57,12 +57,11 @@ def record_failure(run, state, exc: BaseException) -> None:
         notice = {"code": "unreadable_file", "severity": "error", "message": (
             f"Cannot read {name}: {why}. The run's other files are still read; this one is tried again on every "
             "refresh."), "file": rel}
+        if state.offset:  # it failed part way: where reading stopped (before anything was read there is no
+            notice["offset"] = int(state.offset)  # offset: "@ byte 0" would point at the file's first record)
     else:  # the reader failed part way: where it was reading (the start of the chunk it was decoding) locates it
         notice = {"code": "refresh_failed", "severity": "error", "file": rel, "offset": int(state.offset),
                   "message": f"reading {name} from byte {int(state.offset):,} failed: {exc!r}"}
-    if state.offset and "offset" not in notice:  # it failed after part of the file was read: where reading stopped
-        notice["offset"] = int(state.offset)
-    # (a file that failed before anything in it was read has no offset: "@ byte 0" would point at its first record)
     notice["trace"] = traceback.format_exc(limit=3)
     run.problems = [p for p in run.problems if p.get("file") != rel][-(MAX_PROBLEMS - 1):] + [notice]
 
