@@ -68,7 +68,10 @@ class QueriesMixin:
         return sorted({fs.host for fs in self.file_sets})
 
     def debug_modes(self) -> list[int]:
-        return sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)})
+        # Every `runs` answer asks twice (info and its notices) and every open dashboard polls `runs`: a walk over
+        # every trace kind (thousands) was half of that route's cost. Both sets only grow, so their sizes are the key.
+        return self._derive("debug_modes", (len(self.kinds), len(self.exec_modes)),
+                            lambda: sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)}))
 
     def info(self) -> dict[str, Any]:
         # Counts from one published set of lengths: O(1), whatever the dump's size (the alert count is the two
