@@ -70,8 +70,13 @@ class QueriesMixin:
     def debug_modes(self) -> list[int]:
         # Every `runs` answer asks twice (info and its notices) and every open dashboard polls `runs`: a walk over
         # every trace kind (thousands) was half of that route's cost. Both sets only grow, so their sizes are the key.
-        return self._derive("debug_modes", (len(self.kinds), len(self.exec_modes)),
-                            lambda: sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)}))
+        # Not _derive: its lock is held by whole-run builds, which a `runs` poll must never wait for; two threads
+        # that miss together just compute the same short list twice.
+        key = (len(self.kinds), len(self.exec_modes))
+        cached = self._derived.get("debug_modes")
+        if cached is None or cached[0] != key:
+            cached = self._derived["debug_modes"] = (key, sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)}))
+        return cached[1]
 
     def info(self) -> dict[str, Any]:
         # Counts from one published set of lengths: O(1), whatever the dump's size (the alert count is the two
