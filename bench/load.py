@@ -11,12 +11,12 @@ within --duration seconds, after --think seconds of "reading" between them: most
 graph execution list from a random starting row (wrapping at the current total), plus `runs` polls, alert pages,
 execution pages, single traces, ops and source files, as the dashboard does.
 
-The clients are coroutines on one asyncio loop (plain HTTP/1.1 over a new socket per request, gzip accepted as a
-browser does), timed from connecting to the last byte of the body the answer's Content-Length announces (not to
+The clients are coroutines on one asyncio loop (plain HTTP/1.1 over a new socket per request, as a browser's fetches
+to TensorBoard are: werkzeug's server closes every connection after one answer; gzip accepted as a browser does), timed from connecting to the last byte of the body the answer's Content-Length announces (not to
 the server's close, which werkzeug delays ~10 ms waiting for stray input). They used to be 50 threads with http.client:
 on 2 cores that client alone burnt ~1 ms of CPU per request under its own GIL, and a thread whose answer had arrived
 waited for that GIL before it could read it, so its wait was counted as server latency — which a browser, whose
-network stack is not Python, never shows. `--threads` still runs the old client, to compare.
+network stack is not Python, never shows.
 
 Every answer is checked: HTTP 200, JSON, and a page's rows are numbered begin..end-1 with end - begin rows. Any
 failure is an error. Printed: requests, errors by kind, latency p50/p95/p99/max overall and for the requests made
@@ -156,23 +156,6 @@ def _record(shared: Shared, results: list, plan: tuple, answer) -> None:
     results.append({"kind": kind, "secs": secs, "error": error, "indexing": indexing, "at": at})
 
 
-def client(tb, shared: Shared, seed: int, args, results: list, stop_at: float) -> None:
-    """The --threads client: one thread per client, http.client (see the module docstring)."""
-    rng, cursor = random.Random(seed), None
-    for _ in range(args.requests):
-        plan = _plan(rng, shared, cursor, args, stop_at)
-        if plan is None:
-            return
-        cursor = plan[3]
-        try:
-            answer = tb.get(plan[1], timeout=60)
-        except Exception as e:  # noqa: BLE001 - counted by _record
-            answer = e
-        _record(shared, results, plan, answer)
-        if args.think:
-            time.sleep(rng.uniform(0, 2 * args.think))
-
-
 async def _fetch(port: int, path: str, timeout: float) -> tuple[int, float, bytes]:
     """(status, seconds from connecting to the answer's last byte, body): GET on a new connection, as a browser's
     first fetch (gzip accepted). Like a browser, it is done when the body its headers announce has arrived: the
@@ -271,16 +254,7 @@ def run_load(logdir: str, args) -> dict:
         cpu_before = _cpu_seconds(tb.proc.pid)
         started = time.monotonic()
         stop_at = started + args.duration
-        if args.threads:
-            threads = [threading.Thread(target=client, args=(tb, shared, i, args, results, stop_at), daemon=True)
-                       for i in range(args.clients)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(timeout=args.duration + 120)
-            hung = sum(t.is_alive() for t in threads)
-        else:
-            hung = asyncio.run(_run_async_clients(tb.port, shared, args, results, stop_at))
+        hung = asyncio.run(_run_async_clients(tb.port, shared, args, results, stop_at))
         elapsed = time.monotonic() - started
         server_cpu = _cpu_seconds(tb.proc.pid) - cpu_before
         # Indexing may outlast the load: wait (bounded) so the report says how long it took.
@@ -298,7 +272,7 @@ def run_load(logdir: str, args) -> dict:
         errors["client did not finish"] = hung
     overall = percentiles([r["secs"] for r in results])
     return {
-        "logdir": logdir, "clients": args.clients, "client": "threads" if args.threads else "asyncio",
+        "logdir": logdir, "clients": args.clients, "client": "asyncio",
         "requests": len(results), "seconds": round(elapsed, 2), "server_cpu_s": round(server_cpu, 2),
         "dump_read_s": round(dump_read_s, 2),
         "think_s": args.think, "errors": errors, "error_count": sum(errors.values()),
@@ -323,8 +297,6 @@ def main(argv=None) -> int:
     ap.add_argument("--requests", type=int, default=40, help="most requests per client")
     ap.add_argument("--duration", type=float, default=60, help="most seconds of load")
     ap.add_argument("--think", type=float, default=0.05, help="mean seconds a client waits between requests")
-    ap.add_argument("--threads", action="store_true",
-                    help="the old client: one thread per client with http.client (see the module docstring)")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args(argv)
     if args.logdir:
