@@ -37,6 +37,8 @@ export class VirtualList<T> {
    * after any DOM write (this list's or another panel's) forces a layout of the whole dashboard, and at first paint
    * those forced layouts were ~25 ms of the iframe's ~190 ms (bench/paint_profile.py, Chromium's profiler). */
   private knownTop = 0;
+  /** A row revealed before the first resize report: centring needs the height, so it is revealed again then. */
+  private pendingReveal: { index: number; center: boolean } | null = null;
   private frame = 0;
   private fetchTimer: ReturnType<typeof setTimeout> | null = null;
 
@@ -77,6 +79,10 @@ export class VirtualList<T> {
     new ResizeObserver((entries) => {
       const h = entries[entries.length - 1]?.contentRect.height ?? 0;
       if (h > 0) this.model.viewport = h;
+      if (h > 0 && this.pendingReveal) {
+        this.model.reveal(this.pendingReveal.index, this.pendingReveal.center);
+        this.pendingReveal = null;
+      }
       this.draw();
     }).observe(this.scroller);
   }
@@ -125,18 +131,24 @@ export class VirtualList<T> {
   /** Selects a row (click or programmatic); `quiet` skips onSelect (the store already knows). */
   select(index: number, quiet: boolean, center = false): void {
     this.model.selected = index;
-    this.model.reveal(index, center);
+    this.reveal(index, center);
     this.draw();
     if (!quiet) this.opts.onSelect?.(index, this.model.item(index));
   }
 
   scrollToIndex(index: number, center = true): void {
-    this.model.reveal(index, center);
+    this.reveal(index, center);
     this.draw();
+  }
+
+  private reveal(index: number, center: boolean): void {
+    this.model.reveal(index, center);
+    this.pendingReveal = this.model.viewport ? null : { index, center };
   }
 
   /** New data set (filters, run): back to the top, refetch. */
   reset(fetchPage?: FetchPage<T>): void {
+    this.pendingReveal = null;
     this.model.reset(fetchPage);
     this.model.setTotal(0);
     // A new data set starts at row 0 and its total is unknown, so the first page does not depend on the
