@@ -124,3 +124,20 @@ def test_panel_interactions(page, demo_logdir):
         page.evaluate("document.body.classList.remove('dark-mode')")
         frame.wait_for_function("!document.body.classList.contains('dbg-dark')", timeout=5000)
         assert_no_console_errors(page)
+
+
+def test_window_too_short_for_the_alert_list(page, demo_logdir):
+    """A window so short that the alert list under the root-cause card gets no height at all: the dashboard still
+    reports ready (the list's first page counts as drawn), and the rows appear once the window grows."""
+    page.set_viewport_size({"width": 1280, "height": 150})
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)  # waits for body[data-ready=1]
+        height = frame.evaluate("document.querySelector('[data-testid=alert-list]').getBoundingClientRect().height")
+        assert height == 0, f"the alert list should have no room in this window, it has {height}px"
+        assert by_testid(frame, "alert-row").count() == 0
+        page.set_viewport_size({"width": 1280, "height": 800})
+        first = by_testid(frame, "alert-row").first
+        first.wait_for(timeout=20_000)
+        assert "Log" in first.inner_text()
+        screenshot(page, "short-window-then-grown")
+        assert_no_console_errors(page)

@@ -172,10 +172,15 @@ export class VirtualList<T> {
   }
 
   draw(): void {
+    // No layout is read here (see knownTop). Until the first resize report there is no height to fill (that report
+    // comes after the browser's own layout and before its paint, and draws again). The panel hears of every draw
+    // all the same: its counts and its first-paint bookkeeping must not wait on a list that has no room yet.
+    if (this.model.viewport) this.drawRows();
+    this.opts.onDraw?.(this);
+  }
+
+  private drawRows(): void {
     const m = this.model;
-    // No layout is read here (see knownTop). Until the first resize report there is no height to fill: that
-    // report comes after the browser's own layout and before its paint, and draws then.
-    if (!m.viewport) return;
     const spacer = m.spacerHeight();
     // The layer is sticky and one viewport tall; the spacer supplies the rest of the scroll height.
     this.layer.style.height = `${m.viewport}px`;
@@ -222,7 +227,6 @@ export class VirtualList<T> {
       this.fetchTimer = null;
       void m.ensureVisible();
     }, 40);
-    this.opts.onDraw?.(this);
   }
 
   /** Number of row elements in the DOM (tests: only visible rows exist). */
