@@ -11,7 +11,7 @@ import { buildLayout } from './layout.ts';
 import { CSS } from './styles.ts';
 import { watchTheme } from './theme.ts';
 import { el } from './widgets/panel.ts';
-import { hasProblems, progressText, summarizeNotices, type StatusItem } from './widgets/notices.ts';
+import { bySeverity, hasProblems, progressText, summarizeNotices } from './widgets/notices.ts';
 import { StatusBar } from './widgets/status_bar.ts';
 import type { RunInfo } from './api/wire.ts';
 import { AlertsPanel } from './panels/alerts/alerts.ts';
@@ -73,13 +73,11 @@ function buildHeader(header: HTMLElement, ctl: Controller, readiness: Readiness)
     // The logdir's own problems (a folder that cannot be listed, a failed scan) show whether or not runs exist.
     const logdirNotices = (s.runs.data?.notices ?? []).filter((n) => n.code !== 'no_dump_found');
     const items = [...summarizeNotices(logdirNotices, 'logdir'), ...summarizeNotices(info?.status.notices ?? [])];
-    bar.update(parts, items.sort((a, b) => sevRank(a) - sevRank(b)), failures);
+    bar.update(parts, bySeverity(items), failures);
     if (s.runs.status === 'ready' || s.runs.status === 'error') readiness.runsRendered();
   };
   ctl.store.subscribe(update);
 }
-
-const sevRank = (i: StatusItem) => ({ error: 0, warning: 1, info: 2 })[i.severity];
 
 export interface RenderOptions {
   api?: Api;

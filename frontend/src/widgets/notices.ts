@@ -5,8 +5,9 @@
  */
 import type { Notice, RunInfo } from '../api/wire.ts';
 
-/** Codes for a file the reader could not read this pass: the panel fed by that file is empty or stale because of it. */
-const READ_PROBLEMS = ['unreadable_file', 'missing_file', 'refresh_failed'];
+/** Codes for a file the reader could not read this pass: the panel fed by that file is empty or stale because of it.
+ * The backend looks at their cause again on every refresh pass (the controller polls sooner while one stands). */
+export const READ_PROBLEMS = ['unreadable_file', 'missing_file', 'refresh_failed'];
 
 /** The hint that the cause is looked at again, for notices the next refresh pass re-checks (not damage: a skipped
  * record stays skipped). Left out when the backend's message already says so. */
@@ -93,6 +94,11 @@ export function shortText(text: string, n: Pick<Notice, 'code'>): string {
 
 const RANK: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
 
+/** `items`, most severe first (stable: each severity keeps its order). */
+export function bySeverity(items: StatusItem[]): StatusItem[] {
+  return items.sort((a, b) => RANK[a.severity] - RANK[b.severity]);
+}
+
 /**
  * The status line's entries for `notices`, most severe first. Damaged records (up to 100 notices) become one entry
  * per file: "3 damaged records skipped in F (first at byte N)". Explanations of empty panels (no file, info level,
@@ -125,7 +131,7 @@ export function summarizeNotices(notices: Notice[], scope = ''): StatusItem[] {
     // The list shows each damaged record's own message (it holds the reason, e.g. a CRC mismatch).
     items.push({ severity: sev, code: 'damaged_record', text: prefix + text, details: list.map((n) => prefix + noticeDetail(n)), where: '', short: prefix + short });
   }
-  return items.sort((a, b) => RANK[a.severity] - RANK[b.severity]);
+  return bySeverity(items);
 }
 
 /** The worst severity among `items`, or null when there is none. */
