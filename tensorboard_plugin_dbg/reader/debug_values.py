@@ -154,9 +154,11 @@ def health_rows(mode: int, vectors: np.ndarray) -> list[dict[str, Any]]:
     return out
 
 
-_NEED_BYTES = np.zeros(16, np.int64)  # mode -> bytes of its float64 health vector (0: not a health mode)
+# mode -> bytes of its float64 health vector (0: not a health mode); index it with np.clip(modes, 0, 15). The
+# indexer's fast decoder (trace_fast.py) checks trace records' content vectors against the same table.
+VECTOR_BYTES = np.zeros(16, np.int64)
 for _mode, _n in _HEALTH_LEN.items():
-    _NEED_BYTES[_mode] = 8 * _n
+    VECTOR_BYTES[_mode] = 8 * _n
 _ONE_DIM = np.array([0x12, 0x02, 0x08], np.uint8)  # after the shape's length 4: dim { size: <one byte> }
 
 
@@ -174,7 +176,7 @@ def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, mod
     from .trace_fast import fixed_layout
 
     out: list = [None] * len(starts)
-    need = _NEED_BYTES[np.clip(modes, 0, 15)]
+    need = VECTOR_BYTES[np.clip(modes, 0, 15)]
     cand = np.flatnonzero((need > 0) & (lengths >= 14))
     if not len(cand) or not len(buf):
         return out

@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import crc32c
+from . import crc32c, debug_values
 from . import trace_periodic as periodic
 from . import traces as tr
 
 _PRIME = np.uint64(0x100000001B3)
 _BASIS = np.uint64(0xCBF29CE484222325)
 _MASK32 = np.array([0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF], dtype=np.uint32)
-_HEALTH_LEN = {2: 2, 3: 5, 4: 11}
 _COUNT_AT = {3: (2, 3, 4), 4: (5, 6, 7)}  # mode -> element index of neg_inf, pos_inf, nan
-_NEED_BYTES = np.zeros(16, np.int64)
-for _m, _n in _HEALTH_LEN.items():
-    _NEED_BYTES[_m] = 8 * _n
 
 
 def fixed_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
@@ -191,9 +187,7 @@ def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds
     bw = _span_words(words, b0, blen)
     key = _hash(bw, blen, _hash(aw, alen, np.full(m, _BASIS ^ np.uint64(seed))))
     uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    store = kinds.identity_store()
-    at = np.minimum(np.searchsorted(store.keys, uniq), max(len(store.keys) - 1, 0))
-    known = (store.keys[at] == uniq) if len(store.keys) else np.zeros(len(uniq), bool)
+    store, at, known = _lookup(kinds, uniq)
     if not known.all():  # new identities: each decoded once with protobuf (the first steps of a run)
         for u in np.flatnonzero(~known).tolist():
             f = int(first[u])
@@ -201,9 +195,7 @@ def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds
             if decoded is not None:
                 kinds.by_hash[int(uniq[u])] = (kinds.code(decoded[1]), aw[:, f].copy(), bw[:, f].copy(),
                                                int(alen[f]), int(blen[f]))
-        store = kinds.identity_store()
-        at = np.minimum(np.searchsorted(store.keys, uniq), max(len(store.keys) - 1, 0))
-        known = (store.keys[at] == uniq) if len(store.keys) else np.zeros(len(uniq), bool)
+        store, at, known = _lookup(kinds, uniq)
     if not known.any():
         return kind
     # every record compared word for word with its key's stored identity: a hash collision cannot mislabel it
@@ -215,6 +207,14 @@ def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds
         same &= (mine[:w] == ref[:w][:, ent]).all(axis=0)
     kind[same] = store.code[ent[same]]
     return kind
+
+
+def _lookup(kinds: tr.TraceKinds, keys: np.ndarray):
+    """(identity store, each key's entry position in it, whether the key is known there)."""
+    store = kinds.identity_store()
+    at = np.minimum(np.searchsorted(store.keys, keys), max(len(store.keys) - 1, 0))
+    known = (store.keys[at] == keys) if len(store.keys) else np.zeros(len(keys), bool)
+    return store, at, known
 
 
 def _identify_subset(buf, words, starts, ends, sel, kinds, kind, content, clen) -> None:
@@ -268,7 +268,7 @@ def decode_fast(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
         carry.keep(buf, starts, ends, period, kind, content, clen)
     kind_modes = np.array([k[3] for k in kinds.kinds] + [0], np.int64)
     mode = kind_modes[kind]  # kind -1 picks the trailing 0
-    need = _NEED_BYTES[np.clip(mode, 0, 15)]
+    need = debug_values.VECTOR_BYTES[np.clip(mode, 0, 15)]
     # health modes need their content vector; NO_TENSOR and SHAPE carry no counts; the rest go to protobuf
     fast = (kind >= 0) & (((mode >= 2) & (mode <= 4) & (clen == need)) | (mode == 1) | (mode == 5))
     wall = words.f64(starts + 1)
