@@ -30,9 +30,7 @@ def _exec_alerts(self, rows: np.ndarray) -> list[tuple[dict[str, Any], list]]:
     """(digest, [neg_inf, pos_inf, nan, size] with null for unknown) of execution alert rows, in one go."""
     if not len(rows):
         return []
-    nf_rows = self.exec_nf.view("row")
-    at = np.searchsorted(nf_rows, rows)
-    counts = np.stack([self.exec_nf.view(c)[at] for c in ("neg_inf", "pos_inf", "nan", "size")], axis=1)
+    counts = self._exec_nf_counts(rows, ("neg_inf", "pos_inf", "nan", "size"))
     return [(digest, [None if c < 0 else int(c) for c in row_counts])
             for digest, row_counts in zip(self._exec_digests(rows), counts.tolist())]
 
@@ -40,10 +38,8 @@ def _alert_page(self, page: np.ndarray, psrc: np.ndarray, pidx: np.ndarray, pwal
     """wire.ts Alert of each position in `page`, whose (source, row, wall time) are psrc, pidx, pwall (roles
     still null). The page's trace records are read in one go and their health vectors decoded together
     (record_reads.trace_healths), its executions' columns read once: the cost is the page's."""
-    t_rows = pidx[psrc == 1]
-    kinds, ops = self.kinds.kinds, self.ops
-    t_info = [kinds[k] for k in self.traces.view("kind")[t_rows].tolist()]
-    healths, finite = record_reads.trace_healths(self, t_rows, np.array([k[3] for k in t_info], np.int64))
+    ops = self.ops
+    t_info, healths, finite = record_reads.trace_kinds_healths(self, pidx[psrc == 1])
     traced = iter(zip(t_info, healths))
     executed = iter(self._exec_alerts(pidx[psrc == 0]))
     out = []

@@ -192,15 +192,21 @@ class QueriesMixin:
     def _exec_digest(self, index: int) -> dict[str, Any]:
         return self._exec_digests(np.array([index], np.int64))[0]
 
+    def _exec_nf_counts(self, rows: np.ndarray, columns: tuple[str, ...]) -> np.ndarray:
+        """(len(rows), len(columns)) of the exec_nf columns at execution rows `rows`: their values for the rows
+        that have a non-finite entry, those of a neighbouring entry (or 0) for the others, which callers skip."""
+        nf_rows = self.exec_nf.view("row")
+        if not len(nf_rows):
+            return np.zeros((len(rows), len(columns)))
+        at = np.minimum(np.searchsorted(nf_rows, rows), len(nf_rows) - 1)
+        return np.stack([self.exec_nf.view(c)[at] for c in columns], axis=1)
+
     def _exec_digests(self, rows: np.ndarray) -> list[dict[str, Any]]:
         """wire.ts ExecutionDigest of each execution row (below the published length). The columns are read once
         per page, not once per row and field; marked finite for the JSON encoder when the wall times are."""
         _n, a = self.execs.snapshot()
-        nf_rows = self.exec_nf.view("row")
         # a row's non-finite counts, where it has some (a count < 0 is unknown: null)
-        at = np.minimum(np.searchsorted(nf_rows, rows), max(len(nf_rows) - 1, 0))
-        counts = np.stack([self.exec_nf.view(c)[at] for c in ("neg_inf", "pos_inf", "nan")], axis=1) \
-            if len(nf_rows) else np.zeros((len(rows), 3))
+        counts = self._exec_nf_counts(rows, ("neg_inf", "pos_inf", "nan"))
         walls = a["wall_time"][rows]
         op_types, files, graphs = self.exec_op_types, self.files, a["graph"][rows].tolist()
         out = []

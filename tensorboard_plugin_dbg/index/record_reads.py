@@ -82,6 +82,15 @@ def trace_hosts(run, rows: np.ndarray) -> list[str]:
     return [files[c].host for c in (run.traces.view("loc")[rows] >> LOC_SHIFT).tolist()]
 
 
+def trace_kinds_healths(run, rows: np.ndarray) -> tuple[list, list, bool]:
+    """(kind tuple of each trace row, its TensorHealth, whether every float in them is finite): what a page of
+    graph executions or of alerts shows of each trace row, its health decoded as trace_healths does."""
+    kinds = run.kinds.kinds
+    info = [kinds[k] for k in run.traces.view("kind")[rows].tolist()]
+    healths, finite = trace_healths(run, rows, np.array([k[3] for k in info], np.int64))
+    return info, healths, finite
+
+
 def trace_healths(run, rows: np.ndarray, modes: np.ndarray) -> tuple[list, bool]:
     """(TensorHealth of each trace row, whether every float in them is finite); modes[k] is row k's debug mode
     (from its kind). The same dicts as decode_debug_value on each row's parsed record, with one file read for the

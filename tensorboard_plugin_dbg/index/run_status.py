@@ -87,13 +87,15 @@ def status_notices(run) -> list[dict[str, Any]]:
     unread = {s.suffix for s in run.files if s.missing or run.rel_path(s.path) in failing}
     for state in run.files:
         name = os.path.basename(state.path)
-        if state.missing and (state.suffix == "graph_execution_traces" or name.startswith(primary + ".")):
+        # like the reader: traces come from every file set, everything else from the earliest one only
+        if not (state.suffix == "graph_execution_traces" or name.startswith(primary + ".")):
+            continue
+        if state.missing:
             notices.append({"code": "missing_file", "severity": "warning", "file": run.rel_path(state.path),
                             "message": f"{state.suffix} file not found (yet): {name}." if not state.offset else (
                                 f"{name} was deleted after {state.offset} bytes of it were read: what was read stays "
                                 "listed, but its details cannot be read back until the file returns.")})
-        elif not state.missing and state.offset > state.size and (
-                state.suffix == "graph_execution_traces" or name.startswith(primary + ".")):
+        elif state.offset > state.size:
             # Shrank below what was read (cut, or replaced by a shorter file): the rows already served stay; they
             # point into the lost part, so reading their details back fails until the file grows back.
             notices.append({"code": "unreadable_file", "severity": "warning", "file": run.rel_path(state.path),
@@ -101,13 +103,13 @@ def status_notices(run) -> list[dict[str, Any]]:
                                 f"{name} shrank to {state.size} bytes after {state.offset} bytes of it were read "
                                 "(truncated or replaced): what was read stays listed, but the details of records "
                                 f"past byte {state.size} cannot be read back.")})
-        elif (not state.missing and not state.resyncing and (
+        elif not state.resyncing and (
                 (state.needed > 0 and state.offset + state.needed > state.size)
-                or 0 < state.size - state.offset < 12) and (  # a tail shorter than a header: needed is unknown
-                state.suffix == "graph_execution_traces" or state.path.rsplit("/", 1)[-1].startswith(primary + "."))):
-            # The file ends inside a record: its next record needs more bytes than the file has. (An unread file, or
-            # one whose pass is between two read chunks, is not partial.) A live writer's last flush may end mid-record (read on the next pass); a file
-            # that stays like this was cut short. Either way the user sees where reading stopped instead of a silent "still indexing".
+                or 0 < state.size - state.offset < 12):  # a tail shorter than a header: needed is unknown
+            # The file ends inside a record: its next record needs more bytes than the file has. (An unread file,
+            # or one whose pass is between two read chunks, is not partial.) A live writer's last flush may end
+            # mid-record (read on the next pass); a file that stays like this was cut short. Either way the user
+            # sees where reading stopped instead of a silent "still indexing".
             notices.append({"code": "partial_record", "severity": "info", "message": (
                 f"{state.suffix} file ends inside a record ({state.size - state.offset} bytes of it so far): it is "
                 "read when the writer completes it; if the file stays like this, it was truncated there."),

@@ -130,11 +130,9 @@ def trace_rows(self, page: np.ndarray) -> list[dict[str, Any]]:
     the columns are sliced once, the records read in one go and the health vectors decoded together
     (record_reads.trace_healths); the list is marked finite for the JSON encoder when its floats (wall times and
     FULL_TENSOR summaries) are."""
-    _n, a = self.traces.snapshot()
-    kinds, ops = self.kinds.kinds, self.ops
-    walls = a["wall_time"][page]
-    info = [kinds[k] for k in a["kind"][page].tolist()]
-    healths, finite = record_reads.trace_healths(self, page, np.array([k[3] for k in info], np.int64))
+    ops = self.ops
+    walls = self.traces.view("wall_time")[page]
+    info, healths, finite = record_reads.trace_kinds_healths(self, page)
     hosts = record_reads.trace_hosts(self, page)
     out = []
     for i, (g, name, slot, _mode, device), wall, host, health in zip(page.tolist(), info, walls.tolist(), hosts,
