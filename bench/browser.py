@@ -14,8 +14,14 @@ from __future__ import annotations
 import time
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SCROLL_SECONDS = 5.0
 
 # Runs inside the page: scroll `el` end to end over `ms`, counting frames; returns fps, worst gap, final index.
@@ -48,8 +54,13 @@ async ([selector, ms]) => {
 
 SYSTEMS = {
     # which -> (hash route, frame matcher (None: main document), ready selector, fallback, scroll container)
-    "dbg": ("#dbg", "name=dbg", 'body[data-ready="1"]', "[data-testid=ge-list] .vl-row",
-            "[data-testid=ge-list] .vl-scroller"),
+    "dbg": (
+        "#dbg",
+        "name=dbg",
+        'body[data-ready="1"]',
+        "[data-testid=ge-list] .vl-row",
+        "[data-testid=ge-list] .vl-scroller",
+    ),
     "debugger-v2": ("#debugger-v2", None, ".graph-execution-index", None, ".graph-executions-viewport"),
 }
 
@@ -70,7 +81,9 @@ def _find_frame(page, matcher: str | None, deadline: float):
 _READY_WATCH_JS = """
 (() => {
   new MutationObserver((_, obs) => {
-    if (document.body && document.body.dataset.ready === '1') { window.__dbgReadyAt = performance.now(); obs.disconnect(); }
+    if (document.body && document.body.dataset.ready === '1') {
+      window.__dbgReadyAt = performance.now(); obs.disconnect();
+    }
   }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-ready']});
 })();
 """
@@ -116,8 +129,9 @@ def measure(url: str, which: str, timeout_s: float = 60.0) -> dict:
             frame = _find_frame(page, matcher, deadline)
             signal = ready_sel
             try:
-                frame.wait_for_selector(ready_sel, state="attached",
-                                        timeout=max(1, (deadline - time.monotonic()) * 1000))
+                frame.wait_for_selector(
+                    ready_sel, state="attached", timeout=max(1, (deadline - time.monotonic()) * 1000)
+                )
             except Exception:
                 if not fallback_sel:
                     raise

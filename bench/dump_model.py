@@ -87,6 +87,7 @@ class Program:
 
 def _tf_root() -> str:
     import tensorflow  # only for the location of TF's source files
+
     return os.path.dirname(os.path.dirname(tensorflow.__file__))
 
 
@@ -108,7 +109,10 @@ def _line_in_function(lines: list[str], func: str) -> int:
 
 def build_program() -> Program:
     rnd = random.Random(1234)  # deterministic uuids
-    new_id = lambda: str(uuid.UUID(int=rnd.getrandbits(128), version=4))
+
+    def new_id() -> str:
+        return str(uuid.UUID(int=rnd.getrandbits(128), version=4))
+
     user_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model_program.py")
     files: list[tuple[str, list[str]]] = [(user_path, _read_lines(user_path))]
     file_index: dict[str, int] = {"user": 0}
@@ -144,12 +148,18 @@ def build_program() -> Program:
     def stack(op_type: str) -> list[str]:
         """Outermost first: <module> -> main -> train_step -> layer function -> TF internals -> dumping callback."""
         snippet, lib_key, lib_func = _OP_SITES[op_type]
-        ids = [frame("user", user_line('main(sys.argv[1])'), "<module>"),
-               frame("user", user_line("loss = train_step(x, y)"), "main"),
-               tf_frame("traceback", "error_handler"), tf_frame("polyfn", "_call")]
+        ids = [
+            frame("user", user_line("main(sys.argv[1])"), "<module>"),
+            frame("user", user_line("loss = train_step(x, y)"), "main"),
+            tf_frame("traceback", "error_handler"),
+            tf_frame("polyfn", "_call"),
+        ]
         if snippet not in ("h = x",):
-            caller = "h = dense(h, w, b)" if op_type in ("ReadVariableOp", "MatMul", "BiasAdd", "Relu") \
+            caller = (
+                "h = dense(h, w, b)"
+                if op_type in ("ReadVariableOp", "MatMul", "BiasAdd", "Relu")
                 else "loss = cross_entropy(h, y)"
+            )
             ids.append(frame("user", user_line(caller), "train_step"))
         line = user_line(snippet)
         ids.append(frame("user", line, enclosing_user_function(line)))
@@ -207,8 +217,7 @@ def health_counts(program: Program, first_step: int, steps: int, bad_trace: int)
     index = step * n_ops + np.arange(n_ops, dtype=np.int64)[None, :]
     jitter = ((index * 2654435761) % 1000) / 25000.0 - 0.02  # +-2 % of the elements
     neg = np.clip(np.rint(size * np.clip(neg_frac + jitter * (neg_frac * (1 - neg_frac) > 0), 0, 1)), 0, size)
-    zero = np.clip(np.rint(size * np.clip(zero_frac - jitter * (zero_frac * (1 - zero_frac) > 0), 0, 1)), 0,
-                   size - neg)
+    zero = np.clip(np.rint(size * np.clip(zero_frac - jitter * (zero_frac * (1 - zero_frac) > 0), 0, 1)), 0, size - neg)
     ninf = np.zeros_like(neg)
     nan = np.zeros_like(neg)
     bad_step = bad_trace // n_ops + (1 if bad_trace % n_ops > program.log_index else 0)
@@ -224,8 +233,14 @@ def health_counts(program: Program, first_step: int, steps: int, bad_trace: int)
     zero = np.where(poisoned[:, None], 0, np.minimum(zero, size - neg - broken))
     pos = size - neg - zero - broken
     shape = (steps, n_ops)
-    return {"ninf": ninf.astype(np.float64), "pinf": np.zeros(shape), "nan": nan.astype(np.float64),
-            "neg": neg.astype(np.float64), "zero": zero.astype(np.float64), "pos": pos.astype(np.float64)}
+    return {
+        "ninf": ninf.astype(np.float64),
+        "pinf": np.zeros(shape),
+        "nan": nan.astype(np.float64),
+        "neg": neg.astype(np.float64),
+        "zero": zero.astype(np.float64),
+        "pos": pos.astype(np.float64),
+    }
 
 
 def debug_vectors(program: Program, counts: dict[str, np.ndarray]) -> np.ndarray:

@@ -105,12 +105,22 @@ def write_with_tf(out: str, program: dm.Program, traces: int, bad_trace: int) ->
         write("WriteStackFrameWithId", stack_frame_with_id=sf)
     writer.RegisterDeviceAndGetId(dm.DEVICE)  # TF writes the debugged_device record itself
     write("WriteDebuggedGraph", debugged_graph=pb.DebuggedGraph(graph_id=dm.OUTER_GRAPH_ID))
-    write("WriteDebuggedGraph", debugged_graph=pb.DebuggedGraph(
-        graph_id=dm.INNER_GRAPH_ID, graph_name=dm.INNER_GRAPH_NAME, outer_context_id=dm.OUTER_GRAPH_ID))
+    write(
+        "WriteDebuggedGraph",
+        debugged_graph=pb.DebuggedGraph(
+            graph_id=dm.INNER_GRAPH_ID, graph_name=dm.INNER_GRAPH_NAME, outer_context_id=dm.OUTER_GRAPH_ID
+        ),
+    )
     for op in program.ops:
-        goc = pb.GraphOpCreation(op_type=op.op_type, op_name=op.name, graph_name=dm.INNER_GRAPH_NAME,
-                                 graph_id=dm.INNER_GRAPH_ID, input_names=op.inputs, num_outputs=1,
-                                 output_tensor_ids=[op.tensor_id])
+        goc = pb.GraphOpCreation(
+            op_type=op.op_type,
+            op_name=op.name,
+            graph_name=dm.INNER_GRAPH_NAME,
+            graph_id=dm.INNER_GRAPH_ID,
+            input_names=op.inputs,
+            num_outputs=1,
+            output_tensor_ids=[op.tensor_id],
+        )
         goc.code_location.host_name = dm.HOST
         goc.code_location.stack_frame_ids.extend(op.frame_ids)
         write("WriteGraphOpCreation", graph_op_creation=goc)
@@ -127,9 +137,14 @@ def write_with_tf(out: str, program: dm.Program, traces: int, bad_trace: int) ->
     user_frames = loss.frame_ids[:2]
     for k in range(n_eager):
         op_type = eager_types[k % len(eager_types)]
-        ex = pb.Execution(op_type=op_type, num_outputs=0 if op_type == "AssignVariableOp" else 1,
-                          tensor_debug_mode=4, input_tensor_ids=[k], output_tensor_ids=[k + 1],
-                          output_tensor_device_ids=[1])
+        ex = pb.Execution(
+            op_type=op_type,
+            num_outputs=0 if op_type == "AssignVariableOp" else 1,
+            tensor_debug_mode=4,
+            input_tensor_ids=[k],
+            output_tensor_ids=[k + 1],
+            output_tensor_device_ids=[1],
+        )
         if op_type not in ("VarHandleOp", "AssignVariableOp"):  # resource outputs get no tensor proto
             vec = np.array([-1, -1, 1, 2, 16384, 0, 0, 0, 8100, 0, 8284], dtype=np.float64)
             _health_tensor_proto(ex.tensor_protos.add(), vec)
@@ -140,9 +155,15 @@ def write_with_tf(out: str, program: dm.Program, traces: int, bad_trace: int) ->
     for s in call_steps:
         vec = dm.debug_vectors(program, dm.health_counts(program, int(s), 1, bad_trace))[0, loss_col].copy()
         vec[0] = -1  # eager tensor ids are not graph tensor ids
-        ex = pb.Execution(op_type="__inference_train_step_1234", num_outputs=1, graph_id=dm.INNER_GRAPH_ID,
-                          tensor_debug_mode=4, input_tensor_ids=[1, 2], output_tensor_ids=[1000 + int(s)],
-                          output_tensor_device_ids=[1])
+        ex = pb.Execution(
+            op_type="__inference_train_step_1234",
+            num_outputs=1,
+            graph_id=dm.INNER_GRAPH_ID,
+            tensor_debug_mode=4,
+            input_tensor_ids=[1, 2],
+            output_tensor_ids=[1000 + int(s)],
+            output_tensor_device_ids=[1],
+        )
         _health_tensor_proto(ex.tensor_protos.add(), vec)
         ex.code_location.host_name = dm.HOST
         ex.code_location.stack_frame_ids.extend(user_frames)
@@ -153,8 +174,7 @@ def write_with_tf(out: str, program: dm.Program, traces: int, bad_trace: int) ->
     vectors = dm.debug_vectors(program, dm.health_counts(program, 0, TF_STEPS, bad_trace)).reshape(-1, 11)
     walls = dm.trace_wall_times(np.arange(first), n_ops)
     for i in range(first):
-        native.WriteGraphExecutionTrace(out, _trace_proto(pb, program.traced[i % n_ops], float(walls[i]),
-                                                          vectors[i]))
+        native.WriteGraphExecutionTrace(out, _trace_proto(pb, program.traced[i % n_ops], float(walls[i]), vectors[i]))
     writer.FlushExecutionFiles()
     writer.FlushNonExecutionFiles()
     writer.Close()
@@ -166,8 +186,10 @@ def step_template(program: dm.Program) -> StepTemplate:
     wall = struct.unpack("<d", WALL_SENTINEL)[0]
     records = []
     for op in program.traced:
-        vec = np.array([op.tensor_id, -1, op.dtype, len(op.shape), op.size,
-                        *struct.unpack("<6d", COUNT_SENTINEL)], dtype=np.float64)
+        vec = np.array(
+            [op.tensor_id, -1, op.dtype, len(op.shape), op.size, *struct.unpack("<6d", COUNT_SENTINEL)],
+            dtype=np.float64,
+        )
         records.append(_trace_proto(pb, op, wall, vec).SerializeToString())
     return StepTemplate(records, WALL_SENTINEL, COUNT_SENTINEL)
 
@@ -196,8 +218,10 @@ def generate(out: str, traces: int, nonfinite_from: float) -> None:
     ours = _steps_bytes(program, template, 0, TF_STEPS, bad_trace).tobytes()
     if traces >= TF_STEPS * n_ops and ours != written_by_tf:
         raise SystemExit("replicated records differ from the ones TF wrote; refusing to continue")
-    print(f"TF wrote the structure and {min(traces, TF_STEPS * n_ops)} traces in "
-          f"{time.monotonic() - started:.1f}s", flush=True)
+    print(
+        f"TF wrote the structure and {min(traces, TF_STEPS * n_ops)} traces in {time.monotonic() - started:.1f}s",
+        flush=True,
+    )
     with open(trace_file, "ab") as f:
         step = TF_STEPS
         total_steps = -(-traces // n_ops)
@@ -205,15 +229,15 @@ def generate(out: str, traces: int, nonfinite_from: float) -> None:
             steps = min(CHUNK_STEPS, total_steps - step)
             chunk = _steps_bytes(program, template, step, steps, bad_trace)
             last = min(traces - step * n_ops, steps * n_ops)  # the final step may be partial
-            end = (last // n_ops) * len(template.bytes) + (template.record_ends[last % n_ops - 1]
-                                                           if last % n_ops else 0)
+            end = (last // n_ops) * len(template.bytes) + (
+                template.record_ends[last % n_ops - 1] if last % n_ops else 0
+            )
             f.write(chunk[:end].data)
             step += steps
     with open(os.path.join(out, ".complete"), "w") as f:
         json.dump(_params(traces, nonfinite_from), f)
     size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(out, "tfdbg_events.*")))
-    print(f"generated {traces} traces ({size / 1e6:.0f} MB) in {time.monotonic() - started:.1f}s -> {out}",
-          flush=True)
+    print(f"generated {traces} traces ({size / 1e6:.0f} MB) in {time.monotonic() - started:.1f}s -> {out}", flush=True)
 
 
 def verify(out: str, traces: int, nonfinite_from: float, samples: int = 5) -> None:
@@ -238,8 +262,10 @@ def verify(out: str, traces: int, nonfinite_from: float, samples: int = 5) -> No
             assert digests[i].op_name == program.traced[col].name
             assert digests[i].op_type == program.traced[col].op_type
             assert abs(digests[i].wall_time - dm.trace_wall_times(np.array([i]), n_ops)[0]) < 1e-6
-    print(f"verified with DebugDataReader: {traces} traces, {samples} sampled values "
-          f"({time.monotonic() - started:.1f}s)", flush=True)
+    print(
+        f"verified with DebugDataReader: {traces} traces, {samples} sampled values ({time.monotonic() - started:.1f}s)",
+        flush=True,
+    )
 
 
 def traced_ops_per_step() -> int:
@@ -258,8 +284,12 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--traces", type=int, required=True)
     ap.add_argument("--out", default=None, help="dump directory (default bench/cache/<N>)")
-    ap.add_argument("--nonfinite-from", type=float, default=DEFAULT_NONFINITE_FROM,
-                    help="fraction of the run after which -inf then NaN appear (>= 1: never)")
+    ap.add_argument(
+        "--nonfinite-from",
+        type=float,
+        default=DEFAULT_NONFINITE_FROM,
+        help="fraction of the run after which -inf then NaN appear (>= 1: never)",
+    )
     ap.add_argument("--verify", action="store_true", help="read it back with TF's DebugDataReader")
     ap.add_argument("--force", action="store_true", help="regenerate even if a complete dump is there")
     args = ap.parse_args(argv)

@@ -12,7 +12,8 @@ graph execution list from a random starting row (wrapping at the current total),
 execution pages, single traces, ops and source files, as the dashboard does.
 
 The clients are coroutines on one asyncio loop (plain HTTP/1.1 over a new socket per request, as a browser's fetches
-to TensorBoard are: werkzeug's server closes every connection after one answer; gzip accepted as a browser does), timed from connecting to the last byte of the body the answer's Content-Length announces (not to
+to TensorBoard are: werkzeug's server closes every connection after one answer; gzip accepted as a browser does),
+timed from connecting to the last byte of the body the answer's Content-Length announces (not to
 the server's close, which werkzeug delays ~10 ms waiting for stray input). They used to be 50 threads with http.client:
 on 2 cores that client alone burnt ~1 ms of CPU per request under its own GIL, and a thread whose answer had arrived
 waited for that GIL before it could read it, so its wait was counted as server latency — which a browser, whose
@@ -46,7 +47,7 @@ except ImportError:
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH_DIR)
 
-from procs import BenchTensorBoard, warm_page_cache
+from procs import BenchTensorBoard, warm_page_cache  # noqa: E402 (bench/ is put on the path first)
 
 API = "/data/plugin/dbg/"
 PAGE = 100
@@ -92,8 +93,11 @@ def _next_request(rng: random.Random, shared: Shared, cursor: int | None) -> tup
     """(kind, path, indexing, cursor) of a client's next request, as the dashboard would make it."""
     with shared.lock:
         run, totals, indexing, op = shared.run, dict(shared.totals), not shared.done, shared.op
-    kind = "runs" if run is None else rng.choices(
-        ("page", "runs", "alerts", "executions", "trace", "op", "source"), (60, 10, 8, 6, 8, 4, 4))[0]
+    kind = (
+        "runs"
+        if run is None
+        else rng.choices(("page", "runs", "alerts", "executions", "trace", "op", "source"), (60, 10, 8, 6, 8, 4, 4))[0]
+    )
     if kind == "page":
         total = totals["graph_executions"]
         cursor = rng.randrange(max(total, 1)) if cursor is None else cursor + PAGE
@@ -110,8 +114,7 @@ def _next_request(rng: random.Random, shared: Shared, cursor: int | None) -> tup
     elif kind == "op" and op:
         path = _path("op", run=run, graph_id=op[0], op_name=op[1])
     elif kind == "source" and totals["source_files"]:
-        path = _path("source_file", run=run, index=rng.randrange(totals["source_files"]), begin_line=1,
-                     end_line=200)
+        path = _path("source_file", run=run, index=rng.randrange(totals["source_files"]), begin_line=1, end_line=200)
     else:
         kind, path = "runs", _path("runs")
     return kind, path, indexing, cursor
@@ -163,8 +166,10 @@ async def _fetch(port: int, path: str, timeout: float) -> tuple[int, float, byte
     started = time.perf_counter()
     reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
     try:
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept-Encoding: gzip\r\n"
-                     "Connection: close\r\n\r\n".encode())
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept-Encoding: gzip\r\n"
+            "Connection: close\r\n\r\n".encode()
+        )
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
         lines = head[:-4].decode("latin-1").split("\r\n")
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
@@ -190,7 +195,7 @@ def _unchunk(data: bytes) -> bytes:
         size = int(data[at:end].split(b";")[0], 16)
         if size == 0:
             return b"".join(out)
-        out.append(data[end + 2:end + 2 + size])
+        out.append(data[end + 2 : end + 2 + size])
         at = end + 2 + size + 2
 
 
@@ -272,20 +277,35 @@ def run_load(logdir: str, args) -> dict:
         errors["client did not finish"] = hung
     overall = percentiles([r["secs"] for r in results])
     return {
-        "logdir": logdir, "clients": args.clients, "client": "asyncio",
-        "requests": len(results), "seconds": round(elapsed, 2), "server_cpu_s": round(server_cpu, 2),
+        "logdir": logdir,
+        "clients": args.clients,
+        "client": "asyncio",
+        "requests": len(results),
+        "seconds": round(elapsed, 2),
+        "server_cpu_s": round(server_cpu, 2),
         "dump_read_s": round(dump_read_s, 2),
-        "think_s": args.think, "errors": errors, "error_count": sum(errors.values()),
-        "latency": overall, "latency_while_indexing": percentiles([r["secs"] for r in results if r["indexing"]]),
-        "latency_by_kind": {k: percentiles([r["secs"] for r in results if r["kind"] == k])
-                            for k in sorted({r["kind"] for r in results})},
+        "think_s": args.think,
+        "errors": errors,
+        "error_count": sum(errors.values()),
+        "latency": overall,
+        "latency_while_indexing": percentiles([r["secs"] for r in results if r["indexing"]]),
+        "latency_by_kind": {
+            k: percentiles([r["secs"] for r in results if r["kind"] == k]) for k in sorted({r["kind"] for r in results})
+        },
         "requests_while_indexing": sum(r["indexing"] for r in results),
         "indexing_done_s": round(shared.done_at - started, 2) if shared.done_at else None,
-        "graph_executions": shared.totals["graph_executions"], "peak_rss_mb": round(peak / 2**20),
+        "graph_executions": shared.totals["graph_executions"],
+        "peak_rss_mb": round(peak / 2**20),
         "targets_met": not errors and overall.get("p99_ms", 1e9) <= 100,
         "timeline": _timeline(results),
-        "slowest": sorted(({"kind": r["kind"], "at_s": round(r["at"], 3), "ms": round(r["secs"] * 1000, 1)}
-                           for r in results if not math.isnan(r["secs"])), key=lambda r: -r["ms"])[:20],
+        "slowest": sorted(
+            (
+                {"kind": r["kind"], "at_s": round(r["at"], 3), "ms": round(r["secs"] * 1000, 1)}
+                for r in results
+                if not math.isnan(r["secs"])
+            ),
+            key=lambda r: -r["ms"],
+        )[:20],
     }
 
 
@@ -307,19 +327,31 @@ def main(argv=None) -> int:
         logdir = generate.ensure(args.traces)
     report = run_load(logdir, args)
     lat, idx = report["latency"], report["latency_while_indexing"]
-    print(f"load: {report['clients']} clients ({report['client']}), {report['requests']} requests in {report['seconds']} s "
-          f"(think {args.think} s), {report['requests_while_indexing']} while indexing; "
-          f"{report['graph_executions']:,} graph executions; indexing done after {report['indexing_done_s']} s; "
-          f"peak RSS {report['peak_rss_mb']} MB; server CPU {report['server_cpu_s']} s during the load (indexing included)")
-    print(f"latency all:            p50 {lat.get('p50_ms', 0):.1f} ms  p95 {lat.get('p95_ms', 0):.1f} ms  "
-          f"p99 {lat.get('p99_ms', 0):.1f} ms  max {lat.get('max_ms', 0):.1f} ms")
+    print(
+        f"load: {report['clients']} clients ({report['client']}), "
+        f"{report['requests']} requests in {report['seconds']} s "
+        f"(think {args.think} s), {report['requests_while_indexing']} while indexing; "
+        f"{report['graph_executions']:,} graph executions; indexing done after {report['indexing_done_s']} s; "
+        f"peak RSS {report['peak_rss_mb']} MB; "
+        f"server CPU {report['server_cpu_s']} s during the load (indexing included)"
+    )
+    print(
+        f"latency all:            p50 {lat.get('p50_ms', 0):.1f} ms  p95 {lat.get('p95_ms', 0):.1f} ms  "
+        f"p99 {lat.get('p99_ms', 0):.1f} ms  max {lat.get('max_ms', 0):.1f} ms"
+    )
     if idx:
-        print(f"latency while indexing: p50 {idx['p50_ms']:.1f} ms  p95 {idx['p95_ms']:.1f} ms  "
-              f"p99 {idx['p99_ms']:.1f} ms  max {idx['max_ms']:.1f} ms  (n={idx['n']})")
+        print(
+            f"latency while indexing: p50 {idx['p50_ms']:.1f} ms  p95 {idx['p95_ms']:.1f} ms  "
+            f"p99 {idx['p99_ms']:.1f} ms  max {idx['max_ms']:.1f} ms  (n={idx['n']})"
+        )
     for kind, p in report["latency_by_kind"].items():
-        print(f"  {kind:<11} n={p['n']:<5} p50 {p['p50_ms']:.1f} ms  p99 {p['p99_ms']:.1f} ms  max {p['max_ms']:.1f} ms")
-    print("latency by send time: " + "  ".join(f"{w['from_s']:.1f}s n={w['n']} p99 {w['p99_ms']:.0f}"
-                                               for w in report["timeline"]))
+        print(
+            f"  {kind:<11} n={p['n']:<5} p50 {p['p50_ms']:.1f} ms  p99 {p['p99_ms']:.1f} ms  max {p['max_ms']:.1f} ms"
+        )
+    print(
+        "latency by send time: "
+        + "  ".join(f"{w['from_s']:.1f}s n={w['n']} p99 {w['p99_ms']:.0f}" for w in report["timeline"])
+    )
     print(f"errors: {report['error_count']} {report['errors'] or ''}")
     print("targets (0 errors, p99 <= 100 ms): " + ("met" if report["targets_met"] else "NOT met"))
     if args.json:

@@ -38,8 +38,7 @@ def cross_entropy(logits, labels):
 
 
 def main(dump_dir, steps=100):
-    tf.debugging.experimental.enable_dump_debug_info(
-        dump_dir, tensor_debug_mode="FULL_HEALTH", circular_buffer_size=-1)
+    tf.debugging.experimental.enable_dump_debug_info(dump_dir, tensor_debug_mode="FULL_HEALTH", circular_buffer_size=-1)
     weights = make_weights(LAYERS, WIDTH)
     optimizer = tf.optimizers.SGD(learning_rate=5.0)
 

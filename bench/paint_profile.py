@@ -108,14 +108,30 @@ def print_waterfall(res: dict) -> None:
         shift = doc["origin"] - base
         nav = doc["nav"]
         if nav:
-            rows.append((shift + nav["start"], f"{label} document {_short(nav['name'])}",
-                         shift + nav["ttfb"], shift + nav["end"], nav["encoded"], nav["decoded"]))
+            rows.append(
+                (
+                    shift + nav["start"],
+                    f"{label} document {_short(nav['name'])}",
+                    shift + nav["ttfb"],
+                    shift + nav["end"],
+                    nav["encoded"],
+                    nav["decoded"],
+                )
+            )
             for k in ("domInteractive", "domContentLoaded", "load"):
                 if nav.get(k):
                     rows.append((shift + nav[k], f"{label} {k}", None, None, None, None))
         for r in doc["resources"]:
-            rows.append((shift + r["start"], f"{label} {r['type']:<14} {_short(r['name'])}",
-                         shift + r["ttfb"] if r["ttfb"] else None, shift + r["end"], r["encoded"], r["decoded"]))
+            rows.append(
+                (
+                    shift + r["start"],
+                    f"{label} {r['type']:<14} {_short(r['name'])}",
+                    shift + r["ttfb"] if r["ttfb"] else None,
+                    shift + r["end"],
+                    r["encoded"],
+                    r["decoded"],
+                )
+            )
         for name, t in doc["paints"]:
             rows.append((shift + t, f"{label} paint {name}", None, None, None, None))
         for name, t in doc["marks"]:
@@ -140,9 +156,15 @@ def print_waterfall(res: dict) -> None:
         shift = add_doc(sub, "ifr")
         rows.append((shift, "ifr timeOrigin (iframe navigation starts)", None, None, None, None))
     rows.sort(key=lambda r: r[0])
-    print(f"{'start':>7} {'ttfb':>7} {'end':>7} {'dur':>6} {'wait':>6} {'bytes':>9}  what   (ms on the main document's clock)")
+    print(
+        f"{'start':>7} {'ttfb':>7} {'end':>7} {'dur':>6} {'wait':>6} {'bytes':>9}  what"
+        "   (ms on the main document's clock)"
+    )
     for start, text, ttfb, end, enc, dec in rows:
-        fmt = lambda v: f"{v:7.0f}" if v is not None else " " * 7
+
+        def fmt(v):
+            return f"{v:7.0f}" if v is not None else " " * 7
+
         dur = f"{end - start:6.0f}" if end is not None else " " * 6
         wait = f"{ttfb - start:6.0f}" if ttfb is not None else " " * 6
         size = f"{dec:9d}" if dec else " " * 9
@@ -157,8 +179,10 @@ def summary_line(res: dict) -> str:
     ready = (sub or main)["rec"].get("ready")
     ready_ms = shift + ready if ready is not None else float("nan")
     longs = sum(d for _, d in main["rec"]["longtasks"]) + (sum(d for _, d in sub["rec"]["longtasks"]) if sub else 0)
-    return (f"ready at {ready_ms:.0f} ms on the page clock (wall {res['wall_s'] * 1000:.0f} ms); TB shell until the "
-            f"iframe starts: {shift:.0f} ms; iframe start → ready: {ready_ms - shift:.0f} ms; long tasks {longs:.0f} ms")
+    return (
+        f"ready at {ready_ms:.0f} ms on the page clock (wall {res['wall_s'] * 1000:.0f} ms); TB shell until the "
+        f"iframe starts: {shift:.0f} ms; iframe start → ready: {ready_ms - shift:.0f} ms; long tasks {longs:.0f} ms"
+    )
 
 
 def _loadavg() -> str:
@@ -231,11 +255,21 @@ def profile(tb, args) -> None:
     paths = ["/", "/data/environment", "/data/plugins_listing", "/data/runs", "/data/plugin_entry.html?name=dbg"]
     if args.which == "dbg":
         run = tb.get_json("/data/plugin/dbg/runs")[0]["runs"][0]["name"]
-        q = lambda route, **kw: f"/data/plugin/dbg/{route}?" + urllib.parse.urlencode({"run": run, **kw})
-        paths += ["/data/plugin/dbg/index.js", "/data/plugin/dbg/runs", q("root_cause"),
-                  q("alerts", begin=0, end=100), q("alerts", begin=0, end=1000),
-                  q("alerts", begin=0, end=200, type="InfNanAlert"), q("executions", begin=0, end=40),
-                  q("graph_executions", begin=0, end=200), q("source_files")]
+
+        def q(route, **kw):
+            return f"/data/plugin/dbg/{route}?" + urllib.parse.urlencode({"run": run, **kw})
+
+        paths += [
+            "/data/plugin/dbg/index.js",
+            "/data/plugin/dbg/runs",
+            q("root_cause"),
+            q("alerts", begin=0, end=100),
+            q("alerts", begin=0, end=1000),
+            q("alerts", begin=0, end=200, type="InfNanAlert"),
+            q("executions", begin=0, end=40),
+            q("graph_executions", begin=0, end=200),
+            q("source_files"),
+        ]
     server_times(tb, paths)
 
 

@@ -66,10 +66,25 @@ class BenchTensorBoard:
         self._sampling = False
 
     def __enter__(self) -> Self:
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="2",
-                   PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        cmd = [sys.executable, os.path.join(BENCH_DIR, "tb_launch.py"), self.which, "--logdir", self.logdir,
-               "--host", "127.0.0.1", "--port", str(self.port), "--load_fast", "false"]
+        env = dict(
+            os.environ,
+            CUDA_VISIBLE_DEVICES="",
+            TF_CPP_MIN_LOG_LEVEL="2",
+            PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        )
+        cmd = [
+            sys.executable,
+            os.path.join(BENCH_DIR, "tb_launch.py"),
+            self.which,
+            "--logdir",
+            self.logdir,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--load_fast",
+            "false",
+        ]
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         self._sampling = True

@@ -62,8 +62,8 @@ class StepTemplate:
             c = data.find(count_sentinel)
             assert w >= 0 and c >= 0 and data.find(wall_sentinel, w + 1) < 0, "sentinel not unique"
             zeroed = bytearray(data)
-            zeroed[w:w + 8] = bytes(8)
-            zeroed[c:c + 48] = bytes(48)
+            zeroed[w : w + 8] = bytes(8)
+            zeroed[c : c + 48] = bytes(48)
             rec = frame(bytes(zeroed))
             parts.append(rec)
             wall_pos.append(offset + 12 + w)
@@ -87,9 +87,13 @@ class StepTemplate:
         """Framed bytes of `steps` steps: wall_times (steps, ops) float64, counts (steps, ops, 6) float64."""
         steps, n_ops = wall_times.shape
         out = np.tile(self.bytes, (steps, 1))
-        varying = np.concatenate([wall_times.astype("<f8").reshape(steps, n_ops, 1).view(np.uint8),
-                                  counts.astype("<f8").reshape(steps, n_ops, 6).view(np.uint8)
-                                  .reshape(steps, n_ops, 48)], axis=2)  # (steps, ops, 56) bytes
+        varying = np.concatenate(
+            [
+                wall_times.astype("<f8").reshape(steps, n_ops, 1).view(np.uint8),
+                counts.astype("<f8").reshape(steps, n_ops, 6).view(np.uint8).reshape(steps, n_ops, 48),
+            ],
+            axis=2,
+        )  # (steps, ops, 56) bytes
         out[:, self.wall_cols] = varying[:, :, :8].reshape(steps, -1)
         out[:, self.count_cols] = varying[:, :, 8:].reshape(steps, -1)
         crc = np.broadcast_to(self.base_crc, (steps, n_ops)).copy()

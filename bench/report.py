@@ -14,8 +14,12 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 def summary(values: list[float]) -> dict:
-    return {"n": len(values), "median": statistics.median(values) if values else None,
-            "p95": pct(values, 0.95), "max": max(values) if values else None}
+    return {
+        "n": len(values),
+        "median": statistics.median(values) if values else None,
+        "p95": pct(values, 0.95),
+        "max": max(values) if values else None,
+    }
 
 
 def _fmt(v, unit: str) -> str:
@@ -48,8 +52,16 @@ class Table:
         self.rows: list[list[str]] = []
         self.failures: list[str] = []
 
-    def add(self, metric: str, ours, ref, unit: str, lower_is_better: bool = True,
-            target: str = "", check: Callable[[], bool | None] | None = None) -> None:
+    def add(
+        self,
+        metric: str,
+        ours,
+        ref,
+        unit: str,
+        lower_is_better: bool = True,
+        target: str = "",
+        check: Callable[[], bool | None] | None = None,
+    ) -> None:
         ratio = "—"
         if isinstance(ours, (int, float)) and isinstance(ref, (int, float)) and ours > 0 and ref > 0:
             r = ref / ours if lower_is_better else ours / ref

@@ -52,7 +52,7 @@ def parse_only_rate(dump: str, limit: int = PARSE_SAMPLE) -> dict:
         end = pos + 12 + length + 4
         if end > n:
             break
-        parse(buf[pos + 12:pos + 12 + length])
+        parse(buf[pos + 12 : pos + 12 + length])
         count += 1
         pos = end
     secs = time.perf_counter() - started
@@ -184,74 +184,148 @@ def build_table(n: int, ours: dict, ref: dict, parse: dict) -> Table:
     m = n / 1e6
     for label, res in (("ours", ours), ("reference", ref)):
         if res.get("error"):
-            t.note(f"**{label} unavailable**", res["error"] if label == "ours" else "",
-                   res["error"] if label == "reference" else "")
+            t.note(
+                f"**{label} unavailable**",
+                res["error"] if label == "ours" else "",
+                res["error"] if label == "reference" else "",
+            )
     o_all, r_all = ours.get("all_alerts_s"), ref.get("all_alerts_s")
-    t.add("all alerts served (s after first answer)", o_all, r_all, "s",
-          target="≥ 15× sooner at 1 M" if n == 1_000_000 else "≥ 15× sooner (1 M target)",
-          check=lambda: (r_all / o_all >= 15) if (o_all and r_all) else None)
+    t.add(
+        "all alerts served (s after first answer)",
+        o_all,
+        r_all,
+        "s",
+        target="≥ 15× sooner at 1 M" if n == 1_000_000 else "≥ 15× sooner (1 M target)",
+        check=lambda: (r_all / o_all >= 15) if (o_all and r_all) else None,
+    )
     t.add("first alert served (s)", ours.get("first_alert_s"), ref.get("first_alert_s"), "s")
     t.add("alerts served (total)", ours.get("alerts"), ref.get("alerts"), "int", lower_is_better=False)
     t.add("traces read", ours.get("traces_read"), ref.get("traces_read"), "int", lower_is_better=False)
     # not a comparison: how long reading the dump into the page cache took before each system started (long: it
     # had gone cold; see procs.warm_page_cache)
-    t.add("dump read into the page cache first (s)", *(f"{r['dump_read_s']:.2f} s" if "dump_read_s" in r else None
-                                                       for r in (ours, ref)), "")
+    t.add(
+        "dump read into the page cache first (s)",
+        *(f"{r['dump_read_s']:.2f} s" if "dump_read_s" in r else None for r in (ours, ref)),
+        "",
+    )
     o_idx, r_idx = ours.get("index_s"), ref.get("index_s")
     idx_target = {1_000_000: 2.0, 10_000_000: 20.0}.get(n, 2.0 * m)
-    t.add("indexing time (s)", o_idx, r_idx, "s",
-          target=f"≤ {idx_target:g} s" + ("" if n in (1_000_000, 10_000_000) else " (2 s/M, scaled)"),
-          check=lambda: o_idx <= idx_target if o_idx else None)
+    t.add(
+        "indexing time (s)",
+        o_idx,
+        r_idx,
+        "s",
+        target=f"≤ {idx_target:g} s" + ("" if n in (1_000_000, 10_000_000) else " (2 s/M, scaled)"),
+        check=lambda: o_idx <= idx_target if o_idx else None,
+    )
     o_rate = n / o_idx if o_idx else None
     r_rate = n / r_idx if r_idx else None
     t.add("indexing rate (traces/s)", o_rate, r_rate, "/s", lower_is_better=False)
     p_rate = parse.get("rate")
     t.add("protobuf parse-only rate, same run (traces/s)", p_rate, p_rate, "/s", lower_is_better=False)
-    t.note("indexing rate ÷ parse-only rate", f"{o_rate / p_rate:.2f}×" if o_rate and p_rate else "—",
-           f"{r_rate / p_rate:.2f}×" if r_rate and p_rate else "—")
-    for key, label in (("idle_rss", "idle TensorBoard RSS (empty logdir)"), ("peak_rss", "peak RSS (VmHWM)"),
-                       ("rss_indexed", "RSS once indexed"), ("rss_end", "RSS after every query")):
+    t.note(
+        "indexing rate ÷ parse-only rate",
+        f"{o_rate / p_rate:.2f}×" if o_rate and p_rate else "—",
+        f"{r_rate / p_rate:.2f}×" if r_rate and p_rate else "—",
+    )
+    for key, label in (
+        ("idle_rss", "idle TensorBoard RSS (empty logdir)"),
+        ("peak_rss", "peak RSS (VmHWM)"),
+        ("rss_indexed", "RSS once indexed"),
+        ("rss_end", "RSS after every query"),
+    ):
         t.add(label, ours.get(key), ref.get(key), "MiB")
-    for key, label in (("rss_indexed", "RSS growth over idle once indexed, per trace"),
-                       ("rss_end", "RSS growth over idle after every query, per trace"),
-                       ("peak_rss", "peak RSS growth over idle, per trace")):
-        held = {k: (r[key] - r["idle_rss"]) / n if r.get(key) and r.get("idle_rss") else None
-                for k, r in (("o", ours), ("r", ref))}
-        t.add(label, held["o"], held["r"], "B", target="≤ 48 B",
-              check=lambda held=held: held["o"] <= 48 if held["o"] is not None else None)
-    marginal = {k: (r["peak_rss"] - r["small_peak_rss"]) / (n - r["small_traces"])
-                if r.get("peak_rss") and r.get("small_peak_rss") and n > r["small_traces"] else None
-                for k, r in (("o", ours), ("r", ref))}
+    for key, label in (
+        ("rss_indexed", "RSS growth over idle once indexed, per trace"),
+        ("rss_end", "RSS growth over idle after every query, per trace"),
+        ("peak_rss", "peak RSS growth over idle, per trace"),
+    ):
+        held = {
+            k: (r[key] - r["idle_rss"]) / n if r.get(key) and r.get("idle_rss") else None
+            for k, r in (("o", ours), ("r", ref))
+        }
+        t.add(
+            label,
+            held["o"],
+            held["r"],
+            "B",
+            target="≤ 48 B",
+            check=lambda held=held: held["o"] <= 48 if held["o"] is not None else None,
+        )
+    marginal = {
+        k: (r["peak_rss"] - r["small_peak_rss"]) / (n - r["small_traces"])
+        if r.get("peak_rss") and r.get("small_peak_rss") and n > r["small_traces"]
+        else None
+        for k, r in (("o", ours), ("r", ref))
+    }
     t.add("peak RSS growth over a 2-step dump, per extra trace", marginal["o"], marginal["r"], "B")
-    for route, label in (("page_start", "100-row page at start"), ("page_middle", "100-row page at middle"),
-                         ("page_end", "100-row page at end"),
-                         ("health_page", "100 rows with their health at middle (reference: digests + data)"),
-                         ("alerts", "100 alerts"), ("op", "op info"),
-                         ("source_file", "source file (math_ops.py, whole)")):
+    for route, label in (
+        ("page_start", "100-row page at start"),
+        ("page_middle", "100-row page at middle"),
+        ("page_end", "100-row page at end"),
+        ("health_page", "100 rows with their health at middle (reference: digests + data)"),
+        ("alerts", "100 alerts"),
+        ("op", "op info"),
+        ("source_file", "source file (math_ops.py, whole)"),
+    ):
         for stat in ("median", "p95"):
             o, r = _route_stat(ours, route, stat), _route_stat(ref, route, stat)
             target = "≤ 5 ms" if stat == "median" and route.startswith("page") else ""
-            t.add(f"{label}, {stat}", o, r, "ms", target=target,
-                  check=lambda o=o: (o <= 0.005) if isinstance(o, float) else None)
+            t.add(
+                f"{label}, {stat}",
+                o,
+                r,
+                "ms",
+                target=target,
+                check=lambda o=o: (o <= 0.005) if isinstance(o, float) else None,
+            )
     w = {k: summary(r.get("latencies_while_indexing", [])) for k, r in (("o", ours), ("r", ref))}
-    t.note("HTTP errors while indexing", *(f"{len(r.get('poll_errors', []))}" + (
-        f" (first: {r['poll_errors'][0][:120]})" if r.get("poll_errors") else "") for r in (ours, ref)))
+    t.note(
+        "HTTP errors while indexing",
+        *(
+            f"{len(r.get('poll_errors', []))}"
+            + (f" (first: {r['poll_errors'][0][:120]})" if r.get("poll_errors") else "")
+            for r in (ours, ref)
+        ),
+    )
     t.add("requests while indexing, median", w["o"]["median"], w["r"]["median"], "ms")
-    t.add("requests while indexing, p95", w["o"]["p95"], w["r"]["p95"], "ms", target="≤ 50 ms",
-          check=lambda: w["o"]["p95"] <= 0.050 if w["o"]["p95"] is not None else None)
+    t.add(
+        "requests while indexing, p95",
+        w["o"]["p95"],
+        w["r"]["p95"],
+        "ms",
+        target="≤ 50 ms",
+        check=lambda: w["o"]["p95"] <= 0.050 if w["o"]["p95"] is not None else None,
+    )
     ob, rb = ours.get("browser", {}), ref.get("browser", {})
-    t.add("dashboard painted (s after load, index ready)", ob.get("paint_s") or ob.get("error"),
-          rb.get("paint_s") or rb.get("error"), "s", target="≤ 1.5 s",
-          check=lambda: ob["paint_s"] <= 1.5 if ob.get("paint_s") else None)
+    t.add(
+        "dashboard painted (s after load, index ready)",
+        ob.get("paint_s") or ob.get("error"),
+        rb.get("paint_s") or rb.get("error"),
+        "s",
+        target="≤ 1.5 s",
+        check=lambda: ob["paint_s"] <= 1.5 if ob.get("paint_s") else None,
+    )
     # the same paint on the browser's own clock (no Playwright round trips), split where TensorBoard's page (the
     # same for both systems) starts the plugin's iframe; the reference runs inside TensorBoard's page: no split
     t.add("  painted, page clock (navigation start to ready)", ob.get("paint_page_s"), rb.get("paint_page_s"), "s")
     t.add("  of which TensorBoard's page until our iframe starts", ob.get("shell_s"), None, "s")
     t.add("  of which our iframe (start to all six panels drawn)", ob.get("iframe_s"), None, "s")
-    t.add("scroll list end to end, fps", ob.get("fps") or ob.get("error"), rb.get("fps") or rb.get("error"),
-          "fps", lower_is_better=False, target="≥ 50 fps", check=lambda: ob["fps"] >= 50 if ob.get("fps") else None)
-    t.add("scroll: worst frame", ob.get("worst_frame_ms", 0) / 1000 or None,
-          rb.get("worst_frame_ms", 0) / 1000 or None, "ms")
+    t.add(
+        "scroll list end to end, fps",
+        ob.get("fps") or ob.get("error"),
+        rb.get("fps") or rb.get("error"),
+        "fps",
+        lower_is_better=False,
+        target="≥ 50 fps",
+        check=lambda: ob["fps"] >= 50 if ob.get("fps") else None,
+    )
+    t.add(
+        "scroll: worst frame",
+        ob.get("worst_frame_ms", 0) / 1000 or None,
+        rb.get("worst_frame_ms", 0) / 1000 or None,
+        "ms",
+    )
     t.note("scroll reached the last row", str(ob.get("reached_bottom", "—")), str(rb.get("reached_bottom", "—")))
     return t
 
@@ -273,8 +347,10 @@ def main(argv=None) -> int:
     print(f"parse-only: {parse['records']} records in {parse['seconds']:.2f}s", flush=True)
     ref: dict = {"error": "skipped (--no-reference)"}
     if not args.no_reference and n > REFERENCE_MAX_TRACES:
-        ref = {"error": f"skipped above {REFERENCE_MAX_TRACES:,} traces: it would need ~480 B/trace "
-                        f"(~{n * 480 / 2**30:.1f} GiB) and minutes"}
+        ref = {
+            "error": f"skipped above {REFERENCE_MAX_TRACES:,} traces: it would need ~480 B/trace "
+            f"(~{n * 480 / 2**30:.1f} GiB) and minutes"
+        }
     elif not args.no_reference:
         print("reference ...", flush=True)
         ref = bench_system(Reference, "debugger-v2", dump, n, args)
@@ -285,9 +361,11 @@ def main(argv=None) -> int:
 
     table = build_table(n, ours, ref, parse)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    header = (f"# dbg vs Debugger V2 — {n:,} FULL_HEALTH traces\n\n{stamp}, {platform.node()}, "
-              f"{os.cpu_count()} cores, Python {platform.python_version()}; dump `{os.path.relpath(dump)}` "
-              f"(bench/generate.py). Ratio = how many times better ours is.\n")
+    header = (
+        f"# dbg vs Debugger V2 — {n:,} FULL_HEALTH traces\n\n{stamp}, {platform.node()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}; dump `{os.path.relpath(dump)}` "
+        f"(bench/generate.py). Ratio = how many times better ours is.\n"
+    )
     text = header + "\n" + table.markdown() + "\n"
     print(text, flush=True)
     os.makedirs(RESULTS, exist_ok=True)
@@ -295,8 +373,12 @@ def main(argv=None) -> int:
     with open(prefix + ".md", "w") as f:
         f.write(text)
     with open(prefix + ".json", "w") as f:
-        json.dump({"traces": n, "parse_only": parse, "ours": ours, "reference": ref,
-                   "failures": table.failures}, f, indent=1, default=str)
+        json.dump(
+            {"traces": n, "parse_only": parse, "ours": ours, "reference": ref, "failures": table.failures},
+            f,
+            indent=1,
+            default=str,
+        )
     print(f"written: {prefix}.md, {prefix}.json", flush=True)
     return 0
 

@@ -48,8 +48,12 @@ class Ours:
         self.run = info["name"]
         alerts, secs = self.tb.get_json(self._q("alerts", begin=0, end=0))
         latencies.append(secs)
-        return {"read": info["counts"]["graph_executions"], "alerts": alerts["total"],
-                "done": bool(info["status"]["done"]), "latencies": latencies}
+        return {
+            "read": info["counts"]["graph_executions"],
+            "alerts": alerts["total"],
+            "done": bool(info["status"]["done"]),
+            "latencies": latencies,
+        }
 
     def page_path(self, begin: int) -> str:
         return self._q("graph_executions", begin=begin, end=begin + 100)

@@ -22,16 +22,17 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import numpy as np
+import numpy as np  # noqa: E402 (after the sys.path insert above)
 
-from tensorboard_plugin_dbg.index.catalog import Catalog
-from tensorboard_plugin_dbg.reader import schema, tfrecord
+from tensorboard_plugin_dbg.index.catalog import Catalog  # noqa: E402
+from tensorboard_plugin_dbg.reader import schema, tfrecord  # noqa: E402
 
 
 def rss() -> int:
     """Resident set size after handing freed heap pages back to the OS (so it counts what is held)."""
     try:
         import ctypes
+
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except OSError:
         pass
@@ -42,8 +43,9 @@ def rss() -> int:
 def dump_for(traces: int) -> str:
     out = os.path.join(ROOT, "bench", "cache", str(traces))
     if not os.path.exists(os.path.join(out, ".complete")):
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "generate.py"), "--traces", str(traces)],
-                       check=True)
+        subprocess.run(
+            [sys.executable, os.path.join(ROOT, "bench", "generate.py"), "--traces", str(traces)], check=True
+        )
     return out
 
 
@@ -52,7 +54,7 @@ def baseline(dump: str, records: int = 100_000) -> float:
     with open(os.path.join(dump, path), "rb") as f:
         data = f.read(records * 300)
     result = tfrecord.scan(np.frombuffer(data, np.uint8), 0)
-    payloads = [data[s:s + n] for s, n in zip(result.starts[:records].tolist(), result.lengths[:records].tolist())]
+    payloads = [data[s : s + n] for s, n in zip(result.starts[:records].tolist(), result.lengths[:records].tolist())]
     t = time.perf_counter()
     for p in payloads:
         schema.DebugEvent().ParseFromString(p)
@@ -73,6 +75,7 @@ def bench(traces: int, profile: bool) -> dict:
     if profile:
         import cProfile
         import pstats
+
         prof = cProfile.Profile()
         catalog = prof.runcall(Catalog, dump)
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
@@ -89,13 +92,25 @@ def bench(traces: int, profile: bool) -> dict:
     t = time.perf_counter()
     run.graph_executions(n // 2, n // 2 + 100)
     page = time.perf_counter() - t
-    held = (run.traces.nbytes() + run.trace_nf.nbytes()
-            + sum(v[1][0].nbytes for k, v in run._derived.items() if k == "kind_rows"))
+    held = (
+        run.traces.nbytes()
+        + run.trace_nf.nbytes()
+        + sum(v[1][0].nbytes for k, v in run._derived.items() if k == "kind_rows")
+    )
     gc.collect()
-    return {"traces": n, "dump_bytes": size, "index_s": round(elapsed, 2), "index_cpu_s": round(cpu, 2), "traces_per_s": int(n / elapsed),
-            "bytes_per_trace_columns": round(held / n, 1), "rss_growth_per_trace": round((rss() - rss0) / n, 1),
-            "nonfinite_rows": len(run.trace_nf), "first_filter_query_s": round(first_filter, 3),
-            "filtered_total": op["total"], "mid_page_100_s": round(page, 4)}
+    return {
+        "traces": n,
+        "dump_bytes": size,
+        "index_s": round(elapsed, 2),
+        "index_cpu_s": round(cpu, 2),
+        "traces_per_s": int(n / elapsed),
+        "bytes_per_trace_columns": round(held / n, 1),
+        "rss_growth_per_trace": round((rss() - rss0) / n, 1),
+        "nonfinite_rows": len(run.trace_nf),
+        "first_filter_query_s": round(first_filter, 3),
+        "filtered_total": op["total"],
+        "mid_page_100_s": round(page, 4),
+    }
 
 
 def main() -> None:
@@ -105,8 +120,10 @@ def main() -> None:
     args = parser.parse_args()
     for n in args.traces:
         print(bench(n, args.profile), flush=True)
-    print(f"baseline: protobuf parse only = {baseline(dump_for(args.traces[0])):,.0f} trace records/s "
-          "(ParseFromString alone, no field access, no framing, no CRC)")
+    print(
+        f"baseline: protobuf parse only = {baseline(dump_for(args.traces[0])):,.0f} trace records/s "
+        "(ParseFromString alone, no field access, no framing, no CRC)"
+    )
 
 
 if __name__ == "__main__":

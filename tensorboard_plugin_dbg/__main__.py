@@ -24,11 +24,16 @@ EXIT_CLEAN, EXIT_NONFINITE, EXIT_UNREADABLE = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tensorboard_plugin_dbg",
-                                     description="tfdbg2 dump tools (no TensorBoard server, no TensorFlow).")
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorboard_plugin_dbg", description="tfdbg2 dump tools (no TensorBoard server, no TensorFlow)."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    report = sub.add_parser("report", help="root cause of the first NaN/∞ of each run under LOGDIR",
-                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    report = sub.add_parser(
+        "report",
+        help="root cause of the first NaN/∞ of each run under LOGDIR",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     report.add_argument("logdir", help="a dump directory, or a folder holding several (each is a run)")
     report.add_argument("--run", help="only this run (a name as listed by the report)")
     report.add_argument("--json", action="store_true", help="print one JSON document instead of text")
@@ -43,9 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # --- report -----------------------------------------------------------------------------------------------------
 
+
 def _fail(args, out: TextIO, message: str) -> int:
     if args.json:
         from tensorboard_plugin_dbg.api.json_encoding import dumps
+
         out.write(dumps({"logdir": args.logdir, "exit_code": EXIT_UNREADABLE, "error": message, "runs": []}) + "\n")
     print(f"error: {message}", file=sys.stderr)
     return EXIT_UNREADABLE
@@ -81,19 +88,30 @@ def cmd_report(args, out: TextIO) -> int:
             result = {"run": run.name, **run.root_cause()}  # analysis/root_cause.py, through the protocol
             result["notices"] = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
         except Exception as e:  # noqa: BLE001 - one unreadable run must not hide the others' reports
-            result = {"run": run.name, "status": "error", "message": f"cannot be read: {e}", "producer": None,
-                      "producers": 0, "propagators": 0, "notices": []}
+            result = {
+                "run": run.name,
+                "status": "error",
+                "message": f"cannot be read: {e}",
+                "producer": None,
+                "producers": 0,
+                "propagators": 0,
+                "notices": [],
+            }
         results.append(result)
 
     code = _exit_code(results)
     if args.json:
         from tensorboard_plugin_dbg.api.json_encoding import dumps
+
         out.write(dumps({"logdir": logdir, "exit_code": code, "notices": notices, "runs": results}) + "\n")
     else:
         for result in results:
             _print_run(result, out)
-        verdict = {EXIT_CLEAN: "all runs clean", EXIT_NONFINITE: "non-finite tensors found",
-                   EXIT_UNREADABLE: "some run could not be read or judged"}[code]
+        verdict = {
+            EXIT_CLEAN: "all runs clean",
+            EXIT_NONFINITE: "non-finite tensors found",
+            EXIT_UNREADABLE: "some run could not be read or judged",
+        }[code]
         out.write(f"\n{len(results)} run(s): {verdict} (exit {code})\n")
     return code
 
@@ -127,9 +145,10 @@ def _print_run(r: dict[str, Any], out: TextIO) -> None:
             w(f"    {inp['description']}\n")
         if not p["inputs_known"] and p["inputs"]:
             mode = (p["output_health"] or {}).get("mode")
-            reason = {"CURT_HEALTH": "CURT_HEALTH records only whether a tensor holds NaN/∞",
-                      "CONCISE_HEALTH": "CONCISE_HEALTH records no zeros or signs"}.get(
-                mode, "some inputs were not traced or their mode records no values")
+            reason = {
+                "CURT_HEALTH": "CURT_HEALTH records only whether a tensor holds NaN/∞",
+                "CONCISE_HEALTH": "CONCISE_HEALTH records no zeros or signs",
+            }.get(mode, "some inputs were not traced or their mode records no values")
             w(f"  inputs' health cannot be known: {reason}\n")
         frame = p["user_frame"]
         if frame:

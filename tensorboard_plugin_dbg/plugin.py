@@ -54,8 +54,13 @@ class NoLogdirCatalog:
         raise NotFound(f"no run named {name!r}: TensorBoard was started without --logdir")
 
     def notices(self) -> list[dict[str, Any]]:
-        return [{"code": "no_dump_found", "severity": "info",
-                 "message": "TensorBoard was started without --logdir; the Debugger reads tfdbg2 dumps under it."}]
+        return [
+            {
+                "code": "no_dump_found",
+                "severity": "info",
+                "message": "TensorBoard was started without --logdir; the Debugger reads tfdbg2 dumps under it.",
+            }
+        ]
 
     def has_runs(self) -> bool:
         return False
@@ -64,8 +69,7 @@ class NoLogdirCatalog:
 class DbgPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
-    def __init__(self, context: base_plugin.TBContext,
-                 catalog_factory: Callable[[str], Any] | None = None):
+    def __init__(self, context: base_plugin.TBContext, catalog_factory: Callable[[str], Any] | None = None):
         self._logdir = context.logdir or ""
         self._factory = catalog_factory or _default_catalog_factory
         self._catalog = None

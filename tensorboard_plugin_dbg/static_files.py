@@ -52,14 +52,15 @@ def static_name(path: str) -> str:
     tail = path.split(ROUTE_PREFIX, 1)[-1] if ROUTE_PREFIX in path else ""
     if tail == "index.js":
         return "index.js"
-    return tail[len("static/"):] if tail.startswith("static/") else ""
+    return tail[len("static/") :] if tail.startswith("static/") else ""
 
 
 @Request.application
 def serve_static(request: Request) -> Response:
     if request.method not in ("GET", "HEAD"):
-        return _error(errors.METHOD_NOT_ALLOWED, f"static files answer GET only, not {request.method}",
-                      {"Allow": "GET, HEAD"})
+        return _error(
+            errors.METHOD_NOT_ALLOWED, f"static files answer GET only, not {request.method}", {"Allow": "GET, HEAD"}
+        )
     path = resolve(static_name(request.path))
     if path is None:
         return _error(errors.NOT_FOUND, "no such static file")
@@ -67,8 +68,12 @@ def serve_static(request: Request) -> Response:
     body, gzipped, etag = _load(path, st.st_mtime_ns, st.st_size)
     ext = os.path.splitext(path)[1]
     content_type = _TYPES.get(ext) or mimetypes.guess_type(path)[0] or "application/octet-stream"
-    headers = {"Cache-Control": _FOREVER if _HASHED.search(path) else "no-cache", "ETag": etag,
-               "Vary": "Accept-Encoding", "X-Content-Type-Options": "nosniff"}
+    headers = {
+        "Cache-Control": _FOREVER if _HASHED.search(path) else "no-cache",
+        "ETag": etag,
+        "Vary": "Accept-Encoding",
+        "X-Content-Type-Options": "nosniff",
+    }
     if etag in request.headers.get("If-None-Match", ""):
         return Response(status=304, headers=headers)
     if gzipped is not None and "gzip" in request.headers.get("Accept-Encoding", ""):

@@ -41,8 +41,9 @@ class _Loader(base_plugin.TBLoader):
 
 def make_app(logdir: str, catalog_factory: Callable[[str], Any] | None = None):
     """(TensorBoard WSGI app, our plugin instance), built the way `tensorboard` builds it (TensorBoardWSGIApp)."""
-    flags = argparse.Namespace(logdir=logdir, path_prefix="", samples_per_plugin={}, window_title="",
-                               generic_data="false")
+    flags = argparse.Namespace(
+        logdir=logdir, path_prefix="", samples_per_plugin={}, window_title="", generic_data="false"
+    )
     loader = _Loader(catalog_factory)
     app = application.TensorBoardWSGIApp(flags, [loader], data_provider=None)
     assert loader.plugin is not None, "TensorBoard failed to load the plugin (see log)"
@@ -83,6 +84,7 @@ def wait_indexed(client: Client, timeout: float = 60) -> dict:
 
 # ------------------------------------------------------------------------------------------------ JSON Schema
 
+
 def load_schema(path: str = SCHEMA_PATH) -> dict:
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -94,16 +96,30 @@ def validator(schema: dict, type_name: str) -> jsonschema.Draft7Validator:
 
 
 def schema_errors(schema: dict, type_name: str, value: Any) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator(schema, type_name)
-            .iter_errors(value)][:5]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator(schema, type_name).iter_errors(value)
+    ][:5]
 
 
 # ------------------------------------------------------------------------------------------------ FAKE catalog
 
+
 def _health(i: int) -> dict:
     bad = i % 7 == 3
-    return {"mode": "FULL_HEALTH", "tensor_id": np.int64(i), "device_id": -1, "dtype": "float32", "rank": 2,
-            "size": 12, "neg_inf": 1 if bad else 0, "pos_inf": 0, "nan": 0, "neg": 3, "zero": 2, "pos": 6}
+    return {
+        "mode": "FULL_HEALTH",
+        "tensor_id": np.int64(i),
+        "device_id": -1,
+        "dtype": "float32",
+        "rank": 2,
+        "size": 12,
+        "neg_inf": 1 if bad else 0,
+        "pos_inf": 0,
+        "nan": 0,
+        "neg": 3,
+        "zero": 2,
+        "pos": 6,
+    }
 
 
 class FakeRun:
@@ -112,34 +128,100 @@ class FakeRun:
     def __init__(self, name: str, n_graph_executions: int = 1500):
         self.name = name
         self.calls: list[tuple] = []
-        self.rows = [{"index": i, "wall_time": 1000.0 + i, "op_name": f"model/dense_{i % 5}/MatMul",
-                      "op_type": "MatMul" if i % 2 else "Log", "output_slot": 0, "graph_id": "g1" if i % 3 else "g2",
-                      "device_name": None, "host": "h", "health": _health(i)} for i in range(n_graph_executions)]
-        self.execs = [{"index": i, "wall_time": np.float64(900.0 + i), "op_type": "__inference_f_1", "is_function": True,
-                       "num_outputs": 1, "host": "h", "tensor_debug_mode": "FULL_HEALTH", "neg_inf": 0,
-                       "pos_inf": 0, "nan": 1 if i == 2 else 0, "alert": i == 2, "graph_id": "g1"}
-                      for i in range(4)]
-        self.alert_rows = [{"index": i, "type": "InfNanAlert", "source": "graph_execution", "source_index": r["index"],
-                            "wall_time": r["wall_time"], "op_name": r["op_name"], "op_type": r["op_type"],
-                            "graph_id": r["graph_id"], "output_slot": 0, "neg_inf": 1, "pos_inf": 0, "nan": 0,
-                            "size": 12, "role": "producer" if i == 0 else "propagator"}
-                           for i, r in enumerate(r for r in self.rows if r["health"]["neg_inf"])]
-        self.frames = {f"f{i}": {"id": f"f{i}", "host": "h", "path": "/u/train.py", "line": 10 + i,
-                                 "function": "<module>", "source_index": 0, "is_user": True} for i in range(3)}
+        self.rows = [
+            {
+                "index": i,
+                "wall_time": 1000.0 + i,
+                "op_name": f"model/dense_{i % 5}/MatMul",
+                "op_type": "MatMul" if i % 2 else "Log",
+                "output_slot": 0,
+                "graph_id": "g1" if i % 3 else "g2",
+                "device_name": None,
+                "host": "h",
+                "health": _health(i),
+            }
+            for i in range(n_graph_executions)
+        ]
+        self.execs = [
+            {
+                "index": i,
+                "wall_time": np.float64(900.0 + i),
+                "op_type": "__inference_f_1",
+                "is_function": True,
+                "num_outputs": 1,
+                "host": "h",
+                "tensor_debug_mode": "FULL_HEALTH",
+                "neg_inf": 0,
+                "pos_inf": 0,
+                "nan": 1 if i == 2 else 0,
+                "alert": i == 2,
+                "graph_id": "g1",
+            }
+            for i in range(4)
+        ]
+        self.alert_rows = [
+            {
+                "index": i,
+                "type": "InfNanAlert",
+                "source": "graph_execution",
+                "source_index": r["index"],
+                "wall_time": r["wall_time"],
+                "op_name": r["op_name"],
+                "op_type": r["op_type"],
+                "graph_id": r["graph_id"],
+                "output_slot": 0,
+                "neg_inf": 1,
+                "pos_inf": 0,
+                "nan": 0,
+                "size": 12,
+                "role": "producer" if i == 0 else "propagator",
+            }
+            for i, r in enumerate(r for r in self.rows if r["health"]["neg_inf"])
+        ]
+        self.frames = {
+            f"f{i}": {
+                "id": f"f{i}",
+                "host": "h",
+                "path": "/u/train.py",
+                "line": 10 + i,
+                "function": "<module>",
+                "source_index": 0,
+                "is_user": True,
+            }
+            for i in range(3)
+        }
 
     def info(self):
-        return {"name": self.name, "start_time": 1000.0, "tf_version": "2.21.0", "tfdbg_run_id": "abc", "hosts": ["h"],
-                "debug_modes": ["FULL_HEALTH"],
-                "counts": {"executions": len(self.execs), "graph_executions": len(self.rows), "graphs": 2, "ops": 5,
-                           "source_files": 1, "stack_frames": 3, "alerts": len(self.alert_rows),
-                           "alerts_by_type": {"InfNanAlert": len(self.alert_rows)}},
-                "status": {"bytes_read": 10, "bytes_total": 10, "done": True, "last_refresh": None, "notices": []}}
+        return {
+            "name": self.name,
+            "start_time": 1000.0,
+            "tf_version": "2.21.0",
+            "tfdbg_run_id": "abc",
+            "hosts": ["h"],
+            "debug_modes": ["FULL_HEALTH"],
+            "counts": {
+                "executions": len(self.execs),
+                "graph_executions": len(self.rows),
+                "graphs": 2,
+                "ops": 5,
+                "source_files": 1,
+                "stack_frames": 3,
+                "alerts": len(self.alert_rows),
+                "alerts_by_type": {"InfNanAlert": len(self.alert_rows)},
+            },
+            "status": {"bytes_read": 10, "bytes_total": 10, "done": True, "last_refresh": None, "notices": []},
+        }
 
     def alerts(self, begin, end, alert_type=None, producers_only=False):
         self.calls.append(("alerts", begin, end, alert_type, producers_only))
         rows = [a for a in self.alert_rows if not producers_only or a["role"] == "producer"]
-        return {"begin": begin, "end": end, "total": len(rows), "totals_by_type": {"InfNanAlert": len(rows)},
-                "alerts": rows[begin:end]}
+        return {
+            "begin": begin,
+            "end": end,
+            "total": len(rows),
+            "totals_by_type": {"InfNanAlert": len(rows)},
+            "alerts": rows[begin:end],
+        }
 
     def executions(self, begin, end):
         return {"begin": begin, "end": end, "total": len(self.execs), "executions": self.execs[begin:end]}
@@ -149,41 +231,88 @@ class FakeRun:
         if index >= len(self.execs):
             raise NotFound(f"no execution {index}")
         values = np.array([1.0, math.nan, math.inf, -math.inf], dtype=np.float32)[:max_elements]
-        return {**self.execs[index], "input_tensor_ids": [1], "output_tensor_ids": [2], "output_tensor_device_ids": [1],
-                "output_devices": [None], "outputs": [{"mode": "EMPTY"}],
-                "values": [{"dtype": "float32", "shape": [4], "size": 4, "begin": 0, "end": len(values),
-                            "truncated": len(values) < 4, "values": values}],
-                "stack_frame_ids": ["f0"], "graph_name": None}
+        return {
+            **self.execs[index],
+            "input_tensor_ids": [1],
+            "output_tensor_ids": [2],
+            "output_tensor_device_ids": [1],
+            "output_devices": [None],
+            "outputs": [{"mode": "EMPTY"}],
+            "values": [
+                {
+                    "dtype": "float32",
+                    "shape": [4],
+                    "size": 4,
+                    "begin": 0,
+                    "end": len(values),
+                    "truncated": len(values) < 4,
+                    "values": values,
+                }
+            ],
+            "stack_frame_ids": ["f0"],
+            "graph_name": None,
+        }
 
     def graph_executions(self, begin, end, op_type=None, op_name=None, graph_id=None, only_nonfinite=False):
         self.calls.append(("graph_executions", begin, end, op_type, op_name, graph_id, only_nonfinite))
-        rows = [r for r in self.rows if (op_type is None or r["op_type"] == op_type)
-                and (op_name is None or op_name.lower() in r["op_name"].lower())
-                and (graph_id is None or r["graph_id"] == graph_id)
-                and (not only_nonfinite or r["health"]["neg_inf"])]
-        return {"begin": begin, "end": end, "total": len(rows), "unfiltered_total": len(self.rows),
-                "rows": rows[begin:end]}
+        rows = [
+            r
+            for r in self.rows
+            if (op_type is None or r["op_type"] == op_type)
+            and (op_name is None or op_name.lower() in r["op_name"].lower())
+            and (graph_id is None or r["graph_id"] == graph_id)
+            and (not only_nonfinite or r["health"]["neg_inf"])
+        ]
+        return {
+            "begin": begin,
+            "end": end,
+            "total": len(rows),
+            "unfiltered_total": len(self.rows),
+            "rows": rows[begin:end],
+        }
 
     def graph_execution(self, index, begin=0, max_elements=1000):
         self.calls.append(("graph_execution", index, begin, max_elements))
         if index >= len(self.rows):
             raise NotFound(f"no graph execution {index}")
-        return {**self.rows[index], "tensor_debug_mode": "FULL_HEALTH", "value": None, "graph_name": "f",
-                "graph_chain": ["g2", self.rows[index]["graph_id"]]}
+        return {
+            **self.rows[index],
+            "tensor_debug_mode": "FULL_HEALTH",
+            "value": None,
+            "graph_name": "f",
+            "graph_chain": ["g2", self.rows[index]["graph_id"]],
+        }
 
     def graph(self, graph_id):
         if graph_id not in ("g1", "g2"):
             raise NotFound(f"no graph {graph_id!r}")
-        return {"graph_id": graph_id, "name": "f", "outer_graph_id": None, "chain": [{"graph_id": graph_id, "name": "f"}],
-                "inner_graphs": [], "op_count": 5}
+        return {
+            "graph_id": graph_id,
+            "name": "f",
+            "outer_graph_id": None,
+            "chain": [{"graph_id": graph_id, "name": "f"}],
+            "inner_graphs": [],
+            "op_count": 5,
+        }
 
     def op(self, graph_id, op_name, near=None):
         self.calls.append(("op", graph_id, op_name, near))
         if (graph_id, op_name) != ("g1", "Log"):
             raise NotFound(f"no op {op_name!r} in graph {graph_id!r}")
-        return {"graph_id": "g1", "graph_chain": [{"graph_id": "g1", "name": "f"}], "op_name": "Log", "op_type": "Log",
-                "device_name": None, "num_outputs": 1, "output_tensor_ids": [7], "stack_frame_ids": ["f0"],
-                "host": "h", "traces": {"count": 0, "indices": []}, "inputs": [], "consumers": []}
+        return {
+            "graph_id": "g1",
+            "graph_chain": [{"graph_id": "g1", "name": "f"}],
+            "op_name": "Log",
+            "op_type": "Log",
+            "device_name": None,
+            "num_outputs": 1,
+            "output_tensor_ids": [7],
+            "stack_frame_ids": ["f0"],
+            "host": "h",
+            "traces": {"count": 0, "indices": []},
+            "inputs": [],
+            "consumers": [],
+        }
 
     def source_files(self):
         return {"files": [{"index": 0, "host": "h", "path": "/u/train.py", "line_count": 3, "is_user": True}]}
@@ -192,8 +321,16 @@ class FakeRun:
         self.calls.append(("source_file", index, begin_line, end_line))
         if index != 0:
             raise NotFound(f"no source file {index}")
-        return {"index": 0, "host": "h", "path": "/u/train.py", "line_count": 3, "begin_line": 1, "end_line": 3,
-                "lines": ["a", "b", "c"], "op_lines": [2]}
+        return {
+            "index": 0,
+            "host": "h",
+            "path": "/u/train.py",
+            "line_count": 3,
+            "begin_line": 1,
+            "end_line": 3,
+            "lines": ["a", "b", "c"],
+            "op_lines": [2],
+        }
 
     def stack_frames(self, ids):
         for i in ids:
@@ -202,8 +339,13 @@ class FakeRun:
         return {"frames": [self.frames[i] for i in ids]}
 
     def root_cause(self):
-        return {"status": "clean", "message": "No tensor was -inf, +inf or NaN.", "producer": None, "producers": 0,
-                "propagators": 0}
+        return {
+            "status": "clean",
+            "message": "No tensor was -inf, +inf or NaN.",
+            "producer": None,
+            "producers": 0,
+            "propagators": 0,
+        }
 
 
 class FakeCatalog:

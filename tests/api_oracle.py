@@ -16,8 +16,14 @@ def oracle(dump_dir: str) -> dict:
     sys.path.insert(0, HERE)
     import dumps
 
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), dump_dir], capture_output=True, text=True,
-                          env=dumps.env_for_tf(), timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), dump_dir],
+        capture_output=True,
+        text=True,
+        env=dumps.env_for_tf(),
+        timeout=300,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"oracle failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -36,20 +42,44 @@ def _main(dump_dir: str) -> None:
             "tf_version": reader.tensorflow_version(),
             "tfdbg_run_id": reader.tfdbg_run_id(),
             "start_time": reader.starting_wall_time(),
-            "executions": [{"op_type": e.op_type, "num_outputs": e.num_outputs, "wall_time": e.wall_time,
-                            "output_tensor_ids": list(e.output_tensor_ids or []),
-                            "stack_frame_ids": list(e.stack_frame_ids)} for e in executions],
-            "traces": [{"op_name": t.op_name, "op_type": t.op_type, "output_slot": t.output_slot,
-                        "graph_id": t.graph_id, "wall_time": t.wall_time} for t in traces],
-            "source_files": [{"host": h, "path": p, "line_count": len(reader.source_lines(h, p))}
-                             for h, p in reader.source_file_list()],
+            "executions": [
+                {
+                    "op_type": e.op_type,
+                    "num_outputs": e.num_outputs,
+                    "wall_time": e.wall_time,
+                    "output_tensor_ids": list(e.output_tensor_ids or []),
+                    "stack_frame_ids": list(e.stack_frame_ids),
+                }
+                for e in executions
+            ],
+            "traces": [
+                {
+                    "op_name": t.op_name,
+                    "op_type": t.op_type,
+                    "output_slot": t.output_slot,
+                    "graph_id": t.graph_id,
+                    "wall_time": t.wall_time,
+                }
+                for t in traces
+            ],
+            "source_files": [
+                {"host": h, "path": p, "line_count": len(reader.source_lines(h, p))}
+                for h, p in reader.source_file_list()
+            ],
             "first_execution_stack": [{"path": f[0], "line": f[1], "function": f[2]} for f in first_stack],
-            "graphs": {g: {"name": reader.graph_by_id(g).name, "outer": reader.graph_by_id(g).outer_graph_id}
-                       for g in graph_ids},
-            "ops": {f"{t.graph_id}/{t.op_name}": {
-                "op_type": t.op_type,
-                "input_names": list(reader.graph_by_id(t.graph_id).get_op_creation_digest(t.op_name).input_names or [])}
-                for t in traces},
+            "graphs": {
+                g: {"name": reader.graph_by_id(g).name, "outer": reader.graph_by_id(g).outer_graph_id}
+                for g in graph_ids
+            },
+            "ops": {
+                f"{t.graph_id}/{t.op_name}": {
+                    "op_type": t.op_type,
+                    "input_names": list(
+                        reader.graph_by_id(t.graph_id).get_op_creation_digest(t.op_name).input_names or []
+                    ),
+                }
+                for t in traces
+            },
         }
     print(json.dumps(out))
 

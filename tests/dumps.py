@@ -57,7 +57,11 @@ def make_dump(name: str, *args: str, timeout: float = 600) -> str:
         os.makedirs(out)
         proc = subprocess.run(
             [sys.executable, program_path(name), os.path.join(out, "dump"), *args],
-            cwd=ROOT, env=env_for_tf(), capture_output=True, text=True, timeout=timeout,
+            cwd=ROOT,
+            env=env_for_tf(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         if proc.returncode != 0:
             raise RuntimeError(f"tests/programs/{name}.py failed ({proc.returncode}):\n{proc.stderr[-4000:]}")

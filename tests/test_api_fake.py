@@ -88,9 +88,15 @@ def _bad_cases():
             yield spec.name, {**base, "begin": 0, "end": PAGE_CAP + 1}, 400, errors.PAGE_TOO_LARGE
         if spec.needs_run:
             yield spec.name, {**base, "run": "no_such_run"}, 404, errors.NOT_FOUND
-    for route, key, value in (("execution", "index", 4), ("graph_execution", "index", 10**6),
-                              ("source_file", "index", 1), ("graph", "graph_id", "nope"),
-                              ("op", "op_name", "Nope"), ("op", "graph_id", "g2"), ("stack_frames", "ids", "f0,zz")):
+    for route, key, value in (
+        ("execution", "index", 4),
+        ("graph_execution", "index", 10**6),
+        ("source_file", "index", 1),
+        ("graph", "graph_id", "nope"),
+        ("op", "op_name", "Nope"),
+        ("op", "graph_id", "g2"),
+        ("stack_frames", "ids", "f0,zz"),
+    ):
         yield route, {**VALID[route], key: value}, 404, errors.NOT_FOUND
     yield "source_file", {**VALID["source_file"], "begin_line": 5, "end_line": 4}, 400, errors.BAD_PARAMETER
     yield "source_file", {**VALID["source_file"], "begin_line": 0}, 400, errors.BAD_PARAMETER
@@ -105,8 +111,7 @@ def test_bad_case_table_is_big_enough():
     assert len(BAD_CASES) > 150
 
 
-@pytest.mark.parametrize("route,params,status,code", BAD_CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CASES)])
+@pytest.mark.parametrize("route,params,status,code", BAD_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CASES)])
 def test_bad_parameters_give_documented_4xx(client, route, params, status, code):
     got_status, _, body = get(client, url(route, **params))
     assert (got_status, body["error"]["code"]) == (status, code), body
@@ -140,8 +145,12 @@ def test_unknown_route_is_json_404(client, path):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(route=st.sampled_from(sorted(VALID)), key=st.text(min_size=1, max_size=12),
-       value=st.text(max_size=30), use_known_key=st.booleans())
+@given(
+    route=st.sampled_from(sorted(VALID)),
+    key=st.text(min_size=1, max_size=12),
+    value=st.text(max_size=30),
+    use_known_key=st.booleans(),
+)
 def test_fuzzed_parameters_never_500(client, route, key, value, use_known_key):
     params = dict(VALID[route])
     spec = ROUTES_BY_NAME[route]
@@ -151,8 +160,12 @@ def test_fuzzed_parameters_never_500(client, route, key, value, use_known_key):
     status, _, body = get(client, url(route, **params))
     assert status in (200, 400, 404), (route, params, body)
     if status != 200:
-        assert body["error"]["code"] in (errors.BAD_PARAMETER, errors.MISSING_PARAMETER, errors.PAGE_TOO_LARGE,
-                                         errors.NOT_FOUND)
+        assert body["error"]["code"] in (
+            errors.BAD_PARAMETER,
+            errors.MISSING_PARAMETER,
+            errors.PAGE_TOO_LARGE,
+            errors.NOT_FOUND,
+        )
 
 
 # ------------------------------------------------------------------------------------------------ behaviour
@@ -191,8 +204,11 @@ def test_end_beyond_total_is_clamped(client):
 def test_all_alerts_reachable_by_paging(client):
     total = ok(client, "alerts", run="run_a", begin=0, end=0)["total"]
     assert total > 0
-    seen = [a["index"] for b in range(0, total, 100)
-            for a in ok(client, "alerts", run="run_a", begin=b, end=b + 100)["alerts"]]
+    seen = [
+        a["index"]
+        for b in range(0, total, 100)
+        for a in ok(client, "alerts", run="run_a", begin=b, end=b + 100)["alerts"]
+    ]
     assert seen == list(range(total))
 
 
@@ -272,16 +288,28 @@ def test_a_bug_in_the_index_is_json_500_not_html():
 
     c = Client(make_app("/x", Broken)[0])
     status, _, body = get(c, url("graph", run="run_a", graph_id="g1"))
-    assert status == 500 and body["error"]["code"] == errors.INTERNAL and "ZeroDivisionError" in body["error"]["message"]
+    assert (
+        status == 500 and body["error"]["code"] == errors.INTERNAL and "ZeroDivisionError" in body["error"]["message"]
+    )
 
 
 def test_static_bundle_and_traversal(client):
     resp = client.get("/data/plugin/dbg/index.js")
     assert resp.status_code == 200 and resp.headers["Content-Type"].startswith("text/javascript")
     assert resp.headers["X-Content-Type-Options"] == "nosniff" and len(resp.get_data()) > 0
-    for path in ("static/../plugin.py", "static/%2e%2e/plugin.py", "static/..%2fplugin.py", "static/%2e%2e%2fplugin.py",
-                 "static//etc/passwd", "static/%2fetc%2fpasswd", "static/..%5cplugin.py", "static/%00index.js",
-                 "static/../../../../../../etc/passwd", "static/", "static/nope.js"):
+    for path in (
+        "static/../plugin.py",
+        "static/%2e%2e/plugin.py",
+        "static/..%2fplugin.py",
+        "static/%2e%2e%2fplugin.py",
+        "static//etc/passwd",
+        "static/%2fetc%2fpasswd",
+        "static/..%5cplugin.py",
+        "static/%00index.js",
+        "static/../../../../../../etc/passwd",
+        "static/",
+        "static/nope.js",
+    ):
         resp = client.get("/data/plugin/dbg/" + path)
         assert resp.status_code == 404, path
         assert json.loads(resp.get_data())["error"]["code"] == "not_found", path

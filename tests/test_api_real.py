@@ -70,7 +70,9 @@ def test_executions_match_tf_reader(served, run_name, tf_view):
     body = ok(client, "executions", run=run_name, begin=0, end=PAGE_CAP)
     assert body["total"] == len(tf_view["executions"]) == len(body["executions"])
     assert [e["op_type"] for e in body["executions"]] == [e["op_type"] for e in tf_view["executions"]]
-    assert [e["wall_time"] for e in body["executions"]] == pytest.approx([e["wall_time"] for e in tf_view["executions"]])
+    assert [e["wall_time"] for e in body["executions"]] == pytest.approx(
+        [e["wall_time"] for e in tf_view["executions"]]
+    )
     detail = ok(client, "execution", run=run_name, index=0)
     assert detail["stack_frame_ids"] == tf_view["executions"][0]["stack_frame_ids"]
     assert detail["output_tensor_ids"] == tf_view["executions"][0]["output_tensor_ids"]
@@ -83,7 +85,8 @@ def test_graph_executions_match_tf_reader(served, run_name, tf_view):
         rows += ok(client, "graph_executions", run=run_name, begin=begin, end=begin + 100)["rows"]
     assert [r["index"] for r in rows] == list(range(len(tf_view["traces"])))
     assert [(r["op_name"], r["op_type"], r["output_slot"], r["graph_id"]) for r in rows] == [
-        (t["op_name"], t["op_type"], t["output_slot"], t["graph_id"]) for t in tf_view["traces"]]
+        (t["op_name"], t["op_type"], t["output_slot"], t["graph_id"]) for t in tf_view["traces"]
+    ]
 
 
 def test_graphs_and_ops_match_tf_reader(served, run_name, tf_view):
@@ -103,7 +106,8 @@ def test_sources_and_stack_frames_match_tf_reader(served, run_name, tf_view):
     client = served[0]
     files = ok(client, "source_files", run=run_name)["files"]
     assert [(f["host"], f["path"], f["line_count"]) for f in files] == [
-        (f["host"], f["path"], f["line_count"]) for f in tf_view["source_files"]]
+        (f["host"], f["path"], f["line_count"]) for f in tf_view["source_files"]
+    ]
     demo = next(f for f in files if f["path"].endswith("buggy_mlp.py"))
     assert demo["is_user"]
     with open(demo["path"], encoding="utf-8") as f:
@@ -114,7 +118,8 @@ def test_sources_and_stack_frames_match_tf_reader(served, run_name, tf_view):
     frames = ok(client, "stack_frames", run=run_name, ids=",".join(reversed(ids)))["frames"]
     assert [f["id"] for f in frames] == list(reversed(ids))  # request order
     assert [(f["path"], f["line"], f["function"]) for f in reversed(frames)] == [
-        (f["path"], f["line"], f["function"]) for f in tf_view["first_execution_stack"]]
+        (f["path"], f["line"], f["function"]) for f in tf_view["first_execution_stack"]
+    ]
 
 
 # ------------------------------------------------------------------------------------------------ vs the index
@@ -134,12 +139,21 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ("execution", dict(index=3), lambda: run.execution(3)),
         ("execution", dict(index=3, max_elements=2), lambda: run.execution(3, max_elements=2)),
         ("graph_executions", dict(begin=10, end=60), lambda: run.graph_executions(10, 60)),
-        ("graph_executions", dict(begin=0, end=100, op_type="Log", only_nonfinite="false"),
-         lambda: run.graph_executions(0, 100, op_type="Log")),
-        ("graph_executions", dict(begin=0, end=100, only_nonfinite="true"),
-         lambda: run.graph_executions(0, 100, only_nonfinite=True)),
-        ("graph_executions", dict(begin=0, end=100, op_name="MATMUL", graph_id=graph_id),
-         lambda: run.graph_executions(0, 100, op_name="MATMUL", graph_id=graph_id)),
+        (
+            "graph_executions",
+            dict(begin=0, end=100, op_type="Log", only_nonfinite="false"),
+            lambda: run.graph_executions(0, 100, op_type="Log"),
+        ),
+        (
+            "graph_executions",
+            dict(begin=0, end=100, only_nonfinite="true"),
+            lambda: run.graph_executions(0, 100, only_nonfinite=True),
+        ),
+        (
+            "graph_executions",
+            dict(begin=0, end=100, op_name="MATMUL", graph_id=graph_id),
+            lambda: run.graph_executions(0, 100, op_name="MATMUL", graph_id=graph_id),
+        ),
         ("graph_execution", dict(index=n - 1), lambda: run.graph_execution(n - 1)),
         ("graph", dict(graph_id=graph_id), lambda: run.graph(graph_id)),
         ("op", dict(graph_id=graph_id, op_name=op_name), lambda: run.op(graph_id, op_name)),
@@ -183,10 +197,14 @@ def test_end_clamped_and_index_past_end_is_404(served, run_name, tf_view):
     n = len(tf_view["executions"])
     body = ok(client, "executions", run=run_name, begin=n - 2, end=n + 500)
     assert (body["end"], len(body["executions"])) == (n, 2)
-    for route, params in (("execution", dict(index=n)), ("graph_execution", dict(index=len(tf_view["traces"]))),
-                          ("source_file", dict(index=len(tf_view["source_files"]))), ("graph", dict(graph_id="x")),
-                          ("op", dict(graph_id=next(iter(tf_view["graphs"])), op_name="no/such/op")),
-                          ("stack_frames", dict(ids="no-such-frame"))):
+    for route, params in (
+        ("execution", dict(index=n)),
+        ("graph_execution", dict(index=len(tf_view["traces"]))),
+        ("source_file", dict(index=len(tf_view["source_files"]))),
+        ("graph", dict(graph_id="x")),
+        ("op", dict(graph_id=next(iter(tf_view["graphs"])), op_name="no/such/op")),
+        ("stack_frames", dict(ids="no-such-frame")),
+    ):
         status, _, err = get(client, url(route, run=run_name, **params))
         assert status == 404 and err["error"]["code"] == errors.NOT_FOUND, (route, err)
     status, _, err = get(client, url("execution", run=run_name, index=-1))
@@ -196,10 +214,16 @@ def test_end_clamped_and_index_past_end_is_404(served, run_name, tf_view):
 def _valid_params(run_name: str, tf_view: dict) -> dict:
     graph_id, op_name = next(iter(tf_view["ops"])).split("/", 1)
     return {
-        "runs": {}, "openapi.json": {}, "source_files": {"run": run_name}, "root_cause": {"run": run_name},
-        "alerts": {"run": run_name, "begin": 0, "end": 5}, "executions": {"run": run_name, "begin": 0, "end": 5},
-        "graph_executions": {"run": run_name, "begin": 0, "end": 5}, "execution": {"run": run_name, "index": 0},
-        "graph_execution": {"run": run_name, "index": 0}, "graph": {"run": run_name, "graph_id": graph_id},
+        "runs": {},
+        "openapi.json": {},
+        "source_files": {"run": run_name},
+        "root_cause": {"run": run_name},
+        "alerts": {"run": run_name, "begin": 0, "end": 5},
+        "executions": {"run": run_name, "begin": 0, "end": 5},
+        "graph_executions": {"run": run_name, "begin": 0, "end": 5},
+        "execution": {"run": run_name, "index": 0},
+        "graph_execution": {"run": run_name, "index": 0},
+        "graph": {"run": run_name, "graph_id": graph_id},
         "op": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
         "source_file": {"run": run_name, "index": 0},
         "stack_frames": {"run": run_name, "ids": tf_view["executions"][0]["stack_frame_ids"][0]},
@@ -215,8 +239,13 @@ def test_fuzzed_requests_on_the_real_index_never_500(served, run_name, tf_view, 
     params = dict(valid[route])
     names = [p.name for p in ROUTES_BY_NAME[route].params] + ["zz"]
     for name in data.draw(st.lists(st.sampled_from(names), max_size=3, unique=True)):
-        params[name] = data.draw(st.one_of(st.text(max_size=20), st.integers(-5, 10**7).map(str),
-                                           st.sampled_from(["", "-1", "0", "1000", "true", "NaN", "%2e%2e", ","])))
+        params[name] = data.draw(
+            st.one_of(
+                st.text(max_size=20),
+                st.integers(-5, 10**7).map(str),
+                st.sampled_from(["", "-1", "0", "1000", "true", "NaN", "%2e%2e", ","]),
+            )
+        )
     status, _, body = get(served[0], url(route, **params))
     assert status in (200, 400, 404), (route, params, body)
     if status == 200 and ROUTES_BY_NAME[route].response:
@@ -224,12 +253,15 @@ def test_fuzzed_requests_on_the_real_index_never_500(served, run_name, tf_view, 
 
 
 def test_viewer_does_not_import_tensorflow(demo_logdir):
-    code = ("import sys, json; sys.path.insert(0, 'tests'); from api_helpers import make_app, ok; "
-            "from werkzeug.test import Client; c = Client(make_app(sys.argv[1])[0]); ok(c, 'runs'); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras'))))")
+    code = (
+        "import sys, json; sys.path.insert(0, 'tests'); from api_helpers import make_app, ok; "
+        "from werkzeug.test import Client; c = Client(make_app(sys.argv[1])[0]); ok(c, 'runs'); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras'))))"
+    )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    proc = subprocess.run([sys.executable, "-c", code, demo_logdir], cwd=root, capture_output=True, text=True,
-                          timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, demo_logdir], cwd=root, capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
 
@@ -262,8 +294,12 @@ def test_real_tensorboard_process(demo_logdir, demo_dump):
         status, headers, body = tb.get("/data/plugin/dbg/index.js")
         assert status == 200 and headers["Content-Type"].startswith("text/javascript")
         assert tb.get_json("/data/plugin/dbg/openapi.json")["openapi"].startswith("3.1")
-        for path in ("static/..%2fplugin.py", "static/%2e%2e/%2e%2e/tensorboard_plugin_dbg/plugin.py",
-                     "static/%2fetc%2fpasswd", "static/..%5c..%5cplugin.py"):
+        for path in (
+            "static/..%2fplugin.py",
+            "static/%2e%2e/%2e%2e/tensorboard_plugin_dbg/plugin.py",
+            "static/%2fetc%2fpasswd",
+            "static/..%5c..%5cplugin.py",
+        ):
             status, headers, body = tb.get("/data/plugin/dbg/" + path)
             assert status == 404 and b"DbgPlugin" not in body and b"root:" not in body, path
         status, _, body = tb.get("/data/plugin/dbg/runs?run=x")  # runs takes no parameters

@@ -30,11 +30,24 @@ def test_non_finite_floats_become_the_wire_strings():
 
 
 def test_numpy_scalars_arrays_keys_and_bytes():
-    value = {np.int64(3): np.arange(3, dtype=np.int32), "f": np.float16(0.5), "b": np.bool_(True),
-             "m": np.array([[1.0, np.nan], [np.inf, 2.0]]), "t": (1, 2), "raw": b"ok\xff", "s": np.str_("x")}
+    value = {
+        np.int64(3): np.arange(3, dtype=np.int32),
+        "f": np.float16(0.5),
+        "b": np.bool_(True),
+        "m": np.array([[1.0, np.nan], [np.inf, 2.0]]),
+        "t": (1, 2),
+        "raw": b"ok\xff",
+        "s": np.str_("x"),
+    }
     assert json.loads(json_encoding.dumps(value)) == {
-        "3": [0, 1, 2], "f": 0.5, "b": True, "m": [[1.0, "NaN"], ["Infinity", 2.0]], "t": [1, 2],
-        "raw": "ok\ufffd", "s": "x"}
+        "3": [0, 1, 2],
+        "f": 0.5,
+        "b": True,
+        "m": [[1.0, "NaN"], ["Infinity", 2.0]],
+        "t": [1, 2],
+        "raw": "ok\ufffd",
+        "s": "x",
+    }
 
 
 def test_unencodable_object_is_a_type_error():
@@ -74,8 +87,10 @@ def _code(fn) -> str:
     return info.value.code
 
 
-@pytest.mark.parametrize("raw", ["-1", "abc", "1.0", "+1", " 1", "1 ", "1_0", "0x1", "\u0661", "1e3",
-                                 "99999999999999999999", "9007199254740992"])
+@pytest.mark.parametrize(
+    "raw",
+    ["-1", "abc", "1.0", "+1", " 1", "1 ", "1_0", "0x1", "\u0661", "1e3", "99999999999999999999", "9007199254740992"],
+)
 def test_bad_integers_are_400(raw):
     assert _code(lambda: INT.parse(raw)) == errors.BAD_PARAMETER
 
@@ -138,6 +153,17 @@ def test_static_resolve_stays_inside(tmp_path, monkeypatch):
     assert static_files.resolve("index.js") == str((inside / "index.js").resolve())
     assert static_files.resolve("sub/a.js") == str((inside / "sub" / "a.js").resolve())
     assert static_files.resolve("sub/../index.js") is not None  # stays inside: fine
-    for bad in ("../secret.txt", "sub/../../secret.txt", str(tmp_path / "secret.txt"), "/etc/passwd",
-                "\\etc\\passwd", "link.js", "index.js\x00", "", "sub", "C:/x", "missing.js"):
+    for bad in (
+        "../secret.txt",
+        "sub/../../secret.txt",
+        str(tmp_path / "secret.txt"),
+        "/etc/passwd",
+        "\\etc\\passwd",
+        "link.js",
+        "index.js\x00",
+        "",
+        "sub",
+        "C:/x",
+        "missing.js",
+    ):
         assert static_files.resolve(bad) is None, bad

@@ -22,13 +22,11 @@ def _row(markdown: str, metric_prefix: str) -> list[str]:
 
 def test_bench_100k_smoke(tmp_path):
     prefix = str(tmp_path / "smoke")
-    args = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--traces", "100000", "--reps", "5",
-            "--out", prefix]
+    args = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--traces", "100000", "--reps", "5", "--out", prefix]
     if not os.path.exists("/usr/bin/chromium"):
         args.append("--no-browser")
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-                          check=False)
+    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(prefix + ".md") as f:
         table = f.read()

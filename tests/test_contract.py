@@ -34,8 +34,12 @@ from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
 # in FULL_HEALTH; EXTRA adds other debug modes (CURT_HEALTH, SHAPE, NO_TENSOR, CONCISE_HEALTH, FULL_TENSOR values).
 # `live*` programs wait for a gate and never finish on their own; the demo comes from its fixture.
 EXCLUDED = {"demo", "live", "live_dashboard", "modes"}
-EXTRA = (("nan_div", "CURT_HEALTH"), ("nan_div", "SHAPE"), ("nan_sqrt", "FULL_TENSOR"),
-         *(("modes", m) for m in ("NO_TENSOR", "CONCISE_HEALTH", "FULL_TENSOR")))
+EXTRA = (
+    ("nan_div", "CURT_HEALTH"),
+    ("nan_div", "SHAPE"),
+    ("nan_sqrt", "FULL_TENSOR"),
+    *(("modes", m) for m in ("NO_TENSOR", "CONCISE_HEALTH", "FULL_TENSOR")),
+)
 
 
 def _programs() -> list[tuple[str, ...]]:
@@ -127,8 +131,9 @@ def answers(served):
 def test_every_route_was_exercised(answers):
     ok_routes = {route for route, _, status, _ in answers if status == 200}
     assert ok_routes == set(ROUTES_BY_NAME)
-    assert any(route == "graph_execution" and body.get("value") for route, _, status, body in answers
-               if status == 200), "no FULL_TENSOR value was served"
+    assert any(
+        route == "graph_execution" and body.get("value") for route, _, status, body in answers if status == 200
+    ), "no FULL_TENSOR value was served"
 
 
 def test_every_response_matches_the_schema(answers):
@@ -153,17 +158,23 @@ def test_only_num_fields_carry_non_finite_strings(answers):
 
 def _index_answer(run, route: str, p: dict):
     """What the index itself says for a route's parameters (the protocol call the route stands for)."""
-    i = {k: int(v) for k, v in p.items() if k in ("begin", "end", "index", "max_elements", "near", "begin_line",
-                                                   "end_line")}
+    i = {
+        k: int(v)
+        for k, v in p.items()
+        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line")
+    }
     calls = {
-        "alerts": lambda: run.alerts(i["begin"], i["end"], alert_type=p.get("type"),
-                                     producers_only=p.get("role") == "producer"),
+        "alerts": lambda: run.alerts(
+            i["begin"], i["end"], alert_type=p.get("type"), producers_only=p.get("role") == "producer"
+        ),
         "executions": lambda: run.executions(i["begin"], i["end"]),
         "execution": lambda: run.execution(i["index"], max_elements=i.get("max_elements", 1000)),
-        "graph_executions": lambda: run.graph_executions(i["begin"], i["end"],
-                                                         only_nonfinite=p.get("only_nonfinite") == "true"),
-        "graph_execution": lambda: run.graph_execution(i["index"], begin=i.get("begin", 0),
-                                                       max_elements=i.get("max_elements", 1000)),
+        "graph_executions": lambda: run.graph_executions(
+            i["begin"], i["end"], only_nonfinite=p.get("only_nonfinite") == "true"
+        ),
+        "graph_execution": lambda: run.graph_execution(
+            i["index"], begin=i.get("begin", 0), max_elements=i.get("max_elements", 1000)
+        ),
         "graph": lambda: run.graph(p["graph_id"]),
         "op": lambda: run.op(p["graph_id"], p["op_name"], near=i.get("near")),
         "source_files": run.source_files,

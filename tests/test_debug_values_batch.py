@@ -30,8 +30,8 @@ def _payloads(dump_dir: str) -> list[bytes]:
             data = f.read()
         at = 0
         while at + 12 <= len(data):
-            length = int.from_bytes(data[at:at + 8], "little")
-            out.append(data[at + 12:at + 12 + length])
+            length = int.from_bytes(data[at : at + 8], "little")
+            out.append(data[at + 12 : at + 12 + length])
             at += 16 + length
     return out
 
@@ -54,8 +54,9 @@ def _fast(payloads: list[bytes], modes: list[int]) -> list:
         starts.append(at + 12)
         at += len(p) + 16
     buf = np.frombuffer(b"".join(parts), np.uint8)
-    return debug_values.record_healths(buf, np.array(starts, np.int64),
-                                       np.array([len(p) for p in payloads], np.int64), np.array(modes, np.int64))
+    return debug_values.record_healths(
+        buf, np.array(starts, np.int64), np.array([len(p) for p in payloads], np.int64), np.array(modes, np.int64)
+    )
 
 
 def _mode_of(payload: bytes) -> int:
@@ -93,7 +94,7 @@ def _mutations(rng: random.Random, payload: bytes):
     elif kind == 2:  # a non-ASCII byte (invalid UTF-8 on its own) somewhere past the wall time
         b[rng.randrange(9, len(b))] = rng.choice((0x80, 0xC3, 0xFF))
     elif kind == 3:  # cut short
-        del b[rng.randrange(1, len(b)):]
+        del b[rng.randrange(1, len(b)) :]
     elif kind == 4:  # junk appended (an unknown trailing field, or garbage)
         b += bytes(rng.randrange(256) for _ in range(rng.randint(1, 6)))
     elif kind == 5:  # a byte inserted
@@ -125,8 +126,27 @@ def test_fast_path_never_differs_on_fuzzed_records(mode_records, mode_name):
 
 def test_odd_vectors_decode_as_one_at_a_time():
     rng = np.random.default_rng(7)
-    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.5, -1.5, 2.0 ** 62, -2.0 ** 62, 2.0 ** 63, 1e300, -1e300,
-                        2.0 ** 53 + 1, 7.0, 128.0, -3.0, 1.0, 0.0])
+    special = np.array(
+        [
+            np.nan,
+            np.inf,
+            -np.inf,
+            -0.0,
+            0.5,
+            -1.5,
+            2.0**62,
+            -(2.0**62),
+            2.0**63,
+            1e300,
+            -1e300,
+            2.0**53 + 1,
+            7.0,
+            128.0,
+            -3.0,
+            1.0,
+            0.0,
+        ]
+    )
     for mode, width in ((2, 2), (3, 5), (4, 11), (5, 10)):
         vectors = rng.choice(special, size=(400, width + 1))
         if mode == 5:  # ranks around and beyond 6, negative ranks
@@ -157,7 +177,7 @@ def test_page_read_crosses_gaps_and_files():
     buf, starts, lengths = record_reads.read_trace_payloads(run, rows[::-1].copy())
     for k, row in enumerate(rows[::-1].tolist()):
         assert lengths[k] > 0
-        event = schema.parse_event(buf[starts[k]:starts[k] + lengths[k]].tobytes())
+        event = schema.parse_event(buf[starts[k] : starts[k] + lengths[k]].tobytes())
         assert event == run.read_trace_event(row)
 
 
@@ -168,8 +188,9 @@ def test_alert_pages_equal_one_record_reads():
         if alert["source"] != "graph_execution":
             continue
         health = run.trace_health(alert["source_index"])
-        assert [alert[c] for c in ("neg_inf", "pos_inf", "nan", "size")] == \
-            [health.get(c) for c in ("neg_inf", "pos_inf", "nan", "size")]
+        assert [alert[c] for c in ("neg_inf", "pos_inf", "nan", "size")] == [
+            health.get(c) for c in ("neg_inf", "pos_inf", "nan", "size")
+        ]
         assert not any(isinstance(v, float) and not math.isfinite(v) for v in alert.values())
 
 
@@ -182,6 +203,6 @@ def test_records_longer_than_the_tail_read_are_read_again(monkeypatch):
         buf, starts, lengths = record_reads.read_trace_payloads(run, rows)
         for k in range(n):
             assert lengths[k] > 0
-            assert schema.parse_event(buf[starts[k]:starts[k] + lengths[k]].tobytes()) == run.read_trace_event(k)
+            assert schema.parse_event(buf[starts[k] : starts[k] + lengths[k]].tobytes()) == run.read_trace_event(k)
         modes = np.array([run.kind_info(k)[3] for k in run.traces.view("kind", n).tolist()], np.int64)
         assert record_reads.trace_healths(run, rows, modes)[0] == [run.trace_health(i) for i in range(n)]

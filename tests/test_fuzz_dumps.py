@@ -61,9 +61,10 @@ def _rows(run) -> dict:
     n_exec, n_tr = run.info()["counts"]["executions"], run.info()["counts"]["graph_executions"]
     execs = [r for b in range(0, n_exec, 1000) for r in run.executions(b, min(n_exec, b + 1000))["executions"]]
     traces = [r for b in range(0, n_tr, 1000) for r in run.graph_executions(b, min(n_tr, b + 1000))["rows"]]
-    return {"execution": [(r["wall_time"], r["op_type"], r["num_outputs"]) for r in execs],
-            "graph_execution_traces": [(r["wall_time"], r["op_name"], r["output_slot"], r["graph_id"])
-                                       for r in traces]}
+    return {
+        "execution": [(r["wall_time"], r["op_type"], r["num_outputs"]) for r in execs],
+        "graph_execution_traces": [(r["wall_time"], r["op_name"], r["output_slot"], r["graph_id"]) for r in traces],
+    }
 
 
 def _expectations(files: dict, rows: dict, run) -> dict:
@@ -75,7 +76,7 @@ def _expectations(files: dict, rows: dict, run) -> dict:
     for suffix, out in (("stack_frames", frames), ("graphs", graph_items)):
         data = files[suffix]
         for start, end in spans(data):
-            event = schema.parse_event(data[start + 12:end - 4])
+            event = schema.parse_event(data[start + 12 : end - 4])
             what = event.WhichOneof("what")
             if what == "stack_frame_with_id":
                 flc = event.stack_frame_with_id.file_line_col
@@ -103,7 +104,7 @@ def base(demo_dump) -> Base:
         with open(os.path.join(demo_dump, f"{prefix}.{suffix}"), "rb") as f:
             files[suffix] = f.read()
     full_sources = files["source_files"]
-    files["source_files"] = full_sources[:spans(full_sources)[SOURCE_RECORDS - 1][1]]
+    files["source_files"] = full_sources[: spans(full_sources)[SOURCE_RECORDS - 1][1]]
     with tempfile.TemporaryDirectory(prefix="dbg-fuzz-base-") as tmp:
         _write(tmp, "d", prefix, files)
         run = Catalog(tmp).runs()[0]
@@ -128,9 +129,24 @@ def _write(root: str, dirname, prefix: str, files: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------------ mutations
-KINDS = ("truncate_boundary", "truncate_inside", "flip", "bad_length_crc", "bad_data_crc", "huge_length",
-         "huge_length_valid_crc", "garbage", "zero_length", "wrong_kind", "not_tfrecord", "missing", "directory",
-         "non_utf8_path", "non_utf8_lines", "full_sources")
+KINDS = (
+    "truncate_boundary",
+    "truncate_inside",
+    "flip",
+    "bad_length_crc",
+    "bad_data_crc",
+    "huge_length",
+    "huge_length_valid_crc",
+    "garbage",
+    "zero_length",
+    "wrong_kind",
+    "not_tfrecord",
+    "missing",
+    "directory",
+    "non_utf8_path",
+    "non_utf8_lines",
+    "full_sources",
+)
 
 
 @dataclasses.dataclass
@@ -182,13 +198,13 @@ def cases(draw, base: Base, suffix: str | None = None, kind: str | None = None) 
     elif kind in ("bad_length_crc", "bad_data_crc"):
         at = start + 8 if kind == "bad_length_crc" else end - 4
         buf = bytearray(data)
-        buf[at:at + 4] = struct.pack("<I", (struct.unpack_from("<I", data, at)[0] ^ draw(st.integers(1, 2**32 - 1))))
+        buf[at : at + 4] = struct.pack("<I", (struct.unpack_from("<I", data, at)[0] ^ draw(st.integers(1, 2**32 - 1))))
         files[suffix], case.damage_at, case.notice, case.whole_after = bytes(buf), at, "offset", True
     elif kind in ("huge_length", "huge_length_valid_crc"):
         length = draw(st.sampled_from((2**30 + 1, 2**31, 2**32 + 7, 2**63, 2**64 - 1, 2**40)))
         head = struct.pack("<Q", length)
-        crc = struct.pack("<I", masked_crc(head)) if kind.endswith("valid_crc") else data[start + 8:start + 12]
-        files[suffix] = data[:start] + head + crc + data[start + 12:]
+        crc = struct.pack("<I", masked_crc(head)) if kind.endswith("valid_crc") else data[start + 8 : start + 12]
+        files[suffix] = data[:start] + head + crc + data[start + 12 :]
         case.damage_at, case.notice, case.whole_after = start, "offset", True
     elif kind == "garbage":
         junk = draw(st.binary(min_size=1, max_size=64))
@@ -200,8 +216,15 @@ def cases(draw, base: Base, suffix: str | None = None, kind: str | None = None) 
         other = draw(st.sampled_from([s for s in SUFFIXES if s != suffix and base.files[s]]))
         files[suffix], case.damage_at, case.notice = base.files[other], 0, "offset"
     elif kind == "not_tfrecord":
-        files[suffix] = draw(st.sampled_from((b"<html><img src=x onerror=alert(1)></html>\n" * 20,
-                                              b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, b"\x00" * 4096)))
+        files[suffix] = draw(
+            st.sampled_from(
+                (
+                    b"<html><img src=x onerror=alert(1)></html>\n" * 20,
+                    b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,
+                    b"\x00" * 4096,
+                )
+            )
+        )
         case.damage_at, case.notice = 0, "offset"
     elif kind == "missing":
         files[suffix], case.damage_at, case.notice = None, 0, "file"
@@ -213,8 +236,10 @@ def cases(draw, base: Base, suffix: str | None = None, kind: str | None = None) 
         case.prefix = os.fsdecode(os.fsencode(base.prefix.rsplit(".", 1)[0]) + b".h\xff\xfest")
     elif kind == "non_utf8_lines":
         suffix = case.suffix = "source_files"
-        bad = source_record(draw(st.sampled_from((b"/u/\xff\xfe.py", b"/u/ok.py"))),
-                            [b"x = 1", b"y = '\xff\xfe\xc3\x28'", b"<img src=x onerror=alert(1)>"])
+        bad = source_record(
+            draw(st.sampled_from((b"/u/\xff\xfe.py", b"/u/ok.py"))),
+            [b"x = 1", b"y = '\xff\xfe\xc3\x28'", b"<img src=x onerror=alert(1)>"],
+        )
         files[suffix] = base.files[suffix] + bad
         case.damage_at = len(base.files[suffix])  # everything already there stays
     elif kind == "full_sources":
@@ -229,7 +254,7 @@ def cases(draw, base: Base, suffix: str | None = None, kind: str | None = None) 
             files[suffix], case.damage_at, case.notice = full[:cut_at], cut_at, "offset"
         else:
             p = draw(st.integers(s, e - 1))
-            files[suffix] = full[:p] + bytes([full[p] ^ 0x40]) + full[p + 1:]
+            files[suffix] = full[:p] + bytes([full[p] ^ 0x40]) + full[p + 1 :]
             case.damage_at, case.notice = p, "offset"
         case.kind, case.notice_max = f"full_sources/{mode}", s
         return case
@@ -254,10 +279,15 @@ def _query_everything(run) -> list:
     """Every query, with bounded fan-out; NotFound is a fine answer, anything else escapes."""
     answers = [run.info()]
     counts = answers[0]["counts"]
-    for call in (lambda: run.alerts(0, 100), lambda: run.alerts(0, 100, producers_only=True),
-                 lambda: run.executions(0, 1000), lambda: run.graph_executions(0, 100),
-                 lambda: run.graph_executions(0, 50, only_nonfinite=True, op_name="log"),
-                 run.source_files, run.root_cause):
+    for call in (
+        lambda: run.alerts(0, 100),
+        lambda: run.alerts(0, 100, producers_only=True),
+        lambda: run.executions(0, 1000),
+        lambda: run.graph_executions(0, 100),
+        lambda: run.graph_executions(0, 50, only_nonfinite=True, op_name="log"),
+        run.source_files,
+        run.root_cause,
+    ):
         answers.append(call())
     for i in sorted({0, counts["executions"] // 2, counts["executions"] - 1}):
         if 0 <= i < counts["executions"]:
@@ -294,7 +324,7 @@ def _check_prefix(run, base: Base, case: Case) -> None:
         if suffix in rows:
             assert rows[suffix][:keep] == want, where
             if suffix == case.suffix and case.whole_after and keep < len(expect):
-                assert rows[suffix][keep:] == expect[keep + 1:], where + " (records after the damaged one)"
+                assert rows[suffix][keep:] == expect[keep + 1 :], where + " (records after the damaged one)"
         elif suffix == "metadata":
             if keep:
                 assert run.info()["tf_version"] == want[0], where
@@ -329,8 +359,16 @@ def run_case(base: Base, case: Case, root: str) -> None:
     old = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
     # Memory is traced (~30% slower) where a damaged length field could size a buffer.
-    traced = case.kind in ("huge_length", "huge_length_valid_crc", "flip", "bad_length_crc", "garbage",
-                           "truncate_inside", "not_tfrecord", "full_sources")
+    traced = case.kind in (
+        "huge_length",
+        "huge_length_valid_crc",
+        "flip",
+        "bad_length_crc",
+        "garbage",
+        "truncate_inside",
+        "not_tfrecord",
+        "full_sources",
+    )
     peak = 0
     if traced:
         tracemalloc.start()
@@ -353,16 +391,24 @@ def run_case(base: Base, case: Case, root: str) -> None:
         json_encoding.encode_body(answer, False)
     # A directory where a file should be cannot be read at all: the failed read is the notice. Anything else that
     # ends in the catalog's catch-all means the reader raised on bad bytes instead of reporting damage.
-    failed = [n for n in answers[0]["status"]["notices"] if n["code"] == "refresh_failed"
-              and not (case.kind == "directory" and n.get("file") == rel)]
+    failed = [
+        n
+        for n in answers[0]["status"]["notices"]
+        if n["code"] == "refresh_failed" and not (case.kind == "directory" and n.get("file") == rel)
+    ]
     assert not failed, f"{case.kind} in {rel}: the reader raised: {failed}"
     _check_prefix(run, base, case)
     _check_notice(run, case, rel)
     shutil.rmtree(os.fsencode(directory) if isinstance(directory, str) else directory)
 
 
-@settings(max_examples=CASES, deadline=None, derandomize=CASES <= 500, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=CASES,
+    deadline=None,
+    derandomize=CASES <= 500,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def _fuzz(base, data):
     case = data.draw(cases(base))
@@ -395,8 +441,13 @@ def test_each_mutation_kind_on_each_file(base, suffix, kind):
     _examples(base, suffix, kind)
 
 
-@settings(max_examples=1, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=1,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def _examples_given(data, base, suffix, kind):
     case = data.draw(cases(base, suffix, kind))

@@ -27,14 +27,58 @@ from werkzeug.test import Client
 
 CASES = int(os.environ.get("DBG_FUZZ_CASES", "300"))
 PREFIX = "/data/plugin/dbg"
-ERROR_STATUS = {"bad_parameter": 400, "missing_parameter": 400, "page_too_large": 400, "not_found": 404,
-                "method_not_allowed": 405, "not_ready": 503, "internal": 500}
-HOSTILE = ["", "-1", "-0", "+1", " 1", "1 ", "1.0", "1e3", "0x10", "١٢", "NaN", "Infinity", "true", "null",
-           "9007199254740991", "9007199254740992", "99999999999999999999999", "-9223372036854775809",
-           "../../../../etc/passwd", "/etc/passwd", "..%2f..%2fetc%2fpasswd", "C:\\Windows\\win.ini",
-           "<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "\x00", "a\x00b", "%00", "%FF%FE", "%C3%28",
-           "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"), ",", ",,", "a,,b", "x" * 5000,
-           "' OR 1=1 --", "${jndi:ldap://127.0.0.1/a}", "{{7*7}}", "\n", "\r\nX-Injected: 1", "🤖", "\u202e"]
+ERROR_STATUS = {
+    "bad_parameter": 400,
+    "missing_parameter": 400,
+    "page_too_large": 400,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "not_ready": 503,
+    "internal": 500,
+}
+HOSTILE = [
+    "",
+    "-1",
+    "-0",
+    "+1",
+    " 1",
+    "1 ",
+    "1.0",
+    "1e3",
+    "0x10",
+    "١٢",
+    "NaN",
+    "Infinity",
+    "true",
+    "null",
+    "9007199254740991",
+    "9007199254740992",
+    "99999999999999999999999",
+    "-9223372036854775809",
+    "../../../../etc/passwd",
+    "/etc/passwd",
+    "..%2f..%2fetc%2fpasswd",
+    "C:\\Windows\\win.ini",
+    "<img src=x onerror=alert(1)>",
+    "<script>alert(1)</script>",
+    "\x00",
+    "a\x00b",
+    "%00",
+    "%FF%FE",
+    "%C3%28",
+    "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"),
+    ",",
+    ",,",
+    "a,,b",
+    "x" * 5000,
+    "' OR 1=1 --",
+    "${jndi:ldap://127.0.0.1/a}",
+    "{{7*7}}",
+    "\n",
+    "\r\nX-Injected: 1",
+    "🤖",
+    "\u202e",
+]
 
 
 @pytest.fixture(scope="module")
@@ -54,18 +98,23 @@ def known(served):
     rows = ok(client, "graph_executions", run=run, begin=0, end=50)["rows"]
     execs = ok(client, "executions", run=run, begin=0, end=5)["executions"]
     detail = ok(client, "execution", run=run, index=0)
-    return {"run": [run, run + "x", run.upper()], "graph_id": sorted({r["graph_id"] for r in rows}),
-            "op_name": sorted({r["op_name"] for r in rows})[:10], "op_type": sorted({r["op_type"] for r in rows}),
-            "ids": detail["stack_frame_ids"][:3] + [",".join(detail["stack_frame_ids"])],
-            "index": ["0", "1", str(len(execs) - 1)]}
+    return {
+        "run": [run, run + "x", run.upper()],
+        "graph_id": sorted({r["graph_id"] for r in rows}),
+        "op_name": sorted({r["op_name"] for r in rows})[:10],
+        "op_type": sorted({r["op_type"] for r in rows}),
+        "ids": detail["stack_frame_ids"][:3] + [",".join(detail["stack_frame_ids"])],
+        "index": ["0", "1", str(len(execs) - 1)],
+    }
 
 
 def _schema_values(schema: dict) -> st.SearchStrategy:
     kind = schema.get("type")
     if kind == "integer":
         low, high = schema.get("minimum", 0), schema.get("maximum", 2**53 - 1)
-        return st.one_of(st.integers(low, min(high, low + 2000)), st.integers(low - 5, high + 5),
-                         st.integers(-2**70, 2**70)).map(str)
+        return st.one_of(
+            st.integers(low, min(high, low + 2000)), st.integers(low - 5, high + 5), st.integers(-(2**70), 2**70)
+        ).map(str)
     if kind == "boolean":
         return st.sampled_from(["true", "false", "1", "0", "TRUE", "yes", "2"])
     if "enum" in schema:
@@ -100,11 +149,17 @@ def requests(draw, doc: dict, known: dict):
         if extra == "repeat" and pairs:
             pairs.append(draw(st.sampled_from(pairs)))
         else:
-            pairs.append((draw(st.sampled_from(("zz", "only_nonfinte", "run ", "RUN", "%FF", ""))),
-                          draw(st.sampled_from(HOSTILE[:8]))))
+            pairs.append(
+                (
+                    draw(st.sampled_from(("zz", "only_nonfinte", "run ", "RUN", "%FF", ""))),
+                    draw(st.sampled_from(HOSTILE[:8])),
+                )
+            )
     raw = draw(st.booleans())  # raw: keep the percent-escapes as written (invalid UTF-8 reaches the server)
-    query = "&".join(f"{quote(k, safe='%') if raw else quote(k, safe='')}="
-                     f"{quote(v, safe='%') if raw else quote(v, safe='')}" for k, v in pairs)
+    query = "&".join(
+        f"{quote(k, safe='%') if raw else quote(k, safe='')}={quote(v, safe='%') if raw else quote(v, safe='')}"
+        for k, v in pairs
+    )
     method = draw(st.sampled_from(("GET",) * 8 + ("POST", "PUT", "DELETE", "HEAD", "OPTIONS")))
     return method, PREFIX + path + ("?" + query if query else "")
 
@@ -116,7 +171,7 @@ def _validator(doc: dict, ref: str) -> jsonschema.Draft202012Validator:
 def check(client: Client, doc: dict, method: str, target: str, validators: dict) -> int:
     resp = client.open(target, method=method)
     status = resp.status_code
-    path = target[len(PREFIX):].split("?", 1)[0]
+    path = target[len(PREFIX) :].split("?", 1)[0]
     documented = doc["paths"].get(path, {}).get("get", {}).get("responses")
     where = f"{method} {target[:300]} -> {status}"
     assert status != 500, where + " " + resp.get_data(as_text=True)[:500]
@@ -144,8 +199,13 @@ def check(client: Client, doc: dict, method: str, target: str, validators: dict)
     return status
 
 
-@settings(max_examples=CASES, deadline=None, derandomize=CASES <= 500, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=CASES,
+    deadline=None,
+    derandomize=CASES <= 500,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def _fuzz(served, known, data):
     client, _, doc = served
@@ -170,8 +230,13 @@ def test_generator_reaches_success_and_every_error(served, known):
     client, _, doc = served
     seen: dict[int, int] = {}
 
-    @settings(max_examples=250, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=250,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(data=st.data())
     def sample(data):
         method, target = data.draw(requests(doc, known))

@@ -20,8 +20,18 @@ from fuzz_records import source_record
 from werkzeug.test import Client
 
 XSS = "<img src=x onerror=window.__xss=1>"
-HOSTILE_PARAMS = ["../../../../etc/passwd", "/etc/passwd", "%2e%2e%2f%2e%2e%2fetc%2fpasswd", "0/../../etc/passwd",
-                  "file:///etc/passwd", "\\..\\..\\etc\\passwd", "-1", "99999", "1e9", XSS]
+HOSTILE_PARAMS = [
+    "../../../../etc/passwd",
+    "/etc/passwd",
+    "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    "0/../../etc/passwd",
+    "file:///etc/passwd",
+    "\\..\\..\\etc\\passwd",
+    "-1",
+    "99999",
+    "1e9",
+    XSS,
+]
 
 
 class OpenSpy:
@@ -80,11 +90,14 @@ def test_planted_path_is_served_from_the_dump_and_never_opened(planted, monkeypa
 def test_hostile_parameters_open_nothing_outside_the_dump(planted, monkeypatch, value):
     client, run, _, dump = planted
     spy = OpenSpy(monkeypatch)
-    for route, params in (("source_file", {"run": run, "index": value}),
-                          ("source_file", {"run": value, "index": "0"}),
-                          ("source_file", {"run": run, "index": "0", "begin_line": value}),
-                          ("source_files", {"run": value}), ("stack_frames", {"run": run, "ids": value}),
-                          ("op", {"run": run, "graph_id": value, "op_name": value})):
+    for route, params in (
+        ("source_file", {"run": run, "index": value}),
+        ("source_file", {"run": value, "index": "0"}),
+        ("source_file", {"run": run, "index": "0", "begin_line": value}),
+        ("source_files", {"run": value}),
+        ("stack_frames", {"run": run, "ids": value}),
+        ("op", {"run": run, "graph_id": value, "op_name": value}),
+    ):
         query = "&".join(f"{k}={quote(v, safe='%')}" for k, v in params.items())
         status, _, body = get(client, f"/data/plugin/dbg/{route}?{query}")
         assert status in (200, 400, 404), (route, params, body)

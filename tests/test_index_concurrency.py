@@ -31,7 +31,7 @@ def test_readers_while_ingesting(tmp_path):
         else:
             shutil.copy(path, dst)
     scan = tfrecord.scan(np.frombuffer(data, np.uint8), 0)
-    frames = [data[s - 12:s + n + 4] for s, n in zip(scan.starts.tolist(), scan.lengths.tolist())]
+    frames = [data[s - 12 : s + n + 4] for s, n in zip(scan.starts.tolist(), scan.lengths.tolist())]
     copies = 40
     catalog = Catalog(str(tmp_path), refresh_interval=0.02)
     catalog.start()
@@ -43,7 +43,7 @@ def test_readers_while_ingesting(tmp_path):
             for _ in range(copies):
                 blob = b"".join(frames)
                 for cut in (len(blob) // 3, len(blob)):  # flushes that split records
-                    f.write(blob[:cut] if cut < len(blob) else blob[len(blob) // 3:])
+                    f.write(blob[:cut] if cut < len(blob) else blob[len(blob) // 3 :])
                     f.flush()
                     time.sleep(0.003)
 
@@ -58,8 +58,7 @@ def test_readers_while_ingesting(tmp_path):
                 page = run.graph_executions(max(0, n - 20), n)
                 assert [r["index"] for r in page["rows"]] == list(range(max(0, n - 20), page["end"]))
                 nf = run.graph_executions(0, 50, only_nonfinite=True)
-                assert all(r["health"]["nan"] + r["health"]["neg_inf"] + r["health"]["pos_inf"] > 0
-                           for r in nf["rows"])
+                assert all(r["health"]["nan"] + r["health"]["neg_inf"] + r["health"]["pos_inf"] > 0 for r in nf["rows"])
                 logs = run.graph_executions(0, 10, op_type="Log")
                 assert all(r["op_type"] == "Log" for r in logs["rows"])
                 run.alerts(0, 5)

@@ -28,8 +28,10 @@ def test_rows_of_kinds_with_a_stale_or_missing_permutation(monkeypatch):
     stale = run._derived.get("kind_rows")
     assert stale is None  # (and reading never built one)
     # a permutation built for the first half only: the second half is the scanned gap
-    run._derived["kind_rows"] = ((n // 2, len(run.kinds)), trace_queries.kind_order.rows_by_kind(
-        run.traces.view("kind", n // 2), len(run.kinds)))
+    run._derived["kind_rows"] = (
+        (n // 2, len(run.kinds)),
+        trace_queries.kind_order.rows_by_kind(run.traces.view("kind", n // 2), len(run.kinds)),
+    )
     for op in ops:
         assert np.array_equal(run.op_trace_rows(*op), want[op])
     monkeypatch.setattr(run, "done", True)  # read to the end: rebuilt once, exact

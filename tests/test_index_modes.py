@@ -23,8 +23,15 @@ def test_full_tensor_values_stated():
     assert traces["mul"]["value"]["dtype"] == "float16" and traces["mul"]["value"]["values"] == [2, 4, 6, 1]
     assert traces["add"]["value"]["dtype"] == "bfloat16" and traces["add"]["value"]["values"] == [2, 3, 4, 1.5]
     assert traces["truediv"]["value"]["values"] == [0.25, 0.5, 0.75, 0.125]
-    assert traces["mul_1"]["value"] == {"dtype": "int32", "shape": [4], "size": 4, "begin": 0, "end": 4,
-                                        "truncated": False, "values": [3, 6, 9, 0]}
+    assert traces["mul_1"]["value"] == {
+        "dtype": "int32",
+        "shape": [4],
+        "size": 4,
+        "begin": 0,
+        "end": 4,
+        "truncated": False,
+        "values": [3, 6, 9, 0],
+    }
     assert traces["mul_2"]["value"]["values"] == [3.25] and traces["mul_2"]["value"]["shape"] == []  # typed field
     assert traces["Any"]["value"]["values"] == [True] and traces["Any"]["health"]["dtype"] == "bool"
     log = traces["Log"]
@@ -50,7 +57,12 @@ def test_full_tensor_digests_match_oracle():
     for i, t in enumerate(o["traces"]):
         d = run.graph_execution(i)
         assert (d["wall_time"], d["op_name"], d["op_type"], d["output_slot"], d["graph_id"]) == (
-            t["wall_time"], t["op_name"], t["op_type"], t["output_slot"], t["graph_id"])
+            t["wall_time"],
+            t["op_name"],
+            t["op_type"],
+            t["output_slot"],
+            t["graph_id"],
+        )
         assert d["tensor_debug_mode"] == "FULL_TENSOR" and d["value"] is not None
 
 

@@ -17,9 +17,17 @@ from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader.debug_values import DTYPES
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
 
-DUMPS = [("eager_ops",), ("nested",), ("keras_fit",), ("data_map",), ("mirrored",), ("circular",),
-         ("circular", "20"), ("op_regex",), ("demo",)] + [
-    ("modes", m) for m in ("NO_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE")]
+DUMPS = [
+    ("eager_ops",),
+    ("nested",),
+    ("keras_fit",),
+    ("data_map",),
+    ("mirrored",),
+    ("circular",),
+    ("circular", "20"),
+    ("op_regex",),
+    ("demo",),
+] + [("modes", m) for m in ("NO_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE")]
 _DTYPE_ENUM = {name: enum for enum, (name, _np, _f) in DTYPES.items()}
 _cache: dict = {}
 
@@ -28,8 +36,14 @@ def oracle(dump_dir: str, values: bool = True) -> dict:
     key = (dump_dir, values)
     if key not in _cache:
         args = [sys.executable, os.path.join(dumps.ROOT, "tests", "oracle.py"), dump_dir]
-        proc = subprocess.run(args + ([] if values else ["--no-values"]), capture_output=True, text=True, check=False,
-                              timeout=120, env=dumps.env_for_tf())
+        proc = subprocess.run(
+            args + ([] if values else ["--no-values"]),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env=dumps.env_for_tf(),
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         _cache[key] = json.loads(proc.stdout)
     return _cache[key]
@@ -50,8 +64,19 @@ def health_vector(h: dict):
     if m == "CONCISE_HEALTH":
         return [h["tensor_id"], h["size"], h["neg_inf"], h["pos_inf"], h["nan"]]
     if m == "FULL_HEALTH":
-        return [h["tensor_id"], h["device_id"], _DTYPE_ENUM[h["dtype"]], h["rank"], h["size"], h["neg_inf"],
-                h["pos_inf"], h["nan"], h["neg"], h["zero"], h["pos"]]
+        return [
+            h["tensor_id"],
+            h["device_id"],
+            _DTYPE_ENUM[h["dtype"]],
+            h["rank"],
+            h["size"],
+            h["neg_inf"],
+            h["pos_inf"],
+            h["nan"],
+            h["neg"],
+            h["zero"],
+            h["pos"],
+        ]
     if m == "SHAPE":
         return [h["tensor_id"], _DTYPE_ENUM[h["dtype"]], h["rank"], h["size"]] + (h["shape"] + [0] * 6)[:6]
     if m in ("NO_TENSOR", "EMPTY"):
@@ -99,9 +124,9 @@ def test_executions(pair):
             assert d["graph_id"] == e["graph_id"]
         if e["values"] is not None:
             theirs = [v if v is not None else [] for v in e["values"]]
-            ours = [health_vector(h) for h in d["outputs"][:len(theirs)]]
+            ours = [health_vector(h) for h in d["outputs"][: len(theirs)]]
             assert ours == theirs
-            assert all(h["mode"] == "EMPTY" for h in d["outputs"][len(theirs):])
+            assert all(h["mode"] == "EMPTY" for h in d["outputs"][len(theirs) :])
 
 
 def test_graph_execution_traces(pair):
@@ -113,7 +138,12 @@ def test_graph_execution_traces(pair):
         d = run.graph_execution(i)
         for r in (rows[i], d):
             assert (r["wall_time"], r["op_type"], r["op_name"], r["output_slot"], r["graph_id"]) == (
-                t["wall_time"], t["op_type"], t["op_name"], t["output_slot"], t["graph_id"])
+                t["wall_time"],
+                t["op_type"],
+                t["op_name"],
+                t["output_slot"],
+                t["graph_id"],
+            )
             assert r["device_name"] == t["device_name"]
         assert d["graph_chain"] == t["graph_ids"]
         assert d["tensor_debug_mode"] == MODE_NAMES[t["mode"]]
@@ -137,8 +167,9 @@ def test_graphs_and_ops(pair):
         assert ours["num_outputs"] == op["num_outputs"]
         assert ours["stack_frame_ids"] == op["stack_frame_ids"]
         assert ours["host"] == op["host"]
-        consumers = sorted([c["output_slot"], x["op_name"], x["input_slot"]]
-                           for c in ours["consumers"] for x in c["consumers"])
+        consumers = sorted(
+            [c["output_slot"], x["op_name"], x["input_slot"]] for c in ours["consumers"] for x in c["consumers"]
+        )
         assert consumers == op["consumers"]
         # trace indices of the op are exactly the oracle's traces of that op
         expected = [i for i, t in enumerate(o["traces"]) if t["graph_id"] == gid and t["op_name"] == name]
@@ -167,8 +198,9 @@ def test_alerts(pair):
     walls = [a["wall_time"] for a in alerts]
     assert walls == sorted(walls)
     theirs_graph = sorted((a[8], a[4], a[5], a[6]) for a in o["alerts"] if a[8] is not None)
-    ours_graph = sorted((a["source_index"], a["neg_inf"], a["pos_inf"], a["nan"]) for a in alerts
-                        if a["source"] == "graph_execution")
+    ours_graph = sorted(
+        (a["source_index"], a["neg_inf"], a["pos_inf"], a["nan"]) for a in alerts if a["source"] == "graph_execution"
+    )
     assert ours_graph == theirs_graph
     # the monitor reports one alert per non-finite eager output; ours is one per execution with summed counts
     sums: dict = {}
@@ -177,8 +209,9 @@ def test_alerts(pair):
             s = sums.setdefault(a[7], [0, 0, 0])
             for k in range(3):
                 s[k] = None if a[4 + k] is None or s[k] is None else s[k] + a[4 + k]
-    ours_exec = {a["source_index"]: [a["neg_inf"], a["pos_inf"], a["nan"]] for a in alerts
-                 if a["source"] == "execution"}
+    ours_exec = {
+        a["source_index"]: [a["neg_inf"], a["pos_inf"], a["nan"]] for a in alerts if a["source"] == "execution"
+    }
     assert ours_exec == sums
 
 

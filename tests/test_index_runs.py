@@ -28,10 +28,14 @@ def _copy_dump(src: str, dst: str, host: str | None = None) -> None:
 def _state(run) -> dict:
     info = run.info()
     c = info["counts"]
-    return {"counts": c, "executions": run.executions(0, c["executions"])["executions"],
-            "traces": run.graph_executions(0, c["graph_executions"])["rows"],
-            "frames": run.stack_frames(sorted(run.frames))["frames"], "alerts": run.alerts(0, 10**6)["alerts"],
-            "files": run.source_files()["files"]}
+    return {
+        "counts": c,
+        "executions": run.executions(0, c["executions"])["executions"],
+        "traces": run.graph_executions(0, c["graph_executions"])["rows"],
+        "frames": run.stack_frames(sorted(run.frames))["frames"],
+        "alerts": run.alerts(0, 10**6)["alerts"],
+        "files": run.source_files()["files"],
+    }
 
 
 def test_nested_run_folders_and_names(tmp_path):
@@ -100,7 +104,7 @@ def test_frame_before_its_source_file_is_resolved_later(tmp_path):
     with open(sources, "rb") as f:
         full = f.read()
     with open(sources, "wb") as f:
-        f.write(full[:len(full) // 3])  # cuts a record in the middle too
+        f.write(full[: len(full) // 3])  # cuts a record in the middle too
     catalog = Catalog(str(tmp_path))
     run = catalog.run("r")
     known = len(run.sources)
@@ -109,7 +113,7 @@ def test_frame_before_its_source_file_is_resolved_later(tmp_path):
     frames = run.stack_frames(late)["frames"]
     assert all(f["path"] is None for f in frames) and len(frames) == len(late)
     with open(sources, "ab") as f:
-        f.write(full[len(full) // 3:])
+        f.write(full[len(full) // 3 :])
     catalog.refresh()
     resolved = run.stack_frames(late)["frames"]
     assert all(f["path"] for f in resolved)
@@ -155,8 +159,12 @@ def test_small_circular_buffer_keeps_last_records():
 def test_live_dump_read_while_written_ends_equal(tmp_path):
     dump, gate = tmp_path / "logdir" / "live", tmp_path / "gate"
     os.makedirs(gate)
-    proc = subprocess.Popen([sys.executable, dumps.program_path("live"), str(dump), str(gate), "3"],
-                            env=dumps.env_for_tf(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, dumps.program_path("live"), str(dump), str(gate), "3"],
+        env=dumps.env_for_tf(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     catalog = Catalog(str(tmp_path / "logdir"), refresh_interval=0.2)
     catalog.start()
     latencies = []
@@ -198,6 +206,7 @@ def test_live_dump_read_while_written_ends_equal(tmp_path):
 
 def test_failed_pass_is_reported_and_the_next_pass_recovers(tmp_path, monkeypatch):
     from tensorboard_plugin_dbg.index import run_index
+
     _copy_dump(dumps.make_dump("nested"), str(tmp_path / "r"))
     original = run_index.RunIndex._ingest
     calls = {"n": 0}
@@ -244,12 +253,25 @@ def test_unread_or_mid_chunk_files_are_not_reported_partial():
     from tensorboard_plugin_dbg.index.run_status import status_notices
 
     prefix = "tfdbg_events.1.h"
-    files = [FileState(f"/d/{prefix}.source_files", "source_files", "h", offset=0, size=5_000_000),
-             FileState(f"/d/{prefix}.graphs", "graphs", "h", offset=4096, size=90_000, needed=300),
-             FileState(f"/d/{prefix}.graph_execution_traces", "graph_execution_traces", "h", offset=100, size=150,
-                       needed=120)]
-    run = SimpleNamespace(damages={}, problems=[], file_sets=[SimpleNamespace(prefix=prefix)], files=files,
-                          rel_path=os.path.basename, execs=[], traces=[], ops={}, graphs={}, done=False,
-                          debug_modes=list)
+    files = [
+        FileState(f"/d/{prefix}.source_files", "source_files", "h", offset=0, size=5_000_000),
+        FileState(f"/d/{prefix}.graphs", "graphs", "h", offset=4096, size=90_000, needed=300),
+        FileState(
+            f"/d/{prefix}.graph_execution_traces", "graph_execution_traces", "h", offset=100, size=150, needed=120
+        ),
+    ]
+    run = SimpleNamespace(
+        damages={},
+        problems=[],
+        file_sets=[SimpleNamespace(prefix=prefix)],
+        files=files,
+        rel_path=os.path.basename,
+        execs=[],
+        traces=[],
+        ops={},
+        graphs={},
+        done=False,
+        debug_modes=list,
+    )
     partial = [n["file"] for n in status_notices(run) if n["code"] == "partial_record"]
     assert partial == [f"{prefix}.graph_execution_traces"]

@@ -15,10 +15,18 @@ from hypothesis import strategies as st
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.index.record_reads import FiniteList
 
-_leaves = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8))
-_values = st.recursive(_leaves, lambda inner: st.one_of(
-    st.lists(inner, max_size=6), st.dictionaries(st.text(max_size=6), inner, max_size=6)), max_leaves=60)
+_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+)
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(st.text(max_size=6), inner, max_size=6)),
+    max_leaves=60,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -30,13 +38,24 @@ def test_encode_is_the_stdlib_json_value(value):
 def test_non_finite_floats_outside_vouched_lists_are_wire_strings():
     value = {"rows": FiniteList([{"wall_time": 1.5, "health": {"nan": 0}}]), "x": math.nan, "y": [-math.inf]}
     assert json.loads(json_encoding.encode(value)) == {
-        "rows": [{"wall_time": 1.5, "health": {"nan": 0}}], "x": "NaN", "y": ["-Infinity"]}
+        "rows": [{"wall_time": 1.5, "health": {"nan": 0}}],
+        "x": "NaN",
+        "y": ["-Infinity"],
+    }
 
 
-@pytest.mark.parametrize("value", [
-    {"a": np.float64(1.0)}, {"a": np.int64(3)}, {1: "int key"}, {"big": 2**64}, {"s": "\ud800"},
-    {"n": [1.0] * 1000}, {"t": (math.inf,)},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": np.float64(1.0)},
+        {"a": np.int64(3)},
+        {1: "int key"},
+        {"big": 2**64},
+        {"s": "\ud800"},
+        {"n": [1.0] * 1000},
+        {"t": (math.inf,)},
+    ],
+)
 def test_what_orjson_cannot_spell_takes_the_stdlib_path(value):
     assert json.loads(json_encoding.encode(value)) == json.loads(json_encoding.dumps(value))
 

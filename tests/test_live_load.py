@@ -14,9 +14,27 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_load_smoke(demo_logdir, tmp_path):
     out = tmp_path / "load.json"
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "load.py"), "--logdir", demo_logdir,
-                           "--clients", "8", "--requests", "10", "--think", "0.01", "--json", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "bench", "load.py"),
+            "--logdir",
+            demo_logdir,
+            "--clients",
+            "8",
+            "--requests",
+            "10",
+            "--think",
+            "0.01",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["error_count"] == 0 and report["requests"] == 80, report

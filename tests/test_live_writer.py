@@ -30,8 +30,9 @@ def _all(run) -> dict:
         "info": info,
         # What a record itself says (op types of traces come from the graphs file, which may lag a moment).
         "execution": [(r["wall_time"], r["op_type"], r["num_outputs"], r["nan"], r["neg_inf"]) for r in execs],
-        "graph_execution": [(r["wall_time"], r["op_name"], r["output_slot"], r["graph_id"], str(r["health"]))
-                            for r in rows],
+        "graph_execution": [
+            (r["wall_time"], r["op_name"], r["output_slot"], r["graph_id"], str(r["health"])) for r in rows
+        ],
         "alerts": [(a["source"], a["source_index"], a["wall_time"]) for a in alerts],
     }
 
@@ -44,9 +45,14 @@ def test_live_writer_every_record_once_in_order_and_equal_to_cold_read(tmp_path)
     logdir = tmp_path / "logdir"
     dump = logdir / "run"
     logdir.mkdir()
-    proc = subprocess.Popen([sys.executable, dumps.program_path("live_writer"), str(dump), str(STEPS), "5"],
-                            cwd=dumps.ROOT, env=dumps.env_for_tf(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, dumps.program_path("live_writer"), str(dump), str(STEPS), "5"],
+        cwd=dumps.ROOT,
+        env=dumps.env_for_tf(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     catalog = Catalog(str(logdir), refresh_interval=0.05, first_pass=False)
     catalog.start()
     polls, sizes, previous = 0, set(), None
@@ -62,7 +68,7 @@ def test_live_writer_every_record_once_in_order_and_equal_to_cold_read(tmp_path)
                 if previous is not None:
                     for key in ("execution", "graph_execution"):
                         old, new = previous[key], now[key]
-                        assert new[:len(old)] == old, f"{key}: rows changed, vanished or were reordered"
+                        assert new[: len(old)] == old, f"{key}: rows changed, vanished or were reordered"
                     # Alerts may be inserted by wall time across the two sources, but none disappears.
                     assert set(previous["alerts"]) <= set(now["alerts"])
                 previous = now

@@ -78,8 +78,9 @@ def test_kind_rows_lookup_answers_like_the_sorted_lookup():
         lookup = KindRowsLookup(*kind_order.rows_by_kind(kind, n_kinds), kind_tensor)
         tensors = rng.integers(-1, n_kinds, 40)
         at = rng.integers(0, len(kind) + 1, 40)
-        np.testing.assert_array_equal(lookup.before(tensors, at), _TraceLookup(plain.astype(np.int64)).before(
-            tensors, at))
+        np.testing.assert_array_equal(
+            lookup.before(tensors, at), _TraceLookup(plain.astype(np.int64)).before(tensors, at)
+        )
 
 
 def test_paint_marks_exactly_the_intervals():
@@ -90,7 +91,7 @@ def test_paint_marks_exactly_the_intervals():
         hi = lo + rng.integers(0, 10, len(lo))
         want = np.zeros(size, np.uint8)
         for a, b in zip(lo.tolist(), hi.tolist()):
-            want[max(a, 0):max(min(b, size), 0)] = 0xFF
+            want[max(a, 0) : max(min(b, size), 0)] = 0xFF
         np.testing.assert_array_equal(_paint(lo, hi, size), want)
 
 
@@ -117,12 +118,16 @@ def test_identity_store_merged_equals_built_at_once():
 
     rng = np.random.default_rng(5)
     kinds = TraceKinds()
-    for step in range(6):  # a few keys at a time, as new identities show up chunk after chunk
+    for _step in range(6):  # a few keys at a time, as new identities show up chunk after chunk
         for _ in range(int(rng.integers(0, 5))):
             wa, wb = int(rng.integers(0, 6)), int(rng.integers(0, 4))
             kinds.by_hash[int(rng.integers(0, 2**63))] = (
-                int(rng.integers(0, 50)), rng.integers(0, 2**32, wa, dtype=np.uint32),
-                rng.integers(0, 2**32, wb, dtype=np.uint32), 4 * wa, 4 * wb)
+                int(rng.integers(0, 50)),
+                rng.integers(0, 2**32, wa, dtype=np.uint32),
+                rng.integers(0, 2**32, wb, dtype=np.uint32),
+                4 * wa,
+                4 * wb,
+            )
         merged, whole = kinds.identity_store(), IdentityStore.build(kinds.by_hash)
         assert merged.count == whole.count == len(kinds.by_hash)
         np.testing.assert_array_equal(merged.keys, whole.keys)

@@ -42,14 +42,18 @@ def test_document_follows_the_route_table():
             assert spec.response in doc["components"]["schemas"]
         for status in (["400"] if spec.params else []) + (["404"] if spec.needs_run else []) + ["405"]:
             assert op["responses"][status]["content"]["application/json"]["schema"] == {
-                "$ref": "#/components/schemas/ErrorResponse"}
+                "$ref": "#/components/schemas/ErrorResponse"
+            }
 
 
 def test_every_wire_response_type_has_a_route():
     # Each `...Response`/`...Detail`/`...Info` type wire.ts names as a route answer is served by some route.
     served = {r.response for r in ROUTES}
-    roots = {name for name in load_schema()["definitions"]
-             if name.endswith(("Response", "Detail")) or name in ("GraphInfo", "OpInfo")} - {"ErrorResponse"}
+    roots = {
+        name
+        for name in load_schema()["definitions"]
+        if name.endswith(("Response", "Detail")) or name in ("GraphInfo", "OpInfo")
+    } - {"ErrorResponse"}
     assert roots <= served, roots - served
 
 
@@ -60,4 +64,5 @@ def test_embedded_schema_equals_frontend_schema():
         embedded = json.load(f)
     assert embedded == load_schema(SCHEMA_PATH), (
         "tensorboard_plugin_dbg/api/wire_schema.json is stale: "
-        "npm run schema && cp frontend/wire.schema.json tensorboard_plugin_dbg/api/wire_schema.json")
+        "npm run schema && cp frontend/wire.schema.json tensorboard_plugin_dbg/api/wire_schema.json"
+    )

@@ -18,7 +18,7 @@ def _scan(data: bytes, base: int = 0, resyncing: bool = False):
 
 
 def _payloads(result, data: bytes):
-    return [data[s:s + n] for s, n in zip(result.starts.tolist(), result.lengths.tolist())]
+    return [data[s : s + n] for s, n in zip(result.starts.tolist(), result.lengths.tolist())]
 
 
 def test_crc32c_known_vectors_and_lengths():
@@ -38,8 +38,9 @@ def test_crc32c_many_equals_scalar(chunks, shift):
     for c in chunks:
         starts.append(pos)
         pos += len(c)
-    got = crc32c.crc32c_many(np.frombuffer(data, np.uint8), np.array(starts, np.int64),
-                             np.array([len(c) for c in chunks], np.int64))
+    got = crc32c.crc32c_many(
+        np.frombuffer(data, np.uint8), np.array(starts, np.int64), np.array([len(c) for c in chunks], np.int64)
+    )
     assert got.tolist() == [crc32c.crc32c_python(c) for c in chunks]
 
 
@@ -63,8 +64,8 @@ def test_partial_tail_is_left_for_next_pass():
         assert _payloads(r, data) == payloads[:1]
         assert r.next_offset == len(tfrecord.frame(payloads[0])) and not r.damages
     # resuming at the boundary once the bytes are there yields the rest
-    r2 = _scan(data[r.next_offset:], base=r.next_offset)
-    assert _payloads(r2, data[r.next_offset:]) == payloads[1:]
+    r2 = _scan(data[r.next_offset :], base=r.next_offset)
+    assert _payloads(r2, data[r.next_offset :]) == payloads[1:]
 
 
 def test_data_crc_mismatch_drops_only_that_record():
@@ -113,7 +114,7 @@ def test_resync_state_carries_over_passes():
     data = os.urandom(64)
     r = _scan(data, resyncing=True)
     assert len(r.starts) == 0 and r.resyncing and r.next_offset == len(data) - 11
-    tail = data[r.next_offset:] + good
+    tail = data[r.next_offset :] + good
     r2 = _scan(tail, base=r.next_offset, resyncing=True)
     assert _payloads(r2, tail) == [b"payload-1"] and not r2.resyncing
 
@@ -129,7 +130,7 @@ def test_random_single_byte_damage_keeps_every_other_record(payloads, data_strat
     data[pos] ^= data_strategy.draw(st.integers(1, 255))
     r = _scan(bytes(data))
     got = _payloads(r, bytes(data))
-    expected = payloads[:victim] + payloads[victim + 1:]
+    expected = payloads[:victim] + payloads[victim + 1 :]
     # every intact record survives (a damaged length may hide no other record: resync finds the next header)
     assert got == expected
     assert len(r.damages) >= 1

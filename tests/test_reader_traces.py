@@ -14,7 +14,8 @@ import pytest
 from tensorboard_plugin_dbg.reader import tfrecord, trace_fast, traces
 
 PROGRAMS = [("demo",), ("nested",), ("keras_fit",), ("data_map",), ("mirrored",), ("circular",), ("op_regex",)] + [
-    ("modes", m) for m in ("NO_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE", "FULL_TENSOR")]
+    ("modes", m) for m in ("NO_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE", "FULL_TENSOR")
+]
 
 
 def _decode_both(data: bytes):
@@ -41,7 +42,7 @@ def test_fast_equals_protobuf_on_real_dumps(program):
     _assert_same(*_decode_both(data))
     # repeated many times (the periodic path), with one record's op name changed in the middle
     scan = tfrecord.scan(np.frombuffer(data, np.uint8), 0)
-    payloads = [data[s:s + n] for s, n in zip(scan.starts.tolist(), scan.lengths.tolist())]
+    payloads = [data[s : s + n] for s, n in zip(scan.starts.tolist(), scan.lengths.tolist())]
     if not payloads:
         return
     many = payloads * max(2, 3000 // len(payloads))
@@ -56,6 +57,7 @@ def test_fast_equals_protobuf_on_real_dumps(program):
 
 def test_records_off_the_expected_layout_fall_back():
     from tensorboard_plugin_dbg.reader import schema
+
     events = []
     for i in range(300):
         e = schema.DebugEvent(wall_time=1000.0 + i)

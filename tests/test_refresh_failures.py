@@ -42,8 +42,12 @@ def _file(logdir: str, suffix: str) -> str:
 
 def _state(run) -> dict:
     info = run.info()
-    return {"counts": info["counts"], "executions": run.executions(0, 1000)["executions"],
-            "rows": run.graph_executions(0, 1000)["rows"], "sources": run.source_files()}
+    return {
+        "counts": info["counts"],
+        "executions": run.executions(0, 1000)["executions"],
+        "rows": run.graph_executions(0, 1000)["rows"],
+        "sources": run.source_files(),
+    }
 
 
 def _notices(run, code: str) -> list:
@@ -78,8 +82,7 @@ def test_exception_in_one_pass_is_recorded_and_the_next_pass_reads_everything(lo
 
 def test_exception_in_discovery_is_a_catalog_notice_and_the_next_pass_recovers(logdir, cold, monkeypatch):
     real = catalog_mod.fsets.find_file_sets
-    monkeypatch.setattr(catalog_mod.fsets, "find_file_sets",
-                        lambda *a: (_ for _ in ()).throw(OSError("walk failed")))
+    monkeypatch.setattr(catalog_mod.fsets, "find_file_sets", lambda *a: (_ for _ in ()).throw(OSError("walk failed")))
     catalog = Catalog(logdir)
     catalog.refresh()
     failed = [n for n in catalog.notices() if n["code"] == "refresh_failed"]
@@ -203,14 +206,23 @@ def test_real_chmod_000_file_and_folder(logdir, cold, demo_dump):
     folder = os.path.join(logdir, "hidden")
     shutil.copytree(demo_dump, folder)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    proc = subprocess.run([sys.executable, "-c", _CHMOD_CHILD, logdir, victim, folder], check=False, cwd=root,
-                          env={**os.environ, "PYTHONPATH": root}, capture_output=True, text=True, timeout=120,
-                          preexec_fn=_without_dac_override if os.geteuid() == 0 else None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHMOD_CHILD, logdir, victim, folder],
+        check=False,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_without_dac_override if os.geteuid() == 0 else None,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     if not out["denied"]:
-        pytest.skip("this machine lets the process read a chmod 000 file (root without a droppable "
-                    "CAP_DAC_OVERRIDE); the monkeypatched tests cover the logic")
+        pytest.skip(
+            "this machine lets the process read a chmod 000 file (root without a droppable "
+            "CAP_DAC_OVERRIDE); the monkeypatched tests cover the logic"
+        )
     first, second = out["first"], out["second"]
     assert first["runs"] == ["run"]  # the folder that cannot be listed hides nothing else
     [unlisted] = [n for n in first["notices"] if n["code"] == "unreadable_file"]
@@ -301,8 +313,7 @@ def test_symlinked_dumps_are_followed_once_and_loops_end(tmp_path, demo_dump, co
     os.symlink(root / "real", root / "alias")  # the same dump as real/ again
     os.symlink(root, root / "real" / "loop")  # a loop back to the logdir
     os.symlink(root / "self", root / "self")  # a link to itself
-    for name, target in (("files", outside / "dump"), ("files_real", root / "real"),
-                         ("files_only", outside / "other")):
+    for name, target in (("files", outside / "dump"), ("files_real", root / "real"), ("files_only", outside / "other")):
         os.mkdir(root / name)  # a folder of symlinked dump files
         for f in os.listdir(target):
             if f.startswith("tfdbg_events."):

@@ -20,12 +20,21 @@ from tensorboard_plugin_dbg.__main__ import main
 
 
 def report(*args: str) -> subprocess.CompletedProcess:
-    code = ("import sys, runpy; sys.argv = ['tensorboard_plugin_dbg', *sys.argv[1:]]\n"
-            "try:\n    runpy.run_module('tensorboard_plugin_dbg', run_name='__main__')\n"
-            "finally:\n    assert 'tensorflow' not in sys.modules, 'the report imported TensorFlow'\n")
+    code = (
+        "import sys, runpy; sys.argv = ['tensorboard_plugin_dbg', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('tensorboard_plugin_dbg', run_name='__main__')\n"
+        "finally:\n    assert 'tensorflow' not in sys.modules, 'the report imported TensorFlow'\n"
+    )
     # `-c` + runpy is `python -m tensorboard_plugin_dbg` plus a check, at exit, that TensorFlow was never imported.
-    return subprocess.run([sys.executable, "-c", code, "report", *args], cwd=dumps.ROOT, capture_output=True,
-                          text=True, timeout=300, env=dumps.env_for_tf(), check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, "report", *args],
+        cwd=dumps.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dumps.env_for_tf(),
+        check=False,
+    )
 
 
 def test_demo_report_names_log_line(demo_logdir):
@@ -39,8 +48,15 @@ def test_demo_report_names_log_line(demo_logdir):
 
 
 def test_plain_module_invocation_and_json(demo_logdir):
-    proc = subprocess.run([sys.executable, "-m", "tensorboard_plugin_dbg", "report", demo_logdir, "--json"],
-                          cwd=dumps.ROOT, capture_output=True, text=True, timeout=300, env=dumps.env_for_tf(), check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", demo_logdir, "--json"],
+        cwd=dumps.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dumps.env_for_tf(),
+        check=False,
+    )
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["exit_code"] == 1 and len(doc["runs"]) == 1

@@ -130,8 +130,10 @@ def _oracle_roles(dump_dir: str) -> tuple[int, int]:
             bad = bool(np.any(value[5:8] > 0)) if value.size == 11 else False
             if bad:
                 op = reader.graph_by_id(trace.graph_id).get_op_creation_digest(trace.op_name)
-                inputs = [(trace.graph_id, name.rsplit(":", 1)[0], int(name.rsplit(":", 1)[1]))
-                          for name in op.input_names or ()]
+                inputs = [
+                    (trace.graph_id, name.rsplit(":", 1)[0], int(name.rsplit(":", 1)[1]))
+                    for name in op.input_names or ()
+                ]
                 forwards = op.op_type in ("Placeholder", "ReadVariableOp") and seen_bad
                 if forwards or any(last_bad.get(k) for k in inputs):
                     propagators += 1
@@ -160,7 +162,9 @@ def test_index_alerts_carry_roles_and_filter_to_producers(demo_dump):
     assert producers["total"] == result["producers"] >= 1
     assert all(a["role"] == "producer" for a in producers["alerts"])
     first = producers["alerts"][0]
-    assert (first["source"], first["source_index"]) == (result["producer"]["alert"]["source"],
-                                                         result["producer"]["alert"]["source_index"])
+    assert (first["source"], first["source_index"]) == (
+        result["producer"]["alert"]["source"],
+        result["producer"]["alert"]["source_index"],
+    )
     everything = run.alerts(0, 1000)
     assert everything["total"] == result["producers"] + result["propagators"]

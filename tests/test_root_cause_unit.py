@@ -21,8 +21,20 @@ from tensorboard_plugin_dbg.analysis.root_cause import (
 
 def full(size, neg_inf=0, pos_inf=0, nan=0, neg=0, zero=0, pos=None):
     pos = size - neg_inf - pos_inf - nan - neg - zero if pos is None else pos
-    return {"mode": "FULL_HEALTH", "tensor_id": 0, "device_id": -1, "dtype": "float32", "rank": 1, "size": size,
-            "neg_inf": neg_inf, "pos_inf": pos_inf, "nan": nan, "neg": neg, "zero": zero, "pos": pos}
+    return {
+        "mode": "FULL_HEALTH",
+        "tensor_id": 0,
+        "device_id": -1,
+        "dtype": "float32",
+        "rank": 1,
+        "size": size,
+        "neg_inf": neg_inf,
+        "pos_inf": pos_inf,
+        "nan": nan,
+        "neg": neg,
+        "zero": zero,
+        "pos": pos,
+    }
 
 
 class FakeRun:
@@ -36,17 +48,42 @@ class FakeRun:
 
     def __init__(self, curt: bool = False):
         self.ops = {
-            "c": ("Const", []), "x": ("Placeholder", []), "d": ("Sub", [("x", 0), ("c", 0)]),
-            "r": ("RealDiv", [("c", 0), ("d", 0)]), "m": ("Mul", [("r", 0), ("c", 0)]),
+            "c": ("Const", []),
+            "x": ("Placeholder", []),
+            "d": ("Sub", [("x", 0), ("c", 0)]),
+            "r": ("RealDiv", [("c", 0), ("d", 0)]),
+            "m": ("Mul", [("r", 0), ("c", 0)]),
         }
         h_fin = full(4, pos=4)
-        rows = [("c", h_fin), ("d", full(4, neg=1, pos=3)), ("r", h_fin), ("m", h_fin),
-                ("c", h_fin), ("d", full(4, zero=1, pos=3)), ("r", full(4, pos_inf=1, pos=3)), ("m", full(4, nan=1))]
+        rows = [
+            ("c", h_fin),
+            ("d", full(4, neg=1, pos=3)),
+            ("r", h_fin),
+            ("m", h_fin),
+            ("c", h_fin),
+            ("d", full(4, zero=1, pos=3)),
+            ("r", full(4, pos_inf=1, pos=3)),
+            ("m", full(4, nan=1)),
+        ]
         if curt:
-            rows = [(n, {"mode": "CURT_HEALTH", "tensor_id": 0, "any_inf_or_nan": bool(h["nan"] or h["pos_inf"])})
-                    for n, h in rows]
-        self.rows = [{"index": i, "wall_time": 10.0 + i, "op_name": n, "op_type": self.ops[n][0], "output_slot": 0,
-                      "graph_id": "g", "device_name": None, "host": "h", "health": h} for i, (n, h) in enumerate(rows)]
+            rows = [
+                (n, {"mode": "CURT_HEALTH", "tensor_id": 0, "any_inf_or_nan": bool(h["nan"] or h["pos_inf"])})
+                for n, h in rows
+            ]
+        self.rows = [
+            {
+                "index": i,
+                "wall_time": 10.0 + i,
+                "op_name": n,
+                "op_type": self.ops[n][0],
+                "output_slot": 0,
+                "graph_id": "g",
+                "device_name": None,
+                "host": "h",
+                "health": h,
+            }
+            for i, (n, h) in enumerate(rows)
+        ]
         fin1 = [full(1, pos=1)]
         self.execs = [
             # (wall, op_type, is_function, inputs, outputs, output health)
@@ -56,55 +93,95 @@ class FakeRun:
             (21.0, "Log", False, [10], [11], [full(3, nan=1, zero=1, pos=1)]),
             (22.0, "Sum", False, [11], [12], [full(1, nan=1)]),
         ]
-        self.frames = {"f0": ("/home/me/train.py", 3, "<module>", True), "f1": ("/home/me/train.py", 7, "step", True),
-                       "f2": ("/usr/lib/python3/site-packages/tensorflow/ops.py", 99, "div", False)}
+        self.frames = {
+            "f0": ("/home/me/train.py", 3, "<module>", True),
+            "f1": ("/home/me/train.py", 7, "step", True),
+            "f2": ("/usr/lib/python3/site-packages/tensorflow/ops.py", 99, "div", False),
+        }
 
     # --- RunQueries subset ---
     def info(self):
         return {"debug_modes": ["FULL_HEALTH"]}
 
     def graph_executions(self, begin, end, **_):
-        return {"begin": begin, "end": end, "total": len(self.rows), "unfiltered_total": len(self.rows),
-                "rows": self.rows[begin:end]}
+        return {
+            "begin": begin,
+            "end": end,
+            "total": len(self.rows),
+            "unfiltered_total": len(self.rows),
+            "rows": self.rows[begin:end],
+        }
 
     def graph_execution(self, index, begin=0, max_elements=1000):
-        return dict(self.rows[index], tensor_debug_mode="FULL_HEALTH", value=None, graph_name="step",
-                    graph_chain=["g"])
+        return dict(self.rows[index], tensor_debug_mode="FULL_HEALTH", value=None, graph_name="step", graph_chain=["g"])
 
     def op(self, graph_id, op_name, near=None):
         op_type, inputs = self.ops[op_name]
         out = []
         for slot, (name, oslot) in enumerate(inputs):
             idx = [r["index"] for r in self.rows if r["op_name"] == name]
-            out.append({"slot": slot, "op_name": name, "output_slot": oslot,
-                        "op": {"graph_id": "g", "op_name": name, "op_type": self.ops[name][0], "num_outputs": 1},
-                        "traces": {"count": len(idx), "indices": idx}})
-        return {"graph_id": graph_id, "op_name": op_name, "op_type": op_type, "inputs": out,
-                "stack_frame_ids": ["f0", "f1", "f2"]}
+            out.append(
+                {
+                    "slot": slot,
+                    "op_name": name,
+                    "output_slot": oslot,
+                    "op": {"graph_id": "g", "op_name": name, "op_type": self.ops[name][0], "num_outputs": 1},
+                    "traces": {"count": len(idx), "indices": idx},
+                }
+            )
+        return {
+            "graph_id": graph_id,
+            "op_name": op_name,
+            "op_type": op_type,
+            "inputs": out,
+            "stack_frame_ids": ["f0", "f1", "f2"],
+        }
 
     def executions(self, begin, end):
-        digests = [{"index": i, "wall_time": e[0], "op_type": e[1], "is_function": e[2]}
-                   for i, e in enumerate(self.execs)]
+        digests = [
+            {"index": i, "wall_time": e[0], "op_type": e[1], "is_function": e[2]} for i, e in enumerate(self.execs)
+        ]
         return {"begin": begin, "end": end, "total": len(self.execs), "executions": digests[begin:end]}
 
     def execution(self, index, max_elements=1000):
         wall, op_type, is_function, ins, outs, health = self.execs[index]
-        return {"index": index, "wall_time": wall, "op_type": op_type, "is_function": is_function,
-                "input_tensor_ids": ins, "output_tensor_ids": outs, "outputs": health, "graph_id": None,
-                "stack_frame_ids": ["f0", "f2"]}
+        return {
+            "index": index,
+            "wall_time": wall,
+            "op_type": op_type,
+            "is_function": is_function,
+            "input_tensor_ids": ins,
+            "output_tensor_ids": outs,
+            "outputs": health,
+            "graph_id": None,
+            "stack_frame_ids": ["f0", "f2"],
+        }
 
     def alerts(self, begin, end, alert_type=None, producers_only=False):
         items = [("graph_execution", r["index"], r["wall_time"]) for r in self.rows if is_nonfinite(r["health"])]
         items += [("execution", i, e[0]) for i, e in enumerate(self.execs) if any(is_nonfinite(h) for h in e[5])]
         items.sort(key=lambda a: a[2])
-        alerts = [{"index": i, "type": "InfNanAlert", "source": s, "source_index": si, "wall_time": w, "role": None}
-                  for i, (s, si, w) in enumerate(items)]
+        alerts = [
+            {"index": i, "type": "InfNanAlert", "source": s, "source_index": si, "wall_time": w, "role": None}
+            for i, (s, si, w) in enumerate(items)
+        ]
         return {"begin": begin, "end": end, "total": len(alerts), "alerts": alerts[begin:end]}
 
     def stack_frames(self, ids):
-        return {"frames": [{"id": i, "host": "h", "path": self.frames[i][0], "line": self.frames[i][1],
-                            "function": self.frames[i][2], "source_index": 0, "is_user": self.frames[i][3]}
-                           for i in ids]}
+        return {
+            "frames": [
+                {
+                    "id": i,
+                    "host": "h",
+                    "path": self.frames[i][0],
+                    "line": self.frames[i][1],
+                    "function": self.frames[i][2],
+                    "source_index": 0,
+                    "is_user": self.frames[i][3],
+                }
+                for i in ids
+            ]
+        }
 
     def source_file(self, index, begin_line=None, end_line=None):
         text = {3: "step(x)", 7: "    r = tf.divide(c, d)  # CULPRIT"}
@@ -159,8 +236,15 @@ def test_clean_and_untraceable_runs():
     run.execs = run.execs[:1]
     assert analyze(run)["status"] == "clean"
     for row in run.rows:
-        row["health"] = {"mode": "SHAPE", "tensor_id": 0, "dtype": "float32", "rank": 1, "size": 4, "shape": [4],
-                         "shape_truncated": False}
+        row["health"] = {
+            "mode": "SHAPE",
+            "tensor_id": 0,
+            "dtype": "float32",
+            "rank": 1,
+            "size": 4,
+            "shape": [4],
+            "shape_truncated": False,
+        }
     run.execs = []
     run.version = 2
     result = analyze(run)
@@ -178,7 +262,8 @@ def test_cache_follows_version():
 
 def test_describe_modes():
     assert describe({"mode": "CONCISE_HEALTH", "size": 1000, "neg_inf": 0, "pos_inf": 0, "nan": 0}).startswith(
-        "finite among 1,000 elements")
+        "finite among 1,000 elements"
+    )
     assert "cannot be known" in describe({"mode": "CURT_HEALTH", "any_inf_or_nan": False})
     assert describe(full(1000, zero=1)) == "finite; 1 zero among 1,000 elements"
     assert is_nonfinite({"mode": "SHAPE"}) is None and is_nonfinite(full(2, nan=1)) is True
@@ -197,11 +282,19 @@ def test_vectorized_trace_classification_scales():
     nonfinite[bad_steps * n_ops + 2] = 1  # op 2 consumes op 1 (propagator)
     nonfinite[bad_steps[::2] * n_ops + 3] = 1  # op 3 consumes op 0 (finite): a producer
     cols = RunColumns(
-        trace_wall=np.arange(n_ops * steps, dtype=np.float64), trace_op=op, trace_tensor=op,
-        trace_nonfinite=nonfinite, op_input_ptr=np.array([0, 0, 1, 2, 3]), op_input_tensor=np.array([0, 1, 0]),
+        trace_wall=np.arange(n_ops * steps, dtype=np.float64),
+        trace_op=op,
+        trace_tensor=op,
+        trace_nonfinite=nonfinite,
+        op_input_ptr=np.array([0, 0, 1, 2, 3]),
+        op_input_tensor=np.array([0, 1, 0]),
         op_forwards=np.zeros(n_ops, bool),
-        exec_wall=np.zeros(0), exec_nonfinite=np.zeros(0, np.int8), exec_is_function=np.zeros(0, bool),
-        exec_first_output_id=np.zeros(0, np.int64), exec_io=lambda i: ([], [], []))
+        exec_wall=np.zeros(0),
+        exec_nonfinite=np.zeros(0, np.int8),
+        exec_is_function=np.zeros(0, bool),
+        exec_first_output_id=np.zeros(0, np.int64),
+        exec_io=lambda i: ([], [], []),
+    )
     start = time.perf_counter()
     cls, _ = classify_mod.classify(cols)
     elapsed = time.perf_counter() - start
@@ -217,5 +310,5 @@ def test_from_queries_codes_inputs_by_graph():
     cols = from_queries(FakeRun())
     assert len(cols.trace_wall) == 8 and list(cols.trace_nonfinite) == [0, 0, 0, 0, 0, 0, 1, 1]
     r_op = cols.trace_op[2]
-    inputs = cols.op_input_tensor[cols.op_input_ptr[r_op]:cols.op_input_ptr[r_op + 1]]
+    inputs = cols.op_input_tensor[cols.op_input_ptr[r_op] : cols.op_input_ptr[r_op + 1]]
     assert list(inputs) == [cols.trace_tensor[0], cols.trace_tensor[1]]  # c:0, d:0

@@ -19,8 +19,11 @@ from tensorboard_plugin_dbg.reader import (
 )
 
 # dtype DT_DOUBLE, shape [n], content of 8 n bytes: what TF writes for the health modes' vectors
-_HEADER = {2: b"\x08\x02\x12\x04\x12\x02\x08\x02\x22\x10", 3: b"\x08\x02\x12\x04\x12\x02\x08\x05\x22\x28",
-           4: b"\x08\x02\x12\x04\x12\x02\x08\x0b\x22\x58"}
+_HEADER = {
+    2: b"\x08\x02\x12\x04\x12\x02\x08\x02\x22\x10",
+    3: b"\x08\x02\x12\x04\x12\x02\x08\x05\x22\x28",
+    4: b"\x08\x02\x12\x04\x12\x02\x08\x0b\x22\x58",
+}
 _SIZE = {2: 2, 3: 5, 4: 11}
 _BAD_AT = {2: (1,), 3: (2, 3, 4), 4: (5, 6, 7)}  # where each mode's vector counts non-finite elements
 
@@ -28,8 +31,13 @@ _BAD_AT = {2: (1,), 3: (2, 3, 4), 4: (5, 6, 7)}  # where each mode's vector coun
 def _op(i: int) -> tuple:
     """(context id, op name, slot, mode, device) of the i-th op of a step: names of several lengths, all modes."""
     mode = (2, 3, 4, 4, 1, 5)[i % 6]
-    return ("ctx" + "abc"[i % 3], f"model/layer_{i}/" + "w" * (i % 7), i % 3, mode,
-            "/job:localhost/device:CPU:0" if i % 4 else "")
+    return (
+        "ctx" + "abc"[i % 3],
+        f"model/layer_{i}/" + "w" * (i % 7),
+        i % 3,
+        mode,
+        "/job:localhost/device:CPU:0" if i % 4 else "",
+    )
 
 
 def _record(op: tuple, wall: float, rng) -> bytes:
@@ -83,8 +91,12 @@ def _protobuf(frames: list[bytes]) -> tuple:
     scan = tfrecord.scan(buf, 0)
     kinds = traces.TraceKinds()
     batch = traces.decode_slow(buf, scan.starts, scan.lengths, kinds)
-    return [kinds.kinds[k] for k in batch.kind.tolist()], batch.wall_time.tolist(), batch.offset.tolist(), \
-        batch.nonfinite_rows.tolist()
+    return (
+        [kinds.kinds[k] for k in batch.kind.tolist()],
+        batch.wall_time.tolist(),
+        batch.offset.tolist(),
+        batch.nonfinite_rows.tolist(),
+    )
 
 
 def _watch(monkeypatch) -> list:
@@ -97,6 +109,7 @@ def _watch(monkeypatch) -> list:
         todo = inherit(self, buf, starts, lengths, period, *rest)
         seen.append(None if empty else todo.tolist())
         return todo
+
     monkeypatch.setattr(trace_periodic.Carry, "inherit", watched)
     return seen
 
@@ -111,8 +124,11 @@ def test_carry_decodes_like_protobuf_at_every_phase(monkeypatch, period):
     for phase in range(period):
         # the first chunk ends `phase` records into a step, the next ones are not whole steps either, and the
         # last one is too short to show a period (decoded without the shortcut, and the carry dropped)
-        bounds = [0] + list(range(4 * period + phase, len(frames) - 6 * period, 5 * period + 7)) + [
-            len(frames) - period, len(frames)]
+        bounds = (
+            [0]
+            + list(range(4 * period + phase, len(frames) - 6 * period, 5 * period + 7))
+            + [len(frames) - period, len(frames)]
+        )
         seen.clear()
         got = _decode(frames, bounds, trace_periodic.Carry())
         assert got == expect, phase
@@ -127,10 +143,12 @@ def test_carry_never_gives_a_differing_record_its_kind(monkeypatch, field):
     ops = [_op(i) for i in range(period)]
     victim = 14  # FULL_HEALTH, slot 2, with a device name
     ctx, name, slot, mode, device = ops[victim]
-    changed = {"op_name": (ctx, name[:-2] + "ZZ", slot, mode, device),  # same length: same record layout
-               "slot": (ctx, name, 1, mode, device),
-               "device": (ctx, name, slot, mode, device.replace("CPU:0", "GPU:0")),
-               "context": (ctx[:-1] + "z", name, slot, mode, device)}[field]
+    changed = {
+        "op_name": (ctx, name[:-2] + "ZZ", slot, mode, device),  # same length: same record layout
+        "slot": (ctx, name, 1, mode, device),
+        "device": (ctx, name, slot, mode, device.replace("CPU:0", "GPU:0")),
+        "context": (ctx[:-1] + "z", name, slot, mode, device),
+    }[field]
     later = list(ops)
     later[victim] = changed
     frames = _stream([ops] * 5 + [later] * 5)

@@ -86,7 +86,7 @@ class _TraceLookup:
             return np.full(len(tensors), -1, np.int64)
         out = np.empty(len(tensors), np.int64)
         for lo in range(0, len(tensors), _BLOCK):
-            t, a = np.asarray(tensors[lo:lo + _BLOCK], np.int64), at[lo:lo + _BLOCK]
+            t, a = np.asarray(tensors[lo : lo + _BLOCK], np.int64), at[lo : lo + _BLOCK]
             needles = t * self.stride + a
             # Needles in sorted order make the binary searches walk `combined` front to back (cache-friendly,
             # ~5x faster at 10 M traces than in alert order); answers go back to their places after. Queries come
@@ -101,7 +101,7 @@ class _TraceLookup:
             pos = np.where(ok, pos, 0)
             rows = self.order[pos]
             ok &= self.trace_tensor[rows] == t
-            out[lo:lo + _BLOCK] = np.where(ok, rows, -1)
+            out[lo : lo + _BLOCK] = np.where(ok, rows, -1)
         return out
 
 
@@ -117,7 +117,7 @@ class ScanLookup:
         out = np.full(len(tensors), -1, np.int64)
         for i, (k, t) in enumerate(zip(np.asarray(tensors).tolist(), np.asarray(at).tolist())):
             if k >= 0:
-                hits = np.flatnonzero(self.trace_tensor[:max(t, 0)] == k)
+                hits = np.flatnonzero(self.trace_tensor[: max(t, 0)] == k)
                 out[i] = hits[-1] if len(hits) else -1
         return out
 
@@ -142,21 +142,22 @@ def _first_rows(cols: RunColumns) -> np.ndarray:
     n = len(cols.trace_nonfinite)
     first = np.full(1, n, np.int64)
     for lo in range(0, n, _ROWS):
-        codes, at = np.unique(np.asarray(cols.trace_tensor[lo:lo + _ROWS], np.int64), return_index=True)
+        codes, at = np.unique(np.asarray(cols.trace_tensor[lo : lo + _ROWS], np.int64), return_index=True)
         if len(codes) and codes[-1] + 2 > len(first):
             first = np.concatenate([first, np.full(int(codes[-1]) + 2 - len(first), n, np.int64)])
         np.minimum.at(first, codes + 1, at + lo)
     return first
 
 
-def _prior_traces(cols: RunColumns, lookup, first: np.ndarray, tensors: np.ndarray, at: np.ndarray, lo: int
-                  ) -> np.ndarray:
+def _prior_traces(
+    cols: RunColumns, lookup, first: np.ndarray, tensors: np.ndarray, at: np.ndarray, lo: int
+) -> np.ndarray:
     """lookup.before(tensors, at) for queries whose `at` lie in rows [lo, lo + _ROWS). An input's previous trace is
     almost always within the last training step, so the queries are answered first from the rows just before
     (a sorted lookup of [lo - _ROWS, lo + _ROWS): a few MB, built per step); only the queries that find no trace
     there but have one further back (`first`: each tensor's first row) ask the whole-run `lookup`."""
     w0 = max(0, lo - _ROWS)
-    window = _TraceLookup(np.asarray(cols.trace_tensor[w0:lo + _ROWS], np.int64))
+    window = _TraceLookup(np.asarray(cols.trace_tensor[w0 : lo + _ROWS], np.int64))
     prior = window.before(tensors, at - w0)
     found = prior >= 0
     prior[found] += w0
@@ -178,7 +179,7 @@ def _classify_traces(cols: RunColumns, lookup) -> np.ndarray:
     first_alert = -1
     first = None
     for lo in range(0, len(flags), _ROWS):
-        alerts = np.flatnonzero(flags[lo:lo + _ROWS] == 1) + lo
+        alerts = np.flatnonzero(flags[lo : lo + _ROWS] == 1) + lo
         if not len(alerts):
             continue
         if first_alert < 0:
@@ -210,13 +211,15 @@ class _BadTraceWindows:
     def any_in(self, lo: float, hi: float) -> bool:
         wall, flags = self.cols.trace_wall, self.cols.trace_nonfinite
         if self.in_order is None:
-            self.in_order = all(bool(np.all(wall[i + 1:i + _ROWS + 1] >= wall[i:i + _ROWS][:len(wall) - i - 1]))
-                                for i in range(0, max(len(wall) - 1, 0), _ROWS))
+            self.in_order = all(
+                bool(np.all(wall[i + 1 : i + _ROWS + 1] >= wall[i : i + _ROWS][: len(wall) - i - 1]))
+                for i in range(0, max(len(wall) - 1, 0), _ROWS)
+            )
         if self.in_order:
             r0, r1 = np.searchsorted(wall, lo, "right"), np.searchsorted(wall, hi, "right")
             return bool(np.any(flags[r0:r1] == 1))
         if self.walls is None:
-            parts = [wall[i:i + _ROWS][flags[i:i + _ROWS] == 1] for i in range(0, len(flags), _ROWS)]
+            parts = [wall[i : i + _ROWS][flags[i : i + _ROWS] == 1] for i in range(0, len(flags), _ROWS)]
             self.walls = np.sort(np.concatenate(parts)) if parts else np.zeros(0)
         w = self.walls
         return bool(np.searchsorted(w, hi, "right") - np.searchsorted(w, lo, "right") > 0)
@@ -230,8 +233,7 @@ def running_first_outputs(cols: RunColumns) -> np.ndarray | None:
     return np.maximum.accumulate(cols.exec_first_output_id) if len(cols.exec_first_output_id) else np.zeros(0)
 
 
-def eager_producer(cols: RunColumns, running_first: np.ndarray | None, tensor_id: int, before: int
-                   ) -> tuple[int, int]:
+def eager_producer(cols: RunColumns, running_first: np.ndarray | None, tensor_id: int, before: int) -> tuple[int, int]:
     """(execution index, output slot) of the execution before `before` that output eager tensor `tensor_id`,
     or (-1, -1) when no recorded execution did (a constant, or a tensor made before dumping started)."""
     if running_first is None:  # no id column: the producer of an eager input is almost always a recent execution

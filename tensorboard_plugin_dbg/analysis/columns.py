@@ -26,7 +26,9 @@ PAGE = 1000
 # function input (Placeholder) gets it from the previous iteration or the caller, a ReadVariableOp from the last
 # assignment (often in an untraced gradient graph). When the NaN was already seen before they ran, they carry it on
 # rather than produce it (classify.py).
-FORWARDING_OPS = frozenset({"Placeholder", "ReadVariableOp"})  # the API's page cap; an index may accept more, but asking for more gains little here
+FORWARDING_OPS = frozenset(
+    {"Placeholder", "ReadVariableOp"}
+)  # the API's page cap; an index may accept more, but asking for more gains little here
 
 
 @dataclass
@@ -88,7 +90,7 @@ def from_queries(run: Any) -> RunColumns:
 
     # Inputs of every traced op (ops never traced cannot be alerts, so they need no inputs).
     ptr, inputs, forwards = [0], [], []
-    for (graph_id, op_name) in list(op_codes):
+    for graph_id, op_name in list(op_codes):
         try:
             info = run.op(graph_id, op_name)
         except LookupError:  # op not in the graphs file (yet): its inputs are unknown

@@ -46,10 +46,10 @@ def from_run_index(run: Any) -> RunColumns | None:
         kind_blind[k] = int(mode) in _NO_FINITENESS
 
     ptr, inputs, forwards = [0], [], []
-    for (graph_id, op_name) in list(op_codes):
+    for graph_id, op_name in list(op_codes):
         entry = run.op_entry(graph_id, op_name)
         forwards.append(entry is not None and entry.op_type in FORWARDING_OPS)
-        for producer, slot in (entry.inputs if entry is not None else ()):
+        for producer, slot in entry.inputs if entry is not None else ():
             inputs.append(tensor_codes.setdefault((graph_id, producer, int(slot)), len(tensor_codes)))
         ptr.append(len(inputs))
 
@@ -150,11 +150,11 @@ class KindRowsLookup:
             kinds = self.kinds_of.get(t)
             if not kinds:
                 continue
-            q = by[bounds[i]:bounds[i + 1]]
+            q = by[bounds[i] : bounds[i + 1]]
             a = at[q]
             best = np.full(len(q), -1, np.int64)
             for k in kinds:
-                seg = self.order[self.starts[k]:self.starts[k + 1]]
+                seg = self.order[self.starts[k] : self.starts[k + 1]]
                 if len(seg):
                     p = np.searchsorted(seg, a, side="left") - 1
                     np.maximum(best, np.where(p >= 0, seg[np.maximum(p, 0)], -1), out=best)

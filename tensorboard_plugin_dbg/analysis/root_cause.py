@@ -112,6 +112,7 @@ def _classified(run: Any):
         # A sorted lookup of our own is dropped (~12 bytes per trace); the detail of the first producer asks about
         # a few input tensors only, which a scan answers in milliseconds.
         return cols, cls, ScanLookup(cols.trace_tensor)
+
     return _cached(run, "classification", compute)
 
 
@@ -134,11 +135,13 @@ def alert_role_codes(run: Any) -> np.ndarray:
 def alert_roles(run: Any) -> dict[int, str]:
     """{alert position: "producer" | "propagator"} (what the index's `alerts()` fills `Alert.role` and its
     `producers_only` filter from). Cached per run version."""
+
     def build():
         codes = alert_role_codes(run)
         names = np.array([None, "producer", "propagator"], dtype=object)
         positions = np.flatnonzero(codes)
         return dict(zip(positions.tolist(), names[codes[positions]].tolist()))
+
     return _cached(run, "alert_roles", build)
 
 
@@ -149,7 +152,7 @@ def _alert_role_codes(run: Any) -> np.ndarray:
         alerts = table()
         codes = np.zeros(len(alerts), np.int8)
         for lo, src, idx, _wall in alerts.blocks():
-            codes[lo:lo + len(src)] = roles_by_row(cls, src, idx)
+            codes[lo : lo + len(src)] = roles_by_row(cls, src, idx)
         return codes
     # the same documented order rebuilt: wall time, then executions first, then index
     e_rows = np.flatnonzero(cols.exec_nonfinite == 1)
@@ -191,19 +194,25 @@ def _analyze(run: Any) -> dict[str, Any]:
         return {"status": "found", "message": _found_message(producer), "producer": producer, **counts}
     n_traces, n_execs = len(cols.trace_wall), len(cols.exec_wall)
     if counts["propagators"]:
-        message = (f"{counts['propagators']:,} non-finite tensors, but every one had an input that was already "
-                   "non-finite: the first NaN/∞ came from before the earliest record kept (a circular buffer keeps "
-                   "only the last records) or from an untraced op, so its cause cannot be known.")
+        message = (
+            f"{counts['propagators']:,} non-finite tensors, but every one had an input that was already "
+            "non-finite: the first NaN/∞ came from before the earliest record kept (a circular buffer keeps "
+            "only the last records) or from an untraced op, so its cause cannot be known."
+        )
         return {"status": "unknown", "message": message, "producer": None, **counts}
     if n_traces + n_execs == 0:
-        message = ("No executions or graph execution traces recorded (yet), so whether a tensor went non-finite "
-                   "cannot be known. With a circular buffer (the default) they reach disk only when the program "
-                   "exits.")
+        message = (
+            "No executions or graph execution traces recorded (yet), so whether a tensor went non-finite "
+            "cannot be known. With a circular buffer (the default) they reach disk only when the program "
+            "exits."
+        )
         return {"status": "unknown", "message": message, "producer": None, **counts}
     if not cls.any_finiteness_info:
         modes = ", ".join(m for m in run.info().get("debug_modes", []) if m != "UNSPECIFIED") or "this"
-        message = (f"This run was dumped in {modes} mode, which records no NaN/∞ information: whether a tensor went "
-                   "non-finite cannot be known. Re-run with tensor_debug_mode='FULL_HEALTH'.")
+        message = (
+            f"This run was dumped in {modes} mode, which records no NaN/∞ information: whether a tensor went "
+            "non-finite cannot be known. Re-run with tensor_debug_mode='FULL_HEALTH'."
+        )
         return {"status": "unknown", "message": message, "producer": None, **counts}
     message = f"No NaN or ∞ in {n_traces:,} graph execution traces and {n_execs:,} executions."
     return {"status": "clean", "message": message, "producer": None, **counts}
@@ -211,20 +220,30 @@ def _analyze(run: Any) -> dict[str, Any]:
 
 # --- the producer in detail ------------------------------------------------------------------------------------
 
+
 def _graph_producer(run, cols, cls, lookup, index: int) -> dict[str, Any]:
     row = run.graph_execution(index, max_elements=0)
     try:
         op = run.op(row["graph_id"], row["op_name"], near=index)
     except NotFound:  # the graphs file lost this op (damaged or cut short): still name the trace, without inputs
         op = {"inputs": [], "op_type": "", "stack_frame_ids": []}
-    tensors = cols.op_input_tensor[cols.op_input_ptr[cols.trace_op[index]]:cols.op_input_ptr[cols.trace_op[index] + 1]]
+    tensors = cols.op_input_tensor[
+        cols.op_input_ptr[cols.trace_op[index]] : cols.op_input_ptr[cols.trace_op[index] + 1]
+    ]
     prior = lookup.before(np.asarray(tensors, np.int64), np.full(len(tensors), index, np.int64))
     inputs = []
     for inp, p in zip(op["inputs"], prior.tolist()):
         name = f"{inp['op_name']}:{inp['output_slot']}"
         op_type = (inp.get("op") or {}).get("op_type")
-        entry = {"slot": inp["slot"], "op_name": inp["op_name"], "output_slot": inp["output_slot"],
-                 "op_type": op_type, "traced": p >= 0, "health": None, "graph_execution_index": None}
+        entry = {
+            "slot": inp["slot"],
+            "op_name": inp["op_name"],
+            "output_slot": inp["output_slot"],
+            "op_type": op_type,
+            "traced": p >= 0,
+            "health": None,
+            "graph_execution_index": None,
+        }
         if p >= 0:
             entry["health"] = run.graph_execution(int(p), max_elements=0)["health"]
             entry["graph_execution_index"] = int(p)
@@ -232,14 +251,28 @@ def _graph_producer(run, cols, cls, lookup, index: int) -> dict[str, Any]:
         elif inp["traces"]["count"]:
             entry["description"] = f"{name} — no trace of it before this op ran, so its health cannot be known"
         elif op_type == "Placeholder":
-            entry["description"] = (f"{name} — a function input, which TensorFlow does not trace: its health "
-                                    "cannot be known")
+            entry["description"] = (
+                f"{name} — a function input, which TensorFlow does not trace: its health cannot be known"
+            )
         else:
-            entry["description"] = (f"{name} — not traced by TensorFlow (non-float tensors and gradient graphs are "
-                                    "not instrumented): its health cannot be known")
+            entry["description"] = (
+                f"{name} — not traced by TensorFlow (non-float tensors and gradient graphs are "
+                "not instrumented): its health cannot be known"
+            )
         inputs.append(entry)
-    return _finish(run, cls, "graph_execution", index, row["op_name"], row.get("op_type") or op["op_type"],
-                   row["graph_id"], row["health"], inputs, op["stack_frame_ids"], row["wall_time"])
+    return _finish(
+        run,
+        cls,
+        "graph_execution",
+        index,
+        row["op_name"],
+        row.get("op_type") or op["op_type"],
+        row["graph_id"],
+        row["health"],
+        inputs,
+        op["stack_frame_ids"],
+        row["wall_time"],
+    )
 
 
 def _eager_producer(run, cols, cls, index: int) -> dict[str, Any]:
@@ -251,42 +284,100 @@ def _eager_producer(run, cols, cls, index: int) -> dict[str, Any]:
     inputs = []
     for in_slot, tensor_id in enumerate(detail["input_tensor_ids"]):
         src, out_slot = eager_producer(cols, running_first, int(tensor_id), index)
-        entry = {"slot": in_slot, "op_name": f"tensor {tensor_id}", "output_slot": max(out_slot, 0),
-                 "op_type": None, "traced": False, "health": None, "graph_execution_index": None}
+        entry = {
+            "slot": in_slot,
+            "op_name": f"tensor {tensor_id}",
+            "output_slot": max(out_slot, 0),
+            "op_type": None,
+            "traced": False,
+            "health": None,
+            "graph_execution_index": None,
+        }
         if src >= 0:
             src_detail = run.execution(src, max_elements=0)
             src_outputs = src_detail.get("outputs") or []
-            entry.update(op_name=f"{src_detail['op_type']} (execution #{src})", op_type=src_detail["op_type"],
-                         traced=out_slot < len(src_outputs))
+            entry.update(
+                op_name=f"{src_detail['op_type']} (execution #{src})",
+                op_type=src_detail["op_type"],
+                traced=out_slot < len(src_outputs),
+            )
             if entry["traced"]:
                 entry["health"] = src_outputs[out_slot]
-                entry["description"] = f"{src_detail['op_type']}:{out_slot} (execution #{src}) — " \
-                                       f"{describe(entry['health'])}"
+                entry["description"] = (
+                    f"{src_detail['op_type']}:{out_slot} (execution #{src}) — {describe(entry['health'])}"
+                )
             else:
                 entry["description"] = f"{src_detail['op_type']}:{out_slot} (execution #{src}) — not instrumented"
         else:
-            entry["description"] = (f"eager tensor {tensor_id} — not made by a recorded execution (a constant, or "
-                                    "made before dumping started): its health cannot be known")
+            entry["description"] = (
+                f"eager tensor {tensor_id} — not made by a recorded execution (a constant, or "
+                "made before dumping started): its health cannot be known"
+            )
         inputs.append(entry)
     health = outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output record"}
-    return _finish(run, cls, "execution", index, None, detail["op_type"], detail.get("graph_id"), health, inputs,
-                   detail.get("stack_frame_ids") or [], detail["wall_time"], output_slot=slot)
+    return _finish(
+        run,
+        cls,
+        "execution",
+        index,
+        None,
+        detail["op_type"],
+        detail.get("graph_id"),
+        health,
+        inputs,
+        detail.get("stack_frame_ids") or [],
+        detail["wall_time"],
+        output_slot=slot,
+    )
 
 
-def _finish(run, cls, source, index, op_name, op_type, graph_id, health, inputs, frame_ids, wall_time,
-            output_slot: int | None = None) -> dict[str, Any]:
+def _finish(
+    run,
+    cls,
+    source,
+    index,
+    op_name,
+    op_type,
+    graph_id,
+    health,
+    inputs,
+    frame_ids,
+    wall_time,
+    output_slot: int | None = None,
+) -> dict[str, Any]:
     frame_ids = list(frame_ids)
     user_frame, line = _user_frame(run, frame_ids)
     known = all(i["traced"] and values_known(i["health"]) for i in inputs)
     alert = _find_alert(run, source, index)
     if alert is None:  # the index lists alerts differently (or not yet): describe this one ourselves
-        alert = {"index": -1, "type": "InfNanAlert", "source": source, "source_index": index,
-                 "wall_time": wall_time, "op_name": op_name, "op_type": op_type, "graph_id": graph_id,
-                 "output_slot": output_slot or 0, "neg_inf": health.get("neg_inf"), "pos_inf": health.get("pos_inf"),
-                 "nan": health.get("nan"), "size": health.get("size"), "role": "producer"}
-    return {"alert": alert, "op_name": op_name, "op_type": op_type, "graph_id": graph_id, "output_health": health,
-            "inputs": inputs, "inputs_known": known, "stack_frame_ids": frame_ids, "user_frame": user_frame,
-            "source_line": line}
+        alert = {
+            "index": -1,
+            "type": "InfNanAlert",
+            "source": source,
+            "source_index": index,
+            "wall_time": wall_time,
+            "op_name": op_name,
+            "op_type": op_type,
+            "graph_id": graph_id,
+            "output_slot": output_slot or 0,
+            "neg_inf": health.get("neg_inf"),
+            "pos_inf": health.get("pos_inf"),
+            "nan": health.get("nan"),
+            "size": health.get("size"),
+            "role": "producer",
+        }
+    return {
+        "alert": alert,
+        "op_name": op_name,
+        "op_type": op_type,
+        "graph_id": graph_id,
+        "output_health": health,
+        "inputs": inputs,
+        "inputs_known": known,
+        "stack_frame_ids": frame_ids,
+        "user_frame": user_frame,
+        "source_line": line,
+    }
 
 
 def _find_alert(run, source: str, index: int, pages: int = 20) -> dict[str, Any] | None:
@@ -338,11 +429,16 @@ def _found_message(p: dict[str, Any]) -> str:
         else:
             mode = (p["output_health"] or {}).get("mode")
             if mode == "CURT_HEALTH":
-                text += (" Its inputs held no NaN or ∞, but CURT_HEALTH records nothing else, so the inputs' health "
-                         "(zeros, negatives, sizes) cannot be known; re-run with tensor_debug_mode='FULL_HEALTH'.")
+                text += (
+                    " Its inputs held no NaN or ∞, but CURT_HEALTH records nothing else, so the inputs' health "
+                    "(zeros, negatives, sizes) cannot be known; re-run with tensor_debug_mode='FULL_HEALTH'."
+                )
             else:
-                text += " Its inputs' health cannot be fully known: " + \
-                        "; ".join(i["description"] for i in p["inputs"]) + "."
+                text += (
+                    " Its inputs' health cannot be fully known: "
+                    + "; ".join(i["description"] for i in p["inputs"])
+                    + "."
+                )
     frame = p["user_frame"]
     if frame:
         code = f": {p['source_line'].strip()}" if p["source_line"] else ""

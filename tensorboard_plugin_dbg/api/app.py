@@ -61,7 +61,8 @@ class ApiApp:
         except Exception as e:  # an answer the encoder cannot take is a bug too; report it as JSON
             logger.exception("dbg API: cannot encode the answer to %s", request.full_path)
             body, gzipped = json_encoding.encode_body(
-                errors.error_body(errors.INTERNAL, f"cannot encode the answer: {e}"), False)
+                errors.error_body(errors.INTERNAL, f"cannot encode the answer: {e}"), False
+            )
             status = 500
         return json_response(body, status, gzipped, headers)
 
@@ -69,8 +70,7 @@ class ApiApp:
         name = route_name(request.path)
         spec = ROUTES_BY_NAME.get(name)
         if spec is None:
-            raise errors.ApiError(errors.NOT_FOUND,
-                                  f"no route {name!r}; routes: {', '.join(ROUTES_BY_NAME)}")
+            raise errors.ApiError(errors.NOT_FOUND, f"no route {name!r}; routes: {', '.join(ROUTES_BY_NAME)}")
         if request.method != "GET":
             headers["Allow"] = "GET"
             raise errors.ApiError(errors.METHOD_NOT_ALLOWED, f"{name} answers GET only, not {request.method}")

@@ -7,13 +7,13 @@ true bug in our code reaches the client as `internal` / 500, and still as JSON, 
 from __future__ import annotations
 
 # Error codes (wire.ts ErrorResponse.code). Kept as constants so tests and the OpenAPI document use the same words.
-BAD_PARAMETER = "bad_parameter"          # 400: not an integer, out of bounds, begin > end, unknown value or name
+BAD_PARAMETER = "bad_parameter"  # 400: not an integer, out of bounds, begin > end, unknown value or name
 MISSING_PARAMETER = "missing_parameter"  # 400: a required parameter is absent (or empty)
-PAGE_TOO_LARGE = "page_too_large"        # 400: end - begin (or max_elements, or ids) over the cap
-NOT_FOUND = "not_found"                  # 404: unknown route, run, index, graph, op or stack frame
+PAGE_TOO_LARGE = "page_too_large"  # 400: end - begin (or max_elements, or ids) over the cap
+NOT_FOUND = "not_found"  # 404: unknown route, run, index, graph, op or stack frame
 METHOD_NOT_ALLOWED = "method_not_allowed"  # 405: anything but GET
-NOT_READY = "not_ready"                  # 503: reserved for "the index cannot answer yet"
-INTERNAL = "internal"                    # 500: a bug in this plugin; the message says what broke
+NOT_READY = "not_ready"  # 503: reserved for "the index cannot answer yet"
+INTERNAL = "internal"  # 500: a bug in this plugin; the message says what broke
 
 STATUS_BY_CODE = {
     BAD_PARAMETER: 400,

@@ -30,8 +30,14 @@ def wire_schema() -> dict[str, Any]:
 
 def _rewrite_refs(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: (v.replace("#/definitions/", "#/components/schemas/") if k == "$ref" and isinstance(v, str)
-                    else _rewrite_refs(v)) for k, v in node.items()}
+        return {
+            k: (
+                v.replace("#/definitions/", "#/components/schemas/")
+                if k == "$ref" and isinstance(v, str)
+                else _rewrite_refs(v)
+            )
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_rewrite_refs(v) for v in node]
     return node
@@ -39,8 +45,11 @@ def _rewrite_refs(node: Any) -> Any:
 
 def _param_schema(p: params.Param) -> dict[str, Any]:
     if p.kind == "int":
-        schema: dict[str, Any] = {"type": "integer", "minimum": p.minimum if p.minimum is not None else 0,
-                                  "maximum": p.maximum if p.maximum is not None else params.MAX_INT}
+        schema: dict[str, Any] = {
+            "type": "integer",
+            "minimum": p.minimum if p.minimum is not None else 0,
+            "maximum": p.maximum if p.maximum is not None else params.MAX_INT,
+        }
     elif p.kind == "bool":
         schema = {"type": "boolean"}
     elif p.kind == "enum":
@@ -57,34 +66,46 @@ def _param_schema(p: params.Param) -> dict[str, Any]:
 
 
 def _parameter(p: params.Param) -> dict[str, Any]:
-    out = {"name": p.name, "in": "query", "required": p.required, "description": p.description,
-           "schema": _param_schema(p)}
+    out = {
+        "name": p.name,
+        "in": "query",
+        "required": p.required,
+        "description": p.description,
+        "schema": _param_schema(p),
+    }
     if p.kind == "id_list":
         out.update(style="form", explode=False)  # ids=a,b,c
     return out
 
 
 def _error(description: str) -> dict[str, Any]:
-    return {"description": description,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}}}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+    }
 
 
 def _operation(spec: RouteSpec) -> dict[str, Any]:
-    ok_schema = ({"$ref": f"#/components/schemas/{spec.response}"} if spec.response
-                 else {"type": "object", "description": "An OpenAPI 3.1 document."})
+    ok_schema = (
+        {"$ref": f"#/components/schemas/{spec.response}"}
+        if spec.response
+        else {"type": "object", "description": "An OpenAPI 3.1 document."}
+    )
     responses: dict[str, Any] = {
-        "200": {"description": spec.response or "OpenAPI document",
-                "content": {"application/json": {"schema": ok_schema}}},
+        "200": {
+            "description": spec.response or "OpenAPI document",
+            "content": {"application/json": {"schema": ok_schema}},
+        },
     }
     # Every route answers 400 to an unknown or repeated parameter, even the routes that take none.
     responses["400"] = _error(
-        f"Bad parameter: {errors.BAD_PARAMETER}, {errors.MISSING_PARAMETER} or {errors.PAGE_TOO_LARGE}")
+        f"Bad parameter: {errors.BAD_PARAMETER}, {errors.MISSING_PARAMETER} or {errors.PAGE_TOO_LARGE}"
+    )
     if spec.needs_run:
         responses["404"] = _error("not_found: unknown run, index, graph, op or stack frame")
     responses["405"] = _error("method_not_allowed: only GET is answered")
     responses["500"] = _error("internal: a bug in the plugin (never caused by bad input)")
-    op: dict[str, Any] = {"operationId": spec.name.replace(".", "_"), "summary": spec.summary,
-                          "responses": responses}
+    op: dict[str, Any] = {"operationId": spec.name.replace(".", "_"), "summary": spec.summary, "responses": responses}
     if spec.params:
         op["parameters"] = [_parameter(p) for p in spec.params]
     return op
@@ -99,10 +120,13 @@ def document() -> dict[str, Any]:
         "info": {
             "title": "tensorboard-plugin-dbg",
             "version": "1",
-            "description": ("JSON API of the TensorBoard debugger plugin `dbg`. Every route is GET. " + params.RULES
-                            + " Errors are ErrorResponse JSON: 400 bad parameter, 404 unknown run/index/graph/op/"
-                            "frame or route, 405 non-GET. Non-finite floats are the strings NaN, Infinity, "
-                            "-Infinity. Responses are gzipped when the client accepts gzip."),
+            "description": (
+                "JSON API of the TensorBoard debugger plugin `dbg`. Every route is GET. "
+                + params.RULES
+                + " Errors are ErrorResponse JSON: 400 bad parameter, 404 unknown run/index/graph/op/"
+                "frame or route, 405 non-GET. Non-finite floats are the strings NaN, Infinity, "
+                "-Infinity. Responses are gzipped when the client accepts gzip."
+            ),
         },
         "servers": [{"url": SERVER_URL}],
         "paths": {f"/{spec.name}": {"get": _operation(spec)} for spec in ROUTES},

@@ -64,8 +64,7 @@ class Param:
         if self.kind == "enum":
             if raw in self.choices:
                 return raw
-            raise errors.bad_parameter(
-                f"{self.name} must be one of {', '.join(self.choices)}; got {_show(raw)}")
+            raise errors.bad_parameter(f"{self.name} must be one of {', '.join(self.choices)}; got {_show(raw)}")
         if len(raw) > MAX_STRING:
             raise errors.bad_parameter(f"{self.name} is longer than {MAX_STRING} characters")
         if self.kind == "id_list":
@@ -73,8 +72,9 @@ class Param:
             if any(not item for item in items):
                 raise errors.bad_parameter(f"{self.name} must be a comma-separated list of non-empty ids")
             if self.maximum is not None and len(items) > self.maximum:
-                raise errors.ApiError(errors.PAGE_TOO_LARGE,
-                                      f"{self.name} lists {len(items)} ids; the cap is {self.maximum} per request")
+                raise errors.ApiError(
+                    errors.PAGE_TOO_LARGE, f"{self.name} lists {len(items)} ids; the cap is {self.maximum} per request"
+                )
             return items
         return raw
 
@@ -130,8 +130,9 @@ def check_page(begin: int, end: int) -> None:
     if begin > end:
         raise errors.bad_parameter(f"begin ({begin}) must be <= end ({end})")
     if end - begin > PAGE_CAP:
-        raise errors.ApiError(errors.PAGE_TOO_LARGE,
-                              f"a page holds at most {PAGE_CAP} rows; end - begin is {end - begin}")
+        raise errors.ApiError(
+            errors.PAGE_TOO_LARGE, f"a page holds at most {PAGE_CAP} rows; end - begin is {end - begin}"
+        )
 
 
 def _check_range(values: dict[str, Any], low: str, high: str) -> None:

@@ -24,10 +24,15 @@ DEFAULT_TENSOR_ELEMENTS = 1000
 RUN = Param("run", "str", "Run name, as listed by `runs` (RunInfo.name).", required=True)
 BEGIN = Param("begin", "int", "First row of the page (0-based).", required=True)
 END = Param("end", "int", f"One past the last row; end - begin <= {PAGE_CAP}; clamped to the total.", required=True)
-INDEX = Param("index", "int", "0-based position in the list (>= 0; -1 is an error, not the last item).",
-              required=True)
-MAX_ELEMENTS = Param("max_elements", "int", "FULL_TENSOR values: most elements to return.",
-                     default=DEFAULT_TENSOR_ELEMENTS, minimum=0, maximum=MAX_TENSOR_ELEMENTS)
+INDEX = Param("index", "int", "0-based position in the list (>= 0; -1 is an error, not the last item).", required=True)
+MAX_ELEMENTS = Param(
+    "max_elements",
+    "int",
+    "FULL_TENSOR values: most elements to return.",
+    default=DEFAULT_TENSOR_ELEMENTS,
+    minimum=0,
+    maximum=MAX_TENSOR_ELEMENTS,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,8 +80,17 @@ def execution(run, p):
 
 
 def graph_executions(run, p):
-    return _page(run, run.graph_executions(p["begin"], p["end"], op_type=p["op_type"], op_name=p["op_name"],
-                                           graph_id=p["graph_id"], only_nonfinite=p["only_nonfinite"]))
+    return _page(
+        run,
+        run.graph_executions(
+            p["begin"],
+            p["end"],
+            op_type=p["op_type"],
+            op_name=p["op_name"],
+            graph_id=p["graph_id"],
+            only_nonfinite=p["only_nonfinite"],
+        ),
+    )
 
 
 def graph_execution(run, p):
@@ -118,54 +132,112 @@ def openapi(catalog, p):
 ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("runs", "Every run under the logdir with its counts and indexing status.", (), runs, "RunsResponse"),
     RouteSpec(
-        "alerts", "Alerts in wall-time order, with totals overall and per type (no silent cap: page through all).",
-        (RUN, BEGIN, END,
-         Param("type", "enum", "Only alerts of this type.", choices=ALERT_TYPES),
-         Param("role", "enum", "Only alerts whose tensor was produced non-finite (not propagated).",
-               choices=ALERT_ROLES)),
-        alerts, "AlertsResponse", paged=True),
-    RouteSpec("executions", "Eager executions (ops and tf.function calls), in order.", (RUN, BEGIN, END),
-              executions, "ExecutionsResponse", paged=True),
-    RouteSpec("execution", "One eager execution with its outputs' health and FULL_TENSOR values.",
-              (RUN, INDEX, MAX_ELEMENTS), execution, "ExecutionDetail"),
+        "alerts",
+        "Alerts in wall-time order, with totals overall and per type (no silent cap: page through all).",
+        (
+            RUN,
+            BEGIN,
+            END,
+            Param("type", "enum", "Only alerts of this type.", choices=ALERT_TYPES),
+            Param(
+                "role",
+                "enum",
+                "Only alerts whose tensor was produced non-finite (not propagated).",
+                choices=ALERT_ROLES,
+            ),
+        ),
+        alerts,
+        "AlertsResponse",
+        paged=True,
+    ),
     RouteSpec(
-        "graph_executions", "Graph execution traces, filtered; `total` counts the rows matching the filters.",
-        (RUN, BEGIN, END,
-         Param("op_type", "str", "Exact op type."),
-         Param("op_name", "str", "Case-insensitive substring of the op name."),
-         Param("graph_id", "str", "Exact graph id (the immediately enclosing graph)."),
-         Param("only_nonfinite", "bool", "Only traces whose tensor holds -inf, +inf or NaN.", default=False)),
-        graph_executions, "GraphExecutionsResponse", paged=True),
+        "executions",
+        "Eager executions (ops and tf.function calls), in order.",
+        (RUN, BEGIN, END),
+        executions,
+        "ExecutionsResponse",
+        paged=True,
+    ),
     RouteSpec(
-        "graph_execution", "One graph execution trace; a FULL_TENSOR value is sliced by flat element.",
-        (RUN, INDEX,
-         Param("begin", "int", "FULL_TENSOR values: first flat element.", default=0),
-         MAX_ELEMENTS),
-        graph_execution, "GraphExecutionDetail"),
-    RouteSpec("graph", "One graph: its name, nesting and op count.",
-              (RUN, Param("graph_id", "str", "Graph id.", required=True)), graph, "GraphInfo"),
+        "execution",
+        "One eager execution with its outputs' health and FULL_TENSOR values.",
+        (RUN, INDEX, MAX_ELEMENTS),
+        execution,
+        "ExecutionDetail",
+    ),
     RouteSpec(
-        "op", "One graph op with its inputs, consumers and trace indices.",
-        (RUN, Param("graph_id", "str", "Id of the graph holding the op.", required=True),
-         Param("op_name", "str", "Op name (exact).", required=True),
-         Param("near", "int", "List the trace indices nearest this graph_executions index.")),
-        op, "OpInfo"),
+        "graph_executions",
+        "Graph execution traces, filtered; `total` counts the rows matching the filters.",
+        (
+            RUN,
+            BEGIN,
+            END,
+            Param("op_type", "str", "Exact op type."),
+            Param("op_name", "str", "Case-insensitive substring of the op name."),
+            Param("graph_id", "str", "Exact graph id (the immediately enclosing graph)."),
+            Param("only_nonfinite", "bool", "Only traces whose tensor holds -inf, +inf or NaN.", default=False),
+        ),
+        graph_executions,
+        "GraphExecutionsResponse",
+        paged=True,
+    ),
+    RouteSpec(
+        "graph_execution",
+        "One graph execution trace; a FULL_TENSOR value is sliced by flat element.",
+        (RUN, INDEX, Param("begin", "int", "FULL_TENSOR values: first flat element.", default=0), MAX_ELEMENTS),
+        graph_execution,
+        "GraphExecutionDetail",
+    ),
+    RouteSpec(
+        "graph",
+        "One graph: its name, nesting and op count.",
+        (RUN, Param("graph_id", "str", "Graph id.", required=True)),
+        graph,
+        "GraphInfo",
+    ),
+    RouteSpec(
+        "op",
+        "One graph op with its inputs, consumers and trace indices.",
+        (
+            RUN,
+            Param("graph_id", "str", "Id of the graph holding the op.", required=True),
+            Param("op_name", "str", "Op name (exact).", required=True),
+            Param("near", "int", "List the trace indices nearest this graph_executions index."),
+        ),
+        op,
+        "OpInfo",
+    ),
     RouteSpec("source_files", "Every source file in the dump.", (RUN,), source_files, "SourceFilesResponse"),
     RouteSpec(
-        "source_file", "Lines of one source file (1-based, inclusive, clamped to the file; default: all).",
-        (RUN, INDEX,
-         Param("begin_line", "int", "First line (1-based).", minimum=1),
-         Param("end_line", "int", "Last line (inclusive); must be >= begin_line.", minimum=1)),
-        source_file, "SourceFileResponse"),
+        "source_file",
+        "Lines of one source file (1-based, inclusive, clamped to the file; default: all).",
+        (
+            RUN,
+            INDEX,
+            Param("begin_line", "int", "First line (1-based).", minimum=1),
+            Param("end_line", "int", "Last line (inclusive); must be >= begin_line.", minimum=1),
+        ),
+        source_file,
+        "SourceFileResponse",
+    ),
     RouteSpec(
-        "stack_frames", "Stack frames by id, in request order.",
-        (RUN, Param("ids", "id_list", f"Comma-separated frame ids, at most {PAGE_CAP}.", required=True,
-                    maximum=PAGE_CAP)),
-        stack_frames, "StackFramesResponse"),
-    RouteSpec("root_cause", "The first producer of a non-finite tensor, its inputs and the user's line.",
-              (RUN,), root_cause, "RootCauseResponse"),
-    RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None,
-              uses_catalog=False),
+        "stack_frames",
+        "Stack frames by id, in request order.",
+        (
+            RUN,
+            Param("ids", "id_list", f"Comma-separated frame ids, at most {PAGE_CAP}.", required=True, maximum=PAGE_CAP),
+        ),
+        stack_frames,
+        "StackFramesResponse",
+    ),
+    RouteSpec(
+        "root_cause",
+        "The first producer of a non-finite tensor, its inputs and the user's line.",
+        (RUN,),
+        root_cause,
+        "RootCauseResponse",
+    ),
+    RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None, uses_catalog=False),
 )
 
 ROUTES_BY_NAME: dict[str, RouteSpec] = {r.name: r for r in ROUTES}

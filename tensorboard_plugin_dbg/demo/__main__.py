@@ -14,8 +14,11 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tensorboard_plugin_dbg.demo", description=__doc__)
-    parser.add_argument("--logdir", default=os.path.abspath("dbg-demo-logdir"),
-                        help="where the dump is written (default: ./dbg-demo-logdir); it is replaced")
+    parser.add_argument(
+        "--logdir",
+        default=os.path.abspath("dbg-demo-logdir"),
+        help="where the dump is written (default: ./dbg-demo-logdir); it is replaced",
+    )
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--tensor-debug-mode", default="FULL_HEALTH")
     parser.add_argument("--host", default="127.0.0.1")
@@ -28,16 +31,35 @@ def main(argv: list[str] | None = None) -> int:
     print(f"demo: training the buggy MLP for {args.steps} steps, dumping to {dump_dir} ...", flush=True)
     # A child process, so that TensorFlow's dump writer is closed and flushed before TensorBoard starts.
     subprocess.run(
-        [sys.executable, "-m", "tensorboard_plugin_dbg.demo.buggy_mlp", dump_dir, "--steps", str(args.steps),
-         "--tensor-debug-mode", args.tensor_debug_mode, "--circular-buffer-size", "-1"],
+        [
+            sys.executable,
+            "-m",
+            "tensorboard_plugin_dbg.demo.buggy_mlp",
+            dump_dir,
+            "--steps",
+            str(args.steps),
+            "--tensor-debug-mode",
+            args.tensor_debug_mode,
+            "--circular-buffer-size",
+            "-1",
+        ],
         check=True,
     )
     if args.no_tensorboard:
         return 0
     url = f"http://{args.host}:{args.port}/#dbg"
     print(f"demo: open {url}  (Ctrl-C to stop)", flush=True)
-    tensorboard = [sys.executable, "-m", "tensorboard.main", "--logdir", args.logdir,
-                   "--host", args.host, "--port", str(args.port)]
+    tensorboard = [
+        sys.executable,
+        "-m",
+        "tensorboard.main",
+        "--logdir",
+        args.logdir,
+        "--host",
+        args.host,
+        "--port",
+        str(args.port),
+    ]
     try:
         return subprocess.call(tensorboard)
     except KeyboardInterrupt:

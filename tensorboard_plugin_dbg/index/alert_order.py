@@ -34,7 +34,7 @@ class ExplicitAlerts:
 
     def blocks(self, size: int = _BLOCK) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
         for lo in range(0, len(self), size):
-            yield lo, self.src[lo:lo + size], self.idx[lo:lo + size], self.wall[lo:lo + size]
+            yield lo, self.src[lo : lo + size], self.idx[lo : lo + size], self.wall[lo : lo + size]
 
 
 class MergedAlerts:
@@ -84,7 +84,7 @@ def build(e_rows: np.ndarray, e_wall: np.ndarray, t_rows: np.ndarray, trace_wall
 def _in_order(t_rows: np.ndarray, trace_wall: np.ndarray) -> bool:
     """Whether the wall times of the trace alerts never decrease (checked a block at a time: no full copy)."""
     for lo in range(0, max(len(t_rows) - 1, 0), _BLOCK):
-        w = trace_wall[t_rows[lo:lo + _BLOCK + 1]]
+        w = trace_wall[t_rows[lo : lo + _BLOCK + 1]]
         if not bool(np.all(w[1:] >= w[:-1])):
             return False
     return True

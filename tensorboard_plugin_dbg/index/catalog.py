@@ -64,9 +64,14 @@ class Catalog:
                 # one that stays is one notice, not one per pass.
                 self._problems = self._discover()
         except Exception as exc:  # noqa: BLE001
-            self._problems = [{"code": "refresh_failed", "severity": "error",
-                               "message": f"scanning {self.logdir} failed: {exc!r}",
-                               "trace": traceback.format_exc(limit=3)}]
+            self._problems = [
+                {
+                    "code": "refresh_failed",
+                    "severity": "error",
+                    "message": f"scanning {self.logdir} failed: {exc!r}",
+                    "trace": traceback.format_exc(limit=3),
+                }
+            ]
         for run in list(self._runs.values()):
             run_status.refresh_run(run)  # never raises; records the run's failures in its status
         self.passes += 1
@@ -119,17 +124,30 @@ class Catalog:
     def notices(self) -> list[dict[str, Any]]:
         out = [{k: v for k, v in p.items() if k != "trace"} for p in self._problems]
         if not self._runs:
-            out.append({"code": "no_dump_found", "severity": "info", "message": (
-                f"No tfdbg2 dump found under {self.logdir} (searched every folder recursively for "
-                "tfdbg_events.*.metadata / .execution / .graph_execution_traces files). Write one with "
-                "tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode='FULL_HEALTH', "
-                "circular_buffer_size=-1).")})
+            out.append(
+                {
+                    "code": "no_dump_found",
+                    "severity": "info",
+                    "message": (
+                        f"No tfdbg2 dump found under {self.logdir} (searched every folder recursively for "
+                        "tfdbg_events.*.metadata / .execution / .graph_execution_traces files). Write one with "
+                        "tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode='FULL_HEALTH', "
+                        "circular_buffer_size=-1)."
+                    ),
+                }
+            )
         return out
 
 
 def _unlisted_notice(logdir: str, path: str, exc: OSError) -> dict[str, Any]:
     rel = os.path.relpath(path, logdir).replace(os.sep, "/")
     rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # JSON-safe, as run names are
-    return {"code": "unreadable_file", "severity": "error", "file": rel, "message": (
-        f"Cannot list the folder {rel} ({exc.strerror or exc!r}): dumps inside it are not shown. It is tried "
-        "again on every refresh.")}
+    return {
+        "code": "unreadable_file",
+        "severity": "error",
+        "file": rel,
+        "message": (
+            f"Cannot list the folder {rel} ({exc.strerror or exc!r}): dumps inside it are not shown. It is tried "
+            "again on every refresh."
+        ),
+    }

@@ -42,7 +42,7 @@ class Columns:
         """Rows [0, length) (default: every published row). A length taken earlier from the run's published
         lengths (RunIndex.lengths) stays valid: rows are never removed or rewritten."""
         n, arrays = self._snap
-        return arrays[name][:n if length is None else min(length, n)]
+        return arrays[name][: n if length is None else min(length, n)]
 
     def reserve(self, capacity: int) -> None:
         """Makes room for `capacity` rows now (writer thread only), so a big file whose record count is known
@@ -76,9 +76,9 @@ class Columns:
             arrays = grown
         for name, arr in arrays.items():
             if name in values:
-                arr[n:n + count] = values[name]
+                arr[n : n + count] = values[name]
             else:
-                arr[n:n + count] = 0
+                arr[n : n + count] = 0
         self._arrays = arrays
         self._snap = (n + count, arrays)
 

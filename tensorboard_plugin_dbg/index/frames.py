@@ -15,7 +15,8 @@ _LIBRARY_PARTS = re.compile(
     r"(^|[/\\])(site-packages|dist-packages)([/\\]|$)"
     r"|(^|[/\\])(tensorflow|tensorflow_core|keras|tf_keras|tensorboard|absl|google[/\\]protobuf)[/\\]"
     r"|(^|[/\\])lib[/\\]python\d+(\.\d+)?[/\\]"
-    r"|^<frozen |^<string>$|^<stdin>$")
+    r"|^<frozen |^<string>$|^<stdin>$"
+)
 _STDLIB = {p for p in (sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")) if p}
 
 

@@ -19,7 +19,7 @@ def rows_by_kind(kind: np.ndarray, n_kinds: int) -> tuple[np.ndarray, np.ndarray
     n = len(kind)
     counts = np.zeros(n_kinds, np.int64)
     for lo in range(0, n, _BLOCK):
-        block = kind[lo:lo + _BLOCK]
+        block = kind[lo : lo + _BLOCK]
         valid = block[(block >= 0) & (block < n_kinds)]
         counts += np.bincount(valid, minlength=n_kinds)[:n_kinds]
     starts = np.zeros(n_kinds + 1, np.int64)
@@ -30,7 +30,7 @@ def rows_by_kind(kind: np.ndarray, n_kinds: int) -> tuple[np.ndarray, np.ndarray
     # faster than int64 keys, which matters when the first op request or the root cause builds this at 10 M rows
     key_type = np.uint16 if n_kinds <= 1 << 16 else np.int64
     for lo in range(0, n, _BLOCK):
-        block = kind[lo:lo + _BLOCK]
+        block = kind[lo : lo + _BLOCK]
         rows = np.flatnonzero((block >= 0) & (block < n_kinds))
         keys = block[rows].astype(key_type)
         by = np.argsort(keys, kind="stable")  # rows of one kind stay ascending

@@ -33,8 +33,9 @@ class RunQueries(Protocol):
     def info(self) -> dict[str, Any]:
         """wire.ts RunInfo."""
 
-    def alerts(self, begin: int, end: int, alert_type: str | None = None,
-               producers_only: bool = False) -> dict[str, Any]:
+    def alerts(
+        self, begin: int, end: int, alert_type: str | None = None, producers_only: bool = False
+    ) -> dict[str, Any]:
         """wire.ts AlertsResponse minus `run`: alerts [begin, end) in wall-time order across executions and graph
         executions, with `total` (after the type filter) and `totals_by_type`."""
 
@@ -44,9 +45,15 @@ class RunQueries(Protocol):
     def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts ExecutionDetail. Raises NotFound for index >= count."""
 
-    def graph_executions(self, begin: int, end: int, op_type: str | None = None,
-                         op_name: str | None = None, graph_id: str | None = None,
-                         only_nonfinite: bool = False) -> dict[str, Any]:
+    def graph_executions(
+        self,
+        begin: int,
+        end: int,
+        op_type: str | None = None,
+        op_name: str | None = None,
+        graph_id: str | None = None,
+        only_nonfinite: bool = False,
+    ) -> dict[str, Any]:
         """wire.ts GraphExecutionsResponse minus `run`. `op_type` is exact, `op_name` is a case-insensitive
         substring, `graph_id` exact; filters combine with AND; `total` is the filtered total."""
 
@@ -62,8 +69,7 @@ class RunQueries(Protocol):
     def source_files(self) -> dict[str, Any]:
         """wire.ts SourceFilesResponse minus `run`."""
 
-    def source_file(self, index: int, begin_line: int | None = None,
-                    end_line: int | None = None) -> dict[str, Any]:
+    def source_file(self, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
         """wire.ts SourceFileResponse minus `run` (lines 1-based, inclusive; clamped to the file)."""
 
     def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:

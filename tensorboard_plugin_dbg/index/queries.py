@@ -75,7 +75,10 @@ class QueriesMixin:
         key = (len(self.kinds), len(self.exec_modes))
         cached = self._derived.get("debug_modes")
         if cached is None or cached[0] != key:
-            cached = self._derived["debug_modes"] = (key, sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)}))
+            cached = self._derived["debug_modes"] = (
+                key,
+                sorted(self.exec_modes | {k[3] for k in list(self.kinds.kinds)}),
+            )
         return cached[1]
 
     def info(self) -> dict[str, Any]:
@@ -87,15 +90,29 @@ class QueriesMixin:
         bytes_read = sum(min(s.offset, s.size) for s in self.files if not s.missing)
         bytes_total = sum(s.size for s in self.files if not s.missing)
         return {
-            "name": self.name, "start_time": self.start_time, "tf_version": self.tf_version,
-            "tfdbg_run_id": self.run_id, "hosts": self.hosts(),
+            "name": self.name,
+            "start_time": self.start_time,
+            "tf_version": self.tf_version,
+            "tfdbg_run_id": self.run_id,
+            "hosts": self.hosts(),
             "debug_modes": [MODE_NAMES.get(m, "UNSPECIFIED") for m in self.debug_modes()],
-            "counts": {"executions": lengths.execs, "graph_executions": lengths.traces,
-                       "graphs": len(self.graphs), "ops": len(self.ops), "source_files": len(self.sources),
-                       "stack_frames": len(self.frames), "alerts": n_alerts,
-                       "alerts_by_type": by_type},
-            "status": {"bytes_read": int(bytes_read), "bytes_total": int(bytes_total), "done": bool(self.done),
-                       "last_refresh": self.last_refresh, "notices": status_notices(self)},
+            "counts": {
+                "executions": lengths.execs,
+                "graph_executions": lengths.traces,
+                "graphs": len(self.graphs),
+                "ops": len(self.ops),
+                "source_files": len(self.sources),
+                "stack_frames": len(self.frames),
+                "alerts": n_alerts,
+                "alerts_by_type": by_type,
+            },
+            "status": {
+                "bytes_read": int(bytes_read),
+                "bytes_total": int(bytes_total),
+                "done": bool(self.done),
+                "last_refresh": self.last_refresh,
+                "notices": status_notices(self),
+            },
         }
 
     # ------------------------------------------------------------------------------------ analysis access
@@ -132,8 +149,7 @@ class QueriesMixin:
 
     def trace_health(self, index: int) -> dict[str, Any]:
         t = self.trace_event(index)
-        return debug_values.decode_debug_value(int(t.tensor_debug_mode),
-                                               t.tensor_proto or None)
+        return debug_values.decode_debug_value(int(t.tensor_debug_mode), t.tensor_proto or None)
 
     def execution_event(self, index: int):
         n, arrays = self.execs.snapshot()
@@ -210,27 +226,51 @@ class QueriesMixin:
         walls = a["wall_time"][rows]
         op_types, files, graphs = self.exec_op_types, self.files, a["graph"][rows].tolist()
         out = []
-        for k, (i, mode, op_code, nonfinite, wall, num_outputs, file_code, row_counts) in enumerate(zip(
-                rows.tolist(), a["mode"][rows].tolist(), a["op_type"][rows].tolist(), a["nonfinite"][rows].tolist(),
-                walls.tolist(), a["num_outputs"][rows].tolist(), a["file"][rows].tolist(), counts.tolist())):
+        for k, (i, mode, op_code, nonfinite, wall, num_outputs, file_code, row_counts) in enumerate(
+            zip(
+                rows.tolist(),
+                a["mode"][rows].tolist(),
+                a["op_type"][rows].tolist(),
+                a["nonfinite"][rows].tolist(),
+                walls.tolist(),
+                a["num_outputs"][rows].tolist(),
+                a["file"][rows].tolist(),
+                counts.tolist(),
+            )
+        ):
             op_type = op_types[op_code]
             if nonfinite:
                 c = [None if x < 0 else int(x) for x in row_counts]
             else:
                 c = [0, 0, 0] if mode in (3, 4, 7) else [None, None, None]
-            out.append({"index": i, "wall_time": wall, "op_type": op_type,
-                        "is_function": graphs[k] >= 0 or op_type.startswith(_FUNCTION_PREFIXES),
-                        "num_outputs": num_outputs, "host": files[file_code].host,
-                        "tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"), "neg_inf": c[0], "pos_inf": c[1],
-                        "nan": c[2], "alert": bool(nonfinite), "graph_id": self._exec_graph_id(i, a)})
+            out.append(
+                {
+                    "index": i,
+                    "wall_time": wall,
+                    "op_type": op_type,
+                    "is_function": graphs[k] >= 0 or op_type.startswith(_FUNCTION_PREFIXES),
+                    "num_outputs": num_outputs,
+                    "host": files[file_code].host,
+                    "tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"),
+                    "neg_inf": c[0],
+                    "pos_inf": c[1],
+                    "nan": c[2],
+                    "alert": bool(nonfinite),
+                    "graph_id": self._exec_graph_id(i, a),
+                }
+            )
         return record_reads.FiniteList(out) if bool(np.isfinite(walls).all()) else out
 
     def executions(self, begin: int, end: int) -> dict[str, Any]:
         n = self.lengths().execs
         end = min(end, n)
         begin = min(begin, end)
-        return {"begin": begin, "end": end, "total": n,
-                "executions": self._exec_digests(np.arange(begin, end, dtype=np.int64))}
+        return {
+            "begin": begin,
+            "end": end,
+            "total": n,
+            "executions": self._exec_digests(np.arange(begin, end, dtype=np.int64)),
+        }
 
     def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
         event = self.execution_event(index)
@@ -245,13 +285,18 @@ class QueriesMixin:
             values.append(debug_values.tensor_value(proto, 0, max_elements) if mode == 7 else None)
         device_ids = [int(d) for d in ex.output_tensor_device_ids]
         graph = self.graphs.get(out["graph_id"]) if out["graph_id"] else None
-        out.update({"input_tensor_ids": [int(t) for t in ex.input_tensor_ids],
-                    "output_tensor_ids": [int(t) for t in ex.output_tensor_ids],
-                    "output_tensor_device_ids": device_ids,
-                    "output_devices": [self.devices.get(d) for d in device_ids],
-                    "outputs": outputs, "values": values,
-                    "stack_frame_ids": list(ex.code_location.stack_frame_ids),
-                    "graph_name": graph.name if graph else None})
+        out.update(
+            {
+                "input_tensor_ids": [int(t) for t in ex.input_tensor_ids],
+                "output_tensor_ids": [int(t) for t in ex.output_tensor_ids],
+                "output_tensor_device_ids": device_ids,
+                "output_devices": [self.devices.get(d) for d in device_ids],
+                "outputs": outputs,
+                "values": values,
+                "stack_frame_ids": list(ex.code_location.stack_frame_ids),
+                "graph_name": graph.name if graph else None,
+            }
+        )
         return out
 
     # ------------------------------------------------------------------------------------ graph executions
@@ -270,16 +315,26 @@ class QueriesMixin:
 
     # ------------------------------------------------------------------------------------ sources, frames
     def source_files(self) -> dict[str, Any]:
-        return {"files": [{"index": i, "host": s.host, "path": s.path, "line_count": s.line_count,
-                           "is_user": frame_rules.is_user_path(s.path)} for i, s in enumerate(list(self.sources))]}
+        return {
+            "files": [
+                {
+                    "index": i,
+                    "host": s.host,
+                    "path": s.path,
+                    "line_count": s.line_count,
+                    "is_user": frame_rules.is_user_path(s.path),
+                }
+                for i, s in enumerate(list(self.sources))
+            ]
+        }
 
     def _op_lines(self, index: int) -> list[int]:
         def build():
             return sorted({line for (fi, line, _f, _h) in list(self.frames.values()) if fi == index})
+
         return self._derive(f"op_lines:{index}", len(self.frames), build)
 
-    def source_file(self, index: int, begin_line: int | None = None,
-                    end_line: int | None = None) -> dict[str, Any]:
+    def source_file(self, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
         if not 0 <= index < len(self.sources):
             raise NotFound(f"source file {index} not found (run has {len(self.sources)})")
         entry = self.sources[index]
@@ -291,9 +346,16 @@ class QueriesMixin:
             b, e = 1, 0
         b = min(b, max(e, 1))
         # lines are str and op lines int: the JSON encoder need not look inside (a source file is ~10,000 lines)
-        return {"index": index, "host": entry.host, "path": entry.path, "line_count": count, "begin_line": b,
-                "end_line": e, "lines": record_reads.FiniteList(lines[b - 1:e] if e >= b else []),
-                "op_lines": record_reads.FiniteList(self._op_lines(index))}
+        return {
+            "index": index,
+            "host": entry.host,
+            "path": entry.path,
+            "line_count": count,
+            "begin_line": b,
+            "end_line": e,
+            "lines": record_reads.FiniteList(lines[b - 1 : e] if e >= b else []),
+            "op_lines": record_reads.FiniteList(self._op_lines(index)),
+        }
 
     def stack_frame(self, frame_id: str) -> dict[str, Any]:
         fr = self.frames.get(frame_id)
@@ -302,9 +364,15 @@ class QueriesMixin:
         file_index, line, func, host = fr
         src = self.sources[file_index] if 0 <= file_index < len(self.sources) else None
         path = src.path if src else None
-        return {"id": frame_id, "host": src.host if src else host, "path": path, "line": line,
-                "function": func, "source_index": file_index,
-                "is_user": frame_rules.is_user_path(path) if path else False}
+        return {
+            "id": frame_id,
+            "host": src.host if src else host,
+            "path": path,
+            "line": line,
+            "function": func,
+            "source_index": file_index,
+            "is_user": frame_rules.is_user_path(path) if path else False,
+        }
 
     def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
         return {"frames": [self.stack_frame(i) for i in ids]}
@@ -317,9 +385,13 @@ class QueriesMixin:
         if mod is not None and hasattr(mod, "analyze"):
             return self._derive("root_cause", self.version, lambda: mod.analyze(self))
         has_alerts = len(self._alert_table()) > 0
-        return {"status": "unknown" if has_alerts else "clean",
-                "message": "Root-cause analysis is not available." if has_alerts else
-                "No non-finite tensor was recorded.", "producer": None, "producers": 0, "propagators": 0}
+        return {
+            "status": "unknown" if has_alerts else "clean",
+            "message": "Root-cause analysis is not available." if has_alerts else "No non-finite tensor was recorded.",
+            "producer": None,
+            "producers": 0,
+            "propagators": 0,
+        }
 
     def rel_path(self, path: str) -> str:
         return os.path.relpath(path, self.directory)

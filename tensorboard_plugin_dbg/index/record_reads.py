@@ -121,7 +121,7 @@ def trace_healths(run, rows: np.ndarray, modes: np.ndarray) -> tuple[list, bool]
 
 
 def _parsed_health(run, row: int, mode: int, buf: np.ndarray, start: int, length: int) -> dict:
-    event = schema.parse_event(buf[start:start + length].tobytes()) if length >= 0 else None
+    event = schema.parse_event(buf[start : start + length].tobytes()) if length >= 0 else None
     if event is None:
         try:
             event = run.read_trace_event(row)  # a long record, or one that is gone: the row says so
@@ -152,6 +152,7 @@ def trim_heap() -> None:
     if _MALLOC_TRIM is None:
         try:
             import ctypes
+
             _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
         except (OSError, AttributeError):
             _MALLOC_TRIM = False

@@ -34,9 +34,13 @@ STEPS = 4  # steps per chunk: with the carried step (trace_periodic.Carry) none 
 LOC_SHIFT = 48  # trace location = file code << 48 | payload offset (files up to 256 TiB)
 LOC_MASK = (1 << LOC_SHIFT) - 1
 # Which DebugEvent kinds each file holds: a record of another kind is damage, not data to mix in.
-_WHAT_BY_SUFFIX = {"metadata": ("debug_metadata",), "source_files": ("source_file",),
-                   "stack_frames": ("stack_frame_with_id",), "execution": ("execution",),
-                   "graphs": ("graph_op_creation", "debugged_graph", "debugged_device")}
+_WHAT_BY_SUFFIX = {
+    "metadata": ("debug_metadata",),
+    "source_files": ("source_file",),
+    "stack_frames": ("stack_frame_with_id",),
+    "execution": ("execution",),
+    "graphs": ("graph_op_creation", "debugged_graph", "debugged_device"),
+}
 _NONSTREAM_ORDER = ("metadata", "source_files", "stack_frames", "graphs", "execution")
 
 
@@ -110,8 +114,18 @@ class RunIndex(QueriesMixin):
         self._exec_type_codes: dict[str, int] = {}
         self.exec_graph_ids: list[str] = []
         self._exec_graph_codes: dict[str, int] = {}
-        self.execs = Columns({"wall_time": "f8", "op_type": "i4", "num_outputs": "i4", "graph": "i4",
-                              "file": "u2", "offset": "i8", "mode": "i1", "nonfinite": "u1"})
+        self.execs = Columns(
+            {
+                "wall_time": "f8",
+                "op_type": "i4",
+                "num_outputs": "i4",
+                "graph": "i4",
+                "file": "u2",
+                "offset": "i8",
+                "mode": "i1",
+                "nonfinite": "u1",
+            }
+        )
         self.exec_nf = Columns({"row": "i8", "neg_inf": "f8", "pos_inf": "f8", "nan": "f8", "size": "f8"})
         # Per trace: kind code, wall time, and where its record is (file code << 48 | payload offset): 20 bytes.
         self.traces = Columns({"kind": "i4", "wall_time": "f8", "loc": "i8"})
@@ -149,8 +163,8 @@ class RunIndex(QueriesMixin):
             before = self._progress()
             primary = self._primary_prefix()
             ordered = sorted(
-                range(len(self.files)),
-                key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path))
+                range(len(self.files)), key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path)
+            )
             failed = set()  # files whose read raised in this pass: settled until the next (their notice says why)
             for code in ordered:
                 state = self.files[code]
@@ -164,9 +178,11 @@ class RunIndex(QueriesMixin):
             changed = self._progress() != before
             # A file that cannot be read (a directory in its place, no permission) must not leave the run "still
             # indexing" forever: done means nothing readable is left; the failed file's notice tells the rest.
-            complete = all(s.offset >= s.size or s.missing or code in failed for code, s in enumerate(self.files)
-                           if s.suffix == "graph_execution_traces"
-                           or os.path.basename(s.path).startswith(primary + "."))
+            complete = all(
+                s.offset >= s.size or s.missing or code in failed
+                for code, s in enumerate(self.files)
+                if s.suffix == "graph_execution_traces" or os.path.basename(s.path).startswith(primary + ".")
+            )
             if changed:
                 self.version += 1  # before `done`: whoever sees done = True also sees the final version
                 if complete:
@@ -210,8 +226,9 @@ class RunIndex(QueriesMixin):
                 self.damages.setdefault((code, damage.offset), damage.reason)
             if len(result.starts):
                 if state.suffix == "graph_execution_traces":
-                    self._reserve_traces(len(result.starts), result.next_offset - state.offset,
-                                         state.size - state.offset)
+                    self._reserve_traces(
+                        len(result.starts), result.next_offset - state.offset, state.size - state.offset
+                    )
                 self._ingest(code, state, result)
                 self._publish()
             progressed = result.next_offset > state.offset
@@ -245,15 +262,16 @@ class RunIndex(QueriesMixin):
                 self.damages.setdefault((code, base + start - 12), "record does not decode as a trace")
             first_row = len(self.traces)
             # rows first, then the side table that points at them: a concurrent reader never sees a dangling row
-            self.traces.append({"kind": batch.kind, "wall_time": batch.wall_time,
-                                "loc": (batch.offset + base) | (code << LOC_SHIFT)})
+            self.traces.append(
+                {"kind": batch.kind, "wall_time": batch.wall_time, "loc": (batch.offset + base) | (code << LOC_SHIFT)}
+            )
             if len(batch.nonfinite_rows):
                 self.trace_nf.append({"row": batch.nonfinite_rows + first_row})
             return
         data = buf.tobytes() if state.suffix != "source_files" else None
         pending: dict = {}
         for start, length in zip(result.starts.tolist(), result.lengths.tolist()):
-            payload = data[start:start + length] if data is not None else buf[start:start + length].tobytes()
+            payload = data[start : start + length] if data is not None else buf[start : start + length].tobytes()
             event = schema.parse_event(payload)
             what = event.WhichOneof("what") if event is not None else None
             if what is None:
@@ -297,9 +315,17 @@ class RunIndex(QueriesMixin):
         for name in op.input_names:
             producer, _, slot = name.rpartition(":")
             inputs.append((producer, int(slot)) if producer and slot.isdigit() else (name, 0))
-        entry = OpEntry(op.graph_id, op.op_name, op.op_type, inputs, int(op.num_outputs),
-                        list(op.output_tensor_ids), list(op.code_location.stack_frame_ids),
-                        op.code_location.host_name or host, op.device_name or None)
+        entry = OpEntry(
+            op.graph_id,
+            op.op_name,
+            op.op_type,
+            inputs,
+            int(op.num_outputs),
+            list(op.output_tensor_ids),
+            list(op.code_location.stack_frame_ids),
+            op.code_location.host_name or host,
+            op.device_name or None,
+        )
         key = (op.graph_id, op.op_name)
         if key not in self.ops:
             graph = self.graphs.get(op.graph_id)
@@ -326,16 +352,25 @@ class RunIndex(QueriesMixin):
         for proto in ex.tensor_protos:
             counts = debug_values.nonfinite_counts(mode, proto)
             if counts is not None:
-                totals = counts if totals is None else tuple(
-                    -1.0 if a < 0 or b < 0 else a + b for a, b in zip(totals, counts))
+                totals = (
+                    counts
+                    if totals is None
+                    else tuple(-1.0 if a < 0 or b < 0 else a + b for a, b in zip(totals, counts))
+                )
         row = len(self.execs) + len(pending.setdefault("wall_time", []))
         if totals is not None:
             pending.setdefault("nf", []).append((row,) + tuple(totals))
         graph = self._intern(self.exec_graph_ids, self._exec_graph_codes, ex.graph_id) if ex.graph_id else -1
-        for name, value in (("wall_time", event.wall_time),
-                            ("op_type", self._intern(self.exec_op_types, self._exec_type_codes, ex.op_type)),
-                            ("num_outputs", ex.num_outputs), ("graph", graph), ("file", code), ("offset", offset),
-                            ("mode", mode), ("nonfinite", totals is not None)):
+        for name, value in (
+            ("wall_time", event.wall_time),
+            ("op_type", self._intern(self.exec_op_types, self._exec_type_codes, ex.op_type)),
+            ("num_outputs", ex.num_outputs),
+            ("graph", graph),
+            ("file", code),
+            ("offset", offset),
+            ("mode", mode),
+            ("nonfinite", totals is not None),
+        ):
             pending.setdefault(name, []).append(value)
 
     def _flush_executions(self, pending: dict) -> None:
@@ -344,8 +379,15 @@ class RunIndex(QueriesMixin):
             self.execs.append({name: np.array(values) for name, values in pending.items()})
         if nf:
             arr = np.array(nf, dtype=np.float64)
-            self.exec_nf.append({"row": arr[:, 0].astype(np.int64), "neg_inf": arr[:, 1], "pos_inf": arr[:, 2],
-                                 "nan": arr[:, 3], "size": arr[:, 4]})
+            self.exec_nf.append(
+                {
+                    "row": arr[:, 0].astype(np.int64),
+                    "neg_inf": arr[:, 1],
+                    "pos_inf": arr[:, 2],
+                    "nan": arr[:, 3],
+                    "size": arr[:, 4],
+                }
+            )
 
     # ------------------------------------------------------------------------------------ reading back
     def read_trace_event(self, index: int):
@@ -376,8 +418,10 @@ class RunIndex(QueriesMixin):
         # an empty read parses as an empty event: check the bytes are all there (the file may have shrunk)
         event = schema.parse_event(data) if len(head) == 12 and len(data) == length else None
         if event is None:
-            raise RecordGone(f"the record at byte {offset - 12} of {os.path.basename(path)} can no longer be read "
-                             "(the file shrank or changed after it was indexed)")
+            raise RecordGone(
+                f"the record at byte {offset - 12} of {os.path.basename(path)} can no longer be read "
+                "(the file shrank or changed after it was indexed)"
+            )
         with self._cache_lock:
             self._record_cache[key] = event
             if len(self._record_cache) > 256:

@@ -23,8 +23,11 @@ def stat_file(state) -> bool:
         return False
     state.missing = False
     if not stat.S_ISREG(st.st_mode):
-        raise OSError(errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL,
-                      "not a regular file (a FIFO, socket or device)", state.path)
+        raise OSError(
+            errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL,
+            "not a regular file (a FIFO, socket or device)",
+            state.path,
+        )
     state.size = st.st_size
     return True
 
@@ -52,18 +55,32 @@ def record_failure(run, state, exc: BaseException) -> None:
     Anything else is `refresh_failed`: the reader raised, which is a bug or an injected fault."""
     rel, name = run.rel_path(state.path), os.path.basename(state.path)
     if isinstance(exc, OSError) and exc.errno is not None:
-        why = {errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
-               errno.EISDIR: "it is a directory, not a file"}.get(exc.errno, exc.strerror or repr(exc))
-        notice = {"code": "unreadable_file", "severity": "error", "message": (
-            f"Cannot read {name}: {why}. The run's other files are still read; this one is tried again on every "
-            "refresh."), "file": rel}
+        why = {
+            errno.EACCES: "permission denied",
+            errno.EPERM: "operation not permitted",
+            errno.EISDIR: "it is a directory, not a file",
+        }.get(exc.errno, exc.strerror or repr(exc))
+        notice = {
+            "code": "unreadable_file",
+            "severity": "error",
+            "message": (
+                f"Cannot read {name}: {why}. The run's other files are still read; this one is tried again on every "
+                "refresh."
+            ),
+            "file": rel,
+        }
         if state.offset:  # it failed part way: where reading stopped (before anything was read there is no
             notice["offset"] = int(state.offset)  # offset: "@ byte 0" would point at the file's first record)
     else:  # the reader failed part way: where it was reading (the start of the chunk it was decoding) locates it
-        notice = {"code": "refresh_failed", "severity": "error", "file": rel, "offset": int(state.offset),
-                  "message": f"reading {name} from byte {int(state.offset):,} failed: {exc!r}"}
+        notice = {
+            "code": "refresh_failed",
+            "severity": "error",
+            "file": rel,
+            "offset": int(state.offset),
+            "message": f"reading {name} from byte {int(state.offset):,} failed: {exc!r}",
+        }
     notice["trace"] = traceback.format_exc(limit=3)
-    run.problems = [p for p in run.problems if p.get("file") != rel][-(MAX_PROBLEMS - 1):] + [notice]
+    run.problems = [p for p in run.problems if p.get("file") != rel][-(MAX_PROBLEMS - 1) :] + [notice]
 
 
 def clear_failure(run, state) -> None:
@@ -76,10 +93,16 @@ def clear_failure(run, state) -> None:
 def status_notices(run) -> list[dict[str, Any]]:
     notices: list[dict[str, Any]] = []
     for (code, offset), reason in sorted(run.damages.copy().items())[:100]:
-        notices.append({"code": "damaged_record", "severity": "error",
-                        "message": f"Damaged record skipped in {run.files[code].suffix} at byte {int(offset)} "
-                                   f"({reason}); every intact record around it was kept.",
-                        "file": run.rel_path(run.files[code].path), "offset": int(offset)})
+        notices.append(
+            {
+                "code": "damaged_record",
+                "severity": "error",
+                "message": f"Damaged record skipped in {run.files[code].suffix} at byte {int(offset)} "
+                f"({reason}); every intact record around it was kept.",
+                "file": run.rel_path(run.files[code].path),
+                "offset": int(offset),
+            }
+        )
     for problem in list(run.problems):
         notices.append({k: v for k, v in problem.items() if k != "trace"})
     primary = run.file_sets[0].prefix
@@ -91,54 +114,110 @@ def status_notices(run) -> list[dict[str, Any]]:
         if not (state.suffix == "graph_execution_traces" or name.startswith(primary + ".")):
             continue
         if state.missing:
-            notices.append({"code": "missing_file", "severity": "warning", "file": run.rel_path(state.path),
-                            "message": f"{state.suffix} file not found (yet): {name}." if not state.offset else (
-                                f"{name} was deleted after {state.offset} bytes of it were read: what was read stays "
-                                "listed, but its details cannot be read back until the file returns.")})
+            notices.append(
+                {
+                    "code": "missing_file",
+                    "severity": "warning",
+                    "file": run.rel_path(state.path),
+                    "message": f"{state.suffix} file not found (yet): {name}."
+                    if not state.offset
+                    else (
+                        f"{name} was deleted after {state.offset} bytes of it were read: what was read stays "
+                        "listed, but its details cannot be read back until the file returns."
+                    ),
+                }
+            )
         elif state.offset > state.size:
             # Shrank below what was read (cut, or replaced by a shorter file): the rows already served stay; they
             # point into the lost part, so reading their details back fails until the file grows back.
-            notices.append({"code": "unreadable_file", "severity": "warning", "file": run.rel_path(state.path),
-                            "offset": int(state.size), "message": (
-                                f"{name} shrank to {state.size} bytes after {state.offset} bytes of it were read "
-                                "(truncated or replaced): what was read stays listed, but the details of records "
-                                f"past byte {state.size} cannot be read back.")})
+            notices.append(
+                {
+                    "code": "unreadable_file",
+                    "severity": "warning",
+                    "file": run.rel_path(state.path),
+                    "offset": int(state.size),
+                    "message": (
+                        f"{name} shrank to {state.size} bytes after {state.offset} bytes of it were read "
+                        "(truncated or replaced): what was read stays listed, but the details of records "
+                        f"past byte {state.size} cannot be read back."
+                    ),
+                }
+            )
         elif not state.resyncing and (
-                (state.needed > 0 and state.offset + state.needed > state.size)
-                or 0 < state.size - state.offset < 12):  # a tail shorter than a header: needed is unknown
+            (state.needed > 0 and state.offset + state.needed > state.size) or 0 < state.size - state.offset < 12
+        ):  # a tail shorter than a header: needed is unknown
             # The file ends inside a record: its next record needs more bytes than the file has. (An unread file,
             # or one whose pass is between two read chunks, is not partial.) A live writer's last flush may end
             # mid-record (read on the next pass); a file that stays like this was cut short. Either way the user
             # sees where reading stopped instead of a silent "still indexing".
-            notices.append({"code": "partial_record", "severity": "info", "message": (
-                f"{state.suffix} file ends inside a record ({state.size - state.offset} bytes of it so far): it is "
-                "read when the writer completes it; if the file stays like this, it was truncated there."),
-                "file": run.rel_path(state.path), "offset": int(state.offset)})
+            notices.append(
+                {
+                    "code": "partial_record",
+                    "severity": "info",
+                    "message": (
+                        f"{state.suffix} file ends inside a record ({state.size - state.offset} bytes of it so far): "
+                        "it is read when the writer completes it; if the file stays like this, it was truncated there."
+                    ),
+                    "file": run.rel_path(state.path),
+                    "offset": int(state.offset),
+                }
+            )
     sizes = {s.suffix: s.size for s in run.files if s.path.rsplit("/", 1)[-1].startswith(primary + ".")}
     n_exec, n_traces = len(run.execs), len(run.traces)
     # The explanations of an empty panel below must not blame the program when the file could not be read.
-    if run.ops and n_exec == 0 and n_traces == 0 and not sizes.get("execution") \
-            and not sizes.get("graph_execution_traces") and not {"execution", "graph_execution_traces"} & unread:
-        notices.append({"code": "circular_buffer", "severity": "info", "message": (
-            "Graphs were recorded but no executions or graph executions yet. With a circular buffer "
-            "(circular_buffer_size > 0, the default is 1000), TensorFlow writes them only when the program exits "
-            "or flushes, and keeps only the last N; use circular_buffer_size=-1 to stream them live.")})
+    if (
+        run.ops
+        and n_exec == 0
+        and n_traces == 0
+        and not sizes.get("execution")
+        and not sizes.get("graph_execution_traces")
+        and not {"execution", "graph_execution_traces"} & unread
+    ):
+        notices.append(
+            {
+                "code": "circular_buffer",
+                "severity": "info",
+                "message": (
+                    "Graphs were recorded but no executions or graph executions yet. With a circular buffer "
+                    "(circular_buffer_size > 0, the default is 1000), TensorFlow writes them only when the program "
+                    "exits or flushes, and keeps only the last N; use circular_buffer_size=-1 to stream them live."
+                ),
+            }
+        )
     modes = run.debug_modes()
     if modes and all(m == 1 for m in modes):
-        notices.append({"code": "no_tensor_mode", "severity": "info", "message": (
-            "The dump uses tensor_debug_mode=NO_TENSOR: it records which tensors were computed, not their values, "
-            "so no non-finite value can be detected. Use FULL_HEALTH to find NaN/Inf.")})
+        notices.append(
+            {
+                "code": "no_tensor_mode",
+                "severity": "info",
+                "message": (
+                    "The dump uses tensor_debug_mode=NO_TENSOR: it records which tensors were computed, not their "
+                    "values, so no non-finite value can be detected. Use FULL_HEALTH to find NaN/Inf."
+                ),
+            }
+        )
     if n_exec and not run.graphs and n_traces == 0 and not {"graphs", "graph_execution_traces"} & unread:
-        notices.append({"code": "eager_only", "severity": "info", "message": (
-            "Only eager executions were recorded: the program ran no tf.function, so there are no graphs.")})
+        notices.append(
+            {
+                "code": "eager_only",
+                "severity": "info",
+                "message": (
+                    "Only eager executions were recorded: the program ran no tf.function, so there are no graphs."
+                ),
+            }
+        )
     if n_exec == 0 and (sizes.get("metadata") or 0) > 0 and run.done and "execution" not in unread:
         notices.append({"code": "no_executions", "severity": "info", "message": "No executions recorded."})
     if n_traces == 0 and n_exec > 0 and run.done and "graph_execution_traces" not in unread:
-        notices.append({"code": "no_graph_executions", "severity": "info",
-                        "message": "No graph executions recorded."})
+        notices.append({"code": "no_graph_executions", "severity": "info", "message": "No graph executions recorded."})
     if not run.done:
-        notices.append({"code": "still_indexing", "severity": "info",
-                        "message": "Still reading the dump: counts and lists are partial."})
+        notices.append(
+            {
+                "code": "still_indexing",
+                "severity": "info",
+                "message": "Still reading the dump: counts and lists are partial.",
+            }
+        )
     return notices
 
 
@@ -149,9 +228,14 @@ def refresh_run(run) -> None:
     try:
         run.refresh()
     except Exception as exc:  # noqa: BLE001
-        run.problems = [p for p in run.problems if p.get("file")] + [{
-            "code": "refresh_failed", "severity": "error", "message": f"refreshing run {run.name} failed: {exc!r}",
-            "trace": traceback.format_exc(limit=3)}]
+        run.problems = [p for p in run.problems if p.get("file")] + [
+            {
+                "code": "refresh_failed",
+                "severity": "error",
+                "message": f"refreshing run {run.name} failed: {exc!r}",
+                "trace": traceback.format_exc(limit=3),
+            }
+        ]
         return
     if any(not p.get("file") for p in run.problems):
         run.problems = [p for p in run.problems if p.get("file")]

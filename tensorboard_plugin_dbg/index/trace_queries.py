@@ -26,6 +26,7 @@ def _kind_rows(self):
 
     def build():  # a blocked counting sort: int32 out, no temporaries of the run's size (see kind_order.py)
         return kind_order.rows_by_kind(self.traces.view("kind")[:n], len(self.kinds))
+
     return self._derive("kind_rows", (n, len(self.kinds)), build)
 
 
@@ -44,6 +45,7 @@ def _kinds_matching(self, op_type=None, op_name=None, graph_id=None) -> np.ndarr
                     continue
             out.append(code)
         return np.array(out, dtype=np.int64)
+
     return self._derive(f"kinds:{op_type!r}:{op_name!r}:{graph_id!r}", (len(self.kinds), len(self.ops)), build)
 
 
@@ -64,7 +66,7 @@ def _rows_of_kinds(self, kinds: np.ndarray) -> np.ndarray:
         built, order, starts = 0, np.zeros(0, np.int64), np.zeros(1, np.int64)
     else:
         (built, _), (order, starts) = cached
-    parts = [order[starts[k]:starts[k + 1]] for k in kinds.tolist() if k + 1 < len(starts)]
+    parts = [order[starts[k] : starts[k + 1]] for k in kinds.tolist() if k + 1 < len(starts)]
     if built < n and len(kinds):  # rows appended since the permutation was built
         gap = self.traces.view("kind", n)[built:]
         hit = np.isin(gap, kinds) if len(kinds) > 4 else np.logical_or.reduce([gap == k for k in kinds.tolist()])
@@ -74,7 +76,7 @@ def _rows_of_kinds(self, kinds: np.ndarray) -> np.ndarray:
     rows = np.concatenate(parts).astype(np.int64)
     if len(parts) > 1:
         rows.sort()
-    return rows[:np.searchsorted(rows, n)] if built > n else rows
+    return rows[: np.searchsorted(rows, n)] if built > n else rows
 
 
 def _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite) -> np.ndarray | None:
@@ -92,6 +94,7 @@ def _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite) -> np.ndarr
         if only_nonfinite:
             rows = rows[np.isin(rows, self.trace_nf.view("row", lengths.trace_nf), assume_unique=True)]
         return rows
+
     key = (n, lengths.trace_nf, len(self.kinds), len(self.ops))
     return self._derive(f"filter:{op_type!r}:{op_name!r}:{graph_id!r}:{only_nonfinite}", key, build)
 
@@ -108,14 +111,30 @@ def _trace_row(self, index: int, event=None) -> dict[str, Any]:
         health = debug_values.decode_debug_value(int(mode), proto)
     except RecordGone as exc:  # the row is still known from the index; only its value is gone
         proto, health = None, {"mode": "UNKNOWN", "reason": str(exc)}
-    return {"index": index, "wall_time": float(a["wall_time"][index]), "op_name": op_name,
-            "op_type": op.op_type if op else None, "output_slot": int(slot), "graph_id": graph_id,
-            "device_name": device or None, "host": self.files[self.trace_file_code(index)].host,
-            "health": health, "_proto": proto, "_mode": int(mode)}
+    return {
+        "index": index,
+        "wall_time": float(a["wall_time"][index]),
+        "op_name": op_name,
+        "op_type": op.op_type if op else None,
+        "output_slot": int(slot),
+        "graph_id": graph_id,
+        "device_name": device or None,
+        "host": self.files[self.trace_file_code(index)].host,
+        "health": health,
+        "_proto": proto,
+        "_mode": int(mode),
+    }
 
 
-def graph_executions(self, begin: int, end: int, op_type: str | None = None, op_name: str | None = None,
-                     graph_id: str | None = None, only_nonfinite: bool = False) -> dict[str, Any]:
+def graph_executions(
+    self,
+    begin: int,
+    end: int,
+    op_type: str | None = None,
+    op_name: str | None = None,
+    graph_id: str | None = None,
+    only_nonfinite: bool = False,
+) -> dict[str, Any]:
     n = self.lengths().traces
     rows = _filtered_rows(self, op_type, op_name, graph_id, only_nonfinite)
     total = n if rows is None else len(rows)
@@ -135,12 +154,23 @@ def trace_rows(self, page: np.ndarray) -> list[dict[str, Any]]:
     info, healths, finite = record_reads.trace_kinds_healths(self, page)
     hosts = record_reads.trace_hosts(self, page)
     out = []
-    for i, (g, name, slot, _mode, device), wall, host, health in zip(page.tolist(), info, walls.tolist(), hosts,
-                                                                      healths):
+    for i, (g, name, slot, _mode, device), wall, host, health in zip(
+        page.tolist(), info, walls.tolist(), hosts, healths
+    ):
         op = ops.get((g, name))
-        out.append({"index": i, "wall_time": wall, "op_name": name, "op_type": op.op_type if op else None,
-                    "output_slot": int(slot), "graph_id": g, "device_name": device or None, "host": host,
-                    "health": health})
+        out.append(
+            {
+                "index": i,
+                "wall_time": wall,
+                "op_name": name,
+                "op_type": op.op_type if op else None,
+                "output_slot": int(slot),
+                "graph_id": g,
+                "device_name": device or None,
+                "host": host,
+                "health": health,
+            }
+        )
     return record_reads.FiniteList(out) if finite and bool(np.isfinite(walls).all()) else out
 
 
@@ -148,9 +178,14 @@ def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) 
     row = self._trace_row(index)
     proto, mode = row.pop("_proto"), row.pop("_mode")
     graph = self.graphs.get(row["graph_id"])
-    row.update({"tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"),
-                "value": debug_values.tensor_value(proto, begin, max_elements) if mode == 7 else None,
-                "graph_name": graph.name if graph else "", "graph_chain": self.graph_chain_ids(row["graph_id"])})
+    row.update(
+        {
+            "tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"),
+            "value": debug_values.tensor_value(proto, begin, max_elements) if mode == 7 else None,
+            "graph_name": graph.name if graph else "",
+            "graph_chain": self.graph_chain_ids(row["graph_id"]),
+        }
+    )
     return row
 
 
@@ -158,20 +193,29 @@ def graph(self, graph_id: str) -> dict[str, Any]:
     entry = self.graphs.get(graph_id)
     if entry is None:
         raise NotFound(f"graph {graph_id!r} not found")
-    chain = [{"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""}
-             for g in self.graph_chain_ids(graph_id)]
+    chain = [
+        {"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""} for g in self.graph_chain_ids(graph_id)
+    ]
     inner = [{"graph_id": g.graph_id, "name": g.name} for g in list(self.graphs.values()) if g.outer_id == graph_id]
-    return {"graph_id": graph_id, "name": entry.name, "outer_graph_id": entry.outer_id, "chain": chain,
-            "inner_graphs": inner, "op_count": len(entry.op_names)}
+    return {
+        "graph_id": graph_id,
+        "name": entry.name,
+        "outer_graph_id": entry.outer_id,
+        "chain": chain,
+        "inner_graphs": inner,
+        "op_count": len(entry.op_names),
+    }
 
 
 def _op_kinds(self) -> dict:
     """(graph_id, op_name) -> {output_slot: [kind codes]}."""
+
     def build():
         out: dict = {}
         for code, (g, name, slot, _mode, _dev) in enumerate(list(self.kinds.kinds)):
             out.setdefault((g, name), {}).setdefault(slot, []).append(code)
         return out
+
     return self._derive("op_kinds", len(self.kinds), build)
 
 
@@ -191,7 +235,7 @@ def _trace_indices(self, rows: np.ndarray, near: int | None) -> dict[str, Any]:
     else:
         at = int(np.searchsorted(rows, near))
         lo = max(0, min(at - _MAX_INDICES // 2, len(rows) - _MAX_INDICES))
-        picked = rows[lo:lo + _MAX_INDICES]
+        picked = rows[lo : lo + _MAX_INDICES]
     # ints only: the JSON encoder need not look inside (up to 1,000 per list, several lists per op)
     return {"count": len(rows), "indices": record_reads.FiniteList(np.asarray(picked, np.int64).tolist())}
 
@@ -207,19 +251,40 @@ def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, 
     entry = self.ops.get((graph_id, op_name))
     if entry is None:
         raise NotFound(f"op {op_name!r} not found in graph {graph_id!r}")
-    inputs = [{"slot": i, "op_name": producer, "output_slot": out_slot, "op": _summary(self, graph_id, producer),
-               "traces": self._trace_indices(self.op_trace_rows(graph_id, producer, out_slot), near)}
-              for i, (producer, out_slot) in enumerate(entry.inputs)]
+    inputs = [
+        {
+            "slot": i,
+            "op_name": producer,
+            "output_slot": out_slot,
+            "op": _summary(self, graph_id, producer),
+            "traces": self._trace_indices(self.op_trace_rows(graph_id, producer, out_slot), near),
+        }
+        for i, (producer, out_slot) in enumerate(entry.inputs)
+    ]
     by_slot: dict[int, list] = {s: [] for s in range(entry.num_outputs)}
     for out_slot, consumer, input_slot in list(self.consumers.get((graph_id, op_name), [])):
-        by_slot.setdefault(out_slot, []).append({
-            "input_slot": input_slot, "op_name": consumer, "op": _summary(self, graph_id, consumer),
-            "traces": self._trace_indices(self.op_trace_rows(graph_id, consumer), near)})
-    return {"graph_id": graph_id,
-            "graph_chain": [{"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""}
-                            for g in self.graph_chain_ids(graph_id)],
-            "op_name": op_name, "op_type": entry.op_type, "device_name": entry.device_name,
-            "num_outputs": entry.num_outputs, "output_tensor_ids": [int(t) for t in entry.output_tensor_ids],
-            "stack_frame_ids": list(entry.stack_frame_ids), "host": entry.host,
-            "traces": self._trace_indices(self.op_trace_rows(graph_id, op_name), near), "inputs": inputs,
-            "consumers": [{"output_slot": s, "consumers": c} for s, c in sorted(by_slot.items())]}
+        by_slot.setdefault(out_slot, []).append(
+            {
+                "input_slot": input_slot,
+                "op_name": consumer,
+                "op": _summary(self, graph_id, consumer),
+                "traces": self._trace_indices(self.op_trace_rows(graph_id, consumer), near),
+            }
+        )
+    return {
+        "graph_id": graph_id,
+        "graph_chain": [
+            {"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""}
+            for g in self.graph_chain_ids(graph_id)
+        ],
+        "op_name": op_name,
+        "op_type": entry.op_type,
+        "device_name": entry.device_name,
+        "num_outputs": entry.num_outputs,
+        "output_tensor_ids": [int(t) for t in entry.output_tensor_ids],
+        "stack_frame_ids": list(entry.stack_frame_ids),
+        "host": entry.host,
+        "traces": self._trace_indices(self.op_trace_rows(graph_id, op_name), near),
+        "inputs": inputs,
+        "consumers": [{"output_slot": s, "consumers": c} for s, c in sorted(by_slot.items())],
+    }

@@ -45,12 +45,11 @@ def _advance_array(values: np.ndarray, nbytes: int) -> np.ndarray:
 _LOW16 = _advance_array(np.arange(65536, dtype=np.uint32), 4)
 _HIGH16 = _advance_array(np.arange(65536, dtype=np.uint32) << 16, 4)
 # Advance over one chunk of zero bytes, one table per register byte.
-_CHUNK_TABLES = [
-    [int(v) for v in _advance_array(np.arange(256, dtype=np.uint32) << (8 * k), _CHUNK)] for k in range(4)
-]
+_CHUNK_TABLES = [[int(v) for v in _advance_array(np.arange(256, dtype=np.uint32) << (8 * k), _CHUNK)] for k in range(4)]
 # Operators "advance over 2**k zero bytes", each as four 256-entry byte tables; built lazily.
-_POW2_OPS: list[list[list[int]]] = [[[int(v) for v in _advance_array(np.arange(256, dtype=np.uint32) << (8 * k), 1)]
-                                     for k in range(4)]]
+_POW2_OPS: list[list[list[int]]] = [
+    [[int(v) for v in _advance_array(np.arange(256, dtype=np.uint32) << (8 * k), 1)] for k in range(4)]
+]
 _INIT_TERM: dict[int, int] = {}
 
 
@@ -100,9 +99,9 @@ def _raw_long(buf: np.ndarray, start: int, n: int) -> int:
     """Raw CRC of one long slice: chunk CRCs column-wise, then folded with the chunk-advance operator."""
     h = n % _CHUNK
     r = 0
-    for b in buf[start:start + h].tobytes():
+    for b in buf[start : start + h].tobytes():
         r = _T8_LIST[(r ^ b) & 0xFF] ^ (r >> 8)
-    body = buf[start + h:start + n]
+    body = buf[start + h : start + n]
     if len(body) == 0:
         return r
     rows = np.ascontiguousarray(body).view("<u4").reshape(-1, _CHUNK // 4)
@@ -149,10 +148,10 @@ class Words:
         cap = len(flat) // 4
         n = len(buf)
         for k in range(4):  # copy k holds padded bytes k, k + 1, ...: buf lands at FRONT - k, zeros around it
-            row = flat[k * cap:k * cap + n4].view(np.uint8)
-            row[:_FRONT - k] = 0
-            row[_FRONT - k:_FRONT - k + n] = buf
-            row[_FRONT - k + n:] = 0
+            row = flat[k * cap : k * cap + n4].view(np.uint8)
+            row[: _FRONT - k] = 0
+            row[_FRONT - k : _FRONT - k + n] = buf
+            row[_FRONT - k + n :] = 0
         self.flat = flat
         self.n4 = cap
         self.size = n
@@ -173,8 +172,7 @@ class Words:
     def f64(self, positions: np.ndarray) -> np.ndarray:
         """The little-endian float64 at each byte position."""
         i = self.index(positions)
-        return (self.flat[i].astype(np.uint64) | (self.flat[i + 1].astype(np.uint64) << np.uint64(32))
-                ).view(np.float64)
+        return (self.flat[i].astype(np.uint64) | (self.flat[i + 1].astype(np.uint64) << np.uint64(32))).view(np.float64)
 
 
 _INIT_TABLE: list = []
@@ -198,8 +196,8 @@ def _raw_padded(words: Words, starts: np.ndarray, lengths: np.ndarray, width: in
     out = np.zeros(len(starts), np.uint32)
     first = words.index(starts + lengths - width)
     for a in range(0, len(starts), _BATCH):
-        base = first[a:a + _BATCH]
-        lead = width - lengths[a:a + _BATCH]
+        base = first[a : a + _BATCH]
+        lead = width - lengths[a : a + _BATCH]
         masked_steps = int((lead.max() + 3) // 4)
         r = np.zeros(len(base), np.uint32)
         w = np.empty_like(r)
@@ -217,12 +215,11 @@ def _raw_padded(words: Words, starts: np.ndarray, lengths: np.ndarray, width: in
             np.take(_LOW16, lo, out=lo)
             np.take(_HIGH16, hi, out=hi)
             np.bitwise_xor(lo, hi, out=r)
-        out[a:a + _BATCH] = r
+        out[a : a + _BATCH] = r
     return out
 
 
-def crc32c_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, words: Words | None = None
-                ) -> np.ndarray:
+def crc32c_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, words: Words | None = None) -> np.ndarray:
     """Standard CRC-32C of each slice buf[starts[i] : starts[i] + lengths[i]] (uint8 buffer), as uint32."""
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)

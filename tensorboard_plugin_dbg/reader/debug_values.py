@@ -17,14 +17,29 @@ from .schema import MODE_NAMES
 
 # DataType enum value -> (wire name, numpy dtype or None, TensorProto typed field used for scalars).
 DTYPES: dict[int, tuple[str, str | None, str | None]] = {
-    1: ("float32", "<f4", "float_val"), 2: ("float64", "<f8", "double_val"), 3: ("int32", "<i4", "int_val"),
-    4: ("uint8", "u1", "int_val"), 5: ("int16", "<i2", "int_val"), 6: ("int8", "i1", "int_val"),
-    7: ("string", None, "string_val"), 8: ("complex64", "<c8", "scomplex_val"), 9: ("int64", "<i8", "int64_val"),
-    10: ("bool", "?", "bool_val"), 11: ("qint8", "i1", "int_val"), 12: ("quint8", "u1", "int_val"),
-    13: ("qint32", "<i4", "int_val"), 14: ("bfloat16", "bfloat16", "half_val"), 15: ("qint16", "<i2", "int_val"),
-    16: ("quint16", "<u2", "int_val"), 17: ("uint16", "<u2", "int_val"), 18: ("complex128", "<c16", "dcomplex_val"),
-    19: ("float16", "<f2", "half_val"), 20: ("resource", None, None), 21: ("variant", None, None),
-    22: ("uint32", "<u4", "uint32_val"), 23: ("uint64", "<u8", "uint64_val"),
+    1: ("float32", "<f4", "float_val"),
+    2: ("float64", "<f8", "double_val"),
+    3: ("int32", "<i4", "int_val"),
+    4: ("uint8", "u1", "int_val"),
+    5: ("int16", "<i2", "int_val"),
+    6: ("int8", "i1", "int_val"),
+    7: ("string", None, "string_val"),
+    8: ("complex64", "<c8", "scomplex_val"),
+    9: ("int64", "<i8", "int64_val"),
+    10: ("bool", "?", "bool_val"),
+    11: ("qint8", "i1", "int_val"),
+    12: ("quint8", "u1", "int_val"),
+    13: ("qint32", "<i4", "int_val"),
+    14: ("bfloat16", "bfloat16", "half_val"),
+    15: ("qint16", "<i2", "int_val"),
+    16: ("quint16", "<u2", "int_val"),
+    17: ("uint16", "<u2", "int_val"),
+    18: ("complex128", "<c16", "dcomplex_val"),
+    19: ("float16", "<f2", "half_val"),
+    20: ("resource", None, None),
+    21: ("variant", None, None),
+    22: ("uint32", "<u4", "uint32_val"),
+    23: ("uint64", "<u8", "uint64_val"),
 }
 _HEALTH_LEN = {2: 2, 3: 5, 4: 11, 5: 10}
 
@@ -36,6 +51,7 @@ def dtype_name(enum_value: int) -> str:
 
 def _tensor_proto_class():
     from tensorboard.compat.proto import tensor_pb2
+
     return tensor_pb2.TensorProto
 
 
@@ -83,8 +99,11 @@ def tensor_to_numpy(proto) -> tuple[np.ndarray, str, list[int]]:
 
 def _health_vector(proto) -> np.ndarray:
     if proto.tensor_content:
-        return np.frombuffer(proto.tensor_content, dtype="<f8") if proto.dtype == 2 else \
-            tensor_to_numpy(proto)[0].astype(np.float64)
+        return (
+            np.frombuffer(proto.tensor_content, dtype="<f8")
+            if proto.dtype == 2
+            else tensor_to_numpy(proto)[0].astype(np.float64)
+        )
     return np.array(list(proto.double_val) or list(proto.float_val), dtype=np.float64)
 
 
@@ -115,16 +134,34 @@ def _concise(i: list[int], flagged: bool) -> dict[str, Any]:
 
 
 def _full(i: list[int], flagged: bool) -> dict[str, Any]:
-    return {"mode": "FULL_HEALTH", "tensor_id": i[0], "device_id": i[1],
-            "dtype": _DTYPE_NAMES.get(i[2]) or dtype_name(i[2]), "rank": i[3], "size": i[4], "neg_inf": i[5],
-            "pos_inf": i[6], "nan": i[7], "neg": i[8], "zero": i[9], "pos": i[10]}
+    return {
+        "mode": "FULL_HEALTH",
+        "tensor_id": i[0],
+        "device_id": i[1],
+        "dtype": _DTYPE_NAMES.get(i[2]) or dtype_name(i[2]),
+        "rank": i[3],
+        "size": i[4],
+        "neg_inf": i[5],
+        "pos_inf": i[6],
+        "nan": i[7],
+        "neg": i[8],
+        "zero": i[9],
+        "pos": i[10],
+    }
 
 
 def _shape(i: list[int], flagged: bool) -> dict[str, Any]:
     rank = i[2]
     kept = min(rank, 6)
-    return {"mode": "SHAPE", "tensor_id": i[0], "dtype": _DTYPE_NAMES.get(i[1]) or dtype_name(i[1]), "rank": rank,
-            "size": i[3], "shape": i[4:4 + kept], "shape_truncated": rank > 6}
+    return {
+        "mode": "SHAPE",
+        "tensor_id": i[0],
+        "dtype": _DTYPE_NAMES.get(i[1]) or dtype_name(i[1]),
+        "rank": rank,
+        "size": i[3],
+        "shape": i[4 : 4 + kept],
+        "shape_truncated": rank > 6,
+    }
 
 
 _BUILD = {2: _curt, 3: _concise, 4: _full, 5: _shape}
@@ -133,7 +170,7 @@ _DTYPE_NAMES = {code: entry[0] for code, entry in DTYPES.items()}
 
 # Below this magnitude a float64 converts to the same integer with numpy's astype(int64) as with Python's int()
 # (both truncate toward zero); beyond it int64 would overflow, so such a vector takes health_from_vector.
-_EXACT_INT = 2.0 ** 62
+_EXACT_INT = 2.0**62
 
 
 def health_rows(mode: int, vectors: np.ndarray) -> list[dict[str, Any]]:
@@ -219,8 +256,16 @@ def summarize_array(arr: np.ndarray, dtype: str, shape: list[int]) -> dict[str, 
     else:
         nan = posinf = neginf = np.zeros(0, dtype=bool)
         finite = arr.astype(np.float64)
-    out.update({"neg_inf": int(neginf.sum()), "pos_inf": int(posinf.sum()), "nan": int(nan.sum()),
-                "neg": int((finite < 0).sum()), "zero": int((finite == 0).sum()), "pos": int((finite > 0).sum())})
+    out.update(
+        {
+            "neg_inf": int(neginf.sum()),
+            "pos_inf": int(posinf.sum()),
+            "nan": int(nan.sum()),
+            "neg": int((finite < 0).sum()),
+            "zero": int((finite == 0).sum()),
+            "pos": int((finite > 0).sum()),
+        }
+    )
     if finite.size:
         out.update({"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())})
     else:
@@ -282,10 +327,18 @@ def tensor_value(data: bytes | None, begin: int = 0, max_elements: int = 1000) -
     b = min(max(0, begin), size)
     e = min(size, b + max(0, max_elements))
     kind = arr.dtype.kind
-    values = [_json_value(x, kind) for x in arr[b:e].tolist()] if kind != "O" else \
-        [_json_value(x, kind) for x in arr[b:e]]
-    return {"dtype": dtype, "shape": shape, "size": size, "begin": b, "end": e, "truncated": (e - b) < size,
-            "values": values}
+    values = (
+        [_json_value(x, kind) for x in arr[b:e].tolist()] if kind != "O" else [_json_value(x, kind) for x in arr[b:e]]
+    )
+    return {
+        "dtype": dtype,
+        "shape": shape,
+        "size": size,
+        "begin": b,
+        "end": e,
+        "truncated": (e - b) < size,
+        "values": values,
+    }
 
 
 def nonfinite_counts(mode: int, data: bytes | None) -> tuple[float, float, float, float] | None:
@@ -297,6 +350,5 @@ def nonfinite_counts(mode: int, data: bytes | None) -> tuple[float, float, float
         return (-1.0, -1.0, -1.0, -1.0) if health["any_inf_or_nan"] else None
     counted = m in ("CONCISE_HEALTH", "FULL_HEALTH") or (m == "FULL_TENSOR" and health.get("nan") is not None)
     if counted and (health["neg_inf"] or health["pos_inf"] or health["nan"]):
-        return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]),
-                    float(health["size"]))
+        return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]), float(health["size"]))
     return None

@@ -122,7 +122,7 @@ def read_run_id(file_set: FileSet) -> str | None:
         return None
     result = tfrecord.scan(np.frombuffer(data, dtype=np.uint8), 0)
     for start, length in zip(result.starts.tolist(), result.lengths.tolist()):
-        event = schema.parse_event(data[start:start + length])
+        event = schema.parse_event(data[start : start + length])
         if event is not None and event.HasField("debug_metadata"):
             return event.debug_metadata.tfdbg_run_id
     return None

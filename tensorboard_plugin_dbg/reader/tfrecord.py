@@ -135,7 +135,7 @@ def _speculate(words: crc32c.Words, lens: np.ndarray, p: int, n: int) -> np.ndar
     pos, expect = pos[fits], expect[fits]
     actual = words.u32(pos).astype(np.int64) | (words.u32(pos + 4).astype(np.int64) << 32)
     bad = np.flatnonzero(actual != expect)
-    return pos[:bad[0]] if len(bad) else pos
+    return pos[: bad[0]] if len(bad) else pos
 
 
 def scan(buf: np.ndarray, base: int, resyncing: bool = False, hint: np.ndarray | None = None) -> Scan:
@@ -152,8 +152,9 @@ def scan(buf: np.ndarray, base: int, resyncing: bool = False, hint: np.ndarray |
     if resyncing:
         found = _find_header(buf, words, 0)
         if found < 0:
-            return Scan(base, buf, np.zeros(0, np.int64), np.zeros(0, np.int64), base + max(0, n - 11), True, [],
-                        words=words)
+            return Scan(
+                base, buf, np.zeros(0, np.int64), np.zeros(0, np.int64), base + max(0, n - 11), True, [], words=words
+            )
         pos = found
     while True:
         hp, p, stop_reason, needed = _walk_heads(mv, words, pos, n, None if resyncing else hint)
@@ -163,14 +164,20 @@ def scan(buf: np.ndarray, base: int, resyncing: bool = False, hint: np.ndarray |
             ok = _header_ok(words, hp)
             if not ok.all():
                 bad_at = int(np.argmin(ok))
-        if bad_at < len(hp) or stop_reason == "impossible" or (stop_reason == "partial" and not _header_ok(
-                words, np.array([p], dtype=np.int64))[0]):
+        if (
+            bad_at < len(hp)
+            or stop_reason == "impossible"
+            or (stop_reason == "partial" and not _header_ok(words, np.array([p], dtype=np.int64))[0])
+        ):
             good = hp[:bad_at]
             bad_pos = int(hp[bad_at]) if bad_at < len(hp) else p
             starts.append(good + 12)
             lengths.append(_lengths(words, good))
-            reason = "impossible record length" if stop_reason == "impossible" and bad_at == len(hp) else \
-                "length CRC mismatch"
+            reason = (
+                "impossible record length"
+                if stop_reason == "impossible" and bad_at == len(hp)
+                else "length CRC mismatch"
+            )
             damages.append(Damage(base + bad_pos, reason))
             needed = 0
             found = _find_header(buf, words, bad_pos + 1)
@@ -216,5 +223,9 @@ def cycle_bytes(hint: np.ndarray | None) -> int:
 def frame(payload: bytes) -> bytes:
     """One framed record (for tests and generators)."""
     head = _U64.pack(len(payload))
-    return (head + struct.pack("<I", crc32c.mask(crc32c.crc32c(head))) + payload
-            + struct.pack("<I", crc32c.mask(crc32c.crc32c(payload))))
+    return (
+        head
+        + struct.pack("<I", crc32c.mask(crc32c.crc32c(head)))
+        + payload
+        + struct.pack("<I", crc32c.mask(crc32c.crc32c(payload)))
+    )

@@ -36,6 +36,7 @@ def fixed_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
     Returns (ok, t, proto, content, clen): where the trace message, its TensorProto and the TensorProto's content
     vector start, and the vector's length. Positions past the buffer only come from records it rejects. The bytes
     are gathered a few per record at a time: a page of ~100 records pays numpy's per-call cost, not the bytes."""
+
     def at(pos, offsets):  # (records, len(offsets)) bytes at pos + offsets (uint8: sums with positions are int64)
         return buf.take(pos[:, None] + offsets, mode="clip")
 
@@ -191,10 +192,15 @@ def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds
     if not known.all():  # new identities: each decoded once with protobuf (the first steps of a run)
         for u in np.flatnonzero(~known).tolist():
             f = int(first[u])
-            decoded = tr.decode_one(buf[starts[f]:ends[f]].tobytes())
+            decoded = tr.decode_one(buf[starts[f] : ends[f]].tobytes())
             if decoded is not None:
-                kinds.by_hash[int(uniq[u])] = (kinds.code(decoded[1]), aw[:, f].copy(), bw[:, f].copy(),
-                                               int(alen[f]), int(blen[f]))
+                kinds.by_hash[int(uniq[u])] = (
+                    kinds.code(decoded[1]),
+                    aw[:, f].copy(),
+                    bw[:, f].copy(),
+                    int(alen[f]),
+                    int(blen[f]),
+                )
         store, at, known = _lookup(kinds, uniq)
     if not known.any():
         return kind
@@ -235,8 +241,14 @@ def _identify_subset(buf, words, starts, ends, sel, kinds, kind, content, clen) 
         content[rows], clen[rows] = c0, cl
 
 
-def decode_fast(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: tr.TraceKinds,
-                words: crc32c.Words | None = None, carry: periodic.Carry | None = None) -> tr.TraceBatch:
+def decode_fast(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    kinds: tr.TraceKinds,
+    words: crc32c.Words | None = None,
+    carry: periodic.Carry | None = None,
+) -> tr.TraceBatch:
     """`carry`: the file's step carried from the chunk before (trace_periodic.Carry), used and then replaced."""
     words = words if words is not None else crc32c.Words(buf)
     m = len(starts)
@@ -246,14 +258,14 @@ def decode_fast(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
     clen = np.full(m, -1, np.int64)
     period, count = periodic.periodic_block(starts, lengths)
     if period:
-        template = np.arange(period) if carry is None else carry.inherit(
-            buf, starts, lengths, period, kind, content, clen)
+        template = (
+            np.arange(period) if carry is None else carry.inherit(buf, starts, lengths, period, kind, content, clen)
+        )
         if len(template):
             _identify_subset(buf, words, starts, ends, template, kinds, kind, content, clen)
         # a template inherited whole from the carry has the carried mask (same records at the same offsets)
         mask = carry.mask if carry is not None and not len(template) else None
-        redo, inherit, donor = periodic.inherit_periodic(buf, starts, ends, period, count, kind, content, clen,
-                                                         mask)
+        redo, inherit, donor = periodic.inherit_periodic(buf, starts, ends, period, count, kind, content, clen, mask)
         todo = np.concatenate([redo, np.arange(count, m)])
         if len(todo):
             _identify_subset(buf, words, starts, ends, todo, kinds, kind, content, clen)
@@ -298,5 +310,6 @@ def decode_fast(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
         unparsed = []
     rows = np.sort(np.concatenate(nf_rows)) if nf_rows else np.zeros(0, np.int64)
     new_index = np.cumsum(keep) - 1  # rows renumbered after dropping records that did not decode
-    return tr.TraceBatch(kind[keep].astype(np.int32), wall[keep], starts[keep], new_index[rows],
-                         np.zeros((len(rows), 4)), unparsed)
+    return tr.TraceBatch(
+        kind[keep].astype(np.int32), wall[keep], starts[keep], new_index[rows], np.zeros((len(rows), 4)), unparsed
+    )

@@ -28,7 +28,7 @@ def find_period(lens: np.ndarray, tries: int = 16) -> int:
     values, counts = np.unique(lens, return_counts=True)
     rare = values[np.argmin(counts)]
     at = np.flatnonzero(lens == rare)
-    for t in (at[1:tries + 1] - at[0]).tolist():
+    for t in (at[1 : tries + 1] - at[0]).tolist():
         if np.array_equal(lens[t:], lens[:-t]):
             return int(t)
     return 0
@@ -89,10 +89,11 @@ def inherit_periodic(buf, starts, ends, period, count, kind, content, clen, mask
     base = int(starts[0]) - 12
     cycle = int(starts[period] - starts[0])
     cycles, rest = divmod(count, period)
-    block = buf[base:base + cycles * cycle].reshape(cycles, cycle)
+    block = buf[base : base + cycles * cycle].reshape(cycles, cycle)
     if mask is None or len(mask) != cycle:
-        mask = identity_mask(starts[:period], ends[:period], kind[:period], content[:period], clen[:period],
-                             base, cycle)
+        mask = identity_mask(
+            starts[:period], ends[:period], kind[:period], content[:period], clen[:period], base, cycle
+        )
     diff = np.bitwise_xor(block[1:], block[:-1])
     np.bitwise_and(diff, mask, out=diff)
     rel_starts = (starts[:period] - 12 - base).astype(np.intp)
@@ -100,7 +101,7 @@ def inherit_periodic(buf, starts, ends, period, count, kind, content, clen, mask
     if rest:  # the partial cycle: its records up to the last one's CRC, against the same bytes one cycle earlier
         at = base + cycles * cycle
         size = int(ends[count - 1]) + 4 - at
-        part = np.bitwise_xor(buf[at:at + size], buf[at - cycle:at - cycle + size])
+        part = np.bitwise_xor(buf[at : at + size], buf[at - cycle : at - cycle + size])
         np.bitwise_and(part, mask[:size], out=part)
         row = np.ones((1, period), bool)  # records past `count` do not exist: "changed", dropped below
         row[0, :rest] = np.bitwise_or.reduceat(part, rel_starts[:rest]) != 0
@@ -137,10 +138,11 @@ class Carry:
         if self.data is None or len(self.rel) != period:
             return everything
         head = int(starts[0]) - 12
-        if not (np.array_equal(starts[:period] - 12 - head, self.rel)
-                and np.array_equal(lengths[:period], self.lengths)):
+        if not (
+            np.array_equal(starts[:period] - 12 - head, self.rel) and np.array_equal(lengths[:period], self.lengths)
+        ):
             return everything  # another step layout, or not the same phase of the step
-        diff = np.bitwise_xor(buf[head:head + len(self.data)], self.data)
+        diff = np.bitwise_xor(buf[head : head + len(self.data)], self.data)
         np.bitwise_and(diff, self.mask, out=diff)
         same = (np.bitwise_or.reduceat(diff, self.rel) == 0) & (self.kind >= 0)
         got = np.flatnonzero(same)
@@ -155,7 +157,7 @@ class Carry:
             return
         s, e = starts[-period:], ends[-period:]
         head = int(s[0]) - 12
-        self.data = buf[head:int(e[-1]) + 4].copy()
+        self.data = buf[head : int(e[-1]) + 4].copy()
         self.rel = (s - 12 - head).astype(np.intp)
         self.lengths = e - s
         self.kind, self.clen = kind[-period:].copy(), clen[-period:].copy()

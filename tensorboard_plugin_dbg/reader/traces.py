@@ -52,7 +52,7 @@ class TraceKinds:
             if store is None or store.count > len(self.by_hash):
                 store = IdentityStore.build(self.by_hash)
             else:  # dicts keep insertion order: the new keys are the last ones
-                store = store.merged(IdentityStore.build(dict(list(self.by_hash.items())[store.count:])))
+                store = store.merged(IdentityStore.build(dict(list(self.by_hash.items())[store.count :])))
             self._store = store
         return store
 
@@ -76,14 +76,21 @@ class IdentityStore:
 
         def words(x, y, w):
             out = np.zeros((w, x.shape[1] + y.shape[1]), np.uint32)
-            out[:x.shape[0], :x.shape[1]], out[:y.shape[0], x.shape[1]:] = x, y
+            out[: x.shape[0], : x.shape[1]], out[: y.shape[0], x.shape[1] :] = x, y
             return out
+
         a, b = words(self.a_words, other.a_words, wa), words(self.b_words, other.b_words, wb)
         keys = np.concatenate([self.keys, other.keys])
         order = np.argsort(keys, kind="stable")
-        return IdentityStore(self.count + other.count, keys[order], np.concatenate([self.code, other.code])[order],
-                             a[:, order], b[:, order], np.concatenate([self.a_len, other.a_len])[order],
-                             np.concatenate([self.b_len, other.b_len])[order])
+        return IdentityStore(
+            self.count + other.count,
+            keys[order],
+            np.concatenate([self.code, other.code])[order],
+            a[:, order],
+            b[:, order],
+            np.concatenate([self.a_len, other.a_len])[order],
+            np.concatenate([self.b_len, other.b_len])[order],
+        )
 
     @staticmethod
     def build(by_hash: dict) -> IdentityStore:
@@ -93,10 +100,16 @@ class IdentityStore:
         a_words = np.zeros((wa, len(items)), np.uint32)
         b_words = np.zeros((wb, len(items)), np.uint32)
         for i, (_, e) in enumerate(items):
-            a_words[:len(e[1]), i], b_words[:len(e[2]), i] = e[1], e[2]
-        return IdentityStore(len(by_hash), np.array([k for k, _ in items], np.uint64),
-                             np.array([e[0] for _, e in items], np.int64), a_words, b_words,
-                             np.array([e[3] for _, e in items], np.int64), np.array([e[4] for _, e in items], np.int64))
+            a_words[: len(e[1]), i], b_words[: len(e[2]), i] = e[1], e[2]
+        return IdentityStore(
+            len(by_hash),
+            np.array([k for k, _ in items], np.uint64),
+            np.array([e[0] for _, e in items], np.int64),
+            a_words,
+            b_words,
+            np.array([e[3] for _, e in items], np.int64),
+            np.array([e[4] for _, e in items], np.int64),
+        )
 
 
 @dataclasses.dataclass
@@ -118,15 +131,14 @@ def decode_one(data: bytes) -> tuple[float, Kind, tuple | None] | None:
         return None
     t = event.graph_execution_trace
     kind = (t.tfdbg_context_id, t.op_name, int(t.output_slot), int(t.tensor_debug_mode), t.device_name)
-    counts = debug_values.nonfinite_counts(int(t.tensor_debug_mode),
-                                           t.tensor_proto or None)
+    counts = debug_values.nonfinite_counts(int(t.tensor_debug_mode), t.tensor_proto or None)
     return event.wall_time, kind, counts
 
 
 def decode_slow(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: TraceKinds) -> TraceBatch:
     kind_col, wall_col, offsets, nf_rows, nf_counts, unparsed = [], [], [], [], [], []
     for start, length in zip(starts.tolist(), lengths.tolist()):
-        decoded = decode_one(buf[start:start + length].tobytes())
+        decoded = decode_one(buf[start : start + length].tobytes())
         if decoded is None:
             unparsed.append(start)
             continue
@@ -137,13 +149,19 @@ def decode_slow(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
         kind_col.append(kinds.code(kind))
         wall_col.append(wall)
         offsets.append(start)
-    return TraceBatch(np.array(kind_col, dtype=np.int32), np.array(wall_col, dtype=np.float64),
-                      np.array(offsets, dtype=np.int64), np.array(nf_rows, dtype=np.int64),
-                      np.array(nf_counts, dtype=np.float64).reshape(-1, 4), unparsed)
+    return TraceBatch(
+        np.array(kind_col, dtype=np.int32),
+        np.array(wall_col, dtype=np.float64),
+        np.array(offsets, dtype=np.int64),
+        np.array(nf_rows, dtype=np.int64),
+        np.array(nf_counts, dtype=np.float64).reshape(-1, 4),
+        unparsed,
+    )
 
 
-def decode_traces(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: TraceKinds,
-                  words=None, carry=None) -> TraceBatch:
+def decode_traces(
+    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: TraceKinds, words=None, carry=None
+) -> TraceBatch:
     """`carry`: the file's trace_periodic.Carry (a speed-up only: the step decoded last, for the next chunk)."""
     try:
         from . import trace_fast

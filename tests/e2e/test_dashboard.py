@@ -68,8 +68,14 @@ def test_demo_journey(page, demo_logdir):
     with TensorBoardProcess(demo_logdir) as tb:
         frame = open_dashboard(page, tb)
         # Every panel is there and the alert types are listed with counts.
-        for name in ("panel-alerts", "panel-timeline", "panel-graph-structure", "panel-graph-execution",
-                     "panel-source-code", "panel-stack-trace"):
+        for name in (
+            "panel-alerts",
+            "panel-timeline",
+            "panel-graph-structure",
+            "panel-graph-execution",
+            "panel-source-code",
+            "panel-stack-trace",
+        ):
             assert by_testid(frame, name).is_visible(), name
         wait_text(by_testid(frame, "alert-types"), r"NaN / ∞\s+\d+")
         screenshot(page, "demo-1-opened")

@@ -21,16 +21,25 @@ LOGDIR = os.path.join(dumps.ROOT, ".pytest_cache", "dumps", "bench-1m", "logdir"
 def _make_big_dump() -> str:
     # bench/generate.py reuses a complete dump with the same parameters, so only the first session pays (~20 s).
     out = os.path.join(LOGDIR, "big")
-    proc = subprocess.run([sys.executable, os.path.join(dumps.ROOT, "bench", "generate.py"), "--traces", str(TRACES),
-                           "--out", out], cwd=dumps.ROOT, env=dumps.env_for_tf(), capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(dumps.ROOT, "bench", "generate.py"), "--traces", str(TRACES), "--out", out],
+        cwd=dumps.ROOT,
+        env=dumps.env_for_tf(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return LOGDIR
 
 
 def _rows(frame) -> list[int]:
-    return [int(i) for i in frame.locator("[data-testid=ge-list] .vl-row[data-ge-index]").evaluate_all(
-        "els => els.map(e => e.dataset.geIndex)")]
+    return [
+        int(i)
+        for i in frame.locator("[data-testid=ge-list] .vl-row[data-ge-index]").evaluate_all(
+            "els => els.map(e => e.dataset.geIndex)"
+        )
+    ]
 
 
 def _wait_rows(frame, pred, what: str, timeout: float = 20) -> list[int]:

@@ -37,7 +37,12 @@ def test_live_dump_updates_without_reload(page):
     os.makedirs(gate)
     proc = subprocess.Popen(
         [sys.executable, dumps.program_path("live_dashboard"), os.path.join(logdir, "live"), gate, "3"],
-        cwd=dumps.ROOT, env=dumps.env_for_tf(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        cwd=dumps.ROOT,
+        env=dumps.env_for_tf(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_file(os.path.join(gate, "ready0"), proc)
         with TensorBoardProcess(logdir) as tb:
@@ -75,7 +80,9 @@ def test_live_dump_updates_without_reload(page):
             by_testid(frame, "alert-row").first.wait_for(timeout=10_000)
             assert "log" in by_testid(frame, "alert-row").first.inner_text().lower()
             # Focus and selection survived every refresh; nothing reloaded the iframe.
-            assert frame.locator("[data-testid=ge-list] .vl-row.focused").get_attribute("data-ge-index") == focused_index
+            assert (
+                frame.locator("[data-testid=ge-list] .vl-row.focused").get_attribute("data-ge-index") == focused_index
+            )
             assert f"ge={focused_index}" in frame.evaluate("location.hash")
             screenshot(page, "live-3-alert-appeared")
             print(f"live delays: first rows {first_delay:.2f}s, alert {alert_delay:.2f}s")

@@ -41,8 +41,12 @@ def test_every_debug_mode(page):
                 row.click()
                 wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"\S")
                 if mode != "CURT_HEALTH":
-                    assert frame.locator(
-                        "[data-testid=ge-list] .vl-row.focused :is(.chip-neginf, .chip-posinf, .chip-nan)").count() >= 1
+                    assert (
+                        frame.locator(
+                            "[data-testid=ge-list] .vl-row.focused :is(.chip-neginf, .chip-posinf, .chip-nan)"
+                        ).count()
+                        >= 1
+                    )
                 else:
                     assert frame.locator("[data-testid=ge-list] .vl-row.focused .chip-bad").count() == 1
             wait_text(by_testid(frame, "gs-focus-op"), r"\S")

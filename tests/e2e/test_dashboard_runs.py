@@ -47,8 +47,9 @@ def test_two_runs_picker_and_url(page, demo_dump):
 
         # A reload of the iframe alone restores it too (its own location.hash holds the state).
         frame.evaluate("window.__before_reload = 1; location.reload()")
-        frame.wait_for_function("!window.__before_reload && document.body && document.body.dataset.ready === '1'",
-                                timeout=60_000)
+        frame.wait_for_function(
+            "!window.__before_reload && document.body && document.body.dataset.ready === '1'", timeout=60_000
+        )
         assert by_testid(frame, "run-picker").input_value() == "b_demo"
         wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"Log")
         assert frame.locator("[data-testid=ge-list] .vl-row.focused").get_attribute("data-ge-index") == focused
@@ -70,8 +71,14 @@ def test_empty_logdir_explains_why(page):
         status = wait_text(by_testid(frame, "status"), r"\S")
         assert "dump" in status.lower(), status
         assert not by_testid(frame, "run-picker").is_visible()
-        for name in ("panel-alerts", "panel-graph-execution", "panel-timeline", "panel-source-code", "panel-stack-trace",
-                     "panel-graph-structure"):
+        for name in (
+            "panel-alerts",
+            "panel-graph-execution",
+            "panel-timeline",
+            "panel-source-code",
+            "panel-stack-trace",
+            "panel-graph-structure",
+        ):
             state = by_testid(frame, name).get_attribute("data-state")
             assert state == "empty", (name, state)
         text = by_testid(frame, "panel-graph-execution-status").inner_text()

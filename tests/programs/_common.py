@@ -1,4 +1,5 @@
 """Shared setup of the test programs: quiet TensorFlow, deterministic seeds, dump enabling."""
+
 import os
 import sys
 
@@ -7,9 +8,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 def enable(dump_dir, mode="FULL_HEALTH", buffer_size=-1, **kwargs):
     import tensorflow as tf
+
     tf.random.set_seed(1)
-    tf.debugging.experimental.enable_dump_debug_info(dump_dir, tensor_debug_mode=mode,
-                                                     circular_buffer_size=buffer_size, **kwargs)
+    tf.debugging.experimental.enable_dump_debug_info(
+        dump_dir, tensor_debug_mode=mode, circular_buffer_size=buffer_size, **kwargs
+    )
     return tf
 
 

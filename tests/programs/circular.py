@@ -1,4 +1,5 @@
 """Circular buffer (arg 2: size, default 1000 = TF's default) over more steps than it holds."""
+
 import _common
 
 tf = _common.enable(__import__("sys").argv[1], "CONCISE_HEALTH", int(_common.arg(2, "1000")))

@@ -1,4 +1,5 @@
 """A clean program (no NaN, no ∞): a tiny tf.function training loop plus eager ops. Args: DUMP_DIR [MODE]."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """A tf.data pipeline with a map function (its graph runs inside the dataset, not as an execution)."""
+
 import _common
 
 tf = _common.enable(__import__("sys").argv[1], "FULL_HEALTH")

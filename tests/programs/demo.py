@@ -1,4 +1,5 @@
 """The demo's buggy MLP (the package's own program), FULL_HEALTH, circular buffer off. Args: [steps] [mode]."""
+
 import sys
 
 from tensorboard_plugin_dbg.demo.buggy_mlp import train

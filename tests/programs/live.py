@@ -1,5 +1,6 @@
 """Streams to disk (circular_buffer_size=-1) and pauses before each step until GATE_DIR/go<step> exists, writing
 GATE_DIR/ready<step> when it starts waiting. Args: DUMP_DIR GATE_DIR [steps]."""
+
 import os
 import sys
 import time

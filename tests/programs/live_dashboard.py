@@ -4,6 +4,7 @@ Args: DUMP_DIR GATE_DIR [steps]. Before each step it writes GATE_DIR/ready<step>
 Steps are clean until the last one, which takes the log of a zero (−∞), so the test sees rows first and an alert
 later, without a reload. After each step the writer is flushed so the events reach disk now, not at exit.
 """
+
 import os
 import sys
 import time

@@ -5,6 +5,7 @@ Args: DUMP_DIR [steps] [flush_every]. Each step runs a tf.function (graph execut
 otherwise buffers until exit). The last tenth of the steps take the log of a negative number, so alerts appear
 while the dump is being read. Writes DUMP_DIR/../finished when done.
 """
+
 import os
 import sys
 import time

@@ -1,4 +1,5 @@
 """MirroredStrategy over two logical CPUs: one train step replicated on both devices."""
+
 import _common
 
 tf = _common.enable(__import__("sys").argv[1], "FULL_HEALTH")
@@ -13,6 +14,7 @@ with strategy.scope():
 def step(x):
     def replica(x):
         return tf.reduce_sum(tf.matmul(x, w))
+
     per = strategy.run(replica, args=(x,))
     return strategy.reduce(tf.distribute.ReduceOp.SUM, per, axis=None)
 

@@ -1,6 +1,7 @@
 """One program for every debug mode (arg 2): a tf.function over float16/bfloat16/float32/float64/int/bool tensors,
 scalars (FULL_TENSOR stores them as typed fields), a -inf and a NaN, and a function returning a float and an int
 tensor (eager records then mix a health vector with an empty placeholder)."""
+
 import _common
 
 tf = _common.enable(__import__("sys").argv[1], _common.arg(2, "FULL_HEALTH"))
@@ -13,9 +14,9 @@ def compute(x):
     d = tf.cast(x, tf.float64) / tf.constant(4.0, tf.float64)
     i = tf.cast(x, tf.int32) * 3
     big = tf.reshape(tf.range(2 * 1 * 2 * 1 * 2 * 1 * 2, dtype=tf.float32), [2, 1, 2, 1, 2, 1, 2])
-    lg = tf.math.log(x - 1.0)           # -inf at 1.0, NaN below
-    s = tf.reduce_sum(x) * 0.5          # a float scalar
-    b = tf.reduce_any(x > 2.0)          # a bool scalar
+    lg = tf.math.log(x - 1.0)  # -inf at 1.0, NaN below
+    s = tf.reduce_sum(x) * 0.5  # a float scalar
+    b = tf.reduce_any(x > 2.0)  # a bool scalar
     return h, bf, d, i, big, lg, s, b
 
 

@@ -1,4 +1,5 @@
 """First ∞ from a division by zero inside a tf.function (then NaN spreads). Args: DUMP_DIR [MODE]."""
+
 import os
 import sys
 

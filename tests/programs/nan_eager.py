@@ -1,4 +1,5 @@
 """First NaN from a plain eager op (no tf.function): log of a negative number. Args: DUMP_DIR [MODE]."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """First ∞ from an overflowing exp (float32 overflows above ~88.7) inside a tf.function. Args: DUMP_DIR [MODE]."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """First NaN from the square root of a negative number inside a tf.function. Args: DUMP_DIR [MODE]."""
+
 import os
 import sys
 

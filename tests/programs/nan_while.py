@@ -1,4 +1,5 @@
 """First ∞ from a multiplication that overflows inside a tf.while_loop body (a nested graph). Args: DUMP_DIR [MODE]."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """op_regex filtering: only ops whose name matches 'Log|mul' are instrumented."""
+
 import _common
 
 tf = _common.enable(__import__("sys").argv[1], "FULL_HEALTH", -1, op_regex="(Log|mul.*)")

@@ -1,5 +1,6 @@
 """An eager GradientTape around a tf.function call: TF runs it as a __forward_* function whose Execution record
 has an empty graph_id (the index joins it to its graph by wall time)."""
+
 import _common
 
 tf = _common.enable(__import__("sys").argv[1], "FULL_HEALTH")

@@ -8,6 +8,7 @@ Args: DUMP_DIR. Steps:
    writer (`_pywrap_debug_events_writer`, the same C++ writer enable_dump_debug_info uses) with the marker op names
    replaced by markup everywhere they occur (op creation, input names, traces). Wall times are kept.
 """
+
 import os
 import shutil
 import sys
