@@ -1,0 +1,186 @@
+"""The package's layers import one way: reader < index < analysis < api < plugin/CLI.
+
+Every import is counted, wherever it stands: module level, inside a function (a lazy import that dodges a cycle is
+still an edge), and `importlib.import_module("...")` by name. No module may import from a layer above its own, the
+module graph has no cycle, and no module reaches into another layer's private members by name
+(`getattr(x, "_private")`, `hasattr(x, "_private")`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "tensorboard_plugin_dbg"
+ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+LAYERS = {"reader": 0, "index": 1, "analysis": 2, "api": 3}
+TOP = 4  # plugin.py, __main__.py, demo/, process_tuning.py, static_files.py
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.get(parts[1], TOP) if len(parts) > 1 else TOP
+
+
+def _resolve(module: str, is_package: bool, level: int, name: str | None) -> str:
+    if level == 0:
+        return name or ""
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
+
+
+def _imports(path: Path) -> list[tuple[str, int, str]]:
+    """(imported module, line, how) for every import of the package's own modules in `path`."""
+    module = _module_name(path)
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno, "import") for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, is_package, node.level, node.module)
+            found.append((target, node.lineno, "from"))
+            # `from pkg import module` names a module: count it as an edge to that module
+            found += [(f"{target}.{a.name}", node.lineno, "from") for a in node.names]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+                found.append((str(node.args[0].value), node.lineno, "importlib"))
+    return [(m, line, how) for m, line, how in found if m == PACKAGE or m.startswith(PACKAGE + ".")]
+
+
+def _graph() -> dict[str, list[tuple[str, int, str]]]:
+    files = {_module_name(p): p for p in ROOT.rglob("*.py") if "static" not in p.parts}
+    graph: dict[str, list[tuple[str, int, str]]] = {}
+    for module, path in files.items():
+        edges = []
+        for target, line, how in _imports(path):
+            while target not in files and "." in target:  # `from pkg.mod import name`: the edge is to pkg.mod
+                target = target.rsplit(".", 1)[0]
+            if target in files and target != module and not (module.startswith(target + ".") and how == "from"):
+                edges.append((target, line, how))
+        graph[module] = edges
+    return graph
+
+
+def test_the_check_sees_every_kind_of_import(tmp_path, monkeypatch):
+    pkg = tmp_path / PACKAGE
+    (pkg / "index").mkdir(parents=True)
+    (pkg / "analysis").mkdir()
+    for d in (pkg, pkg / "index", pkg / "analysis"):
+        (d / "__init__.py").write_text("")
+    (pkg / "index" / "a.py").write_text(
+        "import importlib\n"
+        "def f():\n    from ..analysis import b\n"
+        "def g():\n    return importlib.import_module('tensorboard_plugin_dbg.analysis.c')\n"
+    )
+    (pkg / "analysis" / "b.py").write_text("from tensorboard_plugin_dbg.index import a\n")
+    (pkg / "analysis" / "c.py").write_text("")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", pkg)
+    graph = _graph()
+    targets = {t for t, _, _ in graph[f"{PACKAGE}.index.a"]}
+    assert {f"{PACKAGE}.analysis.b", f"{PACKAGE}.analysis.c"} <= targets
+    assert _upward(graph) and _cycles(graph)
+    assert len(_private_reaches(ast.parse("getattr(run, '_rows')\nrun._table()\nself._ok\n"))) == 2
+
+
+def _upward(graph) -> list[str]:
+    return [
+        f"{m}:{line} ({how}) imports {t}, a higher layer"
+        for m, edges in graph.items()
+        for t, line, how in edges
+        if _layer(t) > _layer(m)
+    ]
+
+
+def _cycles(graph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w, _, _ in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_upward_import():
+    assert _upward(_graph()) == []
+
+
+def test_no_import_cycle():
+    assert _cycles(_graph()) == []
+
+
+def _private_reaches(tree: ast.AST, above_index: bool = True) -> list[str]:
+    """getattr/hasattr/setattr of a private name, and, above the index, `run._private` (the run is the index's
+    object: the layers above reach it through its protocol only)."""
+    by_name = [
+        f"line {node.lineno}: {node.func.id}(..., {node.args[1].value!r})"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr", "setattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and str(node.args[1].value).startswith("_")
+        and not str(node.args[1].value).startswith("__")
+    ]
+    on_run = [
+        f"line {node.lineno}: run.{node.attr}"
+        for node in ast.walk(tree)
+        if above_index
+        and isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "run"
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+    ]
+    return by_name + on_run
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.rglob("*.py")), ids=lambda p: os.path.relpath(p, ROOT))
+def test_no_private_member_by_name(path):
+    above_index = _layer(_module_name(path)) > LAYERS["index"]
+    assert _private_reaches(ast.parse(path.read_text()), above_index) == []
