@@ -60,6 +60,7 @@ def _fail(args, out: TextIO, message: str) -> int:
 
 def cmd_report(args, out: TextIO) -> int:
     # Imported here so that `--help` stays instant and a broken index cannot break argument errors.
+    from tensorboard_plugin_dbg.analysis import root_cause
     from tensorboard_plugin_dbg.index.catalog import Catalog
     from tensorboard_plugin_dbg.index.protocol import NotFound
 
@@ -85,7 +86,7 @@ def cmd_report(args, out: TextIO) -> int:
     results = []
     for run in runs:
         try:
-            result = {"run": run.name, **run.root_cause()}  # analysis/root_cause.py, through the protocol
+            result = {"run": run.name, **root_cause.analyze(run)}
             result["notices"] = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
         except Exception as e:  # noqa: BLE001 - one unreadable run must not hide the others' reports
             result = {
@@ -148,7 +149,7 @@ def _print_run(r: dict[str, Any], out: TextIO) -> None:
             reason = {
                 "CURT_HEALTH": "CURT_HEALTH records only whether a tensor holds NaN/∞",
                 "CONCISE_HEALTH": "CONCISE_HEALTH records no zeros or signs",
-            }.get(mode, "some inputs were not traced or their mode records no values")
+            }.get(mode or "", "some inputs were not traced or their mode records no values")
             w(f"  inputs' health cannot be known: {reason}\n")
         frame = p["user_frame"]
         if frame:

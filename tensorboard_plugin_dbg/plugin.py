@@ -32,11 +32,13 @@ FIRST_DISCOVERY_WAIT_S = 2.0
 
 def _default_catalog_factory(logdir: str):
     # Imported here: the index pulls in numpy and the reader, which TensorBoard startup should not pay for.
+    from tensorboard_plugin_dbg.analysis import alerts
     from tensorboard_plugin_dbg.index.catalog import Catalog
 
     # first_pass=False: the first read pass runs on the refresher thread, not in the request that made the catalog
     # (a big logdir takes seconds; meanwhile `runs` reports status.done = false and what was read so far).
-    return Catalog(logdir, refresh_interval=1.0, first_pass=False)
+    # on_complete: roles and the root cause are built before a run reports done (analysis/alerts.py: warm).
+    return Catalog(logdir, refresh_interval=1.0, first_pass=False, on_complete=alerts.warm)
 
 
 class NoLogdirCatalog:
@@ -72,7 +74,7 @@ class DbgPlugin(base_plugin.TBPlugin):
     def __init__(self, context: base_plugin.TBContext, catalog_factory: Callable[[str], Any] | None = None):
         self._logdir = context.logdir or ""
         self._factory = catalog_factory or _default_catalog_factory
-        self._catalog = None
+        self._catalog: Any = None
         self._catalog_made_at = 0.0
         self._lock = threading.Lock()
         self._api = ApiApp(self.catalog)

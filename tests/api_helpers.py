@@ -15,10 +15,12 @@ from urllib.parse import urlencode
 
 import jsonschema
 import numpy as np
+from fake_columnar import ColumnarFromPages
 from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
+from tensorboard_plugin_dbg.index.derived import DerivedCache
 from tensorboard_plugin_dbg.index.protocol import NotFound
 from tensorboard_plugin_dbg.plugin import DbgPlugin
 
@@ -122,11 +124,13 @@ def _health(i: int) -> dict:
     }
 
 
-class FakeRun:
-    """A small in-memory run following protocol.RunQueries, with numpy scalars and non-finite values in it."""
+class FakeRun(ColumnarFromPages):
+    """A small in-memory run following protocol.RunQueries, with numpy scalars and non-finite values in it (its
+    columnar side, which the analysis reads, is derived from its pages: fake_columnar.py)."""
 
     def __init__(self, name: str, n_graph_executions: int = 1500):
         self.name = name
+        self.derived = DerivedCache()
         self.calls: list[tuple] = []
         self.rows = [
             {
@@ -159,25 +163,6 @@ class FakeRun:
             }
             for i in range(4)
         ]
-        self.alert_rows = [
-            {
-                "index": i,
-                "type": "InfNanAlert",
-                "source": "graph_execution",
-                "source_index": r["index"],
-                "wall_time": r["wall_time"],
-                "op_name": r["op_name"],
-                "op_type": r["op_type"],
-                "graph_id": r["graph_id"],
-                "output_slot": 0,
-                "neg_inf": 1,
-                "pos_inf": 0,
-                "nan": 0,
-                "size": 12,
-                "role": "producer" if i == 0 else "propagator",
-            }
-            for i, r in enumerate(r for r in self.rows if r["health"]["neg_inf"])
-        ]
         self.frames = {
             f"f{i}": {
                 "id": f"f{i}",
@@ -206,22 +191,15 @@ class FakeRun:
                 "ops": 5,
                 "source_files": 1,
                 "stack_frames": 3,
-                "alerts": len(self.alert_rows),
-                "alerts_by_type": {"InfNanAlert": len(self.alert_rows)},
+                "alerts": len(self.alert_table()),
+                "alerts_by_type": {"InfNanAlert": len(self.alert_table())},
             },
             "status": {"bytes_read": 10, "bytes_total": 10, "done": True, "last_refresh": None, "notices": []},
         }
 
-    def alerts(self, begin, end, alert_type=None, producers_only=False):
-        self.calls.append(("alerts", begin, end, alert_type, producers_only))
-        rows = [a for a in self.alert_rows if not producers_only or a["role"] == "producer"]
-        return {
-            "begin": begin,
-            "end": end,
-            "total": len(rows),
-            "totals_by_type": {"InfNanAlert": len(rows)},
-            "alerts": rows[begin:end],
-        }
+    def alerts(self, begin, end, alert_type=None):
+        self.calls.append(("alerts", begin, end, alert_type))
+        return super().alerts(begin, end, alert_type)
 
     def executions(self, begin, end):
         return {"begin": begin, "end": end, "total": len(self.execs), "executions": self.execs[begin:end]}
@@ -337,15 +315,6 @@ class FakeRun:
             if i not in self.frames:
                 raise NotFound(f"no stack frame {i!r}")
         return {"frames": [self.frames[i] for i in ids]}
-
-    def root_cause(self):
-        return {
-            "status": "clean",
-            "message": "No tensor was -inf, +inf or NaN.",
-            "producer": None,
-            "producers": 0,
-            "propagators": 0,
-        }
 
 
 class FakeCatalog:

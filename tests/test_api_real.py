@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tb_process import TensorBoardProcess
 from werkzeug.test import Client
 
+from tensorboard_plugin_dbg.analysis import alerts, root_cause
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
@@ -132,9 +133,13 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
     frame_ids = tf_view["executions"][0]["stack_frame_ids"][:3]
     n = len(tf_view["traces"])
     cases = [
-        ("alerts", dict(begin=0, end=50), lambda: run.alerts(0, 50)),
-        ("alerts", dict(begin=1, end=3, type="InfNanAlert"), lambda: run.alerts(1, 3, alert_type="InfNanAlert")),
-        ("alerts", dict(begin=0, end=50, role="producer"), lambda: run.alerts(0, 50, producers_only=True)),
+        ("alerts", dict(begin=0, end=50), lambda: alerts.alerts(run, 0, 50)),
+        (
+            "alerts",
+            dict(begin=1, end=3, type="InfNanAlert"),
+            lambda: alerts.alerts(run, 1, 3, alert_type="InfNanAlert"),
+        ),
+        ("alerts", dict(begin=0, end=50, role="producer"), lambda: alerts.alerts(run, 0, 50, producers_only=True)),
         ("executions", dict(begin=5, end=25), lambda: run.executions(5, 25)),
         ("execution", dict(index=3), lambda: run.execution(3)),
         ("execution", dict(index=3, max_elements=2), lambda: run.execution(3, max_elements=2)),
@@ -162,7 +167,7 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ("source_file", dict(index=1), lambda: run.source_file(1)),
         ("source_file", dict(index=1, begin_line=2, end_line=4), lambda: run.source_file(1, 2, 4)),
         ("stack_frames", dict(ids=",".join(frame_ids)), lambda: run.stack_frames(frame_ids)),
-        ("root_cause", {}, run.root_cause),
+        ("root_cause", {}, lambda: root_cause.analyze(run)),
     ]
     assert {c[0] for c in cases} | {"runs", "openapi.json"} == {r.name for r in ROUTES}
     for route, params, query in cases:

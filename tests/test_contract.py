@@ -25,6 +25,7 @@ from api_helpers import (
 )
 from werkzeug.test import Client
 
+from tensorboard_plugin_dbg.analysis import alerts, root_cause
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
@@ -164,8 +165,8 @@ def _index_answer(run, route: str, p: dict):
         if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line")
     }
     calls = {
-        "alerts": lambda: run.alerts(
-            i["begin"], i["end"], alert_type=p.get("type"), producers_only=p.get("role") == "producer"
+        "alerts": lambda: alerts.alerts(
+            run, i["begin"], i["end"], alert_type=p.get("type"), producers_only=p.get("role") == "producer"
         ),
         "executions": lambda: run.executions(i["begin"], i["end"]),
         "execution": lambda: run.execution(i["index"], max_elements=i.get("max_elements", 1000)),
@@ -180,7 +181,7 @@ def _index_answer(run, route: str, p: dict):
         "source_files": run.source_files,
         "source_file": lambda: run.source_file(i["index"], i.get("begin_line"), i.get("end_line")),
         "stack_frames": lambda: run.stack_frames(p["ids"].split(",")),
-        "root_cause": run.root_cause,
+        "root_cause": lambda: root_cause.analyze(run),
     }
     answer = calls[route]()
     if ROUTES_BY_NAME[route].paged:

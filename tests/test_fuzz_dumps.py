@@ -32,6 +32,7 @@ from fuzz_records import masked_crc, source_record, spans
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tensorboard_plugin_dbg.analysis import alerts
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.index.protocol import NotFound
@@ -281,7 +282,7 @@ def _query_everything(run) -> list:
     counts = answers[0]["counts"]
     for call in (
         lambda: run.alerts(0, 100),
-        lambda: run.alerts(0, 100, producers_only=True),
+        lambda: alerts.alerts(run, 0, 100, producers_only=True),
         lambda: run.executions(0, 1000),
         lambda: run.graph_executions(0, 100),
         lambda: run.graph_executions(0, 50, only_nonfinite=True, op_name="log"),

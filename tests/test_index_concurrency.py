@@ -12,6 +12,7 @@ import time
 import dumps
 import numpy as np
 
+from tensorboard_plugin_dbg.analysis import root_cause
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader import tfrecord
 
@@ -108,7 +109,7 @@ def test_side_table_ahead_of_rows_is_not_seen(tmp_path):
     arrays = run.trace_arrays()
     assert len(arrays["nonfinite_rows"]) == 0 or int(arrays["nonfinite_rows"].max()) < len(arrays["kind"])
     assert run.graph_executions(0, 10, only_nonfinite=True)["total"] == len(arrays["nonfinite_rows"])
-    run.root_cause()
+    root_cause.analyze(run)
 
 
 def test_published_lengths_are_consistent_while_ingesting(tmp_path):

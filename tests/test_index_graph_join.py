@@ -19,7 +19,7 @@ def test_gradient_tape_functions_join_their_graphs():
     functions = [d for d in run.executions(0, n)["executions"] if d["is_function"]]
     assert len(functions) == 4
     for d in functions:
-        assert run.execution_event(d["index"]).execution.graph_id == ""  # what TF wrote
+        assert run.exec_queries._event(d["index"]).execution.graph_id == ""  # what TF wrote
         graph = run.graph(d["graph_id"])
         if d["op_type"].startswith("__forward_model"):
             assert graph["name"] == "model"

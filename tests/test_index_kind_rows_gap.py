@@ -21,14 +21,15 @@ def test_rows_of_kinds_with_a_stale_or_missing_permutation(monkeypatch):
     want = {op: _expected(run, *op) for op in ops}
     monkeypatch.setattr(trace_queries, "_STALE_ROWS", 0)  # as a big run: no rebuild while it is being read
     monkeypatch.setattr(run, "done", False)
-    run._derived.pop("kind_rows", None)  # nothing built: every row is scanned
+    run.derived._values.pop("kind_rows", None)  # nothing built: every row is scanned
     for op in ops:
         assert np.array_equal(run.op_trace_rows(*op), want[op])
     n = run.lengths().traces
-    stale = run._derived.get("kind_rows")
+    stale = run.derived.latest("kind_rows")
     assert stale is None  # (and reading never built one)
     # a permutation built for the first half only: the second half is the scanned gap
-    run._derived["kind_rows"] = (
+    run.derived.put(
+        "kind_rows",
         (n // 2, len(run.kinds)),
         trace_queries.kind_order.rows_by_kind(run.traces.view("kind", n // 2), len(run.kinds)),
     )
@@ -37,4 +38,4 @@ def test_rows_of_kinds_with_a_stale_or_missing_permutation(monkeypatch):
     monkeypatch.setattr(run, "done", True)  # read to the end: rebuilt once, exact
     for op in ops:
         assert np.array_equal(run.op_trace_rows(*op), want[op])
-    assert run._derived["kind_rows"][0][0] == n
+    assert run.derived.latest("kind_rows")[0][0] == n

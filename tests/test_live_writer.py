@@ -14,6 +14,7 @@ import time
 
 import dumps
 
+from tensorboard_plugin_dbg.analysis import root_cause
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
 STEPS = 300
@@ -97,5 +98,5 @@ def test_live_writer_every_record_once_in_order_and_equal_to_cold_read(tmp_path)
     assert cold["info"]["counts"]["alerts"] > 0
     run_live, run_cold = catalog.runs()[0], Catalog(str(logdir)).runs()[0]
     assert run_live.source_files() == run_cold.source_files()
-    assert run_live.root_cause() == run_cold.root_cause()
+    assert root_cause.analyze(run_live) == root_cause.analyze(run_cold)
     print(f"polls={polls} distinct sizes while writing={len(sizes)} traces={len(cold['graph_execution'])}")

@@ -13,6 +13,7 @@ import re
 import dumps
 import pytest
 
+from tensorboard_plugin_dbg.analysis import alerts
 from tensorboard_plugin_dbg.analysis.root_cause import (
     analyze,
     classification,
@@ -158,7 +159,7 @@ def test_index_alerts_carry_roles_and_filter_to_producers(demo_dump):
     of them is the root cause."""
     run = only_run(demo_dump)
     result = analyze(run)
-    producers = run.alerts(0, 1000, producers_only=True)
+    producers = alerts.alerts(run, 0, 1000, producers_only=True)
     assert producers["total"] == result["producers"] >= 1
     assert all(a["role"] == "producer" for a in producers["alerts"])
     first = producers["alerts"][0]

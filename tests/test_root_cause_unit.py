@@ -1,22 +1,25 @@
 """Unit tests of the root-cause analysis on a hand-made fake run (the real-dump tests are in test_root_cause.py).
 
-The fake implements only the public RunQueries methods the analysis uses, so these tests pin the classification
-rules (producer / propagator, "most recent health before it ran", eager tensor-id links, tf.function windows)
-independently of the index.
+The fake implements the RunQueries protocol (index/protocol.py) over a few hand-written rows — its page queries and
+its columnar read interface — so these tests pin the classification rules (producer / propagator, "most recent
+health before it ran", eager tensor-id links, tf.function windows) independently of the index.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from fake_columnar import ColumnarFromPages
 
 from tensorboard_plugin_dbg.analysis import classify as classify_mod
-from tensorboard_plugin_dbg.analysis.columns import RunColumns, from_queries
+from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe, is_nonfinite
+from tensorboard_plugin_dbg.analysis.index_columns import gather
 from tensorboard_plugin_dbg.analysis.root_cause import (
     analyze,
     classification,
     role_name,
 )
+from tensorboard_plugin_dbg.index.derived import DerivedCache
 
 
 def full(size, neg_inf=0, pos_inf=0, nan=0, neg=0, zero=0, pos=None):
@@ -37,16 +40,16 @@ def full(size, neg_inf=0, pos_inf=0, nan=0, neg=0, zero=0, pos=None):
     }
 
 
-class FakeRun:
+class FakeRun(ColumnarFromPages):
     """Graph 'g': c (Const), x (Placeholder, untraced), d = Sub(x, c), r = RealDiv(c, d), m = Mul(r, c).
     Traces: step 1 all finite; step 2 d has a zero, r = +inf (producer), m = NaN (propagator).
     Executions: the function call of step 1, of step 2 (its window holds alerts: propagator), then eager
     Sub (finite, output id 10), Log(10) -> NaN (producer), Sum(Log's output) -> NaN (propagator)."""
 
     name = "fake"
-    version = 1
 
     def __init__(self, curt: bool = False):
+        self.derived = DerivedCache()
         self.ops = {
             "c": ("Const", []),
             "x": ("Placeholder", []),
@@ -99,7 +102,7 @@ class FakeRun:
             "f2": ("/usr/lib/python3/site-packages/tensorflow/ops.py", 99, "div", False),
         }
 
-    # --- RunQueries subset ---
+    # --- page queries ---
     def info(self):
         return {"debug_modes": ["FULL_HEALTH"]}
 
@@ -156,16 +159,6 @@ class FakeRun:
             "graph_id": None,
             "stack_frame_ids": ["f0", "f2"],
         }
-
-    def alerts(self, begin, end, alert_type=None, producers_only=False):
-        items = [("graph_execution", r["index"], r["wall_time"]) for r in self.rows if is_nonfinite(r["health"])]
-        items += [("execution", i, e[0]) for i, e in enumerate(self.execs) if any(is_nonfinite(h) for h in e[5])]
-        items.sort(key=lambda a: a[2])
-        alerts = [
-            {"index": i, "type": "InfNanAlert", "source": s, "source_index": si, "wall_time": w, "role": None}
-            for i, (s, si, w) in enumerate(items)
-        ]
-        return {"begin": begin, "end": end, "total": len(alerts), "alerts": alerts[begin:end]}
 
     def stack_frames(self, ids):
         return {
@@ -306,8 +299,8 @@ def test_vectorized_trace_classification_scales():
     assert cls.producers == len(bad_steps) + len(bad_steps[::2]) and cls.propagators == len(bad_steps)
 
 
-def test_from_queries_codes_inputs_by_graph():
-    cols = from_queries(FakeRun())
+def test_gather_codes_inputs_by_graph():
+    cols = gather(FakeRun())
     assert len(cols.trace_wall) == 8 and list(cols.trace_nonfinite) == [0, 0, 0, 0, 0, 0, 1, 1]
     r_op = cols.trace_op[2]
     inputs = cols.op_input_tensor[cols.op_input_ptr[r_op] : cols.op_input_ptr[r_op + 1]]

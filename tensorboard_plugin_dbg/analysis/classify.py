@@ -257,8 +257,7 @@ def _classify_executions(cols: RunColumns) -> np.ndarray:
     running_first = running_first_outputs(cols)
     # Non-finite traces per call window (previous execution's wall time, this one's].
     windows = _BadTraceWindows(cols)
-    for e in alerts:
-        e = int(e)
+    for e in alerts.tolist():
         propagates = False
         if cols.exec_is_function[e]:
             propagates = windows.any_in(cols.exec_wall[e - 1] if e > 0 else -np.inf, cols.exec_wall[e])
@@ -284,7 +283,7 @@ class _Lazy:
         return self.made.before(tensors, at)
 
 
-def classify(cols: RunColumns) -> tuple[Classification, _TraceLookup]:
+def classify(cols: RunColumns) -> tuple[Classification, _Lazy]:
     lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: _TraceLookup(cols.trace_tensor))
     info = bool(np.any(cols.trace_nonfinite >= 0) or np.any(cols.exec_nonfinite >= 0))
     return Classification(_classify_traces(cols, lookup), _classify_executions(cols), info), lookup

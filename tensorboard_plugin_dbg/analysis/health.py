@@ -96,7 +96,7 @@ def describe(health: Mapping[str, Any] | None) -> str:
 
 def values_known(health: Mapping[str, Any] | None) -> bool:
     """Whether the record says enough about the values to explain a NaN (counts of zeros and negatives)."""
-    return bool(health) and health.get("mode") in VALUE_MODES and health.get("nan") is not None
+    return health is not None and health.get("mode") in VALUE_MODES and health.get("nan") is not None
 
 
 def describe_output(health: Mapping[str, Any] | None) -> str:

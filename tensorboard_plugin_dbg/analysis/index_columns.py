@@ -1,33 +1,24 @@
-"""RunColumns straight from the columnar index (`index/run_index.py:RunIndex`): the fast path of the analysis.
+"""RunColumns (columns.py) gathered from a run's columnar read interface (index/protocol.py: RunQueries).
 
 The index stores one "kind" code per trace row (kind = graph id, op name, output slot, mode, device), a sparse
 table of the non-finite rows, and its ops with their inputs. Everything per-row here is numpy indexing through
 per-kind lookup tables; Python loops run over kinds and ops only (thousands, not millions).
-
-It uses the index's analysis accessors (`trace_arrays`, `execution_arrays`, `kind_info`, `op_entry`,
-`execution_event`, `exec_op_types`); when they are not there (another RunQueries implementation, a fake)
-`from_run_index` returns None and the analysis falls back to the public queries.
 """
 
 from __future__ import annotations
 
 import weakref
-from typing import Any
 
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis.columns import FORWARDING_OPS, RunColumns
-
-# tensor_debug_mode values whose records say nothing about finiteness.
-_NO_FINITENESS = (1, 5)  # NO_TENSOR, SHAPE
-# Execution op types of tf.function calls (the same prefixes the index uses for ExecutionDigest.is_function).
-_FUNCTION_PREFIXES = ("__inference_", "__forward_", "__backward_")
-_REQUIRED = ("trace_arrays", "execution_arrays", "kind_info", "op_entry", "execution_event", "exec_op_types")
+from tensorboard_plugin_dbg.index.naming import is_function_call
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.reader.schema import NO_FINITENESS_MODES
 
 
-def from_run_index(run: Any) -> RunColumns | None:
-    if not all(hasattr(run, name) for name in _REQUIRED):
-        return None
+def gather(run: RunQueries) -> RunColumns:
+    """The columns of the run's current published rows (one consistent snapshot of each column set)."""
     traces = run.trace_arrays()  # one consistent snapshot
     kind_col = traces["kind"]
     n = len(kind_col)
@@ -43,7 +34,7 @@ def from_run_index(run: Any) -> RunColumns | None:
         graph_id, op_name, slot, mode, _device = run.kind_info(k)
         kind_op[k] = op_codes.setdefault((graph_id, op_name), len(op_codes))
         kind_tensor[k] = tensor_codes.setdefault((graph_id, op_name, int(slot)), len(tensor_codes))
-        kind_blind[k] = int(mode) in _NO_FINITENESS
+        kind_blind[k] = int(mode) in NO_FINITENESS_MODES
 
     ptr, inputs, forwards = [0], [], []
     for graph_id, op_name in list(op_codes):
@@ -59,38 +50,26 @@ def from_run_index(run: Any) -> RunColumns | None:
 
     execs = run.execution_arrays()
     m = len(execs["wall_time"])
-    e_flags = np.where(np.isin(execs["mode"], _NO_FINITENESS), -1, 0).astype(np.int8)
+    e_flags = np.where(np.isin(execs["mode"], NO_FINITENESS_MODES), -1, 0).astype(np.int8)
     e_flags[execs["nonfinite"] != 0] = 1  # set when some output had non-finite counts
     type_names = list(run.exec_op_types)
-    is_function = np.array([name.startswith(_FUNCTION_PREFIXES) for name in type_names], bool)
+    is_function = np.array([is_function_call(name) for name in type_names], bool)
     e_func = is_function[execs["op_type"]] if len(type_names) else np.zeros(m, bool)
     io_cache: dict[int, tuple] = {}
-    # A weak reference: these columns are cached in root_cause's WeakKeyDictionary keyed by the run, and a strong
-    # one from the value back to its key kept every run (and its index) alive forever (tests/test_fuzz_dumps.py).
+    # A weak reference: these columns are cached in the run's own derived-value cache; a strong one from the value
+    # back to the run would make every run a reference cycle that only a full garbage collection frees.
     run_ref = weakref.ref(run)
 
     def exec_io(i: int) -> tuple[list[int], list[int], list[int]]:
         # Read back on demand: only alerts and their inputs' producers are asked for.
         got = io_cache.get(i)
         if got is None:
-            from tensorboard_plugin_dbg.reader import debug_values
-
-            ex = run_ref().execution_event(i).execution
-            mode = int(ex.tensor_debug_mode)
-            out_flags = []
-            for proto in ex.tensor_protos:
-                bad = debug_values.nonfinite_counts(mode, proto)
-                out_flags.append(1 if bad is not None else (-1 if mode in _NO_FINITENESS else 0))
-            out_ids = [int(t) for t in ex.output_tensor_ids]
-            out_flags += [-1] * (len(out_ids) - len(out_flags))
-            got = io_cache[i] = ([int(t) for t in ex.input_tensor_ids], out_ids, out_flags)
+            got = io_cache[i] = _alive(run_ref).execution_io(i)
         return got
-
-    rows_by_kind = getattr(run, "_kind_rows", None)
 
     def make_lookup():
         # the index's rows-by-kind permutation (cached there for op queries): no sorted copy of every trace here
-        order, starts = run_ref()._kind_rows()
+        order, starts = _alive(run_ref).kind_rows()
         return KindRowsLookup(order, starts, kind_tensor)
 
     return RunColumns(
@@ -106,8 +85,15 @@ def from_run_index(run: Any) -> RunColumns | None:
         exec_is_function=e_func,
         exec_first_output_id=None,
         exec_io=exec_io,
-        make_lookup=make_lookup if rows_by_kind is not None else None,
+        make_lookup=make_lookup,
     )
+
+
+def _alive(ref: weakref.ref) -> RunQueries:
+    run = ref()
+    if run is None:  # the catalog dropped the run while an analysis of it was still running
+        raise LookupError("the run is gone")
+    return run
 
 
 class KindMapped:

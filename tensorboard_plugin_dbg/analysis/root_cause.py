@@ -1,27 +1,25 @@
 """Root cause of a run's first NaN/∞: the first op whose inputs were finite and whose output was not.
 
 `analyze(run)` returns wire.ts RootCauseResponse minus `run`. Every alert's role (producer / propagator, see
-classify.py), for the index to fill `Alert.role` and the `role=producer` filter:
+classify.py), for analysis/alerts.py to fill `Alert.role` and the `role=producer` filter:
 
-    alert_role_codes(run)  -> int8 per alert position: 0 unknown, 1 producer, 2 propagator
-    alert_roles(run)  -> {alert position: "producer" | "propagator"}
+    roles_by_row(classification(run), sources, rows)  -> int8 per alert: 0 unknown, 1 producer, 2 propagator
     role_name(classification(run), "graph_execution", trace_index)  -> "producer" | "propagator" | None
 
 Only the first producer is explained in detail (its inputs' last health before it ran, its creation stack, the
 innermost frame in user code and that line's text), through a handful of RunQueries calls: the whole-run work is
-the vectorized classification. Both are cached per run version (`run.version` when the index has one, else the
-record counts), so polling the route costs nothing until the dump grows.
+the vectorized classification. Both are cached per run version in the run's derived-value cache, so polling the
+route costs nothing until the dump grows.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import columns as columns_mod
+from tensorboard_plugin_dbg.analysis import index_columns
 from tensorboard_plugin_dbg.analysis.classify import (
     PRODUCER,
     PROPAGATOR,
@@ -31,66 +29,31 @@ from tensorboard_plugin_dbg.analysis.classify import (
     eager_producer,
     running_first_outputs,
 )
+from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import (
     describe,
     describe_output,
     values_known,
 )
-from tensorboard_plugin_dbg.index.protocol import NotFound
+from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+
+T = TypeVar("T")
 
 _ROLE_NAMES = {PRODUCER: "producer", PROPAGATOR: "propagator"}
-# Frames TF's autograph writes into temporary files: never the user's own line, whatever the path looks like.
-_GENERATED_MARKERS = ("__autograph_generated_file", "<string>")
-
-_cache: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
-_cache_lock = threading.Lock()
-_build_lock = threading.RLock()
 
 
-def _version(run: Any) -> Any:
-    version = getattr(run, "version", None)
-    if callable(version):
-        version = version()
-    if version is not None:
-        return version
-    # No version: the record counts change whenever the refresher appends.
-    return (run.graph_executions(0, 0)["unfiltered_total"], run.executions(0, 0)["total"])
+def _cached(run: RunQueries, name: str, compute: Callable[[], T]) -> T:
+    """`compute()`'s value for the run's current version, kept in the run's one derived-value cache
+    (index/derived.py: one lock per run, the documented lock order). Concurrent requests right after a version
+    change wait for one computation and reuse it (it is seconds and hundreds of MB at 10 M traces)."""
+    return run.derived.get(name, run.version, compute)
 
 
-def _lookup(run: Any, slot: str):
-    with _cache_lock:
-        return _cache.get(run, {}).get(slot)  # TypeError: a run that cannot be weakly referenced
-
-
-def _cached(run: Any, slot: str, compute):
-    version = _version(run)
-    try:
-        entry = _lookup(run, slot)
-    except TypeError:  # a run object that cannot be weakly referenced: no cache
-        return compute()
-    if entry is not None and entry[0] == version:
-        return entry[1]
-    # One computation at a time: concurrent requests right after a version change each ran the whole-run
-    # classification (seconds and hundreds of MB at 10 M traces) in parallel; now the later ones wait and reuse
-    # it. Reentrant: analyze() computes the classification inside.
-    with _build_lock:
-        entry = _lookup(run, slot)
-        if entry is not None and entry[0] == version:
-            return entry[1]
-        value = compute()
-        with _cache_lock:
-            _cache.setdefault(run, {})[slot] = (version, value)
-        return value
-
-
-def classification_if_ready(run: Any) -> Classification | None:
+def classification_if_ready(run: RunQueries) -> Classification | None:
     """The classification of the run's current version if it was already computed; never computes (for callers
     that must not wait for the whole-run analysis, e.g. an alert page while the dump is still being read)."""
-    try:
-        entry = _lookup(run, "classification")
-    except TypeError:
-        return None
-    return entry[1][1] if entry is not None and entry[0] == _version(run) else None
+    classified = run.derived.peek("classification", run.version)  # (columns, classification, lookup)
+    return classified[1] if classified is not None else None
 
 
 class _OnDemandLookup:
@@ -103,9 +66,9 @@ class _OnDemandLookup:
         return self.make().before(tensors, at)
 
 
-def _classified(run: Any):
+def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Any]:
     def compute():
-        cols = columns_mod.gather(run)
+        cols = index_columns.gather(run)
         cls, _lookup = classify(cols)
         if cols.make_lookup is not None:  # built from what the index holds anyway: made again when asked
             return cols, cls, _OnDemandLookup(cols.make_lookup)
@@ -116,7 +79,7 @@ def _classified(run: Any):
     return _cached(run, "classification", compute)
 
 
-def classification(run: Any) -> Classification:
+def classification(run: RunQueries) -> Classification:
     """Roles of every trace and execution of `run` (cached per version)."""
     return _classified(run)[1]
 
@@ -124,44 +87,6 @@ def classification(run: Any) -> Classification:
 def role_name(cls: Classification, source: str, index: int) -> str | None:
     roles = cls.trace_role if source == "graph_execution" else cls.exec_role
     return _ROLE_NAMES.get(int(roles[index])) if 0 <= index < len(roles) else None
-
-
-def alert_role_codes(run: Any) -> np.ndarray:
-    """int8 per position of the run's wall-time ordered alert list: 0 unknown, 1 producer, 2 propagator.
-    The vectorized form of `alert_roles` (a role filter is then `positions[codes == 1]`). Cached per version."""
-    return _cached(run, "alert_role_codes", lambda: _alert_role_codes(run))
-
-
-def alert_roles(run: Any) -> dict[int, str]:
-    """{alert position: "producer" | "propagator"} (what the index's `alerts()` fills `Alert.role` and its
-    `producers_only` filter from). Cached per run version."""
-
-    def build():
-        codes = alert_role_codes(run)
-        names = np.array([None, "producer", "propagator"], dtype=object)
-        positions = np.flatnonzero(codes)
-        return dict(zip(positions.tolist(), names[codes[positions]].tolist()))
-
-    return _cached(run, "alert_roles", build)
-
-
-def _alert_role_codes(run: Any) -> np.ndarray:
-    cols, cls, _ = _classified(run)
-    table = getattr(run, "_alert_table", None)
-    if table is not None:  # the index's own order (index/alert_order.py), a block of alerts at a time
-        alerts = table()
-        codes = np.zeros(len(alerts), np.int8)
-        for lo, src, idx, _wall in alerts.blocks():
-            codes[lo : lo + len(src)] = roles_by_row(cls, src, idx)
-        return codes
-    # the same documented order rebuilt: wall time, then executions first, then index
-    e_rows = np.flatnonzero(cols.exec_nonfinite == 1)
-    t_rows = np.flatnonzero(cols.trace_nonfinite == 1)
-    src = np.concatenate([np.zeros(len(e_rows), np.int8), np.ones(len(t_rows), np.int8)])
-    idx = np.concatenate([e_rows, t_rows])
-    order = np.lexsort((idx, src, np.concatenate([cols.exec_wall[e_rows], cols.trace_wall[t_rows]])))
-    src, idx = src[order], idx[order]
-    return roles_by_row(cls, src, idx)
 
 
 def roles_by_row(cls: Any, src: Any, idx: Any) -> np.ndarray:
@@ -176,21 +101,21 @@ def roles_by_row(cls: Any, src: Any, idx: Any) -> np.ndarray:
     return roles
 
 
-def analyze(run: Any) -> dict[str, Any]:
+def analyze(run: RunQueries) -> dict[str, Any]:
     """wire.ts RootCauseResponse minus `run`."""
     return _cached(run, "root_cause", lambda: _analyze(run))
 
 
-def _analyze(run: Any) -> dict[str, Any]:
+def _analyze(run: RunQueries) -> dict[str, Any]:
     cols, cls, lookup = _classified(run)
     counts = {"producers": cls.producers, "propagators": cls.propagators}
     first = cls.first_producer(cols)
     if first is not None:
         source, index = first
         if source == "graph_execution":
-            producer = _graph_producer(run, cols, cls, lookup, index)
+            producer = _graph_producer(run, cols, lookup, index)
         else:
-            producer = _eager_producer(run, cols, cls, index)
+            producer = _eager_producer(run, cols, index)
         return {"status": "found", "message": _found_message(producer), "producer": producer, **counts}
     n_traces, n_execs = len(cols.trace_wall), len(cols.exec_wall)
     if counts["propagators"]:
@@ -221,7 +146,7 @@ def _analyze(run: Any) -> dict[str, Any]:
 # --- the producer in detail ------------------------------------------------------------------------------------
 
 
-def _graph_producer(run, cols, cls, lookup, index: int) -> dict[str, Any]:
+def _graph_producer(run: RunQueries, cols: RunColumns, lookup: Any, index: int) -> dict[str, Any]:
     row = run.graph_execution(index, max_elements=0)
     try:
         op = run.op(row["graph_id"], row["op_name"], near=index)
@@ -235,7 +160,7 @@ def _graph_producer(run, cols, cls, lookup, index: int) -> dict[str, Any]:
     for inp, p in zip(op["inputs"], prior.tolist()):
         name = f"{inp['op_name']}:{inp['output_slot']}"
         op_type = (inp.get("op") or {}).get("op_type")
-        entry = {
+        entry: dict[str, Any] = {
             "slot": inp["slot"],
             "op_name": inp["op_name"],
             "output_slot": inp["output_slot"],
@@ -262,7 +187,6 @@ def _graph_producer(run, cols, cls, lookup, index: int) -> dict[str, Any]:
         inputs.append(entry)
     return _finish(
         run,
-        cls,
         "graph_execution",
         index,
         row["op_name"],
@@ -275,7 +199,7 @@ def _graph_producer(run, cols, cls, lookup, index: int) -> dict[str, Any]:
     )
 
 
-def _eager_producer(run, cols, cls, index: int) -> dict[str, Any]:
+def _eager_producer(run: RunQueries, cols: RunColumns, index: int) -> dict[str, Any]:
     detail = run.execution(index, max_elements=0)
     outputs = detail.get("outputs") or []
     flags = cols.exec_io(index)[2]
@@ -284,7 +208,7 @@ def _eager_producer(run, cols, cls, index: int) -> dict[str, Any]:
     inputs = []
     for in_slot, tensor_id in enumerate(detail["input_tensor_ids"]):
         src, out_slot = eager_producer(cols, running_first, int(tensor_id), index)
-        entry = {
+        entry: dict[str, Any] = {
             "slot": in_slot,
             "op_name": f"tensor {tensor_id}",
             "output_slot": max(out_slot, 0),
@@ -317,7 +241,6 @@ def _eager_producer(run, cols, cls, index: int) -> dict[str, Any]:
     health = outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output record"}
     return _finish(
         run,
-        cls,
         "execution",
         index,
         None,
@@ -327,45 +250,25 @@ def _eager_producer(run, cols, cls, index: int) -> dict[str, Any]:
         inputs,
         detail.get("stack_frame_ids") or [],
         detail["wall_time"],
-        output_slot=slot,
     )
 
 
 def _finish(
-    run,
-    cls,
-    source,
-    index,
-    op_name,
-    op_type,
-    graph_id,
-    health,
-    inputs,
-    frame_ids,
-    wall_time,
-    output_slot: int | None = None,
+    run: RunQueries,
+    source: str,
+    index: int,
+    op_name: str | None,
+    op_type: str,
+    graph_id: str | None,
+    health: dict[str, Any],
+    inputs: list[dict[str, Any]],
+    frame_ids: list[str],
+    wall_time: float,
 ) -> dict[str, Any]:
     frame_ids = list(frame_ids)
     user_frame, line = _user_frame(run, frame_ids)
     known = all(i["traced"] and values_known(i["health"]) for i in inputs)
-    alert = _find_alert(run, source, index)
-    if alert is None:  # the index lists alerts differently (or not yet): describe this one ourselves
-        alert = {
-            "index": -1,
-            "type": "InfNanAlert",
-            "source": source,
-            "source_index": index,
-            "wall_time": wall_time,
-            "op_name": op_name,
-            "op_type": op_type,
-            "graph_id": graph_id,
-            "output_slot": output_slot or 0,
-            "neg_inf": health.get("neg_inf"),
-            "pos_inf": health.get("pos_inf"),
-            "nan": health.get("nan"),
-            "size": health.get("size"),
-            "role": "producer",
-        }
+    alert = _find_alert(run, source, index, wall_time)
     return {
         "alert": alert,
         "op_name": op_name,
@@ -380,19 +283,23 @@ def _finish(
     }
 
 
-def _find_alert(run, source: str, index: int, pages: int = 20) -> dict[str, Any] | None:
-    """The index's Alert for this tensor. The first producer is nearly always among the first alerts (only a
-    propagator can precede it, and that needs an earlier non-finite input), so a short scan suffices."""
-    for begin in range(0, pages * columns_mod.PAGE, columns_mod.PAGE):
-        page = run.alerts(begin, begin + columns_mod.PAGE)
-        for alert in page["alerts"]:
-            if alert["source"] == source and int(alert["source_index"]) == index:
-                alert = dict(alert)
-                alert["role"] = "producer"
-                return alert
-        if begin + columns_mod.PAGE >= page["total"]:
-            return None
-    return None
+def _find_alert(run: RunQueries, source: str, index: int, wall_time: float, scan: int = 20_000) -> dict[str, Any]:
+    """The Alert of this tensor, role "producer", at its position in the run's alert list. The first producer is
+    nearly always among the first alerts (only a propagator can precede it, and that needs an earlier non-finite
+    input), so a scan of the first ones suffices; past them (or while the list lags the classification) it is
+    described at position -1 by the same builder."""
+    src_code = 1 if source == "graph_execution" else 0
+    table = run.alert_table()
+    positions = np.arange(min(scan, len(table)))
+    src, rows, walls = table.page(positions)
+    hit = np.flatnonzero((src == src_code) & (rows == index))
+    if len(hit):
+        at = positions[hit[:1]]
+        alert = run.alert_rows(at, src[hit[:1]], rows[hit[:1]], walls[hit[:1]])[0]
+    else:
+        one = np.ones(1, np.int64)
+        alert = run.alert_rows(-one, one.astype(np.int8) * src_code, one * index, np.array([wall_time]))[0]
+    return {**alert, "role": "producer"}
 
 
 def _user_frame(run, frame_ids: list[str]) -> tuple[dict[str, Any] | None, str | None]:
@@ -404,8 +311,7 @@ def _user_frame(run, frame_ids: list[str]) -> tuple[dict[str, Any] | None, str |
     except LookupError:
         return None, None
     for frame in reversed(frames):
-        path = frame.get("path") or ""
-        if frame.get("is_user") and not any(m in path for m in _GENERATED_MARKERS):
+        if frame.get("is_user"):  # index/frames.py: the one rule of what is user code
             return frame, _line_text(run, frame)
     return None, None
 

@@ -29,7 +29,7 @@ import numpy as np
 try:
     import orjson
 except ImportError:  # optional: the stdlib path gives the same JSON, slower
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 
 # Below this size gzip costs more (CPU, header bytes) than it saves.
 GZIP_MIN_BYTES = 1024
@@ -143,16 +143,22 @@ def encode_body(value: Any, accept_gzip: bool) -> tuple[bytes, bool]:
     return body, False
 
 
+def _gzip(body: bytes) -> bytes:
+    # a compressor object: zlib.compress takes `wbits` (31: a gzip header) only from Python 3.11 on
+    packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+    return packer.compress(body) + packer.flush()
+
+
 def gzip_bytes(body: bytes) -> bytes:
     """`body` as a gzip stream (no timestamp, so equal bodies give equal bytes)."""
     if len(body) < _GZ_CACHE_MIN:
-        return zlib.compress(body, GZIP_LEVEL, wbits=31)
+        return _gzip(body)
     with _gz_lock:
         hit = _gz_cache.get(body)
         if hit is not None:
             _gz_cache.move_to_end(body)
             return hit
-    packed = zlib.compress(body, GZIP_LEVEL, wbits=31)
+    packed = _gzip(body)
     global _gz_cached_bytes
     with _gz_lock:
         if body not in _gz_cache:

@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from tensorboard_plugin_dbg.api import errors, params
-from tensorboard_plugin_dbg.api.routes import ROUTES, RouteSpec
+from tensorboard_plugin_dbg.api.spec import RouteSpec
 
 WIRE_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire_schema.json")
 SERVER_URL = "/data/plugin/dbg"
@@ -112,8 +112,8 @@ def _operation(spec: RouteSpec) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (built once; the route table is constant)."""
+def document(routes: tuple[RouteSpec, ...]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the route table `routes` (routes.ROUTES; built once: the table is constant)."""
     schemas = _rewrite_refs(copy.deepcopy(wire_schema()["definitions"]))
     return {
         "openapi": "3.1.0",
@@ -129,6 +129,6 @@ def document() -> dict[str, Any]:
             ),
         },
         "servers": [{"url": SERVER_URL}],
-        "paths": {f"/{spec.name}": {"get": _operation(spec)} for spec in ROUTES},
+        "paths": {f"/{spec.name}": {"get": _operation(spec)} for spec in routes},
         "components": {"schemas": schemas},
     }

@@ -8,11 +8,14 @@ leaves out and clamp page bounds to the total; everything else is the index's an
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from typing import Any
 
+from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
+from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
+from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
+from tensorboard_plugin_dbg.api.spec import RouteSpec
+from tensorboard_plugin_dbg.index.protocol import Catalog, RunQueries
 
 ALERT_TYPES = ("InfNanAlert",)
 ALERT_ROLES = ("producer",)
@@ -35,51 +38,34 @@ MAX_ELEMENTS = Param(
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class RouteSpec:
-    """One GET route: `handler(target, params)` returns the JSON value; `response` names its wire.ts type."""
-
-    name: str
-    summary: str
-    params: tuple[Param, ...]
-    handler: Callable[[Any, dict[str, Any]], Any]
-    response: str | None
-    paged: bool = False
-    # False for routes that must answer without touching the catalog (describing the API never starts indexing).
-    uses_catalog: bool = True
-
-    @property
-    def needs_run(self) -> bool:
-        return any(p.name == "run" for p in self.params)
-
-
-def _with_run(run, answer: dict[str, Any]) -> dict[str, Any]:
+def _with_run(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
     # The run name first, as wire.ts lists it; the index's answer does not carry it.
     return {"run": run.name, **answer}
 
 
-def _page(run, answer: dict[str, Any]) -> dict[str, Any]:
+def _page(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
     clamp_page(answer, int(answer["total"]))
     return _with_run(run, answer)
 
 
-def runs(catalog, p):
+def runs(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
     return {"logdir": catalog.logdir, "runs": [r.info() for r in catalog.runs()], "notices": catalog.notices()}
 
 
-def alerts(run, p):
-    return _page(run, run.alerts(p["begin"], p["end"], alert_type=p["type"], producers_only=p["role"] == "producer"))
+def alerts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    producers_only = p["role"] == "producer"
+    return _page(run, alert_analysis.alerts(run, p["begin"], p["end"], p["type"], producers_only))
 
 
-def executions(run, p):
+def executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _page(run, run.executions(p["begin"], p["end"]))
 
 
-def execution(run, p):
+def execution(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return run.execution(p["index"], max_elements=p["max_elements"])
 
 
-def graph_executions(run, p):
+def graph_executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _page(
         run,
         run.graph_executions(
@@ -93,40 +79,36 @@ def graph_executions(run, p):
     )
 
 
-def graph_execution(run, p):
+def graph_execution(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return run.graph_execution(p["index"], begin=p["begin"], max_elements=p["max_elements"])
 
 
-def graph(run, p):
+def graph(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.graph(p["graph_id"]))
 
 
-def op(run, p):
+def op(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.op(p["graph_id"], p["op_name"], near=p["near"]))
 
 
-def source_files(run, p):
+def source_files(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.source_files())
 
 
-def source_file(run, p):
+def source_file(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.source_file(p["index"], begin_line=p["begin_line"], end_line=p["end_line"]))
 
 
-def stack_frames(run, p):
+def stack_frames(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.stack_frames(p["ids"]))
 
 
-def root_cause(run, p):
-    return _with_run(run, run.root_cause())
+def root_cause(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _with_run(run, root_cause_analysis.analyze(run))
 
 
-def openapi(catalog, p):
-    from tensorboard_plugin_dbg.api import (
-        openapi as openapi_module,  # it imports this module
-    )
-
-    return openapi_module.document()
+def openapi(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
+    return openapi_document.document(ROUTES)
 
 
 ROUTES: tuple[RouteSpec, ...] = (

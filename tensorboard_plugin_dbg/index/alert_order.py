@@ -102,3 +102,7 @@ def _count_below(t_rows: np.ndarray, trace_wall: np.ndarray, x: np.ndarray) -> n
         below = trace_wall[t_rows[np.minimum(mid, max(len(t_rows) - 1, 0))]] < x
         lo = np.where(active & below, mid + 1, lo)
         hi = np.where(active & ~below, mid, hi)
+
+
+# What build() returns: len(), page(positions) -> (source 0 execution / 1 trace, row, wall time), blocks().
+AlertOrder = ExplicitAlerts | MergedAlerts

@@ -10,19 +10,28 @@ import os
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from ..reader import file_sets as fsets
 from . import run_status
-from .protocol import NotFound
+from .errors import NotFound
 from .run_index import RunIndex
 
 
 class Catalog:
     """protocol.Catalog over a logdir. The first pass runs in the constructor so queries see data at once."""
 
-    def __init__(self, logdir: str, refresh_interval: float = 1.0, first_pass: bool = True):
+    def __init__(
+        self,
+        logdir: str,
+        refresh_interval: float = 1.0,
+        first_pass: bool = True,
+        on_complete: Callable[[RunIndex], None] | None = None,
+    ):
+        """`on_complete(run)`: see RunIndex (the layers above warm their whole-run values with it)."""
         self.logdir = logdir
+        self.on_complete = on_complete
         self.refresh_interval = refresh_interval
         self._runs: dict[str, RunIndex] = {}
         self._by_key: dict[tuple, RunIndex] = {}  # (directory, run id or prefix) -> run
@@ -97,7 +106,7 @@ class Catalog:
                 if run is not None:
                     self._by_key[run_key] = run
             if run is None:
-                run = RunIndex(name, self.logdir, sets)
+                run = RunIndex(name, self.logdir, sets, on_complete=self.on_complete)
                 self._by_key[run_key] = run
             else:
                 run.add_file_sets(sets)

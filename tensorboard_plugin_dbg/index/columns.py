@@ -13,6 +13,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+# Where a graph execution trace's record is, in one int64 per row: file code << LOC_SHIFT | payload offset.
+LOC_SHIFT = 48  # files up to 256 TiB
+LOC_MASK = (1 << LOC_SHIFT) - 1
+
 
 class Lengths(NamedTuple):
     """Row counts of a run's four column sets, published together by the writer after each batch (see

@@ -1,8 +1,11 @@
 """User code vs library code, for source files and stack frames.
 
-User code is anything that is not TensorFlow, Keras, an installed package (site-packages / dist-packages) or the
-Python standard library. The standard library is recognised by its install prefix (sys.base_prefix / lib/pythonX.Y),
-and also by the generic shape `/lib/pythonX.Y/` so dumps written on another machine classify the same way.
+User code is anything that is not TensorFlow, Keras, an installed package (site-packages / dist-packages), the
+Python standard library, or code generated at run time (TF's autograph writes the converted function into a
+temporary `__autograph_generated_file*.py`; `<string>` and `<stdin>` have no file): never the user's own line,
+whatever the path looks like. The standard library is recognised by its install prefix (sys.base_prefix /
+lib/pythonX.Y), and also by the generic shape `/lib/pythonX.Y/` so dumps written on another machine classify the
+same way.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ _LIBRARY_PARTS = re.compile(
     r"|(^|[/\\])(tensorflow|tensorflow_core|keras|tf_keras|tensorboard|absl|google[/\\]protobuf)[/\\]"
     r"|(^|[/\\])lib[/\\]python\d+(\.\d+)?[/\\]"
     r"|^<frozen |^<string>$|^<stdin>$"
+    r"|__autograph_generated_file"
 )
 _STDLIB = {p for p in (sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")) if p}
 

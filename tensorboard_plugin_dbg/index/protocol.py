@@ -15,35 +15,55 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+import numpy as np
 
-class NotFound(LookupError):
-    """An unknown run, index, graph, op or stack frame. The API turns it into a 404 with this message."""
+from .alert_order import AlertOrder
+from .derived import DerivedCache
+from .errors import NotFound, RecordGone
+from .state import OpEntry
 
-
-class RecordGone(NotFound):
-    """A record the index points at can no longer be read back: its file shrank or was replaced after it was
-    indexed. A page shows such a row with an UNKNOWN health saying so; a single-record route answers 404."""
+__all__ = ["Catalog", "NotFound", "RecordGone", "RunQueries"]
 
 
 class RunQueries(Protocol):
-    """One run: one tfdbg2 file set, or several sharing a tfdbg_run_id in one directory (multi-host)."""
+    """One run: one tfdbg2 file set, or several sharing a tfdbg_run_id in one directory (multi-host).
+
+    The API's page queries come first; then the columnar read interface the analysis layer builds on (whole-run
+    arrays, the alert list, per-record reads) and the run's derived-value cache, where the layers above keep their
+    whole-run values under the one lock order (derived.py)."""
 
     name: str
+    version: int  # grows whenever the refresher appended anything: the key of every whole-run value
+    done: bool  # the dump has been read to its end (as of the last refresh pass)
+    derived: DerivedCache
+    exec_op_types: list[str]  # execution op type by code (execution_arrays()["op_type"])
 
     def info(self) -> dict[str, Any]:
         """wire.ts RunInfo."""
+        ...
 
-    def alerts(
-        self, begin: int, end: int, alert_type: str | None = None, producers_only: bool = False
-    ) -> dict[str, Any]:
-        """wire.ts AlertsResponse minus `run`: alerts [begin, end) in wall-time order across executions and graph
-        executions, with `total` (after the type filter) and `totals_by_type`."""
+    def alerts(self, begin: int, end: int, alert_type: str | None = None) -> dict[str, Any]:
+        """wire.ts AlertsResponse minus `run`, roles null (analysis/alerts.py fills them): alerts [begin, end) in
+        wall-time order across executions and graph executions, with `total` (after the type filter) and
+        `totals_by_type`. end <= begin: the totals only, O(1)."""
+        ...
+
+    def alert_table(self, stale_ok: bool = False) -> AlertOrder:
+        """Every alert in wall-time order (alert_order.py); `stale_ok`: the previous version will do while another
+        thread rebuilds it."""
+        ...
+
+    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list:
+        """wire.ts Alert (role null) of alert-list positions `page` whose (source, row, wall time) are given."""
+        ...
 
     def executions(self, begin: int, end: int) -> dict[str, Any]:
         """wire.ts ExecutionsResponse minus `run`."""
+        ...
 
     def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts ExecutionDetail. Raises NotFound for index >= count."""
+        ...
 
     def graph_executions(
         self,
@@ -56,27 +76,57 @@ class RunQueries(Protocol):
     ) -> dict[str, Any]:
         """wire.ts GraphExecutionsResponse minus `run`. `op_type` is exact, `op_name` is a case-insensitive
         substring, `graph_id` exact; filters combine with AND; `total` is the filtered total."""
+        ...
 
     def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
+        ...
 
     def graph(self, graph_id: str) -> dict[str, Any]:
         """wire.ts GraphInfo minus `run`."""
+        ...
 
     def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, Any]:
         """wire.ts OpInfo minus `run`. `near` picks which trace indices are listed (the nearest 1,000)."""
+        ...
 
     def source_files(self) -> dict[str, Any]:
         """wire.ts SourceFilesResponse minus `run`."""
+        ...
 
     def source_file(self, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
         """wire.ts SourceFileResponse minus `run` (lines 1-based, inclusive; clamped to the file)."""
+        ...
 
     def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
         """wire.ts StackFramesResponse minus `run`, frames in request order. NotFound names the first unknown id."""
+        ...
 
-    def root_cause(self) -> dict[str, Any]:
-        """wire.ts RootCauseResponse minus `run` (computed by analysis/root_cause.py, cached per index version)."""
+    # ------------------------------------------------------------------ columnar read interface (analysis layer)
+    def trace_arrays(self) -> dict[str, np.ndarray]:
+        """Read-only trace columns: `kind`, `wall_time`, `loc`, and the sorted `nonfinite_rows`."""
+        ...
+
+    def execution_arrays(self) -> dict[str, np.ndarray]:
+        """Read-only execution columns (wall_time, op_type code, num_outputs, graph code, file, offset, mode,
+        nonfinite flag)."""
+        ...
+
+    def kind_info(self, kind: int) -> tuple:
+        """(graph_id, op_name, output_slot, mode, device_name) of a trace kind code."""
+        ...
+
+    def kind_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(order, starts): the rows of kind k ascending in order[starts[k]:starts[k + 1]]."""
+        ...
+
+    def op_entry(self, graph_id: str, op_name: str) -> OpEntry | None:
+        """The op's creation record (type, data inputs, frames), or None."""
+        ...
+
+    def execution_io(self, index: int) -> tuple[list[int], list[int], list[int]]:
+        """(input tensor ids, output tensor ids, per-output flag 1 non-finite / 0 finite / -1 cannot tell)."""
+        ...
 
 
 class Catalog(Protocol):
@@ -86,15 +136,20 @@ class Catalog(Protocol):
 
     def start(self) -> None:
         """Starts the background refresher (idempotent). Before it, queries see what a first pass read."""
+        ...
 
     def runs(self) -> list[RunQueries]:
         """Runs sorted by name."""
+        ...
 
     def run(self, name: str) -> RunQueries:
         """Raises NotFound for an unknown name."""
+        ...
 
     def notices(self) -> list[dict[str, Any]]:
         """Logdir-level wire.ts Notice list (e.g. 'no_dump_found' with where it looked)."""
+        ...
 
     def has_runs(self) -> bool:
         """Cheap: true once any file set is known under the logdir (drives is_active())."""
+        ...

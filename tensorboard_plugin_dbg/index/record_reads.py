@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import numpy as np
 
 from ..reader import debug_values, schema, tfrecord
-from .protocol import RecordGone
+from .columns import LOC_MASK, LOC_SHIFT
+from .errors import RecordGone
 
 # read_trace_payloads: a gap this wide between two of a page's records starts a new read (one pread costs about as
 # much as copying ~16 KiB, so bridging smaller gaps is cheaper; a 1,000-row page reads at most ~16 MiB).
@@ -25,7 +27,6 @@ def read_trace_payloads(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     """(buf, starts, lengths): the serialized DebugEvent of trace row rows[k] is buf[starts[k]:starts[k] +
     lengths[k]]; lengths[k] is -1 where the read did not cover the record whole (a long record: read it with
     run.read_event). One pread per run of neighbouring records (see _GAP), no per-row Python."""
-    from .run_index import LOC_MASK, LOC_SHIFT  # here: run_index imports this module
 
     locs = run.traces.view("loc")[rows]
     codes, offsets = locs >> LOC_SHIFT, locs & LOC_MASK
@@ -76,7 +77,6 @@ def read_trace_payloads(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 
 def trace_hosts(run, rows: np.ndarray) -> list[str]:
     """The host of each trace row (that of the file holding its record)."""
-    from .run_index import LOC_SHIFT
 
     files = run.files
     return [files[c].host for c in (run.traces.view("loc")[rows] >> LOC_SHIFT).tolist()]
@@ -160,4 +160,4 @@ def trim_heap() -> None:
         _MALLOC_TRIM(0)
 
 
-_MALLOC_TRIM = None
+_MALLOC_TRIM: Any = None

@@ -1,38 +1,36 @@
-"""One run's index: incremental ingestion of its file sets into numpy columns and small per-op tables.
-
-Executions and graph execution traces are columns (no Python object per record); everything bulky (debug values,
-stack frame ids, tensors, source text) stays on disk and is read back by offset on demand. Graphs, ops, stack
-frames and source-file headers are small and kept as plain Python structures. Queries live in queries.py.
-Ingestion runs on one thread at a time (the catalog's refresher); readers use published snapshots and never block
-it for long.
+"""One run's index: incremental ingestion of its file sets (this module), and the query side composed of one
+object per concern (trace_queries, exec_queries, alert_queries, graph_queries, source_queries), all over the
+same state (state.py). RunIndex implements protocol.RunQueries by handing each query to its object.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import os
-import threading
 import time
-from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..reader import crc32c, debug_values, schema, tfrecord, trace_periodic, traces
+from ..reader import crc32c, debug_values, schema, tfrecord, trace_fast
 from ..reader.file_sets import SUFFIXES, FileSet
+from ..reader.schema import MODE_NAMES
 from . import record_reads, run_status
-from .columns import Columns, Lengths
-from .protocol import RecordGone
-from .queries import QueriesMixin
+from .alert_order import AlertOrder
+from .alert_queries import AlertQueries
+from .columns import LOC_SHIFT
+from .exec_queries import ExecutionQueries
+from .graph_queries import GraphQueries
+from .source_queries import SourceQueries
+from .state import FileState, GraphEntry, OpEntry, RunState, SourceEntry
+from .trace_queries import TraceQueries
 
 logger = logging.getLogger(__name__)
+
 CHUNK = 1 << 20  # bytes per read at least: the decoders hold ~6x a chunk (CRC word copies, temporaries)
 MAX_CHUNK = 8 << 20  # ...unless one record is longer (state.needed)
 STEPS = 4  # steps per chunk: with the carried step (trace_periodic.Carry) none is decoded in full, so 4 reads as fast
 # as the 6 needed before, and its transient memory (the decoders hold ~6x a chunk) is ~2 MiB lower at 1 M traces
-LOC_SHIFT = 48  # trace location = file code << 48 | payload offset (files up to 256 TiB)
-LOC_MASK = (1 << LOC_SHIFT) - 1
 # Which DebugEvent kinds each file holds: a record of another kind is damage, not data to mix in.
 _WHAT_BY_SUFFIX = {
     "metadata": ("debug_metadata",),
@@ -41,136 +39,41 @@ _WHAT_BY_SUFFIX = {
     "execution": ("execution",),
     "graphs": ("graph_op_creation", "debugged_graph", "debugged_device"),
 }
-_NONSTREAM_ORDER = ("metadata", "source_files", "stack_frames", "graphs", "execution")
 
 
-@dataclasses.dataclass
-class FileState:
-    path: str
-    suffix: str
-    host: str
-    offset: int = 0  # next byte to read
-    size: int = 0
-    resyncing: bool = False
-    needed: int = 0
-    missing: bool = False
-    hint: Any = None  # tfrecord.Scan.tail of the last chunk read: lets the next chunk's scan predict at once
-    carry: Any = dataclasses.field(default_factory=trace_periodic.Carry)  # its last step, for the next decode
+class RunIndex(RunState):
+    """The index of one run (see protocol.RunQueries for the query side). `on_complete(run)`: called on the
+    refresher's thread each time the dump has been read to its end, before `done` is published (the layers above
+    use it to build their whole-run values, e.g. the root cause, so that `done` means they are ready)."""
 
+    def __init__(
+        self,
+        name: str,
+        logdir: str,
+        file_sets: list[FileSet],
+        on_complete: Callable[[RunIndex], None] | None = None,
+    ):
+        super().__init__(name, logdir, file_sets)
+        self.on_complete = on_complete
+        self.trace_queries = TraceQueries(self)
+        self.exec_queries = ExecutionQueries(self)
+        self.alert_queries = AlertQueries(self, self.exec_queries)
+        self.graph_queries = GraphQueries(self, self.trace_queries)
+        self.source_queries = SourceQueries(self)
 
-@dataclasses.dataclass
-class SourceEntry:
-    path: str
-    host: str
-    line_count: int
-    file_code: int
-    offset: int
-
-
-@dataclasses.dataclass
-class OpEntry:
-    graph_id: str
-    op_name: str
-    op_type: str
-    inputs: list  # [(producer op name, output slot)]
-    num_outputs: int
-    output_tensor_ids: list
-    stack_frame_ids: list
-    host: str | None
-    device_name: str | None
-
-
-@dataclasses.dataclass
-class GraphEntry:
-    graph_id: str
-    name: str
-    outer_id: str | None
-    op_names: list = dataclasses.field(default_factory=list)
-
-
-class RunIndex(QueriesMixin):
-    """The index of one run (see protocol.RunQueries for the query side)."""
-
-    def __init__(self, name: str, logdir: str, file_sets: list[FileSet]):
-        self.name = name
-        self.logdir = logdir
-        self.directory = file_sets[0].directory
-        self.file_sets: list[FileSet] = []
-        self.files: list[FileState] = []
-        self._ingest_lock = threading.Lock()
-        self._cache_lock = threading.Lock()
-        self._record_cache: OrderedDict = OrderedDict()
-        self._source_cache: OrderedDict = OrderedDict()
-        self.tf_version: str | None = None
-        self.run_id: str | None = None
-        self.start_time: float | None = None
-        self.sources: list[SourceEntry] = []
-        self.frames: dict[str, tuple] = {}  # id -> (file_index, line, func, host)
-        self.graphs: dict[str, GraphEntry] = {}
-        self.ops: dict[tuple[str, str], OpEntry] = {}
-        self.consumers: dict[tuple[str, str], list] = {}  # producer -> [(output_slot, consumer, input_slot)]
-        self.devices: dict[int, str] = {}
-        self.exec_op_types: list[str] = []
-        self._exec_type_codes: dict[str, int] = {}
-        self.exec_graph_ids: list[str] = []
-        self._exec_graph_codes: dict[str, int] = {}
-        self.execs = Columns(
-            {
-                "wall_time": "f8",
-                "op_type": "i4",
-                "num_outputs": "i4",
-                "graph": "i4",
-                "file": "u2",
-                "offset": "i8",
-                "mode": "i1",
-                "nonfinite": "u1",
-            }
-        )
-        self.exec_nf = Columns({"row": "i8", "neg_inf": "f8", "pos_inf": "f8", "nan": "f8", "size": "f8"})
-        # Per trace: kind code, wall time, and where its record is (file code << 48 | payload offset): 20 bytes.
-        self.traces = Columns({"kind": "i4", "wall_time": "f8", "loc": "i8"})
-        # Rows whose debug value shows a non-finite element (sorted); counts are read back from the record.
-        self.trace_nf = Columns({"row": "u4"})
-        # The lengths readers may use: one tuple, swapped in after every batch once all its appends are done.
-        self._lengths = Lengths()
-        self.kinds = traces.TraceKinds()
-        self.exec_modes: set[int] = set()
-        self.damages: dict[tuple[int, int], str] = {}
-        self.problems: list[dict[str, Any]] = []  # refresh failures (kept short)
-        self.last_refresh: float | None = None
-        self.done = False
-        self.version = 0
-        self._derived: dict[str, tuple] = {}  # query-side caches keyed by name -> (version key, value)
-        self.add_file_sets(file_sets)
-
-    # ----------------------------------------------------------------------------------------- ingestion
-    def add_file_sets(self, file_sets: list[FileSet]) -> None:
-        known = {fs.prefix for fs in self.file_sets}
-        for fs in file_sets:
-            if fs.prefix in known:
-                continue
-            self.file_sets.append(fs)
-            self.file_sets.sort(key=lambda s: (s.epoch, s.prefix))
-            for suffix in SUFFIXES:
-                self.files.append(FileState(fs.path(suffix), suffix, fs.host))
-
-    def _primary_prefix(self) -> str:
-        return self.file_sets[0].prefix
-
+    # ------------------------------------------------------------------------------------ ingestion
     def refresh(self) -> bool:
         """One pass over every file; returns True when anything new was read. Never raises."""
-        with self._ingest_lock:
+        with self.ingest_lock:
             before = self._progress()
-            primary = self._primary_prefix()
             ordered = sorted(
                 range(len(self.files)), key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path)
             )
             failed = set()  # files whose read raised in this pass: settled until the next (their notice says why)
             for code in ordered:
                 state = self.files[code]
-                is_primary = os.path.basename(state.path).startswith(primary + ".")
-                if state.suffix != "graph_execution_traces" and not is_primary:
-                    continue  # like TF's reader: everything but traces comes from the earliest file set
+                if not self.reads_file(state):
+                    continue
                 if not run_status.read_file_noting_failure(self, code, state):
                     failed.add(code)
             crc32c.release_workspace()
@@ -181,7 +84,7 @@ class RunIndex(QueriesMixin):
             complete = all(
                 s.offset >= s.size or s.missing or code in failed
                 for code, s in enumerate(self.files)
-                if s.suffix == "graph_execution_traces" or os.path.basename(s.path).startswith(primary + ".")
+                if self.reads_file(s)
             )
             if changed:
                 self.version += 1  # before `done`: whoever sees done = True also sees the final version
@@ -193,12 +96,15 @@ class RunIndex(QueriesMixin):
             return changed
 
     def _warm_quietly(self) -> None:
-        """Builds the sorted alert list and every alert's role (QueriesMixin.warm) before `done` is published:
-        `done` then means counts, alerts and roles are all final, and the first requests after it (the
-        dashboard's alert page, a role filter) find them built instead of each paying for the whole-run analysis.
-        A failure is logged and left to the request that needs it, which reports it."""
+        """Builds the sorted alert list and, through `on_complete`, the whole-run values of the layers above (every
+        alert's role, the root cause) before `done` is published: `done` then means counts, alerts and roles are
+        all final, and the first requests after it (the dashboard's alert page, a role filter) find them built
+        instead of each paying for the whole-run analysis. A failure is logged and left to the request that needs
+        it, which reports it."""
         try:
-            self.warm()
+            self.alert_queries.table()
+            if self.on_complete is not None:
+                self.on_complete(self)
         except Exception:
             logger.exception("dbg: analysing run %s failed", self.name)
 
@@ -230,18 +136,11 @@ class RunIndex(QueriesMixin):
                         len(result.starts), result.next_offset - state.offset, state.size - state.offset
                     )
                 self._ingest(code, state, result)
-                self._publish()
+                self.publish()
             progressed = result.next_offset > state.offset
             state.offset, state.resyncing, state.needed = result.next_offset, result.resyncing, result.needed
             if not progressed or (state.needed and state.offset + state.needed > state.size):
                 break
-
-    def lengths(self) -> Lengths:
-        """A consistent set of row counts: query with these, not len() of each column (see columns.Lengths)."""
-        return self._lengths
-
-    def _publish(self) -> None:
-        self._lengths = Lengths(len(self.execs), len(self.exec_nf), len(self.traces), len(self.trace_nf))
 
     def _reserve_traces(self, records: int, nbytes: int, remaining: int) -> None:
         """Sizes the trace columns for the whole file from this chunk's record density (a dump's trace records
@@ -257,7 +156,7 @@ class RunIndex(QueriesMixin):
     def _ingest(self, code: int, state: FileState, result: tfrecord.Scan) -> None:
         buf, base = result.buf, result.base
         if state.suffix == "graph_execution_traces":
-            batch = traces.decode_traces(buf, result.starts, result.lengths, self.kinds, result.words, state.carry)
+            batch = trace_fast.decode_traces(buf, result.starts, result.lengths, self.kinds, result.words, state.carry)
             for start in batch.unparsed:
                 self.damages.setdefault((code, base + start - 12), "record does not decode as a trace")
             first_row = len(self.traces)
@@ -348,7 +247,7 @@ class RunIndex(QueriesMixin):
         ex = event.execution
         mode = int(ex.tensor_debug_mode)
         self.exec_modes.add(mode)
-        totals = None
+        totals: tuple[float, ...] | None = None
         for proto in ex.tensor_protos:
             counts = debug_values.nonfinite_counts(mode, proto)
             if counts is not None:
@@ -390,53 +289,93 @@ class RunIndex(QueriesMixin):
             )
 
     # ------------------------------------------------------------------------------------ reading back
-    def read_trace_event(self, index: int):
-        """The DebugEvent of graph execution trace `index` (bounds checked by the caller)."""
-        loc = int(self.traces.view("loc")[index])
-        return self.read_event(loc >> LOC_SHIFT, loc & LOC_MASK)
 
-    def trace_file_code(self, index: int) -> int:
-        return int(self.traces.view("loc")[index]) >> LOC_SHIFT
+    # ------------------------------------------------------------------------------------ protocol.RunQueries
+    def info(self) -> dict[str, Any]:
+        # Counts from one published set of lengths: O(1), whatever the dump's size (the alert count is the two
+        # side tables' lengths; sorting them is only needed for a page of alerts).
+        lengths = self.lengths()
+        n_alerts = lengths.exec_nf + lengths.trace_nf
+        bytes_read = sum(min(s.offset, s.size) for s in self.files if not s.missing)
+        bytes_total = sum(s.size for s in self.files if not s.missing)
+        return {
+            "name": self.name,
+            "start_time": self.start_time,
+            "tf_version": self.tf_version,
+            "tfdbg_run_id": self.run_id,
+            "hosts": self.hosts(),
+            "debug_modes": [MODE_NAMES.get(m, "UNSPECIFIED") for m in self.debug_modes()],
+            "counts": {
+                "executions": lengths.execs,
+                "graph_executions": lengths.traces,
+                "graphs": len(self.graphs),
+                "ops": len(self.ops),
+                "source_files": len(self.sources),
+                "stack_frames": len(self.frames),
+                "alerts": n_alerts,
+                "alerts_by_type": {"InfNanAlert": n_alerts} if n_alerts else {},
+            },
+            "status": {
+                "bytes_read": int(bytes_read),
+                "bytes_total": int(bytes_total),
+                "done": bool(self.done),
+                "last_refresh": self.last_refresh,
+                "notices": run_status.status_notices(self),
+            },
+        }
 
-    def read_event(self, file_code: int, offset: int):
-        """The DebugEvent whose payload starts at `offset` in file `file_code` (small LRU cache)."""
-        key = (file_code, offset)
-        with self._cache_lock:
-            event = self._record_cache.get(key)
-            if event is not None:
-                self._record_cache.move_to_end(key)
-                return event
-        path = self.files[file_code].path
-        try:
-            with open(path, "rb") as f:
-                f.seek(offset - 12)
-                head = f.read(12)
-                length = int.from_bytes(head[:8], "little")
-                data = f.read(length) if len(head) == 12 and length <= tfrecord.MAX_RECORD else b""
-        except OSError as exc:
-            raise RecordGone(f"{os.path.basename(path)} cannot be read back: {exc.strerror or exc}") from exc
-        # an empty read parses as an empty event: check the bytes are all there (the file may have shrunk)
-        event = schema.parse_event(data) if len(head) == 12 and len(data) == length else None
-        if event is None:
-            raise RecordGone(
-                f"the record at byte {offset - 12} of {os.path.basename(path)} can no longer be read "
-                "(the file shrank or changed after it was indexed)"
-            )
-        with self._cache_lock:
-            self._record_cache[key] = event
-            if len(self._record_cache) > 256:
-                self._record_cache.popitem(last=False)
-        return event
+    def alerts(self, begin: int, end: int, alert_type: str | None = None) -> dict[str, Any]:
+        return self.alert_queries.page(begin, end, alert_type)
 
-    def source_lines(self, index: int) -> list[str]:
-        entry = self.sources[index]
-        with self._cache_lock:
-            lines = self._source_cache.get(index)
-            if lines is not None:
-                return lines
-        lines = list(self.read_event(entry.file_code, entry.offset).source_file.lines)
-        with self._cache_lock:
-            self._source_cache[index] = lines
-            if len(self._source_cache) > 16:
-                self._source_cache.popitem(last=False)
-        return lines
+    def alert_table(self, stale_ok: bool = False) -> AlertOrder:
+        return self.alert_queries.table(stale_ok)
+
+    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list:
+        return self.alert_queries.rows(page, src, rows, walls)
+
+    def executions(self, begin: int, end: int) -> dict[str, Any]:
+        return self.exec_queries.page(begin, end)
+
+    def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
+        return self.exec_queries.detail(index, max_elements)
+
+    def execution_io(self, index: int) -> tuple[list[int], list[int], list[int]]:
+        return self.exec_queries.io(index)
+
+    def graph_executions(
+        self,
+        begin: int,
+        end: int,
+        op_type: str | None = None,
+        op_name: str | None = None,
+        graph_id: str | None = None,
+        only_nonfinite: bool = False,
+    ) -> dict[str, Any]:
+        return self.trace_queries.page(begin, end, op_type, op_name, graph_id, only_nonfinite)
+
+    def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
+        return self.trace_queries.detail(index, begin, max_elements)
+
+    def trace_health(self, index: int) -> dict[str, Any]:
+        return self.trace_queries.health(index)
+
+    def kind_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.trace_queries.kind_rows()
+
+    def op_trace_rows(self, graph_id: str, op_name: str, output_slot: int | None = None) -> np.ndarray:
+        return self.trace_queries.op_rows(graph_id, op_name, output_slot)
+
+    def graph(self, graph_id: str) -> dict[str, Any]:
+        return self.graph_queries.graph(graph_id)
+
+    def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, Any]:
+        return self.graph_queries.op(graph_id, op_name, near)
+
+    def source_files(self) -> dict[str, Any]:
+        return self.source_queries.files()
+
+    def source_file(self, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
+        return self.source_queries.file(index, begin_line, end_line)
+
+    def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
+        return self.source_queries.frames(ids)

@@ -219,22 +219,27 @@ def _raw_padded(words: Words, starts: np.ndarray, lengths: np.ndarray, width: in
     return out
 
 
-def crc32c_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, words: Words | None = None) -> np.ndarray:
-    """Standard CRC-32C of each slice buf[starts[i] : starts[i] + lengths[i]] (uint8 buffer), as uint32."""
+def crc32c_many(
+    buf: np.ndarray | None, starts: np.ndarray, lengths: np.ndarray, words: Words | None = None
+) -> np.ndarray:
+    """Standard CRC-32C of each slice buf[starts[i] : starts[i] + lengths[i]] (uint8 buffer), as uint32; `buf`
+    may be None when `words` (its word copies) are given."""
+    if buf is None and words is None:
+        raise ValueError("crc32c_many needs the buffer or its word copies")
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     out = np.zeros(len(starts), dtype=np.uint32)
     if len(starts) == 0:
         return out
     long_mask = lengths >= _LONG
-    if buf is None and long_mask.any():
-        buf = words.padded_bytes()
-    for i in np.flatnonzero(long_mask):
-        n = int(lengths[i])
-        out[i] = _raw_long(buf, int(starts[i]), n) ^ _init_term(n)
+    if long_mask.any():
+        long_buf = buf if buf is not None else words.padded_bytes()  # type: ignore[union-attr]  # (checked above)
+        for i in np.flatnonzero(long_mask):
+            n = int(lengths[i])
+            out[i] = _raw_long(long_buf, int(starts[i]), n) ^ _init_term(n)
     short = np.flatnonzero(~long_mask)
     if len(short):
-        words = words if words is not None else Words(buf)
+        words = words if words is not None else Words(buf)  # type: ignore[arg-type]  # (one of them is set)
         # buckets of similar length, so padding wastes at most half of each bucket's work
         bucket = np.ceil(np.log2(np.maximum(lengths[short], 8)) * 2).astype(np.int64)
         for b in np.unique(bucket):

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .schema import MODE_NAMES
+from .trace_layout import fixed_layout
 
 # DataType enum value -> (wire name, numpy dtype or None, TensorProto typed field used for scalars).
 DTYPES: dict[int, tuple[str, str | None, str | None]] = {
@@ -209,9 +210,6 @@ def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, mod
     dimension, and ASCII in every byte but the wall time, the message length and the vector (so the strings are
     valid UTF-8 and the TensorProto parses). The vectors of all such records are then gathered in one numpy
     operation per mode and turned into dicts by health_rows."""
-    # the indexer's check of the same layout; imported here because trace_fast imports this module (via traces)
-    from .trace_fast import fixed_layout
-
     out: list = [None] * len(starts)
     need = VECTOR_BYTES[np.clip(modes, 0, 15)]
     cand = np.flatnonzero((need > 0) & (lengths >= 14))

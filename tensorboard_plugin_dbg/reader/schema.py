@@ -9,6 +9,8 @@ Works with protobuf 3.20+ (MessageFactory.GetPrototype) and 4.x/5.x/6.x (message
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 _PACKAGE = "tbdbg_schema"
@@ -25,7 +27,7 @@ _STR, _BYTES, _DBL, _I64, _I32, _MSG, _ENUM_AS_INT = (
     _F.TYPE_MESSAGE,
     _F.TYPE_INT32,
 )
-_MESSAGES = {
+_MESSAGES: dict[str, list[tuple[str, int, Any, Any, str | None]]] = {
     "DebugMetadata": [
         ("tensorflow_version", 1, _STR, _OPT, None),
         ("file_version", 2, _STR, _OPT, None),
@@ -163,6 +165,8 @@ MODE_NAMES = {
     7: "FULL_TENSOR",
 }
 MODE_BY_NAME = {v: k for k, v in MODE_NAMES.items()}
+# tensor_debug_mode values whose records say nothing about finiteness: NO_TENSOR, SHAPE.
+NO_FINITENESS_MODES = (1, 5)
 
 
 def parse_event(data: bytes):

@@ -66,7 +66,7 @@ def _find_header(buf: np.ndarray, words: crc32c.Words, begin: int) -> int:
         ok = _header_ok(words, cand)
         for i in np.flatnonzero(ok):
             p = int(cand[i])
-            if _U64.unpack_from(buf, p)[0] <= MAX_RECORD:
+            if _U64.unpack_from(buf.data, p)[0] <= MAX_RECORD:
                 return p
         pos = stop
     return -1
@@ -147,7 +147,7 @@ def scan(buf: np.ndarray, base: int, resyncing: bool = False, hint: np.ndarray |
     lengths: list[np.ndarray] = []
     pos = 0
     needed = 0
-    mv = memoryview(buf)
+    mv = buf.data  # a memoryview of the bytes
     words = crc32c.Words(buf)
     if resyncing:
         found = _find_header(buf, words, 0)

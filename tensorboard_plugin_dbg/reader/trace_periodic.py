@@ -17,6 +17,8 @@ any kind (another op, another phase of the step, a damaged chunk in between) onl
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -129,13 +131,19 @@ class Carry:
 
     def __init__(self):
         self.data: np.ndarray | None = None
-        self.rel = self.lengths = self.kind = self.content = self.clen = self.mask = None
+        # all set together with `data` (see carry()); Any: numpy arrays once set
+        self.rel: Any = None
+        self.lengths: Any = None
+        self.kind: Any = None
+        self.content: Any = None
+        self.clen: Any = None
+        self.mask: Any = None
 
     def inherit(self, buf, starts, lengths, period, kind, content, clen) -> np.ndarray:
         """Gives the chunk's first `period` records the kind, content offset and length of the carried record in
         the same place when their identity bytes are equal; returns the records among them left to decode."""
         everything = np.arange(period)
-        if self.data is None or len(self.rel) != period:
+        if self.data is None or self.rel is None or len(self.rel) != period:
             return everything
         head = int(starts[0]) - 12
         if not (

@@ -2,7 +2,7 @@
 
 A trace's identity — (graph id, op name, output slot, debug mode, device) — repeats every step, so it is interned
 as a "kind" and each row stores only its kind code, wall time and, when non-finite, a sparse entry with its counts.
-`decode_traces` tries the vectorized fast path (reader/trace_fast.py) and falls back, record by record, to the
+`trace_fast.decode_traces` tries the vectorized fast path and falls back, record by record, to the
 protobuf parser for anything whose wire layout is not the expected one.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -136,7 +137,12 @@ def decode_one(data: bytes) -> tuple[float, Kind, tuple | None] | None:
 
 
 def decode_slow(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: TraceKinds) -> TraceBatch:
-    kind_col, wall_col, offsets, nf_rows, nf_counts, unparsed = [], [], [], [], [], []
+    kind_col: list[int] = []
+    wall_col: list[float] = []
+    offsets: list[int] = []
+    nf_rows: list[int] = []
+    nf_counts: list[Any] = []
+    unparsed: list[int] = []
     for start, length in zip(starts.tolist(), lengths.tolist()):
         decoded = decode_one(buf[start : start + length].tobytes())
         if decoded is None:
@@ -157,16 +163,3 @@ def decode_slow(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
         np.array(nf_counts, dtype=np.float64).reshape(-1, 4),
         unparsed,
     )
-
-
-def decode_traces(
-    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: TraceKinds, words=None, carry=None
-) -> TraceBatch:
-    """`carry`: the file's trace_periodic.Carry (a speed-up only: the step decoded last, for the next chunk)."""
-    try:
-        from . import trace_fast
-    except ImportError:
-        trace_fast = None
-    if trace_fast is None or len(starts) < 64:
-        return decode_slow(buf, starts, lengths, kinds)
-    return trace_fast.decode_fast(buf, starts, lengths, kinds, words, carry)
