@@ -19,6 +19,7 @@ from tensorboard.plugins import base_plugin
 
 from tensorboard_plugin_dbg import process_tuning, static_files
 from tensorboard_plugin_dbg.api.app import ApiApp
+from tensorboard_plugin_dbg.index.protocol import Catalog as CatalogProtocol
 from tensorboard_plugin_dbg.index.protocol import NotFound
 
 PLUGIN_NAME = "dbg"
@@ -30,7 +31,7 @@ TAB_NAME = "Debugger"
 FIRST_DISCOVERY_WAIT_S = 2.0
 
 
-def _default_catalog_factory(logdir: str):
+def _default_catalog_factory(logdir: str) -> CatalogProtocol:
     # Imported here: the index pulls in numpy and the reader, which TensorBoard startup should not pay for.
     from tensorboard_plugin_dbg.analysis import alerts
     from tensorboard_plugin_dbg.index.catalog import Catalog

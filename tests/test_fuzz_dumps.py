@@ -32,7 +32,7 @@ from fuzz_records import masked_crc, source_record, spans
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_dbg.analysis import alerts
+from tensorboard_plugin_dbg.analysis import alerts, root_cause
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.index.protocol import NotFound
@@ -281,13 +281,13 @@ def _query_everything(run) -> list:
     answers = [run.info()]
     counts = answers[0]["counts"]
     for call in (
-        lambda: run.alerts(0, 100),
+        lambda: alerts.alerts(run, 0, 100),
         lambda: alerts.alerts(run, 0, 100, producers_only=True),
         lambda: run.executions(0, 1000),
         lambda: run.graph_executions(0, 100),
         lambda: run.graph_executions(0, 50, only_nonfinite=True, op_name="log"),
         run.source_files,
-        run.root_cause,
+        lambda: root_cause.analyze(run),
     ):
         answers.append(call())
     for i in sorted({0, counts["executions"] // 2, counts["executions"] - 1}):

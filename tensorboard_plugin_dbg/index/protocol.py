@@ -138,7 +138,7 @@ class Catalog(Protocol):
         """Starts the background refresher (idempotent). Before it, queries see what a first pass read."""
         ...
 
-    def runs(self) -> list[RunQueries]:
+    def runs(self) -> Sequence[RunQueries]:
         """Runs sorted by name."""
         ...
 
