@@ -7,7 +7,7 @@ import type { Api } from '../api/client.ts';
 import type { Alert, OpInfo, StackFrame } from '../api/wire.ts';
 import { Store, failed, idle, loading, ready, errorText, runViewState, type Focus } from './store.ts';
 import { readUrlState, writeUrlState, type UrlState } from './url.ts';
-import { READ_PROBLEMS } from '../widgets/notices.ts';
+import { isStandingReadProblem } from '../api/notice_codes.ts';
 
 /** Innermost user frame (frames are outermost first), else the innermost frame, else null. */
 export function innermostUserFrame(frames: StackFrame[]): StackFrame | null {
@@ -100,7 +100,7 @@ export class Controller {
       const busy = !info || !info.status.done;
       // A file the backend retries on every pass (unreadable, missing, failed) may be fixed any moment: the user
       // who fixes it expects the dashboard to follow within seconds, not after the 30 s idle back-off.
-      const retrying = info?.status.notices.some((n) => READ_PROBLEMS.includes(n.code) && n.severity !== 'info') ?? false;
+      const retrying = info?.status.notices.some(isStandingReadProblem) ?? false;
       this.pollDelay = changed || busy ? 1000 : Math.min(this.pollDelay * 2, retrying ? 4000 : 30000);
       this.schedulePoll();
     }, this.pollDelay);
