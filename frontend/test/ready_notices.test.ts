@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Readiness } from '../src/store/ready.ts';
+import { Readiness } from '../src/ready.ts';
 import { noRunState, progressText, reasonFrom } from '../src/widgets/notices.ts';
 import { clampFraction } from '../src/widgets/splitter.ts';
 import { letterOf, shortName } from '../src/panels/timeline/timeline.ts';
