@@ -33,7 +33,14 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
     const names = runs.map(label).join('\n');
     if (names !== shownNames) {
       shownNames = names;
-      picker.replaceChildren(...runs.map((r) => Object.assign(el('option', '', label(r)), { value: r.name, title: hasProblems(r) ? 'This run has errors: select it to see them' : '' })));
+      picker.replaceChildren(
+        ...runs.map((r) =>
+          Object.assign(el('option', '', label(r)), {
+            value: r.name,
+            title: hasProblems(r) ? 'This run has errors: select it to see them' : '',
+          }),
+        ),
+      );
     }
     if (s.run !== null) picker.value = s.run;
     // A picker only matters when there is a choice.
@@ -44,14 +51,19 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
     const failures: string[] = [];
     if (s.runs.status === 'error') failures.push(`Cannot load runs: ${s.runs.error}`);
     else if (s.runs.data && runs.length === 0) {
-      const why = s.runs.data.notices.filter((n) => n.code === 'no_dump_found').map((n) => n.message).join(' ');
+      const why = s.runs.data.notices
+        .filter((n) => n.code === 'no_dump_found')
+        .map((n) => n.message)
+        .join(' ');
       parts.push(why || `No tfdbg2 dump found under ${s.runs.data.logdir}.`);
     }
     if (s.runs.error && s.runs.data) failures.push(`Last refresh of the run list failed: ${s.runs.error} (retrying)`);
     if (info) {
       if (runs.length === 1) parts.push(info.name);
       const c = info.counts;
-      parts.push(`${c.executions.toLocaleString('en-US')} executions · ${c.graph_executions.toLocaleString('en-US')} graph traces · ${c.alerts.toLocaleString('en-US')} alerts`);
+      parts.push(
+        `${c.executions.toLocaleString('en-US')} executions · ${c.graph_executions.toLocaleString('en-US')} graph traces · ${c.alerts.toLocaleString('en-US')} alerts`,
+      );
       if (info.debug_modes.length) parts.push(info.debug_modes.join('/'));
       const prog = progressText(info);
       if (prog) parts.push(prog);
@@ -66,4 +78,3 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
   };
   ctl.store.subscribe(update);
 }
-

@@ -64,7 +64,8 @@ export function render(opts: RenderOptions = {}): void {
 
   document.addEventListener('keydown', (e) => {
     const t = e.target as HTMLElement | null;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || t.isContentEditable))
+      return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === 'n') void ctl.stepAlert(1);
     else if (e.key === 'p') void ctl.stepAlert(-1);

@@ -11,7 +11,16 @@ export function runInfo(name: string, graphExecutions: number, alerts: number, d
     tfdbg_run_id: 'r',
     hosts: ['h'],
     debug_modes: ['FULL_HEALTH'],
-    counts: { executions: 3, graph_executions: graphExecutions, graphs: 1, ops: 2, source_files: 1, stack_frames: 2, alerts, alerts_by_type: { InfNanAlert: alerts } },
+    counts: {
+      executions: 3,
+      graph_executions: graphExecutions,
+      graphs: 1,
+      ops: 2,
+      source_files: 1,
+      stack_frames: 2,
+      alerts,
+      alerts_by_type: { InfNanAlert: alerts },
+    },
     status: { bytes_read: 10, bytes_total: 10, done, last_refresh: 1, notices: [] },
   };
 }
@@ -28,13 +37,35 @@ export class FakeApi implements Api {
   private row(i: number): GraphExecutionRow {
     const isLog = i % 2 === 1;
     return {
-      index: i, wall_time: i, op_name: isLog ? 'Log' : 'probs', op_type: isLog ? 'Log' : 'Softmax', output_slot: 0, graph_id: 'g1',
-      device_name: null, host: 'h', health: { mode: 'CONCISE_HEALTH', tensor_id: i, size: 4, neg_inf: i === 7 ? 1 : 0, pos_inf: 0, nan: 0 },
+      index: i,
+      wall_time: i,
+      op_name: isLog ? 'Log' : 'probs',
+      op_type: isLog ? 'Log' : 'Softmax',
+      output_slot: 0,
+      graph_id: 'g1',
+      device_name: null,
+      host: 'h',
+      health: { mode: 'CONCISE_HEALTH', tensor_id: i, size: 4, neg_inf: i === 7 ? 1 : 0, pos_inf: 0, nan: 0 },
     };
   }
 
   alert(): Alert {
-    return { index: 0, type: 'InfNanAlert', source: 'graph_execution', source_index: 7, wall_time: 7, op_name: 'Log', op_type: 'Log', graph_id: 'g1', output_slot: 0, neg_inf: 1, pos_inf: 0, nan: 0, size: 4, role: 'producer' };
+    return {
+      index: 0,
+      type: 'InfNanAlert',
+      source: 'graph_execution',
+      source_index: 7,
+      wall_time: 7,
+      op_name: 'Log',
+      op_type: 'Log',
+      graph_id: 'g1',
+      output_slot: 0,
+      neg_inf: 1,
+      pos_inf: 0,
+      nan: 0,
+      size: 4,
+      role: 'producer',
+    };
   }
 
   async runs() {
@@ -44,7 +75,14 @@ export class FakeApi implements Api {
   async alerts(run: string, begin: number, end: number, type?: string) {
     this.calls.push(`alerts ${run} ${begin} ${end} ${type ?? ''}`);
     const all = run === 'a' ? [this.alert()] : [];
-    return { run, begin, end, total: all.length, totals_by_type: { InfNanAlert: all.length }, alerts: all.slice(begin, end) };
+    return {
+      run,
+      begin,
+      end,
+      total: all.length,
+      totals_by_type: { InfNanAlert: all.length },
+      alerts: all.slice(begin, end),
+    };
   }
   async executions(run: string, begin: number, end: number) {
     return { run, begin, end, total: 0, executions: [] };
@@ -60,7 +98,13 @@ export class FakeApi implements Api {
   }
   async graphExecution(run: string, index: number) {
     this.calls.push(`graph_execution ${index}`);
-    return { ...this.row(index), tensor_debug_mode: 'CONCISE_HEALTH' as const, value: null, graph_name: 'train_step', graph_chain: ['g1'] };
+    return {
+      ...this.row(index),
+      tensor_debug_mode: 'CONCISE_HEALTH' as const,
+      value: null,
+      graph_name: 'train_step',
+      graph_chain: ['g1'],
+    };
   }
   async graph(): Promise<never> {
     throw new ApiError('not_found', 'no', 404);
@@ -69,10 +113,21 @@ export class FakeApi implements Api {
     this.calls.push(`op ${opName} ${near ?? ''}`);
     const traced = opName === 'Log' ? [1, 3, 5, 7, 9] : opName === 'probs' ? [0, 2, 4, 6, 8] : [];
     return {
-      run, graph_id: graphId, graph_chain: [{ graph_id: 'g1', name: 'train_step' }], op_name: opName, op_type: opName === 'Log' ? 'Log' : 'Placeholder',
-      device_name: null, num_outputs: 1, output_tensor_ids: [1], stack_frame_ids: ['f0', 'f1', 'f2'], host: 'h',
+      run,
+      graph_id: graphId,
+      graph_chain: [{ graph_id: 'g1', name: 'train_step' }],
+      op_name: opName,
+      op_type: opName === 'Log' ? 'Log' : 'Placeholder',
+      device_name: null,
+      num_outputs: 1,
+      output_tensor_ids: [1],
+      stack_frame_ids: ['f0', 'f1', 'f2'],
+      host: 'h',
       traces: { count: traced.length, indices: traced },
-      inputs: opName === 'Log' ? [{ slot: 0, op_name: 'probs', output_slot: 0, op: null, traces: { count: 5, indices: [0, 2, 4, 6, 8] } }] : [],
+      inputs:
+        opName === 'Log'
+          ? [{ slot: 0, op_name: 'probs', output_slot: 0, op: null, traces: { count: 5, indices: [0, 2, 4, 6, 8] } }]
+          : [],
       consumers: [],
     };
   }

@@ -53,7 +53,11 @@ test('focusing an alert focuses trace, op, stack, innermost user frame and sourc
 test('the URL restores run and focus', async () => {
   const store = new Store();
   const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl({ run: 'b', focus: { kind: 'graph_execution', index: 3 }, alert: null }));
+  const ctl = new Controller(
+    store,
+    api,
+    memUrl({ run: 'b', focus: { kind: 'graph_execution', index: 3 }, alert: null }),
+  );
   await ctl.start();
   ctl.stop();
   await settle();
@@ -64,7 +68,11 @@ test('the URL restores run and focus', async () => {
 
 test('an unknown run in the URL falls back to the first run', async () => {
   const store = new Store();
-  const ctl = new Controller(store, new FakeApi(), memUrl({ run: 'zzz', focus: { kind: 'graph_execution', index: 3 }, alert: null }));
+  const ctl = new Controller(
+    store,
+    new FakeApi(),
+    memUrl({ run: 'zzz', focus: { kind: 'graph_execution', index: 3 }, alert: null }),
+  );
   await ctl.start();
   ctl.stop();
   assert.equal(store.state.run, 'a');
@@ -135,8 +143,15 @@ test('url state round-trips and ignores garbage', () => {
 });
 
 test('client builds query strings and maps error bodies to ApiError', async () => {
-  assert.equal(routeUrl('graph_executions', { run: 'a b', begin: 0, end: 10, op_type: '', only_nonfinite: false }), 'graph_executions?run=a+b&begin=0&end=10');
-  const api = new HttpApi(async () => ({ ok: false, status: 404, text: async () => '{"error":{"code":"not_found","message":"no run x"}}' }));
+  assert.equal(
+    routeUrl('graph_executions', { run: 'a b', begin: 0, end: 10, op_type: '', only_nonfinite: false }),
+    'graph_executions?run=a+b&begin=0&end=10',
+  );
+  const api = new HttpApi(async () => ({
+    ok: false,
+    status: 404,
+    text: async () => '{"error":{"code":"not_found","message":"no run x"}}',
+  }));
   await assert.rejects(api.runs(), (e: unknown) => e instanceof ApiError && e.code === 'not_found' && e.status === 404);
   const bad = new HttpApi(async () => ({ ok: false, status: 500, text: async () => '<html>' }));
   await assert.rejects(bad.runs(), (e: unknown) => e instanceof ApiError && e.code === 'bad_response');

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_SPACER_PX, firstRowAt, firstRowToReveal, maxFirstRow, pagesFor, scrollTopFor, spacerHeight, visibleRange } from '../src/widgets/scroll_math.ts';
+import {
+  MAX_SPACER_PX,
+  firstRowAt,
+  firstRowToReveal,
+  maxFirstRow,
+  pagesFor,
+  scrollTopFor,
+  spacerHeight,
+  visibleRange,
+} from '../src/widgets/scroll_math.ts';
 import { ListModel } from '../src/widgets/list_model.ts';
 import { Store } from '../src/store/store.ts';
 import { MAX_CACHED_PAGES, PagedRows } from '../src/store/paged_rows.ts';

@@ -158,7 +158,9 @@ export class HttpApi implements Api {
     if (ids.length === 0) return { run, frames: [] };
     const parts: Promise<StackFramesResponse>[] = [];
     for (let i = 0; i < ids.length; i += FRAME_IDS_CAP) {
-      parts.push(this.get<StackFramesResponse>('stack_frames', { run, ids: ids.slice(i, i + FRAME_IDS_CAP).join(',') }));
+      parts.push(
+        this.get<StackFramesResponse>('stack_frames', { run, ids: ids.slice(i, i + FRAME_IDS_CAP).join(',') }),
+      );
     }
     const got = await Promise.all(parts);
     return { run, frames: got.flatMap((g) => g.frames) };

@@ -10,7 +10,18 @@
 import type { Api, GraphExecutionFilters } from '../api/client.ts';
 import type { Alert, RunInfo, StackFrame } from '../api/wire.ts';
 import { isStandingReadProblem } from '../api/notice_codes.ts';
-import { Store, failed, idle, loading, ready, errorText, runViewState, type Focus, type ListScroll, type State } from './store.ts';
+import {
+  Store,
+  failed,
+  idle,
+  loading,
+  ready,
+  errorText,
+  runViewState,
+  type Focus,
+  type ListScroll,
+  type State,
+} from './store.ts';
 import { readUrlState, writeUrlState, type UrlState } from './url.ts';
 import { innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
 import { ListsLoader, hasFilters } from './lists_loader.ts';
@@ -198,7 +209,8 @@ export class Controller {
     if (run === null) return;
     const seq = ++this.rootCauseSeq;
     // The card keeps showing the last answer while a live run's new one is fetched.
-    if (this.store.state.rootCause.status !== 'loading') this.store.set({ rootCause: loading(this.store.state.rootCause) });
+    if (this.store.state.rootCause.status !== 'loading')
+      this.store.set({ rootCause: loading(this.store.state.rootCause) });
     try {
       const rc = await this.api.rootCause(run);
       if (seq === this.rootCauseSeq && run === this.store.state.run) this.store.set({ rootCause: ready(rc) });
@@ -309,7 +321,8 @@ export class Controller {
     const resp = await this.api.stackFrames(run, ids);
     if (!live()) return;
     const frame = innermostUserFrame(resp.frames);
-    const source = frame && frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source;
+    const source =
+      frame && frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source;
     this.sources.show(source, { frames: ready(resp.frames), selectedFrameId: frame?.id ?? null });
   }
 

@@ -87,7 +87,18 @@ export class PagedRows<T> {
     failed.delete(page);
     const stale = new Set(this.stale);
     stale.delete(page);
-    return new PagedRows(this.key, this.pageSize, Math.max(0, total), unfilteredTotal, true, null, this.version, pages, failed, stale);
+    return new PagedRows(
+      this.key,
+      this.pageSize,
+      Math.max(0, total),
+      unfilteredTotal,
+      true,
+      null,
+      this.version,
+      pages,
+      failed,
+      stale,
+    );
   }
 
   withFailure(page: number, message: string): PagedRows<T> {
@@ -100,6 +111,17 @@ export class PagedRows<T> {
   invalidated(): PagedRows<T> {
     const { key, pageSize, total, unfilteredTotal, loaded, error, pages } = this;
     const stale = new Set(pages.keys());
-    return new PagedRows(key, pageSize, total, unfilteredTotal, loaded, error, this.version + 1, pages, new Map(), stale);
+    return new PagedRows(
+      key,
+      pageSize,
+      total,
+      unfilteredTotal,
+      loaded,
+      error,
+      this.version + 1,
+      pages,
+      new Map(),
+      stale,
+    );
   }
 }

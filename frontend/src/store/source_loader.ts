@@ -55,7 +55,8 @@ export class SourceLoader {
     const seq = ++this.listSeq;
     try {
       const resp = await this.api.sourceFiles(run);
-      if (seq === this.listSeq && run === this.store.state.run) this.store.set({ sourceFiles: ready(userFilesFirst(resp.files)) });
+      if (seq === this.listSeq && run === this.store.state.run)
+        this.store.set({ sourceFiles: ready(userFilesFirst(resp.files)) });
     } catch {
       // Kept as it was: see above.
     }

@@ -32,7 +32,11 @@ export interface Loadable<T> {
 }
 
 export const idle = <T>(): Loadable<T> => ({ status: 'idle', data: null, error: null });
-export const loading = <T>(prev?: Loadable<T>): Loadable<T> => ({ status: 'loading', data: prev?.data ?? null, error: null });
+export const loading = <T>(prev?: Loadable<T>): Loadable<T> => ({
+  status: 'loading',
+  data: prev?.data ?? null,
+  error: null,
+});
 export const ready = <T>(data: T): Loadable<T> => ({ status: 'ready', data, error: null });
 export const failed = <T>(error: unknown): Loadable<T> => ({ status: 'error', data: null, error: errorText(error) });
 

@@ -3,7 +3,15 @@
  * own. The rows come from a RowSource (fetched pages, kept by whoever fetches them); the model only says which rows
  * it shows (`requestRows`). Kept apart from `virtual_list.ts` so the 10 M-row behaviour is unit-tested in node.
  */
-import { firstRowAt, firstRowToReveal, maxFirstRow, scrollTopFor, spacerHeight, visibleRange, type Geometry } from './scroll_math.ts';
+import {
+  firstRowAt,
+  firstRowToReveal,
+  maxFirstRow,
+  scrollTopFor,
+  spacerHeight,
+  visibleRange,
+  type Geometry,
+} from './scroll_math.ts';
 
 /** The rows a list shows, as far as they have been fetched. */
 export interface RowSource<T> {
@@ -22,7 +30,13 @@ export interface RowSource<T> {
 /** Asks for rows [begin, end) to be fetched; they arrive as a new RowSource (`setSource`). */
 export type RequestRows = (begin: number, end: number) => void;
 
-const NO_ROWS: RowSource<never> = { total: 0, loaded: false, error: null, item: () => undefined, pageError: () => undefined };
+const NO_ROWS: RowSource<never> = {
+  total: 0,
+  loaded: false,
+  error: null,
+  item: () => undefined,
+  pageError: () => undefined,
+};
 
 export class ListModel<T> {
   /** Fractional row at the top of the viewport. */

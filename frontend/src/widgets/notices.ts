@@ -49,7 +49,12 @@ export interface EmptyReason {
  * "no traces" would blame the program when the reader could not read them — then the API's explanations (`codes`),
  * then `fallback`. An error-level read problem makes the panel an error (red).
  */
-export function emptyReason(info: RunInfo | null, codes: NoticeCode[], fallback: string, files: string[] = []): EmptyReason {
+export function emptyReason(
+  info: RunInfo | null,
+  codes: NoticeCode[],
+  fallback: string,
+  files: string[] = [],
+): EmptyReason {
   const notices: Notice[] = info?.status.notices ?? [];
   const indexing = info && !info.status.done ? ' (still indexing; this updates live)' : '';
   const problems = notices.filter((n) => isStandingReadProblem(n) && concerns(n, files));
@@ -112,7 +117,14 @@ export function summarizeNotices(notices: Notice[], scope = ''): StatusItem[] {
       damaged.set(key, [...(damaged.get(key) ?? []), n]);
     } else if (n.severity !== 'info' || n.code === 'partial_record' || isReadProblem(n.code)) {
       const text = prefix + noticeText(n);
-      items.push({ severity: n.severity, code: n.code, text, details: [prefix + noticeDetail(n)], where: noticeWhere(n), short: shortText(text, n) });
+      items.push({
+        severity: n.severity,
+        code: n.code,
+        text,
+        details: [prefix + noticeDetail(n)],
+        where: noticeWhere(n),
+        short: shortText(text, n),
+      });
     }
   }
   for (const [file, list] of damaged) {
@@ -121,13 +133,21 @@ export function summarizeNotices(notices: Notice[], scope = ''): StatusItem[] {
     const at = first !== undefined ? ` at byte ${first.toLocaleString('en-US')}` : '';
     const inFile = file || 'the dump';
     // Starts with "Damaged record" in both forms, so the line reads (and is searched) the same for one or many.
-    const short = list.length === 1
-      ? `Damaged record skipped in ${inFile}${at}`
-      : `Damaged records: ${list.length} skipped in ${inFile} (first${at})`;
+    const short =
+      list.length === 1
+        ? `Damaged record skipped in ${inFile}${at}`
+        : `Damaged records: ${list.length} skipped in ${inFile} (first${at})`;
     const text = `${short}; the records around ${list.length === 1 ? 'it' : 'them'} were kept.`;
     const sev = list.some((n) => n.severity === 'error') ? 'error' : list[0]!.severity;
     // The list shows each damaged record's own message (it holds the reason, e.g. a CRC mismatch).
-    items.push({ severity: sev, code: 'damaged_record', text: prefix + text, details: list.map((n) => prefix + noticeDetail(n)), where: '', short: prefix + short });
+    items.push({
+      severity: sev,
+      code: 'damaged_record',
+      text: prefix + text,
+      details: list.map((n) => prefix + noticeDetail(n)),
+      where: '',
+      short: prefix + short,
+    });
   }
   return bySeverity(items);
 }

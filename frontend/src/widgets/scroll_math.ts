@@ -46,7 +46,11 @@ export function scrollTopFor(row: number, g: Geometry): number {
 }
 
 /** Rows [begin, end) to put in the DOM for a first row, plus the y offset (px, viewport-relative) of `begin`. */
-export function visibleRange(firstRow: number, g: Geometry, overscan = 2): { begin: number; end: number; offset: number } {
+export function visibleRange(
+  firstRow: number,
+  g: Geometry,
+  overscan = 2,
+): { begin: number; end: number; offset: number } {
   const begin = Math.max(0, Math.floor(firstRow) - overscan);
   const end = Math.min(g.total, Math.ceil(firstRow + g.viewport / g.rowHeight) + overscan);
   return { begin, end, offset: (begin - firstRow) * g.rowHeight };

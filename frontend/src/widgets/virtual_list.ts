@@ -101,7 +101,12 @@ export class VirtualList<T> {
   private onWheel(e: WheelEvent): void {
     if (!this.scaled()) return; // native scrolling is exact below the height cap
     e.preventDefault();
-    const rows = e.deltaMode === 1 ? e.deltaY : e.deltaMode === 2 ? e.deltaY * (this.model.viewport / this.model.rowHeight) : e.deltaY / this.model.rowHeight;
+    const rows =
+      e.deltaMode === 1
+        ? e.deltaY
+        : e.deltaMode === 2
+          ? e.deltaY * (this.model.viewport / this.model.rowHeight)
+          : e.deltaY / this.model.rowHeight;
     this.model.setFirstRow(this.model.firstRow + rows);
     this.draw();
   }

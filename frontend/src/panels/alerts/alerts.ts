@@ -95,7 +95,10 @@ export class AlertsPanel {
       const b = el('button', 'alert-type-row' + (open ? ' open' : ''));
       b.dataset.testid = 'alert-type';
       b.dataset.type = type;
-      b.append(el('span', '', `${open ? '▾' : '▸'} ${TYPE_LABEL[type] ?? type}`), el('span', 'alert-count', n.toLocaleString('en-US')));
+      b.append(
+        el('span', '', `${open ? '▾' : '▸'} ${TYPE_LABEL[type] ?? type}`),
+        el('span', 'alert-count', n.toLocaleString('en-US')),
+      );
       b.addEventListener('click', () => this.ctl.setAlertType(open ? null : type));
       rows.push(b);
     }
@@ -176,7 +179,13 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
     chip.title = c.title;
     chips.append(chip);
   }
-  row.replaceChildren(el('span', 'alert-idx', String(a.index)), role, name, el('span', 'alert-type muted', a.op_type), chips);
+  row.replaceChildren(
+    el('span', 'alert-idx', String(a.index)),
+    role,
+    name,
+    el('span', 'alert-type muted', a.op_type),
+    chips,
+  );
 }
 
 const ROLE_MARK = { producer: '●', propagator: '○', none: '·' };
@@ -188,6 +197,14 @@ const ROLE_TITLE = {
 
 /** The health the alert's counts stand for: CURT_HEALTH records only "some element is not finite". */
 function alertHealth(a: Alert): TensorHealth {
-  if (a.neg_inf === null && a.pos_inf === null && a.nan === null) return { mode: 'CURT_HEALTH', tensor_id: -1, any_inf_or_nan: true };
-  return { mode: 'CONCISE_HEALTH', tensor_id: -1, size: a.size ?? 0, neg_inf: a.neg_inf ?? 0, pos_inf: a.pos_inf ?? 0, nan: a.nan ?? 0 };
+  if (a.neg_inf === null && a.pos_inf === null && a.nan === null)
+    return { mode: 'CURT_HEALTH', tensor_id: -1, any_inf_or_nan: true };
+  return {
+    mode: 'CONCISE_HEALTH',
+    tensor_id: -1,
+    size: a.size ?? 0,
+    neg_inf: a.neg_inf ?? 0,
+    pos_inf: a.pos_inf ?? 0,
+    nan: a.nan ?? 0,
+  };
 }

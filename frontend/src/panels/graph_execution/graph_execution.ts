@@ -70,7 +70,11 @@ export class GraphExecutionPanel {
     const apply = () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        this.ctl.setFilters({ opType: this.opType.value.trim(), opName: this.opName.value.trim(), onlyNonfinite: this.nonFinite.checked });
+        this.ctl.setFilters({
+          opType: this.opType.value.trim(),
+          opName: this.opName.value.trim(),
+          onlyNonfinite: this.nonFinite.checked,
+        });
       }, 250);
     };
     this.opType.addEventListener('input', apply);
@@ -131,8 +135,11 @@ export class GraphExecutionPanel {
       this.panel.setState({ kind: 'loading' });
       return;
     }
-    this.countEl.textContent = filtered ? `${m.total.toLocaleString('en-US')} of ${unfiltered.toLocaleString('en-US')}` : `${m.total.toLocaleString('en-US')} traces`;
-    if (m.lastError && m.total === 0) this.panel.setState({ kind: 'error', text: `Could not load traces: ${m.lastError}` });
+    this.countEl.textContent = filtered
+      ? `${m.total.toLocaleString('en-US')} of ${unfiltered.toLocaleString('en-US')}`
+      : `${m.total.toLocaleString('en-US')} traces`;
+    if (m.lastError && m.total === 0)
+      this.panel.setState({ kind: 'error', text: `Could not load traces: ${m.lastError}` });
     else if (m.total === 0 && filtered) this.panel.setState({ kind: 'empty', text: 'No trace matches the filters.' });
     else if (m.total === 0)
       // An unreadable or missing traces file is the reason, not "no traces" (which would blame the program).

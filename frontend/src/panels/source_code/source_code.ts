@@ -99,7 +99,10 @@ export class SourceCodePanel {
     const src = s.source;
     if (!src) {
       this.shownFile = null;
-      return this.panel.setState({ kind: 'empty', text: 'Select an alert, a trace or a stack frame to see its source line.' });
+      return this.panel.setState({
+        kind: 'empty',
+        text: 'Select an alert, a trace or a stack frame to see its source line.',
+      });
     }
     this.picker.value = String(src.fileIndex);
     const file = s.sourceFile;
@@ -115,7 +118,8 @@ export class SourceCodePanel {
     try {
       editor = await this.view();
     } catch (e) {
-      if (seq === this.drawSeq) this.panel.setState({ kind: 'error', text: `Could not load the source file: ${errorText(e)}` });
+      if (seq === this.drawSeq)
+        this.panel.setState({ kind: 'error', text: `Could not load the source file: ${errorText(e)}` });
       return this.endDraw();
     }
     if (seq !== this.drawSeq) return;

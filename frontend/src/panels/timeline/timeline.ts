@@ -177,7 +177,11 @@ export class TimelinePanel {
     }
     const ex = d as ExecutionDetail;
     const head = el('div', 'tl-detail-head', `#${ex.index} ${ex.op_type}`);
-    const io = el('div', 'muted', `inputs: ${ex.input_tensor_ids.length ? ex.input_tensor_ids.join(', ') : 'none'} · ${ex.tensor_debug_mode}`);
+    const io = el(
+      'div',
+      'muted',
+      `inputs: ${ex.input_tensor_ids.length ? ex.input_tensor_ids.join(', ') : 'none'} · ${ex.tensor_debug_mode}`,
+    );
     const outs = el('div', 'tl-outputs');
     ex.outputs.forEach((h, i) => {
       const o = el('span', 'tl-output');
