@@ -2,6 +2,20 @@
 import type { Api, GraphExecutionFilters } from '../src/api/client.ts';
 import { ApiError } from '../src/api/client.ts';
 import type { Alert, GraphExecutionRow, OpInfo, RunInfo, StackFrame } from '../src/api/wire.ts';
+import type { UrlIO } from '../src/store/controller.ts';
+import type { UrlState } from '../src/store/url.ts';
+
+/** The URL in memory: what the controller last wrote is what it reads. */
+export function memUrl(initial: UrlState = { run: null, focus: null, alert: null }): UrlIO & { value: UrlState } {
+  const io = {
+    value: initial,
+    read: () => io.value,
+    write: (s: UrlState) => {
+      io.value = s;
+    },
+  };
+  return io;
+}
 
 export function runInfo(name: string, graphExecutions: number, alerts: number, done = true): RunInfo {
   return {
@@ -27,6 +41,8 @@ export function runInfo(name: string, graphExecutions: number, alerts: number, d
 
 export class FakeApi implements Api {
   calls: string[] = [];
+  /** Milliseconds before the answer to a call (its `calls` entry): lets a test make answers arrive out of order. */
+  delayMs: (call: string) => number = () => 0;
   runsList: RunInfo[] = [runInfo('a', 10, 1), runInfo('b', 5, 0)];
   frames: StackFrame[] = [
     { id: 'f0', host: 'h', path: '/u/train.py', line: 10, function: '<module>', source_index: 0, is_user: true },
@@ -85,19 +101,23 @@ export class FakeApi implements Api {
     };
   }
   async executions(run: string, begin: number, end: number) {
+    this.calls.push(`executions ${run} ${begin} ${end}`);
     return { run, begin, end, total: 0, executions: [] };
   }
   async execution(): Promise<never> {
     throw new ApiError('not_found', 'no execution', 404);
   }
   async graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
-    const total = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
-    const rows = [];
-    for (let i = begin; i < Math.min(end, total); i++) rows.push(this.row(i));
-    return { run, begin, end, total: f.onlyNonfinite ? 1 : total, unfiltered_total: total, rows };
+    this.calls.push(`graph_executions ${run} ${begin} ${end}${f.onlyNonfinite ? ' nonfinite' : ''}`);
+    const unfiltered = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
+    const all = Array.from({ length: unfiltered }, (_, i) => this.row(i));
+    const matching = all.filter((r) => (!f.onlyNonfinite || r.index === 7) && (!f.opType || r.op_type === f.opType));
+    return { run, begin, end, total: matching.length, unfiltered_total: unfiltered, rows: matching.slice(begin, end) };
   }
   async graphExecution(run: string, index: number) {
-    this.calls.push(`graph_execution ${index}`);
+    const call = `graph_execution ${index}`;
+    this.calls.push(call);
+    await new Promise((r) => setTimeout(r, this.delayMs(call)));
     return {
       ...this.row(index),
       tensor_debug_mode: 'CONCISE_HEALTH' as const,

@@ -1,21 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../src/store/store.ts';
-import { Controller, type UrlIO } from '../src/store/controller.ts';
+import { Controller } from '../src/store/controller.ts';
 import { decodeUrlState, encodeUrlState, type UrlState } from '../src/store/url.ts';
 import { routeUrl, HttpApi, ApiError } from '../src/api/client.ts';
-import { FakeApi, runInfo } from './fake_api.ts';
-
-function memUrl(initial: UrlState = { run: null, focus: null, alert: null }): UrlIO & { value: UrlState } {
-  const io = {
-    value: initial,
-    read: () => io.value,
-    write: (s: UrlState) => {
-      io.value = s;
-    },
-  };
-  return io;
-}
+import { FakeApi, memUrl, runInfo } from './fake_api.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
 
@@ -97,13 +86,21 @@ test('navigating to an untraced op says so instead of selecting nothing', async 
 test('a stale focus response is dropped', async () => {
   const store = new Store();
   const api = new FakeApi();
+  // The first focus's detail answers last: without the controller's staleness guard it would overwrite the second.
+  api.delayMs = (call) => (call === 'graph_execution 1' ? 30 : 0);
   const ctl = new Controller(store, api, memUrl());
   await ctl.start();
   ctl.stop();
   const first = ctl.focusGraphExecution(1);
   const second = ctl.focusGraphExecution(3);
   await Promise.all([first, second]);
+  assert.deepEqual(
+    api.calls.filter((c) => c.startsWith('graph_execution ')),
+    ['graph_execution 1', 'graph_execution 3'],
+  );
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 3 });
   assert.equal((store.state.focusDetail.data as { index: number }).index, 3);
+  assert.equal(store.state.op.data?.op_name, 'Log', 'the op of trace 3, not a late one of trace 1');
 });
 
 test('live: polling picks up new counts without dropping focus', async () => {
