@@ -119,3 +119,16 @@ test('timeline: the panel reports its width; the controller fetches that window'
   assert.equal(store.state.timeline.size, 12);
   assert.ok(api.calls.includes('executions a 0 12'));
 });
+
+test('live growth from no traces: the empty list is fetched again once the run has some', async () => {
+  const api = new FakeApi();
+  api.runsList = [runInfo('a', 0, 0, false)];
+  const { store, ctl } = await started(api);
+  assert.equal(store.state.geRows.loaded, true);
+  assert.equal(store.state.geRows.total, 0);
+  api.runsList = [runInfo('a', 5, 0, false)];
+  await (ctl as unknown as { refreshRuns(): Promise<boolean> }).refreshRuns();
+  ctl.loadGraphExecutionRows(0, 0); // what the empty list asks for when it draws
+  await settle();
+  assert.equal(store.state.geRows.total, 5);
+});

@@ -5,7 +5,6 @@ import {
   firstRowAt,
   firstRowToReveal,
   maxFirstRow,
-  pagesFor,
   scrollTopFor,
   spacerHeight,
   visibleRange,
@@ -67,9 +66,16 @@ test('reveal moves minimally, or centres', () => {
   assert.equal(firstRowToReveal(5_000_000, 0, g, true), 5_000_000 - 12.5 + 0.5);
 });
 
-test('pagesFor covers a range', () => {
-  assert.deepEqual(pagesFor(0, 0, 200), []);
-  assert.deepEqual(pagesFor(190, 410, 200), [0, 1, 2]);
+test('paged rows: page 0 before the total is known, then the uncached pages covering a range', () => {
+  const empty = PagedRows.empty<number>({ key: 'a', pageSize: 200 });
+  assert.deepEqual(empty.pagesToFetch(0, 0), [0]);
+  const rows = empty.withPage(0, [0, 1], 1000, 1000, 0);
+  assert.deepEqual(rows.pagesToFetch(190, 410), [1, 2]);
+  assert.deepEqual(rows.withFailure(1, 'boom').pagesToFetch(190, 410), [2], 'a failed page is not asked again');
+  assert.deepEqual(rows.invalidated().pagesToFetch(0, 10), [0], 'a stale page is');
+  const none = empty.withPage(0, [], 0, 0, 0);
+  assert.deepEqual(none.pagesToFetch(0, 0), [], 'an empty data set is not asked again');
+  assert.deepEqual(none.invalidated().pagesToFetch(0, 0), [0], 'until it may have grown');
 });
 
 /** A fake data source of `total` rows, recording every request. */

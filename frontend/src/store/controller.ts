@@ -142,7 +142,7 @@ export class Controller {
     const c1 = now.counts;
     if (c1.graph_executions !== c0.graph_executions) this.lists.traces.invalidate();
     if (c1.executions !== c0.executions) this.timeline.grew(before);
-    if (c1.source_files !== c0.source_files) void (this.firstPaintOver && this.sources.loadFiles());
+    if (c1.source_files !== c0.source_files && this.firstPaintOver) void this.sources.loadFiles();
     if (c1.alerts !== c0.alerts) {
       void this.loadRootCause();
       if (this.firstPaintOver) void this.timeline.loadMarks();

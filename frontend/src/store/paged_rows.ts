@@ -50,19 +50,14 @@ export class PagedRows<T> {
     return this.pages.size;
   }
 
-  /** Pages covering rows [begin, end) that need a fetch: not cached (or stale) and not failed. Before the first
-   * answer the total is unknown, so page 0 is always among them: its answer carries the total. */
+  /** Pages covering rows [begin, end) that need a fetch: not cached (or stale) and not failed. With no rows known
+   * (before the first answer, or an empty data set that may have grown since) that is page 0: its answer carries
+   * the total. */
   pagesToFetch(begin: number, end: number): number[] {
-    const out: number[] = [];
     const first = Math.floor(Math.max(0, begin) / this.pageSize);
     const last = Math.ceil(Math.min(end, this.total) / this.pageSize);
-    if (!this.loaded) out.push(0);
-    for (let p = first; p < last; p++) {
-      if (p === 0 && !this.loaded) continue;
-      if ((this.pages.has(p) && !this.stale.has(p)) || this.failed.has(p)) continue;
-      out.push(p);
-    }
-    return out;
+    const covering = this.total === 0 ? [0] : Array.from({ length: Math.max(0, last - first) }, (_, k) => first + k);
+    return covering.filter((p) => !(this.pages.has(p) && !this.stale.has(p)) && !this.failed.has(p));
   }
 
   /** The list position of the first cached row matching `match`, or null: a focus from outside the list finds its

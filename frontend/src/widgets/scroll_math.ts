@@ -65,11 +65,3 @@ export function firstRowToReveal(index: number, firstRow: number, g: Geometry, c
   else if (index + 1 > firstRow + rows) r = index + 1 - rows;
   return Math.min(Math.max(r, 0), maxFirstRow(g));
 }
-
-/** Page numbers (of `pageSize` rows) covering rows [begin, end). */
-export function pagesFor(begin: number, end: number, pageSize: number): number[] {
-  if (end <= begin) return [];
-  const out: number[] = [];
-  for (let p = Math.floor(begin / pageSize); p * pageSize < end; p++) out.push(p);
-  return out;
-}
