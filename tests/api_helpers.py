@@ -25,7 +25,7 @@ from tensorboard_plugin_dbg.index.protocol import NotFound
 from tensorboard_plugin_dbg.plugin import DbgPlugin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCHEMA_PATH = os.path.join(ROOT, "frontend", "wire.schema.json")
+SCHEMA_PATH = os.path.join(ROOT, "tensorboard_plugin_dbg", "api", "wire_schema.json")
 PREFIX = "/data/plugin/dbg/"
 
 

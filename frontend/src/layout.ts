@@ -39,7 +39,13 @@ export function buildLayout(): Slots {
   const timeline = pane('col', '0 0 48%');
   const structure = pane('col', '1 1 0');
   center.append(timeline, makeSplitter('column', timeline, 'split-center'), structure);
-  top.append(alerts, makeSplitter('row', alerts, 'split-left'), center, makeSplitter('row', center, 'split-right'), execution);
+  top.append(
+    alerts,
+    makeSplitter('row', alerts, 'split-left'),
+    center,
+    makeSplitter('row', center, 'split-right'),
+    execution,
+  );
   const source = pane('col', '0 0 62%');
   const stack = pane('col', '1 1 0');
   bottom.append(source, makeSplitter('row', source, 'split-bottom'), stack);

@@ -2,6 +2,20 @@
 import type { Api, GraphExecutionFilters } from '../src/api/client.ts';
 import { ApiError } from '../src/api/client.ts';
 import type { Alert, GraphExecutionRow, OpInfo, RunInfo, StackFrame } from '../src/api/wire.ts';
+import type { UrlIO } from '../src/store/controller.ts';
+import type { UrlState } from '../src/store/url.ts';
+
+/** The URL in memory: what the controller last wrote is what it reads. */
+export function memUrl(initial: UrlState = { run: null, focus: null, alert: null }): UrlIO & { value: UrlState } {
+  const io = {
+    value: initial,
+    read: () => io.value,
+    write: (s: UrlState) => {
+      io.value = s;
+    },
+  };
+  return io;
+}
 
 export function runInfo(name: string, graphExecutions: number, alerts: number, done = true): RunInfo {
   return {
@@ -11,13 +25,24 @@ export function runInfo(name: string, graphExecutions: number, alerts: number, d
     tfdbg_run_id: 'r',
     hosts: ['h'],
     debug_modes: ['FULL_HEALTH'],
-    counts: { executions: 3, graph_executions: graphExecutions, graphs: 1, ops: 2, source_files: 1, stack_frames: 2, alerts, alerts_by_type: { InfNanAlert: alerts } },
+    counts: {
+      executions: 3,
+      graph_executions: graphExecutions,
+      graphs: 1,
+      ops: 2,
+      source_files: 1,
+      stack_frames: 2,
+      alerts,
+      alerts_by_type: { InfNanAlert: alerts },
+    },
     status: { bytes_read: 10, bytes_total: 10, done, last_refresh: 1, notices: [] },
   };
 }
 
 export class FakeApi implements Api {
   calls: string[] = [];
+  /** Milliseconds before the answer to a call (its `calls` entry): lets a test make answers arrive out of order. */
+  delayMs: (call: string) => number = () => 0;
   runsList: RunInfo[] = [runInfo('a', 10, 1), runInfo('b', 5, 0)];
   frames: StackFrame[] = [
     { id: 'f0', host: 'h', path: '/u/train.py', line: 10, function: '<module>', source_index: 0, is_user: true },
@@ -28,13 +53,35 @@ export class FakeApi implements Api {
   private row(i: number): GraphExecutionRow {
     const isLog = i % 2 === 1;
     return {
-      index: i, wall_time: i, op_name: isLog ? 'Log' : 'probs', op_type: isLog ? 'Log' : 'Softmax', output_slot: 0, graph_id: 'g1',
-      device_name: null, host: 'h', health: { mode: 'CONCISE_HEALTH', tensor_id: i, size: 4, neg_inf: i === 7 ? 1 : 0, pos_inf: 0, nan: 0 },
+      index: i,
+      wall_time: i,
+      op_name: isLog ? 'Log' : 'probs',
+      op_type: isLog ? 'Log' : 'Softmax',
+      output_slot: 0,
+      graph_id: 'g1',
+      device_name: null,
+      host: 'h',
+      health: { mode: 'CONCISE_HEALTH', tensor_id: i, size: 4, neg_inf: i === 7 ? 1 : 0, pos_inf: 0, nan: 0 },
     };
   }
 
   alert(): Alert {
-    return { index: 0, type: 'InfNanAlert', source: 'graph_execution', source_index: 7, wall_time: 7, op_name: 'Log', op_type: 'Log', graph_id: 'g1', output_slot: 0, neg_inf: 1, pos_inf: 0, nan: 0, size: 4, role: 'producer' };
+    return {
+      index: 0,
+      type: 'InfNanAlert',
+      source: 'graph_execution',
+      source_index: 7,
+      wall_time: 7,
+      op_name: 'Log',
+      op_type: 'Log',
+      graph_id: 'g1',
+      output_slot: 0,
+      neg_inf: 1,
+      pos_inf: 0,
+      nan: 0,
+      size: 4,
+      role: 'producer',
+    };
   }
 
   async runs() {
@@ -44,23 +91,40 @@ export class FakeApi implements Api {
   async alerts(run: string, begin: number, end: number, type?: string) {
     this.calls.push(`alerts ${run} ${begin} ${end} ${type ?? ''}`);
     const all = run === 'a' ? [this.alert()] : [];
-    return { run, begin, end, total: all.length, totals_by_type: { InfNanAlert: all.length }, alerts: all.slice(begin, end) };
+    return {
+      run,
+      begin,
+      end,
+      total: all.length,
+      totals_by_type: { InfNanAlert: all.length },
+      alerts: all.slice(begin, end),
+    };
   }
   async executions(run: string, begin: number, end: number) {
+    this.calls.push(`executions ${run} ${begin} ${end}`);
     return { run, begin, end, total: 0, executions: [] };
   }
   async execution(): Promise<never> {
     throw new ApiError('not_found', 'no execution', 404);
   }
   async graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
-    const total = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
-    const rows = [];
-    for (let i = begin; i < Math.min(end, total); i++) rows.push(this.row(i));
-    return { run, begin, end, total: f.onlyNonfinite ? 1 : total, unfiltered_total: total, rows };
+    this.calls.push(`graph_executions ${run} ${begin} ${end}${f.onlyNonfinite ? ' nonfinite' : ''}`);
+    const unfiltered = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
+    const all = Array.from({ length: unfiltered }, (_, i) => this.row(i));
+    const matching = all.filter((r) => (!f.onlyNonfinite || r.index === 7) && (!f.opType || r.op_type === f.opType));
+    return { run, begin, end, total: matching.length, unfiltered_total: unfiltered, rows: matching.slice(begin, end) };
   }
   async graphExecution(run: string, index: number) {
-    this.calls.push(`graph_execution ${index}`);
-    return { ...this.row(index), tensor_debug_mode: 'CONCISE_HEALTH' as const, value: null, graph_name: 'train_step', graph_chain: ['g1'] };
+    const call = `graph_execution ${index}`;
+    this.calls.push(call);
+    await new Promise((r) => setTimeout(r, this.delayMs(call)));
+    return {
+      ...this.row(index),
+      tensor_debug_mode: 'CONCISE_HEALTH' as const,
+      value: null,
+      graph_name: 'train_step',
+      graph_chain: ['g1'],
+    };
   }
   async graph(): Promise<never> {
     throw new ApiError('not_found', 'no', 404);
@@ -69,10 +133,21 @@ export class FakeApi implements Api {
     this.calls.push(`op ${opName} ${near ?? ''}`);
     const traced = opName === 'Log' ? [1, 3, 5, 7, 9] : opName === 'probs' ? [0, 2, 4, 6, 8] : [];
     return {
-      run, graph_id: graphId, graph_chain: [{ graph_id: 'g1', name: 'train_step' }], op_name: opName, op_type: opName === 'Log' ? 'Log' : 'Placeholder',
-      device_name: null, num_outputs: 1, output_tensor_ids: [1], stack_frame_ids: ['f0', 'f1', 'f2'], host: 'h',
+      run,
+      graph_id: graphId,
+      graph_chain: [{ graph_id: 'g1', name: 'train_step' }],
+      op_name: opName,
+      op_type: opName === 'Log' ? 'Log' : 'Placeholder',
+      device_name: null,
+      num_outputs: 1,
+      output_tensor_ids: [1],
+      stack_frame_ids: ['f0', 'f1', 'f2'],
+      host: 'h',
       traces: { count: traced.length, indices: traced },
-      inputs: opName === 'Log' ? [{ slot: 0, op_name: 'probs', output_slot: 0, op: null, traces: { count: 5, indices: [0, 2, 4, 6, 8] } }] : [],
+      inputs:
+        opName === 'Log'
+          ? [{ slot: 0, op_name: 'probs', output_slot: 0, op: null, traces: { count: 5, indices: [0, 2, 4, 6, 8] } }]
+          : [],
       consumers: [],
     };
   }

@@ -8,17 +8,56 @@ test('every mode renders', () => {
   assert.deepEqual(kinds({ mode: 'NO_TENSOR' }), ['info']);
   assert.deepEqual(kinds({ mode: 'CURT_HEALTH', tensor_id: 1, any_inf_or_nan: true }), ['bad']);
   assert.deepEqual(kinds({ mode: 'CURT_HEALTH', tensor_id: 1, any_inf_or_nan: false }), ['ok']);
-  assert.deepEqual(kinds({ mode: 'CONCISE_HEALTH', tensor_id: 1, size: 10, neg_inf: 1, pos_inf: 2, nan: 3 }), ['neginf', 'posinf', 'nan']);
+  assert.deepEqual(kinds({ mode: 'CONCISE_HEALTH', tensor_id: 1, size: 10, neg_inf: 1, pos_inf: 2, nan: 3 }), [
+    'neginf',
+    'posinf',
+    'nan',
+  ]);
   assert.deepEqual(kinds({ mode: 'CONCISE_HEALTH', tensor_id: 1, size: 10, neg_inf: 0, pos_inf: 0, nan: 0 }), ['ok']);
-  const full = { mode: 'FULL_HEALTH', tensor_id: 1, device_id: -1, dtype: 'float32', rank: 2, size: 1280, neg_inf: 3, pos_inf: 0, nan: 0, neg: 1, zero: 2, pos: 3 };
+  const full = {
+    mode: 'FULL_HEALTH',
+    tensor_id: 1,
+    device_id: -1,
+    dtype: 'float32',
+    rank: 2,
+    size: 1280,
+    neg_inf: 3,
+    pos_inf: 0,
+    nan: 0,
+    neg: 1,
+    zero: 2,
+    pos: 3,
+  };
   assert.deepEqual(kinds(full), ['neginf']);
   assert.equal(healthChips(full)[0]!.text, '-∞ 3');
   assert.deepEqual(dtypeShape(full), { dtype: 'float32', shape: 'rank 2' });
-  const shape = { mode: 'SHAPE', tensor_id: 1, dtype: 'int32', rank: 2, size: 6, shape: [2, 3], shape_truncated: false };
+  const shape = {
+    mode: 'SHAPE',
+    tensor_id: 1,
+    dtype: 'int32',
+    rank: 2,
+    size: 6,
+    shape: [2, 3],
+    shape_truncated: false,
+  };
   assert.deepEqual(kinds(shape), ['info']);
   assert.deepEqual(dtypeShape(shape), { dtype: 'int32', shape: '[2,3]' });
   assert.equal(dtypeShape({ ...shape, shape_truncated: true }).shape, '…,[2,3]');
-  const ft = { mode: 'FULL_TENSOR', dtype: 'float32', shape: [2], size: 2, neg_inf: 0, pos_inf: 0, nan: 0, neg: 0, zero: 1, pos: 1, min: 0, max: 'Infinity', mean: 0.5 };
+  const ft = {
+    mode: 'FULL_TENSOR',
+    dtype: 'float32',
+    shape: [2],
+    size: 2,
+    neg_inf: 0,
+    pos_inf: 0,
+    nan: 0,
+    neg: 0,
+    zero: 1,
+    pos: 1,
+    min: 0,
+    max: 'Infinity',
+    mean: 0.5,
+  };
   assert.deepEqual(kinds(ft), ['ok']);
   assert.deepEqual(kinds({ ...ft, nan: 2 }), ['nan']);
   assert.deepEqual(kinds({ ...ft, neg_inf: null, pos_inf: null, nan: null, dtype: 'string' }), ['info']);
@@ -33,10 +72,27 @@ test('-inf, +inf and NaN chips are distinct kinds (distinct colours)', () => {
 
 test('garbage renders as unknown and never throws', () => {
   const garbage: unknown[] = [
-    null, undefined, 0, 'NaN', [], [1, 2], {}, { mode: 7 }, { mode: 'WHAT' }, { mode: 'CONCISE_HEALTH' },
-    { mode: 'CONCISE_HEALTH', size: 'x', neg_inf: 1, pos_inf: 0, nan: 0 }, { mode: 'FULL_HEALTH', size: 3, neg_inf: -1, pos_inf: 0, nan: 0 },
-    { mode: 'CURT_HEALTH', any_inf_or_nan: 'yes' }, { mode: 'SHAPE' }, { mode: 'FULL_TENSOR', neg_inf: 'a' },
-    { mode: 'CONCISE_HEALTH', size: 1, neg_inf: Infinity, pos_inf: 0, nan: 0 }, { get mode() { throw new Error('hostile'); } },
+    null,
+    undefined,
+    0,
+    'NaN',
+    [],
+    [1, 2],
+    {},
+    { mode: 7 },
+    { mode: 'WHAT' },
+    { mode: 'CONCISE_HEALTH' },
+    { mode: 'CONCISE_HEALTH', size: 'x', neg_inf: 1, pos_inf: 0, nan: 0 },
+    { mode: 'FULL_HEALTH', size: 3, neg_inf: -1, pos_inf: 0, nan: 0 },
+    { mode: 'CURT_HEALTH', any_inf_or_nan: 'yes' },
+    { mode: 'SHAPE' },
+    { mode: 'FULL_TENSOR', neg_inf: 'a' },
+    { mode: 'CONCISE_HEALTH', size: 1, neg_inf: Infinity, pos_inf: 0, nan: 0 },
+    {
+      get mode() {
+        throw new Error('hostile');
+      },
+    },
   ];
   for (const g of garbage) {
     const chips = healthChips(g);

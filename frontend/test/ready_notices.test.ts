@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Readiness } from '../src/store/ready.ts';
+import { Readiness } from '../src/ready.ts';
 import { noRunState, progressText, reasonFrom } from '../src/widgets/notices.ts';
 import { clampFraction } from '../src/widgets/splitter.ts';
 import { letterOf, shortName } from '../src/panels/timeline/timeline.ts';
@@ -69,7 +69,10 @@ test('a load begun by a listener of the same update holds ready back', async () 
 test('empty-state reasons come from the API notices', () => {
   const info = runInfo('a', 0, 0, false);
   info.status.notices = [{ code: 'circular_buffer', severity: 'info', message: 'Written with a circular buffer.' }];
-  assert.equal(reasonFrom(info, ['circular_buffer'], 'x'), 'Written with a circular buffer. (still indexing; this updates live)');
+  assert.equal(
+    reasonFrom(info, ['circular_buffer'], 'x'),
+    'Written with a circular buffer. (still indexing; this updates live)',
+  );
   info.status.done = true;
   assert.equal(reasonFrom(info, ['no_executions'], 'No executions.'), 'No executions.');
   info.status.done = false;
@@ -78,11 +81,24 @@ test('empty-state reasons come from the API notices', () => {
   assert.match(progressText(info), /^indexing 25%/);
   assert.equal(progressText(null), '');
   assert.deepEqual(noRunState({ runs: { status: 'loading', data: null, error: null } }), { kind: 'loading' });
-  assert.deepEqual(noRunState({ runs: { status: 'error', data: null, error: 'down' } }), { kind: 'error', text: 'Cannot load runs: down' });
+  assert.deepEqual(noRunState({ runs: { status: 'error', data: null, error: 'down' } }), {
+    kind: 'error',
+    text: 'Cannot load runs: down',
+  });
   const empty = noRunState({ runs: { status: 'ready', data: { logdir: '/l', runs: [], notices: [] }, error: null } });
   assert.equal(empty.kind, 'empty');
   assert.match((empty as { text: string }).text, /No tfdbg2 dump found under \/l/);
-  const why = noRunState({ runs: { status: 'ready', data: { logdir: '/l', runs: [], notices: [{ code: 'no_dump_found', severity: 'info', message: 'Looked everywhere.' }] }, error: null } });
+  const why = noRunState({
+    runs: {
+      status: 'ready',
+      data: {
+        logdir: '/l',
+        runs: [],
+        notices: [{ code: 'no_dump_found', severity: 'info', message: 'Looked everywhere.' }],
+      },
+      error: null,
+    },
+  });
   assert.deepEqual(why, { kind: 'empty', text: 'Looked everywhere.' });
 });
 

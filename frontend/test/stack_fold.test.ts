@@ -4,12 +4,33 @@ import { baseName, foldStack } from '../src/panels/stack_trace/fold.ts';
 import { innermostUserFrame, nearestIndex, inputRowsOf } from '../src/store/controller.ts';
 import type { OpInfo, StackFrame } from '../src/api/wire.ts';
 
-const f = (id: string, is_user: boolean, path: string | null = `/x/${id}.py`): StackFrame => ({ id, host: 'h', path, line: 1, function: 'fn', source_index: 0, is_user });
+const f = (id: string, is_user: boolean, path: string | null = `/x/${id}.py`): StackFrame => ({
+  id,
+  host: 'h',
+  path,
+  line: 1,
+  function: 'fn',
+  source_index: 0,
+  is_user,
+});
 
 test('consecutive library frames fold; user frames stay; order is kept', () => {
-  const frames = [f('u0', true), f('l1', false), f('l2', false), f('l3', false), f('u4', true), f('l5', false), f('u6', true), f('l7', false), f('l8', false)];
+  const frames = [
+    f('u0', true),
+    f('l1', false),
+    f('l2', false),
+    f('l3', false),
+    f('u4', true),
+    f('l5', false),
+    f('u6', true),
+    f('l7', false),
+    f('l8', false),
+  ];
   const items = foldStack(frames);
-  assert.deepEqual(items.map((i) => (i.kind === 'frame' ? i.frame.id : `fold${i.frames.length}`)), ['u0', 'fold3', 'u4', 'l5', 'u6', 'fold2']);
+  assert.deepEqual(
+    items.map((i) => (i.kind === 'frame' ? i.frame.id : `fold${i.frames.length}`)),
+    ['u0', 'fold3', 'u4', 'l5', 'u6', 'fold2'],
+  );
   assert.deepEqual(foldStack([]), []);
   const all = foldStack([f('a', false), f('b', false)]);
   assert.equal(all.length, 1);

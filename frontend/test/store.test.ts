@@ -1,21 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../src/store/store.ts';
-import { Controller, type UrlIO } from '../src/store/controller.ts';
+import { Controller } from '../src/store/controller.ts';
 import { decodeUrlState, encodeUrlState, type UrlState } from '../src/store/url.ts';
 import { routeUrl, HttpApi, ApiError } from '../src/api/client.ts';
-import { FakeApi, runInfo } from './fake_api.ts';
-
-function memUrl(initial: UrlState = { run: null, focus: null, alert: null }): UrlIO & { value: UrlState } {
-  const io = {
-    value: initial,
-    read: () => io.value,
-    write: (s: UrlState) => {
-      io.value = s;
-    },
-  };
-  return io;
-}
+import { FakeApi, memUrl, runInfo } from './fake_api.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
 
@@ -53,7 +42,11 @@ test('focusing an alert focuses trace, op, stack, innermost user frame and sourc
 test('the URL restores run and focus', async () => {
   const store = new Store();
   const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl({ run: 'b', focus: { kind: 'graph_execution', index: 3 }, alert: null }));
+  const ctl = new Controller(
+    store,
+    api,
+    memUrl({ run: 'b', focus: { kind: 'graph_execution', index: 3 }, alert: null }),
+  );
   await ctl.start();
   ctl.stop();
   await settle();
@@ -64,7 +57,11 @@ test('the URL restores run and focus', async () => {
 
 test('an unknown run in the URL falls back to the first run', async () => {
   const store = new Store();
-  const ctl = new Controller(store, new FakeApi(), memUrl({ run: 'zzz', focus: { kind: 'graph_execution', index: 3 }, alert: null }));
+  const ctl = new Controller(
+    store,
+    new FakeApi(),
+    memUrl({ run: 'zzz', focus: { kind: 'graph_execution', index: 3 }, alert: null }),
+  );
   await ctl.start();
   ctl.stop();
   assert.equal(store.state.run, 'a');
@@ -89,13 +86,21 @@ test('navigating to an untraced op says so instead of selecting nothing', async 
 test('a stale focus response is dropped', async () => {
   const store = new Store();
   const api = new FakeApi();
+  // The first focus's detail answers last: without the controller's staleness guard it would overwrite the second.
+  api.delayMs = (call) => (call === 'graph_execution 1' ? 30 : 0);
   const ctl = new Controller(store, api, memUrl());
   await ctl.start();
   ctl.stop();
   const first = ctl.focusGraphExecution(1);
   const second = ctl.focusGraphExecution(3);
   await Promise.all([first, second]);
+  assert.deepEqual(
+    api.calls.filter((c) => c.startsWith('graph_execution ')),
+    ['graph_execution 1', 'graph_execution 3'],
+  );
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 3 });
   assert.equal((store.state.focusDetail.data as { index: number }).index, 3);
+  assert.equal(store.state.op.data?.op_name, 'Log', 'the op of trace 3, not a late one of trace 1');
 });
 
 test('live: polling picks up new counts without dropping focus', async () => {
@@ -135,8 +140,15 @@ test('url state round-trips and ignores garbage', () => {
 });
 
 test('client builds query strings and maps error bodies to ApiError', async () => {
-  assert.equal(routeUrl('graph_executions', { run: 'a b', begin: 0, end: 10, op_type: '', only_nonfinite: false }), 'graph_executions?run=a+b&begin=0&end=10');
-  const api = new HttpApi(async () => ({ ok: false, status: 404, text: async () => '{"error":{"code":"not_found","message":"no run x"}}' }));
+  assert.equal(
+    routeUrl('graph_executions', { run: 'a b', begin: 0, end: 10, op_type: '', only_nonfinite: false }),
+    'graph_executions?run=a+b&begin=0&end=10',
+  );
+  const api = new HttpApi(async () => ({
+    ok: false,
+    status: 404,
+    text: async () => '{"error":{"code":"not_found","message":"no run x"}}',
+  }));
   await assert.rejects(api.runs(), (e: unknown) => e instanceof ApiError && e.code === 'not_found' && e.status === 404);
   const bad = new HttpApi(async () => ({ ok: false, status: 500, text: async () => '<html>' }));
   await assert.rejects(bad.runs(), (e: unknown) => e instanceof ApiError && e.code === 'bad_response');

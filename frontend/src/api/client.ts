@@ -7,6 +7,7 @@
  */
 import type {
   AlertsResponse,
+  ErrorCode,
   ExecutionDetail,
   ExecutionsResponse,
   GraphExecutionDetail,
@@ -20,9 +21,12 @@ import type {
   StackFramesResponse,
 } from './wire.ts';
 
+/** The server's error codes, plus the client's own for a request that got no usable answer. */
+export type ClientErrorCode = ErrorCode | 'network' | 'bad_response' | `http_${number}`;
+
 export class ApiError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ClientErrorCode,
     message: string,
     readonly status: number,
   ) {
@@ -31,7 +35,8 @@ export class ApiError extends Error {
   }
 }
 
-/** The server refuses bigger pages (400 page_too_large). */
+/** Rows per page the server answers at most (bigger pages are a 400 page_too_large). The server's own definition is
+ * `PAGE_CAP` in tensorboard_plugin_dbg/api/params.py; this is the frontend's only copy. */
 export const PAGE_CAP = 1000;
 /** Stack frame ids per `stack_frames` request (the route caps the list; stay well below). */
 export const FRAME_IDS_CAP = 200;
@@ -104,8 +109,8 @@ export class HttpApi implements Api {
       throw new ApiError('bad_response', `the server sent non-JSON (HTTP ${resp.status})`, resp.status);
     }
     if (!resp.ok || (typeof body === 'object' && body !== null && 'error' in body)) {
-      const err = (body as { error?: { code?: unknown; message?: unknown } }).error ?? {};
-      throw new ApiError(String(err.code ?? 'http_' + resp.status), String(err.message ?? `HTTP ${resp.status}`), resp.status);
+      const err = (body as { error?: { code?: ErrorCode; message?: unknown } }).error ?? {};
+      throw new ApiError(err.code ?? `http_${resp.status}`, String(err.message ?? `HTTP ${resp.status}`), resp.status);
     }
     return body as T;
   }
@@ -153,7 +158,9 @@ export class HttpApi implements Api {
     if (ids.length === 0) return { run, frames: [] };
     const parts: Promise<StackFramesResponse>[] = [];
     for (let i = 0; i < ids.length; i += FRAME_IDS_CAP) {
-      parts.push(this.get<StackFramesResponse>('stack_frames', { run, ids: ids.slice(i, i + FRAME_IDS_CAP).join(',') }));
+      parts.push(
+        this.get<StackFramesResponse>('stack_frames', { run, ids: ids.slice(i, i + FRAME_IDS_CAP).join(',') }),
+      );
     }
     const got = await Promise.all(parts);
     return { run, frames: got.flatMap((g) => g.frames) };

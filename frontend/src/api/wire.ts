@@ -26,11 +26,20 @@ export type DebugModeName =
   | 'FULL_TENSOR'
   | 'UNSPECIFIED';
 
-/** Produced by `api/errors.py:error_response`. */
+/** Machine-readable error codes: the constants of `api/errors.py` (its STATUS_BY_CODE gives each one's HTTP status). */
+export type ErrorCode =
+  | 'bad_parameter'
+  | 'missing_parameter'
+  | 'page_too_large'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'not_ready'
+  | 'internal';
+
+/** Produced by `api/errors.py:error_body`. */
 export interface ErrorResponse {
   error: {
-    /** Machine-readable: 'bad_parameter' | 'missing_parameter' | 'page_too_large' | 'not_found' | 'method_not_allowed' | 'not_ready' | 'internal'. */
-    code: string;
+    code: ErrorCode;
     message: string;
   };
 }
@@ -137,14 +146,30 @@ export interface TensorValue {
 // runs — produced by `api/routes.py:runs`
 // ---------------------------------------------------------------------------------------------------------------
 
+/**
+ * Every notice code the backend sends. Problems with the dump's files come from `index/run_status.py` and
+ * `index/catalog.py` (unreadable folders, failed refresh passes); the explanations of an empty panel from
+ * `index/run_status.py`, and `no_dump_found` from `index/catalog.py` and `plugin.py`.
+ */
+export type NoticeCode =
+  // Problems
+  | 'damaged_record'
+  | 'refresh_failed'
+  | 'unreadable_file'
+  | 'missing_file'
+  | 'partial_record'
+  // Explanations
+  | 'circular_buffer'
+  | 'no_tensor_mode'
+  | 'eager_only'
+  | 'no_dump_found'
+  | 'no_graph_executions'
+  | 'no_executions'
+  | 'still_indexing';
+
 /** A problem or explanation shown to the user (status line, empty-panel reason). */
 export interface Notice {
-  /**
-   * Problems: 'damaged_record' | 'refresh_failed' | 'unreadable_file' | 'missing_file' | 'partial_record'.
-   * Explanations: 'circular_buffer' | 'no_tensor_mode' | 'eager_only' | 'no_dump_found' | 'no_graph_executions'
-   * | 'no_executions' | 'still_indexing'.
-   */
-  code: string;
+  code: NoticeCode;
   severity: 'error' | 'warning' | 'info';
   message: string;
   /** Path relative to the run's directory, when the notice is about one file. */

@@ -1,28 +1,34 @@
 /**
- * Actions: everything that loads data into the store. One place runs the "focus everywhere" chain
- * (trace → op → stack → innermost user frame → source line), so every entry point (alert click, row click,
- * root-cause card, graph navigation, URL restore) behaves the same.
+ * The controller: the only module that talks to the API client, and the only writer of the store. Panels call its
+ * intents (select, focus, filter, page, scroll) and render what the store then holds.
+ *
+ * One place runs the "focus everywhere" chain (trace → op → stack → innermost user frame → source line), so every
+ * entry point (alert click, row click, root-cause card, graph navigation, URL restore) behaves the same. The data of
+ * the lists, the timeline and Source Code is fetched by helpers it owns (lists_loader.ts, timeline_loader.ts,
+ * source_loader.ts); what a live run's growth changes is decided here, when the runs poll answers.
  */
-import type { Api } from '../api/client.ts';
-import type { Alert, OpInfo, StackFrame } from '../api/wire.ts';
-import { Store, failed, idle, loading, ready, errorText, runViewState, type Focus } from './store.ts';
+import type { Api, GraphExecutionFilters } from '../api/client.ts';
+import type { Alert, RunInfo, StackFrame } from '../api/wire.ts';
+import { isStandingReadProblem } from '../api/notice_codes.ts';
+import {
+  Store,
+  failed,
+  idle,
+  loading,
+  ready,
+  errorText,
+  runViewState,
+  type Focus,
+  type ListScroll,
+  type State,
+} from './store.ts';
 import { readUrlState, writeUrlState, type UrlState } from './url.ts';
-import { READ_PROBLEMS } from '../widgets/notices.ts';
+import { innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
+import { ListsLoader, hasFilters } from './lists_loader.ts';
+import { TimelineLoader } from './timeline_loader.ts';
+import { SourceLoader } from './source_loader.ts';
 
-/** Innermost user frame (frames are outermost first), else the innermost frame, else null. */
-export function innermostUserFrame(frames: StackFrame[]): StackFrame | null {
-  for (let i = frames.length - 1; i >= 0; i--) if (frames[i]!.is_user) return frames[i]!;
-  return frames.length ? frames[frames.length - 1]! : null;
-}
-
-/** The trace index in `indices` closest to `near` (ties: the earlier one), or null when there is none. */
-export function nearestIndex(indices: number[], near: number | null): number | null {
-  if (!indices.length) return null;
-  if (near === null) return indices[0]!;
-  let best = indices[0]!;
-  for (const i of indices) if (Math.abs(i - near) < Math.abs(best - near)) best = i;
-  return best;
-}
+export { innermostUserFrame, inputRowsOf, nearestIndex };
 
 export interface UrlIO {
   read(): UrlState;
@@ -31,22 +37,39 @@ export interface UrlIO {
 
 const browserUrl: UrlIO = { read: readUrlState, write: writeUrlState };
 
+/** The alert type the Alerts panel opens for a run: the first with alerts, so the first alert is one click away. */
+function firstAlertType(info: RunInfo | null): string | null {
+  const byType = info?.counts.alerts_by_type ?? {};
+  return Object.keys(byType).find((t) => (byType[t] ?? 0) > 0) ?? null;
+}
+
 export class Controller {
   /** Bumped by each focus change; an async step whose token is stale drops its result. */
   private focusSeq = 0;
   private scrollSeq = 0;
+  private rootCauseSeq = 0;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
   private pollDelay = 1000;
   private pendingUrl: UrlState | null = null;
   private stopped = false;
+  /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
+  private firstPaintOver = false;
+  private readonly lists: ListsLoader;
+  private readonly timeline: TimelineLoader;
+  private readonly sources: SourceLoader;
 
   constructor(
     readonly store: Store,
-    readonly api: Api,
+    private readonly api: Api,
     private readonly url: UrlIO = browserUrl,
-  ) {}
+  ) {
+    this.lists = new ListsLoader(store, api);
+    this.timeline = new TimelineLoader(store, api);
+    this.sources = new SourceLoader(store, api);
+  }
 
-  /** First load: runs, then the run and focus from the URL (if still valid). */
+  /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a
+   * caller that builds the page afterwards does not delay it. */
   async start(): Promise<void> {
     this.pendingUrl = this.url.read();
     await this.refreshRuns();
@@ -58,36 +81,75 @@ export class Controller {
     if (this.pollTimer !== null) clearTimeout(this.pollTimer);
   }
 
+  /**
+   * The first paint is on screen: fetch what it did not need (the minimap's alert marks, about 300 KB at 1 M traces,
+   * and the source file list), so it neither delayed the first pages on the server nor competed with their drawing.
+   */
+  firstPaintDone(): void {
+    if (this.firstPaintOver) return;
+    this.firstPaintOver = true;
+    this.loadAfterFirstPaint();
+  }
+
+  private loadAfterFirstPaint(): void {
+    if (!this.firstPaintOver) return;
+    void this.timeline.loadMarks();
+    void this.sources.loadFiles();
+  }
+
   private async refreshRuns(): Promise<boolean> {
     const s = this.store.state;
     if (!s.runs.data) this.store.set({ runs: loading(s.runs) });
     let changed = false;
     try {
       const resp = await this.api.runs();
-      const prevRun = this.store.runInfo();
+      const before = this.store.state;
       this.store.set({ runs: ready(resp) });
       const names = resp.runs.map((r) => r.name);
-      let run = this.store.state.run;
+      const run = this.store.state.run;
       if (run === null || !names.includes(run)) {
-        const wanted = this.pendingUrl?.run;
-        run = wanted && names.includes(wanted) ? wanted : (names[0] ?? null);
-        // With nothing in the URL, the first run is what a reload picks anyway: writing it would only cost the
-        // first paint a history update in TensorBoard's page too (~20 ms of its change detection, measured).
-        const urlEmpty = !this.pendingUrl || (this.pendingUrl.run === null && this.pendingUrl.focus === null && this.pendingUrl.alert === null);
-        if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl, !(urlEmpty && run === names[0]));
+        this.selectRunFromUrl(names);
         changed = true;
-      }
+      } else changed = this.followGrowth(before);
       this.pendingUrl = null;
-      const now = this.store.runInfo();
-      if (prevRun && now && JSON.stringify(prevRun.counts) + prevRun.status.done !== JSON.stringify(now.counts) + now.status.done) {
-        changed = true;
-      }
     } catch (e) {
       // Keep the last good runs on a failed poll: a transient error must not blank the dashboard.
       if (!this.store.state.runs.data) this.store.set({ runs: failed(e) });
       else this.store.set({ runs: { ...this.store.state.runs, error: errorText(e) } });
     }
     return changed;
+  }
+
+  private selectRunFromUrl(names: string[]): void {
+    const wanted = this.pendingUrl?.run;
+    const run = wanted && names.includes(wanted) ? wanted : (names[0] ?? null);
+    // With nothing in the URL, the first run is what a reload picks anyway: writing it would only cost the first
+    // paint a history update in TensorBoard's page too (~20 ms of its change detection, measured).
+    const p = this.pendingUrl;
+    const urlEmpty = !p || (p.run === null && p.focus === null && p.alert === null);
+    if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl, !(urlEmpty && run === names[0]));
+  }
+
+  /**
+   * The selected run's counts after a poll, against `before`: what grew is fetched again in place (scroll positions,
+   * selection and focus stay). Returns whether anything changed (the poller then stays at its fastest).
+   */
+  private followGrowth(before: State): boolean {
+    const was = before.runs.data?.runs.find((r) => r.name === before.run) ?? null;
+    const now = this.store.runInfo();
+    if (!was || !now) return false;
+    const c0 = was.counts;
+    const c1 = now.counts;
+    if (c1.graph_executions !== c0.graph_executions) this.lists.traces.invalidate();
+    if (c1.executions !== c0.executions) this.timeline.grew(before);
+    if (c1.source_files !== c0.source_files && this.firstPaintOver) void this.sources.loadFiles();
+    if (c1.alerts !== c0.alerts) {
+      void this.loadRootCause();
+      if (this.firstPaintOver) void this.timeline.loadMarks();
+      if (this.store.state.alertType === null) this.setAlertType(firstAlertType(now));
+      else this.lists.alerts.invalidate();
+    }
+    return JSON.stringify(c0) + was.status.done !== JSON.stringify(c1) + now.status.done;
   }
 
   /** Polls `runs` every second while the run is still being written or indexed, backing off to 30 s when idle (4 s
@@ -100,7 +162,7 @@ export class Controller {
       const busy = !info || !info.status.done;
       // A file the backend retries on every pass (unreadable, missing, failed) may be fixed any moment: the user
       // who fixes it expects the dashboard to follow within seconds, not after the 30 s idle back-off.
-      const retrying = info?.status.notices.some((n) => READ_PROBLEMS.includes(n.code) && n.severity !== 'info') ?? false;
+      const retrying = info?.status.notices.some(isStandingReadProblem) ?? false;
       this.pollDelay = changed || busy ? 1000 : Math.min(this.pollDelay * 2, retrying ? 4000 : 30000);
       this.schedulePoll();
     }, this.pollDelay);
@@ -113,11 +175,25 @@ export class Controller {
     this.schedulePoll();
   }
 
+  /** Shows `run` (null: none): every run-scoped view starts over; `restore` (from the URL) brings back its focus. */
   selectRun(run: string | null, restore: UrlState | null = null, save = true): void {
     this.focusSeq++;
-    this.store.set({ run, ...runViewState() });
+    const info = this.store.state.runs.data?.runs.find((r) => r.name === run) ?? null;
+    const alertType = firstAlertType(info);
+    this.store.set({
+      run,
+      ...runViewState(),
+      alertType,
+      ...this.lists.openRun(run, alertType),
+      timeline: this.timeline.initial(this.store.state.timeline.size, info?.counts.executions ?? 0),
+      rootCause: run === null ? idle() : loading(),
+    });
     if (save) this.saveUrl();
-    if (run !== null && restore?.run === run && restore.focus) {
+    if (run === null) return;
+    void this.loadRootCause();
+    this.timeline.show(0);
+    this.loadAfterFirstPaint();
+    if (restore?.run === run && restore.focus) {
       if (restore.focus.kind === 'graph_execution') void this.focusGraphExecution(restore.focus.index, restore.alert);
       else void this.focusExecution(restore.focus.index, restore.alert);
     }
@@ -128,14 +204,42 @@ export class Controller {
     this.url.write({ run: s.run, focus: s.focus, alert: s.alertIndex });
   }
 
+  private async loadRootCause(): Promise<void> {
+    const run = this.store.state.run;
+    if (run === null) return;
+    const seq = ++this.rootCauseSeq;
+    // The card keeps showing the last answer while a live run's new one is fetched.
+    if (this.store.state.rootCause.status !== 'loading')
+      this.store.set({ rootCause: loading(this.store.state.rootCause) });
+    try {
+      const rc = await this.api.rootCause(run);
+      if (seq === this.rootCauseSeq && run === this.store.state.run) this.store.set({ rootCause: ready(rc) });
+    } catch (e) {
+      if (seq === this.rootCauseSeq && run === this.store.state.run) this.store.set({ rootCause: failed(e) });
+    }
+  }
+
   focusAlert(alert: Alert): Promise<void> {
     if (alert.source === 'execution') return this.focusExecution(alert.source_index, alert.index);
     return this.focusGraphExecution(alert.source_index, alert.index);
   }
 
+  /** Next (dir 1) or previous (-1) alert in wall-time order, from the focused one (keys n / p, the arrows). */
+  async stepAlert(dir: number): Promise<void> {
+    const run = this.store.state.run;
+    const count = this.store.runInfo()?.counts.alerts ?? 0;
+    if (run === null || count === 0) return;
+    const cur = this.store.state.alertIndex;
+    const next = cur === null ? (dir > 0 ? 0 : count - 1) : Math.min(Math.max(cur + dir, 0), count - 1);
+    if (next === cur) return;
+    const page = await this.api.alerts(run, next, next + 1);
+    const alert = page.alerts[0];
+    if (alert && this.store.state.run === run) await this.focusAlert(alert);
+  }
+
   private beginFocus(focus: Focus, alertIndex: number | null): number {
     const seq = ++this.focusSeq;
-    const patch: Parameters<Store['set']>[0] = {
+    const patch: Partial<State> = {
       focus,
       alertIndex,
       focusDetail: loading(),
@@ -143,10 +247,25 @@ export class Controller {
       selectedFrameId: null,
       hint: null,
     };
-    if (focus.kind === 'graph_execution') patch.geScroll = { index: focus.index, seq: ++this.scrollSeq };
+    if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index));
     this.store.set(patch);
     this.saveUrl();
     return seq;
+  }
+
+  /**
+   * Brings the Graph Execution list to trace `index`. A filtered list's positions are not global indices: the row is
+   * looked up among the fetched pages; when it is not there (it may not match the filters), the filters are dropped
+   * so the trace can be shown at all.
+   */
+  private scrollPatch(index: number): Partial<State> {
+    const s = this.store.state;
+    const seq = ++this.scrollSeq;
+    if (!hasFilters(s.geFilters)) return { geScroll: { index, position: index, seq } };
+    const position = s.geRows.positionOf((row) => row.index === index);
+    if (position !== null) return { geScroll: { index, position, seq } };
+    const geScroll: ListScroll = { index, position: index, seq };
+    return { geScroll, geFilters: {}, geRows: this.lists.openTraces(s.run, {}) };
   }
 
   /** Focuses one graph execution trace: its row, its op, the op's creation stack and the user's source line. */
@@ -165,13 +284,7 @@ export class Controller {
       this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });
       await this.loadStack(run, op.stack_frame_ids, live);
     } catch (e) {
-      if (!live()) return;
-      const s = this.store.state;
-      this.store.set({
-        focusDetail: s.focusDetail.status === 'loading' ? failed(e) : s.focusDetail,
-        op: s.op.status === 'loading' ? failed(e) : s.op,
-        frames: s.frames.status === 'loading' ? failed(e) : s.frames,
-      });
+      if (live()) this.failLoading(e);
     }
   }
 
@@ -181,6 +294,7 @@ export class Controller {
     if (run === null) return;
     const seq = this.beginFocus({ kind: 'execution', index }, alertIndex);
     this.store.set({ op: idle(), inputRows: [] });
+    this.timeline.reveal(index);
     const live = () => seq === this.focusSeq && run === this.store.state.run;
     try {
       const detail = await this.api.execution(run, index);
@@ -188,13 +302,18 @@ export class Controller {
       this.store.set({ focusDetail: ready(detail) });
       await this.loadStack(run, detail.stack_frame_ids, live);
     } catch (e) {
-      if (!live()) return;
-      const s = this.store.state;
-      this.store.set({
-        focusDetail: s.focusDetail.status === 'loading' ? failed(e) : s.focusDetail,
-        frames: s.frames.status === 'loading' ? failed(e) : s.frames,
-      });
+      if (live()) this.failLoading(e);
     }
+  }
+
+  /** The focus chain failed at some step: the parts still loading show the error, the parts loaded stay. */
+  private failLoading(e: unknown): void {
+    const { focusDetail, op, frames } = this.store.state;
+    this.store.set({
+      focusDetail: focusDetail.status === 'loading' ? failed(e) : focusDetail,
+      op: op.status === 'loading' ? failed(e) : op,
+      frames: frames.status === 'loading' ? failed(e) : frames,
+    });
   }
 
   private async loadStack(run: string, ids: string[], live: () => boolean): Promise<void> {
@@ -202,11 +321,9 @@ export class Controller {
     const resp = await this.api.stackFrames(run, ids);
     if (!live()) return;
     const frame = innermostUserFrame(resp.frames);
-    this.store.set({
-      frames: ready(resp.frames),
-      selectedFrameId: frame?.id ?? null,
-      source: frame && frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source,
-    });
+    const source =
+      frame && frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source;
+    this.sources.show(source, { frames: ready(resp.frames), selectedFrameId: frame?.id ?? null });
   }
 
   /**
@@ -240,36 +357,43 @@ export class Controller {
   }
 
   selectFrame(frame: StackFrame): void {
-    this.store.set({
-      selectedFrameId: frame.id,
-      source: frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source,
-    });
+    const source = frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source;
+    this.sources.show(source, { selectedFrameId: frame.id });
   }
 
   selectSourceFile(fileIndex: number): void {
-    this.store.set({ source: { fileIndex, line: null } });
+    this.sources.show({ fileIndex, line: null });
   }
 
-  setFilters(f: Parameters<Store['set']>[0]['geFilters']): void {
-    this.store.set({ geFilters: { ...f } });
+  setFilters(filters: GraphExecutionFilters): void {
+    const f = { ...filters };
+    this.store.set({ geFilters: f, geRows: this.lists.openTraces(this.store.state.run, f) });
   }
 
   setAlertType(type: string | null): void {
-    this.store.set({ alertType: type });
+    this.store.set({ alertType: type, alertRows: this.lists.openAlerts(this.store.state.run, type) });
   }
 
-  scrollGraphExecutionTo(index: number): void {
-    this.store.set({ geScroll: { index, seq: ++this.scrollSeq } });
+  /** The Alerts list shows rows [begin, end): fetch what it lacks. */
+  loadAlertRows(begin: number, end: number): void {
+    this.lists.alerts.request(begin, end);
   }
-}
 
-/** Trace indices of the focused op's inputs nearest the focus, so their rows can be tinted. */
-export function inputRowsOf(op: OpInfo, near: number): number[] {
-  const out: number[] = [];
-  for (const input of op.inputs) {
-    const before = input.traces.indices.filter((i) => i <= near);
-    const idx = nearestIndex(before.length ? before : input.traces.indices, near);
-    if (idx !== null) out.push(idx);
+  /** The Graph Execution list shows rows [begin, end): fetch what it lacks. */
+  loadGraphExecutionRows(begin: number, end: number): void {
+    this.lists.traces.request(begin, end);
   }
-  return out;
+
+  /** Timeline paging (dir ±1), a minimap click (centre on an execution), and the panel's width in boxes. */
+  pageTimeline(dir: number): void {
+    this.timeline.page(dir);
+  }
+
+  centreTimelineOn(index: number): void {
+    this.timeline.centreOn(index);
+  }
+
+  resizeTimeline(boxes: number): void {
+    this.timeline.resize(boxes);
+  }
 }

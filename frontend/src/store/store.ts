@@ -1,18 +1,26 @@
 /**
- * The one store: which run, what is focused, filters, and the loaded detail every panel shows.
+ * The one store: which run, what is focused, filters, and everything the panels show (details, the lists' fetched
+ * pages, the timeline's page, the source file).
  *
- * Panels read `store.state` and subscribe; only the controller (`controller.ts`) writes the async parts. State is
- * replaced immutably per `set`, so a subscriber can compare slices by identity to skip work.
+ * Only the controller (`controller.ts`) writes it; panels read `store.state`, subscribe, and call the controller's
+ * intents. State is replaced immutably per `set`, so a subscriber can compare slices by identity to skip work.
  */
 import type {
+  Alert,
   ExecutionDetail,
+  ExecutionsResponse,
   GraphExecutionDetail,
+  GraphExecutionRow,
   OpInfo,
+  RootCauseResponse,
   RunInfo,
   RunsResponse,
+  SourceFileRef,
+  SourceFileResponse,
   StackFrame,
 } from '../api/wire.ts';
 import type { GraphExecutionFilters } from '../api/client.ts';
+import { PagedRows } from './paged_rows.ts';
 
 /** What the user is looking at: one tensor trace in the graph execution list, or one eager execution. */
 export type Focus = { kind: 'graph_execution'; index: number } | { kind: 'execution'; index: number };
@@ -24,7 +32,11 @@ export interface Loadable<T> {
 }
 
 export const idle = <T>(): Loadable<T> => ({ status: 'idle', data: null, error: null });
-export const loading = <T>(prev?: Loadable<T>): Loadable<T> => ({ status: 'loading', data: prev?.data ?? null, error: null });
+export const loading = <T>(prev?: Loadable<T>): Loadable<T> => ({
+  status: 'loading',
+  data: prev?.data ?? null,
+  error: null,
+});
 export const ready = <T>(data: T): Loadable<T> => ({ status: 'ready', data, error: null });
 export const failed = <T>(error: unknown): Loadable<T> => ({ status: 'error', data: null, error: errorText(error) });
 
@@ -37,6 +49,23 @@ export interface SourceFocus {
   fileIndex: number;
   /** 1-based line to highlight and centre, or null to show the file from the top. */
   line: number | null;
+}
+
+/** The timeline's window of executions: which ones, and the page fetched for it. */
+export interface TimelineView {
+  begin: number;
+  /** Boxes that fit the panel's width (the panel reports it). */
+  size: number;
+  page: Loadable<ExecutionsResponse>;
+}
+
+/** A request to scroll the Graph Execution list to a trace (seq makes repeated requests distinct). */
+export interface ListScroll {
+  /** The trace's global index. */
+  index: number;
+  /** Its position in the list as filtered now (equal to index when unfiltered). */
+  position: number;
+  seq: number;
 }
 
 export interface State {
@@ -56,17 +85,41 @@ export interface State {
   selectedFrameId: string | null;
   source: SourceFocus | null;
   geFilters: GraphExecutionFilters;
-  /** A request to scroll the Graph Execution list to an index (seq makes repeated requests distinct). */
-  geScroll: { index: number; seq: number } | null;
+  geScroll: ListScroll | null;
   /** Graph execution indices of the focused op's inputs, tinted in the list. */
   inputRows: number[];
   /** Messages for the user that are not errors of one panel (e.g. "probs has no trace"). */
   hint: string | null;
+  /** The Alerts list: the run's alerts of `alertType`, as far as fetched. */
+  alertRows: PagedRows<Alert>;
+  /** The Graph Execution list: the run's traces under `geFilters`, as far as fetched. */
+  geRows: PagedRows<GraphExecutionRow>;
+  /** Op types seen in the fetched traces (the op type filter suggests them), at most OP_TYPES_CAP. */
+  opTypes: string[];
+  rootCause: Loadable<RootCauseResponse>;
+  timeline: TimelineView;
+  /** Execution indices of the run's first alerts (the timeline's minimap marks them). */
+  alertMarks: number[];
+  /** The run's source files, user code first. */
+  sourceFiles: Loadable<SourceFileRef[]>;
+  /** The file `source` points at. */
+  sourceFile: Loadable<SourceFileResponse>;
 }
+
+/** What a list shows with no run: nothing, and nothing to fetch. */
+export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
 /** Everything that belongs to one run's view: cleared when another run is selected. */
 export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
   return {
+    alertRows: noRows(),
+    geRows: noRows(),
+    opTypes: [],
+    rootCause: idle(),
+    timeline: { begin: 0, size: 40, page: idle() },
+    alertMarks: [],
+    sourceFiles: idle(),
+    sourceFile: idle(),
     focus: null,
     alertIndex: null,
     alertType: null,

@@ -27,11 +27,17 @@ export function numText(v: unknown): string {
 
 function counts(h: Record<string, unknown>, out: Chip[]): boolean {
   const { neg_inf, pos_inf, nan } = h;
-  if (!(isCount(neg_inf) || neg_inf === null) || !(isCount(pos_inf) || pos_inf === null) || !(isCount(nan) || nan === null)) {
+  if (
+    !(isCount(neg_inf) || neg_inf === null) ||
+    !(isCount(pos_inf) || pos_inf === null) ||
+    !(isCount(nan) || nan === null)
+  ) {
     return false;
   }
-  if (isCount(neg_inf) && neg_inf > 0) out.push({ kind: 'neginf', text: `-∞ ${fmt(neg_inf)}`, title: `${neg_inf} elements are -Infinity` });
-  if (isCount(pos_inf) && pos_inf > 0) out.push({ kind: 'posinf', text: `+∞ ${fmt(pos_inf)}`, title: `${pos_inf} elements are +Infinity` });
+  if (isCount(neg_inf) && neg_inf > 0)
+    out.push({ kind: 'neginf', text: `-∞ ${fmt(neg_inf)}`, title: `${neg_inf} elements are -Infinity` });
+  if (isCount(pos_inf) && pos_inf > 0)
+    out.push({ kind: 'posinf', text: `+∞ ${fmt(pos_inf)}`, title: `${pos_inf} elements are +Infinity` });
   if (isCount(nan) && nan > 0) out.push({ kind: 'nan', text: `NaN ${fmt(nan)}`, title: `${nan} elements are NaN` });
   return true;
 }
@@ -55,13 +61,21 @@ function chipsOf(h: unknown): Chip[] {
     case 'NO_TENSOR':
       return [{ kind: 'info', text: 'computed', title: 'NO_TENSOR mode: only records that the tensor was computed' }];
     case 'EMPTY':
-      return [{ kind: 'empty', text: 'not instrumented', title: 'A non-float output: the health modes do not record it' }];
+      return [
+        { kind: 'empty', text: 'not instrumented', title: 'A non-float output: the health modes do not record it' },
+      ];
     case 'UNKNOWN':
       return unknown(typeof r.reason === 'string' ? r.reason : 'the decoder did not understand this value');
     case 'CURT_HEALTH':
       if (typeof r.any_inf_or_nan !== 'boolean') return unknown('CURT_HEALTH without any_inf_or_nan');
       return r.any_inf_or_nan
-        ? [{ kind: 'bad', text: 'inf/NaN', title: 'CURT_HEALTH: some element is ±Infinity or NaN (counts not recorded)' }]
+        ? [
+            {
+              kind: 'bad',
+              text: 'inf/NaN',
+              title: 'CURT_HEALTH: some element is ±Infinity or NaN (counts not recorded)',
+            },
+          ]
         : [{ kind: 'ok', text: 'finite', title: 'CURT_HEALTH: every element is finite' }];
     case 'CONCISE_HEALTH':
     case 'FULL_HEALTH':

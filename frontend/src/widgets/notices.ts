@@ -3,16 +3,13 @@
  * compact problem summary with every detail kept for the tooltip and the expandable list. Pure functions (no DOM),
  * so the unit tests cover the wording; widgets/status_bar.ts draws them.
  */
-import type { Notice, RunInfo } from '../api/wire.ts';
-
-/** Codes for a file the reader could not read this pass: the panel fed by that file is empty or stale because of it.
- * The backend looks at their cause again on every refresh pass (the controller polls sooner while one stands). */
-export const READ_PROBLEMS = ['unreadable_file', 'missing_file', 'refresh_failed'];
+import type { Notice, NoticeCode, RunInfo } from '../api/wire.ts';
+import { isReadProblem, isStandingReadProblem } from '../api/notice_codes.ts';
 
 /** The hint that the cause is looked at again, for notices the next refresh pass re-checks (not damage: a skipped
  * record stays skipped). Left out when the backend's message already says so. */
 function withHint(text: string, n: Notice): string {
-  if (!READ_PROBLEMS.includes(n.code) || /every refresh|tried again|retried/i.test(n.message)) return text;
+  if (!isReadProblem(n.code) || /every refresh|tried again|retried/i.test(n.message)) return text;
   return `${text}${/[.!?]$/.test(text) ? '' : '.'} It is tried again on every refresh.`;
 }
 
@@ -52,10 +49,15 @@ export interface EmptyReason {
  * "no traces" would blame the program when the reader could not read them — then the API's explanations (`codes`),
  * then `fallback`. An error-level read problem makes the panel an error (red).
  */
-export function emptyReason(info: RunInfo | null, codes: string[], fallback: string, files: string[] = []): EmptyReason {
+export function emptyReason(
+  info: RunInfo | null,
+  codes: NoticeCode[],
+  fallback: string,
+  files: string[] = [],
+): EmptyReason {
   const notices: Notice[] = info?.status.notices ?? [];
   const indexing = info && !info.status.done ? ' (still indexing; this updates live)' : '';
-  const problems = notices.filter((n) => READ_PROBLEMS.includes(n.code) && n.severity !== 'info' && concerns(n, files));
+  const problems = notices.filter((n) => isStandingReadProblem(n) && concerns(n, files));
   if (problems.length) {
     const kind = problems.some((n) => n.severity === 'error') ? 'error' : 'empty';
     return { kind, text: problems.map(noticeText).join(' ') + ' This panel fills in once it can be read.' };
@@ -66,7 +68,7 @@ export function emptyReason(info: RunInfo | null, codes: string[], fallback: str
 }
 
 /** emptyReason's text (kept for callers that only need the words). */
-export function reasonFrom(info: RunInfo | null, codes: string[], fallback: string, files: string[] = []): string {
+export function reasonFrom(info: RunInfo | null, codes: NoticeCode[], fallback: string, files: string[] = []): string {
   return emptyReason(info, codes, fallback, files).text;
 }
 
@@ -75,7 +77,8 @@ export type Severity = Notice['severity'];
 /** One entry of the status line: a summary (several notices of one kind and file become one line) and its details. */
 export interface StatusItem {
   severity: Severity;
-  code: string;
+  /** The notices' code, or 'client' for a failure of the dashboard itself (e.g. the last poll failed). */
+  code: NoticeCode | 'client';
   text: string;
   /** Every notice behind the entry, one line each (noticeDetail): nothing is lost by summarizing. */
   details: string[];
@@ -89,7 +92,7 @@ export interface StatusItem {
 export function shortText(text: string, n: Pick<Notice, 'code'>): string {
   const cut = text.indexOf('. ');
   const first = cut > 0 ? text.slice(0, cut) : text.replace(/\.$/, '');
-  return READ_PROBLEMS.includes(n.code) ? `${first} (retried on every refresh)` : first;
+  return isReadProblem(n.code) ? `${first} (retried on every refresh)` : first;
 }
 
 const RANK: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
@@ -112,9 +115,16 @@ export function summarizeNotices(notices: Notice[], scope = ''): StatusItem[] {
     if (n.code === 'damaged_record') {
       const key = n.file ?? '';
       damaged.set(key, [...(damaged.get(key) ?? []), n]);
-    } else if (n.severity !== 'info' || n.code === 'partial_record' || READ_PROBLEMS.includes(n.code)) {
+    } else if (n.severity !== 'info' || n.code === 'partial_record' || isReadProblem(n.code)) {
       const text = prefix + noticeText(n);
-      items.push({ severity: n.severity, code: n.code, text, details: [prefix + noticeDetail(n)], where: noticeWhere(n), short: shortText(text, n) });
+      items.push({
+        severity: n.severity,
+        code: n.code,
+        text,
+        details: [prefix + noticeDetail(n)],
+        where: noticeWhere(n),
+        short: shortText(text, n),
+      });
     }
   }
   for (const [file, list] of damaged) {
@@ -123,13 +133,21 @@ export function summarizeNotices(notices: Notice[], scope = ''): StatusItem[] {
     const at = first !== undefined ? ` at byte ${first.toLocaleString('en-US')}` : '';
     const inFile = file || 'the dump';
     // Starts with "Damaged record" in both forms, so the line reads (and is searched) the same for one or many.
-    const short = list.length === 1
-      ? `Damaged record skipped in ${inFile}${at}`
-      : `Damaged records: ${list.length} skipped in ${inFile} (first${at})`;
+    const short =
+      list.length === 1
+        ? `Damaged record skipped in ${inFile}${at}`
+        : `Damaged records: ${list.length} skipped in ${inFile} (first${at})`;
     const text = `${short}; the records around ${list.length === 1 ? 'it' : 'them'} were kept.`;
     const sev = list.some((n) => n.severity === 'error') ? 'error' : list[0]!.severity;
     // The list shows each damaged record's own message (it holds the reason, e.g. a CRC mismatch).
-    items.push({ severity: sev, code: 'damaged_record', text: prefix + text, details: list.map((n) => prefix + noticeDetail(n)), where: '', short: prefix + short });
+    items.push({
+      severity: sev,
+      code: 'damaged_record',
+      text: prefix + text,
+      details: list.map((n) => prefix + noticeDetail(n)),
+      where: '',
+      short: prefix + short,
+    });
   }
   return bySeverity(items);
 }

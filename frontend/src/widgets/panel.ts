@@ -2,7 +2,11 @@
  * The frame every panel shares: a title bar with optional tools, a body, and one status overlay that shows the
  * loading, empty (with the reason) or error state, so every panel states why it shows nothing.
  */
-export type PanelState = { kind: 'content' } | { kind: 'loading'; text?: string } | { kind: 'empty'; text: string } | { kind: 'error'; text: string };
+export type PanelState =
+  | { kind: 'content' }
+  | { kind: 'loading'; text?: string }
+  | { kind: 'empty'; text: string }
+  | { kind: 'error'; text: string };
 
 export class Panel {
   readonly element: HTMLElement;

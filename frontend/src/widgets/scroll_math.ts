@@ -46,7 +46,11 @@ export function scrollTopFor(row: number, g: Geometry): number {
 }
 
 /** Rows [begin, end) to put in the DOM for a first row, plus the y offset (px, viewport-relative) of `begin`. */
-export function visibleRange(firstRow: number, g: Geometry, overscan = 2): { begin: number; end: number; offset: number } {
+export function visibleRange(
+  firstRow: number,
+  g: Geometry,
+  overscan = 2,
+): { begin: number; end: number; offset: number } {
   const begin = Math.max(0, Math.floor(firstRow) - overscan);
   const end = Math.min(g.total, Math.ceil(firstRow + g.viewport / g.rowHeight) + overscan);
   return { begin, end, offset: (begin - firstRow) * g.rowHeight };
@@ -60,12 +64,4 @@ export function firstRowToReveal(index: number, firstRow: number, g: Geometry, c
   else if (index < firstRow) r = index;
   else if (index + 1 > firstRow + rows) r = index + 1 - rows;
   return Math.min(Math.max(r, 0), maxFirstRow(g));
-}
-
-/** Page numbers (of `pageSize` rows) covering rows [begin, end). */
-export function pagesFor(begin: number, end: number, pageSize: number): number[] {
-  if (end <= begin) return [];
-  const out: number[] = [];
-  for (let p = Math.floor(begin / pageSize); p * pageSize < end; p++) out.push(p);
-  return out;
 }

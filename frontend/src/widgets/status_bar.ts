@@ -56,7 +56,14 @@ export class StatusBar {
    */
   update(summary: string[], items: StatusItem[], extra: string[] = []): void {
     const all: StatusItem[] = [
-      ...extra.map((t): StatusItem => ({ severity: 'error', code: 'client', text: t, details: [t], where: '', short: t })),
+      ...extra.map((t): StatusItem => ({
+        severity: 'error',
+        code: 'client',
+        text: t,
+        details: [t],
+        where: '',
+        short: t,
+      })),
       ...items,
     ];
     // Redraw only on change: the poller updates the store every second.
@@ -82,12 +89,19 @@ export class StatusBar {
     this.line.classList.toggle('sev-error', worst === 'error');
     this.line.classList.toggle('sev-warning', worst === 'warning');
     const details = all.flatMap((i) => i.details);
-    this.line.title = details.length > TOOLTIP_LINES
-      ? [...details.slice(0, TOOLTIP_LINES), `… ${details.length - TOOLTIP_LINES} more: open the list (${this.toggleLabel(all)}).`].join('\n')
-      : details.join('\n');
+    this.line.title =
+      details.length > TOOLTIP_LINES
+        ? [
+            ...details.slice(0, TOOLTIP_LINES),
+            `… ${details.length - TOOLTIP_LINES} more: open the list (${this.toggleLabel(all)}).`,
+          ].join('\n')
+        : details.join('\n');
     this.toggle.hidden = all.length === 0;
     const worstAll = worstSeverity(all);
-    this.toggle.replaceChildren(...(worstAll ? [badge(worstAll)] : []), document.createTextNode(` ${this.toggleLabel(all)} ▾`));
+    this.toggle.replaceChildren(
+      ...(worstAll ? [badge(worstAll)] : []),
+      document.createTextNode(` ${this.toggleLabel(all)} ▾`),
+    );
     this.toggle.className = `status-toggle sev-${worstSeverity(all) ?? 'info'}${this.open ? ' open' : ''}`;
     this.toggle.title = 'Show every problem and note, with its file and byte offset';
     this.renderList(all);

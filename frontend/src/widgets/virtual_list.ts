@@ -1,17 +1,18 @@
 /**
- * Virtual list: fixed row height, only visible rows in the DOM, pages fetched as needed, and a scroll position
- * scaled past the browser's maximum element height (see scroll_math.ts) so 10 M rows scroll end to end.
+ * Virtual list: fixed row height, only visible rows in the DOM, rows asked for as they come into view (whoever owns
+ * them fetches them and hands back a new RowSource), and a scroll position scaled past the browser's maximum element
+ * height (see scroll_math.ts) so 10 M rows scroll end to end.
  *
  * DOM: a scroller holding a sticky "rows" layer (one viewport tall) and a spacer; rows are absolutely positioned
  * inside the layer from the model's fractional first row. When scaled, wheel events move by rows, not pixels.
  */
-import { ListModel, type FetchPage } from './list_model.ts';
-import { inFrame } from '../store/ready.ts';
+import { ListModel, type RequestRows, type RowSource } from './list_model.ts';
+import { inFrame } from '../ready.ts';
 
 export interface VirtualListOptions<T> {
   rowHeight: number;
-  pageSize?: number;
-  fetchPage: FetchPage<T>;
+  /** The rows in view changed: fetch those not fetched yet. Called once scrolling pauses, never per frame. */
+  requestRows: RequestRows;
   /** Fills a row element; `item` is undefined while its page loads. Must use textContent for untrusted text. */
   renderRow(el: HTMLElement, item: T | undefined, index: number): void;
   /** Arrow keys / click moved the selection. */
@@ -43,7 +44,7 @@ export class VirtualList<T> {
   private fetchTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly opts: VirtualListOptions<T>) {
-    this.model = new ListModel<T>(opts.rowHeight, opts.fetchPage, opts.pageSize ?? 200, () => this.schedule());
+    this.model = new ListModel<T>(opts.rowHeight, opts.requestRows);
     this.element = document.createElement('div');
     this.element.className = 'vl';
     this.element.tabIndex = 0;
@@ -100,7 +101,12 @@ export class VirtualList<T> {
   private onWheel(e: WheelEvent): void {
     if (!this.scaled()) return; // native scrolling is exact below the height cap
     e.preventDefault();
-    const rows = e.deltaMode === 1 ? e.deltaY : e.deltaMode === 2 ? e.deltaY * (this.model.viewport / this.model.rowHeight) : e.deltaY / this.model.rowHeight;
+    const rows =
+      e.deltaMode === 1
+        ? e.deltaY
+        : e.deltaMode === 2
+          ? e.deltaY * (this.model.viewport / this.model.rowHeight)
+          : e.deltaY / this.model.rowHeight;
     this.model.setFirstRow(this.model.firstRow + rows);
     this.draw();
   }
@@ -146,21 +152,19 @@ export class VirtualList<T> {
     this.pendingReveal = this.model.viewport ? null : { index, center };
   }
 
-  /** New data set (filters, run): back to the top, refetch. */
-  reset(fetchPage?: FetchPage<T>): void {
+  /** Rows of a new data set (filters, run): back to the top. Its owner fetches its first page unasked: a new data
+   * set starts at row 0 whatever the viewport, so that request need not wait for a layout or the scroll debounce. */
+  reset(source: RowSource<T>): void {
     this.pendingReveal = null;
-    this.model.reset(fetchPage);
-    this.model.setTotal(0);
-    // A new data set starts at row 0 and its total is unknown, so the first page does not depend on the
-    // viewport: ask now, before draw() forces a layout and without its 40 ms scroll debounce (first paint).
-    void this.model.ensureVisible();
+    this.model.reset();
+    this.model.setSource(source);
     this.draw();
   }
 
-  /** Same data set, possibly grown: keep scroll and selection, refetch visible pages. */
-  refresh(): void {
-    this.model.invalidate();
-    this.draw();
+  /** More rows of the same data set arrived (or it grew): drawn in the next frame, keeping scroll and selection. */
+  setSource(source: RowSource<T>): void {
+    this.model.setSource(source);
+    this.schedule();
   }
 
   private schedule(): void {
@@ -225,7 +229,7 @@ export class VirtualList<T> {
     if (this.fetchTimer !== null) clearTimeout(this.fetchTimer);
     this.fetchTimer = setTimeout(() => {
       this.fetchTimer = null;
-      void m.ensureVisible();
+      m.ensureVisible();
     }, 40);
   }
 

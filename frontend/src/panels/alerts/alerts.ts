@@ -5,12 +5,12 @@
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
-import type { Alert } from '../../api/wire.ts';
+import type { Alert, NoticeCode, TensorHealth } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { healthChips } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
-import type { Readiness } from '../../store/ready.ts';
+import type { Readiness } from '../../ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
 
 const TYPE_LABEL: Record<string, string> = { InfNanAlert: 'NaN / ∞' };
@@ -22,25 +22,26 @@ export class AlertsPanel {
   private list: VirtualList<Alert>;
   private prevBtn = el('button', 'alert-nav', '↑ prev');
   private nextBtn = el('button', 'alert-nav', 'next ↓');
-  private run: string | null = null;
-  private alertCount = -1;
-  private rcSeq = 0;
-  private readyPending = false;
+  /** The first paint's bookkeeping (readiness): the first page of the opened type, and the root-cause card. */
+  private listPending = false;
+  private rootCausePending = false;
 
-  constructor(private readonly ctl: Controller, private readonly readiness: Readiness) {
+  constructor(
+    private readonly ctl: Controller,
+    private readonly readiness: Readiness,
+  ) {
     this.prevBtn.dataset.testid = 'alert-prev';
     this.nextBtn.dataset.testid = 'alert-next';
     this.prevBtn.title = 'Previous alert (p)';
     this.nextBtn.title = 'Next alert (n)';
-    this.prevBtn.addEventListener('click', () => void this.step(-1));
-    this.nextBtn.addEventListener('click', () => void this.step(1));
+    this.prevBtn.addEventListener('click', () => void ctl.stepAlert(-1));
+    this.nextBtn.addEventListener('click', () => void ctl.stepAlert(1));
     this.panel.tools.append(this.prevBtn, this.nextBtn);
     this.list = new VirtualList<Alert>({
       rowHeight: 24,
-      pageSize: 200,
       testId: 'alert-list',
-      fetchPage: (b, e) => this.fetch(b, e),
-      renderRow: (row, a) => this.renderRow(row, a),
+      requestRows: (begin, end) => ctl.loadAlertRows(begin, end),
+      renderRow: (row, a) => renderAlertRow(row, a),
       rowClass: (_i, a) => (a && a.index === this.ctl.store.state.alertIndex ? 'focused' : null),
       onSelect: (_i, a) => a && void this.ctl.focusAlert(a),
       onActivate: (_i, a) => a && void this.ctl.focusAlert(a),
@@ -52,99 +53,53 @@ export class AlertsPanel {
     ctl.store.subscribe((s, p) => this.update(s, p));
   }
 
-  private fetch(begin: number, end: number) {
-    const run = this.run;
-    const type = this.ctl.store.state.alertType;
-    if (run === null || type === null) return Promise.resolve({ items: [], total: 0 });
-    return this.ctl.api.alerts(run, begin, end, type).then((r) => ({ items: r.alerts, total: r.total }));
-  }
-
-  private renderRow(row: HTMLElement, a: Alert | undefined): void {
-    row.classList.add('alert-row');
-    if (!a) {
-      row.replaceChildren(el('span', 'muted', 'Loading…'));
-      return;
-    }
-    row.dataset.testid = 'alert-row';
-    row.dataset.role = a.role ?? '';
-    const role = el('span', `alert-role role-${a.role ?? 'none'}`, a.role === 'producer' ? '●' : a.role === 'propagator' ? '○' : '·');
-    role.title = a.role === 'producer' ? 'Producer: this op made the value non-finite' : a.role === 'propagator' ? 'Propagator: a non-finite input passed through' : 'role not analysed';
-    const name = el('span', 'alert-op', a.op_name ?? a.op_type);
-    name.title = `${a.op_name ?? '(eager)'} ${a.op_type} · ${a.source} #${a.source_index}`;
-    const chips = el('span', 'chips');
-    const h = a.neg_inf === null && a.pos_inf === null && a.nan === null
-      ? { mode: 'CURT_HEALTH', tensor_id: -1, any_inf_or_nan: true }
-      : { mode: 'CONCISE_HEALTH', tensor_id: -1, size: a.size ?? 0, neg_inf: a.neg_inf ?? 0, pos_inf: a.pos_inf ?? 0, nan: a.nan ?? 0 };
-    for (const c of healthChips(h)) {
-      const s = el('span', `chip chip-${c.kind}`, c.text);
-      s.title = c.title;
-      chips.append(s);
-    }
-    row.replaceChildren(el('span', 'alert-idx', String(a.index)), role, name, el('span', 'alert-type muted', a.op_type), chips);
-  }
-
   private afterDraw(): void {
-    if (this.readyPending && this.list.model.loadedOnce) {
-      this.readyPending = false;
+    if (this.listPending && this.list.model.loadedOnce) {
+      this.listPending = false;
       this.readiness.end('alerts');
     }
   }
 
-  private async step(dir: number): Promise<void> {
-    const s = this.ctl.store.state;
-    const info = this.ctl.store.runInfo();
-    if (s.run === null || !info || info.counts.alerts === 0) return;
-    const cur = s.alertIndex;
-    const next = cur === null ? (dir > 0 ? 0 : info.counts.alerts - 1) : Math.min(Math.max(cur + dir, 0), info.counts.alerts - 1);
-    if (next === cur) return;
-    const r = await this.ctl.api.alerts(s.run, next, next + 1);
-    const a = r.alerts[0];
-    if (a && this.ctl.store.state.run === s.run) await this.ctl.focusAlert(a);
-  }
-
-  /** Keyboard n / p from anywhere in the dashboard. */
-  nextAlert(dir: number): void {
-    void this.step(dir);
-  }
-
-  private async loadRootCause(run: string): Promise<void> {
-    const seq = ++this.rcSeq;
-    // The card is this panel's first data as much as the alert list is: the ready marker waits for it too.
-    this.readiness.begin('root-cause');
-    try {
-      await this.showRootCause(run, seq);
-    } finally {
-      if (seq === this.rcSeq) this.readiness.end('root-cause');
+  private renderRootCause(s: State): void {
+    const rc = s.rootCause;
+    if (rc.status === 'loading' && !this.rootCausePending) {
+      // The card is this panel's first data as much as the alert list is: the ready marker waits for it too.
+      this.rootCausePending = true;
+      this.readiness.begin('root-cause');
     }
-  }
-
-  private async showRootCause(run: string, seq: number): Promise<void> {
-    try {
-      const rc = await this.ctl.api.rootCause(run);
-      if (seq !== this.rcSeq) return;
+    if (rc.data) {
+      const found = rc.data;
       this.panel.element.classList.add('has-rc');
-      this.rc.replaceChildren(renderRootCause(rc, () => {
-        if (rc.producer) void this.ctl.focusAlert(rc.producer.alert);
-      }));
-    } catch (e) {
-      if (seq !== this.rcSeq) return;
-      const err = el('div', 'rc-card rc-error', `Root cause not available: ${e instanceof Error ? e.message : String(e)}`);
+      this.rc.replaceChildren(
+        renderRootCause(found, () => {
+          if (found.producer) void this.ctl.focusAlert(found.producer.alert);
+        }),
+      );
+    } else if (rc.status === 'error') {
+      const err = el('div', 'rc-card rc-error', `Root cause not available: ${rc.error}`);
       err.dataset.testid = 'root-cause';
       this.rc.replaceChildren(err);
+    }
+    if (rc.status !== 'loading' && this.rootCausePending) {
+      this.rootCausePending = false;
+      this.readiness.end('root-cause');
     }
   }
 
   private renderTypes(s: State): void {
-    const info = this.ctl.store.runInfo();
-    const byType = info?.counts.alerts_by_type ?? {};
+    const byType = this.ctl.store.runInfo()?.counts.alerts_by_type ?? {};
     const rows: HTMLElement[] = [];
     for (const [type, n] of Object.entries(byType)) {
       if (n <= 0) continue;
-      const b = el('button', 'alert-type-row' + (s.alertType === type ? ' open' : ''));
+      const open = s.alertType === type;
+      const b = el('button', 'alert-type-row' + (open ? ' open' : ''));
       b.dataset.testid = 'alert-type';
       b.dataset.type = type;
-      b.append(el('span', '', `${s.alertType === type ? '▾' : '▸'} ${TYPE_LABEL[type] ?? type}`), el('span', 'alert-count', n.toLocaleString('en-US')));
-      b.addEventListener('click', () => this.ctl.setAlertType(s.alertType === type ? null : type));
+      b.append(
+        el('span', '', `${open ? '▾' : '▸'} ${TYPE_LABEL[type] ?? type}`),
+        el('span', 'alert-count', n.toLocaleString('en-US')),
+      );
+      b.addEventListener('click', () => this.ctl.setAlertType(open ? null : type));
       rows.push(b);
     }
     this.types.replaceChildren(...rows);
@@ -152,53 +107,38 @@ export class AlertsPanel {
   }
 
   private update(s: State, prev: State): void {
-    const info = this.ctl.store.runInfo();
-    const count = info?.counts.alerts ?? 0;
-    const byType = info?.counts.alerts_by_type ?? {};
     if (s.run === null) {
-      this.run = null;
       this.rc.replaceChildren();
       this.panel.element.classList.remove('has-rc');
       this.panel.setState(noRunState(s));
       return;
     }
-    if (s.run !== this.run) {
-      this.run = s.run;
-      this.alertCount = count;
-      void this.loadRootCause(s.run);
-      const first = Object.keys(byType).find((t) => (byType[t] ?? 0) > 0) ?? null;
-      // Open the first type so the first alert is one click away.
-      if (s.alertType === null && first !== null) {
-        this.readiness.begin('alerts');
-        this.readyPending = true;
-        this.ctl.setAlertType(first);
-        return;
-      }
-    } else if (count !== this.alertCount) {
-      this.alertCount = count;
-      void this.loadRootCause(s.run);
-      if (s.alertType === null) {
-        const first = Object.keys(byType).find((t) => (byType[t] ?? 0) > 0) ?? null;
-        if (first !== null) return this.ctl.setAlertType(first);
-      } else this.list.refresh();
+    if (s.run !== prev.run && s.alertType !== null) {
+      this.readiness.begin('alerts');
+      this.listPending = true;
     }
-    if (s.alertType !== prev.alertType) {
-      this.list.reset();
-    }
+    if (s.rootCause !== prev.rootCause || s.run !== prev.run) this.renderRootCause(s);
+    if (s.alertRows.key !== prev.alertRows.key) this.list.reset(s.alertRows);
+    else if (s.alertRows !== prev.alertRows) this.list.setSource(s.alertRows);
     this.renderTypes(s);
     if (s.alertIndex !== prev.alertIndex) {
       this.list.draw();
       this.revealFocused(s);
     }
+    this.renderCount();
+  }
+
+  private renderCount(): void {
+    const info = this.ctl.store.runInfo();
+    const count = info?.counts.alerts ?? 0;
     this.prevBtn.disabled = count === 0;
     this.nextBtn.disabled = count === 0;
-    if (count === 0) {
-      // "No alerts" cannot be claimed while a file the alerts come from is unreadable: that comes first.
-      this.panel.setState(
-        emptyReason(info, ['no_tensor_mode', 'circular_buffer', 'still_indexing'], 'No alerts: no tensor held -∞, +∞ or NaN.', ['execution', 'graph_execution_traces']),
-      );
-      // The empty panel still shows the root-cause card (e.g. "clean") above the message.
-    } else this.panel.setState({ kind: 'content' });
+    if (count > 0) return this.panel.setState({ kind: 'content' });
+    // "No alerts" cannot be claimed while a file the alerts come from is unreadable: that comes first. The empty
+    // panel still shows the root-cause card (e.g. "clean") above the message.
+    const explanations: NoticeCode[] = ['no_tensor_mode', 'circular_buffer', 'still_indexing'];
+    const noAlerts = 'No alerts: no tensor held -∞, +∞ or NaN.';
+    this.panel.setState(emptyReason(info, explanations, noAlerts, ['execution', 'graph_execution_traces']));
   }
 
   /** Scrolls the alert list to the focused alert when it is in the open type (positions equal indices for one type). */
@@ -218,4 +158,53 @@ export class AlertsPanel {
       this.list.scrollToIndex(s.alertIndex, false);
     }
   }
+}
+
+/** One alert row: index, role (producer ●, propagator ○), op, type and the counts that raised it. */
+function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
+  row.classList.add('alert-row');
+  if (!a) {
+    row.replaceChildren(el('span', 'muted', 'Loading…'));
+    return;
+  }
+  row.dataset.testid = 'alert-row';
+  row.dataset.role = a.role ?? '';
+  const role = el('span', `alert-role role-${a.role ?? 'none'}`, ROLE_MARK[a.role ?? 'none']);
+  role.title = ROLE_TITLE[a.role ?? 'none'];
+  const name = el('span', 'alert-op', a.op_name ?? a.op_type);
+  name.title = `${a.op_name ?? '(eager)'} ${a.op_type} · ${a.source} #${a.source_index}`;
+  const chips = el('span', 'chips');
+  for (const c of healthChips(alertHealth(a))) {
+    const chip = el('span', `chip chip-${c.kind}`, c.text);
+    chip.title = c.title;
+    chips.append(chip);
+  }
+  row.replaceChildren(
+    el('span', 'alert-idx', String(a.index)),
+    role,
+    name,
+    el('span', 'alert-type muted', a.op_type),
+    chips,
+  );
+}
+
+const ROLE_MARK = { producer: '●', propagator: '○', none: '·' };
+const ROLE_TITLE = {
+  producer: 'Producer: this op made the value non-finite',
+  propagator: 'Propagator: a non-finite input passed through',
+  none: 'role not analysed',
+};
+
+/** The health the alert's counts stand for: CURT_HEALTH records only "some element is not finite". */
+function alertHealth(a: Alert): TensorHealth {
+  if (a.neg_inf === null && a.pos_inf === null && a.nan === null)
+    return { mode: 'CURT_HEALTH', tensor_id: -1, any_inf_or_nan: true };
+  return {
+    mode: 'CONCISE_HEALTH',
+    tensor_id: -1,
+    size: a.size ?? 0,
+    neg_inf: a.neg_inf ?? 0,
+    pos_inf: a.pos_inf ?? 0,
+    nan: a.nan ?? 0,
+  };
 }

@@ -13,21 +13,31 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTM
   card.dataset.status = rc.status;
   const p = rc.producer;
   if (rc.status !== 'found' || !p) {
-    card.append(el('div', 'rc-title', rc.status === 'clean' ? 'No non-finite values' : 'Root cause unknown'), el('div', 'rc-msg', rc.message));
+    card.append(
+      el('div', 'rc-title', rc.status === 'clean' ? 'No non-finite values' : 'Root cause unknown'),
+      el('div', 'rc-msg', rc.message),
+    );
     return card;
   }
   card.tabIndex = 0;
   card.setAttribute('role', 'button');
   card.title = 'Focus every panel on this op';
   const title = el('div', 'rc-title');
-  title.append(el('span', 'rc-label', 'Root cause: '), el('b', 'rc-op', p.op_name ?? p.op_type), el('span', 'muted', ` ${p.op_type}`));
+  title.append(
+    el('span', 'rc-label', 'Root cause: '),
+    el('b', 'rc-op', p.op_name ?? p.op_type),
+    el('span', 'muted', ` ${p.op_type}`),
+  );
   const out = el('div', 'rc-line');
   out.append(el('span', 'muted', 'output '), renderHealth(p.output_health));
   card.append(title, out);
   for (const input of p.inputs) {
     const row = el('div', 'rc-line rc-input');
     row.dataset.testid = 'rc-input';
-    row.append(el('span', 'muted', `in ${input.slot} `), el('span', 'rc-in-name', `${input.op_name}:${input.output_slot} `));
+    row.append(
+      el('span', 'muted', `in ${input.slot} `),
+      el('span', 'rc-in-name', `${input.op_name}:${input.output_slot} `),
+    );
     if (input.traced && input.health) row.append(renderHealth(input.health));
     row.append(el('span', 'muted rc-desc', ` ${input.description}`));
     card.append(row);

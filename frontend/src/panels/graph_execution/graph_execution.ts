@@ -1,22 +1,19 @@
 /**
  * Graph Execution panel: every traced tensor of every graph run, as a virtual list that stays smooth up to 10 M
- * rows (pages of ≤ 1000 fetched as needed). Filters (op type, op name contains, only non-finite), jump to index,
+ * rows (the controller fetches the pages the list shows into the store). Filters (op type, op name contains, only non-finite), jump to index,
  * keyboard up/down; the focused trace is selected and its op's input rows are tinted.
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
-import type { GraphExecutionRow, GraphExecutionsResponse } from '../../api/wire.ts';
-import type { GraphExecutionFilters } from '../../api/client.ts';
-import { PAGE_CAP } from '../../api/client.ts';
+import type { GraphExecutionRow, NoticeCode } from '../../api/wire.ts';
+import { hasFilters } from '../../store/lists_loader.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { dtypeShape, renderHealth } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
-import type { Readiness } from '../../store/ready.ts';
+import type { Readiness } from '../../ready.ts';
 
 export const ROW_HEIGHT = 24;
-
-const hasFilters = (f: GraphExecutionFilters) => !!(f.opType || f.opName || f.onlyNonfinite);
 
 export class GraphExecutionPanel {
   readonly panel = new Panel('Graph Execution', 'panel-graph-execution');
@@ -27,19 +24,19 @@ export class GraphExecutionPanel {
   private jump = el('input', 'jump-index');
   private countEl = el('span', 'ge-count');
   private types = el('datalist');
-  private seenTypes = new Set<string>();
-  private last: GraphExecutionsResponse | null = null;
-  private run: string | null = null;
-  private count = -1;
+  /** A list position to reveal once the rows it lies in have arrived (a scroll request made before). */
   private pendingScroll: number | null = null;
+  /** The first page of a newly selected run is still to be drawn (readiness). */
   private readyPending = false;
 
-  constructor(private readonly ctl: Controller, private readonly readiness: Readiness) {
+  constructor(
+    private readonly ctl: Controller,
+    private readonly readiness: Readiness,
+  ) {
     this.list = new VirtualList<GraphExecutionRow>({
       rowHeight: ROW_HEIGHT,
-      pageSize: Math.min(200, PAGE_CAP),
       testId: 'ge-list',
-      fetchPage: (b, e) => this.fetch(b, e),
+      requestRows: (begin, end) => ctl.loadGraphExecutionRows(begin, end),
       renderRow: (row, item, i) => this.renderRow(row, item, i),
       rowClass: (_i, item) => this.rowClass(item),
       onSelect: (_i, item) => item && this.ctl.focusGraphExecution(item.index),
@@ -73,7 +70,11 @@ export class GraphExecutionPanel {
     const apply = () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        this.ctl.setFilters({ opType: this.opType.value.trim(), opName: this.opName.value.trim(), onlyNonfinite: this.nonFinite.checked });
+        this.ctl.setFilters({
+          opType: this.opType.value.trim(),
+          opName: this.opName.value.trim(),
+          onlyNonfinite: this.nonFinite.checked,
+        });
       }, 250);
     };
     this.opType.addEventListener('input', apply);
@@ -86,23 +87,6 @@ export class GraphExecutionPanel {
       void this.ctl.focusGraphExecution(n);
     });
     t.append(this.opType, this.types, this.opName, nfLabel, this.jump, this.countEl);
-  }
-
-  private fetch(begin: number, end: number) {
-    const run = this.run;
-    if (run === null) return Promise.resolve({ items: [], total: 0 });
-    return this.ctl.api.graphExecutions(run, begin, end, this.ctl.store.state.geFilters).then((r) => {
-      if (run === this.run) this.last = r;
-      for (const row of r.rows) {
-        if (row.op_type && !this.seenTypes.has(row.op_type) && this.seenTypes.size < 500) {
-          this.seenTypes.add(row.op_type);
-          const o = el('option');
-          o.value = row.op_type;
-          this.types.append(o);
-        }
-      }
-      return { items: r.rows, total: r.total };
-    });
   }
 
   private renderRow(row: HTMLElement, item: GraphExecutionRow | undefined, i: number): void {
@@ -144,26 +128,27 @@ export class GraphExecutionPanel {
       return;
     }
     const filtered = hasFilters(s.geFilters);
-    const unfiltered = this.last?.unfiltered_total ?? m.total;
+    const unfiltered = s.geRows.unfilteredTotal;
     if (!m.loadedOnce) {
       // No count until the new data set answers: a stale or zero count would mislead (and tests would race it).
       this.countEl.textContent = 'counting…';
       this.panel.setState({ kind: 'loading' });
       return;
     }
-    this.countEl.textContent = filtered ? `${m.total.toLocaleString('en-US')} of ${unfiltered.toLocaleString('en-US')}` : `${m.total.toLocaleString('en-US')} traces`;
-    if (m.lastError && m.total === 0) this.panel.setState({ kind: 'error', text: `Could not load traces: ${m.lastError}` });
+    this.countEl.textContent = filtered
+      ? `${m.total.toLocaleString('en-US')} of ${unfiltered.toLocaleString('en-US')}`
+      : `${m.total.toLocaleString('en-US')} traces`;
+    if (m.lastError && m.total === 0)
+      this.panel.setState({ kind: 'error', text: `Could not load traces: ${m.lastError}` });
     else if (m.total === 0 && filtered) this.panel.setState({ kind: 'empty', text: 'No trace matches the filters.' });
     else if (m.total === 0)
       // An unreadable or missing traces file is the reason, not "no traces" (which would blame the program).
-      this.panel.setState(
-        emptyReason(this.ctl.store.runInfo(), ['no_graph_executions', 'circular_buffer', 'eager_only', 'still_indexing'], 'This run has no graph execution traces.', ['graph_execution_traces']),
-      );
+      this.panel.setState(emptyReason(this.ctl.store.runInfo(), EXPLANATIONS, NO_TRACES, ['graph_execution_traces']));
     else this.panel.setState({ kind: 'content' });
     if (this.pendingScroll !== null && m.total > 0) {
-      const idx = this.pendingScroll;
+      const position = this.pendingScroll;
       this.pendingScroll = null;
-      this.reveal(idx);
+      this.list.select(position, true, true);
     }
     if (this.readyPending) {
       this.readyPending = false;
@@ -171,56 +156,38 @@ export class GraphExecutionPanel {
     }
   }
 
-  private reveal(globalIndex: number): void {
-    const filters = this.ctl.store.state.geFilters;
-    if (!hasFilters(filters)) {
-      this.list.select(globalIndex, true, true);
-      return;
-    }
-    // Filtered: the list position differs from the global index. Find it among loaded rows, else drop the filters.
-    const m = this.list.model;
-    for (let p = 0; p < m.total; p++) {
-      const item = m.item(p);
-      if (item?.index === globalIndex) return this.list.select(p, true, true);
-      if (p > 5000) break;
-    }
-    this.clearFilterInputs();
-    this.pendingScroll = globalIndex;
-    this.ctl.setFilters({});
+  /** The filter inputs show the store's filters (the controller drops them to show a trace they hide); what the
+   * user is typing stays as typed when it means the same. */
+  private showFilters(s: State): void {
+    const f = s.geFilters;
+    if (this.opType.value.trim() !== (f.opType ?? '')) this.opType.value = f.opType ?? '';
+    if (this.opName.value.trim() !== (f.opName ?? '')) this.opName.value = f.opName ?? '';
+    this.nonFinite.checked = !!f.onlyNonfinite;
   }
 
-  private clearFilterInputs(): void {
-    this.opType.value = '';
-    this.opName.value = '';
-    this.nonFinite.checked = false;
+  private showOpTypes(types: string[]): void {
+    this.types.replaceChildren(...types.map((t) => Object.assign(el('option'), { value: t })));
   }
 
   private update(s: State, prev: State): void {
-    const info = this.ctl.store.runInfo();
-    const count = info?.counts.graph_executions ?? 0;
-    if (s.run !== this.run) {
-      this.run = s.run;
-      this.count = count;
-      this.clearFilterInputs();
-      this.last = null;
-      if (s.run !== null) {
-        this.readiness.begin('ge');
-        this.readyPending = true;
-      }
-      this.list.reset();
-    } else if (s.geFilters !== prev.geFilters) {
-      this.list.reset();
-    } else if (count !== this.count) {
-      // The dump grew: refetch in place, keeping scroll position and selection.
-      this.count = count;
-      this.list.refresh();
+    if (s.run !== prev.run && s.run !== null) {
+      this.readiness.begin('ge');
+      this.readyPending = true;
     }
+    if (s.geFilters !== prev.geFilters) this.showFilters(s);
+    if (s.opTypes !== prev.opTypes) this.showOpTypes(s.opTypes);
+    if (s.geRows.key !== prev.geRows.key) this.list.reset(s.geRows);
+    else if (s.geRows !== prev.geRows) this.list.setSource(s.geRows);
     if (s.geScroll !== prev.geScroll && s.geScroll) {
-      if (this.list.model.loadedOnce && this.list.model.total > 0) this.reveal(s.geScroll.index);
-      else this.pendingScroll = s.geScroll.index;
+      if (this.list.model.loadedOnce && this.list.model.total > 0) this.list.select(s.geScroll.position, true, true);
+      else this.pendingScroll = s.geScroll.position;
     }
     // An empty list's reason follows the run's notices (a file that turns unreadable, or readable, between polls).
     const emptyNow = this.list.model.loadedOnce && this.list.model.total === 0;
-    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || ((s.run === null || emptyNow) && s.runs !== prev.runs)) this.list.draw();
+    const reasonMayChange = (s.run === null || emptyNow) && s.runs !== prev.runs;
+    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange) this.list.draw();
   }
 }
+
+const EXPLANATIONS: NoticeCode[] = ['no_graph_executions', 'circular_buffer', 'eager_only', 'still_indexing'];
+const NO_TRACES = 'This run has no graph execution traces.';

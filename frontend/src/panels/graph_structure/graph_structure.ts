@@ -24,9 +24,21 @@ function traceNote(t: TraceIndices): HTMLElement {
 function valuePreview(v: TensorValue): HTMLElement {
   const box = el('div', 'gs-section gs-value');
   box.dataset.testid = 'gs-value';
-  const shown = v.values.slice(0, 64).map((x) => (typeof x === 'number' || typeof x === 'string' ? (typeof x === 'string' && !['NaN', 'Infinity', '-Infinity'].includes(x) ? JSON.stringify(x) : numText(x)) : String(x)));
+  const shown = v.values
+    .slice(0, 64)
+    .map((x) =>
+      typeof x === 'number' || typeof x === 'string'
+        ? typeof x === 'string' && !['NaN', 'Infinity', '-Infinity'].includes(x)
+          ? JSON.stringify(x)
+          : numText(x)
+        : String(x),
+    );
   box.append(
-    el('div', 'gs-label', `Value ${v.dtype} [${v.shape.join(',')}] · ${v.size.toLocaleString('en-US')} elements${v.size > shown.length ? `, first ${shown.length}` : ''}`),
+    el(
+      'div',
+      'gs-label',
+      `Value ${v.dtype} [${v.shape.join(',')}] · ${v.size.toLocaleString('en-US')} elements${v.size > shown.length ? `, first ${shown.length}` : ''}`,
+    ),
     el('code', 'gs-values', shown.join('  ') + (v.size > shown.length ? '  …' : '')),
   );
   return box;
@@ -41,7 +53,15 @@ export class GraphStructurePanel {
     this.hint.dataset.testid = 'gs-hint';
     this.panel.body.append(this.hint, this.content);
     ctl.store.subscribe((s, prev) => {
-      if (s.op !== prev.op || s.hint !== prev.hint || s.focusDetail !== prev.focusDetail || s.focus !== prev.focus || s.run !== prev.run || (s.run === null && s.runs !== prev.runs)) this.render(s);
+      if (
+        s.op !== prev.op ||
+        s.hint !== prev.hint ||
+        s.focusDetail !== prev.focusDetail ||
+        s.focus !== prev.focus ||
+        s.run !== prev.run ||
+        (s.run === null && s.runs !== prev.runs)
+      )
+        this.render(s);
     });
     this.render(ctl.store.state);
   }
@@ -66,11 +86,15 @@ export class GraphStructurePanel {
       this.content.replaceChildren();
       return this.panel.setState({
         kind: 'empty',
-        text: s.focus?.kind === 'execution' ? 'Loading the execution…' : 'Select a trace or an alert to see its op, its inputs and its consumers.',
+        text:
+          s.focus?.kind === 'execution'
+            ? 'Loading the execution…'
+            : 'Select a trace or an alert to see its op, its inputs and its consumers.',
       });
     }
     if (op.status === 'loading' && !op.data) return this.panel.setState({ kind: 'loading' });
-    if (op.status === 'error') return this.panel.setState({ kind: 'error', text: `Could not load the op: ${op.error}` });
+    if (op.status === 'error')
+      return this.panel.setState({ kind: 'error', text: `Could not load the op: ${op.error}` });
     if (op.data) this.renderOp(op.data);
     const d = s.focusDetail.data;
     if (d && 'value' in d && d.value && s.focus?.kind === 'graph_execution' && op.data?.op_name === d.op_name) {
@@ -96,7 +120,11 @@ export class GraphStructurePanel {
     const center = el('div', 'gs-center');
     center.dataset.testid = 'gs-focus-op';
     const name = el('div', 'gs-name', op.op_name);
-    const meta = el('div', 'muted', `${op.op_type} · ${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · graph ${op.graph_chain.map((g) => g.name || g.graph_id).join(' › ') || op.graph_id}`);
+    const meta = el(
+      'div',
+      'muted',
+      `${op.op_type} · ${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · graph ${op.graph_chain.map((g) => g.name || g.graph_id).join(' › ') || op.graph_id}`,
+    );
     center.append(name, meta, traceNote(op.traces));
     const consumers = el('div', 'gs-section gs-consumers');
     const total = op.consumers.reduce((n, c) => n + c.consumers.length, 0);
@@ -122,7 +150,11 @@ export class GraphStructurePanel {
     center.dataset.testid = 'gs-focus-op';
     center.append(
       el('div', 'gs-name', ex.op_type),
-      el('div', 'muted', `eager ${ex.is_function ? 'function call' : 'op'} #${ex.index} · ${ex.tensor_debug_mode}${ex.graph_name ? ' · graph ' + ex.graph_name : ''}`),
+      el(
+        'div',
+        'muted',
+        `eager ${ex.is_function ? 'function call' : 'op'} #${ex.index} · ${ex.tensor_debug_mode}${ex.graph_name ? ' · graph ' + ex.graph_name : ''}`,
+      ),
     );
     const inputs = el('div', 'gs-section');
     inputs.append(el('div', 'gs-label', `Input tensor ids: ${ex.input_tensor_ids.join(', ') || 'none'}`));

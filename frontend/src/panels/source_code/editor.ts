@@ -23,7 +23,9 @@ function lineDeco(state: EditorState, lines: number[], cls: string): DecorationS
 const focusField = StateField.define<{ line: number | null; deco: DecorationSet }>({
   create: () => ({ line: null, deco: Decoration.none }),
   update(v, tr) {
-    for (const e of tr.effects) if (e.is(setFocus)) return { line: e.value, deco: e.value ? lineDeco(tr.state, [e.value], 'cm-focus-line') : Decoration.none };
+    for (const e of tr.effects)
+      if (e.is(setFocus))
+        return { line: e.value, deco: e.value ? lineDeco(tr.state, [e.value], 'cm-focus-line') : Decoration.none };
     return tr.docChanged ? { line: null, deco: Decoration.none } : v;
   },
   provide: (f) => EditorView.decorations.from(f, (v) => v.deco),

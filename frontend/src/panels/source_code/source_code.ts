@@ -5,10 +5,11 @@
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
-import type { SourceFileRef, SourceFileResponse } from '../../api/wire.ts';
+import type { SourceFileResponse } from '../../api/wire.ts';
+import { errorText } from '../../store/store.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { noRunState } from '../../widgets/notices.ts';
-import type { Readiness } from '../../store/ready.ts';
+import type { Readiness } from '../../ready.ts';
 import type { SourceEditor } from './editor.ts';
 
 export class SourceCodePanel {
@@ -23,13 +24,17 @@ export class SourceCodePanel {
   private editorLoad: Promise<SourceEditor> | null = null;
   private moduleLoad: Promise<typeof import('./editor.ts')> | null = null;
   private dark = false;
-  private files: SourceFileRef[] = [];
-  private filesRun: string | null = null;
-  private filesCount = -1;
-  private shown: { run: string; index: number } | null = null;
-  private loadSeq = 0;
+  /** The file response whose text the editor holds (a new line in it only moves the highlight). */
+  private shownFile: SourceFileResponse | null = null;
+  /** Bumped per draw: a draw still waiting for the editor's chunk when a newer one starts is dropped. */
+  private drawSeq = 0;
+  /** A file load is in flight or not drawn yet (readiness). */
+  private drawPending = false;
 
-  constructor(private readonly ctl: Controller, private readonly readiness: Readiness) {
+  constructor(
+    ctl: Controller,
+    private readonly readiness: Readiness,
+  ) {
     this.picker.dataset.testid = 'source-picker';
     this.picker.title = 'Files of this run';
     this.picker.addEventListener('change', () => {
@@ -67,81 +72,85 @@ export class SourceCodePanel {
   }
 
   private update(s: State, prev: State | null): void {
-    const info = this.ctl.store.runInfo();
-    const count = info?.counts.source_files ?? 0;
-    if (s.run !== null && (s.run !== this.filesRun || count !== this.filesCount)) {
-      this.filesRun = s.run;
-      this.filesCount = count;
-      const run = s.run;
-      // The picker's list is not part of the first paint (the panel starts with no file): asked for after it, so
-      // the pages the first paint needs have the server to themselves.
-      this.readiness.afterReady(() => void this.loadFiles(run));
-    }
-    if (!prev || s.source !== prev.source || s.run !== prev.run || (s.run === null && s.runs !== prev.runs)) void this.show(s);
-  }
-
-  private async loadFiles(run: string): Promise<void> {
-    try {
-      const resp = await this.ctl.api.sourceFiles(run);
-      if (run !== this.ctl.store.state.run) return;
-      // User code first (what people look for), then everything else by path.
-      this.files = [...resp.files].sort((a, b) => Number(b.is_user) - Number(a.is_user) || a.path.localeCompare(b.path));
-      this.fillPicker();
-    } catch {
-      // The picker stays as it was; the editor area reports errors of the file it tries to show.
+    if (!prev || s.sourceFiles !== prev.sourceFiles) this.fillPicker(s);
+    const noRunChange = s.run === null && s.runs !== prev?.runs;
+    if (!prev || s.source !== prev.source || s.sourceFile !== prev.sourceFile || s.run !== prev.run || noRunChange) {
+      void this.show(s);
     }
   }
 
-  private fillPicker(): void {
-    const current = this.ctl.store.state.source?.fileIndex;
-    const opts = [el('option', '', this.files.length ? 'Choose a file…' : 'No source files')];
+  private fillPicker(s: State): void {
+    const files = s.sourceFiles.data;
+    if (!files) return; // not fetched yet, or failed: the picker stays as it was
+    const opts = [el('option', '', files.length ? 'Choose a file…' : 'No source files')];
     opts[0]!.value = '';
-    for (const f of this.files) {
+    for (const f of files) {
       const o = el('option', '', (f.is_user ? '' : '· ') + f.path);
       o.value = String(f.index);
       opts.push(o);
     }
     this.picker.replaceChildren(...opts);
-    this.picker.value = current !== undefined ? String(current) : '';
+    this.picker.value = s.source ? String(s.source.fileIndex) : '';
   }
 
   private async show(s: State): Promise<void> {
+    const seq = ++this.drawSeq;
     if (s.run === null) return this.panel.setState(noRunState(s));
     const src = s.source;
     if (!src) {
-      this.shown = null;
-      return this.panel.setState({ kind: 'empty', text: 'Select an alert, a trace or a stack frame to see its source line.' });
+      this.shownFile = null;
+      return this.panel.setState({
+        kind: 'empty',
+        text: 'Select an alert, a trace or a stack frame to see its source line.',
+      });
     }
     this.picker.value = String(src.fileIndex);
-    const seq = ++this.loadSeq;
-    if (this.shown && this.shown.run === s.run && this.shown.index === src.fileIndex) {
-      this.editor?.focusLine(src.line);
-      this.panel.setState({ kind: 'content' });
-      return;
+    const file = s.sourceFile;
+    if (file.status === 'loading') {
+      this.beginDraw();
+      return this.panel.setState({ kind: 'loading' });
     }
-    this.panel.setState({ kind: 'loading' });
-    this.readiness.begin('source');
-    let file: SourceFileResponse;
+    if (file.status === 'error' || !file.data) {
+      this.panel.setState({ kind: 'error', text: `Could not load the source file: ${file.error}` });
+      return this.endDraw();
+    }
     let editor: SourceEditor;
     try {
-      [file, editor] = await Promise.all([this.ctl.api.sourceFile(s.run, src.fileIndex), this.view()]);
+      editor = await this.view();
     } catch (e) {
-      if (seq === this.loadSeq) this.panel.setState({ kind: 'error', text: `Could not load the source file: ${e instanceof Error ? e.message : String(e)}` });
-      this.readiness.end('source');
-      return;
+      if (seq === this.drawSeq)
+        this.panel.setState({ kind: 'error', text: `Could not load the source file: ${errorText(e)}` });
+      return this.endDraw();
     }
-    if (seq !== this.loadSeq) return this.readiness.end('source');
-    this.shown = { run: s.run, index: src.fileIndex };
-    this.pathEl.textContent = file.path;
-    this.pathEl.title = `${file.host}:${file.path}`;
-    if (!file.lines.length) {
-      editor.setDoc([], []);
-      this.panel.setState({ kind: 'empty', text: `${file.path}: TensorFlow recorded no text for this file (not plain Python source).` });
-    } else {
-      this.panel.setState({ kind: 'content' });
+    if (seq !== this.drawSeq) return;
+    this.drawFile(editor, file.data, src.line);
+    this.endDraw();
+  }
+
+  private drawFile(editor: SourceEditor, file: SourceFileResponse, line: number | null): void {
+    if (file !== this.shownFile) {
+      this.shownFile = file;
+      this.pathEl.textContent = file.path;
+      this.pathEl.title = `${file.host}:${file.path}`;
       editor.setDoc(file.lines, file.op_lines);
-      editor.focusLine(this.ctl.store.state.source?.fileIndex === src.fileIndex ? (this.ctl.store.state.source?.line ?? null) : src.line);
     }
+    if (!file.lines.length) {
+      const text = `${file.path}: TensorFlow recorded no text for this file (not plain Python source).`;
+      return this.panel.setState({ kind: 'empty', text });
+    }
+    this.panel.setState({ kind: 'content' });
+    editor.focusLine(line);
+  }
+
+  private beginDraw(): void {
+    if (this.drawPending) return;
+    this.drawPending = true;
+    this.readiness.begin('source');
+  }
+
+  private endDraw(): void {
+    if (!this.drawPending) return;
+    this.drawPending = false;
     this.readiness.end('source');
   }
 }

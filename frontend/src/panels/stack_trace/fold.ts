@@ -4,7 +4,9 @@
  */
 import type { StackFrame } from '../../api/wire.ts';
 
-export type StackItem = { kind: 'frame'; frame: StackFrame; index: number } | { kind: 'fold'; frames: StackFrame[]; first: number; key: string };
+export type StackItem =
+  | { kind: 'frame'; frame: StackFrame; index: number }
+  | { kind: 'fold'; frames: StackFrame[]; first: number; key: string };
 
 export function foldStack(frames: StackFrame[], minRun = 2): StackItem[] {
   const out: StackItem[] = [];

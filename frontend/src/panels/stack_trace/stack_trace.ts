@@ -22,7 +22,13 @@ export class StackTracePanel {
     this.list.tabIndex = 0;
     this.list.addEventListener('keydown', (e) => this.onKey(e));
     ctl.store.subscribe((s, prev) => {
-      if (s.frames !== prev.frames || s.selectedFrameId !== prev.selectedFrameId || s.run !== prev.run || (s.run === null && s.runs !== prev.runs)) this.render(s);
+      if (
+        s.frames !== prev.frames ||
+        s.selectedFrameId !== prev.selectedFrameId ||
+        s.run !== prev.run ||
+        (s.run === null && s.runs !== prev.runs)
+      )
+        this.render(s);
     });
     this.render(ctl.store.state);
   }
@@ -32,7 +38,10 @@ export class StackTracePanel {
     if (!frames?.length || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown')) return;
     e.preventDefault();
     const cur = frames.findIndex((f) => f.id === this.ctl.store.state.selectedFrameId);
-    const next = Math.min(Math.max((cur < 0 ? frames.length : cur) + (e.key === 'ArrowDown' ? 1 : -1), 0), frames.length - 1);
+    const next = Math.min(
+      Math.max((cur < 0 ? frames.length : cur) + (e.key === 'ArrowDown' ? 1 : -1), 0),
+      frames.length - 1,
+    );
     this.ctl.selectFrame(frames[next]!);
   }
 
@@ -41,10 +50,14 @@ export class StackTracePanel {
     if (s.run === null) return this.panel.setState(noRunState(s));
     if (f.status === 'idle') {
       this.list.replaceChildren();
-      return this.panel.setState({ kind: 'empty', text: 'Click an alert, a trace or a timeline box to see where its op was created.' });
+      return this.panel.setState({
+        kind: 'empty',
+        text: 'Click an alert, a trace or a timeline box to see where its op was created.',
+      });
     }
     if (f.status === 'loading') return this.panel.setState({ kind: 'loading' });
-    if (f.status === 'error') return this.panel.setState({ kind: 'error', text: `Could not load the stack: ${f.error}` });
+    if (f.status === 'error')
+      return this.panel.setState({ kind: 'error', text: `Could not load the stack: ${f.error}` });
     const frames = f.data ?? [];
     if (!frames.length) {
       this.list.replaceChildren();
@@ -59,7 +72,11 @@ export class StackTracePanel {
     const rows: HTMLElement[] = [];
     let selectedRow: HTMLElement | null = null;
     for (const item of items) {
-      if (item.kind === 'fold' && !this.expanded.has(item.key) && !item.frames.some((fr) => fr.id === s.selectedFrameId)) {
+      if (
+        item.kind === 'fold' &&
+        !this.expanded.has(item.key) &&
+        !item.frames.some((fr) => fr.id === s.selectedFrameId)
+      ) {
         const row = el('li', 'stack-fold', `▸ ${item.frames.length} library frames`);
         row.dataset.testid = 'stack-fold';
         row.title = item.frames.map((fr) => `${baseName(fr.path)}:${fr.line} ${fr.function}`).join('\n');
@@ -70,9 +87,15 @@ export class StackTracePanel {
         rows.push(row);
         continue;
       }
-      const frames = item.kind === 'fold' ? item.frames.map((fr, k) => ({ frame: fr, index: item.first + k })) : [{ frame: item.frame, index: item.index }];
+      const frames =
+        item.kind === 'fold'
+          ? item.frames.map((fr, k) => ({ frame: fr, index: item.first + k }))
+          : [{ frame: item.frame, index: item.index }];
       for (const { frame } of frames) {
-        const row = el('li', 'stack-frame' + (frame.is_user ? ' user' : ' library') + (frame.id === s.selectedFrameId ? ' selected' : ''));
+        const row = el(
+          'li',
+          'stack-frame' + (frame.is_user ? ' user' : ' library') + (frame.id === s.selectedFrameId ? ' selected' : ''),
+        );
         row.dataset.testid = 'stack-frame';
         row.setAttribute('role', 'option');
         const file = el('span', 'frame-file', `${baseName(frame.path)}:${frame.line}`);

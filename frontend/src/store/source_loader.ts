@@ -1,0 +1,64 @@
+/**
+ * Source Code's data: the run's file list (for the picker) and the text of the file `source` points at. Part of the
+ * controller: every change of `source` goes through `show`, which fetches a file only when it is not the one loaded.
+ */
+import type { Api } from '../api/client.ts';
+import type { SourceFileRef } from '../api/wire.ts';
+import { failed, loading, ready, type SourceFocus, type State, type Store } from './store.ts';
+
+/** User code first (what people look for), then everything else by path. */
+export function userFilesFirst(files: SourceFileRef[]): SourceFileRef[] {
+  return [...files].sort((a, b) => Number(b.is_user) - Number(a.is_user) || a.path.localeCompare(b.path));
+}
+
+export class SourceLoader {
+  private fileSeq = 0;
+  private listSeq = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly api: Api,
+  ) {}
+
+  /**
+   * The patch that points Source Code at `source`, fetching the file when it is another one than the file loaded
+   * (a new line in the same file only moves the highlight). `extra` joins the same update.
+   */
+  show(source: SourceFocus | null, extra: Partial<State> = {}): void {
+    const s = this.store.state;
+    const run = s.run;
+    const loaded = s.sourceFile.data;
+    const sameFile = source !== null && loaded !== null && loaded.run === run && loaded.index === source.fileIndex;
+    if (run === null || source === null || sameFile) {
+      this.store.set({ ...extra, source });
+      return;
+    }
+    this.store.set({ ...extra, source, sourceFile: loading() });
+    void this.fetchFile(run, source.fileIndex);
+  }
+
+  private async fetchFile(run: string, index: number): Promise<void> {
+    const seq = ++this.fileSeq;
+    const live = () => seq === this.fileSeq && run === this.store.state.run;
+    try {
+      const file = await this.api.sourceFile(run, index);
+      if (live()) this.store.set({ sourceFile: ready(file) });
+    } catch (e) {
+      if (live()) this.store.set({ sourceFile: failed(e) });
+    }
+  }
+
+  /** The picker's list; a failure leaves the list as it was (the editor area reports the file it cannot show). */
+  async loadFiles(): Promise<void> {
+    const run = this.store.state.run;
+    if (run === null) return;
+    const seq = ++this.listSeq;
+    try {
+      const resp = await this.api.sourceFiles(run);
+      if (seq === this.listSeq && run === this.store.state.run)
+        this.store.set({ sourceFiles: ready(userFilesFirst(resp.files)) });
+    } catch {
+      // Kept as it was: see above.
+    }
+  }
+}

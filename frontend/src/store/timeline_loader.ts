@@ -1,0 +1,113 @@
+/**
+ * The timeline's data: the window of executions it shows (moved by paging, the minimap, a focused execution and
+ * the live run growing) with its fetched page, and the minimap's alert marks. Part of the controller: only it calls
+ * these, and only these fetch executions.
+ */
+import type { Api } from '../api/client.ts';
+import { PAGE_CAP } from '../api/client.ts';
+import { failed, idle, loading, ready, type State, type Store, type TimelineView } from './store.ts';
+
+/** The run's execution count (the timeline's total). */
+function executionCount(store: Store): number {
+  return store.runInfo()?.counts.executions ?? 0;
+}
+
+export class TimelineLoader {
+  /** Bumped per page request: an older answer is dropped. */
+  private pageSeq = 0;
+  private marksSeq = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly api: Api,
+  ) {}
+
+  /** The window of a newly selected run with `count` executions: its first page (fetched by show(0) right after),
+   * at the panel's current width. */
+  initial(size: number, count: number): TimelineView {
+    return { begin: 0, size, page: count > 0 ? loading() : idle() };
+  }
+
+  private clamp(begin: number, size: number): number {
+    return Math.max(0, Math.min(begin, Math.max(0, executionCount(this.store) - size)));
+  }
+
+  /** Shows executions [begin, begin + size) (clamped to the run) and fetches them. */
+  show(begin: number, size = this.store.state.timeline.size): void {
+    const run = this.store.state.run;
+    if (run === null) return;
+    const view = { begin: this.clamp(begin, size), size, page: loading(this.store.state.timeline.page) };
+    if (executionCount(this.store) === 0) {
+      // Nothing to fetch: the panel says why the run has no executions.
+      this.store.set({ timeline: { ...view, page: idle() } });
+      return;
+    }
+    this.store.set({ timeline: view });
+    void this.fetch(run, view.begin, size);
+  }
+
+  private async fetch(run: string, begin: number, size: number): Promise<void> {
+    const seq = ++this.pageSeq;
+    try {
+      const page = await this.api.executions(run, begin, begin + size);
+      if (seq === this.pageSeq && run === this.store.state.run) this.setPage(ready(page));
+    } catch (e) {
+      if (seq === this.pageSeq && run === this.store.state.run) this.setPage(failed(e));
+    }
+  }
+
+  private setPage(page: TimelineView['page']): void {
+    this.store.set({ timeline: { ...this.store.state.timeline, page } });
+  }
+
+  /** Moves by whole windows (dir ±1). */
+  page(dir: number): void {
+    const t = this.store.state.timeline;
+    this.show(t.begin + dir * t.size);
+  }
+
+  /** Centres the window on execution `index` (a minimap click). */
+  centreOn(index: number): void {
+    const t = this.store.state.timeline;
+    this.show(index - Math.floor(t.size / 2));
+  }
+
+  /** The panel's width changed: as many boxes as fit, never more than a page. */
+  resize(size: number): void {
+    const t = this.store.state.timeline;
+    const capped = Math.min(size, PAGE_CAP);
+    if (capped === t.size) return;
+    // Before a run is selected only the width is kept: the first page is fetched at it.
+    if (this.store.state.run === null) this.store.set({ timeline: { ...t, size: capped } });
+    else this.show(t.begin, capped);
+  }
+
+  /** A focused execution outside the window brings the window to it. */
+  reveal(index: number): void {
+    const t = this.store.state.timeline;
+    if (index < t.begin || index >= t.begin + t.size) this.centreOn(index);
+  }
+
+  /** The run's execution count changed (live): follow the newest executions if the last page was on screen. */
+  grew(prev: State): void {
+    const t = this.store.state.timeline;
+    const prevCount = prev.runs.data?.runs.find((r) => r.name === prev.run)?.counts.executions ?? 0;
+    const atEnd = t.begin + t.size >= prevCount;
+    this.show(atEnd ? executionCount(this.store) - t.size : t.begin);
+  }
+
+  /** The minimap's marks: where the run's first alerts (up to a page) fall among the executions. */
+  async loadMarks(): Promise<void> {
+    const run = this.store.state.run;
+    if (run === null) return;
+    const seq = ++this.marksSeq;
+    let marks: number[] = [];
+    try {
+      const page = await this.api.alerts(run, 0, PAGE_CAP);
+      marks = page.alerts.filter((a) => a.source === 'execution').map((a) => a.source_index);
+    } catch {
+      // Without marks the minimap still shows the window; the alert list reports alert errors.
+    }
+    if (seq === this.marksSeq && run === this.store.state.run) this.store.set({ alertMarks: marks });
+  }
+}
