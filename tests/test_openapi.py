@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from api_helpers import SCHEMA_PATH, FakeCatalog, load_schema, make_app, ok
+from api_helpers import FakeCatalog, load_schema, make_app, ok
 from openapi_spec_validator import validate
 from werkzeug.test import Client
 
@@ -55,14 +55,3 @@ def test_every_wire_response_type_has_a_route():
         if name.endswith(("Response", "Detail")) or name in ("GraphInfo", "OpInfo")
     } - {"ErrorResponse"}
     assert roots <= served, roots - served
-
-
-def test_embedded_schema_equals_frontend_schema():
-    # The package carries its own copy (it must not need frontend/ at runtime); test_contract.py checks that
-    # frontend/wire.schema.json is what `npm run schema` makes from wire.ts today.
-    with open(openapi.WIRE_SCHEMA_PATH, encoding="utf-8") as f:
-        embedded = json.load(f)
-    assert embedded == load_schema(SCHEMA_PATH), (
-        "tensorboard_plugin_dbg/api/wire_schema.json is stale: "
-        "npm run schema && cp frontend/wire.schema.json tensorboard_plugin_dbg/api/wire_schema.json"
-    )

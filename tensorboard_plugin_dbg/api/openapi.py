@@ -1,8 +1,8 @@
 """The OpenAPI 3.1 document of the API, built from the route table so it cannot drift from what is served.
 
-Response schemas come from `wire_schema.json` in this folder: a copy of `frontend/wire.schema.json`, which
-`npm run schema` generates from `frontend/src/api/wire.ts` (the package must not need the frontend folder at
-runtime; `tests/test_openapi.py` checks the copy equals a fresh generation). OpenAPI 3.1 is used because its schema
+Response schemas come from `wire_schema.json` in this folder, the one schema file, which `npm run schema` generates
+from `frontend/src/api/wire.ts` into the package (which must not need the frontend folder at runtime;
+`tests/test_contract.py` checks it equals a fresh generation). OpenAPI 3.1 is used because its schema
 dialect is JSON Schema, so the generated definitions are used unchanged except for their `$ref` prefix.
 """
 
