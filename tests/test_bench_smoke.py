@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+from harness import chromium
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -23,7 +25,7 @@ def _row(markdown: str, metric_prefix: str) -> list[str]:
 def test_bench_100k_smoke(tmp_path):
     prefix = str(tmp_path / "smoke")
     args = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--traces", "100000", "--reps", "5", "--out", prefix]
-    if not os.path.exists("/usr/bin/chromium"):
+    if chromium.find() is None:
         args.append("--no-browser")
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="2")
     proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)

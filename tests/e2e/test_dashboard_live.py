@@ -11,8 +11,9 @@ import time
 
 import dumps
 from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
 
 
 def _wait_file(path: str, proc: subprocess.Popen, timeout: float = 120) -> None:

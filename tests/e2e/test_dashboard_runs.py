@@ -8,8 +8,9 @@ import tempfile
 
 import dumps
 from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
 
 
 def test_two_runs_picker_and_url(page, demo_dump):
