@@ -21,6 +21,8 @@ from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
 
+pytestmark = pytest.mark.slow  # TensorFlow's reader as the oracle (~8 s) and a real tensorboard process (~8 s)
+
 
 @pytest.fixture(scope="module")
 def served(demo_logdir):

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from harness import chromium
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,6 +24,7 @@ def _row(markdown: str, metric_prefix: str) -> list[str]:
     raise AssertionError(f"no row {metric_prefix!r} in:\n{markdown}")
 
 
+@pytest.mark.slow  # a 100 k benchmark of both systems: ~15-90 s
 def test_bench_100k_smoke(tmp_path):
     prefix = str(tmp_path / "smoke")
     args = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--traces", "100000", "--reps", "5", "--out", prefix]

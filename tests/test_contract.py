@@ -32,6 +32,8 @@ from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
 
+pytestmark = pytest.mark.slow  # every route on 15 real dumps (~7 s to serve, ~7 s to validate) and the schema generator
+
 # Every test program under tests/programs/ that writes a finished dump (found, not listed, so a new program is
 # covered at once), with the arguments the other suites use so the dump cache is shared: programs taking a MODE run
 # in FULL_HEALTH; EXTRA adds other debug modes (CURT_HEALTH, SHAPE, NO_TENSOR, CONCISE_HEALTH, FULL_TENSOR values).

@@ -435,6 +435,7 @@ def _fuzz(base, data):
 RAN: dict[str, int] = {}
 
 
+@pytest.mark.slow  # 60 mutated dumps: ~13 s
 def test_fuzzed_dump_never_crashes_and_keeps_intact_records(base):
     RAN.clear()
     _fuzz(base=base)

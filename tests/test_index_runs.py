@@ -11,6 +11,7 @@ import sys
 import time
 
 import dumps
+import pytest
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
@@ -165,6 +166,7 @@ def test_small_circular_buffer_keeps_last_records():
     assert big.info()["counts"]["executions"] == 30  # under the default 1000, everything survives
 
 
+@pytest.mark.slow  # a live TF program: ~8 s
 def test_live_dump_read_while_written_ends_equal(tmp_path):
     dump, gate = tmp_path / "logdir" / "live", tmp_path / "gate"
     os.makedirs(gate)

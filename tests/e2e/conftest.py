@@ -42,6 +42,7 @@ def page(browser):
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config, items):
     """Every test under tests/e2e/ is an end-to-end test (`-m "not e2e"` leaves them out)."""
     for item in items:
