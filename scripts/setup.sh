@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything the demo and the tests need, idempotently: a virtualenv in .venv with the package installed
-# editable (with its demo and dev extras, at the versions pinned in constraints.txt), Debian's Chromium for the browser tests, and the pinned Node toolchain.
+# editable (with its demo and dev extras, at the versions pinned in constraints.txt), Debian's Chromium for the
+# browser tests, and the pinned Node toolchain.
 # Sourced by scripts/demo.sh and scripts/test.sh; fails loudly when something cannot be had.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
