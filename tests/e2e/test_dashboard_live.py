@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 
 import dumps
@@ -31,8 +30,8 @@ def _count(text: str) -> int:
     return int(m.group(1).replace(",", "")) if m else -1
 
 
-def test_live_dump_updates_without_reload(page):
-    work = tempfile.mkdtemp(prefix="dbg-live-")
+def test_live_dump_updates_without_reload(page, tmp_path):
+    work = str(tmp_path)
     logdir, gate = os.path.join(work, "logdir"), os.path.join(work, "gate")
     os.makedirs(logdir)
     os.makedirs(gate)
