@@ -257,7 +257,9 @@ def _timeline(results: list, window: float = 0.5) -> list[dict]:
 def run_load(logdir: str, args) -> dict:
     shared, results = Shared(), []
     dump_read_s = warm_page_cache(logdir)  # from the page cache, as a dump just written is (see page_cache.py)
-    with TensorBoardProcess(logdir, "dbg", extra_args=("--load_fast", "false"), measure_rss=True) as tb:
+    with TensorBoardProcess(
+        logdir, "dbg", extra_args=("--load_fast", "false"), measure_rss=True, ready_path="/data/environment"
+    ) as tb:
         cpu_before = _cpu_seconds(tb.proc.pid)
         started = time.monotonic()
         stop_at = started + args.duration

@@ -32,6 +32,7 @@ from harness import chromium
 from harness.tensorboard_process import TensorBoardProcess
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+LAUNCH_ARGS = ("--load_fast", "false")
 
 # Runs in every frame before its own scripts: long tasks and the moment the ready marker is set, on this frame's
 # clock (performance.now()); the collector converts each frame's times to the main document's via timeOrigin.
@@ -232,7 +233,7 @@ def main(argv=None) -> int:
         return 2
     cls = Ours if args.which == "dbg" else Reference
     print(f"load: {_loadavg()}")
-    with TensorBoardProcess(dump, args.which, extra_args=("--load_fast", "false")) as tb:
+    with TensorBoardProcess(dump, args.which, extra_args=LAUNCH_ARGS, ready_path="/data/environment") as tb:
         system = cls(tb, args.traces)
         t0 = time.monotonic()
         system.kick()
@@ -244,7 +245,7 @@ def main(argv=None) -> int:
         profile(tb, args)
     if not args.no_baseline:
         # The same logdir without our plugin: what TensorBoard's own plugins cost the shell's listing.
-        with TensorBoardProcess(dump, "none", extra_args=("--load_fast", "false")) as tb:
+        with TensorBoardProcess(dump, "none", extra_args=LAUNCH_ARGS, ready_path="/data/environment") as tb:
             tb.get("/data/plugins_listing")
             server_times(tb, ["/data/plugins_listing", "/data/runs"])
     return 0

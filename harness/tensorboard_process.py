@@ -6,8 +6,10 @@
         status, headers, body, seconds = tb.get(path)  # harness/tb_launch.py: one debugger only
         tb.peak_rss_bytes()
 
-It counts as started at its first answer to `/data/environment` (`first_answer`, time.monotonic()): that route
-touches no plugin's data, so no debugger starts reading before a benchmark's clock starts. Its output goes to a
+It counts as started at its first 200 answer to `ready_path` (`first_answer`, time.monotonic()). The default,
+`/data/plugins_listing`, is what TensorBoard's page asks first: our plugin's is_active() starts its catalog reading,
+as in a user's session. Benchmarks pass `/data/environment`, which touches no plugin's data, so no debugger starts
+reading before their clock starts. Its output goes to a
 temporary log file, removed when the process is stopped (`log()` still returns the tail after that).
 """
 
@@ -69,7 +71,8 @@ class TensorBoardProcess:
 
     plugins: None runs the stock `tensorboard` command (every plugin, ours through its entry point, as a user runs
     it); "dbg", "debugger-v2" or "none" runs harness/tb_launch.py with TensorBoard's built-in plugins and only that
-    debugger (or neither). measure_rss: sample VmRSS every 50 ms, so `peak_rss_bytes()` never misses a peak."""
+    debugger (or neither). measure_rss: sample VmRSS every 50 ms, so `peak_rss_bytes()` never misses a peak.
+    ready_path: the route whose first 200 answer means started (see the module's docstring)."""
 
     def __init__(
         self,
@@ -78,6 +81,7 @@ class TensorBoardProcess:
         extra_args: tuple[str, ...] = (),
         startup_timeout: float = 120,
         measure_rss: bool = False,
+        ready_path: str = "/data/plugins_listing",
     ):
         if plugins is not None and plugins not in PLUGIN_SETS:
             raise ValueError(f"plugins={plugins!r}: one of {PLUGIN_SETS} or None")
@@ -87,6 +91,7 @@ class TensorBoardProcess:
         self.first_answer: float | None = None
         self.proc: subprocess.Popen | None = None
         self._extra, self._timeout, self._measure_rss = tuple(extra_args), startup_timeout, measure_rss
+        self._ready_path = ready_path
         self._peak_rss_kib = 0
         self._sampling = False
         self._log_path: str | None = None
@@ -117,7 +122,7 @@ class TensorBoardProcess:
                 if self.proc.poll() is not None:
                     raise RuntimeError(f"tensorboard exited ({self.proc.returncode}):\n{self.log()}")
                 try:
-                    if self.get("/data/environment", timeout=2).status == 200:
+                    if self.get(self._ready_path, timeout=2).status == 200:
                         self.first_answer = time.monotonic()
                         return self
                 except OSError:
