@@ -13,15 +13,8 @@ from __future__ import annotations
 
 import time
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from harness import chromium
+
 SCROLL_SECONDS = 5.0
 
 # Runs inside the page: scroll `el` end to end over `ms`, counting frames; returns fps, worst gap, final index.
@@ -118,7 +111,7 @@ def measure(url: str, which: str, timeout_s: float = 60.0) -> dict:
     route, matcher, ready_sel, fallback_sel, scroll_sel = SYSTEMS[which]
     result: dict = {}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        browser = chromium.launch(pw)
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             if matcher is not None:

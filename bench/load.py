@@ -4,7 +4,7 @@
     python bench/load.py --traces 100000 --clients 20 --requests 30
     python bench/load.py --logdir DIR --clients 5 --requests 10   # any logdir (the test suite's smoke run)
 
-A real TensorBoard (bench/tb_launch.py: our plugin, not the reference one) is started on 127.0.0.1; the clock starts
+A real TensorBoard (harness/tb_launch.py: our plugin, not the reference one) is started on 127.0.0.1; the clock starts
 at its first answer to a route that touches no plugin, so the clients' first requests are what start indexing.
 Each client (fresh TCP connection per request, like a browser's first fetches) makes up to --requests requests
 within --duration seconds, after --think seconds of "reading" between them: mostly the next 100-row page of the
@@ -45,9 +45,11 @@ except ImportError:
     _loads = json.loads
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, BENCH_DIR)
+sys.path[:0] = [BENCH_DIR, os.path.dirname(BENCH_DIR)]  # bench/ and the repository root (harness/)
 
-from procs import BenchTensorBoard, warm_page_cache  # noqa: E402 (bench/ is put on the path first)
+from page_cache import warm_page_cache  # noqa: E402 (after the sys.path insert above)
+
+from harness.tensorboard_process import TensorBoardProcess  # noqa: E402
 
 API = "/data/plugin/dbg/"
 PAGE = 100
@@ -254,8 +256,10 @@ def _timeline(results: list, window: float = 0.5) -> list[dict]:
 
 def run_load(logdir: str, args) -> dict:
     shared, results = Shared(), []
-    dump_read_s = warm_page_cache(logdir)  # from the page cache, as a dump just written is (see procs.py)
-    with BenchTensorBoard(logdir, "dbg") as tb:
+    dump_read_s = warm_page_cache(logdir)  # from the page cache, as a dump just written is (see page_cache.py)
+    with TensorBoardProcess(
+        logdir, "dbg", extra_args=("--load_fast", "false"), measure_rss=True, ready_path="/data/environment"
+    ) as tb:
         cpu_before = _cpu_seconds(tb.proc.pid)
         started = time.monotonic()
         stop_at = started + args.duration
@@ -265,7 +269,7 @@ def run_load(logdir: str, args) -> dict:
         # Indexing may outlast the load: wait (bounded) so the report says how long it took.
         deadline = time.monotonic() + 300
         while not shared.done and time.monotonic() < deadline:
-            body, _ = tb.get_json(_path("runs"))
+            body = tb.get_json(_path("runs"))
             shared.update(body, time.monotonic())
             time.sleep(0.2)
         peak = tb.peak_rss_bytes()

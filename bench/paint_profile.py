@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/paint_profile.py --traces 1000000 [--which dbg|debugger-v2] [--loads 2]
 
-Starts TensorBoard on the cached dump (bench/tb_launch.py, one debugger), waits until it is fully indexed (as
+Starts TensorBoard on the cached dump (harness/tb_launch.py, one debugger), waits until it is fully indexed (as
 bench/run.py does before its paint figure), then loads `/#dbg` (or `/#debugger-v2`) in a fresh headless Chromium
 per load, exactly like bench/browser.py, and prints every request of TensorBoard's page and of the plugin iframe
 with its start, time to first byte (on localhost: mostly server time) and end, all on the main document's clock,
@@ -21,12 +21,18 @@ import sys
 import time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository root (harness/)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import browser
-from procs import BENCH_DIR, BenchTensorBoard
 from systems import Ours, Reference
+
+from harness import chromium
+from harness.tensorboard_process import TensorBoardProcess
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+LAUNCH_ARGS = ("--load_fast", "false")
 
 # Runs in every frame before its own scripts: long tasks and the moment the ready marker is set, on this frame's
 # clock (performance.now()); the collector converts each frame's times to the main document's via timeOrigin.
@@ -80,7 +86,7 @@ def load_once(url: str, which: str, timeout_s: float = 60.0) -> dict:
 
     route, matcher, ready_sel, _, _ = browser.SYSTEMS[which]
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=browser.CHROMIUM, args=browser.FLAGS, headless=True)
+        b = chromium.launch(pw)
         try:
             page = b.new_page(viewport={"width": 1600, "height": 1000})
             page.add_init_script(_INIT_JS)
@@ -193,7 +199,7 @@ def _loadavg() -> str:
 def _median_get(tb, path: str, n: int = 5) -> tuple[float, int]:
     times, size = [], 0
     for _ in range(n):
-        _, secs, body = tb.get(path)
+        _, _, body, secs = tb.get(path)
         times.append(secs)
         size = len(body)
     return statistics.median(times), size
@@ -217,7 +223,7 @@ def main(argv=None) -> int:
     ap.add_argument("--url", help="profile a TensorBoard already running at this URL (already indexed; no baseline)")
     args = ap.parse_args(argv)
     if args.url:
-        tb = BenchTensorBoard("", args.which)  # not entered: only its HTTP helpers, pointed at the given server
+        tb = TensorBoardProcess("", args.which)  # not entered: only its HTTP helpers, pointed at the given server
         tb.url, tb.port = args.url.rstrip("/"), int(urllib.parse.urlsplit(args.url).port or 80)
         profile(tb, args)
         return 0
@@ -227,7 +233,7 @@ def main(argv=None) -> int:
         return 2
     cls = Ours if args.which == "dbg" else Reference
     print(f"load: {_loadavg()}")
-    with BenchTensorBoard(dump, args.which) as tb:
+    with TensorBoardProcess(dump, args.which, extra_args=LAUNCH_ARGS, ready_path="/data/environment") as tb:
         system = cls(tb, args.traces)
         t0 = time.monotonic()
         system.kick()
@@ -239,7 +245,7 @@ def main(argv=None) -> int:
         profile(tb, args)
     if not args.no_baseline:
         # The same logdir without our plugin: what TensorBoard's own plugins cost the shell's listing.
-        with BenchTensorBoard(dump, "none") as tb:
+        with TensorBoardProcess(dump, "none", extra_args=LAUNCH_ARGS, ready_path="/data/environment") as tb:
             tb.get("/data/plugins_listing")
             server_times(tb, ["/data/plugins_listing", "/data/runs"])
     return 0
@@ -254,7 +260,7 @@ def profile(tb, args) -> None:
         print(summary_line(res))
     paths = ["/", "/data/environment", "/data/plugins_listing", "/data/runs", "/data/plugin_entry.html?name=dbg"]
     if args.which == "dbg":
-        run = tb.get_json("/data/plugin/dbg/runs")[0]["runs"][0]["name"]
+        run = tb.get_json("/data/plugin/dbg/runs")["runs"][0]["name"]
 
         def q(route, **kw):
             return f"/data/plugin/dbg/{route}?" + urllib.parse.urlencode({"run": run, **kw})

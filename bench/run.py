@@ -2,7 +2,7 @@
 
     python bench/run.py --traces 100000 [--no-browser] [--no-reference] [--no-ours]
 
-Each system gets its own real TensorBoard process holding only its own debugger (bench/tb_launch.py), one after the
+Each system gets its own real TensorBoard process holding only its own debugger (harness/tb_launch.py), one after the
 other so they never compete for the 2 cores, and is queried only through its own routes (bench/systems.py).
 Clocks start at TensorBoard's first HTTP answer. Memory is VmHWM/VmRSS from /proc against an idle TensorBoard of
 the same plugin set on an empty logdir. The markdown table is printed and written to bench/results/.
@@ -21,18 +21,34 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository root (harness/)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import generate
-from procs import BenchTensorBoard, warm_page_cache
+from page_cache import warm_page_cache
 from report import Table, summary
 from systems import NotAvailable, Ours, Reference
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+from harness.tensorboard_process import TensorBoardProcess
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+
+RESULTS = os.path.join(BENCH_DIR, "results")
 REFERENCE_MAX_TRACES = 3_000_000  # above this the reference needs > ~2 GB and minutes; skipped and said so
 POLL_S = 0.1
 PARSE_SAMPLE = 2_000_000
+
+
+def bench_tensorboard(logdir: str, which: str) -> TensorBoardProcess:
+    """A TensorBoard holding only `which`'s debugger (harness/tb_launch.py), its RSS sampled."""
+    return TensorBoardProcess(
+        logdir,
+        plugins=which,
+        extra_args=("--load_fast", "false"),
+        measure_rss=True,
+        ready_path="/data/environment",  # touches no plugin: neither debugger reads before the clock starts
+    )
 
 
 def parse_only_rate(dump: str, limit: int = PARSE_SAMPLE) -> dict:
@@ -61,7 +77,7 @@ def parse_only_rate(dump: str, limit: int = PARSE_SAMPLE) -> dict:
 
 def idle_rss(which: str) -> int:
     """RSS of an idle TensorBoard with this plugin set on an empty logdir, after its debugger's first route call."""
-    with tempfile.TemporaryDirectory() as empty, BenchTensorBoard(empty, which) as tb:
+    with tempfile.TemporaryDirectory() as empty, bench_tensorboard(empty, which) as tb:
         tb.get(f"/data/plugin/{which}/runs")
         tb.get("/data/plugins_listing")
         time.sleep(2.0)
@@ -71,7 +87,7 @@ def idle_rss(which: str) -> int:
 def small_dump_peak_rss(cls, which: str, small_dump: str, small_traces: int) -> int:
     """Peak RSS after indexing a 2-step dump: subtracting it from the big run's peak leaves the per-trace cost
     without the fixed costs (imports, graph, source files) that the idle baseline still includes."""
-    with BenchTensorBoard(small_dump, which) as tb:
+    with bench_tensorboard(small_dump, which) as tb:
         wait_indexed(cls(tb, small_traces), tb, small_traces, 120)
         return tb.peak_rss_bytes()
 
@@ -104,7 +120,7 @@ def wait_indexed(system, tb, traces: int, timeout: float) -> dict:
             candidate = (now, state["alerts"])
         else:
             candidate = None
-            _, secs, _ = tb.get(system.page_path(0))
+            secs = tb.get(system.page_path(0)).seconds
             out["latencies_while_indexing"].append(secs)
         time.sleep(POLL_S)
     out["traces_read"] = state.get("read")
@@ -125,22 +141,23 @@ def time_routes(system, tb, traces: int, reps: int) -> dict:
     }
     out = {}
     for name, (path, begin) in paths.items():
-        status, _, body = tb.get(path)  # warm-up, and a correctness check of the answer
+        status, _, body, _ = tb.get(path)  # warm-up, and a correctness check of the answer
         if status != 200:
             out[name] = {"error": f"HTTP {status}: {body[:150]!r}"}
             continue
         if begin is not None and not system.check_page(json.loads(body), begin):
             out[name] = {"error": "page did not hold the rows asked for"}
             continue
-        out[name] = summary([tb.get(path)[1] for _ in range(reps)])
+        out[name] = summary([tb.get(path).seconds for _ in range(reps)])
     # 100 rows as a list shows them, health included: one request of ours, two of the reference's (in sequence)
     middle = max(0, traces // 2 - 50)
     health_paths = system.health_page_paths(middle)
     answers = [tb.get(path) for path in health_paths]
-    if all(status == 200 for status, _, _ in answers):
-        out["health_page"] = summary([sum(tb.get(path)[1] for path in health_paths) for _ in range(reps)])
+    if all(a.status == 200 for a in answers):
+        out["health_page"] = summary([sum(tb.get(path).seconds for path in health_paths) for _ in range(reps)])
     else:
-        out["health_page"] = {"error": "; ".join(f"HTTP {st}: {body[:100]!r}" for st, _, body in answers if st != 200)}
+        failed = [f"HTTP {a.status}: {a.body[:100]!r}" for a in answers if a.status != 200]
+        out["health_page"] = {"error": "; ".join(failed)}
     return out
 
 
@@ -152,7 +169,7 @@ def bench_system(cls, which: str, dump: str, traces: int, args) -> dict:
         res["small_peak_rss"] = small_dump_peak_rss(cls, which, generate.ensure(small_n), small_n)
         res["small_traces"] = small_n
         res["dump_read_s"] = warm_page_cache(dump)
-        with BenchTensorBoard(dump, which) as tb:
+        with bench_tensorboard(dump, which) as tb:
             system = cls(tb, traces)
             timeout = max(120.0, 150.0 * traces / 1e6)
             res.update(wait_indexed(system, tb, traces, timeout))
@@ -202,7 +219,7 @@ def build_table(n: int, ours: dict, ref: dict, parse: dict) -> Table:
     t.add("alerts served (total)", ours.get("alerts"), ref.get("alerts"), "int", lower_is_better=False)
     t.add("traces read", ours.get("traces_read"), ref.get("traces_read"), "int", lower_is_better=False)
     # not a comparison: how long reading the dump into the page cache took before each system started (long: it
-    # had gone cold; see procs.warm_page_cache)
+    # had gone cold; see page_cache.warm_page_cache)
     t.add(
         "dump read into the page cache first (s)",
         *(f"{r['dump_read_s']:.2f} s" if "dump_read_s" in r else None for r in (ours, ref)),

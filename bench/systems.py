@@ -15,6 +15,12 @@ OP_NAME = "dense_142/MatMul"  # an op in the middle of the graph
 SOURCE_INDEX = 3  # tensorflow/python/ops/math_ops.py, ~6,000 lines: a big file
 
 
+def _timed_json(tb, path: str) -> tuple:
+    """(parsed body, seconds taken); HTTPStatusError (a RuntimeError, harness/tensorboard_process.py) unless 200."""
+    answer = tb.get(path)
+    return answer.json(), answer.seconds
+
+
 class NotAvailable(RuntimeError):
     """The system cannot answer (e.g. our backend is not built yet); the table says so instead of crashing."""
 
@@ -34,19 +40,19 @@ class Ours:
 
     def kick(self) -> None:
         """First request: starts our catalog (TensorBoard does the same via is_active on the first page load)."""
-        status, _, body = self.tb.get("/data/plugin/dbg/runs")
+        status, _, body, _ = self.tb.get("/data/plugin/dbg/runs")
         if status != 200:
             raise NotAvailable(f"/data/plugin/dbg/runs answered HTTP {status}: {body[:200]!r}")
 
     def poll(self) -> dict:
         """{'read': traces read, 'alerts': alerts total, 'done': everything read, 'latencies': [s, ...]}."""
-        runs, secs = self.tb.get_json("/data/plugin/dbg/runs")
+        runs, secs = _timed_json(self.tb, "/data/plugin/dbg/runs")
         latencies = [secs]
         if not runs.get("runs"):
             return {"read": 0, "alerts": 0, "done": False, "latencies": latencies}
         info = runs["runs"][0]
         self.run = info["name"]
-        alerts, secs = self.tb.get_json(self._q("alerts", begin=0, end=0))
+        alerts, secs = _timed_json(self.tb, self._q("alerts", begin=0, end=0))
         latencies.append(secs)
         return {
             "read": info["counts"]["graph_executions"],
@@ -89,19 +95,19 @@ class Reference:
 
     def kick(self) -> None:
         """Its first route call creates the reader and starts its update thread (as the page's first poll does)."""
-        status, _, body = self.tb.get("/data/plugin/debugger-v2/runs")
+        status, _, body, _ = self.tb.get("/data/plugin/debugger-v2/runs")
         if status != 200:
             raise NotAvailable(f"/data/plugin/debugger-v2/runs answered HTTP {status}: {body[:200]!r}")
 
     def poll(self) -> dict:
-        runs, secs = self.tb.get_json("/data/plugin/debugger-v2/runs")
+        runs, secs = _timed_json(self.tb, "/data/plugin/debugger-v2/runs")
         latencies = [secs]
         if self.RUN not in runs:
             return {"read": 0, "alerts": 0, "done": False, "latencies": latencies}
         # begin=0&end=0: an empty page whose `num_digests` says how many traces it has read so far.
-        digests, secs = self.tb.get_json(self._q("graph_execution/digests", begin=0, end=0))
+        digests, secs = _timed_json(self.tb, self._q("graph_execution/digests", begin=0, end=0))
         latencies.append(secs)
-        alerts, secs = self.tb.get_json(self._q("alerts", begin=0, end=0))
+        alerts, secs = _timed_json(self.tb, self._q("alerts", begin=0, end=0))
         latencies.append(secs)
         read = digests["num_digests"]
         # It has no "done" signal; it is done when every trace has been read (its monitor runs per trace read).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything the demo and the tests need, idempotently: a virtualenv in .venv with the package installed
-# editable (with its demo and dev extras), Debian's Chromium for the browser tests, and the pinned Node toolchain.
+# editable (with its demo and dev extras, at the versions pinned in constraints.txt), Debian's Chromium for the
+# browser tests, and the pinned Node toolchain.
 # Sourced by scripts/demo.sh and scripts/test.sh; fails loudly when something cannot be had.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,11 +15,14 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
 fi
-stamp=.venv/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)
+# The stamp names what was installed from: the project's metadata and the pinned versions (constraints.txt). A
+# change to either reinstalls; pip then moves every package to its pinned version.
+stamp=.venv/.installed-$(cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
 if [ ! -f "$stamp" ]; then
-  echo "setup: installing tensorboard-plugin-dbg[demo,dev] into .venv"
+  echo "setup: installing tensorboard-plugin-dbg[demo,dev] into .venv (versions pinned by constraints.txt)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[demo,dev]"
+  .venv/bin/python -m pip install -q -c constraints.txt -e ".[demo,dev]"
+  rm -f .venv/.installed-*
   touch "$stamp"
 fi
 

@@ -14,13 +14,15 @@ from api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait
 from api_oracle import oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tb_process import TensorBoardProcess
 from werkzeug.test import Client
 
+from harness.tensorboard_process import TensorBoardProcess
 from tensorboard_plugin_dbg.analysis import alerts, root_cause
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
+
+pytestmark = pytest.mark.slow  # TensorFlow's reader as the oracle (~8 s) and a real tensorboard process (~8 s)
 
 
 @pytest.fixture(scope="module")
@@ -289,14 +291,14 @@ def test_real_tensorboard_process(demo_logdir, demo_dump):
             runs = tb.get_json("/data/plugin/dbg/runs")
         name = os.path.relpath(demo_dump, demo_logdir)
         assert [r["name"] for r in runs["runs"]] == [name]
-        status, headers, body = tb.get(f"/data/plugin/dbg/executions?run={name}&begin=0&end=5")
+        status, headers, body, _ = tb.get(f"/data/plugin/dbg/executions?run={name}&begin=0&end=5")
         assert status == 200 and len(json.loads(body)["executions"]) == 5
-        status, headers, body = tb.get(f"/data/plugin/dbg/execution?run={name}&index=-1")
+        status, headers, body, _ = tb.get(f"/data/plugin/dbg/execution?run={name}&index=-1")
         assert status == 400 and headers["Content-Type"].startswith("application/json")
         assert json.loads(body)["error"]["code"] == errors.BAD_PARAMETER
-        status, _, body = tb.get("/data/plugin/dbg/alerts?run=nope&begin=0&end=1")
+        status, _, body, _ = tb.get("/data/plugin/dbg/alerts?run=nope&begin=0&end=1")
         assert status == 404 and json.loads(body)["error"]["code"] == errors.NOT_FOUND
-        status, headers, body = tb.get("/data/plugin/dbg/index.js")
+        status, headers, body, _ = tb.get("/data/plugin/dbg/index.js")
         assert status == 200 and headers["Content-Type"].startswith("text/javascript")
         assert tb.get_json("/data/plugin/dbg/openapi.json")["openapi"].startswith("3.1")
         for path in (
@@ -305,7 +307,7 @@ def test_real_tensorboard_process(demo_logdir, demo_dump):
             "static/%2fetc%2fpasswd",
             "static/..%5c..%5cplugin.py",
         ):
-            status, headers, body = tb.get("/data/plugin/dbg/" + path)
+            status, headers, body, _ = tb.get("/data/plugin/dbg/" + path)
             assert status == 404 and b"DbgPlugin" not in body and b"root:" not in body, path
-        status, _, body = tb.get("/data/plugin/dbg/runs?run=x")  # runs takes no parameters
+        status, _, body, _ = tb.get("/data/plugin/dbg/runs?run=x")  # runs takes no parameters
         assert status == 400 and json.loads(body)["error"]["code"] == errors.BAD_PARAMETER

@@ -9,6 +9,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from harness import chromium
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -20,10 +24,11 @@ def _row(markdown: str, metric_prefix: str) -> list[str]:
     raise AssertionError(f"no row {metric_prefix!r} in:\n{markdown}")
 
 
+@pytest.mark.slow  # a 100 k benchmark of both systems: ~15-90 s
 def test_bench_100k_smoke(tmp_path):
     prefix = str(tmp_path / "smoke")
     args = [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--traces", "100000", "--reps", "5", "--out", prefix]
-    if not os.path.exists("/usr/bin/chromium"):
+    if chromium.find() is None:
         args.append("--no-browser")
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="2")
     proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)

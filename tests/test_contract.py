@@ -4,13 +4,16 @@ validate against the JSON Schema generated from frontend/src/api/wire.ts; and th
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import shutil
 import subprocess
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import dumps
+import numpy as np
 import pytest
 from api_helpers import (
     ROOT,
@@ -29,6 +32,8 @@ from tensorboard_plugin_dbg.analysis import alerts, root_cause
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
+
+pytestmark = pytest.mark.slow  # every route on 15 real dumps (~7 s to serve, ~7 s to validate) and the schema generator
 
 # Every test program under tests/programs/ that writes a finished dump (found, not listed, so a new program is
 # covered at once), with the arguments the other suites use so the dump cache is shared: programs taking a MODE run
@@ -150,15 +155,102 @@ def test_every_response_matches_the_schema(answers):
     assert failures == [], failures[:5]
 
 
+NON_FINITE = {"NaN": math.isnan, "Infinity": lambda v: v == math.inf, "-Infinity": lambda v: v == -math.inf}
+
+
+def _spelling(value: float) -> str:
+    return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+
+
+def _compare(body, raw, where: str, problems: list, spelled: Counter) -> None:
+    """Walks a served body beside the index's own answer (not encoded): every non-finite float of the index must be
+    served as its wire.ts `Num` string, every such string must stand for that float, everything else equal."""
+    if isinstance(raw, np.ndarray):
+        raw = raw.tolist()
+    elif isinstance(raw, np.generic):
+        raw = raw.item()
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw).decode("utf-8", errors="replace")
+    if isinstance(raw, float) and not math.isfinite(raw):
+        if body != _spelling(raw):
+            problems.append(f"{where}: the index has {raw!r}, served {body!r}")
+        spelled[_spelling(raw)] += 1
+    elif isinstance(body, str) and body in NON_FINITE and not isinstance(raw, str):
+        problems.append(f"{where}: served {body!r} where the index has {raw!r}")
+    elif isinstance(raw, dict):
+        if not isinstance(body, dict) or set(body) != {str(k) for k in raw}:
+            problems.append(f"{where}: keys {sorted(body) if isinstance(body, dict) else body!r} != {sorted(raw)}")
+            return
+        for k, v in raw.items():
+            _compare(body[str(k)], v, f"{where}/{k}", problems, spelled)
+    elif isinstance(raw, (list, tuple)):
+        if not isinstance(body, list) or len(body) != len(raw):
+            problems.append(f"{where}: {len(raw)} items in the index, served {body!r:.200}")
+            return
+        for i, (b, r) in enumerate(zip(body, raw)):
+            _compare(b, r, f"{where}/{i}", problems, spelled)
+    elif body != raw or isinstance(body, bool) != isinstance(raw, bool):
+        problems.append(f"{where}: served {body!r:.100}, the index has {raw!r:.100}")
+
+
+def test_non_finite_floats_are_spelled_value_by_value(answers, served):
+    """Each NaN/±inf the index holds is served as "NaN"/"Infinity"/"-Infinity" at the same place, and no such
+    string is served where the index has anything else; compared against the index's own values, not through the
+    encoder. Real data must exercise NaN and an infinity (the dumps hold no +inf)."""
+    catalog = served[1].catalog()
+    spelled: Counter = Counter()
+    for route, params, status, body in answers:
+        if status != 200 or not ROUTES_BY_NAME[route].needs_run:
+            continue
+        body = {k: v for k, v in body.items() if k != "run"}
+        problems: list[str] = []
+        _compare(body, _index_raw(catalog.run(params["run"]), route, params), route, problems, spelled)
+        assert not problems, (route, params, problems[:5])
+    assert spelled["NaN"] and spelled["Infinity"] + spelled["-Infinity"], f"non-finite values served: {dict(spelled)}"
+
+
+def _non_finite_leaves(value, path=()):
+    if isinstance(value, str) and value in NON_FINITE:
+        yield path
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _non_finite_leaves(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _non_finite_leaves(v, (*path, i))
+
+
+def _replaced(value, path, leaf):
+    if not path:
+        return leaf
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], leaf)
+    return copy
+
+
 def test_only_num_fields_carry_non_finite_strings(answers):
-    # The encoder must never put "NaN" where the contract says a count or index (schema checks types; this
-    # checks that such strings appear at all, so the encoder's path is exercised by real data).
-    text = json.dumps([body for _, _, status, body in answers if status == 200])
-    assert '"NaN"' in text or '"Infinity"' in text or '"-Infinity"' in text
+    """Where a body holds "NaN"/"Infinity"/"-Infinity", the schema's type there takes a number (`Num`, or a tensor
+    value's `Num | boolean | string`), never a text-only field such as a name. Checked once per route and place
+    (list positions generalised)."""
+    schema = load_schema()
+    seen, checked = set(), 0
+    for route, _params, status, body in answers:
+        type_name = ROUTES_BY_NAME[route].response
+        if status != 200 or type_name is None:
+            continue
+        for path in _non_finite_leaves(body):
+            shape = (route, tuple("*" if isinstance(p, int) else p for p in path))
+            if shape in seen:
+                continue
+            seen.add(shape)
+            where = f"{route}: {'/'.join(map(str, path))}"
+            assert not schema_errors(schema, type_name, _replaced(body, path, 1.5)), where + ": not a number's place"
+            checked += 1
+    assert checked, "no response carried a non-finite value"
 
 
-def _index_answer(run, route: str, p: dict):
-    """What the index itself says for a route's parameters (the protocol call the route stands for)."""
+def _index_raw(run, route: str, p: dict):
+    """What the index itself says for a route's parameters (the protocol call the route stands for), not encoded."""
     i = {
         k: int(v)
         for k, v in p.items()
@@ -186,7 +278,12 @@ def _index_answer(run, route: str, p: dict):
     answer = calls[route]()
     if ROUTES_BY_NAME[route].paged:
         clamp_page(answer, int(answer["total"]))  # the documented clamp, whether or not the index did it
-    return json.loads(json_encoding.dumps(answer))
+    return answer
+
+
+def _index_answer(run, route: str, p: dict):
+    """The index's answer as the encoder writes it."""
+    return json.loads(json_encoding.dumps(_index_raw(run, route, p)))
 
 
 def test_answers_agree_with_the_index(answers, served):

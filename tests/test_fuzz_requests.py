@@ -179,12 +179,19 @@ def check(client: Client, doc: dict, method: str, target: str, validators: dict)
         assert str(status) in documented, f"{where}: not a documented status ({sorted(documented)})"
     else:
         assert status in (404, 405), where
-    if method == "HEAD" or path in ("", "/"):
-        return status  # the bare prefix is TensorBoard's own 404 (plain text): no plugin route starts there
+    content_type = resp.headers.get("Content-Type", "")
+    if path in ("", "/"):
+        # The bare prefix is no plugin route: TensorBoard's own 404, in plain text (whatever the method).
+        assert status == 404 and content_type.startswith("text/plain"), f"{where}: {content_type}"
+        return status
+    if method == "HEAD":
+        # What a GET would say in its status and headers, without the body (werkzeug drops it).
+        assert resp.get_data() == b"" and content_type.startswith("application/json"), f"{where}: {content_type}"
+        return status
     body = resp.get_data()
     if resp.headers.get("Content-Encoding") == "gzip":
         body = gzip.decompress(body)
-    assert resp.headers.get("Content-Type", "").startswith("application/json"), where
+    assert content_type.startswith("application/json"), where
     value = json.loads(body)
     if status == 200:
         ref = documented["200"]["content"]["application/json"]["schema"].get("$ref")

@@ -9,6 +9,7 @@ import math
 import os
 
 import dumps
+import pytest
 from test_index_oracle import oracle, run_of
 
 
@@ -50,6 +51,7 @@ def test_full_tensor_values_stated():
     assert [o["dtype"] for o in mixed["outputs"]] == ["float32", "int32"]
 
 
+@pytest.mark.slow  # TensorFlow's reader as the oracle: ~8 s
 def test_full_tensor_digests_match_oracle():
     dump = dumps.make_dump("modes", "FULL_TENSOR")
     run, o = run_of(dump), oracle(dump, values=False)

@@ -17,6 +17,8 @@ from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader.debug_values import DTYPES
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
 
+pytestmark = pytest.mark.slow  # TensorFlow's DebugDataReader reads each dump as the oracle: ~6 s per dump
+
 DUMPS = [
     ("eager_ops",),
     ("nested",),

@@ -11,6 +11,7 @@ import sys
 import time
 
 import dumps
+import pytest
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
@@ -81,17 +82,26 @@ def test_empty_logdir_notice(tmp_path):
     assert notice["code"] == "no_dump_found" and str(tmp_path) in notice["message"]
 
 
+def wait_until(condition, deadline: float, what: str, alive=None, poll: float = 0.05) -> None:
+    """Polls `condition` until it holds; fails naming `what` at `deadline` (time.monotonic()), or as soon as
+    `alive()` says the process the wait depends on has died."""
+    while not condition():
+        if alive is not None and not alive():
+            raise AssertionError(f"the live program died while waiting until {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(poll)
+
+
 def test_run_appearing_later_is_picked_up(tmp_path):
     catalog = Catalog(str(tmp_path), refresh_interval=0.1)
     catalog.start()
     try:
         _copy_dump(dumps.make_dump("nested"), str(tmp_path / "late"))
-        deadline = time.time() + 5
-        while time.time() < deadline and not catalog.has_runs():
-            time.sleep(0.05)
+        deadline = time.monotonic() + 30  # ~1 s alone; generous for 2 cores shared with other work
+        wait_until(catalog.has_runs, deadline, "the run that appeared after start() is found")
         assert [r.name for r in catalog.runs()] == ["late"]
-        while time.time() < deadline and not catalog.run("late").info()["status"]["done"]:
-            time.sleep(0.05)
+        wait_until(lambda: catalog.run("late").info()["status"]["done"], deadline, "the late run is read to its end")
         assert catalog.run("late").info()["counts"]["graph_executions"] > 0
     finally:
         catalog.stop()
@@ -156,6 +166,7 @@ def test_small_circular_buffer_keeps_last_records():
     assert big.info()["counts"]["executions"] == 30  # under the default 1000, everything survives
 
 
+@pytest.mark.slow  # a live TF program: ~8 s
 def test_live_dump_read_while_written_ends_equal(tmp_path):
     dump, gate = tmp_path / "logdir" / "live", tmp_path / "gate"
     os.makedirs(gate)
@@ -169,27 +180,40 @@ def test_live_dump_read_while_written_ends_equal(tmp_path):
     catalog.start()
     latencies = []
     try:
+
+        def alive():
+            return proc.poll() is None
+
+        def grown(size):
+            traces = glob.glob(str(dump / "*.graph_execution_traces"))
+            return bool(traces) and os.path.getsize(traces[0]) > size
+
         for step in range(3):
-            while not (gate / f"ready{step}").exists():
-                assert proc.poll() is None, "live program died"
-                time.sleep(0.05)
+            # TensorFlow's first step (imports, tracing) takes a few seconds; a step after it, well under one.
+            ready = gate / f"ready{step}"
+            wait_until(ready.exists, time.monotonic() + 120, f"the live program is ready for step {step}", alive)
             before = catalog.run("live").info()["counts"]["graph_executions"] if catalog.has_runs() else 0
             traces = glob.glob(str(dump / "*.graph_execution_traces"))
             size = os.path.getsize(traces[0]) if traces else 0
             open(gate / f"go{step}", "w").close()
-            while True:  # wait until the step's records reach disk (TF flushes in ~4 KiB blocks)
-                traces = glob.glob(str(dump / "*.graph_execution_traces"))
-                if traces and os.path.getsize(traces[0]) > size:
-                    break
-                assert proc.poll() is None or step == 2
-                time.sleep(0.01)
-            t0 = time.time()
-            while True:
-                if catalog.has_runs() and catalog.run("live").info()["counts"]["graph_executions"] > before:
-                    break
-                assert time.time() - t0 < 30
-                time.sleep(0.02)
-            latencies.append(time.time() - t0)
+            # The step's records reach disk (TF flushes in ~4 KiB blocks); after the last step the program exits.
+            wait_until(
+                lambda size=size: grown(size),
+                time.monotonic() + 60,
+                f"step {step}'s traces reach the file",
+                None if step == 2 else alive,
+                poll=0.01,
+            )
+            t0 = time.monotonic()
+            wait_until(
+                lambda before=before: (
+                    catalog.has_runs() and catalog.run("live").info()["counts"]["graph_executions"] > before
+                ),
+                t0 + 30,
+                f"the catalog serves step {step}'s traces",
+                poll=0.02,
+            )
+            latencies.append(time.monotonic() - t0)
         assert proc.wait(timeout=60) == 0
         time.sleep(0.6)
         live_state = _state(catalog.run("live"))

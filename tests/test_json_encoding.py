@@ -31,6 +31,7 @@ _values = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(_values)
+@pytest.mark.slow  # ~4 s
 def test_encode_is_the_stdlib_json_value(value):
     assert json.loads(json_encoding.encode(value)) == json.loads(json_encoding.dumps(value))
 

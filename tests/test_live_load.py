@@ -9,9 +9,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow  # bench/load.py against a real tensorboard: ~8 s
 def test_load_smoke(demo_logdir, tmp_path):
     out = tmp_path / "load.json"
     proc = subprocess.run(

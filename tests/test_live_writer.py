@@ -13,6 +13,7 @@ import sys
 import time
 
 import dumps
+import pytest
 
 from tensorboard_plugin_dbg.analysis import root_cause
 from tensorboard_plugin_dbg.index.catalog import Catalog
@@ -42,6 +43,7 @@ def _problems(info) -> list:
     return [n for n in info["status"]["notices"] if n["code"] in ("damaged_record", "refresh_failed")]
 
 
+@pytest.mark.slow  # a live TF program: ~10 s
 def test_live_writer_every_record_once_in_order_and_equal_to_cold_read(tmp_path):
     logdir = tmp_path / "logdir"
     dump = logdir / "run"

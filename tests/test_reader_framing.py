@@ -7,6 +7,7 @@ import random
 import struct
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -136,6 +137,7 @@ def test_random_single_byte_damage_keeps_every_other_record(payloads, data_strat
     assert len(r.damages) >= 1
 
 
+@pytest.mark.slow  # ~4 s
 def test_periodic_records_predicted_and_checked():
     """Long periodic runs (as trace files are) take the predicted path; a change of period and a damaged
     length in the middle must still give every record exactly once."""

@@ -16,7 +16,11 @@ from tensorboard_plugin_dbg.index.frames import is_user_path
 from tensorboard_plugin_dbg.reader import schema, tfrecord
 
 
-@pytest.mark.parametrize("program", [("demo",), ("modes", "FULL_TENSOR"), ("mirrored",)], ids=str)
+@pytest.mark.parametrize(
+    "program",
+    [pytest.param(("demo",), marks=pytest.mark.slow), ("modes", "FULL_TENSOR"), ("mirrored",)],  # demo: ~5 s
+    ids=str,
+)
 def test_every_record_round_trips_like_tf(program):
     from tensorflow.core.protobuf import debug_event_pb2
 

@@ -35,6 +35,7 @@ def _assert_same(slow, slow_kinds, fast, fast_kinds):
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: "-".join(p))
+@pytest.mark.slow  # protobuf decoding of every record, 13 dumps: ~3 s each
 def test_fast_equals_protobuf_on_real_dumps(program):
     path = glob.glob(os.path.join(dumps.make_dump(*program), "*.graph_execution_traces"))[0]
     with open(path, "rb") as f:

@@ -115,6 +115,7 @@ def _watch(monkeypatch) -> list:
 
 
 @pytest.mark.parametrize("period", [29, 36])
+@pytest.mark.slow  # every phase of a step: ~3-4 s each
 def test_carry_decodes_like_protobuf_at_every_phase(monkeypatch, period):
     ops = [_op(i) for i in range(period)]
     frames = _stream([ops] * 40)

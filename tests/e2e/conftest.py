@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
+import os
 
 import pytest
 from e2e_helpers import open_debugger, screenshot  # noqa: F401  (re-exported for the e2e tests)
 
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
-
-def chromium_path() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    # Never skip: a missing browser is a broken setup, and scripts/setup.sh installs it.
-    raise RuntimeError("Debian's chromium is not installed (apt-get install chromium); scripts/setup.sh does this")
+from harness import chromium
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +15,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
+        b = chromium.launch(pw)
         yield b
         b.close()
 
@@ -54,3 +37,14 @@ def page(browser):
     pg.console_watch = ConsoleWatch(pg)
     yield pg
     context.close()
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/e2e/ is an end-to-end test (`-m "not e2e"` leaves them out)."""
+    for item in items:
+        if str(item.path).startswith(_HERE + os.sep):
+            item.add_marker(pytest.mark.e2e)

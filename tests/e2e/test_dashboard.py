@@ -11,7 +11,8 @@ import shutil
 import time
 
 from e2e_helpers import ROOT, screenshot
-from tb_process import TensorBoardProcess
+
+from harness.tensorboard_process import TensorBoardProcess
 
 READY_TIMEOUT_MS = 60_000
 

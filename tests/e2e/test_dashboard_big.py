@@ -11,8 +11,9 @@ import time
 
 import dumps
 from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
 
 TRACES = 1_000_000
 LOGDIR = os.path.join(dumps.ROOT, ".pytest_cache", "dumps", "bench-1m", "logdir")

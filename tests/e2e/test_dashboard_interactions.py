@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import re
 
-from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
+from e2e_helpers import program_line, screenshot, wait_focused_source_line
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
+
+# The lines the Source Code panel must highlight, found in the programs themselves.
+DEMO_CALL = ("tests/programs/demo.py", "train(sys.argv[1]")  # the demo program's <module> frame
+# The op that made the first -inf.
+LOG_LINE = ("tensorboard_plugin_dbg/demo/buggy_mlp.py", "labels * tf.math.log(probs)")
 
 
 def _focused(frame):
@@ -94,8 +100,8 @@ def test_panel_interactions(page, demo_logdir):
         outer = by_testid(frame, "stack-frame").first  # outermost: the demo's <module>
         outer.click()
         wait_text(by_testid(frame, "source-path"), r"demo\.py$")
-        line = re.search(r":(\d+)", outer.inner_text()).group(1)
-        assert frame.locator(".cm-focus-line").count() == 1
+        call_line = wait_focused_source_line(frame, *DEMO_CALL)
+        assert re.search(r"demo\.py:(\d+)", outer.inner_text()).group(1) == str(call_line), outer.inner_text()
         screenshot(page, "ui-4-stack-frame-source")
 
         # Source Code: switch files with the picker; lines that created ops are marked.
@@ -104,8 +110,9 @@ def test_panel_interactions(page, demo_logdir):
         target = next(v for v, t in options if t.endswith("buggy_mlp.py"))
         picker.select_option(target)
         wait_text(by_testid(frame, "source-path"), r"buggy_mlp\.py$")
-        assert frame.locator(".cm-op-line").count() > 0
-        assert line
+        # The file is shown from its top (no frame of it is selected); the tf.math.log line made ops: it is marked.
+        op_lines = [t.strip() for t in frame.locator(".cm-op-line").all_inner_texts()]
+        assert program_line(*LOG_LINE)[1].strip() in op_lines, op_lines
 
         # Splitters resize the panes.
         bar = by_testid(frame, "split-left").bounding_box()

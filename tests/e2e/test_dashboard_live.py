@@ -6,13 +6,13 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 
 import dumps
 from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
 
 
 def _wait_file(path: str, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -30,8 +30,8 @@ def _count(text: str) -> int:
     return int(m.group(1).replace(",", "")) if m else -1
 
 
-def test_live_dump_updates_without_reload(page):
-    work = tempfile.mkdtemp(prefix="dbg-live-")
+def test_live_dump_updates_without_reload(page, tmp_path):
+    work = str(tmp_path)
     logdir, gate = os.path.join(work, "logdir"), os.path.join(work, "gate")
     os.makedirs(logdir)
     os.makedirs(gate)

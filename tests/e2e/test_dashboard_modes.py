@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 
 import dumps
-from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
+from e2e_helpers import screenshot, wait_focused_source_line
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
+from harness.tensorboard_process import TensorBoardProcess
+
 MODES = ["CONCISE_HEALTH", "CURT_HEALTH", "FULL_TENSOR", "NO_TENSOR", "SHAPE"]
+# The demo's first non-finite tensor: Log's output, made on this line of the demo program.
+LOG_LINE = ("tensorboard_plugin_dbg/demo/buggy_mlp.py", "labels * tf.math.log(probs)")
 
 
-def test_every_debug_mode(page):
-    logdir = tempfile.mkdtemp(prefix="dbg-modes-")
+def test_every_debug_mode(page, tmp_path):
+    logdir = str(tmp_path / "logdir")
     for mode in MODES:
         shutil.copytree(dumps.make_dump("demo", "6", mode), os.path.join(logdir, mode.lower()))
     with TensorBoardProcess(logdir) as tb:
@@ -30,30 +32,35 @@ def test_every_debug_mode(page):
             rows = frame.locator("[data-testid=ge-list] .vl-row[data-ge-index]")
             rows.first.wait_for()
             assert frame.locator("[data-testid=ge-list] .chip-unknown").count() == 0, mode
+            focused = frame.locator("[data-testid=ge-list] .vl-row.focused")
             if mode in ("NO_TENSOR", "SHAPE"):
-                # No values recorded: no alerts, and the panel says why.
+                # No values recorded: no alerts, and the panel says why. The first Log trace, picked by op type.
                 assert by_testid(frame, "alert-row").count() == 0
                 wait_text(by_testid(frame, "panel-alerts-status"), r"\S")
+                by_testid(frame, "filter-op-type").fill("Log")
+                wait_text(by_testid(frame, "ge-count"), r"^\d+ of [\d,]+$")
                 rows.first.click()
+                wait_text(focused.locator(".ge-type"), r"^Log$")
+                by_testid(frame, "filter-op-type").fill("")
             else:
+                # The first alert is Log's -inf output (or, in CURT_HEALTH, its "has a non-finite" flag).
                 row = by_testid(frame, "alert-row").first
                 row.wait_for(timeout=20_000)
+                assert "Log" in row.inner_text(), (mode, row.inner_text())
                 row.click()
-                wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"\S")
+                wait_text(focused.locator(".ge-type"), r"^Log$")
                 if mode != "CURT_HEALTH":
-                    assert (
-                        frame.locator(
-                            "[data-testid=ge-list] .vl-row.focused :is(.chip-neginf, .chip-posinf, .chip-nan)"
-                        ).count()
-                        >= 1
-                    )
+                    assert focused.locator(".chip-neginf").count() == 1, mode
+                    assert focused.locator(":is(.chip-posinf, .chip-nan)").count() == 0, mode
                 else:
-                    assert frame.locator("[data-testid=ge-list] .vl-row.focused .chip-bad").count() == 1
-            wait_text(by_testid(frame, "gs-focus-op"), r"\S")
+                    assert focused.locator(".chip-bad").count() == 1
+            # The right op in Graph Structure, the right frame in Stack Trace, the right line in Source Code.
+            wait_text(by_testid(frame, "gs-focus-op"), r"^Log")
+            wait_text(by_testid(frame, "gs-input"), r"probs")
+            line = wait_focused_source_line(frame, *LOG_LINE)
+            wait_text(frame.locator("[data-testid=stack-frame].selected"), rf"buggy_mlp\.py:{line}\b")
             if mode == "FULL_TENSOR":
                 # The focused trace's values are shown (the -inf ones included).
                 wait_text(by_testid(frame, "gs-value"), r"(?s)Value float32 \[\d+,\d+\].*-∞")
-            by_testid(frame, "stack-frame").first.wait_for(timeout=20_000)
-            frame.locator(".cm-focus-line").wait_for(timeout=20_000)
             screenshot(page, f"modes-{mode.lower()}")
         assert_no_console_errors(page)

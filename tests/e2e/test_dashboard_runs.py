@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 
 import dumps
 from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
+from harness.tensorboard_process import TensorBoardProcess
 
-def test_two_runs_picker_and_url(page, demo_dump):
-    logdir = tempfile.mkdtemp(prefix="dbg-two-runs-")
+
+def test_two_runs_picker_and_url(page, demo_dump, tmp_path):
+    logdir = str(tmp_path / "logdir")
     shutil.copytree(dumps.make_dump("clean_mlp"), os.path.join(logdir, "a_clean"))
     shutil.copytree(demo_dump, os.path.join(logdir, "b_demo"))
     with TensorBoardProcess(logdir) as tb:
@@ -64,8 +64,9 @@ def _reopened(page):
     return frame
 
 
-def test_empty_logdir_explains_why(page):
-    logdir = tempfile.mkdtemp(prefix="dbg-empty-")
+def test_empty_logdir_explains_why(page, tmp_path):
+    logdir = str(tmp_path / "empty")
+    os.makedirs(logdir)
     with TensorBoardProcess(logdir) as tb:
         frame = open_dashboard(page, tb)
         status = wait_text(by_testid(frame, "status"), r"\S")

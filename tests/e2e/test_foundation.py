@@ -9,7 +9,8 @@ import urllib.error
 import urllib.request
 
 from e2e_helpers import ARTIFACTS, open_debugger, screenshot
-from tb_process import TensorBoardProcess
+
+from harness.tensorboard_process import TensorBoardProcess
 
 
 def test_plugins_listing_reports_dbg_active(demo_logdir):
@@ -21,10 +22,10 @@ def test_plugins_listing_reports_dbg_active(demo_logdir):
         assert entry["tab_name"] == "Debugger"
         assert entry["loading_mechanism"]["type"] == "IFRAME"
         # The ES module is served from inside the package, and nothing outside its folder is.
-        status, headers, body = tb.get("/data/plugin/dbg/index.js")
+        status, headers, body, _ = tb.get("/data/plugin/dbg/index.js")
         assert status == 200 and b"render" in body
         assert "javascript" in headers.get("Content-Type", "")
-        status, _, _ = tb.get("/data/plugin/dbg/static/..%2F..%2Fplugin.py")
+        status, _, _, _ = tb.get("/data/plugin/dbg/static/..%2F..%2Fplugin.py")
         assert status == 404
         _check_bundle_caching(tb, headers, body)
 
@@ -33,7 +34,7 @@ def _check_bundle_caching(tb, headers, body):
     """The lazily loaded editor chunk that index.js names is served (cached for good: its name holds its content
     hash); the bundle is gzipped when asked and revalidates with its ETag (static_files.py)."""
     [chunk] = set(re.findall(rb"static/(source-editor\.[0-9a-f]{16}\.js)", body))
-    status, chunk_headers, chunk_body = tb.get("/data/plugin/dbg/static/" + chunk.decode())
+    status, chunk_headers, chunk_body, _ = tb.get("/data/plugin/dbg/static/" + chunk.decode())
     assert status == 200 and len(chunk_body) > 100_000
     assert "immutable" in chunk_headers["Cache-Control"] and headers["Cache-Control"] == "no-cache"
     req = urllib.request.Request(tb.url + "/data/plugin/dbg/index.js", headers={"Accept-Encoding": "gzip"})

@@ -13,8 +13,9 @@ import re
 import shutil
 
 from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
 
 
 def test_unreadable_traces_file_is_named_then_recovered(page, tmp_path, demo_dump):

@@ -15,13 +15,14 @@ import re
 
 import dumps
 from e2e_helpers import screenshot
-from tb_process import TensorBoardProcess
 from test_dashboard import (
     assert_no_console_errors,
     by_testid,
     open_dashboard,
     wait_text,
 )
+
+from harness.tensorboard_process import TensorBoardProcess
 
 XSS = "<img src=x onerror=window.__xss=1>"
 

@@ -1,6 +1,6 @@
 """Start TensorBoard with exactly one of the two debuggers loaded (or neither), then behave like `tensorboard`.
 
-    python bench/tb_launch.py {dbg,debugger-v2,none} --logdir DIR --host 127.0.0.1 --port N ...
+    python harness/tb_launch.py {dbg,debugger-v2,none} --logdir DIR --host 127.0.0.1 --port N ...
 
 Why: both plugins load in a stock `tensorboard`, and both start reading the dump on first use (ours on the first
 `/data/plugins_listing`, the reference on its first route call). A process measured for one system must not pay
