@@ -57,18 +57,6 @@ def _untracked() -> set[str]:
 _UNTRACKED_BEFORE = _untracked()
 
 
-# Slow tests in files another change owns (tests/test_memory_lean_structures.py); marked here until a decorator
-# there takes over. Node id prefixes.
-SLOW_ELSEWHERE = ("tests/test_memory_lean_structures.py::test_scan_hint_only_speeds_up",)  # ~7 s
-
-
-@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.nodeid.startswith(SLOW_ELSEWHERE):
-            item.add_marker(pytest.mark.slow)
-
-
 def leftovers() -> list[str]:
     """What this session left behind so far: entries of its temporary directory that are not pytest's `tmp_path`
     folders or Hypothesis' storage, and new files in the checkout that git does not ignore."""

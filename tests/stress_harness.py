@@ -169,6 +169,7 @@ def _run(args, scratch: str) -> int:
         print(f"WATCHDOG: request threads still running after {args.deadline} s; every thread's stack:", flush=True)
         faulthandler.dump_traceback(file=sys.stdout, all_threads=True)
         sys.stdout.flush()
+        shutil.rmtree(scratch, ignore_errors=True)  # os._exit skips main()'s cleanup
         os._exit(3)  # the deadlocked threads would keep the process alive
     stop.set()
     catalog.stop()

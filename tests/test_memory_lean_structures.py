@@ -95,6 +95,7 @@ def test_paint_marks_exactly_the_intervals():
         np.testing.assert_array_equal(_paint(lo, hi, size), want)
 
 
+@pytest.mark.slow  # ~7 s
 def test_scan_hint_only_speeds_up():
     """A scan given the previous chunk's tail finds the same records; a wrong hint changes nothing either."""
     rng = np.random.default_rng(4)

@@ -162,6 +162,7 @@ export class FakeApi implements Api {
     return { run, frames: ids.map((id) => this.frames.find((f) => f.id === id)!) };
   }
   async rootCause(run: string) {
+    this.calls.push(`root_cause ${run}`);
     return { run, status: 'unknown' as const, message: 'not known', producer: null, producers: 0, propagators: 0 };
   }
 }

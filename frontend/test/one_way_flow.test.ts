@@ -132,3 +132,18 @@ test('live growth from no traces: the empty list is fetched again once the run h
   await settle();
   assert.equal(store.state.geRows.total, 5);
 });
+
+test('a run that finishes indexing gets its root cause again, even with no alert (unknown -> clean)', async () => {
+  const api = new FakeApi();
+  api.runsList = [runInfo('a', 0, 0, false)];
+  const { ctl } = await started(api);
+  const asked = () => api.calls.filter((c) => c === 'root_cause a').length;
+  const before = asked();
+  api.runsList = [runInfo('a', 5, 0, false)];
+  await (ctl as unknown as { refreshRuns(): Promise<boolean> }).refreshRuns();
+  assert.equal(asked(), before, 'traces alone do not ask again while the run is read (each would be a new analysis)');
+  api.runsList = [runInfo('a', 5, 0, true)];
+  await (ctl as unknown as { refreshRuns(): Promise<boolean> }).refreshRuns();
+  await settle();
+  assert.equal(asked(), before + 1, 'done: the final answer is asked for');
+});

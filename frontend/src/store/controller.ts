@@ -143,6 +143,10 @@ export class Controller {
     if (c1.graph_executions !== c0.graph_executions) this.lists.traces.invalidate();
     if (c1.executions !== c0.executions) this.timeline.grew(before);
     if (c1.source_files !== c0.source_files && this.firstPaintOver) void this.sources.loadFiles();
+    // The root cause is asked again when alerts appear, and once when the run is read to its end: a run that had
+    // no record yet said "unknown" and, with no alert ever, would keep saying it (not on every batch of traces:
+    // each new index version is a new whole-run analysis on the server).
+    if (now.status.done && !was.status.done && c1.alerts === c0.alerts) void this.loadRootCause();
     if (c1.alerts !== c0.alerts) {
       void this.loadRootCause();
       if (this.firstPaintOver) void this.timeline.loadMarks();
