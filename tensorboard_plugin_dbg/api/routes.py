@@ -15,9 +15,10 @@ from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
 from tensorboard_plugin_dbg.api.spec import RouteSpec
+from tensorboard_plugin_dbg.index.alert_queries import ALERT_TYPE
 from tensorboard_plugin_dbg.index.protocol import Catalog, RunQueries
 
-ALERT_TYPES = ("InfNanAlert",)
+ALERT_TYPES = (ALERT_TYPE,)
 ALERT_ROLES = ("producer",)
 # FULL_TENSOR values: at most this many elements per response (a 1,000-row page of numbers is a few KiB; 100 k
 # elements is ~1-2 MB of JSON, the most a panel can show at once anyway).

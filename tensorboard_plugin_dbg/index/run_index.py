@@ -17,7 +17,7 @@ from ..reader.file_sets import SUFFIXES, FileSet
 from ..reader.schema import MODE_NAMES
 from . import record_reads, run_status
 from .alert_order import AlertOrder
-from .alert_queries import AlertQueries
+from .alert_queries import ALERT_TYPE, AlertQueries
 from .columns import LOC_SHIFT
 from .exec_queries import ExecutionQueries
 from .graph_queries import GraphQueries
@@ -313,7 +313,7 @@ class RunIndex(RunState):
                 "source_files": len(self.sources),
                 "stack_frames": len(self.frames),
                 "alerts": n_alerts,
-                "alerts_by_type": {"InfNanAlert": n_alerts} if n_alerts else {},
+                "alerts_by_type": {ALERT_TYPE: n_alerts} if n_alerts else {},
             },
             "status": {
                 "bytes_read": int(bytes_read),
