@@ -24,7 +24,11 @@ echo "== bundle: the committed bundle must equal a fresh webpack build"
 node scripts/check_bundle.mjs
 
 echo "== frontend unit tests"
-npm test --silent
+# tsx keeps a compile cache in the temp directory (tsx-<uid>): give it one of its own, removed afterwards, so a
+# test run leaves nothing in /tmp
+node_tmp="$(mktemp -d)"
+trap 'rm -rf "$node_tmp"' EXIT
+TMPDIR="$node_tmp" npm test --silent
 
 echo "== pytest"
 python -m pytest -ra "$@"
