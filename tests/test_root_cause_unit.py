@@ -285,7 +285,6 @@ def test_vectorized_trace_classification_scales():
         exec_wall=np.zeros(0),
         exec_nonfinite=np.zeros(0, np.int8),
         exec_is_function=np.zeros(0, bool),
-        exec_first_output_id=np.zeros(0, np.int64),
         exec_io=lambda i: ([], [], []),
     )
     start = time.perf_counter()

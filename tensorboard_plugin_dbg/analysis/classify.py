@@ -25,8 +25,7 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 
 NONE, PRODUCER, PROPAGATOR = 0, 1, 2
-EXEC_LOOKBACK = 8  # executions checked around the binary-search hit (several hosts' ids may interleave)
-EAGER_SCAN_BACK = 256  # executions scanned back for an input's producer when output ids are not in columns
+EAGER_SCAN_BACK = 256  # executions scanned back for an eager input's producer
 
 
 @dataclass
@@ -102,23 +101,6 @@ class _TraceLookup:
             rows = self.order[pos]
             ok &= self.trace_tensor[rows] == t
             out[lo : lo + _BLOCK] = np.where(ok, rows, -1)
-        return out
-
-
-class ScanLookup:
-    """The same answers as _TraceLookup.before for a handful of pairs, by scanning: nothing kept between calls, so
-    the cached analysis of a run does not hold a sorted copy of every trace (the root-cause detail asks about the
-    inputs of one op only)."""
-
-    def __init__(self, trace_tensor: np.ndarray):
-        self.trace_tensor = trace_tensor
-
-    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
-        out = np.full(len(tensors), -1, np.int64)
-        for i, (k, t) in enumerate(zip(np.asarray(tensors).tolist(), np.asarray(at).tolist())):
-            if k >= 0:
-                hits = np.flatnonzero(self.trace_tensor[: max(t, 0)] == k)
-                out[i] = hits[-1] if len(hits) else -1
         return out
 
 
@@ -225,23 +207,11 @@ class _BadTraceWindows:
         return bool(np.searchsorted(w, hi, "right") - np.searchsorted(w, lo, "right") > 0)
 
 
-def running_first_outputs(cols: RunColumns) -> np.ndarray | None:
-    """Running max of each execution's first output id (sorted, for binary search), or None when the columns do
-    not carry output ids (then eager_producer scans back instead)."""
-    if cols.exec_first_output_id is None:
-        return None
-    return np.maximum.accumulate(cols.exec_first_output_id) if len(cols.exec_first_output_id) else np.zeros(0)
-
-
-def eager_producer(cols: RunColumns, running_first: np.ndarray | None, tensor_id: int, before: int) -> tuple[int, int]:
+def eager_producer(cols: RunColumns, tensor_id: int, before: int) -> tuple[int, int]:
     """(execution index, output slot) of the execution before `before` that output eager tensor `tensor_id`,
     or (-1, -1) when no recorded execution did (a constant, or a tensor made before dumping started)."""
-    if running_first is None:  # no id column: the producer of an eager input is almost always a recent execution
-        candidates = range(before - 1, max(before - 1 - EAGER_SCAN_BACK, -1), -1)
-    else:
-        hit = int(np.searchsorted(running_first[:before], tensor_id, side="right")) - 1
-        candidates = range(hit, max(hit - EXEC_LOOKBACK, -1), -1)
-    for e in candidates:
+    # the producer of an eager input is almost always a recent execution: scan back from `before`
+    for e in range(before - 1, max(before - 1 - EAGER_SCAN_BACK, -1), -1):
         outs = list(cols.exec_io(e)[1])
         if tensor_id in outs:
             return e, outs.index(tensor_id)
@@ -254,7 +224,6 @@ def _classify_executions(cols: RunColumns) -> np.ndarray:
     alerts = np.flatnonzero(flags == 1)
     if len(alerts) == 0:
         return role
-    running_first = running_first_outputs(cols)
     # Non-finite traces per call window (previous execution's wall time, this one's].
     windows = _BadTraceWindows(cols)
     for e in alerts.tolist():
@@ -263,7 +232,7 @@ def _classify_executions(cols: RunColumns) -> np.ndarray:
             propagates = windows.any_in(cols.exec_wall[e - 1] if e > 0 else -np.inf, cols.exec_wall[e])
         if not propagates:
             for tensor_id in cols.exec_io(e)[0]:
-                src, slot = eager_producer(cols, running_first, int(tensor_id), e)
+                src, slot = eager_producer(cols, int(tensor_id), e)
                 if src >= 0 and cols.exec_io(src)[2][slot] == 1:
                     propagates = True
                     break

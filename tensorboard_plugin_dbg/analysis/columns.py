@@ -39,8 +39,6 @@ class RunColumns:
     exec_wall: np.ndarray  # float64[E]
     exec_nonfinite: np.ndarray  # int8[E]: any output non-finite (1), all finite (0), cannot tell (-1)
     exec_is_function: np.ndarray  # bool[E]
-    # int64[E] smallest output tensor id (-1 when none); None when getting it costs a record read per execution
-    exec_first_output_id: np.ndarray | None
     # exec_io(i) -> (input tensor ids, output tensor ids, per-output non-finite flags 1/0/-1); called only for the
     # few executions the classifier looks at (alerts and the producers of their inputs).
     exec_io: Callable[[int], tuple[Sequence[int], Sequence[int], Sequence[int]]] = field(repr=False)

@@ -83,7 +83,6 @@ def gather(run: RunQueries) -> RunColumns:
         exec_wall=execs["wall_time"],
         exec_nonfinite=e_flags,
         exec_is_function=e_func,
-        exec_first_output_id=None,
         exec_io=exec_io,
         make_lookup=make_lookup,
     )

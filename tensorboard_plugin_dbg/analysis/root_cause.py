@@ -24,10 +24,8 @@ from tensorboard_plugin_dbg.analysis.classify import (
     PRODUCER,
     PROPAGATOR,
     Classification,
-    ScanLookup,
     classify,
     eager_producer,
-    running_first_outputs,
 )
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import (
@@ -70,11 +68,8 @@ def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Any]:
     def compute():
         cols = index_columns.gather(run)
         cls, _lookup = classify(cols)
-        if cols.make_lookup is not None:  # built from what the index holds anyway: made again when asked
-            return cols, cls, _OnDemandLookup(cols.make_lookup)
-        # A sorted lookup of our own is dropped (~12 bytes per trace); the detail of the first producer asks about
-        # a few input tensors only, which a scan answers in milliseconds.
-        return cols, cls, ScanLookup(cols.trace_tensor)
+        # the index's rows by kind, made again when asked: the cached value keeps no reference to the index's table
+        return cols, cls, _OnDemandLookup(cols.make_lookup)  # gather() always sets it
 
     return _cached(run, "classification", compute)
 
@@ -204,10 +199,9 @@ def _eager_producer(run: RunQueries, cols: RunColumns, index: int) -> dict[str, 
     outputs = detail.get("outputs") or []
     flags = cols.exec_io(index)[2]
     slot = next((i for i, f in enumerate(flags) if f == 1), 0)
-    running_first = running_first_outputs(cols)
     inputs = []
     for in_slot, tensor_id in enumerate(detail["input_tensor_ids"]):
-        src, out_slot = eager_producer(cols, running_first, int(tensor_id), index)
+        src, out_slot = eager_producer(cols, int(tensor_id), index)
         entry: dict[str, Any] = {
             "slot": in_slot,
             "op_name": f"tensor {tensor_id}",
