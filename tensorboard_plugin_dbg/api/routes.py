@@ -125,7 +125,7 @@ ROUTES: tuple[RouteSpec, ...] = (
             Param(
                 "role",
                 "enum",
-                "Only alerts whose tensor was produced non-finite (not propagated).",
+                "Only alerts whose tensor was made non-finite there (producers, unknowns).",
                 choices=ALERT_ROLES,
             ),
         ),
