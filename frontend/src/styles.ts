@@ -95,6 +95,9 @@ button:disabled { opacity: .45; cursor: default; }
 .rc-line { display: flex; flex-wrap: wrap; align-items: center; gap: 2px; margin: 1px 0; }
 .rc-src { margin-top: 3px; display: flex; flex-direction: column; }
 .rc-file { color: var(--link); } .rc-code { font-family: Menlo, Consolas, monospace; font-size: 11px; white-space: pre-wrap; word-break: break-all; }
+.rc-note { color: var(--nan); font-size: 11px; } .rc-skip { font-size: 11px; } .rc-which { font-size: 11px; }
+.alert-row[data-role="contained"], .alert-row[data-role="expected"] { color: var(--muted); opacity: 0.8; }
+.role-unknown { color: var(--nan); } .role-contained, .role-expected { color: var(--muted); }
 .rc-msg { margin-top: 3px; font-size: 11px; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
 .tl-minimap { position: relative; height: 12px; margin: 4px 6px; background: var(--head); border: 1px solid var(--line); cursor: pointer; flex: 0 0 auto; }
 .tl-mark { position: absolute; top: 0; bottom: 0; width: 2px; background: var(--nan); }

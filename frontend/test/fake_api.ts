@@ -163,6 +163,16 @@ export class FakeApi implements Api {
   }
   async rootCause(run: string) {
     this.calls.push(`root_cause ${run}`);
-    return { run, status: 'unknown' as const, message: 'not known', producer: null, producers: 0, propagators: 0 };
+    return {
+      run,
+      status: 'unknown' as const,
+      message: 'not known',
+      producer: null,
+      skipped: [],
+      first_kept: false,
+      producers: 0,
+      propagators: 0,
+      contained: 0,
+    };
   }
 }

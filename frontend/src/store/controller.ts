@@ -8,7 +8,7 @@
  * source_loader.ts); what a live run's growth changes is decided here, when the runs poll answers.
  */
 import type { Api, GraphExecutionFilters } from '../api/client.ts';
-import type { Alert, RunInfo, StackFrame } from '../api/wire.ts';
+import type { Alert, RootCauseProducer, RunInfo, StackFrame } from '../api/wire.ts';
 import { isStandingReadProblem } from '../api/notice_codes.ts';
 import {
   Store,
@@ -23,7 +23,7 @@ import {
   type State,
 } from './store.ts';
 import { readUrlState, writeUrlState, type UrlState } from './url.ts';
-import { innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
+import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
@@ -221,6 +221,14 @@ export class Controller {
     } catch (e) {
       if (seq === this.rootCauseSeq && run === this.store.state.run) this.store.set({ rootCause: failed(e) });
     }
+  }
+
+  /** The root-cause card's click: its alert, then the line to fix (a gradient's forward op, the data's source). */
+  async focusRootCause(p: RootCauseProducer): Promise<void> {
+    await this.focusAlert(p.alert);
+    const fix = fixFrame(p);
+    if (fix && fix !== p.user_frame && fix.path !== null && this.store.state.alertIndex === p.alert.index)
+      this.sources.show({ fileIndex: fix.source_index, line: fix.line }, { selectedFrameId: null });
   }
 
   focusAlert(alert: Alert): Promise<void> {
