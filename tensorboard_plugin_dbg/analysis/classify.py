@@ -29,6 +29,7 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis import containment
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
+from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
 
 NONE, PRODUCER, PROPAGATOR, CONTAINED, EXPECTED, UNKNOWN = 0, 1, 2, 3, 4, 5
 ROLE_NAMES = (None, "producer", "propagator", "contained", "expected", "unknown")
@@ -72,66 +73,6 @@ class Classification:
         return first[0] if first else None
 
 
-_BLOCK = 1 << 20  # alerts (or queries) handled per step: bounds the temporaries at ~8 bytes x a few x this
-
-
-class _TraceLookup:
-    """`before(tensors, at)`: for each pair, the index of the last trace of tensor code tensors[i] with index < at[i]
-    (-1 when none). Built once per classification: one stable argsort of the tensor codes.
-
-    Memory matters at 10 M traces (the index budget is ~48 bytes per trace): tensor codes that fit 16 bits are
-    sorted as uint16 (numpy's stable sort is then a radix sort, ~10x faster than on int64), the permutation is kept
-    as int32, and the sorted keys are not kept (read back through the permutation)."""
-
-    def __init__(self, trace_tensor: np.ndarray):
-        n = len(trace_tensor)
-        self.trace_tensor = trace_tensor
-        if n and int(trace_tensor.min()) >= -1 and int(trace_tensor.max()) < 65535:
-            order = np.argsort((trace_tensor + 1).astype(np.uint16), kind="stable")  # by tensor, then by index
-        else:
-            order = np.argsort(trace_tensor, kind="stable")
-        self.stride = n + 1
-        combined = trace_tensor[order].astype(np.int64)
-        combined *= self.stride
-        combined += order
-        self.combined = combined  # sorted: key-major, index-minor
-        self.order = order.astype(np.int32) if n < 2**31 else order
-
-    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
-        if len(self.combined) == 0 or len(tensors) == 0:
-            return np.full(len(tensors), -1, np.int64)
-        out = np.empty(len(tensors), np.int64)
-        for lo in range(0, len(tensors), _BLOCK):
-            t, a = np.asarray(tensors[lo : lo + _BLOCK], np.int64), at[lo : lo + _BLOCK]
-            needles = t * self.stride + a
-            # Needles in sorted order make the binary searches walk `combined` front to back (cache-friendly,
-            # ~5x faster at 10 M traces than in alert order); answers go back to their places after. Queries come
-            # with `at` ascending, so a stable sort by tensor alone sorts them (a radix sort when codes are small).
-            if int(t.min()) >= -1 and int(t.max()) < 65535 and bool(np.all(np.diff(a) >= 0)):
-                by = np.argsort((t + 1).astype(np.uint16), kind="stable")
-            else:
-                by = np.argsort(needles)
-            pos = np.empty(len(needles), np.int64)
-            pos[by] = np.searchsorted(self.combined, needles[by], side="left") - 1
-            ok = (pos >= 0) & (t >= 0)
-            pos = np.where(ok, pos, 0)
-            rows = self.order[pos]
-            ok &= self.trace_tensor[rows] == t
-            out[lo : lo + _BLOCK] = np.where(ok, rows, -1)
-        return out
-
-    def after(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
-        """For each pair, the first trace of tensor code tensors[i] with index > at[i] (-1 when none)."""
-        t = np.asarray(tensors, np.int64)
-        if len(self.combined) == 0 or len(t) == 0:
-            return np.full(len(t), -1, np.int64)
-        pos = np.searchsorted(self.combined, t * self.stride + np.asarray(at, np.int64), side="right")
-        ok = (pos < len(self.combined)) & (t >= 0)
-        rows = self.order[np.where(ok, pos, 0)]
-        ok &= self.trace_tensor[rows] == t
-        return np.where(ok, rows, -1).astype(np.int64)
-
-
 def op_inputs(cols: RunColumns, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(owner position in `ops`, input tensor code) for every data input of every op in `ops` (op -1: none)."""
     ops = np.asarray(ops, np.int64)
@@ -167,7 +108,7 @@ def _prior_traces(
     (a sorted lookup of [lo - _ROWS, lo + _ROWS): a few MB, built per step); only the queries that find no trace
     there but have one further back (`first`: each tensor's first row) ask the whole-run `lookup`."""
     w0 = max(0, lo - _ROWS)
-    window = _TraceLookup(np.asarray(cols.trace_tensor[w0 : lo + _ROWS], np.int64))
+    window = TraceLookup(np.asarray(cols.trace_tensor[w0 : lo + _ROWS], np.int64))
     prior = window.before(tensors, at - w0)
     found = prior >= 0
     prior[found] += w0
@@ -328,7 +269,7 @@ class _Lazy:
 
 
 def classify(cols: RunColumns) -> tuple[Classification, _Lazy]:
-    lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: _TraceLookup(cols.trace_tensor))
+    lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: TraceLookup(cols.trace_tensor))
     info = bool(np.any(cols.trace_nonfinite >= 0) or np.any(cols.exec_nonfinite >= 0))
     contained = containment.find(cols, lookup)
     traces = _classify_traces(cols, lookup, contained)

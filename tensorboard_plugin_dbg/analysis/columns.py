@@ -42,7 +42,7 @@ class RunColumns:
     # exec_io(i) -> (input tensor ids, output tensor ids, per-output non-finite flags 1/0/-1); called only for the
     # few executions the classifier looks at (alerts and the producers of their inputs).
     exec_io: Callable[[int], tuple[Sequence[int], Sequence[int], Sequence[int]]] = field(repr=False)
-    # make_lookup() -> an object with classify._TraceLookup's `before`, built from what the source already holds;
+    # make_lookup() -> an object with trace_lookup.TraceLookup's `before`, built from what the source already holds;
     # None: the classifier sorts the tensor codes itself (trace_op / trace_tensor must then be arrays)
     make_lookup: Callable[[], Any] | None = field(default=None, repr=False)
     # Traced outputs of every op as CSR (op o's tensor codes: op_output_tensor[op_output_ptr[o]:op_output_ptr[o+1]]),

@@ -31,9 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
 
 _BLOCK = 1 << 16  # non-finite rows decided per step (its pair arrays stay a few MB)
 _MAX_DEPTH = 64  # fixpoint iterations per block: the longest chain of contained ops followed
+_AHEAD = 1 << 15  # rows past a block searched locally for the next traces (a step is rarely longer)
 
 
 @dataclass
@@ -77,6 +79,8 @@ def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
 def _expand(ptr: np.ndarray, values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(position in `keys`, value) for every value of every key in a CSR (keys outside it have none)."""
     keys = np.asarray(keys, np.int64)
+    if len(ptr) < 2:  # an empty CSR
+        return np.zeros(0, np.int64), values[:0]
     valid = (keys >= 0) & (keys < len(ptr) - 1)
     safe = np.where(valid, keys, 0)
     starts = ptr[safe]
@@ -106,6 +110,22 @@ def find(cols: RunColumns, lookup) -> Containment:
     return Containment(rows, expected_from)
 
 
+def _after(cols: RunColumns, lookup, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """lookup.after(tensors, at), answered first from the rows just after the queries (a sorted lookup of a few
+    MB, built per block: the next trace of a consumer is nearly always within a step); only the queries that find
+    nothing there ask the whole-run lookup (the last step's, mostly)."""
+    lo = int(at.min())
+    hi = min(int(at.max()) + _AHEAD, len(cols.trace_nonfinite))
+    window = TraceLookup(np.asarray(cols.trace_tensor[lo:hi], np.int64))
+    found = window.after(tensors, at - lo)
+    hit = found >= 0
+    found[hit] += lo
+    miss = np.flatnonzero(~hit)
+    if len(miss):
+        found[miss] = lookup.after(tensors[miss], np.maximum(at[miss], hi - 1))
+    return found
+
+
 def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int) -> np.ndarray:
     rows = alerts[lo:hi]
     tensors = np.asarray(cols.trace_tensor[rows], np.int64)
@@ -114,8 +134,8 @@ def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int
     owner = owner[sub]  # (row, consumer output tensor) pairs
     if not len(owner):
         return np.zeros(len(rows), bool)
-    next_out = lookup.after(outs, rows[owner])
-    next_self = lookup.after(tensors, rows)[owner]  # where this tensor's next step begins
+    nexts = _after(cols, lookup, np.concatenate([outs, tensors]), np.concatenate([rows[owner], rows]))
+    next_out, next_self = nexts[: len(outs)], nexts[len(outs) :][owner]  # next_self: where its next step begins
     seen = (next_out >= 0) & ((next_self < 0) | (next_out < next_self))
     n = len(rows)
     candidate = (np.bincount(owner, minlength=n) > 0) & (np.bincount(owner[~seen], minlength=n) == 0)

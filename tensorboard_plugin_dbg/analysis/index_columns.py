@@ -136,7 +136,7 @@ class KindMapped:
 
 
 class KindRowsLookup:
-    """classify._TraceLookup's `before(tensors, at)` answered from the index's rows-by-kind permutation (`order`,
+    """trace_lookup.TraceLookup's `before(tensors, at)` answered from the index's rows-by-kind permutation (`order`,
     `starts`: the rows of kind k ascending in order[starts[k]:starts[k + 1]]): per distinct tensor, one binary
     search per kind that traces it (a tensor traced on several devices or in several modes has several kinds;
     the latest row among them wins)."""
