@@ -66,3 +66,20 @@ def test_data_card_points_at_the_dataset(page):
         wait_focused_source_line(frame, program, "# CULPRIT")
         screenshot(page, "hard-3-data")
         assert_no_console_errors(page)
+
+
+def test_unrecorded_function_input_is_marked_unknown_not_producer(page):
+    """A function called from inside another: its input is not in the dump, so the first NaN's op is "unknown" (◐),
+    never the ● of an op proven to have made it from finite inputs."""
+    with TensorBoardProcess(dumps.make_dump("nan_function_input", "FULL_HEALTH", "nested")) as tb:
+        frame = open_dashboard(page, tb)
+        card = by_testid(frame, "root-cause")
+        card.wait_for(timeout=30_000)
+        wait_text(card, r"First NaN/∞ \(inputs not recorded\):\s+Log", timeout_ms=30_000)
+        wait_text(card, r"called from inside tf\.function `step`")
+        first = by_testid(frame, "alert-row").first
+        first.wait_for(timeout=20_000)
+        wait_text(first, r"◐")
+        assert first.get_attribute("data-role") == "unknown"
+        assert frame.locator("[data-testid=alert-row][data-role=producer]").count() == 0
+        assert_no_console_errors(page)
