@@ -102,3 +102,14 @@ def test_calls_that_lost_their_traces_are_counted_and_not_candidates():
     cls, _ = classify(cols)
     assert cls.exec_traces_gone.tolist() == [True, True, False]
     assert cls.first_producer(cols) == ("graph_execution", 1)
+
+
+def test_rows_with_no_finite_row_within_reach_are_not_looked_at(monkeypatch):
+    """The skip that makes an all-NaN run cheap: a chain whose finite end lies beyond the reach is not contained
+    (and with the reach covering it, the same chain is)."""
+    from tensorboard_plugin_dbg.analysis import containment
+
+    steps = [[1, 1, 0, 0]] * 2
+    assert roles(chain_columns(steps, MASK_CHAIN))[0][:2] == [CONTAINED, CONTAINED]
+    monkeypatch.setattr(containment, "_REACH", 1)  # softmax's finite row is 2 rows after the mask's, 1 after add's
+    assert roles(chain_columns(steps, MASK_CHAIN))[0][:2] == [PRODUCER, CONTAINED]

@@ -36,6 +36,9 @@ from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
 _BLOCK = 1 << 16  # non-finite rows decided per step (its pair arrays stay a few MB)
 _MAX_DEPTH = 64  # fixpoint iterations per block: the longest chain of contained ops followed
 _AHEAD = 1 << 15  # rows past a block searched locally for the next traces (a step is rarely longer)
+# A contained chain ends in a finite output: a non-finite row with no finite row in the next _REACH rows is not
+# looked at. Once a run has gone NaN everywhere (every op, every step after), that skips all of it.
+_REACH = 1 << 20
 
 
 @dataclass
@@ -99,10 +102,16 @@ def find(cols: RunColumns, lookup) -> Containment:
         return Containment(np.zeros(0, np.int64), expected_from)
     cons_ptr, cons_ops = _consumers(cols)
     alerts = np.flatnonzero(flags == 1)
+    finite = np.flatnonzero(flags == 0)
     contained = np.zeros(len(alerts), bool)
+    if not len(finite):  # nothing finite anywhere: nothing absorbed
+        return Containment(np.zeros(0, np.int64), expected_from)
     for hi in range(len(alerts), 0, -_BLOCK):  # last block first: consumers' rows are later
         lo = max(0, hi - _BLOCK)
-        contained[lo:hi] = _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo, hi)
+        near = np.minimum(np.searchsorted(finite, alerts[lo:hi], "right"), len(finite) - 1)
+        maybe = np.flatnonzero((finite[near] > alerts[lo:hi]) & (finite[near] - alerts[lo:hi] <= _REACH))
+        if len(maybe):
+            contained[lo:hi] = _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo, hi, maybe)
     rows = alerts[contained]
     tensors = np.asarray(cols.trace_tensor[rows], np.int64)
     ok = (tensors >= 0) & (tensors < len(expected_from))
@@ -126,14 +135,16 @@ def _after(cols: RunColumns, lookup, tensors: np.ndarray, at: np.ndarray) -> np.
     return found
 
 
-def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int) -> np.ndarray:
-    rows = alerts[lo:hi]
+def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int, maybe: np.ndarray) -> np.ndarray:
+    """Which of the non-finite rows alerts[lo:hi] are contained; only those at positions `maybe` can be."""
+    block = np.zeros(hi - lo, bool)
+    rows = alerts[lo:hi][maybe]
     tensors = np.asarray(cols.trace_tensor[rows], np.int64)
     owner, ops = _expand(cons_ptr, cons_ops, tensors)
     sub, outs = _expand(cols.op_output_ptr, cols.op_output_tensor, ops)
     owner = owner[sub]  # (row, consumer output tensor) pairs
     if not len(owner):
-        return np.zeros(len(rows), bool)
+        return block
     nexts = _after(cols, lookup, np.concatenate([outs, tensors]), np.concatenate([rows[owner], rows]))
     next_out, next_self = nexts[: len(outs)], nexts[len(outs) :][owner]  # next_self: where its next step begins
     seen = (next_out >= 0) & ((next_self < 0) | (next_out < next_self))
@@ -144,12 +155,11 @@ def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int
     at = np.minimum(at, len(alerts) - 1)
     in_block = (at >= lo) & (at < hi)
     later = contained[at] & ~in_block  # consumers' rows in later blocks are decided already
-    result = np.zeros(n, bool)
     for _ in range(_MAX_DEPTH):
-        absorbed = later | (in_block & result[np.where(in_block, at - lo, 0)])
+        absorbed = later | (in_block & block[np.where(in_block, at - lo, 0)])
         ok = (pair_flag == 0) | ((pair_flag == 1) & absorbed)
         new = candidate & (np.bincount(owner[~ok], minlength=n) == 0)
-        if np.array_equal(new, result):
+        if np.array_equal(new, block[maybe]):
             break
-        result = new
-    return result
+        block[maybe] = new
+    return block
