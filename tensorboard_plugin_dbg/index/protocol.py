@@ -120,6 +120,16 @@ class RunQueries(Protocol):
         """(order, starts): the rows of kind k ascending in order[starts[k]:starts[k + 1]]."""
         ...
 
+    def trace_vectors(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(debug mode of each trace row, its debug vector as tfdbg2-format.md lays it out, float64, NaN-padded to
+        11 columns; all NaN for NO_TENSOR and FULL_TENSOR). Reads the rows' records back: for whole-run scans in
+        blocks of neighbouring rows (analysis/rules), costing the blocks' bytes."""
+        ...
+
+    def graph_entries(self) -> list[tuple[str, str, str | None]]:
+        """(graph id, name, outer graph id) of every debugged graph, in the order the dump recorded them."""
+        ...
+
     def op_entry(self, graph_id: str, op_name: str) -> OpEntry | None:
         """The op's creation record (type, data inputs, frames), or None."""
         ...

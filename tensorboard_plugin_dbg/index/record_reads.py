@@ -120,6 +120,30 @@ def trace_healths(run, rows: np.ndarray, modes: np.ndarray) -> tuple[list, bool]
     return out, finite
 
 
+def trace_vectors(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mode of each trace row, its debug vector as in tfdbg2-format.md, float64, NaN-padded to 11 columns; NaN
+    where the mode has no vector: NO_TENSOR, FULL_TENSOR). For whole-run scans (analysis/rules): one file read per
+    block of neighbouring rows and the vectors gathered together (debug_values.record_vectors); records off TF's
+    regular layout are parsed with protobuf and their health dicts turned back into vectors."""
+    rows = np.asarray(rows, np.int64)
+    kinds = run.kinds.kinds
+    kind_modes = np.array([k[3] for k in kinds], np.int64) if kinds else np.zeros(0, np.int64)
+    modes = kind_modes[run.traces.view("kind")[rows]] if len(rows) else np.zeros(0, np.int64)
+    vectors = np.full((len(rows), 11), np.nan)
+    read = np.flatnonzero(debug_values.VECTOR_BYTES[np.clip(modes, 0, 15)] > 0)
+    if not len(read):
+        return modes, vectors
+    buf, starts, lengths = read_trace_payloads(run, rows[read])
+    ok, got = debug_values.record_vectors(buf, starts, lengths, modes[read])
+    vectors[read] = got
+    odd = read[~ok]
+    if len(odd):  # rare: records off the regular layout
+        healths, _finite = trace_healths(run, rows[odd], modes[odd])
+        for k, health in zip(odd.tolist(), healths):
+            vectors[k] = debug_values.vector_of(health)
+    return modes, vectors
+
+
 def _parsed_health(run, row: int, mode: int, buf: np.ndarray, start: int, length: int) -> dict:
     event = schema.parse_event(buf[start : start + length].tobytes()) if length >= 0 else None
     if event is None:

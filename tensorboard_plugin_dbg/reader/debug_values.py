@@ -203,18 +203,34 @@ _ONE_DIM = np.array([0x12, 0x02, 0x08], np.uint8)  # after the shape's length 4:
 def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray) -> list:
     """decode_debug_value(modes[k], <the record's tensor_proto>) for serialized DebugEvents buf[starts[k]:
     starts[k] + lengths[k]] holding graph execution traces, for the records whose bytes are TF's regular layout;
-    None for the others (and where lengths[k] < 0), which the caller parses with protobuf.
+    None for the others (and where lengths[k] < 0), which the caller parses with protobuf (see record_vectors)."""
+    out: list = [None] * len(starts)
+    ok, vectors = record_vectors(buf, starts, lengths, modes)
+    for mode in np.unique(modes[ok]).tolist():
+        sel = np.flatnonzero(ok & (modes == mode))
+        for k, health in zip(sel.tolist(), health_rows(mode, vectors[sel])):
+            out[k] = health
+    return out
+
+
+def record_vectors(
+    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ok, vectors): the float64 health vector of each serialized graph execution trace buf[starts[k]:starts[k] +
+    lengths[k]] in vectors[k, :len] (NaN-padded to 11 columns) where ok[k]: the records whose bytes are TF's
+    regular layout in a health mode (CURT, CONCISE, FULL_HEALTH, SHAPE); the others are left to protobuf.
 
     Regular means what makes protobuf's answer certain without running it: trace_fast's fixed layout (every field
     once, in order, one-byte lengths), a float64 content vector of exactly the mode's length, a shape of one
     dimension, and ASCII in every byte but the wall time, the message length and the vector (so the strings are
-    valid UTF-8 and the TensorProto parses). The vectors of all such records are then gathered in one numpy
-    operation per mode and turned into dicts by health_rows."""
-    out: list = [None] * len(starts)
+    valid UTF-8 and the TensorProto parses). The vectors are gathered in one numpy operation per mode."""
+    n = len(starts)
+    ok_out = np.zeros(n, bool)
+    vectors = np.full((n, 11), np.nan)
     need = VECTOR_BYTES[np.clip(modes, 0, 15)]
     cand = np.flatnonzero((need > 0) & (lengths >= 14))
     if not len(cand) or not len(buf):
-        return out
+        return ok_out, vectors
     s, e, need = starts[cand], starts[cand] + lengths[cand], need[cand]
     ok, t, proto, content, clen = fixed_layout(buf, s, e)
     # a shape of one dimension: 12 04 | 12 02 08 <size> | 22 <content length> <content>
@@ -229,10 +245,49 @@ def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, mod
     cand_modes = modes[cand]
     for mode in np.unique(cand_modes[ok]).tolist():
         sel = np.flatnonzero(ok & (cand_modes == mode))
-        width = 8 * _HEALTH_LEN[mode]
-        vectors = buf[content[sel][:, None] + np.arange(width)].view("<f8")
-        for k, health in zip(cand[sel].tolist(), health_rows(mode, vectors)):
-            out[k] = health
+        width = _HEALTH_LEN[mode]
+        vectors[cand[sel], :width] = buf[content[sel][:, None] + np.arange(8 * width)].view("<f8")
+        ok_out[cand[sel]] = True
+    return ok_out, vectors
+
+
+_VECTOR_FIELDS = {
+    "CURT_HEALTH": ("tensor_id", "any_inf_or_nan"),
+    "CONCISE_HEALTH": ("tensor_id", "size", "neg_inf", "pos_inf", "nan"),
+    "FULL_HEALTH": (
+        "tensor_id",
+        "device_id",
+        "dtype",
+        "rank",
+        "size",
+        "neg_inf",
+        "pos_inf",
+        "nan",
+        "neg",
+        "zero",
+        "pos",
+    ),
+    "SHAPE": ("tensor_id", "dtype", "rank", "size"),
+}
+_DTYPE_CODES = {name: code for code, name in _DTYPE_NAMES.items()}
+
+
+def vector_of(health: dict[str, Any] | None) -> np.ndarray:
+    """The debug vector (NaN-padded to 11) a health dict was decoded from: the inverse of health_from_vector, for
+    the rare records the vectorized path leaves to protobuf."""
+    out = np.full(11, np.nan)
+    fields = _VECTOR_FIELDS.get((health or {}).get("mode", ""))
+    if not fields or health is None:
+        return out
+    for i, name in enumerate(fields):
+        value = health.get(name)
+        if name == "dtype":
+            value = _DTYPE_CODES.get(value)
+        out[i] = np.nan if value is None else float(value)
+    if health["mode"] == "SHAPE":
+        dims = list(health.get("shape") or [])[:6]
+        out[4 : 4 + len(dims)] = dims
+        out[4 + len(dims) : 10] = 0
     return out
 
 

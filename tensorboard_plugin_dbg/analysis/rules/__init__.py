@@ -1,0 +1,60 @@
+"""Alert rules beyond NaN/∞ (issue #18): retracing, shape and dtype change, all-zero tensors, dead ReLUs, value
+explosion and vanishing. `evaluate(run, thresholds)` gives every finding in wall-time order, per-rule totals, and
+the rules this dump cannot judge with the `enable_dump_debug_info(...)` call that would let them.
+
+Modules: config.py (names, data needs, thresholds), tensor_scan.py (the one pass over the health records, reduced
+per kind), tensor_rules.py, retracing.py, findings.py (the finding shape, user lines, the kind table), mutes.py.
+Cached in the run's derived-value cache: the scan per version, the findings per (version, thresholds).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorboard_plugin_dbg.analysis.rules import config, retracing, tensor_rules, tensor_scan
+from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
+from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+
+__all__ = ["DEFAULTS", "Thresholds", "evaluate"]
+
+
+def evaluate(run: RunQueries, thresholds: Thresholds = DEFAULTS) -> dict[str, Any]:
+    """{"findings": [wire.ts Alert with type = the rule ...] (wall-time order), "totals": {rule: n},
+    "needs": [wire.ts RuleNeed ...]} of the run's current version."""
+    return run.derived.get("rule_findings", (run.version, thresholds), lambda: _evaluate(run, thresholds))
+
+
+def _evaluate(run: RunQueries, t: Thresholds) -> dict[str, Any]:
+    stats = tensor_scan.scan(run)
+    kinds, _graphs, _names, types = kind_table(run)
+    found = [
+        *retracing.find(run, stats, kinds, types, t),
+        *tensor_rules.changes(run, stats, kinds, types),
+        *tensor_rules.zeros(run, stats, kinds, types, t),
+        *tensor_rules.magnitudes(run, stats, kinds, types, t),
+    ]
+    found.sort(key=lambda f: (f["wall_time"], config.RULE_TYPES.index(f["type"])))
+    add_user_lines(run, found)
+    totals: dict[str, int] = {}
+    for f in found:
+        totals[f["type"]] = totals.get(f["type"], 0) + 1
+    return {"findings": found, "totals": totals, "needs": needs(run)}
+
+
+def needs(run: RunQueries) -> list[dict[str, Any]]:
+    """The rules whose data this run's debug modes do not record, and the call that would record it."""
+    modes = set(run.info().get("debug_modes", []))
+    out = []
+    for rule in config.ALERT_TYPES:
+        wanted = config.NEEDS[rule]
+        if wanted and not modes.intersection(wanted):
+            out.append(
+                {
+                    "rule": rule,
+                    "title": config.TITLES[rule],
+                    "needs": list(wanted),
+                    "call": config.enable_call(wanted[0]),
+                }
+            )
+    return out

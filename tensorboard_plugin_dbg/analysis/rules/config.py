@@ -1,0 +1,80 @@
+"""The alert rules beyond NaN/∞: their names, the debug modes whose records they read, and their thresholds.
+
+Every threshold has a documented default here, is a request parameter of the `alerts` and `rules` routes (declared
+in api/routes.py, parsed in api/params.py) and a flag of `report` (the same names with dashes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+NAN_INF = "InfNanAlert"  # the NaN/∞ alert type (index/alert_queries.py ALERT_TYPE), as it always was
+RETRACING = "retracing"
+SHAPE_CHANGE = "shape_change"
+DTYPE_CHANGE = "dtype_change"
+ALL_ZERO = "all_zero"
+DEAD_RELU = "dead_relu"
+VALUE_EXPLOSION = "value_explosion"
+VALUE_VANISHING = "value_vanishing"
+RULE_TYPES = (RETRACING, SHAPE_CHANGE, DTYPE_CHANGE, ALL_ZERO, DEAD_RELU, VALUE_EXPLOSION, VALUE_VANISHING)
+ALERT_TYPES = (NAN_INF, *RULE_TYPES)
+
+# The modes whose records each rule reads (any of them will do); retracing reads graphs and executions only.
+NEEDS: dict[str, tuple[str, ...]] = {
+    NAN_INF: ("CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "FULL_TENSOR"),
+    RETRACING: (),
+    SHAPE_CHANGE: ("SHAPE", "FULL_HEALTH"),  # FULL_HEALTH records rank and size, SHAPE the dimensions too
+    DTYPE_CHANGE: ("SHAPE", "FULL_HEALTH"),
+    ALL_ZERO: ("FULL_HEALTH",),  # the zero count: CONCISE_HEALTH records size and -inf/+inf/NaN counts only
+    DEAD_RELU: ("FULL_HEALTH",),
+    VALUE_EXPLOSION: ("FULL_TENSOR",),  # magnitudes: no health mode records min/max
+    VALUE_VANISHING: ("FULL_TENSOR",),
+}
+TITLES = {
+    NAN_INF: "NaN/∞",
+    RETRACING: "repeated function traces (retracing)",
+    SHAPE_CHANGE: "output shape changed across steps",
+    DTYPE_CHANGE: "output dtype changed across steps",
+    ALL_ZERO: "all-zero tensor for consecutive steps",
+    DEAD_RELU: "dead ReLU (all outputs zero for consecutive steps)",
+    VALUE_EXPLOSION: "values exploding (max |x| grows by a factor every step)",
+    VALUE_VANISHING: "gradient vanishing (max |x| below a floor)",
+}
+
+
+def enable_call(mode: str) -> str:
+    """The exact call that makes a dump with what a rule needs."""
+    return (
+        f'tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode="{mode}", circular_buffer_size=-1)'
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Thresholds:
+    """Rule thresholds (hashable: part of the cache key of a run's rule findings)."""
+
+    retrace_min: int = 5  # traces of one function; TensorFlow's own warning fires at 5 traced calls in the last 10
+    dead_steps: int = 3  # consecutive steps a ReLU output is all zero
+    zero_steps: int = 3  # consecutive steps any other tensor is all zero
+    growth_factor: float = 10.0  # max |x| multiplied by at least this from one step to the next ...
+    growth_steps: int = 3  # ... for this many consecutive steps
+    vanish_floor: float = 1e-7  # a gradient's max |x| (non-zero) below this ...
+    vanish_steps: int = 3  # ... for this many consecutive steps
+
+
+DEFAULTS = Thresholds()
+THRESHOLD_DOCS = {
+    "retrace_min": "retracing: traces of one function that make an alert",
+    "dead_steps": "dead_relu: consecutive steps a ReLU output is all zero",
+    "zero_steps": "all_zero: consecutive steps a tensor is all zero",
+    "growth_factor": "value_explosion: growth of max |x| per step",
+    "growth_steps": "value_explosion: consecutive steps of that growth",
+    "vanish_floor": "value_vanishing: max |x| of a gradient below this",
+    "vanish_steps": "value_vanishing: consecutive steps below the floor",
+}
+
+
+def thresholds_from(values: dict) -> Thresholds:
+    """Thresholds from parsed parameters (absent or None: the default)."""
+    given = {f.name: values[f.name] for f in dataclasses.fields(Thresholds) if values.get(f.name) is not None}
+    return dataclasses.replace(DEFAULTS, **given)

@@ -1,0 +1,123 @@
+"""Retracing: one Python function traced again and again. Every new trace of a tf.function is a new DebuggedGraph
+(its own id, the function's name) and its eager calls name it `__inference_<fn>_<n>` (wave2-notes.md), so the traces
+of a function are its graphs of that name. The finding gives how many, the user's call site (the stack of the first
+call of the second trace) and what differed between traces where the dump shows it:
+
+- the output shape or dtype of an op present in every trace (SHAPE or FULL_HEALTH records of each trace's first
+  step): the input shapes/dtypes changed (pass an `input_signature`, or `reduce_retracing=True`);
+- else, the same ops and shapes with a `Const` feeding them in each trace: a Python value (a non-tensor argument)
+  is baked into each trace as a constant (pass it as a tensor);
+- else: the dump does not show what differed (e.g. a Python object argument).
+
+Cost: per graph and per kind (a Python loop over graphs and kinds, never traces), plus one record read per kind of
+the retraced functions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis import producer
+from tensorboard_plugin_dbg.analysis.rules import config
+from tensorboard_plugin_dbg.analysis.rules.findings import finding
+from tensorboard_plugin_dbg.analysis.rules.tensor_rules import describe
+from tensorboard_plugin_dbg.analysis.rules.tensor_scan import KindStats
+from tensorboard_plugin_dbg.index.naming import function_name, is_function_call
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+
+_SHOWN = 4  # traces whose differing value the evidence spells out
+
+
+def find(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str], t: config.Thresholds) -> list:
+    graphs_by_name: dict[str, list[str]] = defaultdict(list)
+    for graph_id, name, _outer in run.graph_entries():
+        # unnamed (the eager context) and TF's own halves of a function (__forward_/__backward_) are not user code
+        if name and not name.startswith("__"):
+            graphs_by_name[name].append(graph_id)
+    calls = _first_calls(run)
+    kinds_by_graph: dict[str, list[int]] = defaultdict(list)
+    for k, info in enumerate(kinds):
+        kinds_by_graph[info[0]].append(k)
+    out = []
+    for name, graph_ids in graphs_by_name.items():
+        traced = max(len(graph_ids), len(calls.get(name, ())))
+        if traced < t.retrace_min:
+            continue
+        evidence = f"{name} was traced {traced} times. " + _what_differed(
+            run, stats, kinds, types, graph_ids, kinds_by_graph
+        )
+        first_calls = calls.get(name, [])
+        if first_calls:
+            index = first_calls[min(1, len(first_calls) - 1)]
+            detail = run.execution(index, max_elements=0)
+            f = finding(
+                config.RETRACING,
+                "execution",
+                index,
+                detail["wall_time"],
+                (graph_ids[1] if len(graph_ids) > 1 else graph_ids[0], None, detail["op_type"], 0),
+                1,
+                traced,
+                evidence,
+            )
+            f["user_frame"], f["source_line"] = producer.user_frame(run, list(detail["stack_frame_ids"]))
+        else:  # called from inside another function: no eager call; the second trace's first traced op
+            ks = kinds_by_graph.get(graph_ids[1], []) if len(graph_ids) > 1 else []
+            if not ks:
+                continue
+            row = int(stats.order[stats.starts[ks[0]]])
+            op = (graph_ids[1], kinds[ks[0]][1], types[ks[0]], kinds[ks[0]][2])
+            f = finding(
+                config.RETRACING, "graph_execution", row, run.trace_arrays()["wall_time"][row], op, 1, traced, evidence
+            )
+        f["function"] = name
+        f["graph_ids"] = graph_ids
+        out.append(f)
+    return out
+
+
+def _first_calls(run: RunQueries) -> dict[str, list[int]]:
+    """Function name -> the execution index of the first call of each of its traces (by `__inference_` op type)."""
+    types = list(run.exec_op_types)
+    codes = run.execution_arrays()["op_type"]
+    out: dict[str, list[int]] = defaultdict(list)
+    if not len(codes):
+        return out
+    uniq, first = np.unique(codes, return_index=True)
+    for code, index in sorted(zip(uniq.tolist(), first.tolist()), key=lambda p: p[1]):
+        op_type = types[code]
+        if op_type.startswith("__inference_") and is_function_call(op_type):
+            out[function_name(op_type)].append(index)
+    return out
+
+
+def _what_differed(run, stats: KindStats, kinds, types, graph_ids, kinds_by_graph) -> str:
+    # the first step of each op (by name and slot) in each trace
+    per_graph = []
+    for g in graph_ids:
+        per_graph.append({(kinds[k][1], kinds[k][2]): k for k in kinds_by_graph.get(g, [])})
+    common = set(per_graph[0]).intersection(*per_graph[1:]) if per_graph else set()
+    ops = sorted(common)
+    if ops:
+        firsts = np.array(
+            [stats.order[stats.starts[per_graph[i][op]]] for op in ops for i in range(len(graph_ids))], np.int64
+        )
+        modes, vectors = run.trace_vectors(firsts)
+        n = len(graph_ids)
+        for j, op in enumerate(ops):
+            shown = [describe(modes[j * n + i], vectors[j * n + i]) for i in range(n)]
+            if "unknown" not in shown and len(set(shown)) > 1:
+                seq = " -> ".join(shown[:_SHOWN]) + (" -> ..." if n > _SHOWN else "")
+                return (
+                    f"The input shapes/dtypes changed: op {op[0]} output {seq}. Give the function an "
+                    "input_signature (or reduce_retracing=True) so one trace serves them."
+                )
+    consts = sorted({kinds[k][1] for k in kinds_by_graph.get(graph_ids[-1], []) if types[k] == "Const"})
+    if consts:
+        return (
+            f"Same ops and shapes in every trace, each with its own Const ({', '.join(consts[:3])}): a Python value "
+            "(a non-tensor argument) is baked into each trace as a constant. Pass it as a tensor (tf.constant)."
+        )
+    return "The dump does not show what differed between the traces (e.g. a Python object argument)."

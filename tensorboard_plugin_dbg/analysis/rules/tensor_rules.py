@@ -1,0 +1,167 @@
+"""Shape change, dtype change, all-zero tensors and dead ReLUs, from the per-kind stats of tensor_scan.py; value
+explosion and vanishing from the magnitudes FULL_TENSOR records carry. Each is a few numpy operations over the
+kinds plus one record read per finding for its evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis.rules import config
+from tensorboard_plugin_dbg.analysis.rules.findings import finding
+from tensorboard_plugin_dbg.analysis.rules.tensor_scan import FULL_TENSOR, KindStats
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.reader.debug_values import dtype_name
+
+RELU_TYPES = frozenset({"Relu", "Relu6"})
+# All-zero by construction, not by training: never an alert.
+ZERO_BY_DESIGN = frozenset({"Const", "ZerosLike", "Fill", "Zeros", "Placeholder", "Relu", "Relu6"})
+FULL_TENSOR_LIMIT = 20_000  # FULL_TENSOR traces decoded for magnitudes (one record read each)
+
+
+def describe(mode: float, v: np.ndarray) -> str:
+    if not np.isfinite(v[0]):
+        return "unknown"
+    if int(mode) == 5:  # SHAPE: the dims
+        rank = int(v[2])
+        dims = [int(x) for x in v[4 : 4 + min(rank, 6)]]
+        return f"{dtype_name(int(v[1]))} {dims}"
+    return f"{dtype_name(int(v[2]))} rank {int(v[3])} size {int(v[4])}"
+
+
+def changes(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str]) -> list[dict[str, Any]]:
+    """shape_change and dtype_change findings: one per kind whose output changed between two of its steps."""
+    out = []
+    for rule, counts, first in (
+        (config.SHAPE_CHANGE, stats.shape_changes, stats.first_shape_change),
+        (config.DTYPE_CHANGE, stats.dtype_changes, stats.first_dtype_change),
+    ):
+        hit = np.flatnonzero(counts > 0)
+        if not len(hit):
+            continue
+        pos = first[hit]
+        rows = np.stack([stats.order[pos - 1], stats.order[pos]], axis=1).reshape(-1)
+        modes, vectors = run.trace_vectors(rows)
+        walls = run.trace_arrays()["wall_time"]
+        for j, k in enumerate(hit.tolist()):
+            graph_id, op_name, slot = kinds[k][:3]
+            before, after = describe(modes[2 * j], vectors[2 * j]), describe(modes[2 * j + 1], vectors[2 * j + 1])
+            step = int(pos[j] - stats.starts[k])
+            what = "shape" if rule == config.SHAPE_CHANGE else "dtype"
+            evidence = (
+                f"output {what} changed at step {step + 1} of {int(stats.steps[k])}: {before} -> {after} "
+                f"({int(counts[k])} change(s))"
+            )
+            row = int(rows[2 * j + 1])
+            out.append(
+                finding(
+                    rule,
+                    "graph_execution",
+                    row,
+                    walls[row],
+                    (graph_id, op_name, types[k], slot),
+                    step,
+                    int(counts[k]),
+                    evidence,
+                )
+            )
+    return out
+
+
+def zeros(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str], t: config.Thresholds) -> list:
+    """dead_relu (ReLU outputs) and all_zero (other tensors) findings: all zero for enough consecutive steps."""
+    out = []
+    walls = run.trace_arrays()["wall_time"]
+    for k in np.flatnonzero(stats.zero_run > 0).tolist():
+        relu = types[k] in RELU_TYPES
+        need = t.dead_steps if relu else t.zero_steps
+        run_len = int(stats.zero_run[k])
+        if run_len < need or (not relu and types[k] in ZERO_BY_DESIGN):
+            continue
+        end = int(stats.zero_run_end[k])
+        begin = end - run_len + 1
+        first_step = begin - int(stats.starts[k])
+        row = int(stats.order[begin])
+        graph_id, op_name, slot = kinds[k][:3]
+        what = "every unit of this ReLU output is zero" if relu else "every element is zero"
+        evidence = (
+            f"{what} for {run_len} consecutive step(s) (steps {first_step + 1}-{first_step + run_len} of "
+            f"{int(stats.steps[k])})"
+        )
+        rule = config.DEAD_RELU if relu else config.ALL_ZERO
+        out.append(
+            finding(
+                rule,
+                "graph_execution",
+                row,
+                walls[row],
+                (graph_id, op_name, types[k], slot),
+                first_step,
+                run_len,
+                evidence,
+            )
+        )
+    return out
+
+
+def magnitudes(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str], t: config.Thresholds) -> list:
+    """value_explosion (max |x| grows by growth_factor for growth_steps consecutive steps) and value_vanishing (a
+    gradient's non-zero max |x| below vanish_floor for vanish_steps steps), over FULL_TENSOR kinds."""
+    out: list[dict[str, Any]] = []
+    walls = run.trace_arrays()["wall_time"]
+    budget = FULL_TENSOR_LIMIT
+    for k, info in enumerate(kinds):
+        if int(info[3]) != FULL_TENSOR or budget <= 0:
+            continue
+        rows = stats.order[stats.starts[k] : stats.starts[k + 1]][:budget]
+        budget -= len(rows)
+        mags = np.array([_max_abs(run, int(r)) for r in rows.tolist()])
+        graph_id, op_name, slot = info[:3]
+        op = (graph_id, op_name, types[k], slot)
+        grow = np.zeros(len(mags), bool)
+        grow[1:] = (mags[1:] >= t.growth_factor * mags[:-1]) & (mags[:-1] > 0)
+        at = _first_run(grow, t.growth_steps)
+        if at >= 0:
+            first = at - t.growth_steps
+            evidence = (
+                f"max |x| grew {t.growth_factor:g}x or more per step for {t.growth_steps} steps: "
+                f"{mags[first]:.3g} at step {first + 1} -> {mags[at]:.3g} at step {at + 1}"
+            )
+            row = int(rows[at])
+            out.append(
+                finding(config.VALUE_EXPLOSION, "graph_execution", row, walls[row], op, at, t.growth_steps, evidence)
+            )
+        if _is_gradient(op_name):
+            small = (mags > 0) & (mags < t.vanish_floor)
+            at = _first_run(small, t.vanish_steps)
+            if at >= 0:
+                evidence = f"gradient max |x| {mags[at]:.3g} < {t.vanish_floor:g} for {t.vanish_steps} steps"
+                row = int(rows[at])
+                out.append(
+                    finding(
+                        config.VALUE_VANISHING, "graph_execution", row, walls[row], op, at, t.vanish_steps, evidence
+                    )
+                )
+    return out
+
+
+def _is_gradient(op_name: str) -> bool:
+    return op_name.startswith(("gradient_tape/", "gradients/")) or "Grad" in op_name
+
+
+def _first_run(flags: np.ndarray, length: int) -> int:
+    """Index where `length` consecutive True first end, or -1."""
+    if length <= 0 or len(flags) < length:
+        return -1
+    window = np.convolve(flags.astype(np.int64), np.ones(length, np.int64), mode="valid")
+    hit = np.flatnonzero(window >= length)
+    return int(hit[0]) + length - 1 if len(hit) else -1
+
+
+def _max_abs(run: RunQueries, row: int) -> float:
+    health = run.graph_execution(row, max_elements=0).get("health") or {}
+    lo, hi = health.get("min"), health.get("max")
+    if lo is None or hi is None:
+        return np.nan
+    return float(max(abs(lo), abs(hi)))
