@@ -1,13 +1,18 @@
 """`python -m tensorboard_plugin_dbg SUBCOMMAND ...`: command-line tools that need neither TensorBoard's server nor
 TensorFlow.
 
-    report LOGDIR [--run RUN] [--json]
+    report LOGDIR [--run RUN] [--json] [--mute MUTE ...] [--retrace-min N ...]
         For each run under LOGDIR: the root cause of its first NaN/∞ (the producing op, its inputs' health, the user's
-        file:line and code). Exit status, so CI can gate on it:
-          0  every run is clean
-          1  some run holds a non-finite tensor
+        file:line and code), then every alert rule's findings (retracing, shape/dtype change, all-zero, dead ReLU,
+        value explosion/vanishing) and the rules the dump cannot judge with the call that would let them.
+        --mute hides alerts as the dashboard's mutes do (repeatable): `key=value,...` with keys rule, op_type,
+        op_name (a glob, or re:REGEX), graph_id, reason (last: it may hold commas), or the same as a JSON object.
+        Exit status, so CI can gate on it:
+          0  every run is clean, no rule finding
+          1  some run holds a non-finite tensor not hidden by a mute
           2  the input cannot be read (missing directory, no dump found, unknown --run, unreadable run), or no run
              has a non-finite tensor but some run cannot tell (SHAPE / NO_TENSOR modes, nothing recorded yet)
+          3  warnings only: no non-finite tensor, every run judged, but some rule found something
 
 New subcommands are added as argparse subparsers in `build_parser`.
 """
@@ -20,7 +25,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-EXIT_CLEAN, EXIT_NONFINITE, EXIT_UNREADABLE = 0, 1, 2
+EXIT_CLEAN, EXIT_NONFINITE, EXIT_UNREADABLE, EXIT_WARNINGS = 0, 1, 2, 3
+# report flags for the rule thresholds: analysis/rules/config.py Thresholds (the API's parameters of the same names)
+THRESHOLD_FLAGS = {
+    "retrace_min": int,
+    "dead_steps": int,
+    "zero_steps": int,
+    "growth_factor": float,
+    "growth_steps": int,
+    "vanish_floor": float,
+    "vanish_steps": int,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("logdir", help="a dump directory, or a folder holding several (each is a run)")
     report.add_argument("--run", help="only this run (a name as listed by the report)")
     report.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    report.add_argument(
+        "--mute",
+        action="append",
+        default=[],
+        metavar="MUTE",
+        help="hide alerts: rule=,op_type=,op_name=GLOB|re:REGEX,graph_id=,reason=... (repeatable)",
+    )
+    for name, kind in THRESHOLD_FLAGS.items():
+        report.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=f"rule threshold {name}")
     report.set_defaults(handler=cmd_report)
     return parser
 
@@ -61,9 +85,14 @@ def _fail(args, out: TextIO, message: str) -> int:
 def cmd_report(args, out: TextIO) -> int:
     # Imported here so that `--help` stays instant and a broken index cannot break argument errors.
     from tensorboard_plugin_dbg.analysis import root_cause
+    from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
     from tensorboard_plugin_dbg.index.catalog import Catalog
     from tensorboard_plugin_dbg.index.protocol import NotFound
 
+    try:
+        mutes = tuple(mute_rules.parse_text(text) for text in args.mute)
+    except mute_rules.MuteError as e:
+        return _fail(args, out, f"--mute: {e}")
     logdir = os.path.abspath(args.logdir)
     if not os.path.isdir(logdir):
         return _fail(args, out, f"{args.logdir}: no such directory")
@@ -86,8 +115,9 @@ def cmd_report(args, out: TextIO) -> int:
     results = []
     for run in runs:
         try:
-            result = {"run": run.name, **root_cause.analyze(run)}
+            result = {"run": run.name, **root_cause.analyze(run, mutes)}
             result["notices"] = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
+            result["rules"] = _rule_findings(run, args, mutes)
         except Exception as e:  # noqa: BLE001 - one unreadable run must not hide the others' reports
             result = {
                 "run": run.name,
@@ -104,25 +134,73 @@ def cmd_report(args, out: TextIO) -> int:
     if args.json:
         from tensorboard_plugin_dbg.api.json_encoding import dumps
 
-        out.write(dumps({"logdir": logdir, "exit_code": code, "notices": notices, "runs": results}) + "\n")
+        document = {"logdir": logdir, "exit_code": code, "notices": notices, "runs": results}
+        document["mutes"] = [m.as_dict() for m in mutes]
+        out.write(dumps(document) + "\n")
     else:
         for result in results:
             _print_run(result, out)
+            _print_rules(result, out)
         verdict = {
             EXIT_CLEAN: "all runs clean",
             EXIT_NONFINITE: "non-finite tensors found",
             EXIT_UNREADABLE: "some run could not be read or judged",
+            EXIT_WARNINGS: "no non-finite tensor; rule warnings found",
         }[code]
         out.write(f"\n{len(results)} run(s): {verdict} (exit {code})\n")
     return code
 
 
 def _exit_code(results: list[dict[str, Any]]) -> int:
-    if any(r["producers"] or r["propagators"] or r["status"] == "found" for r in results):
+    def nonfinite(r: dict[str, Any]) -> bool:
+        if r["status"] == "found":
+            return True
+        all_muted = r.get("muted") and r["status"] == "clean"  # every producer hidden by a --mute
+        return bool(r["producers"] or r["propagators"]) and not all_muted
+
+    if any(nonfinite(r) for r in results):
         return EXIT_NONFINITE
-    if all(r["status"] == "clean" for r in results):
-        return EXIT_CLEAN
-    return EXIT_UNREADABLE
+    if not all(r["status"] == "clean" for r in results):
+        return EXIT_UNREADABLE
+    if any((r.get("rules") or {}).get("findings") for r in results):
+        return EXIT_WARNINGS
+    return EXIT_CLEAN
+
+
+def _rule_findings(run: Any, args: Any, mutes: tuple) -> dict[str, Any]:
+    """The run's rule findings left after the mutes, per-rule totals, how many the mutes hid, the rules the dump
+    cannot judge."""
+    from tensorboard_plugin_dbg.analysis import rules
+    from tensorboard_plugin_dbg.analysis.rules import config
+    from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+
+    thresholds = config.thresholds_from({name: getattr(args, name, None) for name in THRESHOLD_FLAGS})
+    evaluated = rules.evaluate(run, thresholds)
+    shown = [f for f in evaluated["findings"] if not mute_rules.finding_hidden(f, mutes)]
+    totals: dict[str, int] = {}
+    for f in shown:
+        totals[f["type"]] = totals.get(f["type"], 0) + 1
+    muted = len(evaluated["findings"]) - len(shown)
+    return {"findings": shown, "totals": totals, "muted": muted, "needs": evaluated["needs"]}
+
+
+def _print_rules(result: dict[str, Any], out: TextIO) -> None:
+    """The mutes' and the rules' section of a run (after its root cause): each finding with its evidence and line."""
+    w = out.write
+    if result.get("muted"):
+        w(f"  muted: {result['muted']:,} producer alert(s) skipped by --mute\n")
+    rules = result.get("rules")
+    if not rules:
+        return
+    found = rules["findings"]
+    muted = f", {rules['muted']} muted" if rules["muted"] else ""
+    w(f"  rules: {len(found)} finding(s){muted}\n")
+    for f in found:
+        where = f"op {f['op_name']} ({f['op_type']})" if f["op_name"] else f"function {f.get('function')}"
+        w(f"    {f['type']}: {where}: {f['evidence']}\n")
+        _print_frame(w, "      at", f.get("user_frame"), f.get("source_line"))
+    for need in rules["needs"]:
+        w(f"  not judged: {need['rule']} needs tensor_debug_mode={'/'.join(need['needs'])}: {need['call']}\n")
 
 
 def _print_run(r: dict[str, Any], out: TextIO) -> None:

@@ -8,44 +8,83 @@ call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import root_cause
-from tensorboard_plugin_dbg.analysis.classify import PRODUCER, ROLE_NAMES, UNKNOWN
-from tensorboard_plugin_dbg.index.alert_order import AlertOrder
+from tensorboard_plugin_dbg.analysis import alert_list, root_cause
+from tensorboard_plugin_dbg.analysis.classify import ROLE_NAMES
+from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, NAN_INF, Thresholds
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 
 
 def alerts(
-    run: RunQueries, begin: int, end: int, alert_type: str | None = None, producers_only: bool = False
+    run: RunQueries,
+    begin: int,
+    end: int,
+    alert_type: str | None = None,
+    producers_only: bool = False,
+    mutes: Sequence[mute_rules.Mute] = (),
+    thresholds: Thresholds = DEFAULTS,
 ) -> dict[str, Any]:
-    """wire.ts AlertsResponse minus `run`: alerts [begin, end) in wall-time order (of the producers only, with
-    `producers_only`), with `total` (after the filters) and `totals_by_type`, each alert with its role.
+    """wire.ts AlertsResponse minus `run`: alerts [begin, end) of the list alert_list.py describes (NaN/∞ alerts in
+    wall-time order, then the rule findings), after the `type` and role filters and the mutes, with `total` (after
+    them), `totals_by_type` (after the mutes), `muted` (what each mute hides) and `needs` (rules this dump cannot
+    judge), each NaN/∞ alert with its role.
 
     Once the dump is fully read, roles are final and a page waits for them; while it is still being read, a page
     never waits on the whole-run analysis: roles come from the classification of this version when it is done,
     else stay null ("not known yet") rather than holding every alert request for seconds."""
-    if not producers_only:
-        answer = run.alerts(begin, end, alert_type)
-        _fill_roles(run, answer["alerts"], wait=run.done)
-        return answer
-    answer = run.alerts(0, 0, alert_type)  # totals only: O(1)
-    if not answer["total"]:
-        return {**answer, "begin": begin, "end": begin}
-    table = run.alert_table(stale_ok=not run.done)
-    positions = _producer_positions(run, table)
-    page = positions[begin:end]
-    rows = run.alert_rows(page, *table.page(page))
-    _fill_roles(run, rows, wait=True)
+    mutes = tuple(mutes)
+    findings, rule_hidden, evaluated = alert_list.rule_findings(run, thresholds, mutes)
+    want_nan = alert_type in (None, "", NAN_INF)
+    # a rule-only page still needs the NaN/∞ totals and what the mutes hide of them: an empty NaN page gives both
+    nan_answer = _nan_page(run, begin, end, producers_only, mutes) if want_nan else _nan_page(run, 0, 0, False, mutes)
+    shown = [] if producers_only else [f for f in findings if alert_type in (None, "", f["type"])]
+    n_nan = nan_answer["total"] if want_nan else 0
+    rule_rows = [{**f, "index": n_nan + j} for j, f in enumerate(shown[max(begin - n_nan, 0) : max(end - n_nan, 0)])]
+    rows = (nan_answer["alerts"] if want_nan else []) + rule_rows
+    totals = {NAN_INF: nan_answer["visible_all"]} if nan_answer["visible_all"] else {}
+    for f in findings:
+        totals[f["type"]] = totals.get(f["type"], 0) + 1
+    by_mute = (nan_answer["hidden"] if len(nan_answer["hidden"]) else np.zeros(len(mutes), np.int64)) + rule_hidden
     return {
         "begin": begin,
         "end": begin + len(rows),
-        "total": len(positions),
-        "totals_by_type": answer["totals_by_type"],
+        "total": n_nan + len(shown),
+        "totals_by_type": totals,
         "alerts": rows,
+        "muted": {"total": int(by_mute.sum()), "by_mute": [int(x) for x in by_mute.tolist()]},
+        "needs": evaluated["needs"],
     }
+
+
+def _nan_page(
+    run: RunQueries, begin: int, end: int, producers_only: bool, mutes: tuple[mute_rules.Mute, ...]
+) -> dict[str, Any]:
+    """The NaN/∞ part of a page: {"total" (after role filter and mutes), "visible_all" (after mutes only),
+    "alerts", "hidden" (per mute)}."""
+    if not producers_only and not mutes:
+        answer = run.alerts(begin, end, NAN_INF)  # as it always was
+        _fill_roles(run, answer["alerts"], wait=run.done)
+        total = answer["total"]
+        return {"total": total, "visible_all": total, "alerts": answer["alerts"], "hidden": np.zeros(0, np.int64)}
+    if not run.alerts(0, 0, NAN_INF)["total"]:  # totals only: O(1)
+        return {"total": 0, "visible_all": 0, "alerts": [], "hidden": np.zeros(len(mutes), np.int64)}
+    table = run.alert_table(stale_ok=not run.done)
+    hidden = np.zeros(len(mutes), np.int64)
+    positions = visible = np.arange(len(table))
+    if mutes:
+        visible, hidden = alert_list.nan_positions(run, table, mutes, False)
+        positions = visible
+    if producers_only:
+        positions = alert_list.nan_positions(run, table, mutes, True)[0]
+    page = positions[begin:end]
+    rows = run.alert_rows(page, *table.page(page))
+    _fill_roles(run, rows, wait=True)
+    return {"total": len(positions), "visible_all": len(visible), "alerts": rows, "hidden": hidden}
 
 
 def _fill_roles(run: RunQueries, page: list[dict[str, Any]], wait: bool) -> None:
@@ -59,23 +98,6 @@ def _fill_roles(run: RunQueries, page: list[dict[str, Any]], wait: bool) -> None
     rows = np.array([a["source_index"] for a in page], np.int64)
     for alert, code in zip(page, root_cause.roles_by_row(cls, src, rows).tolist()):
         alert["role"] = ROLE_NAMES[code]
-
-
-def _producer_positions(run: RunQueries, table: AlertOrder) -> np.ndarray:
-    """Positions in the alert table of the producers' alerts. Kept per (table, classification): finding them
-    looks at every alert (5 M at 10 M traces, ~10 ms), which a role-filtered page must not repeat. Waits for the
-    classification if the refresher has not made it yet (see warm())."""
-    cls = root_cause.classification(run)
-
-    def build():  # a block of alerts at a time: no array per alert beyond the (few) producers
-        found = [
-            np.flatnonzero(np.isin(root_cause.roles_by_row(cls, src, idx), (PRODUCER, UNKNOWN))) + lo
-            for lo, src, idx, _ in table.blocks()
-        ]
-        return table, cls, np.concatenate(found) if found else np.zeros(0, np.int64)
-
-    # the value holds the table and the classification, so their ids cannot be reused while it is cached
-    return run.derived.get("producer_positions", (id(table), id(cls)), build)[2]
 
 
 def warm(run: RunQueries) -> None:

@@ -23,6 +23,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.analysis import buffer, explain, index_columns, links, producer
 from tensorboard_plugin_dbg.analysis.classify import (
+    CANDIDATES,
     CONTAINED,
     PRODUCER,
     PROPAGATOR,
@@ -32,6 +33,7 @@ from tensorboard_plugin_dbg.analysis.classify import (
     classify,
 )
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 
 T = TypeVar("T")
@@ -127,19 +129,58 @@ def roles_by_row(cls: Any, src: Any, idx: Any) -> np.ndarray:
     return roles
 
 
-def analyze(run: RunQueries) -> dict[str, Any]:
-    """wire.ts RootCauseResponse minus `run`."""
-    return _cached(run, "root_cause", lambda: _analyze(run))
+def analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...] = ()) -> dict[str, Any]:
+    """wire.ts RootCauseResponse minus `run`. `mutes` (rules/mutes.py): producers they hide are skipped, and the
+    answer says how many. Cached per version, and per (version, mutes) when there are mutes."""
+    if not mutes:
+        return _cached(run, "root_cause", lambda: _analyze(run, ()))
+    return run.derived.get("root_cause_muted", (run.version, mutes), lambda: _analyze(run, mutes))
 
 
-def _analyze(run: RunQueries) -> dict[str, Any]:
+def _first_unmuted(
+    run: RunQueries, cols: RunColumns, cls: Classification, mutes: tuple[mute_rules.Mute, ...]
+) -> tuple[tuple[str, int] | None, int]:
+    """(the first producer or unknown no mute hides, how many hidden ones came before it), vectorized: the mutes
+    are matched per trace kind and per execution op type, never per alert."""
+    if not mutes:
+        return cls.first_producer(cols), 0
+    by_kind, by_exec = mute_rules.nan_masks(run, mutes)
+    t = np.flatnonzero(np.isin(cls.trace_role, CANDIDATES))
+    e = np.flatnonzero(np.isin(cls.exec_role, CANDIDATES))
+    if cls.exec_traces_gone is not None:  # such a call is not a cause: the ops inside it were
+        e = e[~cls.exec_traces_gone[e]]
+    kinds = run.trace_arrays()["kind"]
+    t_hidden = by_kind.any(axis=0)[kinds[t]] if by_kind.size and len(t) else np.zeros(len(t), bool)
+    types = run.execution_arrays()["op_type"]
+    e_hidden = by_exec.any(axis=0)[types[e]] if by_exec.size and len(e) else np.zeros(len(e), bool)
+    t_ok, e_ok = t[~t_hidden], e[~e_hidden]
+    picks = []
+    if len(t_ok):
+        picks.append((float(cols.trace_wall[t_ok[0]]), 0, "graph_execution", int(t_ok[0])))
+    if len(e_ok):
+        picks.append((float(cols.exec_wall[e_ok[0]]), 1, "execution", int(e_ok[0])))
+    if not picks:
+        return None, int(len(t) + len(e))
+    wall, _, source, index = min(picks)
+    before = int(np.count_nonzero(cols.trace_wall[t[t_hidden]] <= wall))
+    before += int(np.count_nonzero(cols.exec_wall[e[e_hidden]] < wall))
+    return (source, index), before
+
+
+def _muted_note(mutes: tuple[mute_rules.Mute, ...], hidden: int) -> str:
+    reasons = "; ".join(sorted({m.reason for m in mutes if m.reason})) or "no reason given"
+    return f"{hidden:,} muted producer alert(s) skipped ({reasons})."
+
+
+def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> dict[str, Any]:
     cols, cls, lookup = _classified(run)
     counts = {
         "producers": cls.producers,
         "propagators": cls.propagators,
         "contained": cls.count(CONTAINED, 4),
     }
-    first = cls.first_producer(cols)
+    first, muted = _first_unmuted(run, cols, cls, mutes)
+    counts["muted"] = muted
     n_traces, n_execs = len(cols.trace_wall), len(cols.exec_wall)
     if first is not None:
         source, index = first
@@ -154,6 +195,8 @@ def _analyze(run: RunQueries) -> dict[str, Any]:
         evicted = any("circular buffer" in i["description"] for i in found["inputs"])
         first_kept = dropped > 0 or evicted
         message = explain.found_message(found, skipped, first_kept, dropped)
+        if muted:
+            message = _muted_note(mutes, muted) + " " + message
         return {
             "status": "found",
             "message": message,
@@ -163,6 +206,9 @@ def _analyze(run: RunQueries) -> dict[str, Any]:
             **counts,
         }
     none: dict[str, Any] = {"producer": None, "skipped": [], "first_kept": False, **counts}
+    if muted:
+        message = _muted_note(mutes, muted) + " No producer is left unmuted: un-mute to see the root cause."
+        return {"status": "clean", "message": message, **none}
     gone = int(np.count_nonzero(cls.exec_traces_gone)) if cls.exec_traces_gone is not None else 0
     if gone:
         message = (

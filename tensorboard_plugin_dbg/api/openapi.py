@@ -50,6 +50,12 @@ def _param_schema(p: params.Param) -> dict[str, Any]:
             "minimum": p.minimum if p.minimum is not None else 0,
             "maximum": p.maximum if p.maximum is not None else params.MAX_INT,
         }
+    elif p.kind == "float":
+        schema = {"type": "number", "minimum": p.minimum if p.minimum is not None else 0}
+        if p.maximum is not None:
+            schema["maximum"] = p.maximum
+    elif p.kind == "mutes":
+        schema = {"type": "string", "maxLength": params.MAX_STRING, "contentMediaType": "application/json"}
     elif p.kind == "bool":
         schema = {"type": "boolean"}
     elif p.kind == "enum":

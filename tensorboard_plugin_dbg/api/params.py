@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.api import errors
 
 PAGE_CAP = 1000
@@ -24,6 +25,7 @@ PAGE_CAP = 1000
 MAX_INT = 9007199254740991
 MAX_STRING = 4096
 _INT_RE = re.compile(r"-?[0-9]{1,20}")
+_FLOAT_RE = re.compile(r"[0-9]{1,20}(\.[0-9]{1,20})?([eE]-?[0-9]{1,3})?")
 _TRUE = ("true", "1")
 _FALSE = ("false", "0")
 
@@ -39,8 +41,9 @@ RULES = (
 class Param:
     """One query parameter of one route.
 
-    kind: 'int' | 'str' | 'bool' | 'enum' | 'id_list' (comma-separated, non-empty items).
-    For 'id_list', `maximum` caps the number of items.
+    kind: 'int' | 'float' | 'str' | 'bool' | 'enum' | 'id_list' (comma-separated, non-empty items) | 'mutes' (a
+    JSON array of mute objects: analysis/rules/mutes.py). For 'id_list', `maximum` caps the number of items; for
+    'float' (plain decimal or scientific, `1e-7`, non-negative), `minimum`/`maximum` bound it.
     """
 
     name: str
@@ -67,6 +70,13 @@ class Param:
             raise errors.bad_parameter(f"{self.name} must be one of {', '.join(self.choices)}; got {_show(raw)}")
         if len(raw) > MAX_STRING:
             raise errors.bad_parameter(f"{self.name} is longer than {MAX_STRING} characters")
+        if self.kind == "float":
+            return self._parse_float(raw)
+        if self.kind == "mutes":
+            try:
+                return mute_rules.parse_json(raw)
+            except mute_rules.MuteError as e:
+                raise errors.bad_parameter(f"{self.name}: {e}") from None
         if self.kind == "id_list":
             items = raw.split(",")
             if any(not item for item in items):
@@ -77,6 +87,16 @@ class Param:
                 )
             return items
         return raw
+
+    def _parse_float(self, raw: str) -> float:
+        if not _FLOAT_RE.fullmatch(raw):
+            raise errors.bad_parameter(
+                f"{self.name} must be a non-negative number such as 10 or 1e-7, got {_show(raw)}"
+            )
+        value = float(raw)
+        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+            raise errors.bad_parameter(f"{self.name} must be within [{self.minimum}, {self.maximum}], got {raw}")
+        return value
 
     def _parse_int(self, raw: str) -> int:
         if not _INT_RE.fullmatch(raw):

@@ -12,13 +12,14 @@ from typing import Any
 
 from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
+from tensorboard_plugin_dbg.analysis.rules import config as rule_config
+from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
 from tensorboard_plugin_dbg.api.spec import RouteSpec
-from tensorboard_plugin_dbg.index.alert_queries import ALERT_TYPE
 from tensorboard_plugin_dbg.index.protocol import Catalog, RunQueries
 
-ALERT_TYPES = (ALERT_TYPE,)
+ALERT_TYPES = rule_config.ALERT_TYPES  # the NaN/∞ type (InfNanAlert) and the rules'
 ALERT_ROLES = ("producer",)
 # FULL_TENSOR values: at most this many elements per response (a 1,000-row page of numbers is a few KiB; 100 k
 # elements is ~1-2 MB of JSON, the most a panel can show at once anyway).
@@ -37,6 +38,30 @@ MAX_ELEMENTS = Param(
     minimum=0,
     maximum=MAX_TENSOR_ELEMENTS,
 )
+MUTES = Param(
+    "mutes",
+    "mutes",
+    "Alerts to hide: a JSON array of objects {rule, op_type, op_name, graph_id, reason}: all given fields must "
+    "match (op_name: a glob over the whole name, or `re:` + a regular expression searched in it); any mute hides. "
+    f"At most {mute_rules.MAX_MUTES}. Applied to the list, the totals and the root cause.",
+)
+
+
+def _threshold(name: str) -> Param:
+    default = getattr(rule_config.DEFAULTS, name)
+    kind = "float" if isinstance(default, float) else "int"
+    low = 1 if name != "vanish_floor" else 0
+    return Param(
+        name,
+        kind,
+        f"Rule threshold, {rule_config.THRESHOLD_DOCS[name]} (default {default}).",
+        default=default,
+        minimum=low,
+        maximum=1_000_000,
+    )
+
+
+THRESHOLDS = tuple(_threshold(name) for name in rule_config.THRESHOLD_DOCS)
 
 
 def _with_run(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +80,9 @@ def runs(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
 
 def alerts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     producers_only = p["role"] == "producer"
-    return _page(run, alert_analysis.alerts(run, p["begin"], p["end"], p["type"], producers_only))
+    thresholds = rule_config.thresholds_from(p)
+    answer = alert_analysis.alerts(run, p["begin"], p["end"], p["type"], producers_only, p["mutes"] or (), thresholds)
+    return _page(run, answer)
 
 
 def executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +132,7 @@ def stack_frames(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def root_cause(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return _with_run(run, root_cause_analysis.analyze(run))
+    return _with_run(run, root_cause_analysis.analyze(run, p["mutes"] or ()))
 
 
 def openapi(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +143,8 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("runs", "Every run under the logdir with its counts and indexing status.", (), runs, "RunsResponse"),
     RouteSpec(
         "alerts",
-        "Alerts in wall-time order, with totals overall and per type (no silent cap: page through all).",
+        "Alerts: NaN/∞ in wall-time order, then the rules' findings (retracing, shape/dtype change, all-zero, dead "
+        "ReLU, value explosion/vanishing); totals overall and per type after the mutes (no silent cap).",
         (
             RUN,
             BEGIN,
@@ -128,6 +156,8 @@ ROUTES: tuple[RouteSpec, ...] = (
                 "Only alerts whose tensor was made non-finite there (producers, unknowns).",
                 choices=ALERT_ROLES,
             ),
+            MUTES,
+            *THRESHOLDS,
         ),
         alerts,
         "AlertsResponse",
@@ -215,8 +245,8 @@ ROUTES: tuple[RouteSpec, ...] = (
     ),
     RouteSpec(
         "root_cause",
-        "The first producer of a non-finite tensor, its inputs and the user's line.",
-        (RUN,),
+        "The first producer of a non-finite tensor (not hidden by a mute), its inputs and the user's line.",
+        (RUN, MUTES),
         root_cause,
         "RootCauseResponse",
     ),

@@ -1,0 +1,70 @@
+"""The alert list the `alerts` route pages over once rules and mutes join it: the NaN/∞ alerts first (the index's
+wall-time ordered list, as they always were), then the rule findings (rules/, wall-time order), each list without
+what the mutes hide. Also how many alerts each mute hides (the UI shows it next to the mute).
+
+Mutes are matched per trace kind and per execution op type, then applied to the alert list a block at a time
+(numpy), and the visible positions are cached per (alert table, classification, mutes): paging costs the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis import root_cause, rules
+from tensorboard_plugin_dbg.analysis.classify import PRODUCER, UNKNOWN
+from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+from tensorboard_plugin_dbg.analysis.rules.config import Thresholds
+from tensorboard_plugin_dbg.index.alert_order import AlertOrder
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+
+
+def nan_positions(
+    run: RunQueries, table: AlertOrder, mutes: Sequence[mute_rules.Mute], producers_only: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(positions in `table` of the NaN/∞ alerts left visible, alerts hidden per mute), cached per (table,
+    classification when filtering by role, mutes)."""
+    cls = root_cause.classification(run) if producers_only else None
+    mutes = tuple(mutes)
+
+    def build():
+        masks = mute_rules.nan_masks(run, mutes) if mutes else None
+        kinds = run.trace_arrays()["kind"]
+        exec_types = run.execution_arrays()["op_type"]
+        found, hidden = [], np.zeros(len(mutes), np.int64)
+        for lo, src, idx, _ in table.blocks():
+            keep = np.ones(len(idx), bool)
+            if cls is not None:
+                keep &= np.isin(root_cause.roles_by_row(cls, src, idx), (PRODUCER, UNKNOWN))
+            if masks is not None:
+                by_mute = mute_rules.alert_hidden(np.asarray(src), np.asarray(idx, np.int64), kinds, exec_types, masks)
+                hidden += by_mute.sum(axis=1)
+                keep &= ~by_mute.any(axis=0)
+            found.append(np.flatnonzero(keep) + lo)
+        positions = np.concatenate(found) if found else np.zeros(0, np.int64)
+        return table, cls, positions, hidden
+
+    # the value holds the table and the classification, so their ids cannot be reused while it is cached
+    key = (id(table), id(cls), mutes)
+    got = run.derived.get("visible_alert_positions", key, build)
+    return got[2], got[3]
+
+
+def rule_findings(
+    run: RunQueries, thresholds: Thresholds, mutes: Sequence[mute_rules.Mute]
+) -> tuple[list[dict[str, Any]], np.ndarray, dict[str, Any]]:
+    """(visible findings, findings hidden per mute, the whole evaluation). While the dump is still being read,
+    no rule is evaluated (each batch would make the whole-run scan stale): the list holds the NaN/∞ alerts only."""
+    if not run.done:
+        return [], np.zeros(len(mutes), np.int64), {"findings": [], "totals": {}, "needs": []}
+    evaluated = rules.evaluate(run, thresholds)
+    hidden = np.zeros(len(mutes), np.int64)
+    visible = []
+    for f in evaluated["findings"]:
+        by = mute_rules.finding_hidden(f, mutes)
+        hidden[by] += 1
+        if not by:
+            visible.append(f)
+    return visible, hidden, evaluated
