@@ -34,6 +34,7 @@ VALID = {
     "source_file": {"run": "run_a", "index": 0},
     "stack_frames": {"run": "run_a", "ids": "f2,f0"},
     "root_cause": {"run": "run_a"},
+    "health_map": {"run": "run_a", "begin": 0, "end": 10},
     "openapi.json": {},
 }
 
@@ -78,6 +79,24 @@ def _bad_cases():
                 yield spec.name, {**base, p.name: "yes"}, 400, errors.BAD_PARAMETER
             elif p.kind == "enum":
                 yield spec.name, {**base, p.name: "Nope"}, 400, errors.BAD_PARAMETER
+            elif p.kind == "float":
+                for raw in ("-1", "x", "nan", "inf", "1e999", "0x1", " 1", str(p.maximum * 10)):
+                    yield spec.name, {**base, p.name: raw}, 400, errors.BAD_PARAMETER
+            elif p.kind == "mutes":
+                for raw in (
+                    "x",
+                    "{}",
+                    "[1]",
+                    '[{"op_name": "re:("}]',
+                    '[{"rule": "nope"}]',
+                    '[{"reason": "r"}]',
+                    '[{"op_type": 3}]',
+                    '[{"bogus": "x"}]',
+                    "[" * 3000,
+                    "[" + ",".join(['{"op_type":"a"}'] * 51) + "]",
+                    "x" * 5000,
+                ):
+                    yield spec.name, {**base, p.name: raw}, 400, errors.BAD_PARAMETER
             elif p.kind == "id_list":
                 yield spec.name, {**base, p.name: "f0,,f1"}, 400, errors.BAD_PARAMETER
                 yield spec.name, {**base, p.name: ",".join(["f0"] * (PAGE_CAP + 1))}, 400, errors.PAGE_TOO_LARGE

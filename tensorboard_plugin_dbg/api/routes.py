@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
+from tensorboard_plugin_dbg.analysis import health_map as health_map_analysis
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
 from tensorboard_plugin_dbg.analysis.rules import config as rule_config
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
@@ -135,6 +136,15 @@ def root_cause(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, root_cause_analysis.analyze(run, p["mutes"] or ()))
 
 
+def health_map(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    # a page holds at most MAX_ROWS ops (each with up to `columns` cells): clamped, as the description says
+    end = min(p["end"], p["begin"] + health_map_analysis.MAX_ROWS)
+    answer = health_map_analysis.health_map(
+        run, p["begin"], end, p["columns"], p["step_begin"], p["step_end"], p["graph_id"], p["op_name"]
+    )
+    return _page(run, answer)
+
+
 def openapi(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
     return openapi_document.document(ROUTES)
 
@@ -249,6 +259,36 @@ ROUTES: tuple[RouteSpec, ...] = (
         (RUN, MUTES),
         root_cause,
         "RootCauseResponse",
+    ),
+    RouteSpec(
+        "health_map",
+        "Health over time: ops (rows, NaN/∞ ones first) x steps (the k-th trace of each op), binned; per cell the "
+        "non-finite count, zero fraction, shape/dtype change and the trace it stands for.",
+        (
+            RUN,
+            BEGIN,
+            Param(
+                "end",
+                "int",
+                f"One past the last row; at most {health_map_analysis.MAX_ROWS} rows are returned (clamped).",
+                required=True,
+            ),
+            Param(
+                "columns",
+                "int",
+                "Most step bins.",
+                default=health_map_analysis.DEFAULT_COLUMNS,
+                minimum=1,
+                maximum=health_map_analysis.MAX_COLUMNS,
+            ),
+            Param("step_begin", "int", "First step (0-based).", default=0),
+            Param("step_end", "int", "One past the last step (default: the last step)."),
+            Param("graph_id", "str", "With op_name: only this graph's op."),
+            Param("op_name", "str", "Only this op's output slots (exact name)."),
+        ),
+        health_map,
+        "HealthMapResponse",
+        paged=True,
     ),
     RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None, uses_catalog=False),
 )

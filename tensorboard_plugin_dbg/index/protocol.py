@@ -120,10 +120,11 @@ class RunQueries(Protocol):
         """(order, starts): the rows of kind k ascending in order[starts[k]:starts[k + 1]]."""
         ...
 
-    def trace_vectors(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def trace_vectors(self, rows: np.ndarray, summary: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(debug mode of each trace row, its debug vector as tfdbg2-format.md lays it out, float64, NaN-padded to
         11 columns; all NaN for NO_TENSOR and FULL_TENSOR). Reads the rows' records back: for whole-run scans in
-        blocks of neighbouring rows (analysis/rules), costing the blocks' bytes."""
+        blocks of neighbouring rows (analysis/rules), costing the blocks' bytes. `summary`: only the elements a
+        scan reads (reader/debug_values.py SUMMARY_ELEMENTS; the tensor id and device stay NaN), cheaper."""
         ...
 
     def graph_entries(self) -> list[tuple[str, str, str | None]]:

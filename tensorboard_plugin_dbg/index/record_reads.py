@@ -120,11 +120,12 @@ def trace_healths(run, rows: np.ndarray, modes: np.ndarray) -> tuple[list, bool]
     return out, finite
 
 
-def trace_vectors(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def trace_vectors(run, rows: np.ndarray, summary: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(mode of each trace row, its debug vector as in tfdbg2-format.md, float64, NaN-padded to 11 columns; NaN
     where the mode has no vector: NO_TENSOR, FULL_TENSOR). For whole-run scans (analysis/rules): one file read per
     block of neighbouring rows and the vectors gathered together (debug_values.record_vectors); records off TF's
-    regular layout are parsed with protobuf and their health dicts turned back into vectors."""
+    regular layout are parsed with protobuf and their health dicts turned back into vectors. `summary`: only the
+    elements debug_values.SUMMARY_ELEMENTS names (the others NaN): what a whole-run scan reads, at less cost."""
     rows = np.asarray(rows, np.int64)
     kinds = run.kinds.kinds
     kind_modes = np.array([k[3] for k in kinds], np.int64) if kinds else np.zeros(0, np.int64)
@@ -134,7 +135,9 @@ def trace_vectors(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not len(read):
         return modes, vectors
     buf, starts, lengths = read_trace_payloads(run, rows[read])
-    ok, got = debug_values.record_vectors(buf, starts, lengths, modes[read])
+    # records the indexer decoded already: the layout checks suffice (strict=False; see record_vectors)
+    elements = debug_values.SUMMARY_ELEMENTS if summary else None
+    ok, got = debug_values.record_vectors(buf, starts, lengths, modes[read], strict=False, elements=elements)
     vectors[read] = got
     odd = read[~ok]
     if len(odd):  # rare: records off the regular layout

@@ -365,8 +365,8 @@ class RunIndex(RunState):
     def op_trace_rows(self, graph_id: str, op_name: str, output_slot: int | None = None) -> np.ndarray:
         return self.trace_queries.op_rows(graph_id, op_name, output_slot)
 
-    def trace_vectors(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return record_reads.trace_vectors(self, rows)
+    def trace_vectors(self, rows: np.ndarray, summary: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        return record_reads.trace_vectors(self, rows, summary)
 
     def graph_entries(self) -> list[tuple[str, str, str | None]]:
         return [(g.graph_id, g.name, g.outer_id) for g in list(self.graphs.values())]

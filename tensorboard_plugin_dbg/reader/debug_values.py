@@ -197,7 +197,14 @@ def health_rows(mode: int, vectors: np.ndarray) -> list[dict[str, Any]]:
 VECTOR_BYTES = np.zeros(16, np.int64)
 for _mode, _n in _HEALTH_LEN.items():
     VECTOR_BYTES[_mode] = 8 * _n
-_ONE_DIM = np.array([0x12, 0x02, 0x08], np.uint8)  # after the shape's length 4: dim { size: <one byte> }
+_ONE_DIM = np.array([0x12, 0x02, 0x08], np.uint8)
+# What whole-run scans read of a vector: FULL_HEALTH's dtype, rank, size and zero count; SHAPE's all but the id;
+# CONCISE_HEALTH's size and counts.
+SUMMARY_ELEMENTS = {
+    3: (1, 2, 3, 4),
+    4: (2, 3, 4, 5, 6, 7, 9),
+    5: (1, 2, 3, 4, 5, 6, 7, 8, 9),
+}  # after the shape's length 4: dim { size: <one byte> }
 
 
 def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray) -> list:
@@ -214,7 +221,12 @@ def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, mod
 
 
 def record_vectors(
-    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray
+    buf: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    modes: np.ndarray,
+    strict: bool = True,
+    elements: dict[int, tuple[int, ...]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ok, vectors): the float64 health vector of each serialized graph execution trace buf[starts[k]:starts[k] +
     lengths[k]] in vectors[k, :len] (NaN-padded to 11 columns) where ok[k]: the records whose bytes are TF's
@@ -223,7 +235,12 @@ def record_vectors(
     Regular means what makes protobuf's answer certain without running it: trace_fast's fixed layout (every field
     once, in order, one-byte lengths), a float64 content vector of exactly the mode's length, a shape of one
     dimension, and ASCII in every byte but the wall time, the message length and the vector (so the strings are
-    valid UTF-8 and the TensorProto parses). The vectors are gathered in one numpy operation per mode."""
+    valid UTF-8 and the TensorProto parses). The vectors are gathered in one numpy operation per mode.
+
+    strict=False skips the ASCII check (half the cost: a cumulative count over every byte) for whole-run scans of
+    records the indexer already decoded: the layout checks still place the vector exactly; only whether protobuf
+    would also accept the strings is left unproved. `elements` (mode -> vector elements): gather only those (the
+    others stay NaN), e.g. SUMMARY_ELEMENTS: the gather of every byte of every vector is most of a scan's cost."""
     n = len(starts)
     ok_out = np.zeros(n, bool)
     vectors = np.full((n, 11), np.nan)
@@ -236,17 +253,21 @@ def record_vectors(
     # a shape of one dimension: 12 04 | 12 02 08 <size> | 22 <content length> <content>
     shape = buf.take(proto[:, None] + np.arange(4, 7), mode="clip")
     ok &= (clen == need) & (content == proto + 10) & (shape == _ONE_DIM).all(axis=1)
-    # ASCII: no byte >= 0x80 in [t, content) nor [content + clen, e), from one cumulative count (int32: a cumsum
-    # into int64 is 7x slower); it also makes the shape's size a one-byte varint
-    high = np.zeros(len(buf) + 1, np.int32)
-    np.cumsum(buf >= 0x80, dtype=np.int32, out=high[1:])
-    count = high[np.minimum(np.stack([t, content, content + clen, e]), len(buf))]
-    ok &= (count[0] == count[1]) & (count[2] == count[3])
+    if strict:
+        # ASCII: no byte >= 0x80 in [t, content) nor [content + clen, e), from one cumulative count (int32: a
+        # cumsum into int64 is 7x slower); it also makes the shape's size a one-byte varint
+        high = np.zeros(len(buf) + 1, np.int32)
+        np.cumsum(buf >= 0x80, dtype=np.int32, out=high[1:])
+        count = high[np.minimum(np.stack([t, content, content + clen, e]), len(buf))]
+        ok &= (count[0] == count[1]) & (count[2] == count[3])
+    else:
+        ok &= shape[:, 2] < 0x80  # the shape's size a one-byte varint (what the ASCII check also proved)
     cand_modes = modes[cand]
     for mode in np.unique(cand_modes[ok]).tolist():
         sel = np.flatnonzero(ok & (cand_modes == mode))
-        width = _HEALTH_LEN[mode]
-        vectors[cand[sel], :width] = buf[content[sel][:, None] + np.arange(8 * width)].view("<f8")
+        idx = np.array((elements or {}).get(mode, range(_HEALTH_LEN[mode])), np.int64)
+        offsets = (8 * idx[:, None] + np.arange(8)).reshape(-1)
+        vectors[cand[sel][:, None], idx] = buf[content[sel][:, None] + offsets].view("<f8")
         ok_out[cand[sel]] = True
     return ok_out, vectors
 

@@ -223,7 +223,19 @@ export interface RunsResponse {
 // alerts — produced by `api/routes.py:alerts`
 // ---------------------------------------------------------------------------------------------------------------
 
-export type AlertType = 'InfNanAlert';
+/**
+ * InfNanAlert: a NaN/∞ (the index's alert list). The others are the alert rules (analysis/rules/config.py):
+ * retracing, output shape/dtype change across steps, all-zero tensors, dead ReLUs, value explosion/vanishing.
+ */
+export type AlertType =
+  | 'InfNanAlert'
+  | 'retracing'
+  | 'shape_change'
+  | 'dtype_change'
+  | 'all_zero'
+  | 'dead_relu'
+  | 'value_explosion'
+  | 'value_vanishing';
 
 export interface Alert {
   /** Position in the run's wall-time ordered alert list (what begin/end page over). */
@@ -252,6 +264,32 @@ export interface Alert {
    * tensor was contained in an earlier step.
    */
   role: AlertRole | null;
+  /** Rule findings only (analysis/rules/findings.py finding): the step (0-based k-th trace) it is about. */
+  step?: number;
+  /** Rule findings: how many (traces of a function, consecutive steps, changes). */
+  count?: number;
+  /** Rule findings: what was seen, in words (shapes before/after, steps all zero, what differed between traces). */
+  evidence?: string;
+  /** Rule findings: the user's line (the op's creation, or a retraced function's call site). */
+  user_frame?: StackFrame | null;
+  source_line?: string | null;
+  /** Retracing: the function's name and its traces' graph ids. */
+  function?: string;
+  graph_ids?: string[];
+}
+
+/** A rule this dump cannot judge: the modes it needs and the call that records them (analysis/rules needs()). */
+export interface RuleNeed {
+  rule: AlertType;
+  title: string;
+  needs: DebugModeName[];
+  call: string;
+}
+
+/** What the request's mutes hid: in all, and per mute in request order (an alert two mutes match counts in both). */
+export interface MutedCounts {
+  total: number;
+  by_mute: number[];
 }
 
 export type AlertRole = 'producer' | 'unknown' | 'propagator' | 'contained' | 'expected';
@@ -264,6 +302,9 @@ export interface AlertsResponse {
   total: number;
   totals_by_type: Record<string, number>;
   alerts: Alert[];
+  muted: MutedCounts;
+  /** Rules whose data this dump lacks (empty until the dump is read to its end). */
+  needs: RuleNeed[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -569,4 +610,43 @@ export interface RootCauseResponse {
   producers: number;
   propagators: number;
   contained: number;
+  /** Producers hidden by the request's mutes that came before the one shown (or all of them when none is left). */
+  muted: number;
+}
+
+/** One row of the health map: an op's output slot over its steps, binned (analysis/health_map.py health_map). */
+export interface HealthMapRow {
+  kind: number;
+  graph_id: string;
+  op_name: string;
+  op_type: string;
+  output_slot: number;
+  /** How many times this output was traced (its steps). */
+  steps: number;
+  first_nonfinite_step: number | null;
+  /** Per cell: traces holding NaN/∞. */
+  nonfinite: number[];
+  /** Per cell: the cell's trace's zero fraction (FULL_HEALTH), null where unknown. */
+  zero: (number | null)[];
+  /** Per cell: shape or dtype differs from the previous cell's. */
+  changed: boolean[];
+  /** Per cell: the graph_executions index it stands for (first non-finite, else the bin's last); -1 none. */
+  trace: number[];
+}
+
+/** analysis/health_map.py health_map: ops (NaN/∞ first) x step bins. */
+export interface HealthMapResponse {
+  run: string;
+  begin: number;
+  end: number;
+  /** Rows (op output slots) in all. */
+  total: number;
+  /** The most steps of any row. */
+  steps: number;
+  step_begin: number;
+  step_end: number;
+  /** Steps per cell. */
+  bin: number;
+  columns: number;
+  rows: HealthMapRow[];
 }

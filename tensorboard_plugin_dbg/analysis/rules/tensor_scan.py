@@ -48,7 +48,7 @@ def _scan(run: RunQueries) -> KindStats:
     zero = np.zeros(n, bool)
     for lo in range(0, n, BLOCK):
         rows = np.arange(lo, min(lo + BLOCK, n), dtype=np.int64)
-        modes, v = run.trace_vectors(rows)
+        modes, v = run.trace_vectors(rows, summary=True)
         _reduce_block(modes, v, out=(dtype, sig, zero), at=rows)
     order, starts = run.kind_rows()
     order = np.asarray(order[: starts[-1]] if len(starts) else order, np.int64)
@@ -67,7 +67,7 @@ def _reduce_block(modes: np.ndarray, v: np.ndarray, out: tuple, at: np.ndarray) 
     """Per row of a block: dtype code, a shape signature (rank, size, dims), the all-zero flag."""
     dtype, sig, zero = out
     full, shape = modes == FULL_HEALTH, modes == SHAPE
-    known = (full | shape) & np.isfinite(v[:, 0])
+    known = (full | shape) & np.isfinite(np.where(full, v[:, 2], v[:, 1]))  # the dtype was read
     # FULL_HEALTH: [id, device, dtype, rank, size, ...]; SHAPE: [id, dtype, rank, size, d0..d5]
     dt = np.where(full, v[:, 2], np.where(shape, v[:, 1], -1))
     rank = np.where(full, v[:, 3], v[:, 2])
