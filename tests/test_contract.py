@@ -110,6 +110,10 @@ def answers(served):
         run = info["name"]
         alerts = ask("alerts", run=run, begin=0, end=PAGE_CAP)
         ask("alerts", run=run, begin=0, end=10, type="InfNanAlert", role="producer")
+        muted = ask("alerts", run=run, begin=0, end=10, mutes='[{"op_type": "Log", "reason": "r"}]', dead_steps=2)
+        assert len(muted["muted"]["by_mute"]) == 1
+        ask("root_cause", run=run, mutes='[{"rule": "InfNanAlert"}]')
+        ask("health_map", run=run, begin=0, end=20, columns=50)
         execs = ask("executions", run=run, begin=0, end=PAGE_CAP)
         for e in execs["executions"][:40]:
             ask("execution", run=run, index=e["index"], max_elements=50)

@@ -1,0 +1,208 @@
+"""Alert rules, mutes and the health map (#18) on real TensorFlow dumps: each rule fires on its program with the
+right op, step, count and user line, and on none of the clean programs; mutes move the root cause; the report's
+rules section and exit codes; the health map's cells."""
+
+from __future__ import annotations
+
+import json
+
+import dumps
+import numpy as np
+import pytest
+
+from tensorboard_plugin_dbg.__main__ import EXIT_NONFINITE, EXIT_WARNINGS, main
+from tensorboard_plugin_dbg.analysis import alerts, health_map, root_cause, rules
+from tensorboard_plugin_dbg.analysis.rules import config, mutes, tensor_scan
+from tensorboard_plugin_dbg.index.catalog import Catalog
+
+
+def run_of(program: str, *args: str):
+    return Catalog(dumps.make_dump(program, *args)).runs()[0]
+
+
+def findings(program: str, *args: str, **thresholds) -> list[dict]:
+    return rules.evaluate(run_of(program, *args), config.Thresholds(**thresholds))["findings"]
+
+
+def only(found: list[dict], rule: str) -> dict:
+    hits = [f for f in found if f["type"] == rule]
+    assert len(hits) == 1, found
+    return hits[0]
+
+
+def test_retracing_by_python_float():
+    f = only(findings("retrace_float"), config.RETRACING)
+    assert f["function"] == "scaled_sum" and f["count"] == 6 and len(f["graph_ids"]) == 6
+    assert "RETRACE" in f["source_line"] and f["user_frame"]["path"].endswith("retrace_float.py")
+    assert "Const (mul/y)" in f["evidence"] and "baked into each trace" in f["evidence"]
+
+
+def test_retracing_by_changing_shapes():
+    f = only(findings("retrace_shapes"), config.RETRACING)
+    assert f["function"] == "row_norms" and f["count"] == 6
+    assert "RETRACE" in f["source_line"]
+    assert "input shapes/dtypes changed" in f["evidence"] and "[1, 2] -> float32 [2, 3]" in f["evidence"]
+
+
+def test_retracing_threshold_is_a_parameter():
+    assert not [f for f in findings("retrace_float", retrace_min=7) if f["type"] == config.RETRACING]
+
+
+def test_shape_change_mid_run():
+    f = only(findings("shape_change"), config.SHAPE_CHANGE)
+    assert (f["op_name"], f["op_type"], f["step"], f["count"]) == ("logits", "MatMul", 4, 1)
+    assert "[8, 1] -> float32 [5, 1]" in f["evidence"] and "SHAPE CHANGE" in f["source_line"]
+
+
+def test_shape_change_from_full_health_sizes():
+    f = only(findings("shape_change", "FULL_HEALTH"), config.SHAPE_CHANGE)
+    assert f["op_name"] == "logits" and "size 8 -> float32 rank 2 size 5" in f["evidence"]
+
+
+def test_dead_relu():
+    found = findings("dead_relu")
+    f = only(found, config.DEAD_RELU)
+    assert (f["op_name"], f["op_type"], f["step"], f["count"]) == ("hidden_relu", "Relu", 2, 6)
+    assert "DEAD" in f["source_line"] and "steps 3-8 of 8" in f["evidence"]
+    # the sum of a dead layer is all zero too (an all_zero finding), never the ReLU itself twice
+    assert only(found, config.ALL_ZERO)["op_name"] == "Sum"
+    assert not [f for f in findings("dead_relu", dead_steps=7) if f["type"] == config.DEAD_RELU]
+
+
+@pytest.mark.parametrize(
+    "program,args",
+    [
+        ("retrace_none", ()),
+        ("clean_mlp", ("FULL_HEALTH",)),
+        ("keras_fit", ()),
+        ("eager_ops", ()),
+        ("nan_sqrt", ("FULL_HEALTH",)),
+        ("nan_masked_softmax", ()),
+    ],
+)
+def test_no_rule_fires_on_clean_programs(program, args):
+    assert findings(program, *args) == []
+
+
+def test_rules_the_dump_cannot_judge_name_the_call():
+    needs = {n["rule"]: n for n in rules.evaluate(run_of("shape_change"))["needs"]}  # SHAPE mode
+    assert set(needs) == {"InfNanAlert", "all_zero", "dead_relu", "value_explosion", "value_vanishing"}
+    assert needs["dead_relu"]["call"] == (
+        'tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode="FULL_HEALTH", '
+        "circular_buffer_size=-1)"
+    )
+
+
+# ------------------------------------------------------------------------------------------------ mutes
+
+SENTINEL = mutes.parse_json('[{"op_name": "*sentinel*", "reason": "library NaN by design"}]')
+
+
+@pytest.mark.parametrize(
+    "muted",
+    [
+        SENTINEL,
+        mutes.parse_json('[{"op_name": "re:^missing_", "reason": "r"}]'),
+        (mutes.parse_text("op_name=missing_sentinel*,reason=a, b"),),
+    ],
+)
+def test_mute_moves_the_root_cause(muted):
+    run = run_of("nan_library_const")
+    before = root_cause.analyze(run)
+    assert before["producer"]["op_name"] == "missing_sentinel/value" and before["muted"] == 0
+    after = root_cause.analyze(run, muted)
+    assert after["status"] == "found" and after["producer"]["op_name"] == "user_sqrt"
+    assert after["muted"] == 2 and "muted producer" in after["message"]
+    assert "CULPRIT" in after["producer"]["source_line"]
+    assert root_cause.analyze(run)["producer"]["op_name"] == "missing_sentinel/value"  # the unmuted cache is intact
+
+
+def test_mutes_filter_alerts_and_count_what_they_hide():
+    run = run_of("nan_library_const")
+    plain = alerts.alerts(run, 0, 100)
+    muted = alerts.alerts(run, 0, 100, mutes=SENTINEL)
+    assert plain["total"] == 8 and muted["total"] == 4 and muted["muted"] == {"total": 4, "by_mute": [4]}
+    assert muted["totals_by_type"] == {"InfNanAlert": 4}
+    assert not [a for a in muted["alerts"] if "sentinel" in (a["op_name"] or "")]
+    producers = alerts.alerts(run, 0, 100, producers_only=True, mutes=SENTINEL)
+    assert [a["op_name"] for a in producers["alerts"]] == ["user_sqrt"]
+
+
+def test_mute_by_rule_hides_rule_findings():
+    run = run_of("dead_relu")
+    answer = alerts.alerts(run, 0, 10, mutes=mutes.parse_json('[{"rule": "dead_relu", "reason": "known"}]'))
+    assert [a["type"] for a in answer["alerts"]] == ["all_zero"] and answer["muted"]["by_mute"] == [1]
+    typed = alerts.alerts(run, 0, 10, alert_type="dead_relu")
+    assert typed["total"] == 1 and typed["alerts"][0]["index"] == 0 and typed["alerts"][0]["op_name"] == "hidden_relu"
+
+
+@pytest.mark.parametrize(
+    "text", ["", "{}", '[{"reason": "only a reason"}]', '[{"rule": "nope"}]', '[{"op_name": "re:("}]', "[1]"]
+)
+def test_bad_mutes_are_errors(text):
+    with pytest.raises(mutes.MuteError):
+        mutes.parse_json(text)
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+
+def test_report_warnings_only_exit_and_sections(capsys):
+    code = main(["report", dumps.make_dump("dead_relu")])
+    out = capsys.readouterr().out
+    assert code == EXIT_WARNINGS == 3
+    assert "dead_relu: op hidden_relu (Relu)" in out and "dead_relu.py:19" in out
+    assert "not judged: value_explosion needs tensor_debug_mode=FULL_TENSOR" in out
+
+
+def test_report_json_and_mute(capsys):
+    code = main(["report", dumps.make_dump("nan_library_const"), "--json", "--mute", "op_name=*sentinel*,reason=lib"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == EXIT_NONFINITE and doc["mutes"][0]["reason"] == "lib"
+    assert doc["runs"][0]["producer"]["op_name"] == "user_sqrt" and doc["runs"][0]["muted"] == 2
+    code = main(["report", dumps.make_dump("retrace_float"), "--json", "--retrace-min", "3"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == EXIT_WARNINGS and doc["runs"][0]["rules"]["totals"] == {"retracing": 1}
+
+
+def test_report_bad_mute_is_unreadable_input(capsys):
+    assert main(["report", dumps.make_dump("dead_relu"), "--mute", "colour=red"]) == 2
+
+
+# ------------------------------------------------------------------------------------------------ health map
+
+
+def test_health_map_nan_rows_first_and_cells():
+    run = run_of("nan_library_const")
+    m = health_map.health_map(run, 0, 50, columns=10)
+    assert m["steps"] == 2 and m["columns"] == 2 and m["bin"] == 1
+    first = m["rows"][0]
+    assert first["op_name"] == "missing_sentinel/value" and first["nonfinite"] == [1, 1]
+    sqrt = next(r for r in m["rows"] if r["op_name"] == "user_sqrt")
+    assert sqrt["nonfinite"] == [0, 1] and sqrt["first_nonfinite_step"] == 1
+    assert sqrt["zero"][0] == 1.0  # sqrt of [0, 0, 0] in the clean first step
+    detail = run.graph_execution(sqrt["trace"][1], max_elements=0)
+    assert detail["op_name"] == "user_sqrt" and detail["health"]["nan"] == 2
+    one = health_map.health_map(run, 0, 10, op_name="user_sqrt")
+    assert [r["op_name"] for r in one["rows"]] == ["user_sqrt"] and one["total"] == 1
+
+
+def test_health_map_shape_change_and_bins():
+    m = health_map.health_map(run_of("shape_change"), 0, 10, columns=2)
+    logits = next(r for r in m["rows"] if r["op_name"] == "logits")
+    assert m["bin"] == 3 and m["columns"] == 2 and logits["changed"] == [False, True]
+
+
+# ------------------------------------------------------------------------------------------------ the scan, unit
+
+
+def test_zero_runs_and_changes_per_kind():
+    starts = np.array([0, 4, 7])
+    z = np.array([1, 1, 0, 1, 0, 1, 1], bool)  # kind 0: runs 2, 1; kind 1: run 2 (not joined across kinds)
+    first = np.zeros(7, bool)
+    first[[0, 4]] = True
+    best, end = tensor_scan._zero_runs(z, first, starts, 2)
+    assert best.tolist() == [2, 2] and end.tolist() == [1, 6]
+    sig = np.array([5, 5, 6, 6, 6, -1, 7])  # kind 0: one change at 2; kind 1: unknown in between, no change
+    count, at = tensor_scan._changes(sig, first, starts, 2)
+    assert count.tolist() == [1, 0] and at.tolist() == [2, -1]
