@@ -28,7 +28,8 @@ from api_helpers import (
 )
 from werkzeug.test import Client
 
-from tensorboard_plugin_dbg.analysis import alerts, root_cause
+from tensorboard_plugin_dbg.analysis import alerts, health_map, root_cause
+from tensorboard_plugin_dbg.analysis.rules import config, mutes
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
@@ -264,7 +265,13 @@ def _index_raw(run, route: str, p: dict):
     }
     calls = {
         "alerts": lambda: alerts.alerts(
-            run, i["begin"], i["end"], alert_type=p.get("type"), producers_only=p.get("role") == "producer"
+            run,
+            i["begin"],
+            i["end"],
+            alert_type=p.get("type"),
+            producers_only=p.get("role") == "producer",
+            mutes=mutes.parse_json(p["mutes"]) if p.get("mutes") else (),
+            thresholds=config.thresholds_from({"dead_steps": int(p["dead_steps"])} if "dead_steps" in p else {}),
         ),
         "executions": lambda: run.executions(i["begin"], i["end"]),
         "execution": lambda: run.execution(i["index"], max_elements=i.get("max_elements", 1000)),
@@ -279,7 +286,8 @@ def _index_raw(run, route: str, p: dict):
         "source_files": run.source_files,
         "source_file": lambda: run.source_file(i["index"], i.get("begin_line"), i.get("end_line")),
         "stack_frames": lambda: run.stack_frames(p["ids"].split(",")),
-        "root_cause": lambda: root_cause.analyze(run),
+        "root_cause": lambda: root_cause.analyze(run, mutes.parse_json(p["mutes"]) if p.get("mutes") else ()),
+        "health_map": lambda: health_map.health_map(run, i["begin"], i["end"], int(p.get("columns", 200))),
     }
     answer = calls[route]()
     if ROUTES_BY_NAME[route].paged:

@@ -105,6 +105,7 @@ def known(served):
         "op_type": sorted({r["op_type"] for r in rows}),
         "ids": detail["stack_frame_ids"][:3] + [",".join(detail["stack_frame_ids"])],
         "index": ["0", "1", str(len(execs) - 1)],
+        "mutes": ['[{"op_type": "Log", "reason": "r"}]', '[{"op_name": "re:^a", "rule": "InfNanAlert"}]', "[]"],
     }
 
 
@@ -115,6 +116,9 @@ def _schema_values(schema: dict) -> st.SearchStrategy:
         return st.one_of(
             st.integers(low, min(high, low + 2000)), st.integers(low - 5, high + 5), st.integers(-(2**70), 2**70)
         ).map(str)
+    if kind == "number":
+        low = schema.get("minimum", 0)
+        return st.one_of(st.floats(low, low + 100).map(repr), st.floats(allow_nan=True).map(repr), st.text(max_size=8))
     if kind == "boolean":
         return st.sampled_from(["true", "false", "1", "0", "TRUE", "yes", "2"])
     if "enum" in schema:

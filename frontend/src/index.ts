@@ -17,6 +17,7 @@ import { GraphStructurePanel } from './panels/graph_structure/graph_structure.ts
 import { GraphExecutionPanel } from './panels/graph_execution/graph_execution.ts';
 import { SourceCodePanel } from './panels/source_code/source_code.ts';
 import { StackTracePanel } from './panels/stack_trace/stack_trace.ts';
+import { HealthMapPanel } from './panels/health_map/health_map.ts';
 
 export interface RenderOptions {
   api?: Api;
@@ -56,6 +57,7 @@ export function render(opts: RenderOptions = {}): void {
   slots.execution.append(execution.panel.element);
   slots.source.append(source.panel.element);
   slots.stack.append(stack.panel.element);
+  slots.root.append(new HealthMapPanel(ctl).element);
 
   watchTheme((dark) => {
     document.body.classList.toggle('dbg-dark', dark);

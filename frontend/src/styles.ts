@@ -15,7 +15,7 @@ input, select { background: var(--bg); border: 1px solid var(--line); border-rad
 button { background: var(--head); border: 1px solid var(--line); border-radius: 3px; cursor: pointer; padding: 1px 6px; }
 button:disabled { opacity: .45; cursor: default; }
 .muted { color: var(--muted); }
-.dbg-root { display: flex; flex-direction: column; height: 100vh; width: 100vw; }
+.dbg-root { display: flex; flex-direction: column; height: 100vh; width: 100vw; position: relative; }
 .dbg-header { display: flex; gap: 12px; align-items: center; padding: 4px 8px; border-bottom: 1px solid var(--line); background: var(--head); min-height: 28px; }
 .dbg-header .status { color: var(--muted); min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1; }
 .dbg-header { position: relative; }
@@ -83,7 +83,23 @@ button:disabled { opacity: .45; cursor: default; }
 .alert-types { display: flex; flex-direction: column; gap: 2px; padding: 4px; }
 .alert-type-row { display: flex; justify-content: space-between; text-align: left; }
 .alert-count { font-weight: 600; color: var(--nan); }
-.alert-row { grid-template-columns: 36px 14px minmax(60px, 2fr) minmax(40px, 1fr) auto; gap: 4px; }
+.alert-row { grid-template-columns: 36px 14px minmax(60px, 2fr) minmax(40px, 1fr) auto 22px; gap: 4px; }
+.alert-mute { padding: 0 2px; font-size: 11px; opacity: 0.5; border: none; background: none; cursor: pointer; }
+.alert-row:hover .alert-mute { opacity: 1; }
+.chip-rule { background: #f9a82533; }
+.mutes { margin: 2px 4px; }
+.mute-form { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; padding: 4px; border: 1px solid var(--line); border-radius: 4px; }
+.mute-reason { flex: 1 1 120px; min-width: 80px; }
+.mute-chips { display: flex; flex-wrap: wrap; gap: 4px; }
+.mute-chip { display: inline-flex; gap: 6px; align-items: center; padding: 1px 6px; border: 1px solid var(--line); border-radius: 10px; font-size: 11px; }
+.unmute { border: none; background: none; cursor: pointer; padding: 0 2px; }
+.rule-need { font-size: 11px; padding: 1px 6px; }
+.health-map { position: absolute; left: 0; right: 0; top: 34px; bottom: 0; z-index: 20; background: var(--bg); display: flex; flex-direction: column; border-top: 1px solid var(--line); }
+.health-map .panel-head { display: flex; gap: 8px; align-items: center; }
+.health-map-legend { font-size: 11px; padding: 2px 8px; }
+.health-map-scroll { flex: 1 1 0; overflow: auto; padding: 4px 8px; }
+.health-map-canvas { cursor: crosshair; display: block; }
+.gs-spark { display: flex; gap: 6px; align-items: center; padding: 2px 6px; font-size: 11px; }
 .alert-row[data-role="producer"] .alert-op { font-weight: 700; }
 .alert-row[data-role="propagator"] { color: var(--muted); }
 .role-producer { color: var(--nan); } .role-propagator { color: var(--muted); }

@@ -1,5 +1,5 @@
 /** A fake Api over an in-memory run for store tests: one graph op `Log` fed by `probs`, traces and an alert. */
-import type { Api, GraphExecutionFilters } from '../src/api/client.ts';
+import type { Api, GraphExecutionFilters, HealthMapQuery } from '../src/api/client.ts';
 import { ApiError } from '../src/api/client.ts';
 import type { Alert, GraphExecutionRow, OpInfo, RunInfo, StackFrame } from '../src/api/wire.ts';
 import type { UrlIO } from '../src/store/controller.ts';
@@ -88,9 +88,9 @@ export class FakeApi implements Api {
     this.calls.push('runs');
     return { logdir: '/l', runs: this.runsList, notices: [] };
   }
-  async alerts(run: string, begin: number, end: number, type?: string) {
-    this.calls.push(`alerts ${run} ${begin} ${end} ${type ?? ''}`);
-    const all = run === 'a' ? [this.alert()] : [];
+  async alerts(run: string, begin: number, end: number, type?: string, mutes?: string) {
+    this.calls.push(`alerts ${run} ${begin} ${end} ${type ?? ''}${mutes ? ' ' + mutes : ''}`);
+    const all = run === 'a' && !mutes ? [this.alert()] : [];
     return {
       run,
       begin,
@@ -98,6 +98,23 @@ export class FakeApi implements Api {
       total: all.length,
       totals_by_type: { InfNanAlert: all.length },
       alerts: all.slice(begin, end),
+      muted: { total: mutes && run === 'a' ? 1 : 0, by_mute: mutes ? [run === 'a' ? 1 : 0] : [] },
+      needs: [],
+    };
+  }
+  async healthMap(run: string, q: HealthMapQuery) {
+    this.calls.push(`health_map ${run} ${q.begin} ${q.end} ${q.opName ?? ''}`);
+    return {
+      run,
+      begin: q.begin,
+      end: q.begin,
+      total: 0,
+      steps: 0,
+      step_begin: 0,
+      step_end: 0,
+      bin: 1,
+      columns: 0,
+      rows: [],
     };
   }
   async executions(run: string, begin: number, end: number) {
@@ -161,8 +178,8 @@ export class FakeApi implements Api {
     this.calls.push(`stack_frames ${ids.join(',')}`);
     return { run, frames: ids.map((id) => this.frames.find((f) => f.id === id)!) };
   }
-  async rootCause(run: string) {
-    this.calls.push(`root_cause ${run}`);
+  async rootCause(run: string, mutes?: string) {
+    this.calls.push(`root_cause ${run}${mutes ? ' ' + mutes : ''}`);
     return {
       run,
       status: 'unknown' as const,
@@ -173,6 +190,7 @@ export class FakeApi implements Api {
       producers: 0,
       propagators: 0,
       contained: 0,
+      muted: 0,
     };
   }
 }

@@ -150,9 +150,10 @@ def _first_unmuted(
     if cls.exec_traces_gone is not None:  # such a call is not a cause: the ops inside it were
         e = e[~cls.exec_traces_gone[e]]
     kinds = run.trace_arrays()["kind"]
-    t_hidden = by_kind.any(axis=0)[kinds[t]] if by_kind.size and len(t) else np.zeros(len(t), bool)
+    hides_kind, hides_type = np.asarray(by_kind.any(axis=0)), np.asarray(by_exec.any(axis=0))
+    t_hidden = hides_kind[kinds[t]] if by_kind.size and len(t) else np.zeros(len(t), bool)
     types = run.execution_arrays()["op_type"]
-    e_hidden = by_exec.any(axis=0)[types[e]] if by_exec.size and len(e) else np.zeros(len(e), bool)
+    e_hidden = hides_type[types[e]] if by_exec.size and len(e) else np.zeros(len(e), bool)
     t_ok, e_ok = t[~t_hidden], e[~e_hidden]
     picks = []
     if len(t_ok):

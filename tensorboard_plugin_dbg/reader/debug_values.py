@@ -297,13 +297,13 @@ def vector_of(health: dict[str, Any] | None) -> np.ndarray:
     """The debug vector (NaN-padded to 11) a health dict was decoded from: the inverse of health_from_vector, for
     the rare records the vectorized path leaves to protobuf."""
     out = np.full(11, np.nan)
-    fields = _VECTOR_FIELDS.get((health or {}).get("mode", ""))
+    fields = _VECTOR_FIELDS.get(str((health or {}).get("mode", "")))
     if not fields or health is None:
         return out
     for i, name in enumerate(fields):
         value = health.get(name)
         if name == "dtype":
-            value = _DTYPE_CODES.get(value)
+            value = _DTYPE_CODES.get(str(value))
         out[i] = np.nan if value is None else float(value)
     if health["mode"] == "SHAPE":
         dims = list(health.get("shape") or [])[:6]

@@ -13,6 +13,7 @@ import type {
   GraphExecutionDetail,
   GraphExecutionsResponse,
   GraphInfo,
+  HealthMapResponse,
   OpInfo,
   RootCauseResponse,
   RunsResponse,
@@ -51,7 +52,8 @@ export interface GraphExecutionFilters {
 /** What the store needs from the backend; the HTTP client implements it and unit tests use a fake. */
 export interface Api {
   runs(): Promise<RunsResponse>;
-  alerts(run: string, begin: number, end: number, type?: string): Promise<AlertsResponse>;
+  /** `mutes`: the JSON the `mutes` parameter takes (store/mutes.ts mutesParam), or undefined for none. */
+  alerts(run: string, begin: number, end: number, type?: string, mutes?: string): Promise<AlertsResponse>;
   executions(run: string, begin: number, end: number): Promise<ExecutionsResponse>;
   execution(run: string, index: number): Promise<ExecutionDetail>;
   graphExecutions(run: string, begin: number, end: number, f?: GraphExecutionFilters): Promise<GraphExecutionsResponse>;
@@ -61,7 +63,17 @@ export interface Api {
   sourceFiles(run: string): Promise<SourceFilesResponse>;
   sourceFile(run: string, index: number): Promise<SourceFileResponse>;
   stackFrames(run: string, ids: string[]): Promise<StackFramesResponse>;
-  rootCause(run: string): Promise<RootCauseResponse>;
+  rootCause(run: string, mutes?: string): Promise<RootCauseResponse>;
+  healthMap(run: string, q: HealthMapQuery): Promise<HealthMapResponse>;
+}
+
+/** One health map request: rows [begin, end) (or one op's), at most `columns` step bins. */
+export interface HealthMapQuery {
+  begin: number;
+  end: number;
+  columns: number;
+  graphId?: string;
+  opName?: string;
 }
 
 type Params = Record<string, string | number | boolean | undefined | null>;
@@ -118,8 +130,8 @@ export class HttpApi implements Api {
   runs() {
     return this.get<RunsResponse>('runs');
   }
-  alerts(run: string, begin: number, end: number, type?: string) {
-    return this.get<AlertsResponse>('alerts', { run, begin, end, type });
+  alerts(run: string, begin: number, end: number, type?: string, mutes?: string) {
+    return this.get<AlertsResponse>('alerts', { run, begin, end, type, mutes });
   }
   executions(run: string, begin: number, end: number) {
     return this.get<ExecutionsResponse>('executions', { run, begin, end });
@@ -165,7 +177,18 @@ export class HttpApi implements Api {
     const got = await Promise.all(parts);
     return { run, frames: got.flatMap((g) => g.frames) };
   }
-  rootCause(run: string) {
-    return this.get<RootCauseResponse>('root_cause', { run });
+  rootCause(run: string, mutes?: string) {
+    return this.get<RootCauseResponse>('root_cause', { run, mutes });
+  }
+  healthMap(run: string, q: HealthMapQuery) {
+    const { begin, end, columns } = q;
+    return this.get<HealthMapResponse>('health_map', {
+      run,
+      begin,
+      end,
+      columns,
+      graph_id: q.graphId,
+      op_name: q.opName,
+    });
   }
 }

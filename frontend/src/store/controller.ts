@@ -27,6 +27,8 @@ import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
+import { MAP_ROWS, RulesLoader } from './rules_loader.ts';
+import { mutesParam, sameMute, storeMutes, storedMutes, type Mute } from './mutes.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
 
@@ -57,6 +59,8 @@ export class Controller {
   private readonly lists: ListsLoader;
   private readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
+  private readonly rules: RulesLoader;
+  private mutesLoaded = false;
 
   constructor(
     readonly store: Store,
@@ -66,6 +70,7 @@ export class Controller {
     this.lists = new ListsLoader(store, api);
     this.timeline = new TimelineLoader(store, api);
     this.sources = new SourceLoader(store, api);
+    this.rules = new RulesLoader(store, api);
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a
@@ -105,6 +110,11 @@ export class Controller {
       const resp = await this.api.runs();
       const before = this.store.state;
       this.store.set({ runs: ready(resp) });
+      if (!this.mutesLoaded) {
+        // the URL's mutes (a permalink) win over the ones this browser remembers for the logdir
+        this.mutesLoaded = true;
+        this.store.set({ mutes: this.pendingUrl?.mutes ?? storedMutes(resp.logdir) });
+      }
       const names = resp.runs.map((r) => r.name);
       const run = this.store.state.run;
       if (run === null || !names.includes(run)) {
@@ -147,6 +157,7 @@ export class Controller {
     // no record yet said "unknown" and, with no alert ever, would keep saying it (not on every batch of traces:
     // each new index version is a new whole-run analysis on the server).
     if (now.status.done && !was.status.done && c1.alerts === c0.alerts) void this.loadRootCause();
+    if (c1.alerts !== c0.alerts || (now.status.done && !was.status.done)) void this.rules.loadSummary();
     if (c1.alerts !== c0.alerts) {
       void this.loadRootCause();
       if (this.firstPaintOver) void this.timeline.loadMarks();
@@ -195,6 +206,8 @@ export class Controller {
     if (save) this.saveUrl();
     if (run === null) return;
     void this.loadRootCause();
+    void this.rules.loadSummary();
+    if (this.store.state.healthMapOpen) void this.rules.loadMap(0);
     this.timeline.show(0);
     this.loadAfterFirstPaint();
     if (restore?.run === run && restore.focus) {
@@ -205,7 +218,7 @@ export class Controller {
 
   private saveUrl(): void {
     const s = this.store.state;
-    this.url.write({ run: s.run, focus: s.focus, alert: s.alertIndex });
+    this.url.write({ run: s.run, focus: s.focus, alert: s.alertIndex, ...(s.mutes.length ? { mutes: s.mutes } : {}) });
   }
 
   private async loadRootCause(): Promise<void> {
@@ -216,7 +229,7 @@ export class Controller {
     if (this.store.state.rootCause.status !== 'loading')
       this.store.set({ rootCause: loading(this.store.state.rootCause) });
     try {
-      const rc = await this.api.rootCause(run);
+      const rc = await this.api.rootCause(run, mutesParam(this.store.state.mutes));
       if (seq === this.rootCauseSeq && run === this.store.state.run) this.store.set({ rootCause: ready(rc) });
     } catch (e) {
       if (seq === this.rootCauseSeq && run === this.store.state.run) this.store.set({ rootCause: failed(e) });
@@ -294,6 +307,7 @@ export class Controller {
       const op = await this.api.op(run, detail.graph_id, detail.op_name, index);
       if (!live()) return;
       this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });
+      void this.rules.loadOpHealth(run, op.graph_id, op.op_name);
       await this.loadStack(run, op.stack_frame_ids, live);
     } catch (e) {
       if (live()) this.failLoading(e);
@@ -384,6 +398,38 @@ export class Controller {
 
   setAlertType(type: string | null): void {
     this.store.set({ alertType: type, alertRows: this.lists.openAlerts(this.store.state.run, type) });
+  }
+
+  /** Mutes (#18): the server hides what they match from the alert list, its totals and the root cause. */
+  addMute(mute: Mute): void {
+    if (this.store.state.mutes.some((m) => sameMute(m, mute))) return;
+    this.setMutes([...this.store.state.mutes, mute]);
+  }
+
+  removeMute(index: number): void {
+    this.setMutes(this.store.state.mutes.filter((_m, i) => i !== index));
+  }
+
+  private setMutes(mutes: Mute[]): void {
+    this.store.set({ mutes });
+    const logdir = this.store.state.runs.data?.logdir;
+    if (logdir !== undefined) storeMutes(logdir, mutes);
+    this.saveUrl();
+    this.setAlertType(this.store.state.alertType);
+    void this.loadRootCause();
+    void this.rules.loadSummary();
+  }
+
+  /** The health map (op x step) view: open or close it; page its rows. */
+  showHealthMap(open: boolean): void {
+    this.store.set({ healthMapOpen: open });
+    if (open) void this.rules.loadMap(0);
+  }
+
+  /** Next (dir 1) or previous (-1) page of the health map's rows. */
+  pageHealthMap(dir: number): void {
+    const m = this.store.state.healthMap.data;
+    if (m) void this.rules.loadMap(Math.max(0, m.begin + dir * MAP_ROWS));
   }
 
   /** The Alerts list shows rows [begin, end): fetch what it lacks. */

@@ -7,6 +7,7 @@ import type { Api, GraphExecutionFilters } from '../api/client.ts';
 import type { Alert, GraphExecutionRow } from '../api/wire.ts';
 import type { PagedRows } from './paged_rows.ts';
 import { RowPager } from './row_pager.ts';
+import { mutesParam } from './mutes.ts';
 import type { State, Store } from './store.ts';
 
 /** Rows per request: a screenful or two, well under the server's cap. */
@@ -52,8 +53,9 @@ export class ListsLoader {
   /** The Alerts list of `type` in `run` (nothing to list without either). */
   openAlerts(run: string | null, type: string | null): PagedRows<Alert> {
     if (run === null || type === null) return this.alerts.open('', null);
-    return this.alerts.open(JSON.stringify([run, type]), async (begin, end) => {
-      const page = await this.api.alerts(run, begin, end, type);
+    const mutes = mutesParam(this.store.state.mutes);
+    return this.alerts.open(JSON.stringify([run, type, mutes ?? null]), async (begin, end) => {
+      const page = await this.api.alerts(run, begin, end, type, mutes);
       return { rows: page.alerts, total: page.total };
     });
   }

@@ -7,10 +7,12 @@
  */
 import type {
   Alert,
+  AlertsResponse,
   ExecutionDetail,
   ExecutionsResponse,
   GraphExecutionDetail,
   GraphExecutionRow,
+  HealthMapResponse,
   OpInfo,
   RootCauseResponse,
   RunInfo,
@@ -21,6 +23,7 @@ import type {
 } from '../api/wire.ts';
 import type { GraphExecutionFilters } from '../api/client.ts';
 import { PagedRows } from './paged_rows.ts';
+import type { Mute } from './mutes.ts';
 
 /** What the user is looking at: one tensor trace in the graph execution list, or one eager execution. */
 export type Focus = { kind: 'graph_execution'; index: number } | { kind: 'execution'; index: number };
@@ -104,14 +107,26 @@ export interface State {
   sourceFiles: Loadable<SourceFileRef[]>;
   /** The file `source` points at. */
   sourceFile: Loadable<SourceFileResponse>;
+  /** Alerts the user muted (all runs of the logdir): sent with the alert and root-cause requests (store/mutes.ts). */
+  mutes: Mute[];
+  /** The alert totals per type after the mutes, what each mute hides, the rules the dump cannot judge. */
+  alertSummary: Loadable<AlertsResponse>;
+  /** The health map view (op x step) is open, and its page of rows. */
+  healthMapOpen: boolean;
+  healthMap: Loadable<HealthMapResponse>;
+  /** The focused op's health across steps (Graph Structure's sparkline). */
+  opHealth: Loadable<HealthMapResponse>;
 }
 
 /** What a list shows with no run: nothing, and nothing to fetch. */
 export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
 /** Everything that belongs to one run's view: cleared when another run is selected. */
-export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
+export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'mutes' | 'healthMapOpen'> {
   return {
+    alertSummary: idle(),
+    healthMap: idle(),
+    opHealth: idle(),
     alertRows: noRows(),
     geRows: noRows(),
     opTypes: [],
@@ -135,7 +150,7 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
 }
 
 export function initialState(): State {
-  return { runs: idle(), run: null, geScroll: null, ...runViewState() };
+  return { runs: idle(), run: null, geScroll: null, mutes: [], healthMapOpen: false, ...runViewState() };
 }
 
 export type Listener = (state: State, prev: State) => void;

@@ -6,11 +6,14 @@
  * `dbg` when the parent is same-origin, so reloading the whole TensorBoard page restores it too.
  */
 import type { Focus } from './store.ts';
+import { parseMutes, type Mute } from './mutes.ts';
 
 export interface UrlState {
   run: string | null;
   focus: Focus | null;
   alert: number | null;
+  /** The mutes (store/mutes.ts); absent or null: none in the URL (the browser's remembered ones apply). */
+  mutes?: Mute[] | null;
 }
 
 const PARENT_PARAM = 'dbg';
@@ -20,6 +23,7 @@ export function encodeUrlState(s: UrlState): string {
   if (s.run !== null) q.set('run', s.run);
   if (s.focus) q.set(s.focus.kind === 'graph_execution' ? 'ge' : 'ex', String(s.focus.index));
   if (s.alert !== null) q.set('alert', String(s.alert));
+  if (s.mutes && s.mutes.length) q.set('mutes', JSON.stringify(s.mutes));
   return q.toString();
 }
 
@@ -35,7 +39,8 @@ export function decodeUrlState(text: string): UrlState {
   const ex = nonNegInt(q.get('ex'));
   const focus: Focus | null =
     ge !== null ? { kind: 'graph_execution', index: ge } : ex !== null ? { kind: 'execution', index: ex } : null;
-  return { run: q.get('run'), focus, alert: nonNegInt(q.get('alert')) };
+  const mutes = parseMutes(q.get('mutes'));
+  return { run: q.get('run'), focus, alert: nonNegInt(q.get('alert')), ...(mutes ? { mutes } : {}) };
 }
 
 function parentWindow(): Window | null {

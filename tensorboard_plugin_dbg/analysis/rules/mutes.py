@@ -42,6 +42,8 @@ class Mute:
     op_name: str | None = None
     graph_id: str | None = None
     reason: str = ""
+    # the compiled op_name pattern (set once in __post_init__; not part of equality or the cache key)
+    _name_re: re.Pattern | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not (self.rule or self.op_type or self.op_name or self.graph_id):

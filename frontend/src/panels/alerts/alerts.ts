@@ -12,8 +12,18 @@ import { healthChips } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
+import { MutesBar } from './mutes_bar.ts';
 
-const TYPE_LABEL: Record<string, string> = { InfNanAlert: 'NaN / ∞' };
+const TYPE_LABEL: Record<string, string> = {
+  InfNanAlert: 'NaN / ∞',
+  retracing: 'Repeated function traces',
+  shape_change: 'Shape change',
+  dtype_change: 'Dtype change',
+  all_zero: 'All-zero tensor',
+  dead_relu: 'Dead ReLU',
+  value_explosion: 'Values exploding',
+  value_vanishing: 'Gradient vanishing',
+};
 
 export class AlertsPanel {
   readonly panel = new Panel('Alerts', 'panel-alerts');
@@ -22,6 +32,9 @@ export class AlertsPanel {
   private list: VirtualList<Alert>;
   private prevBtn = el('button', 'alert-nav', '↑ prev');
   private nextBtn = el('button', 'alert-nav', 'next ↓');
+  private mapBtn = el('button', 'alert-nav', 'Health map');
+  private mutes: MutesBar;
+  private needs = el('div', 'rule-needs');
   /** The first paint's bookkeeping (readiness): the first page of the opened type, and the root-cause card. */
   private listPending = false;
   private rootCausePending = false;
@@ -36,12 +49,17 @@ export class AlertsPanel {
     this.nextBtn.title = 'Next alert (n)';
     this.prevBtn.addEventListener('click', () => void ctl.stepAlert(-1));
     this.nextBtn.addEventListener('click', () => void ctl.stepAlert(1));
-    this.panel.tools.append(this.prevBtn, this.nextBtn);
+    this.mapBtn.dataset.testid = 'open-health-map';
+    this.mapBtn.title = 'Health over time: every op x step, NaN/∞ first';
+    this.mapBtn.addEventListener('click', () => ctl.showHealthMap(!ctl.store.state.healthMapOpen));
+    this.panel.tools.append(this.prevBtn, this.nextBtn, this.mapBtn);
+    this.mutes = new MutesBar(ctl);
+    this.needs.dataset.testid = 'rule-needs';
     this.list = new VirtualList<Alert>({
       rowHeight: 24,
       testId: 'alert-list',
       requestRows: (begin, end) => ctl.loadAlertRows(begin, end),
-      renderRow: (row, a) => renderAlertRow(row, a),
+      renderRow: (row, a) => renderAlertRow(row, a, (alert) => this.mutes.openForm(alert)),
       rowClass: (_i, a) => (a && a.index === this.ctl.store.state.alertIndex ? 'focused' : null),
       onSelect: (_i, a) => a && void this.ctl.focusAlert(a),
       onActivate: (_i, a) => a && void this.ctl.focusAlert(a),
@@ -49,7 +67,7 @@ export class AlertsPanel {
     });
     this.types.dataset.testid = 'alert-types';
     this.rc.dataset.testid = 'root-cause-slot';
-    this.panel.body.append(this.rc, this.types, this.list.element);
+    this.panel.body.append(this.rc, this.mutes.element, this.types, this.list.element, this.needs);
     ctl.store.subscribe((s, p) => this.update(s, p));
   }
 
@@ -87,7 +105,8 @@ export class AlertsPanel {
   }
 
   private renderTypes(s: State): void {
-    const byType = this.ctl.store.runInfo()?.counts.alerts_by_type ?? {};
+    // after the mutes, with the rules' types, once the summary came; the index's NaN/∞ count until then
+    const byType = s.alertSummary.data?.totals_by_type ?? this.ctl.store.runInfo()?.counts.alerts_by_type ?? {};
     const rows: HTMLElement[] = [];
     for (const [type, n] of Object.entries(byType)) {
       if (n <= 0) continue;
@@ -103,6 +122,17 @@ export class AlertsPanel {
       rows.push(b);
     }
     this.types.replaceChildren(...rows);
+    this.needs.replaceChildren(
+      ...(s.alertSummary.data?.needs ?? []).map((n) => {
+        const line = el(
+          'div',
+          'rule-need muted',
+          `Not judged: ${TYPE_LABEL[n.rule] ?? n.rule} needs ${n.needs.join(' or ')}`,
+        );
+        line.title = n.call;
+        return line;
+      }),
+    );
     this.list.element.hidden = s.alertType === null;
   }
 
@@ -121,6 +151,7 @@ export class AlertsPanel {
     if (s.alertRows.key !== prev.alertRows.key) this.list.reset(s.alertRows);
     else if (s.alertRows !== prev.alertRows) this.list.setSource(s.alertRows);
     this.renderTypes(s);
+    if (s.mutes !== prev.mutes || s.alertSummary !== prev.alertSummary) this.mutes.update(s);
     if (s.alertIndex !== prev.alertIndex) {
       this.list.draw();
       this.revealFocused(s);
@@ -130,7 +161,8 @@ export class AlertsPanel {
 
   private renderCount(): void {
     const info = this.ctl.store.runInfo();
-    const count = info?.counts.alerts ?? 0;
+    const summary = this.ctl.store.state.alertSummary.data;
+    const count = Math.max(info?.counts.alerts ?? 0, summary ? summary.total + summary.muted.total : 0);
     this.prevBtn.disabled = count === 0;
     this.nextBtn.disabled = count === 0;
     if (count > 0) return this.panel.setState({ kind: 'content' });
@@ -160,8 +192,9 @@ export class AlertsPanel {
   }
 }
 
-/** One alert row: index, role (producer ●, unknown ◐, propagator ○, contained/expected ◌), op, type, counts. */
-function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
+/** One alert row: index, role (producer ●, unknown ◐, propagator ○, contained/expected ◌), op, type, counts (a
+ * rule's evidence instead), and the mute button. */
+function renderAlertRow(row: HTMLElement, a: Alert | undefined, onMute: (a: Alert) => void): void {
   row.classList.add('alert-row');
   if (!a) {
     row.replaceChildren(el('span', 'muted', 'Loading…'));
@@ -174,17 +207,31 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
   const name = el('span', 'alert-op', a.op_name ?? a.op_type);
   name.title = `${a.op_name ?? '(eager)'} ${a.op_type} · ${a.source} #${a.source_index}`;
   const chips = el('span', 'chips');
-  for (const c of healthChips(alertHealth(a))) {
-    const chip = el('span', `chip chip-${c.kind}`, c.text);
-    chip.title = c.title;
-    chips.append(chip);
-  }
+  if (a.evidence !== undefined) {
+    chips.append(el('span', 'chip chip-rule', TYPE_LABEL[a.type] ?? a.type));
+    row.title = a.evidence;
+  } else
+    for (const c of healthChips(alertHealth(a))) {
+      const chip = el('span', `chip chip-${c.kind}`, c.text);
+      chip.title = c.title;
+      chips.append(chip);
+    }
+  const mute = el('button', 'alert-mute', '🔇');
+  mute.dataset.testid = 'alert-mute';
+  mute.title = 'Mute alerts like this one (with a reason)';
+  // the row selects on click: the button's own click must not also focus the alert
+  mute.addEventListener('mousedown', (e) => e.stopPropagation());
+  mute.addEventListener('click', (e) => {
+    e.stopPropagation();
+    onMute(a);
+  });
   row.replaceChildren(
     el('span', 'alert-idx', String(a.index)),
     role,
     name,
     el('span', 'alert-type muted', a.op_type),
     chips,
+    mute,
   );
 }
 

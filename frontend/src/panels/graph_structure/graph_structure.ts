@@ -10,6 +10,7 @@ import type { ExecutionDetail, OpInfo, OpSummary, TensorValue, TraceIndices } fr
 import { Panel, el } from '../../widgets/panel.ts';
 import { numText, renderHealth } from '../../widgets/health.ts';
 import { noRunState } from '../../widgets/notices.ts';
+import { drawCells, prepareCanvas } from '../../widgets/health_cells.ts';
 
 function traceNote(t: TraceIndices): HTMLElement {
   if (t.count === 0) {
@@ -48,11 +49,18 @@ export class GraphStructurePanel {
   readonly panel = new Panel('Graph Structure', 'panel-graph-structure');
   private content = el('div', 'gs');
   private hint = el('div', 'gs-hint');
+  private spark = el('div', 'gs-spark');
+  private sparkCanvas = el('canvas', 'gs-spark-canvas');
+  private sparkText = el('span', 'muted');
 
   constructor(private readonly ctl: Controller) {
     this.hint.dataset.testid = 'gs-hint';
-    this.panel.body.append(this.hint, this.content);
+    this.spark.dataset.testid = 'op-sparkline';
+    this.spark.append(this.sparkText, this.sparkCanvas);
+    this.spark.hidden = true;
+    this.panel.body.append(this.hint, this.spark, this.content);
     ctl.store.subscribe((s, prev) => {
+      if (s.opHealth !== prev.opHealth || s.op !== prev.op) this.renderSpark(s);
       if (
         s.op !== prev.op ||
         s.hint !== prev.hint ||
@@ -64,6 +72,23 @@ export class GraphStructurePanel {
         this.render(s);
     });
     this.render(ctl.store.state);
+  }
+
+  /** The focused op's health across its steps (the health map's row of this op): NaN/∞ red, zeros darker. */
+  private renderSpark(s: State): void {
+    const m = s.opHealth.data;
+    const op = s.op.data;
+    const row = m && op ? m.rows.find((r) => r.op_name === op.op_name && r.graph_id === op.graph_id) : undefined;
+    this.spark.hidden = !row || s.focus?.kind !== 'graph_execution';
+    if (!row || !m) return;
+    const first = row.first_nonfinite_step;
+    this.sparkText.textContent =
+      `health over ${row.steps.toLocaleString('en-US')} step(s)` +
+      (first !== null ? ` · first NaN/∞ at step ${first + 1}` : ' · never NaN/∞');
+    this.spark.dataset.firstNonfinite = first === null ? '' : String(first);
+    const w = Math.max(2, Math.floor(240 / Math.max(m.columns, 1)));
+    const ctx = prepareCanvas(this.sparkCanvas, w * m.columns, 12);
+    if (ctx) drawCells(ctx, row, 0, 0, w, 13);
   }
 
   private opButton(graphId: string, name: string, op: OpSummary | null, testid: string): HTMLElement {
