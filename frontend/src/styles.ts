@@ -100,6 +100,7 @@ button:disabled { opacity: .45; cursor: default; }
 .health-map-scroll { flex: 1 1 0; overflow: auto; padding: 4px 8px; }
 .health-map-canvas { cursor: crosshair; display: block; }
 .gs-spark { display: flex; gap: 6px; align-items: center; padding: 2px 6px; font-size: 11px; }
+.health-map[hidden], .mute-form[hidden], .gs-spark[hidden] { display: none; }
 .alert-row[data-role="producer"] .alert-op { font-weight: 700; }
 .alert-row[data-role="propagator"] { color: var(--muted); }
 .role-producer { color: var(--nan); } .role-propagator { color: var(--muted); }
