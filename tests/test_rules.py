@@ -5,13 +5,14 @@ rules section and exit codes; the health map's cells."""
 from __future__ import annotations
 
 import json
+import time
 
 import dumps
 import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg.__main__ import EXIT_NONFINITE, EXIT_WARNINGS, main
-from tensorboard_plugin_dbg.analysis import alerts, health_map, root_cause, rules
+from tensorboard_plugin_dbg.analysis import alert_list, alerts, health_map, root_cause, rules
 from tensorboard_plugin_dbg.analysis.rules import config, mutes, tensor_scan
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
@@ -119,21 +120,37 @@ def test_mute_moves_the_root_cause(muted):
 
 def test_mutes_filter_alerts_and_count_what_they_hide():
     run = run_of("nan_library_const")
-    plain = alerts.alerts(run, 0, 100)
-    muted = alerts.alerts(run, 0, 100, mutes=SENTINEL)
+    plain = alerts.alerts(run, 0, 100, wait_rules=True)
+    muted = alerts.alerts(run, 0, 100, mutes=SENTINEL, wait_rules=True)
     assert plain["total"] == 8 and muted["total"] == 4 and muted["muted"] == {"total": 4, "by_mute": [4]}
     assert muted["totals_by_type"] == {"InfNanAlert": 4}
     assert not [a for a in muted["alerts"] if "sentinel" in (a["op_name"] or "")]
-    producers = alerts.alerts(run, 0, 100, producers_only=True, mutes=SENTINEL)
+    producers = alerts.alerts(run, 0, 100, producers_only=True, mutes=SENTINEL, wait_rules=True)
     assert [a["op_name"] for a in producers["alerts"]] == ["user_sqrt"]
 
 
 def test_mute_by_rule_hides_rule_findings():
     run = run_of("dead_relu")
-    answer = alerts.alerts(run, 0, 10, mutes=mutes.parse_json('[{"rule": "dead_relu", "reason": "known"}]'))
+    answer = alerts.alerts(
+        run, 0, 10, mutes=mutes.parse_json('[{"rule": "dead_relu", "reason": "known"}]'), wait_rules=True
+    )
     assert [a["type"] for a in answer["alerts"]] == ["all_zero"] and answer["muted"]["by_mute"] == [1]
-    typed = alerts.alerts(run, 0, 10, alert_type="dead_relu")
+    typed = alerts.alerts(run, 0, 10, alert_type="dead_relu", wait_rules=True)
     assert typed["total"] == 1 and typed["alerts"][0]["index"] == 0 and typed["alerts"][0]["op_name"] == "hidden_relu"
+
+
+def test_a_request_never_waits_for_a_long_scan(monkeypatch):
+    run = run_of("dead_relu")
+    monkeypatch.setattr(alert_list, "SCAN_WAIT", 0.0)
+    monkeypatch.setattr(tensor_scan, "_scan", lambda r: time.sleep(0.5) or real_scan(r))
+    answer = alerts.alerts(run, 0, 10)
+    assert answer["rules_pending"] and answer["total"] == 0 and answer["needs"] == []
+    alert_list.start_scan(run).join()
+    answer = alerts.alerts(run, 0, 10)
+    assert not answer["rules_pending"] and answer["totals_by_type"] == {"dead_relu": 1, "all_zero": 1}
+
+
+real_scan = tensor_scan._scan
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,7 @@ export class FakeApi implements Api {
       alerts: all.slice(begin, end),
       muted: { total: mutes && run === 'a' ? 1 : 0, by_mute: mutes ? [run === 'a' ? 1 : 0] : [] },
       needs: [],
+      rules_pending: false,
     };
   }
   async healthMap(run: string, q: HealthMapQuery) {

@@ -8,6 +8,8 @@ Mutes are matched per trace kind and per execution op type, then applied to the 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +18,7 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis import root_cause, rules
 from tensorboard_plugin_dbg.analysis.classify import PRODUCER, UNKNOWN
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+from tensorboard_plugin_dbg.analysis.rules import tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import Thresholds
 from tensorboard_plugin_dbg.index.alert_order import AlertOrder
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -53,13 +56,20 @@ def nan_positions(
 
 
 def rule_findings(
-    run: RunQueries, thresholds: Thresholds, mutes: Sequence[mute_rules.Mute]
+    run: RunQueries, thresholds: Thresholds, mutes: Sequence[mute_rules.Mute], wait: bool = False
 ) -> tuple[list[dict[str, Any]], np.ndarray, dict[str, Any]]:
-    """(visible findings, findings hidden per mute, the whole evaluation). While the dump is still being read,
-    no rule is evaluated (each batch would make the whole-run scan stale): the list holds the NaN/∞ alerts only."""
+    """(visible findings, findings hidden per mute, the whole evaluation with `pending`). While the dump is still
+    being read, no rule is evaluated (each batch would make the whole-run scan stale). Once it is read, a request
+    never waits for the scan (seconds at 10 M traces) unless `wait`: it is started on a thread of its own and the
+    answer says `pending` until it is there (the dashboard asks again); the findings after it cost milliseconds."""
+    empty = {"findings": [], "totals": {}, "needs": [], "pending": not run.done}
     if not run.done:
-        return [], np.zeros(len(mutes), np.int64), {"findings": [], "totals": {}, "needs": []}
-    evaluated = rules.evaluate(run, thresholds)
+        return [], np.zeros(len(mutes), np.int64), empty
+    if not wait and run.derived.peek("rule_scan", run.version) is None:
+        start_scan(run).join(SCAN_WAIT)  # a small dump's scan is done by then: its answer is complete at once
+        if run.derived.peek("rule_scan", run.version) is None:
+            return [], np.zeros(len(mutes), np.int64), {**empty, "pending": True}
+    evaluated = {**rules.evaluate(run, thresholds), "pending": False}
     hidden = np.zeros(len(mutes), np.int64)
     visible = []
     for f in evaluated["findings"]:
@@ -68,3 +78,23 @@ def rule_findings(
         if not by:
             visible.append(f)
     return visible, hidden, evaluated
+
+
+SCAN_WAIT = 0.3  # seconds a request waits for a scan it started (a 100 k-trace dump's scan takes ~0.1 s)
+# run -> (version, thread) of the last scan started: one thread per run version (weak: a dropped run is forgotten)
+_STARTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_STARTED_LOCK = threading.Lock()  # a leaf: guards _STARTED only, never held while anything else is taken
+
+
+def start_scan(run: RunQueries) -> threading.Thread:
+    """Builds the rules' scan of the run's current version on a daemon thread (once per version) and returns the
+    thread. The build takes only the run's derived-value lock (index/derived.py lock order), as a request's would."""
+    version = run.version
+    with _STARTED_LOCK:
+        started = _STARTED.get(run)
+        if started is not None and started[0] == version:
+            return started[1]
+        thread = threading.Thread(target=tensor_scan.scan, args=(run,), name=f"dbg-rules-{run.name}", daemon=True)
+        _STARTED[run] = (version, thread)
+    thread.start()
+    return thread

@@ -28,6 +28,7 @@ def alerts(
     producers_only: bool = False,
     mutes: Sequence[mute_rules.Mute] = (),
     thresholds: Thresholds = DEFAULTS,
+    wait_rules: bool = False,
 ) -> dict[str, Any]:
     """wire.ts AlertsResponse minus `run`: alerts [begin, end) of the list alert_list.py describes (NaN/∞ alerts in
     wall-time order, then the rule findings), after the `type` and role filters and the mutes, with `total` (after
@@ -38,7 +39,7 @@ def alerts(
     never waits on the whole-run analysis: roles come from the classification of this version when it is done,
     else stay null ("not known yet") rather than holding every alert request for seconds."""
     mutes = tuple(mutes)
-    findings, rule_hidden, evaluated = alert_list.rule_findings(run, thresholds, mutes)
+    findings, rule_hidden, evaluated = alert_list.rule_findings(run, thresholds, mutes, wait_rules)
     want_nan = alert_type in (None, "", NAN_INF)
     # a rule-only page still needs the NaN/∞ totals and what the mutes hide of them: an empty NaN page gives both
     nan_answer = _nan_page(run, begin, end, producers_only, mutes) if want_nan else _nan_page(run, 0, 0, False, mutes)
@@ -58,6 +59,7 @@ def alerts(
         "alerts": rows,
         "muted": {"total": int(by_mute.sum()), "by_mute": [int(x) for x in by_mute.tolist()]},
         "needs": evaluated["needs"],
+        "rules_pending": bool(evaluated["pending"]),
     }
 
 
@@ -106,6 +108,13 @@ def warm(run: RunQueries) -> None:
     calls it (RunIndex.on_complete) when the dump is fully read, before it reports done. At 10 M traces the
     dashboard's first root-cause request otherwise took ~1 s (bench/paint_profile.py), all of it building the kind
     order for the producer's op."""
+    warm_without_rules(run)
+    # the rules' whole-run scan on a thread of its own: `done` is not held back by it (seconds at 10 M traces)
+    alert_list.start_scan(run)
+
+
+def warm_without_rules(run: RunQueries) -> None:
+    """warm() but the rules' scan (benchmarks time the scan on its own)."""
     run.alert_table()
     root_cause.classification(run)
     root_cause.analyze(run)

@@ -305,6 +305,8 @@ export interface AlertsResponse {
   muted: MutedCounts;
   /** Rules whose data this dump lacks (empty until the dump is read to its end). */
   needs: RuleNeed[];
+  /** The rules' whole-run pass is still running (or the dump is still being read): their findings come later. */
+  rules_pending: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ export class Controller {
     this.lists = new ListsLoader(store, api);
     this.timeline = new TimelineLoader(store, api);
     this.sources = new SourceLoader(store, api);
-    this.rules = new RulesLoader(store, api);
+    this.rules = new RulesLoader(store, api, () => this.setAlertType(this.store.state.alertType));
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a

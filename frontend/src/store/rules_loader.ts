@@ -11,6 +11,7 @@ import { failed, loading, ready, type Store } from './store.ts';
 export const MAP_ROWS = 60;
 export const MAP_COLUMNS = 200;
 export const SPARK_COLUMNS = 120;
+const PENDING_POLL_MS = 700;
 
 export class RulesLoader {
   private summarySeq = 0;
@@ -20,6 +21,8 @@ export class RulesLoader {
   constructor(
     private readonly store: Store,
     private readonly api: Api,
+    /** Called when the rules' findings arrived after a pending answer (the open alert list is fetched again). */
+    private readonly onRulesReady: () => void = () => {},
   ) {}
 
   /** Totals only (begin = end = 0): O(1) on the server once the rules are evaluated. */
@@ -30,7 +33,13 @@ export class RulesLoader {
     this.store.set({ alertSummary: loading(this.store.state.alertSummary) });
     try {
       const resp = await this.api.alerts(run, 0, 0, undefined, mutesParam(mutes));
-      if (seq === this.summarySeq) this.store.set({ alertSummary: ready(resp) });
+      if (seq !== this.summarySeq) return;
+      const wasPending = this.store.state.alertSummary.data?.rules_pending ?? false;
+      this.store.set({ alertSummary: ready(resp) });
+      // the rules' whole-run pass runs on the server after the dump is read: ask again until their findings are in
+      if (resp.rules_pending && this.store.runInfo()?.status.done)
+        setTimeout(() => seq === this.summarySeq && void this.loadSummary(), PENDING_POLL_MS);
+      else if (wasPending && !resp.rules_pending) this.onRulesReady();
     } catch (e) {
       if (seq === this.summarySeq) this.store.set({ alertSummary: failed(e) });
     }
