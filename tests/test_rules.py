@@ -15,6 +15,7 @@ from tensorboard_plugin_dbg.__main__ import EXIT_NONFINITE, EXIT_WARNINGS, main
 from tensorboard_plugin_dbg.analysis import alert_list, alerts, health_map, root_cause, rules
 from tensorboard_plugin_dbg.analysis.rules import config, mutes, tensor_scan
 from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.reader import debug_values
 
 
 def run_of(program: str, *args: str):
@@ -223,3 +224,17 @@ def test_zero_runs_and_changes_per_kind():
     sig = np.array([5, 5, 6, 6, 6, -1, 7])  # kind 0: one change at 2; kind 1: unknown in between, no change
     count, at = tensor_scan._changes(sig, first, starts, 2)
     assert count.tolist() == [1, 0] and at.tolist() == [2, -1]
+
+
+@pytest.mark.parametrize("program,args", [("dead_relu", ()), ("shape_change", ()), ("nan_library_const", ())])
+def test_scan_vectors_equal_the_full_decode(program, args):
+    """The scan's per-kind layout (kind_vectors) reads exactly the elements the full decode reads."""
+    run = run_of(program, *args)
+    rows = np.arange(len(run.trace_arrays()["kind"]))
+    modes, full = run.trace_vectors(rows)
+    modes2, summary = run.trace_vectors(rows, summary=True)
+    assert (modes == modes2).all()
+    for mode, elements in debug_values.SUMMARY_ELEMENTS.items():
+        sel = modes == mode
+        assert np.array_equal(full[sel][:, elements], summary[sel][:, elements], equal_nan=True)
+    assert np.isfinite(summary[np.isin(modes, (4, 5))][:, 2]).all()

@@ -129,15 +129,20 @@ def trace_vectors(run, rows: np.ndarray, summary: bool = False) -> tuple[np.ndar
     rows = np.asarray(rows, np.int64)
     kinds = run.kinds.kinds
     kind_modes = np.array([k[3] for k in kinds], np.int64) if kinds else np.zeros(0, np.int64)
-    modes = kind_modes[run.traces.view("kind")[rows]] if len(rows) else np.zeros(0, np.int64)
+    kind_col = run.traces.view("kind")[rows]
+    modes = kind_modes[kind_col] if len(rows) else np.zeros(0, np.int64)
     vectors = np.full((len(rows), 11), np.nan)
     read = np.flatnonzero(debug_values.VECTOR_BYTES[np.clip(modes, 0, 15)] > 0)
     if not len(read):
         return modes, vectors
     buf, starts, lengths = read_trace_payloads(run, rows[read])
-    # records the indexer decoded already: the layout checks suffice (strict=False; see record_vectors)
-    elements = debug_values.SUMMARY_ELEMENTS if summary else None
-    ok, got = debug_values.record_vectors(buf, starts, lengths, modes[read], strict=False, elements=elements)
+    # records the indexer decoded already: the layout checks suffice (strict=False; see record_vectors), found once
+    # per kind for a scan (kind_vectors)
+    if summary:
+        elements = debug_values.SUMMARY_ELEMENTS
+        ok, got = debug_values.kind_vectors(buf, starts, lengths, modes[read], kind_col[read], elements)
+    else:
+        ok, got = debug_values.record_vectors(buf, starts, lengths, modes[read], strict=False)
     vectors[read] = got
     odd = read[~ok]
     if len(odd):  # rare: records off the regular layout
