@@ -37,8 +37,18 @@ class KindStats:
 
 
 def scan(run: RunQueries) -> KindStats:
-    """The stats of the run's current version (cached in the run's derived-value cache)."""
-    return run.derived.get("rule_scan", run.version, lambda: _scan(run))
+    """The stats of the run's current version (cached in the run's derived-value cache).
+
+    Built WITHOUT the run's derived-value lock, then stored (DerivedCache.put): it takes seconds at 10 M traces,
+    and a build under the lock makes every other build of the run wait (the health map's first page waited 13 s
+    for it at 10 M). One thread per version builds it (alert_list.start_scan); only a caller that waits on purpose
+    (the report) may build it a second time."""
+    version = run.version
+    stats = run.derived.peek("rule_scan", version)
+    if stats is None:
+        stats = _scan(run)
+        run.derived.put("rule_scan", version, stats)
+    return stats
 
 
 def _scan(run: RunQueries) -> KindStats:
