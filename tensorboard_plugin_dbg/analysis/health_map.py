@@ -46,7 +46,7 @@ def _row_order(run: RunQueries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         first_row[present] = _order[starts[present]]
         rows = np.lexsort((first_row, first_nf))  # non-finite kinds first, by their first NaN/∞; then by first trace
         rows = rows[first_row[rows] < np.iinfo(np.int64).max]
-        by_kind = np.lexsort((nf, nf_kind))
+        by_kind = np.argsort(nf_kind.astype(np.int32), kind="stable")  # nf is sorted: rows stay in order per kind
         return rows, nf[by_kind], nf_kind[by_kind]
 
     return run.derived.get("health_map_rows", run.version, build)
