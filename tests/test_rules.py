@@ -82,7 +82,8 @@ def test_dead_relu():
         ("nan_masked_softmax", ()),
     ],
 )
-def test_no_rule_fires_on_clean_programs(program, args):
+def test_no_rule_fires_on_the_clean_and_the_nan_programs(program, args):
+    """clean_mlp, retrace_none and keras_fit are clean; the NaN programs have NaN alerts but no rule finding."""
     assert findings(program, *args) == []
 
 
