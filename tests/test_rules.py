@@ -71,11 +71,20 @@ def test_dead_relu():
     assert not [f for f in findings("dead_relu", dead_steps=7) if f["type"] == config.DEAD_RELU]
 
 
+def test_value_explosion_from_full_tensor_magnitudes():
+    found = [f for f in findings("value_explosion") if f["type"] == config.VALUE_EXPLOSION]
+    grown = next(f for f in found if f["op_name"] == "grown")
+    assert (grown["op_type"], grown["step"], grown["count"]) == ("Mul", 3, 3)
+    assert "20 at step 1 -> 1.6e+05 at step 4" in grown["evidence"] and "EXPLODES" in grown["source_line"]
+    assert not [f for f in findings("value_explosion", growth_factor=25.0) if f["type"] == config.VALUE_EXPLOSION]
+
+
 @pytest.mark.parametrize(
     "program,args",
     [
         ("retrace_none", ()),
         ("clean_mlp", ("FULL_HEALTH",)),
+        ("clean_mlp", ("FULL_TENSOR",)),
         ("keras_fit", ()),
         ("eager_ops", ()),
         ("nan_sqrt", ("FULL_HEALTH",)),
