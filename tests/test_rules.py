@@ -79,6 +79,15 @@ def test_value_explosion_from_full_tensor_magnitudes():
     assert not [f for f in findings("value_explosion", growth_factor=25.0) if f["type"] == config.VALUE_EXPLOSION]
 
 
+def test_value_vanishing_on_gradients_only():
+    found = [f for f in findings("vanishing_grad") if f["type"] == config.VALUE_VANISHING]
+    weights_grad = next(f for f in found if f["op_name"] == "gradient_tape/MatMul/MatMul")
+    assert (weights_grad["step"], weights_grad["count"]) == (2, 3) and "< 1e-07" in weights_grad["evidence"]
+    assert all(f["op_name"].startswith("gradient_tape/") for f in found)  # the 1e-9 loss itself is no gradient
+    assert "tape.gradient" in weights_grad["source_line"]
+    assert not [f for f in findings("vanishing_grad", vanish_floor=1e-10) if f["type"] == config.VALUE_VANISHING]
+
+
 @pytest.mark.parametrize(
     "program,args",
     [
