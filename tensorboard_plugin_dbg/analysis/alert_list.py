@@ -95,6 +95,8 @@ def start_scan(run: RunQueries) -> threading.Thread:
         if started is not None and started[0] == version:
             return started[1]
         thread = threading.Thread(target=tensor_scan.scan, args=(run,), name=f"dbg-rules-{run.name}", daemon=True)
+        # started before another request can see it: a thread joined before it starts raises (the stress harness
+        # caught that); start() takes no lock of ours, so the leaf lock stays a leaf
+        thread.start()
         _STARTED[run] = (version, thread)
-    thread.start()
     return thread
