@@ -60,7 +60,7 @@ def _fail(args, out: TextIO, message: str) -> int:
 
 def cmd_report(args, out: TextIO) -> int:
     # Imported here so that `--help` stays instant and a broken index cannot break argument errors.
-    from tensorboard_plugin_dbg.analysis import root_cause
+    from tensorboard_plugin_dbg.analysis import report_text
     from tensorboard_plugin_dbg.index.catalog import Catalog
     from tensorboard_plugin_dbg.index.protocol import NotFound
 
@@ -86,8 +86,7 @@ def cmd_report(args, out: TextIO) -> int:
     results = []
     for run in runs:
         try:
-            result = {"run": run.name, **root_cause.analyze(run)}
-            result["notices"] = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
+            result = report_text.run_result(run)
         except Exception as e:  # noqa: BLE001 - one unreadable run must not hide the others' reports
             result = {
                 "run": run.name,
@@ -107,13 +106,8 @@ def cmd_report(args, out: TextIO) -> int:
         out.write(dumps({"logdir": logdir, "exit_code": code, "notices": notices, "runs": results}) + "\n")
     else:
         for result in results:
-            _print_run(result, out)
-        verdict = {
-            EXIT_CLEAN: "all runs clean",
-            EXIT_NONFINITE: "non-finite tensors found",
-            EXIT_UNREADABLE: "some run could not be read or judged",
-        }[code]
-        out.write(f"\n{len(results)} run(s): {verdict} (exit {code})\n")
+            out.write(report_text.run_section(result))
+        out.write("\n" + report_text.summary_line(results, code))
     return code
 
 
@@ -123,43 +117,6 @@ def _exit_code(results: list[dict[str, Any]]) -> int:
     if all(r["status"] == "clean" for r in results):
         return EXIT_CLEAN
     return EXIT_UNREADABLE
-
-
-def _print_run(r: dict[str, Any], out: TextIO) -> None:
-    w = out.write
-    w(f"run {r['run']}: {r['status'].upper()}")
-    if r["producers"] or r["propagators"]:
-        w(f" — {r['producers']:,} producer / {r['propagators']:,} propagator alert(s)")
-    w("\n")
-    p = r.get("producer")
-    if not p:
-        w(f"  {r['message']}\n")
-    else:
-        from tensorboard_plugin_dbg.analysis.health import describe_output
-
-        where = f"op {p['op_name']} ({p['op_type']})" if p["op_name"] else f"eager {p['op_type']}"
-        alert = p["alert"]
-        w(f"  first producer: {where}, {alert['source'].replace('_', ' ')} #{alert['source_index']}\n")
-        w(f"  output: {describe_output(p['output_health'])}\n")
-        w("  inputs:" + ("" if p["inputs"] else " none") + "\n")
-        for inp in p["inputs"]:
-            w(f"    {inp['description']}\n")
-        if not p["inputs_known"] and p["inputs"]:
-            mode = (p["output_health"] or {}).get("mode")
-            reason = {
-                "CURT_HEALTH": "CURT_HEALTH records only whether a tensor holds NaN/∞",
-                "CONCISE_HEALTH": "CONCISE_HEALTH records no zeros or signs",
-            }.get(mode or "", "some inputs were not traced or their mode records no values")
-            w(f"  inputs' health cannot be known: {reason}\n")
-        frame = p["user_frame"]
-        if frame:
-            w(f"  at {frame.get('path') or '?'}:{frame['line']} in {frame['function']}\n")
-            if p["source_line"] is not None:
-                w(f"      {p['source_line'].strip()}\n")
-        else:
-            w("  at: no frame of the op's creation stack is in user code\n")
-    for n in r.get("notices") or []:
-        w(f"  {n['severity']}: {n['message']}\n")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from api_helpers import (
 )
 from werkzeug.test import Client
 
-from tensorboard_plugin_dbg.analysis import alerts, root_cause
+from tensorboard_plugin_dbg.analysis import alerts, report_text, run_verdict
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
@@ -273,12 +273,20 @@ def _index_raw(run, route: str, p: dict):
         "source_files": run.source_files,
         "source_file": lambda: run.source_file(i["index"], i.get("begin_line"), i.get("end_line")),
         "stack_frames": lambda: run.stack_frames(p["ids"].split(",")),
-        "root_cause": lambda: root_cause.analyze(run),
+        "root_cause": lambda: _root_cause_answer(run),
     }
     answer = calls[route]()
     if ROUTES_BY_NAME[route].paged:
         clamp_page(answer, int(answer["total"]))  # the documented clamp, whether or not the index did it
     return answer
+
+
+def _root_cause_answer(run) -> dict:
+    """The route's answer: the verdict (the root cause, "clean so far" while indexing) and the report's text."""
+    result = report_text.run_result(run)
+    answer = {k: v for k, v in result.items() if k not in ("run", "notices")}
+    assert answer["status"] == run_verdict.root_cause(run)["status"]
+    return {**answer, "report_text": report_text.run_section(result)}
 
 
 def _index_answer(run, route: str, p: dict):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
-from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
+from tensorboard_plugin_dbg.analysis import report_text, run_verdict
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
 from tensorboard_plugin_dbg.api.spec import RouteSpec
@@ -50,7 +50,9 @@ def _page(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def runs(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
-    return {"logdir": catalog.logdir, "runs": [r.info() for r in catalog.runs()], "notices": catalog.notices()}
+    # Each run's summary comes from its cached root cause only (run_verdict.summary): this route is polled.
+    runs = [{**r.info(), "summary": run_verdict.summary(r)} for r in catalog.runs()]
+    return {"logdir": catalog.logdir, "runs": runs, "notices": catalog.notices()}
 
 
 def alerts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +107,10 @@ def stack_frames(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def root_cause(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return _with_run(run, root_cause_analysis.analyze(run))
+    # The card's "copy as text" is the report's section for this run: one formatter (analysis/report_text.py).
+    result = report_text.run_result(run)
+    answer = {k: v for k, v in result.items() if k not in ("run", "notices")}
+    return _with_run(run, {**answer, "report_text": report_text.run_section(result)})
 
 
 def openapi(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:

@@ -163,6 +163,7 @@ export type NoticeCode =
   | 'no_tensor_mode'
   | 'eager_only'
   | 'no_dump_found'
+  | 'scanning'
   | 'no_graph_executions'
   | 'no_executions'
   | 'still_indexing';
@@ -210,6 +211,25 @@ export interface RunInfo {
   debug_modes: DebugModeName[];
   counts: RunCounts;
   status: RunStatus;
+  /** Added by `api/routes.py:runs` from `analysis/run_verdict.py:summary` (cached values only, never computed). */
+  summary: RunSummary;
+}
+
+/** The first NaN/∞ of a run: its producing op and the user's line. */
+export interface FirstNan {
+  op_name: string | null;
+  op_type: string;
+  /** Name of the producer's graph (the tf.function), null for eager ops or when unknown. */
+  graph_name: string | null;
+  wall_time: number;
+  file: string | null;
+  line: number | null;
+}
+
+/** One run's line in the runs overview. indexing: not fully read; analyzing: read, root cause not built yet. */
+export interface RunSummary {
+  status: 'indexing' | 'analyzing' | 'clean' | 'found' | 'unknown';
+  first_nan: FirstNan | null;
 }
 
 export interface RunsResponse {
@@ -495,16 +515,23 @@ export interface RootCauseProducer {
   user_frame: StackFrame | null;
   /** Text of the user frame's line, when the source file is in the dump. */
   source_line: string | null;
+  /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
+  graph_name: string | null;
 }
 
 export interface RootCauseResponse {
   run: string;
-  /** clean: no non-finite tensor; found: a producer was identified; unknown: non-finite seen, cause unknowable. */
-  status: 'clean' | 'found' | 'unknown';
+  /** clean: no non-finite tensor; clean_so_far: none in what was read, but the run is not fully read yet
+   * (`analysis/run_verdict.py:root_cause`); found: a producer was identified; unknown: non-finite seen, cause
+   * unknowable. */
+  status: 'clean' | 'clean_so_far' | 'found' | 'unknown';
   /** One sentence for the user, including what cannot be known. */
   message: string;
   producer: RootCauseProducer | null;
   /** Alert counts by role. */
   producers: number;
   propagators: number;
+  /** This run's section of the headless report, word for word (`analysis/report_text.py:run_section`): what the
+   * card's "copy as text" copies. */
+  report_text: string;
 }
