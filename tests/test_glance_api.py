@@ -77,3 +77,11 @@ def test_report_summary_counts_runs_with_nonfinite(demo_dump, tmp_path, capsys):
     lines = [line for line in out.splitlines() if line.strip()]
     assert len(lines) == len(set(lines)), out  # no repeated line
     assert "alerts (one per non-finite traced tensor or eager execution)" in out
+
+
+def test_op_type_filter_is_case_insensitive(demo_dump):
+    run = Catalog(demo_dump).runs()[0]
+    exact = run.graph_executions(0, 100, op_type="Log")
+    assert exact["total"] > 0
+    assert run.graph_executions(0, 100, op_type="log") == exact
+    assert run.graph_executions(0, 100, op_type="LOG")["total"] == exact["total"]

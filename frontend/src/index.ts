@@ -11,6 +11,7 @@ import { buildLayout } from './layout.ts';
 import { CSS } from './styles.ts';
 import { watchTheme } from './theme.ts';
 import { buildHeader } from './header.ts';
+import { installKeys } from './keys.ts';
 import { AlertsPanel } from './panels/alerts/alerts.ts';
 import { TimelinePanel } from './panels/timeline/timeline.ts';
 import { GraphStructurePanel } from './panels/graph_structure/graph_structure.ts';
@@ -62,14 +63,7 @@ export function render(opts: RenderOptions = {}): void {
     source.setDark(dark);
   });
 
-  document.addEventListener('keydown', (e) => {
-    const t = e.target as HTMLElement | null;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || t.isContentEditable))
-      return;
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    if (e.key === 'n') void ctl.stepAlert(1);
-    else if (e.key === 'p') void ctl.stepAlert(-1);
-  });
+  installKeys(ctl, () => execution.list.element);
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden) ctl.pollSoon();
   });

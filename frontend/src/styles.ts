@@ -67,18 +67,28 @@ button:disabled { opacity: .45; cursor: default; }
 .vl-row.input-row { background: var(--input); }
 .vl-row.selected, .vl-row.focused { background: var(--focus); }
 .vl-row > span { overflow: hidden; text-overflow: ellipsis; }
-.ge-row { display: grid; grid-template-columns: 64px minmax(80px, 2fr) minmax(50px, 1fr) 28px 52px 70px minmax(90px, 1.4fr); gap: 4px; }
+/* Health right after the name: in a narrow pane names truncate and dtype/shape go, never the health counts. */
+.ge-row { display: grid; grid-template-columns: 52px minmax(48px, 1.3fr) minmax(128px, 1.5fr) minmax(0, 1fr) 24px minmax(0, 52px) minmax(0, 70px); gap: 4px; }
+.ge-row .chips { overflow: hidden; }
+.ge-head > span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .ge-head { padding: 2px 4px; font-weight: 600; color: var(--muted); border-bottom: 1px solid var(--line); }
 .ge-idx, .alert-idx { color: var(--muted); font-variant-numeric: tabular-nums; }
 .panel-tools input { width: 90px; } .panel-tools input[type=checkbox] { width: auto; }
 .filter-nf { display: flex; align-items: center; gap: 2px; white-space: nowrap; }
 .ge-count { color: var(--muted); white-space: nowrap; }
+.ge-jump-error { color: var(--nan); font-size: 11px; white-space: nowrap; }
+.jump-index[aria-invalid=true], .panel-tools input[aria-invalid=true] { border-color: var(--nan); outline: 1px solid var(--nan); }
+.ge-note { padding: 2px 6px; background: var(--sel); font-size: 11px; }
+.focus-back { font-size: 11px; }
 .chips { display: inline-flex; gap: 3px; }
 .chip { border-radius: 8px; padding: 0 6px; font-size: 11px; line-height: 16px; white-space: nowrap; color: #fff; }
 .chip-neginf { background: var(--neginf); } .chip-posinf { background: var(--posinf); } .chip-nan { background: var(--nan); }
 .chip-bad { background: var(--nan); } .chip-ok { background: transparent; color: var(--ok); border: 1px solid var(--ok); }
 .chip-info { background: transparent; color: var(--info); border: 1px solid var(--info); }
 .chip-empty { background: transparent; color: var(--muted); border: 1px dashed var(--muted); }
+.chip-count { background: transparent; color: var(--fg); border: 1px solid var(--line); font-variant-numeric: tabular-nums; }
+.chip-warn { background: #ffe0b2; color: #7a3b00; border: 1px solid var(--accent); font-weight: 600; }
+body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .chip-unknown { background: transparent; color: var(--unknown); border: 1px dotted var(--unknown); }
 .alert-types { display: flex; flex-direction: column; gap: 2px; padding: 4px; }
 .alert-type-row { display: flex; justify-content: space-between; text-align: left; }
@@ -90,7 +100,31 @@ button:disabled { opacity: .45; cursor: default; }
 .rc-card { margin: 4px; padding: 6px 8px; border: 1px solid var(--line); border-left: 4px solid var(--muted); border-radius: 4px; background: var(--bg); }
 .rc-card.rc-found { border-left-color: var(--nan); cursor: pointer; }
 .rc-card.rc-found:hover { background: var(--sel); }
-.rc-card.rc-clean { border-left-color: var(--ok); } .rc-card.rc-error { color: var(--muted); }
+.rc-card.rc-clean { border-left-color: var(--ok); }
+/* Not fully read yet: neutral, never the green all-clear. */
+.rc-card.rc-clean_so_far { border-left-color: var(--info); color: var(--fg); }
+.rc-copy { float: right; font-size: 10px; padding: 0 4px; margin-left: 6px; }
+.rc-where-short { display: none; color: var(--link); }
+.alert-unit { font-size: 10px; padding: 0 2px; }
+/* A short Alerts pane: the card is one line (op, graph, file:line); its details are a click away. */
+.panel.has-rc .panel-body { container-type: size; }
+@container (max-height: 360px) {
+  .rc-card { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 2px 6px; }
+  .rc-card .rc-line, .rc-card .rc-src, .rc-card.rc-found .rc-msg { display: none; }
+  .rc-card .rc-title { display: inline; margin: 0; }
+  .rc-card .rc-where-short { display: inline; }
+  .rc-card .rc-copy { float: none; line-height: 14px; }
+  .rc-card:not(.rc-found) .rc-msg { display: inline; margin-left: 6px; }
+}
+.tensor-detail { margin-top: 6px; font-size: 11px; }
+.td-row { white-space: nowrap; } .td-key { display: inline-block; min-width: 84px; color: var(--muted); }
+.runs-overview-open { font-size: 11px; }
+.runs-overview { position: absolute; top: 100%; left: 8px; z-index: 20; max-height: 60vh; overflow: auto; background: var(--panel); border: 1px solid var(--line); box-shadow: 0 4px 12px rgba(0,0,0,.2); }
+.runs-table { border-collapse: collapse; font-size: 12px; }
+.runs-table th, .runs-table td { padding: 3px 8px; text-align: left; white-space: nowrap; border-bottom: 1px solid var(--line); }
+.runs-table th { cursor: pointer; color: var(--muted); } .runs-table th.sorted { color: var(--fg); }
+.runs-table tbody tr { cursor: pointer; } .runs-table tbody tr:hover { background: var(--head); }
+.runs-table tr.current { background: var(--sel); } .rc-card.rc-error { color: var(--muted); }
 .rc-title { margin-bottom: 2px; } .rc-label { color: var(--nan); font-weight: 600; }
 .rc-line { display: flex; flex-wrap: wrap; align-items: center; gap: 2px; margin: 1px 0; }
 .rc-src { margin-top: 3px; display: flex; flex-direction: column; }

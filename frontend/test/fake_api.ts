@@ -5,19 +5,45 @@ import type { Alert, GraphExecutionRow, OpInfo, RunInfo, StackFrame } from '../s
 import type { UrlIO } from '../src/store/controller.ts';
 import type { UrlState } from '../src/store/url.ts';
 
-/** The URL in memory: what the controller last wrote is what it reads. */
-export function memUrl(initial: UrlState = { run: null, focus: null, alert: null }): UrlIO & { value: UrlState } {
+/** The URL in memory: what the controller last wrote is what it reads; pushes make a history that `back()` pops
+ * (and tells the listener, as the browser's popstate does). */
+export function memUrl(
+  initial: UrlState = { run: null, focus: null, alert: null },
+): UrlIO & { value: UrlState; history: UrlState[] } {
+  let listener: ((s: UrlState) => void) | null = null;
   const io = {
     value: initial,
+    history: [] as UrlState[],
     read: () => io.value,
-    write: (s: UrlState) => {
+    write: (s: UrlState, push = false) => {
+      if (push) io.history.push(io.value);
       io.value = s;
+    },
+    listen: (cb: (s: UrlState) => void) => {
+      listener = cb;
+    },
+    back: () => {
+      const prev = io.history.pop();
+      if (!prev) return;
+      io.value = prev;
+      listener?.(prev);
     },
   };
   return io;
 }
 
-export function runInfo(name: string, graphExecutions: number, alerts: number, done = true): RunInfo {
+/** `firstNanWall`: wall time of the run's first NaN (its summary says found), null: clean when done. */
+export function runInfo(
+  name: string,
+  graphExecutions: number,
+  alerts: number,
+  done = true,
+  firstNanWall: number | null = alerts ? 1 : null,
+): RunInfo {
+  const firstNan =
+    firstNanWall === null
+      ? null
+      : { op_name: 'Log', op_type: 'Log', graph_name: 'loss', wall_time: firstNanWall, file: '/u/train.py', line: 42 };
   return {
     name,
     start_time: 1,
@@ -36,6 +62,9 @@ export function runInfo(name: string, graphExecutions: number, alerts: number, d
       alerts_by_type: { InfNanAlert: alerts },
     },
     status: { bytes_read: 10, bytes_total: 10, done, last_refresh: 1, notices: [] },
+    summary: done
+      ? { status: firstNan ? 'found' : 'clean', first_nan: firstNan }
+      : { status: 'indexing', first_nan: null },
   };
 }
 
@@ -163,6 +192,14 @@ export class FakeApi implements Api {
   }
   async rootCause(run: string) {
     this.calls.push(`root_cause ${run}`);
-    return { run, status: 'unknown' as const, message: 'not known', producer: null, producers: 0, propagators: 0 };
+    return {
+      run,
+      status: 'unknown' as const,
+      message: 'not known',
+      producer: null,
+      producers: 0,
+      propagators: 0,
+      report_text: `run ${run}: UNKNOWN — not known\n`,
+    };
   }
 }

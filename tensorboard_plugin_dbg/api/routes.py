@@ -160,7 +160,7 @@ ROUTES: tuple[RouteSpec, ...] = (
             RUN,
             BEGIN,
             END,
-            Param("op_type", "str", "Exact op type."),
+            Param("op_type", "str", "Op type, case-insensitive (whole name)."),
             Param("op_name", "str", "Case-insensitive substring of the op name."),
             Param("graph_id", "str", "Exact graph id (the immediately enclosing graph)."),
             Param("only_nonfinite", "bool", "Only traces whose tensor holds -inf, +inf or NaN.", default=False),

@@ -41,15 +41,16 @@ class TraceQueries:
 
         def build():
             needle = op_name.lower() if op_name else None
+            wanted_type = op_type.lower() if op_type is not None else None  # "log" finds Log: people type lower case
             out = []
             for code, (g, name, _slot, _mode, _dev) in enumerate(list(run.kinds.kinds)):
                 if graph_id is not None and g != graph_id:
                     continue
                 if needle is not None and needle not in name.lower():
                     continue
-                if op_type is not None:
+                if wanted_type is not None:
                     op = run.ops.get((g, name))
-                    if op is None or op.op_type != op_type:
+                    if op is None or op.op_type.lower() != wanted_type:
                         continue
                 out.append(code)
             return np.array(out, dtype=np.int64)

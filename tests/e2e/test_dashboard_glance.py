@@ -61,6 +61,16 @@ def test_health_counts_on_every_chip(page, demo_logdir):
         gs_in = by_testid(frame, "gs-input")
         wait_text(gs_in, r"0×75")
         assert gs_in.locator(".chip-warn").count() == 1
+        # Library frames unfold and fold again.
+        frames = by_testid(frame, "stack-frame")
+        wait_text(frame.locator("[data-testid=stack-frame].selected"), r"buggy_mlp\.py")
+        folded = frames.count()
+        fold = by_testid(frame, "stack-fold").first
+        hidden = int(fold.inner_text().split()[1])
+        fold.click()
+        assert frames.count() == folded + hidden
+        by_testid(frame, "stack-refold").first.click()
+        assert frames.count() == folded
         assert_no_console_errors(page)
 
 
@@ -91,17 +101,24 @@ def test_runs_picker_default_and_overview(page, demo_dump, tmp_path):
         labels = picker.locator("option").all_inner_texts()
         assert labels[0] == "a_clean — clean", labels
         assert labels[1].startswith("b_div — ") and "alert" in labels[1], labels
-        assert labels[2] == "c_demo — 165 alerts (traced tensors)", labels
+        assert labels[2] == "c_demo — 165 alerts", labels
         assert picker.input_value() == _earliest_nan_run(logdir)
+        # The unit of the count, where the count is shown.
+        wait_text(by_testid(frame, "status"), r"alerts \(traced tensors / eager executions\)")
+        assert (
+            "1 alert = one per non-finite traced tensor or eager execution"
+            in by_testid(frame, "alert-types").inner_text()
+        )
         by_testid(frame, "runs-overview-open").click()
         table = by_testid(frame, "runs-overview")
         wait_text(table, r"c_demo")
         wait_text(table.locator("tr[data-run=c_demo]"), r"Log.*buggy_mlp\.py:\d+")
         rows = lambda: table.locator("tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")  # noqa: E731
+        assert rows()[0] == _earliest_nan_run(logdir) and rows()[-1] == "a_clean"  # by first NaN, clean last
         table.locator("th[data-key=alerts]").click()
-        assert rows() == ["a_clean", "b_div", "c_demo"] or rows()[0] == "a_clean"
+        assert rows() == ["a_clean", "b_div", "c_demo"]  # 0, 4, 165 alerts
         table.locator("th[data-key=alerts]").click()
-        assert rows()[-1] == "a_clean"
+        assert rows() == ["c_demo", "b_div", "a_clean"]
         _shot(table, "glance-runs-overview")
         table.locator("tr[data-run=a_clean]").click()
         wait_text(by_testid(frame, "root-cause"), r"No NaN")
@@ -145,5 +162,42 @@ def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
             chip = frame.locator("[data-testid=ge-list] .vl-row.focused .chips")
             box, panel = chip.bounding_box(), by_testid(frame, "panel-graph-execution").bounding_box()
             assert box and panel and box["x"] + 20 <= panel["x"] + panel["width"], (w, h, box, panel)
+            # A short Alerts pane (1024×700) shows the card as one line; taller ones show it whole.
+            card = by_testid(frame, "root-cause").bounding_box()
+            assert card is not None
+            assert (card["height"] < 32) == (h == 700), (w, h, card)
             screenshot(page, f"glance-layout-{w}x{h}")
+        assert_no_console_errors(page)
+
+
+def test_goto_validated_filters_never_cleared_silently_and_back(page, demo_logdir):
+    """Go-to-# says what is wrong inline; showing a trace the filters hide clears them with a note; the browser's
+    Back and the in-app back each step back one focus; only the focused row is highlighted as focused."""
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        jump = by_testid(frame, "jump-index")
+        jump.fill("9999")
+        jump.press("Enter")
+        assert "0–281" in wait_text(by_testid(frame, "jump-error"), r"\S")
+        assert frame.locator("[data-testid=ge-list] .vl-row.focused").count() == 0
+        by_testid(frame, "filter-op-type").fill("softmax")  # any case
+        wait_text(by_testid(frame, "ge-count"), r"^\d+ of 282$")
+        jump.fill("57")
+        assert not by_testid(frame, "jump-error").is_visible()
+        jump.press("Enter")
+        focused = frame.locator("[data-testid=ge-list] .vl-row.focused")
+        wait_text(focused, r"Log")
+        assert "Filters cleared to show trace #57" in wait_text(by_testid(frame, "ge-note"), r"\S")
+        assert by_testid(frame, "filter-op-type").input_value() == ""
+        back = by_testid(frame, "focus-back")
+        assert back.is_disabled()
+        for i in (56, 55):
+            frame.locator(f"[data-testid=ge-list] .vl-row[data-ge-index='{i}']").click()
+            frame.wait_for_function(f"document.querySelector('.vl-row.focused')?.dataset.geIndex === '{i}'")
+        assert frame.locator("[data-testid=ge-list] .vl-row.focused").count() == 1
+        back.click()
+        frame.wait_for_function("document.querySelector('.vl-row.focused')?.dataset.geIndex === '56'")
+        page.evaluate("history.back()")  # the browser's Back, on TensorBoard's page
+        frame.wait_for_function("document.querySelector('.vl-row.focused')?.dataset.geIndex === '57'")
+        frame.wait_for_function("document.querySelector('[data-testid=focus-back]').disabled === true")
         assert_no_console_errors(page)

@@ -40,7 +40,7 @@ def test_every_debug_mode(page, tmp_path):
                 by_testid(frame, "filter-op-type").fill("Log")
                 wait_text(by_testid(frame, "ge-count"), r"^\d+ of [\d,]+$")
                 rows.first.click()
-                wait_text(focused.locator(".ge-type"), r"^Log$")
+                wait_text(focused.locator(".ge-op"), r"^Log$")
                 by_testid(frame, "filter-op-type").fill("")
             else:
                 # The first alert is Log's -inf output (or, in CURT_HEALTH, its "has a non-finite" flag).
@@ -48,7 +48,7 @@ def test_every_debug_mode(page, tmp_path):
                 row.wait_for(timeout=20_000)
                 assert "Log" in row.inner_text(), (mode, row.inner_text())
                 row.click()
-                wait_text(focused.locator(".ge-type"), r"^Log$")
+                wait_text(focused.locator(".ge-op"), r"^Log$")
                 if mode != "CURT_HEALTH":
                     assert focused.locator(".chip-neginf").count() == 1, mode
                     assert focused.locator(":is(.chip-posinf, .chip-nan)").count() == 0, mode

@@ -22,20 +22,17 @@ import {
   type ListScroll,
   type State,
 } from './store.ts';
-import { readUrlState, writeUrlState, type UrlState } from './url.ts';
+import { browserUrl, type UrlIO, type UrlState } from './url.ts';
 import { innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
+import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
+import { FocusHistory } from './focus_history.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
 
-export interface UrlIO {
-  read(): UrlState;
-  write(s: UrlState): void;
-}
-
-const browserUrl: UrlIO = { read: readUrlState, write: writeUrlState };
+export type { UrlIO };
 
 /** The alert type the Alerts panel opens for a run: the first with alerts, so the first alert is one click away. */
 function firstAlertType(info: RunInfo | null): string | null {
@@ -51,12 +48,15 @@ export class Controller {
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
   private pollDelay = 1000;
   private pendingUrl: UrlState | null = null;
+  /** The run shown was the default (run_choice.ts), not the user's nor the URL's: a later poll may correct it. */
+  private pickedByDefault = false;
   private stopped = false;
   /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
   private firstPaintOver = false;
   private readonly lists: ListsLoader;
   private readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
+  private readonly history: FocusHistory;
 
   constructor(
     readonly store: Store,
@@ -66,6 +66,8 @@ export class Controller {
     this.lists = new ListsLoader(store, api);
     this.timeline = new TimelineLoader(store, api);
     this.sources = new SourceLoader(store, api);
+    this.history = new FocusHistory(store);
+    url.listen((s) => void this.restoreFromUrl(s));
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a
@@ -110,7 +112,11 @@ export class Controller {
       if (run === null || !names.includes(run)) {
         this.selectRunFromUrl(names);
         changed = true;
+      } else if (this.pickedByDefault && betterDefault(this.store.state) !== null) {
+        this.selectRun(betterDefault(this.store.state), null, false);
+        changed = true;
       } else changed = this.followGrowth(before);
+      if (!choiceMayChange(resp.runs)) this.pickedByDefault = false;
       this.pendingUrl = null;
     } catch (e) {
       // Keep the last good runs on a failed poll: a transient error must not blank the dashboard.
@@ -122,12 +128,20 @@ export class Controller {
 
   private selectRunFromUrl(names: string[]): void {
     const wanted = this.pendingUrl?.run;
-    const run = wanted && names.includes(wanted) ? wanted : (names[0] ?? null);
-    // With nothing in the URL, the first run is what a reload picks anyway: writing it would only cost the first
+    const fallback = defaultRun(this.store.state.runs.data?.runs ?? []);
+    const run = wanted && names.includes(wanted) ? wanted : fallback;
+    this.pickedByDefault = run === fallback && !(wanted && names.includes(wanted));
+    // With nothing in the URL, the default run is what a reload picks anyway: writing it would only cost the first
     // paint a history update in TensorBoard's page too (~20 ms of its change detection, measured).
     const p = this.pendingUrl;
     const urlEmpty = !p || (p.run === null && p.focus === null && p.alert === null);
-    if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl, !(urlEmpty && run === names[0]));
+    if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl, !(urlEmpty && run === fallback));
+  }
+
+  /** The user picked a run (the picker, the runs overview): it stays, whatever the default becomes. */
+  chooseRun(run: string): void {
+    this.pickedByDefault = false;
+    if (run !== this.store.state.run) this.selectRun(run);
   }
 
   /**
@@ -203,9 +217,24 @@ export class Controller {
     }
   }
 
-  private saveUrl(): void {
+  private saveUrl(push = false): void {
     const s = this.store.state;
-    this.url.write({ run: s.run, focus: s.focus, alert: s.alertIndex });
+    this.url.write({ run: s.run, focus: s.focus, alert: s.alertIndex }, push);
+    this.history.saved(push);
+  }
+
+  /** Back / Forward (or the in-app back): the run and focus the URL holds now, with no history entry of their own. */
+  private restoreFromUrl(u: UrlState): Promise<void> {
+    return this.history.restore(async () => {
+      if (u.run !== null && u.run !== this.store.state.run) this.selectRun(u.run, u, false);
+      else if (u.focus?.kind === 'graph_execution') await this.focusGraphExecution(u.focus.index, u.alert);
+      else if (u.focus?.kind === 'execution') await this.focusExecution(u.focus.index, u.alert);
+    });
+  }
+
+  /** The in-app back button: one focus back, as the browser's Back. */
+  back(): void {
+    if (this.history.canGoBack()) this.url.back();
   }
 
   private async loadRootCause(): Promise<void> {
@@ -252,8 +281,9 @@ export class Controller {
       hint: null,
     };
     if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index));
+    const push = this.history.pushFor(this.store.state.focus, focus);
     this.store.set(patch);
-    this.saveUrl();
+    this.saveUrl(push);
     return seq;
   }
 
@@ -269,7 +299,9 @@ export class Controller {
     const position = s.geRows.positionOf((row) => row.index === index);
     if (position !== null) return { geScroll: { index, position, seq } };
     const geScroll: ListScroll = { index, position: index, seq };
-    return { geScroll, geFilters: {}, geRows: this.lists.openTraces(s.run, {}) };
+    // Never silently: the list says its filters were cleared and why.
+    const listNote = `Filters cleared to show trace #${index}: it does not match them.`;
+    return { geScroll, geFilters: {}, geRows: this.lists.openTraces(s.run, {}), listNote };
   }
 
   /** Focuses one graph execution trace: its row, its op, the op's creation stack and the user's source line. */
@@ -371,7 +403,7 @@ export class Controller {
 
   setFilters(filters: GraphExecutionFilters): void {
     const f = { ...filters };
-    this.store.set({ geFilters: f, geRows: this.lists.openTraces(this.store.state.run, f) });
+    this.store.set({ geFilters: f, geRows: this.lists.openTraces(this.store.state.run, f), listNote: null });
   }
 
   setAlertType(type: string | null): void {

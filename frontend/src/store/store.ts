@@ -90,6 +90,10 @@ export interface State {
   inputRows: number[];
   /** Messages for the user that are not errors of one panel (e.g. "probs has no trace"). */
   hint: string | null;
+  /** What the controller did to the Graph Execution list on its own (e.g. filters cleared to show a trace). */
+  listNote: string | null;
+  /** A focus before this one can be gone back to (Back, or the in-app back button). */
+  canGoBack: boolean;
   /** The Alerts list: the run's alerts of `alertType`, as far as fetched. */
   alertRows: PagedRows<Alert>;
   /** The Graph Execution list: the run's traces under `geFilters`, as far as fetched. */
@@ -110,7 +114,7 @@ export interface State {
 export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
 /** Everything that belongs to one run's view: cleared when another run is selected. */
-export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
+export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'canGoBack'> {
   return {
     alertRows: noRows(),
     geRows: noRows(),
@@ -131,11 +135,12 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
     geFilters: {},
     inputRows: [],
     hint: null,
+    listNote: null,
   };
 }
 
 export function initialState(): State {
-  return { runs: idle(), run: null, geScroll: null, ...runViewState() };
+  return { runs: idle(), run: null, geScroll: null, canGoBack: false, ...runViewState() };
 }
 
 export type Listener = (state: State, prev: State) => void;

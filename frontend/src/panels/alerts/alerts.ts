@@ -14,6 +14,8 @@ import type { Readiness } from '../../ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
 
 const TYPE_LABEL: Record<string, string> = { InfNanAlert: 'NaN / ∞' };
+/** What one alert is (the report says the same: analysis/report_text.py ALERT_UNIT). */
+export const ALERT_UNIT = 'one per non-finite traced tensor or eager execution';
 
 export class AlertsPanel {
   readonly panel = new Panel('Alerts', 'panel-alerts');
@@ -99,9 +101,12 @@ export class AlertsPanel {
         el('span', '', `${open ? '▾' : '▸'} ${TYPE_LABEL[type] ?? type}`),
         el('span', 'alert-count', n.toLocaleString('en-US')),
       );
+      b.title = `${n.toLocaleString('en-US')} alerts: ${ALERT_UNIT}`;
       b.addEventListener('click', () => this.ctl.setAlertType(open ? null : type));
       rows.push(b);
     }
+    // The unit, where the count is shown: TensorFlow's own monitor counts one alert per output slot.
+    if (rows.length) rows.push(el('div', 'alert-unit muted', `1 alert = ${ALERT_UNIT}`));
     this.types.replaceChildren(...rows);
     this.list.element.hidden = s.alertType === null;
   }
@@ -131,8 +136,10 @@ export class AlertsPanel {
   private renderCount(): void {
     const info = this.ctl.store.runInfo();
     const count = info?.counts.alerts ?? 0;
-    this.prevBtn.disabled = count === 0;
-    this.nextBtn.disabled = count === 0;
+    // Disabled at the ends: nothing before the first alert, nothing after the last.
+    const at = this.ctl.store.state.alertIndex;
+    this.prevBtn.disabled = count === 0 || at === 0;
+    this.nextBtn.disabled = count === 0 || at === count - 1;
     if (count > 0) return this.panel.setState({ kind: 'content' });
     // "No alerts" cannot be claimed while a file the alerts come from is unreadable: that comes first. The empty
     // panel still shows the root-cause card (e.g. "clean") above the message.
@@ -183,7 +190,7 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
     el('span', 'alert-idx', String(a.index)),
     role,
     name,
-    el('span', 'alert-type muted', a.op_type),
+    el('span', 'alert-type muted', a.op_type === a.op_name ? '' : a.op_type),
     chips,
   );
 }

@@ -6,10 +6,20 @@
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
-import type { ExecutionDetail, OpInfo, OpSummary, TensorValue, TraceIndices } from '../../api/wire.ts';
+import type { ExecutionDetail, GraphRef, OpInfo, OpSummary, TensorValue, TraceIndices } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { numText, renderHealth } from '../../widgets/health.ts';
 import { noRunState } from '../../widgets/notices.ts';
+import { renderTensorDetail } from '../../widgets/tensor_detail.ts';
+import { nearestBefore } from '../../store/focus_math.ts';
+
+/** "in `loss` (tf.function)": the innermost named graph of the chain (the outermost graph of a tf.function has no
+ * name in the dump; its UUID says nothing to a person), else a short id. */
+export function graphLabel(chain: GraphRef[], graphId: string): string {
+  const named = chain.filter((g) => g.name);
+  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (tf.function)`;
+  return `in graph ${graphId.slice(0, 8)}…`;
+}
 
 function traceNote(t: TraceIndices): HTMLElement {
   if (t.count === 0) {
@@ -59,6 +69,7 @@ export class GraphStructurePanel {
         s.focusDetail !== prev.focusDetail ||
         s.focus !== prev.focus ||
         s.run !== prev.run ||
+        (s.geRows !== prev.geRows && s.op.data !== null) ||
         (s.run === null && s.runs !== prev.runs)
       )
         this.render(s);
@@ -95,15 +106,27 @@ export class GraphStructurePanel {
     if (op.status === 'loading' && !op.data) return this.panel.setState({ kind: 'loading' });
     if (op.status === 'error')
       return this.panel.setState({ kind: 'error', text: `Could not load the op: ${op.error}` });
-    if (op.data) this.renderOp(op.data);
+    if (op.data) this.renderOp(op.data, s);
     const d = s.focusDetail.data;
+    if (d && 'graph_chain' in d && s.focus?.kind === 'graph_execution' && op.data?.op_name === d.op_name) {
+      this.content.append(renderTensorDetail(`Tensor ${d.op_name}:${d.output_slot} (#${d.index})`, d.health));
+    }
     if (d && 'value' in d && d.value && s.focus?.kind === 'graph_execution' && op.data?.op_name === d.op_name) {
       this.content.append(valuePreview(d.value));
     }
     this.panel.setState(op.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
   }
 
-  private renderOp(op: OpInfo): void {
+  /** The health of an input's trace nearest before the focus, if that row is among the list's fetched rows. */
+  private inputHealth(s: State, indices: number[]): unknown {
+    const near = s.focus?.kind === 'graph_execution' ? s.focus.index : null;
+    const idx = nearestBefore(indices, near);
+    if (idx === null) return null;
+    const pos = s.geRows.positionOf((r) => r.index === idx);
+    return pos === null ? null : (s.geRows.item(pos)?.health ?? null);
+  }
+
+  private renderOp(op: OpInfo, s: State): void {
     const inputs = el('div', 'gs-section gs-inputs');
     inputs.append(el('div', 'gs-label', op.inputs.length ? 'Inputs' : 'No data inputs'));
     for (const input of op.inputs) {
@@ -112,9 +135,15 @@ export class GraphStructurePanel {
       row.append(
         el('span', 'gs-slot', `in ${input.slot}`),
         this.opButton(op.graph_id, input.op_name, input.op, 'gs-input-op'),
-        el('span', 'muted', `:${input.output_slot}${input.op ? ' · ' + input.op.op_type : ''}`),
+        el(
+          'span',
+          'muted',
+          `:${input.output_slot}${input.op && input.op.op_type !== input.op_name ? ' · ' + input.op.op_type : ''}`,
+        ),
         traceNote(input.traces),
       );
+      const health = this.inputHealth(s, input.traces.indices);
+      if (health) row.append(renderHealth(health, { opType: op.op_type, slot: input.slot }));
       inputs.append(row);
     }
     const center = el('div', 'gs-center');
@@ -123,8 +152,9 @@ export class GraphStructurePanel {
     const meta = el(
       'div',
       'muted',
-      `${op.op_type} · ${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · graph ${op.graph_chain.map((g) => g.name || g.graph_id).join(' › ') || op.graph_id}`,
+      `${op.op_type !== op.op_name ? op.op_type + ' · ' : ''}${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · ${graphLabel(op.graph_chain, op.graph_id)}`,
     );
+    meta.title = `graph ${op.graph_id}`;
     center.append(name, meta, traceNote(op.traces));
     const consumers = el('div', 'gs-section gs-consumers');
     const total = op.consumers.reduce((n, c) => n + c.consumers.length, 0);
@@ -136,7 +166,7 @@ export class GraphStructurePanel {
         row.append(
           el('span', 'gs-slot', `out ${slot.output_slot} → in ${c.input_slot}`),
           this.opButton(op.graph_id, c.op_name, c.op, 'gs-consumer-op'),
-          el('span', 'muted', c.op ? c.op.op_type : ''),
+          el('span', 'muted', c.op && c.op.op_type !== c.op_name ? c.op.op_type : ''),
           traceNote(c.traces),
         );
         consumers.append(row);
