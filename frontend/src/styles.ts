@@ -65,7 +65,9 @@ button:disabled { opacity: .45; cursor: default; }
 .vl-row:hover { background: var(--head); }
 .vl-row.pending { color: var(--muted); }
 .vl-row.input-row { background: var(--input); }
-.vl-row.selected, .vl-row.focused { background: var(--focus); }
+/* Only the current focus is highlighted; a list's keyboard cursor (selected) is a thin mark. */
+.vl-row.focused { background: var(--focus); }
+.vl-row.selected:not(.focused) { box-shadow: inset 3px 0 0 var(--accent); }
 .vl-row > span { overflow: hidden; text-overflow: ellipsis; }
 /* Health right after the name: in a narrow pane names truncate and dtype/shape go, never the health counts. */
 .ge-row { display: grid; grid-template-columns: 52px minmax(48px, 1.3fr) minmax(128px, 1.5fr) minmax(0, 1fr) 24px minmax(0, 52px) minmax(0, 70px); gap: 4px; }

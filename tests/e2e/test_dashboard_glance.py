@@ -96,13 +96,14 @@ def test_runs_picker_default_and_overview(page, demo_dump, tmp_path):
     with TensorBoardProcess(logdir) as tb:
         frame = open_dashboard(page, tb)
         picker = by_testid(frame, "run-picker")
-        wait_text(picker, r"a_clean — clean")
+        wait_text(picker, r"a_clean — clean\s+b_div — \d+ alerts\s+c_demo — 165 alerts")
         _shot(frame.locator(".dbg-header"), "glance-run-picker")
         labels = picker.locator("option").all_inner_texts()
         assert labels[0] == "a_clean — clean", labels
         assert labels[1].startswith("b_div — ") and "alert" in labels[1], labels
         assert labels[2] == "c_demo — 165 alerts", labels
-        assert picker.input_value() == _earliest_nan_run(logdir)
+        earliest = _earliest_nan_run(logdir)
+        frame.wait_for_function(f"document.querySelector('[data-testid=run-picker]').value === '{earliest}'")
         # The unit of the count, where the count is shown.
         wait_text(by_testid(frame, "status"), r"alerts \(traced tensors / eager executions\)")
         assert (
@@ -114,7 +115,7 @@ def test_runs_picker_default_and_overview(page, demo_dump, tmp_path):
         wait_text(table, r"c_demo")
         wait_text(table.locator("tr[data-run=c_demo]"), r"Log.*buggy_mlp\.py:\d+")
         rows = lambda: table.locator("tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")  # noqa: E731
-        assert rows()[0] == _earliest_nan_run(logdir) and rows()[-1] == "a_clean"  # by first NaN, clean last
+        assert rows()[0] == earliest and rows()[-1] == "a_clean"  # by first NaN, clean last
         table.locator("th[data-key=alerts]").click()
         assert rows() == ["a_clean", "b_div", "c_demo"]  # 0, 4, 165 alerts
         table.locator("th[data-key=alerts]").click()
@@ -156,6 +157,19 @@ def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
         frame.wait_for_function("document.querySelector('[data-testid=alert-prev]').disabled === false")
         page.keyboard.press("p")
         frame.wait_for_function("document.querySelector('[data-testid=alert-prev]').disabled === true")
+        # Only the current focus is highlighted: focusing a trace from the list unfocuses the alert.
+        assert frame.locator("[data-testid=alert-list] .vl-row.focused").count() == 1
+        frame.locator("[data-testid=ge-list] .vl-row[data-ge-index='50']").click()
+        frame.wait_for_function(
+            "document.querySelector('[data-testid=ge-list] .vl-row.focused')?.dataset.geIndex === '50'"
+        )
+        assert frame.locator("[data-testid=alert-list] .vl-row.focused").count() == 0
+        highlighted = frame.locator(".vl-row").evaluate_all(
+            "rs => rs.filter(r => getComputedStyle(r).backgroundColor === "
+            "getComputedStyle(document.querySelector('.vl-row.focused')).backgroundColor).length"
+        )
+        assert highlighted == 1, highlighted
+        frame.locator("[data-testid=ge-list] .vl-row[data-ge-index='57']").click()
         for w, h in SIZES:
             page.set_viewport_size({"width": w, "height": h})
             page.wait_for_timeout(300)
