@@ -139,9 +139,11 @@ def _earliest_nan_run(logdir: str) -> str:
 def test_logdir_run_named_after_folder(page, demo_dump):
     with TensorBoardProcess(demo_dump) as tb:
         frame = open_dashboard(page, tb)
-        wait_text(by_testid(frame, "status"), r"\bdump\b")
-        assert "run=dump" in frame.evaluate("location.hash") or frame.evaluate("location.hash") == ""
-        assert " . " not in by_testid(frame, "status").inner_text()
+        status = wait_text(by_testid(frame, "status"), r"^dump · ")
+        assert not status.startswith(". "), status
+        by_testid(frame, "root-cause").click()  # a focus writes the run into the URL
+        frame.wait_for_function("location.hash.includes('run=dump&')")
+        assert_no_console_errors(page)
 
 
 def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
@@ -155,6 +157,19 @@ def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
         assert prev.is_disabled()
         page.keyboard.press("n")
         frame.wait_for_function("document.querySelector('[data-testid=alert-prev]').disabled === false")
+        page.keyboard.press("p")
+        frame.wait_for_function("document.querySelector('[data-testid=alert-prev]').disabled === true")
+        # One Tab stop per widget: the timeline's boxes and Graph Structure's links are reached with arrows.
+        assert frame.locator("[data-testid=tl-box]:not([tabindex='-1']), .gs-op-link:not([tabindex='-1'])").count() == 0
+        by_testid(frame, "tl-boxes").focus()
+        page.keyboard.press("End")
+        wait_text(by_testid(frame, "tl-detail"), r"^#38 ")  # the demo's 39 executions: the last
+        page.keyboard.press("Home")
+        wait_text(by_testid(frame, "tl-detail"), r"^#0 ")
+        page.keyboard.press("PageDown")
+        wait_text(by_testid(frame, "tl-detail"), r"^#\d+ ")
+        assert int(by_testid(frame, "tl-detail").inner_text().split()[0][1:]) > 1
+        page.keyboard.press("n")  # back on the alerts
         page.keyboard.press("p")
         frame.wait_for_function("document.querySelector('[data-testid=alert-prev]').disabled === true")
         # Only the current focus is highlighted: focusing a trace from the list unfocuses the alert.

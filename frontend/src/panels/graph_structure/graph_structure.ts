@@ -62,6 +62,9 @@ export class GraphStructurePanel {
   constructor(private readonly ctl: Controller) {
     this.hint.dataset.testid = 'gs-hint';
     this.panel.body.append(this.hint, this.content);
+    // One Tab stop: the panel; Up/Down move between its op links, Enter follows one.
+    this.content.tabIndex = 0;
+    this.content.addEventListener('keydown', (e) => this.onKey(e));
     ctl.store.subscribe((s, prev) => {
       if (
         s.op !== prev.op ||
@@ -77,8 +80,19 @@ export class GraphStructurePanel {
     this.render(ctl.store.state);
   }
 
+  private onKey(e: KeyboardEvent): void {
+    if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+    const links = [...this.content.querySelectorAll<HTMLElement>('.gs-op-link')];
+    if (!links.length) return;
+    e.preventDefault();
+    const at = links.indexOf(document.activeElement as HTMLElement);
+    const next = at < 0 ? 0 : Math.min(Math.max(at + (e.key === 'ArrowDown' ? 1 : -1), 0), links.length - 1);
+    links[next]!.focus();
+  }
+
   private opButton(graphId: string, name: string, op: OpSummary | null, testid: string): HTMLElement {
     const b = el('button', 'gs-op-link', name);
+    b.tabIndex = -1;
     b.dataset.testid = testid;
     b.title = op ? `${op.op_type} in graph ${graphId}` : 'not in the graphs file';
     b.addEventListener('click', () => void this.ctl.navigateToOp(op?.graph_id ?? graphId, name));
@@ -194,8 +208,9 @@ export class GraphStructurePanel {
       const row = el('div', 'gs-edge');
       row.dataset.testid = 'gs-output';
       row.append(el('span', 'gs-slot', `out ${i}`), el('span', 'muted', `tensor ${ex.output_tensor_ids[i] ?? '?'}`));
-      row.append(renderHealth(ex.outputs[i] ?? { mode: 'UNKNOWN', reason: 'no entry recorded for this output' }));
-      outputs.append(row);
+      const health = ex.outputs[i] ?? { mode: 'UNKNOWN', reason: 'no entry recorded for this output' };
+      row.append(renderHealth(health));
+      outputs.append(row, renderTensorDetail(`Output ${i} (tensor ${ex.output_tensor_ids[i] ?? '?'})`, health));
     }
     this.content.replaceChildren(inputs, el('div', 'gs-arrow', '↓'), center, el('div', 'gs-arrow', '↓'), outputs);
     this.panel.setState({ kind: 'content' });
