@@ -73,6 +73,8 @@ export class FakeApi implements Api {
   /** Milliseconds before the answer to a call (its `calls` entry): lets a test make answers arrive out of order. */
   delayMs: (call: string) => number = () => 0;
   runsList: RunInfo[] = [runInfo('a', 10, 1), runInfo('b', 5, 0)];
+  /** Alerts of run 'a' (all on trace 7). */
+  alertCount = 1;
   frames: StackFrame[] = [
     { id: 'f0', host: 'h', path: '/u/train.py', line: 10, function: '<module>', source_index: 0, is_user: true },
     { id: 'f1', host: 'h', path: '/u/train.py', line: 42, function: 'cross_entropy', source_index: 0, is_user: true },
@@ -119,7 +121,7 @@ export class FakeApi implements Api {
   }
   async alerts(run: string, begin: number, end: number, type?: string) {
     this.calls.push(`alerts ${run} ${begin} ${end} ${type ?? ''}`);
-    const all = run === 'a' ? [this.alert()] : [];
+    const all = run === 'a' ? Array.from({ length: this.alertCount }, (_, i) => ({ ...this.alert(), index: i })) : [];
     return {
       run,
       begin,

@@ -254,3 +254,18 @@ test('go-to-# is validated: a bad number is an inline message, not a silent no-o
   assert.match(jumpError('', 282)!, /whole number/);
   assert.match(jumpError('3', 0)!, /no trace/);
 });
+
+test('n then p pressed fast: p starts from where n went', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  api.runsList = [runInfo('a', 10, 3)];
+  api.alertCount = 3;
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  const first = ctl.stepAlert(1);
+  const second = ctl.stepAlert(-1);
+  await Promise.all([first, second]);
+  await settle();
+  assert.equal(store.state.alertIndex, 0, 'p from the first alert stays on it, not the last alert');
+});

@@ -167,9 +167,8 @@ def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
         page.keyboard.press("Home")
         wait_text(by_testid(frame, "tl-detail"), r"^#0 ")
         page.keyboard.press("PageDown")
-        wait_text(by_testid(frame, "tl-detail"), r"^#\d+ ")
-        assert int(by_testid(frame, "tl-detail").inner_text().split()[0][1:]) > 1
-        page.keyboard.press("n")  # back on the alerts
+        wait_text(by_testid(frame, "tl-detail"), r"^#([2-9]|[1-9]\d+) ")  # a window further
+        page.keyboard.press("n")  # back on the alerts; keys pressed fast are taken in order
         page.keyboard.press("p")
         frame.wait_for_function("document.querySelector('[data-testid=alert-prev]').disabled === true")
         # Only the current focus is highlighted: focusing a trace from the list unfocuses the alert.

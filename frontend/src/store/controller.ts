@@ -50,6 +50,7 @@ export class Controller {
   private pendingUrl: UrlState | null = null;
   /** The run shown was the default (run_choice.ts), not the user's nor the URL's: a later poll may correct it. */
   private pickedByDefault = false;
+  private stepping: Promise<void> = Promise.resolve();
   private stopped = false;
   /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
   private firstPaintOver = false;
@@ -257,8 +258,14 @@ export class Controller {
     return this.focusGraphExecution(alert.source_index, alert.index);
   }
 
-  /** Next (dir 1) or previous (-1) alert in wall-time order, from the focused one (keys n / p, the arrows). */
-  async stepAlert(dir: number): Promise<void> {
+  /** Next (dir 1) or previous (-1) alert in wall-time order, from the focused one (keys n / p, the arrows). Steps
+   * run one after another: `n` then `p` pressed fast must start `p` from where `n` went. */
+  stepAlert(dir: number): Promise<void> {
+    this.stepping = this.stepping.then(() => this.stepAlertNow(dir)).catch(() => undefined);
+    return this.stepping;
+  }
+
+  private async stepAlertNow(dir: number): Promise<void> {
     const run = this.store.state.run;
     const count = this.store.runInfo()?.counts.alerts ?? 0;
     if (run === null || count === 0) return;
