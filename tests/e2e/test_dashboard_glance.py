@@ -164,6 +164,15 @@ def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
         by_testid(frame, "tl-boxes").focus()
         page.keyboard.press("End")
         wait_text(by_testid(frame, "tl-detail"), r"^#38 ")  # the demo's 39 executions: the last
+        # The timeline's detail shows the output's counts, and Graph Structure every count of it with its mode.
+        wait_text(by_testid(frame, "tl-detail").locator(".chip").first, r"[−0+]×[\d,]+|[-+]∞|NaN")
+        outputs = Catalog(demo_logdir).runs()[0].execution(38, max_elements=0)["outputs"]
+        details = by_testid(frame, "tensor-detail")
+        wait_text(details.first, r"mode FULL_HEALTH")
+        assert details.count() == len(outputs)
+        for i, h in enumerate(outputs):
+            text = details.nth(i).inner_text()
+            assert f"zero {h['zero']:,}" in text and f"positive {h['pos']:,}" in text, (text, h)
         page.keyboard.press("Home")
         wait_text(by_testid(frame, "tl-detail"), r"^#0 ")
         page.keyboard.press("PageDown")

@@ -201,8 +201,9 @@ export interface RunStatus {
 }
 
 export interface RunInfo {
-  /** Directory relative to the logdir ('.' for the logdir itself), plus '#<run id prefix>' when one directory
-   * holds several run ids. Stable: use it as the `run` parameter. */
+  /** Directory relative to the logdir (for a dump directly in the logdir: the logdir's folder name, or '.' when a
+   * sub-folder has that name), plus '#<run id prefix>' when one directory holds several run ids. Stable: use it as
+   * the `run` parameter. */
   name: string;
   start_time: number | null;
   tf_version: string | null;
