@@ -152,7 +152,13 @@ def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
     with TensorBoardProcess(demo_logdir) as tb:
         frame = open_dashboard(page, tb)
         prev = by_testid(frame, "alert-prev")
-        page.keyboard.press("n")  # no click inside the frame first
+        # No click inside the frame first: the keys reach TensorBoard's page, and the dashboard hears them there.
+        assert page.evaluate("document.activeElement.tagName") != "IFRAME"
+        page.keyboard.press("ArrowDown")  # the Graph Execution list's first trace
+        frame.wait_for_function(
+            "document.querySelector('[data-testid=ge-list] .vl-row.focused')?.dataset.geIndex === '0'"
+        )
+        page.keyboard.press("n")
         wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"Log")
         assert prev.is_disabled()
         page.keyboard.press("n")
