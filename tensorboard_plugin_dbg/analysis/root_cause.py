@@ -77,6 +77,17 @@ def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Any]:
     return _cached(run, "classification", compute)
 
 
+def columns_if_ready(run: RunQueries) -> RunColumns | None:
+    """The columns of the run's current classification if it was already computed; never computes."""
+    classified = run.derived.peek("classification", run.version)
+    return classified[0] if classified is not None else None
+
+
+def analysis_if_ready(run: RunQueries) -> dict[str, Any] | None:
+    """The root cause of the run's current version if it was already computed; never computes."""
+    return run.derived.peek("root_cause", run.version)
+
+
 def classification(run: RunQueries) -> Classification:
     """Roles of every trace and execution of `run` (cached per version)."""
     return _classified(run)[1]

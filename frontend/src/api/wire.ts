@@ -254,6 +254,56 @@ export interface Alert {
   role: AlertRole | null;
 }
 
+/** One node of the graph around an op (analysis/neighborhood.py neighborhood). */
+export interface NeighborhoodNode {
+  /** `graph_id:op_name` for an op, `exec:N` for the eager execution a function input came from. */
+  id: string;
+  kind: 'op' | 'execution';
+  graph_id: string | null;
+  op_name: string | null;
+  op_type: string;
+  /** Hops from the focused op: negative upstream, positive downstream. */
+  depth: number;
+  /** The op's trace of the focused step (graph_executions index); null when the op has none. */
+  trace_index: number | null;
+  execution_index?: number;
+  output_slot?: number;
+  health: TensorHealth | null;
+  role: AlertRole | null;
+  device: string | null;
+  /** On a path from the root cause's producer to the focused op. */
+  on_path: boolean;
+  /** Edges not followed (the hop limit or the node cap). */
+  more_up: number;
+  more_down: number;
+  /** For a function input: where its value came from, or why that cannot be known. */
+  link?: string;
+}
+
+export interface NeighborhoodEdge {
+  source: string;
+  source_slot: number;
+  target: string;
+  target_slot: number;
+  /** The edge crosses a function boundary (a caller's tensor into a function input, a call into its graph). */
+  cross_graph: boolean;
+}
+
+export interface NeighborhoodResponse {
+  run: string;
+  graph_id: string;
+  op_name: string;
+  hops: number;
+  direction: 'up' | 'down' | 'both';
+  near: number | null;
+  nodes: NeighborhoodNode[];
+  edges: NeighborhoodEdge[];
+  /** The node cap was reached: some edges end in a `more` count. */
+  truncated: boolean;
+  /** What the picture cannot show (no control edges in a dump). */
+  notes: string[];
+}
+
 export type AlertRole = 'producer' | 'unknown' | 'propagator' | 'contained' | 'expected';
 
 export interface AlertsResponse {
