@@ -200,7 +200,8 @@ export interface RunStatus {
 }
 
 export interface RunInfo {
-  /** Directory relative to the logdir ('.' for the logdir itself), plus '#<run id prefix>' when one directory
+  /** Directory relative to the logdir (the logdir's own folder name for a dump directly in it, '.' when a sub-folder
+   * has that name), plus '#<run id prefix>' when one directory
    * holds several run ids. Stable: use it as the `run` parameter. */
   name: string;
   start_time: number | null;

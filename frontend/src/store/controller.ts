@@ -19,6 +19,7 @@ import {
   errorText,
   runViewState,
   type Focus,
+  type GraphView,
   type ListScroll,
   type State,
 } from './store.ts';
@@ -27,6 +28,7 @@ import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
+import { GraphLoader } from './graph_loader.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
 
@@ -57,6 +59,7 @@ export class Controller {
   private readonly lists: ListsLoader;
   private readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
+  private readonly graph: GraphLoader;
 
   constructor(
     readonly store: Store,
@@ -66,6 +69,11 @@ export class Controller {
     this.lists = new ListsLoader(store, api);
     this.timeline = new TimelineLoader(store, api);
     this.sources = new SourceLoader(store, api);
+    this.graph = new GraphLoader(store, api);
+    // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
+    store.subscribe((s, prev) => {
+      if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
+    });
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a
@@ -371,6 +379,11 @@ export class Controller {
   selectFrame(frame: StackFrame): void {
     const source = frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source;
     this.sources.show(source, { selectedFrameId: frame.id });
+  }
+
+  /** Graph Structure's mode (the one-hop list or the drawn neighbourhood) and hops. */
+  setGraphView(view: Partial<GraphView>): void {
+    this.graph.setView(view);
   }
 
   selectSourceFile(fileIndex: number): void {
