@@ -93,3 +93,31 @@ def test_route_and_hostile_parameters():
     for bad in ({"hops": "9"}, {"hops": "0"}, {"direction": "sideways"}, {"near": "-1"}, {"hops": "x"}):
         status, _, body = get(client, url("graph_neighborhood", run=run, graph_id="g", op_name="Log", **bad))
         assert status == 400 and set(body["error"]) == {"code", "message"}, bad
+
+
+def test_walk_leaves_a_loop_body_and_a_branch_through_their_control_flow_op():
+    """While bodies and cond branches are graphs of their own whose inputs are the While / If op's inputs: the
+    walk up from a branch's op reaches the outer graph's tensor (TF names the branch graph after the op)."""
+    run = only_run(dumps.make_dump("nested"))
+    graphs = {g["name"]: g["graph_id"] for g in (run.graph(gid) for gid in _graph_ids(run))}
+    false_branch = next(gid for name, gid in graphs.items() if name.startswith("cond_false"))
+    got = neighborhood.neighborhood(run, false_branch, "cond/Sqrt", 3, "up", None)
+    by_id = {n["id"]: n for n in got["nodes"]}
+    outer_v = f"{graphs['inner']}:v"
+    assert outer_v in by_id and by_id[outer_v]["depth"] == -2
+    assert {(e["source"], e["target"], e["cross_graph"]) for e in got["edges"]} >= {
+        (outer_v, f"{false_branch}:cond/Sqrt/v", True)
+    }
+    body = graphs[next(name for name in graphs if name.startswith("while_body"))]
+    got = neighborhood.neighborhood(run, body, "while/Placeholder_1", 1, "up", None)
+    (outer,) = [n for n in got["nodes"] if n["depth"] == -1]
+    assert (outer["graph_id"], outer["op_name"]) == (graphs["outer"], "v")  # the While's 4th input: the loop var
+
+
+def _graph_ids(run):
+    rows = run.graph_executions(0, 1000)["rows"]
+    seen = {r["graph_id"] for r in rows}
+    for gid in list(seen):
+        seen |= {g["graph_id"] for g in run.graph(gid)["chain"]}
+        seen |= {g["graph_id"] for g in run.graph(gid)["inner_graphs"]}
+    return seen

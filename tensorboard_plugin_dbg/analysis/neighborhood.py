@@ -3,9 +3,9 @@ focused step (wire.ts NeighborhoodResponse).
 
 The walk follows the data edges the dump records (`GraphOpCreation.input_names`; there are no control edges in a
 dump, and the answer says so). Where an edge reaches a function's input Placeholder, it crosses to what the caller
-passed in (links.py): the eager execution whose output it was, and from that call of another tf.function into the
-called graph's output op (a FuncGraph's outputs are its `Identity`, `Identity_1`, … ops, in creation order), where
-the walk goes on upstream. Going down it stops at the graph's own outputs: the dump records no op for what a caller
+passed in: the input of the While / If op that runs a loop body or a branch, or (links.py) the eager execution
+whose output it was, and from that call of another tf.function into the called graph's output op (a FuncGraph's
+outputs are its `Identity`, `Identity_1`, … ops, in creation order), where the walk goes on upstream. Going down it stops at the graph's own outputs: the dump records no op for what a caller
 does with them.
 
 Cost: the adjacency of a graph is built once per run version (ops of that graph, not traces) and cached; a query
@@ -184,8 +184,20 @@ def _upstream(walk: _Walk, node: dict[str, Any]):
             yield f"{graph_id}:{g.names[p]}", _op_node(graph_id, g, p, node.get("near")), s, slot, False
 
 
+_BRANCH_KINDS = ("_body_", "_cond_", "_true_", "_false_")
+
+
 def _to_caller(walk: _Walk, node: dict[str, Any]):
-    """A function input -> the eager execution whose output the caller passed in (when the dump has it)."""
+    """A function input -> what the caller passed in: the control-flow op's input (While, If) in the outer graph,
+    or the eager execution whose output an eager caller passed (when the dump has it)."""
+    flow = _control_flow(walk.run, node["graph_id"], node["op_name"])
+    if flow is not None:
+        outer, src, slot = flow
+        g = _graph(walk.run, outer)
+        if src in g.index:
+            node["link"] = f"passed in by {src}:{slot}, an input of the while loop or cond that runs this graph"
+            yield f"{outer}:{src}", _op_node(outer, g, g.index[src], node.get("near")), slot, 0, True
+        return
     near = node.get("near")
     if near is None or near < 0:
         return
@@ -205,6 +217,33 @@ def _to_caller(walk: _Walk, node: dict[str, Any]):
         "output_slot": link["output_slot"],
     }
     yield f"exec:{src}", execution, link["output_slot"], 0, True
+
+
+def _control_flow(run: RunQueries, graph_id: str, placeholder: str) -> tuple[str, str, int] | None:
+    """A While body/cond or If branch input -> (outer graph, producer op, slot) of the control-flow op's input that
+    feeds it. Their graphs are named after the op (`while` -> `while_body_8`, `cond` -> `cond_true_42`) and take its
+    inputs in order (an If's first input is its predicate, which the branches do not get)."""
+    try:
+        info = run.graph(graph_id)
+    except NotFound:
+        return None
+    outer, name = info.get("outer_graph_id"), info.get("name") or ""
+    if not outer or not any(k in name for k in _BRANCH_KINDS):
+        return None
+    g = _graph(run, graph_id)
+    inputs = [n for n, t in zip(g.names, g.types) if t == "Placeholder"]
+    og = _graph(run, outer)
+    for i, (op_name, op_type) in enumerate(zip(og.names, og.types)):
+        if op_type not in ("While", "StatelessWhile", "If", "StatelessIf"):
+            continue
+        if not any(name.startswith(op_name.replace("/", "_") + k) for k in _BRANCH_KINDS):
+            continue
+        offset = 1 if "If" in op_type else 0
+        feeds = og.inputs[i][offset:]
+        if placeholder in inputs and len(feeds) == len(inputs):
+            p, slot = feeds[inputs.index(placeholder)]
+            return (outer, og.names[p], slot) if p >= 0 else None
+    return None
 
 
 def _into_called_graph(walk: _Walk, node: dict[str, Any]):
