@@ -5,8 +5,8 @@ The walk follows the data edges the dump records (`GraphOpCreation.input_names`;
 dump, and the answer says so). Where an edge reaches a function's input Placeholder, it crosses to what the caller
 passed in: the input of the While / If op that runs a loop body or a branch, or (links.py) the eager execution
 whose output it was, and from that call of another tf.function into the called graph's output op (a FuncGraph's
-outputs are its `Identity`, `Identity_1`, … ops, in creation order), where the walk goes on upstream. Going down it stops at the graph's own outputs: the dump records no op for what a caller
-does with them.
+outputs are its `Identity`, `Identity_1`, … ops, in creation order), where the walk goes on upstream. Going down
+it stops at the graph's own outputs: the dump records no op for what a caller does with them.
 
 Cost: the adjacency of a graph is built once per run version (ops of that graph, not traces) and cached; a query
 costs its answer: a breadth-first walk over at most `NODE_CAP` ops and one record read per node for its health.
