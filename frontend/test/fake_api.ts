@@ -192,6 +192,33 @@ export class FakeApi implements Api {
     this.calls.push(`stack_frames ${ids.join(',')}`);
     return { run, frames: ids.map((id) => this.frames.find((f) => f.id === id)!) };
   }
+  async neighborhood(run: string, graphId: string, opName: string, hops: number, near?: number) {
+    this.calls.push(`graph_neighborhood ${graphId} ${opName} ${hops} ${near}`);
+    const nodes = [
+      { id: `${graphId}:${opName}`, kind: 'op' as const, graph_id: graphId, op_name: opName, op_type: 'Log', depth: 0 },
+    ].map((n) => ({
+      ...n,
+      trace_index: near ?? null,
+      health: null,
+      role: null,
+      device: null,
+      on_path: true,
+      more_up: 0,
+      more_down: 0,
+    }));
+    return {
+      run,
+      graph_id: graphId,
+      op_name: opName,
+      hops,
+      direction: 'both' as const,
+      near: near ?? null,
+      nodes,
+      edges: [],
+      truncated: false,
+      notes: [],
+    };
+  }
   async rootCause(run: string) {
     this.calls.push(`root_cause ${run}`);
     return {
@@ -199,8 +226,11 @@ export class FakeApi implements Api {
       status: 'unknown' as const,
       message: 'not known',
       producer: null,
+      skipped: [],
+      first_kept: false,
       producers: 0,
       propagators: 0,
+      contained: 0,
       report_text: `run ${run}: UNKNOWN — not known\n`,
     };
   }

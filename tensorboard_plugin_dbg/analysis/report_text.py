@@ -57,8 +57,27 @@ def run_section(r: dict[str, Any]) -> str:
     else:
         alert = p["alert"]
         lines.append(head)
-        lines.append(f"  first producer: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}")
+        label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
+        lines.append(
+            f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
+            f", its run {p.get('run_number', 0) + 1}"
+        )
         lines.append(f"  output: {describe_output(p['output_health'])}")
+        if p.get("overflow"):
+            lines.append(f"  {p['overflow']}")
+        fwd = p.get("forward")
+        if fwd:
+            kind = "" if fwd["op_type"] == fwd["op_name"] else f" ({fwd['op_type']})"
+            lines.append(f"  gradient of: op {fwd['op_name']}{kind} — the forward op, its line is the one to fix")
+            lines.extend(_frame_lines("  fix", fwd["user_frame"], fwd["source_line"]))
+        data = p.get("data")
+        if data:
+            lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")
+            if data.get("positions"):
+                lines.append("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]))
+            if data.get("source_op"):
+                lines.append(f"    made by {data['source_op']}")
+                lines.extend(_frame_lines("  fix", data["user_frame"], data["source_line"]))
         lines.append("  inputs:" + ("" if p["inputs"] else " none"))
         lines.extend(f"    {inp['description']}" for inp in p["inputs"])
         if not p["inputs_known"] and p["inputs"]:
@@ -70,13 +89,25 @@ def run_section(r: dict[str, Any]) -> str:
             lines.append(f"  inputs' health cannot be known: {reason}")
         frame = p["user_frame"]
         if frame:
-            lines.append(f"  at {frame.get('path') or '?'}:{frame['line']} in {frame['function']}")
-            if p["source_line"] is not None:
-                lines.append(f"      {p['source_line'].strip()}")
+            lines.extend(_frame_lines("  during" if fwd else "  at", frame, p["source_line"]))
         else:
             lines.append("  at: no frame of the op's creation stack is in user code")
+    lines.extend(f"  skipped: {skip['description']}" for skip in r.get("skipped") or [])
+    if r.get("first_kept"):
+        lines.append(
+            "  first kept: a circular buffer dropped earlier records; an earlier non-finite tensor may be gone"
+        )
     lines.extend(f"  {n['severity']}: {n['message']}" for n in r.get("notices") or [])
     return "\n".join(dict.fromkeys(lines)) + "\n"
+
+
+def _frame_lines(label: str, frame: dict[str, Any] | None, line: str | None) -> list[str]:
+    if not frame:
+        return []
+    out = [f"{label} {frame.get('path') or '?'}:{frame['line']} in {frame['function']}"]
+    if line is not None:
+        out.append(f"      {line.strip()}")
+    return out
 
 
 def summary_line(results: list[dict[str, Any]], code: int) -> str:

@@ -8,7 +8,7 @@
  * source_loader.ts); what a live run's growth changes is decided here, when the runs poll answers.
  */
 import type { Api, GraphExecutionFilters } from '../api/client.ts';
-import type { Alert, RunInfo, StackFrame } from '../api/wire.ts';
+import type { Alert, RootCauseProducer, RunInfo, StackFrame } from '../api/wire.ts';
 import { isStandingReadProblem } from '../api/notice_codes.ts';
 import {
   Store,
@@ -19,14 +19,16 @@ import {
   errorText,
   runViewState,
   type Focus,
+  type GraphView,
   type ListScroll,
   type State,
 } from './store.ts';
 import { browserUrl, type UrlIO, type UrlState } from './url.ts';
-import { innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
+import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
+import { GraphLoader } from './graph_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 
@@ -58,6 +60,7 @@ export class Controller {
   private readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
   private readonly history: FocusHistory;
+  private readonly graph: GraphLoader;
 
   constructor(
     readonly store: Store,
@@ -69,6 +72,11 @@ export class Controller {
     this.sources = new SourceLoader(store, api);
     this.history = new FocusHistory(store);
     url.listen((s) => void this.restoreFromUrl(s));
+    this.graph = new GraphLoader(store, api);
+    // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
+    store.subscribe((s, prev) => {
+      if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
+    });
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a
@@ -253,6 +261,14 @@ export class Controller {
     }
   }
 
+  /** The root-cause card's click: its alert, then the line to fix (a gradient's forward op, the data's source). */
+  async focusRootCause(p: RootCauseProducer): Promise<void> {
+    await this.focusAlert(p.alert);
+    const fix = fixFrame(p);
+    if (fix && fix !== p.user_frame && fix.path !== null && this.store.state.alertIndex === p.alert.index)
+      this.sources.show({ fileIndex: fix.source_index, line: fix.line }, { selectedFrameId: null });
+  }
+
   focusAlert(alert: Alert): Promise<void> {
     if (alert.source === 'execution') return this.focusExecution(alert.source_index, alert.index);
     return this.focusGraphExecution(alert.source_index, alert.index);
@@ -402,6 +418,11 @@ export class Controller {
   selectFrame(frame: StackFrame): void {
     const source = frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source;
     this.sources.show(source, { selectedFrameId: frame.id });
+  }
+
+  /** Graph Structure's mode (the one-hop list or the drawn neighbourhood) and hops. */
+  setGraphView(view: Partial<GraphView>): void {
+    this.graph.setView(view);
   }
 
   selectSourceFile(fileIndex: number): void {

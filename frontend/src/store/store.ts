@@ -12,6 +12,7 @@ import type {
   GraphExecutionDetail,
   GraphExecutionRow,
   OpInfo,
+  NeighborhoodResponse,
   RootCauseResponse,
   RunInfo,
   RunsResponse,
@@ -108,13 +109,22 @@ export interface State {
   sourceFiles: Loadable<SourceFileRef[]>;
   /** The file `source` points at. */
   sourceFile: Loadable<SourceFileResponse>;
+  /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
+  graphView: GraphView;
+  /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
+  neighborhood: Loadable<NeighborhoodResponse>;
+}
+
+export interface GraphView {
+  mode: 'list' | 'drawn';
+  hops: number;
 }
 
 /** What a list shows with no run: nothing, and nothing to fetch. */
 export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
 /** Everything that belongs to one run's view: cleared when another run is selected. */
-export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'canGoBack'> {
+export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'graphView' | 'canGoBack'> {
   return {
     alertRows: noRows(),
     geRows: noRows(),
@@ -124,6 +134,7 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'canGo
     alertMarks: [],
     sourceFiles: idle(),
     sourceFile: idle(),
+    neighborhood: idle(),
     focus: null,
     alertIndex: null,
     alertType: null,
@@ -140,7 +151,14 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'canGo
 }
 
 export function initialState(): State {
-  return { runs: idle(), run: null, geScroll: null, canGoBack: false, ...runViewState() };
+  return {
+    runs: idle(),
+    run: null,
+    geScroll: null,
+    graphView: { mode: 'list', hops: 2 },
+    canGoBack: false,
+    ...runViewState(),
+  };
 }
 
 export type Listener = (state: State, prev: State) => void;

@@ -74,7 +74,7 @@ export class AlertsPanel {
       this.panel.element.classList.add('has-rc');
       this.rc.replaceChildren(
         renderRootCause(found, () => {
-          if (found.producer) void this.ctl.focusAlert(found.producer.alert);
+          if (found.producer) void this.ctl.focusRootCause(found.producer);
         }),
       );
     } else if (rc.status === 'error') {
@@ -167,7 +167,7 @@ export class AlertsPanel {
   }
 }
 
-/** One alert row: index, role (producer ●, propagator ○), op, type and the counts that raised it. */
+/** One alert row: index, role (producer ●, unknown ◐, propagator ○, contained/expected ◌), op, type, counts. */
 function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
   row.classList.add('alert-row');
   if (!a) {
@@ -195,10 +195,14 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
   );
 }
 
-const ROLE_MARK = { producer: '●', propagator: '○', none: '·' };
+const ROLE_MARK = { producer: '●', unknown: '◐', propagator: '○', contained: '◌', expected: '◌', none: '·' };
 const ROLE_TITLE = {
-  producer: 'Producer: this op made the value non-finite',
+  producer: 'Producer: this op made the value non-finite from finite inputs',
+  unknown:
+    'Unknown: non-finite, but some input was not recorded (a function input, or a record a circular buffer dropped)',
   propagator: 'Propagator: a non-finite input passed through',
+  contained: 'Contained: the ops reading it gave finite outputs (e.g. a -inf mask absorbed by a softmax): not a cause',
+  expected: 'Expected: non-finite as in earlier steps where it was absorbed (e.g. a -inf mask): not what broke',
   none: 'role not analysed',
 };
 
