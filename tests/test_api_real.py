@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from harness.tensorboard_process import TensorBoardProcess
-from tensorboard_plugin_dbg.analysis import alerts, report_text, root_cause
+from tensorboard_plugin_dbg.analysis import alerts, neighborhood, report_text, root_cause
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
@@ -181,6 +181,11 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ("source_file", dict(index=1, begin_line=2, end_line=4), lambda: run.source_file(1, 2, 4)),
         ("stack_frames", dict(ids=",".join(frame_ids)), lambda: run.stack_frames(frame_ids)),
         ("root_cause", {}, lambda: _root_cause_answer(run)),
+        (
+            "graph_neighborhood",
+            dict(graph_id=graph_id, op_name=op_name, hops=3, direction="up"),
+            lambda: neighborhood.neighborhood(run, graph_id, op_name, 3, "up", None),
+        ),
     ]
     assert {c[0] for c in cases} | {"runs", "openapi.json"} == {r.name for r in ROUTES}
     for route, params, query in cases:
@@ -243,6 +248,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "graph_execution": {"run": run_name, "index": 0},
         "graph": {"run": run_name, "graph_id": graph_id},
         "op": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
+        "graph_neighborhood": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
         "source_file": {"run": run_name, "index": 0},
         "stack_frames": {"run": run_name, "ids": tf_view["executions"][0]["stack_frame_ids"][0]},
     }
