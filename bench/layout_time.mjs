@@ -18,16 +18,24 @@ function graph() {
     answer.edges.forEach((e, i) => g.setEdge(e.source, e.target, {}, String(i)));
     return [g, answer.edges.length];
   }
-  g.setGraph({ rankdir: 'TB', nodesep: 16, ranksep: 34, marginx: 8, marginy: 8, ranker: process.env.RANKER ?? 'network-simplex' });
+  g.setGraph({
+    rankdir: 'TB',
+    nodesep: 16,
+    ranksep: 34,
+    marginx: 8,
+    marginy: 8,
+    ranker: process.env.RANKER ?? 'network-simplex',
+  });
   g.setDefaultEdgeLabel(() => ({}));
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let i = 0; i < nodes; i++) g.setNode(`n${i}`, { width: 150, height: 38 });
   let edges = 0;
   for (let i = 1; i < nodes; i++) {
     const inputs = 1 + Math.floor(rand() * 3); // 1-3 data inputs from earlier ops
     // from the few ops just before it (a neighbourhood is hops deep: its edges are short)
-    for (let k = 0; k < inputs; k++) g.setEdge(`n${Math.max(0, i - 1 - Math.floor(rand() * 8))}`, `n${i}`, {}, String(edges++));
+    for (let k = 0; k < inputs; k++)
+      g.setEdge(`n${Math.max(0, i - 1 - Math.floor(rand() * 8))}`, `n${i}`, {}, String(edges++));
   }
   return [g, edges];
 }
