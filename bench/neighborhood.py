@@ -40,8 +40,9 @@ def main(argv=None) -> int:
     ap.add_argument("--blocks", type=int, default=4000)
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args(argv)
+    dump = ensure_dump(args.blocks)
     t = time.perf_counter()
-    catalog = Catalog(ensure_dump(args.blocks))
+    catalog = Catalog(dump)
     (run,) = catalog.runs()
     while not run.done:
         catalog.refresh()
