@@ -143,6 +143,25 @@ def _analyze(run: RunQueries) -> dict[str, Any]:
 
 def _graph_producer(run: RunQueries, cols: RunColumns, lookup: Any, index: int) -> dict[str, Any]:
     row = run.graph_execution(index, max_elements=0)
+    op, found = _graph_inputs(run, cols, lookup, index, row)
+    return _finish(
+        run,
+        "graph_execution",
+        index,
+        row["op_name"],
+        row.get("op_type") or op["op_type"],
+        row["graph_id"],
+        row["health"],
+        [entry for entry, _prior in found],
+        op["stack_frame_ids"],
+        row["wall_time"],
+    )
+
+
+def _graph_inputs(
+    run: RunQueries, cols: RunColumns, lookup: Any, index: int, row: dict[str, Any]
+) -> tuple[dict[str, Any], list[tuple[dict[str, Any], int]]]:
+    """(the op, [(wire.ts RootCauseInput, its latest trace before `index` or -1)]) of graph trace `index`."""
     try:
         op = run.op(row["graph_id"], row["op_name"], near=index)
     except NotFound:  # the graphs file lost this op (damaged or cut short): still name the trace, without inputs
@@ -179,19 +198,8 @@ def _graph_producer(run: RunQueries, cols: RunColumns, lookup: Any, index: int) 
                 f"{name} — not traced by TensorFlow (non-float tensors and gradient graphs are "
                 "not instrumented): its health cannot be known"
             )
-        inputs.append(entry)
-    return _finish(
-        run,
-        "graph_execution",
-        index,
-        row["op_name"],
-        row.get("op_type") or op["op_type"],
-        row["graph_id"],
-        row["health"],
-        inputs,
-        op["stack_frame_ids"],
-        row["wall_time"],
-    )
+        inputs.append((entry, int(p)))
+    return op, inputs
 
 
 def _eager_producer(run: RunQueries, cols: RunColumns, index: int) -> dict[str, Any]:
@@ -199,6 +207,26 @@ def _eager_producer(run: RunQueries, cols: RunColumns, index: int) -> dict[str, 
     outputs = detail.get("outputs") or []
     flags = cols.exec_io(index)[2]
     slot = next((i for i, f in enumerate(flags) if f == 1), 0)
+    inputs = [entry for entry, _src, _slot in _eager_inputs(run, cols, index, detail)]
+    health = outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output record"}
+    return _finish(
+        run,
+        "execution",
+        index,
+        None,
+        detail["op_type"],
+        detail.get("graph_id"),
+        health,
+        inputs,
+        detail.get("stack_frame_ids") or [],
+        detail["wall_time"],
+    )
+
+
+def _eager_inputs(
+    run: RunQueries, cols: RunColumns, index: int, detail: dict[str, Any]
+) -> list[tuple[dict[str, Any], int, int]]:
+    """[(wire.ts RootCauseInput, the execution that output it or -1, its output slot)] of execution `index`."""
     inputs = []
     for in_slot, tensor_id in enumerate(detail["input_tensor_ids"]):
         src, out_slot = eager_producer(cols, int(tensor_id), index)
@@ -231,20 +259,46 @@ def _eager_producer(run: RunQueries, cols: RunColumns, index: int) -> dict[str, 
                 f"eager tensor {tensor_id} — not made by a recorded execution (a constant, or "
                 "made before dumping started): its health cannot be known"
             )
-        inputs.append(entry)
-    health = outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output record"}
-    return _finish(
-        run,
-        "execution",
-        index,
-        None,
-        detail["op_type"],
-        detail.get("graph_id"),
-        health,
-        inputs,
-        detail.get("stack_frame_ids") or [],
-        detail["wall_time"],
-    )
+        inputs.append((entry, src, out_slot))
+    return inputs
+
+
+def input_sources(run: RunQueries, source: str, index: int) -> list[dict[str, Any]]:
+    """Each data input of graph trace (`source` "graph_execution") or execution `index`: {slot, name, source,
+    index, output (where its latest value before `index` was recorded; index None when nowhere), health,
+    description}. The same lookups as the root cause's inputs (the classification is cached per version)."""
+    cols, _cls, lookup = _classified(run)
+    out = []
+    if source == "graph_execution":
+        for entry, prior in _graph_inputs(run, cols, lookup, index, run.graph_execution(index, max_elements=0))[1]:
+            found = prior >= 0
+            out.append(
+                {
+                    **_input_common(entry),
+                    "name": f"{entry['op_name']}:{entry['output_slot']}",
+                    "source": "graph_execution",
+                    "index": prior if found else None,
+                    "output": entry["output_slot"] if found else None,
+                }
+            )
+        return out
+    for entry, src, out_slot in _eager_inputs(run, cols, index, run.execution(index, max_elements=0)):
+        found = src >= 0 and entry["traced"]
+        name = f"{entry['op_type']}:{out_slot} (execution #{src})" if src >= 0 else entry["op_name"]
+        out.append(
+            {
+                **_input_common(entry),
+                "name": name,
+                "source": "execution",
+                "index": src if found else None,
+                "output": out_slot if found else None,
+            }
+        )
+    return out
+
+
+def _input_common(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"slot": entry["slot"], "health": entry["health"], "description": entry["description"]}
 
 
 def _finish(

@@ -66,17 +66,55 @@ def parse_tensor_proto(data: bytes):
     return proto
 
 
-def tensor_to_numpy(proto) -> tuple[np.ndarray, str, list[int]]:
-    """(flat array, dtype name, shape). Strings come back as an object array of bytes."""
+def widen_bfloat16(raw: np.ndarray) -> np.ndarray:
+    """bfloat16 values (their raw 16-bit words, "<u2") as float32: the same numbers, exactly."""
+    return (raw.astype(np.uint32) << 16).view(np.float32)
+
+
+def content_values(raw: np.ndarray, dtype: str) -> np.ndarray:
+    """Stored elements (tensor_content's dtype) as numbers to compute with: bfloat16 widened, others as they are."""
+    return widen_bfloat16(raw) if dtype == "bfloat16" else raw
+
+
+def string_content(data: bytes, count: int) -> np.ndarray:
+    """A string tensor's tensor_content (TF's EncodeStringList: `count` varint lengths, then the bytes) as an
+    object array of bytes. Raises ValueError when the bytes do not hold that."""
+    lengths, pos = [], 0
+    for _ in range(count):
+        value = shift = 0
+        while True:
+            if pos >= len(data) or shift > 35:
+                raise ValueError("string tensor_content ends inside its lengths")
+            b = data[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        lengths.append(value)
+    if pos + sum(lengths) != len(data):
+        raise ValueError("string tensor_content does not match its lengths")
+    out = np.empty(count, dtype=object)
+    for i, n in enumerate(lengths):
+        out[i] = data[pos : pos + n]
+        pos += n
+    return out
+
+
+def tensor_to_numpy(proto, raw_bfloat16: bool = False) -> tuple[np.ndarray, str, list[int]]:
+    """(flat array, dtype name, shape). Strings come back as an object array of bytes. bfloat16 comes back widened
+    to float32, or as its raw 16-bit words ("<u2") with `raw_bfloat16`."""
     name, np_dtype, typed_field = DTYPES.get(proto.dtype, (dtype_name(proto.dtype), None, None))
     shape = [int(d.size) for d in proto.tensor_shape.dim]
     size = int(np.prod(shape)) if shape else 1
     if proto.tensor_content:
+        if name == "string":
+            return string_content(proto.tensor_content, size), name, shape
         if np_dtype is None:
             raise ValueError(f"cannot decode tensor_content of dtype {name}")
         if np_dtype == "bfloat16":
-            raw = np.frombuffer(proto.tensor_content, dtype="<u2").astype(np.uint32) << 16
-            return raw.view(np.float32), name, shape
+            raw = np.frombuffer(proto.tensor_content, dtype="<u2")
+            return (raw if raw_bfloat16 else widen_bfloat16(raw)), name, shape
         return np.frombuffer(proto.tensor_content, dtype=np_dtype), name, shape
     if typed_field is None:
         raise ValueError(f"no values for dtype {name}")
@@ -84,7 +122,8 @@ def tensor_to_numpy(proto) -> tuple[np.ndarray, str, list[int]]:
     if np_dtype == "<f2":
         arr = np.array(values, dtype=np.uint16).view(np.float16)
     elif np_dtype == "bfloat16":
-        arr = (np.array(values, dtype=np.uint32) << 16).view(np.float32)
+        raw = np.array(values, dtype=np.uint32).astype("<u2")
+        arr = raw if raw_bfloat16 else widen_bfloat16(raw)
     elif np_dtype is None:  # string
         arr = np.array(values, dtype=object)
     elif typed_field in ("scomplex_val", "dcomplex_val"):
