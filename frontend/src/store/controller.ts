@@ -27,6 +27,7 @@ import { innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
+import { TensorLoader } from './tensor_loader.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
 
@@ -57,6 +58,8 @@ export class Controller {
   private readonly lists: ListsLoader;
   private readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
+  /** The Tensor Values view's intents (open, axes, fixed indices, cells in view, focus a position, close). */
+  readonly tensors: TensorLoader;
 
   constructor(
     readonly store: Store,
@@ -66,6 +69,7 @@ export class Controller {
     this.lists = new ListsLoader(store, api);
     this.timeline = new TimelineLoader(store, api);
     this.sources = new SourceLoader(store, api);
+    this.tensors = new TensorLoader(store, api);
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a

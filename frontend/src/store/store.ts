@@ -21,6 +21,7 @@ import type {
 } from '../api/wire.ts';
 import type { GraphExecutionFilters } from '../api/client.ts';
 import { PagedRows } from './paged_rows.ts';
+import type { TensorView } from './tensor_loader.ts';
 
 /** What the user is looking at: one tensor trace in the graph execution list, or one eager execution. */
 export type Focus = { kind: 'graph_execution'; index: number } | { kind: 'execution'; index: number };
@@ -104,6 +105,8 @@ export interface State {
   sourceFiles: Loadable<SourceFileRef[]>;
   /** The file `source` points at. */
   sourceFile: Loadable<SourceFileResponse>;
+  /** The Tensor Values view, when open (tensor_loader.ts). */
+  tensorView: TensorView | null;
 }
 
 /** What a list shows with no run: nothing, and nothing to fetch. */
@@ -131,6 +134,7 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
     geFilters: {},
     inputRows: [],
     hint: null,
+    tensorView: null,
   };
 }
 

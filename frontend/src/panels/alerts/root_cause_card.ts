@@ -7,7 +7,7 @@ import { el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { baseName } from '../stack_trace/fold.ts';
 
-export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTMLElement {
+export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onValues: () => void): HTMLElement {
   const card = el('div', `rc-card rc-${rc.status}`);
   card.dataset.testid = 'root-cause';
   card.dataset.status = rc.status;
@@ -28,6 +28,14 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTM
     el('b', 'rc-op', p.op_name ?? p.op_type),
     el('span', 'muted', ` ${p.op_type}`),
   );
+  const values = el('button', 'tv-open-btn', 'values');
+  values.dataset.testid = 'rc-values';
+  values.title = "Show this op's output and inputs in Tensor Values";
+  values.addEventListener('click', (e) => {
+    e.stopPropagation();
+    onValues();
+  });
+  title.append(values);
   const out = el('div', 'rc-line');
   out.append(el('span', 'muted', 'output '), renderHealth(p.output_health));
   card.append(title, out);

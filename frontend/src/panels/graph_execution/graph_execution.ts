@@ -100,6 +100,14 @@ export class GraphExecutionPanel {
     const name = el('span', 'ge-op', item.op_name);
     name.title = `${item.op_name} (graph ${item.graph_id})`;
     row.dataset.geIndex = String(item.index);
+    const health = el('span', 'ge-health');
+    const values = el('button', 'tv-open-btn', 'values');
+    values.dataset.testid = 'ge-values';
+    values.addEventListener('click', (e) => {
+      e.stopPropagation();
+      this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
+    });
+    health.append(renderHealth(item.health), values);
     row.replaceChildren(
       el('span', 'ge-idx', String(item.index)),
       name,
@@ -107,7 +115,7 @@ export class GraphExecutionPanel {
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),
       el('span', 'ge-shape', shape),
-      renderHealth(item.health),
+      health,
     );
   }
 
