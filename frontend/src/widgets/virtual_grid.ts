@@ -31,6 +31,8 @@ export class VirtualGrid {
   private top = 0;
   private pool: HTMLDivElement[] = [];
   private focus: [number, number] | null = null;
+  /** A reveal asked for before the grid had a size: done again when it gets one. */
+  private pendingReveal: [number, number] | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private frame = 0;
 
@@ -60,6 +62,9 @@ export class VirtualGrid {
       if (!box) return;
       this.width = box.width;
       this.height = box.height;
+      this.left = this.scroller.scrollLeft;
+      this.top = this.scroller.scrollTop;
+      if (this.pendingReveal && this.height > 0) this.reveal(...this.pendingReveal);
       this.schedule();
     }).observe(this.scroller);
   }
@@ -80,12 +85,16 @@ export class VirtualGrid {
 
   /** Scrolls so that cell (row, col) is in the middle of the view. */
   reveal(row: number, col: number): void {
+    this.pendingReveal = this.height > 0 ? null : [row, col];
     const vr = this.visibleRows();
     const vc = this.visibleCols();
     this.top = this.offsetOf(Math.max(0, row - vr / 2 + 0.5), this.rows, vr, this.scrollMax('y'));
     this.left = this.offsetOf(Math.max(0, col - vc / 2 + 0.5), this.cols, vc, this.scrollMax('x'));
     this.scroller.scrollTop = this.top;
     this.scroller.scrollLeft = this.left;
+    // the browser clamps what it cannot scroll to: draw where it really is (a read, once per reveal)
+    this.top = this.scroller.scrollTop;
+    this.left = this.scroller.scrollLeft;
     this.draw();
   }
 

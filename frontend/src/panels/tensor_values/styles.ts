@@ -50,5 +50,7 @@ export const TENSOR_CSS = `
 .tv-input-head { display: flex; justify-content: space-between; gap: 6px; }
 .tv-input-desc { white-space: normal; }
 .tv-input-heat { width: 120px; height: 60px; image-rendering: pixelated; border: 1px solid var(--line); }
-.tv-open-btn { font-size: 11px; padding: 0 4px; margin-left: 4px; }
+.tv-open-btn { font-size: 11px; padding: 0 4px; margin-left: 4px; line-height: 14px; }
+.ge-health { display: flex; gap: 2px; align-items: center; min-width: 0; overflow: hidden; }
+.ge-health > .tv-open-btn { order: -1; flex: 0 0 auto; margin: 0 2px 0 0; }
 `;
