@@ -286,3 +286,39 @@ def test_hostile_parameters_are_4xx_json(served, spec, index, output, bins, sour
 
 def test_program_module_loaded_from_the_programs_dir():
     assert os.path.dirname(program.__file__) == dumps.PROGRAMS
+
+
+def _big_trace_record(values: np.ndarray, dtype_enum: int) -> bytes:
+    from tensorboard.compat.proto import tensor_pb2
+
+    from tensorboard_plugin_dbg.reader import schema
+
+    tp = tensor_pb2.TensorProto(dtype=dtype_enum, tensor_content=values.tobytes())
+    for d in values.shape:
+        tp.tensor_shape.dim.add().size = d
+    ev = schema.DebugEvent(wall_time=12.5)
+    t = ev.graph_execution_trace
+    t.tfdbg_context_id, t.op_name, t.output_slot, t.tensor_debug_mode, t.device_name = "g", "big/op", 1, 7, "cpu"
+    t.tensor_proto = tp.SerializeToString()
+    return ev.SerializeToString()
+
+
+@pytest.mark.parametrize("dtype,enum", [(np.float32, 1), (np.float16, 19), (np.float64, 2), (np.int32, 3)])
+def test_big_records_are_walked_not_parsed_with_the_same_answer(dtype, enum):
+    """The indexer walks a FULL_TENSOR record of >= 1 MiB (reader/traces.decode_big) instead of parsing it: same
+    wall time, kind and non-finite counts as protobuf's answer, counted in blocks over the record's bytes."""
+    from tensorboard_plugin_dbg.reader import debug_values, traces
+
+    x = np.random.default_rng(3).standard_normal((5, 700, 300)).astype(dtype)  # > 2 M elements: several blocks
+    if x.dtype.kind == "f":
+        x[4, 699, 299], x[0, 0, 0], x[2, 100, 7], x[3, 5, 5] = np.nan, np.inf, -np.inf, np.nan
+    data = _big_trace_record(x, enum)
+    assert len(data) >= traces._BIG
+    walked = traces.decode_big(memoryview(data))
+    assert walked is not None
+    event = traces.schema.parse_event(data)
+    t = event.graph_execution_trace
+    parsed_kind = (t.tfdbg_context_id, t.op_name, int(t.output_slot), int(t.tensor_debug_mode), t.device_name)
+    assert walked[:2] == (event.wall_time, parsed_kind)
+    want = None if x.dtype.kind != "f" else (1.0, 1.0, 2.0, float(x.size))
+    assert walked[2] == want == debug_values.nonfinite_counts(7, t.tensor_proto)

@@ -89,26 +89,39 @@ def compute(loc: tensor_content.TensorLocation, bins: int = DEFAULT_BINS) -> dic
     if hi <= lo:
         lo, hi = lo - 0.5, hi + 0.5
     counts = np.zeros(bins, np.int64)
+    edges = np.linspace(lo, hi, bins + 1)
     mean = p1.total / p1.n_finite if p1.n_finite else 0.0
     m2 = 0.0
     if p1.n_finite:
         for _first, x in _blocks(loc):
             if x.dtype.kind == "f":
                 x = x[np.isfinite(x)]
-            counts += np.histogram(x, bins=bins, range=(lo, hi))[0]
-            d = x.astype(np.float64) - mean
-            m2 += float(np.dot(d, d))
+            a = x.astype(np.float64)
+            counts += _histogram(a, lo, hi, edges)
+            a -= mean
+            m2 += float(np.dot(a, a))
     of = "modulus" if loc.dtype.startswith("complex") else "values"
     stats = _stats_of(p1, loc.size, of)
     if p1.n_finite:
         stats.update(min=p1.lo, max=p1.hi, mean=mean, std=math.sqrt(m2 / p1.n_finite))
-    edges = np.linspace(lo, hi, bins + 1)
     histogram = {
         "edges": edges.tolist(),
         "counts": counts.tolist(),
         **{k: p1.counts[k] for k in ("nan", "neg_inf", "pos_inf")},
     }
     return {"stats": stats, "histogram": histogram, "nonfinite": _nonfinite(p1)}
+
+
+def _histogram(a: np.ndarray, lo: float, hi: float, edges: np.ndarray) -> np.ndarray:
+    """np.histogram(a, len(edges) - 1, (lo, hi))[0] for float64 `a` within [lo, hi], the same arithmetic (numpy's
+    uniform-bins path, its edge corrections included) on the whole block at once instead of 65,536 elements per
+    Python step (np.histogram was 1.7 s of the 2.4 s a 256 MiB tensor took)."""
+    bins = len(edges) - 1
+    idx = ((a - lo) / (hi - lo) * bins).astype(np.intp)
+    idx[idx == bins] -= 1
+    idx[a < edges[idx]] -= 1
+    idx[(a >= edges[idx + 1]) & (idx != bins - 1)] += 1
+    return np.bincount(idx, minlength=bins)
 
 
 def _stats_of(p1: _Pass1 | None, size: int, of: str) -> dict[str, Any]:

@@ -363,29 +363,65 @@ def tensor_value(data: bytes | None, begin: int = 0, max_elements: int = 1000) -
     size = int(arr.size)
     b = min(max(0, begin), size)
     e = min(size, b + max(0, max_elements))
-    kind = arr.dtype.kind
-    values = (
-        [_json_value(x, kind) for x in arr[b:e].tolist()] if kind != "O" else [_json_value(x, kind) for x in arr[b:e]]
-    )
+    return value_dict(arr[b:e], dtype, shape, size, b)
+
+
+def value_dict(part: np.ndarray, dtype: str, shape: list[int], size: int, begin: int) -> dict[str, Any]:
+    """wire.ts TensorValue of the elements `part` (decoded), which start at flat element `begin`."""
+    kind = part.dtype.kind
+    items = part.tolist() if kind != "O" else list(part)
+    end = begin + len(part)
     return {
         "dtype": dtype,
         "shape": shape,
         "size": size,
-        "begin": b,
-        "end": e,
-        "truncated": (e - b) < size,
-        "values": values,
+        "begin": begin,
+        "end": end,
+        "truncated": (end - begin) < size,
+        "values": [_json_value(x, kind) for x in items],
     }
+
+
+COUNT_BLOCK = 1 << 21  # elements per block when counting or summarizing a big FULL_TENSOR value
+
+
+def count_nonfinite(stored: np.ndarray, dtype: str) -> tuple[float, float, float, float] | None:
+    """(neg_inf, pos_inf, nan, size) of a flat FULL_TENSOR value's stored elements (bfloat16 as raw "<u2"), in blocks
+    (no copy of the tensor, no float64 widening); None when all are finite or the dtype has no non-finite values
+    (ints, bools; complex and strings are not counted, as summarize_array does not)."""
+    if not (stored.dtype.kind == "f" or dtype == "bfloat16"):
+        return None
+    neg = pos = nan = 0
+    for first in range(0, len(stored), COUNT_BLOCK):
+        x = content_values(stored[first : first + COUNT_BLOCK], dtype)
+        finite = np.isfinite(x)
+        if finite.all():
+            continue
+        bad = x[~finite]
+        n = int(np.count_nonzero(np.isnan(bad)))
+        nan += n
+        pos += int(np.count_nonzero(bad > 0))
+        neg += len(bad) - n - int(np.count_nonzero(bad > 0))
+    return (float(neg), float(pos), float(nan), float(len(stored))) if neg or pos or nan else None
 
 
 def nonfinite_counts(mode: int, data: bytes | None) -> tuple[float, float, float, float] | None:
     """(neg_inf, pos_inf, nan, size) for the alert table; -1 marks an unknown count; None when all finite or
-    not knowable."""
+    not knowable. FULL_TENSOR values are counted without summarizing them (count_nonfinite)."""
+    if mode == 7:
+        proto = parse_tensor_proto(data) if data is not None else None
+        if proto is None or is_empty_proto(proto):
+            return None
+        try:
+            stored, dtype, _shape = tensor_to_numpy(proto, raw_bfloat16=True)
+        except Exception:  # noqa: BLE001 - undecodable: no counts, as before
+            return None
+        return count_nonfinite(stored, dtype) if stored.dtype != object else None
     health = decode_debug_value(mode, data)
     m = health.get("mode")
     if m == "CURT_HEALTH":
         return (-1.0, -1.0, -1.0, -1.0) if health["any_inf_or_nan"] else None
-    counted = m in ("CONCISE_HEALTH", "FULL_HEALTH") or (m == "FULL_TENSOR" and health.get("nan") is not None)
+    counted = m in ("CONCISE_HEALTH", "FULL_HEALTH")
     if counted and (health["neg_inf"] or health["pos_inf"] or health["nan"]):
         return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]), float(health["size"]))
     return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import struct
 from collections.abc import Iterator
 
 import numpy as np
@@ -85,6 +86,23 @@ class _Window:
                 return value, pos
             shift += 7
         raise ContentError("bad varint in the record")
+
+
+class _Memory(_Window):
+    """The same walk over bytes in memory (a record already read by the indexer)."""
+
+    def __init__(self, data: memoryview):
+        self.data = data
+
+    def byte_at(self, pos: int) -> int:
+        if not 0 <= pos < len(self.data):
+            raise ContentError("the record ends before its fields do")
+        return self.data[pos]
+
+    def read(self, pos: int, n: int) -> bytes:
+        if pos < 0 or pos + n > len(self.data):
+            raise ContentError("the record ends before its fields do")
+        return bytes(self.data[pos : pos + n])
 
 
 def _fields(w: _Window, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
@@ -188,6 +206,48 @@ def _tensor(w: _Window, path: str, start: int, end: int) -> TensorLocation | Non
     return dataclasses.replace(loc, small=flat)
 
 
+def _int32(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def trace_in_record(data: memoryview) -> tuple[float, tuple, TensorLocation | None]:
+    """(wall time, (context id, op name, output slot, mode, device), tensor) of one serialized graph execution
+    trace, walking its fields instead of parsing it: a FULL_TENSOR record of hundreds of MB is neither copied nor
+    decoded (its tensor's `content_offset` is relative to `data`). Raises ContentError when the bytes are not a
+    trace (the caller then asks protobuf)."""
+    w = _Memory(data)
+    wall, span = 0.0, None
+    for f, wire, _a, b in _fields(w, 0, len(data)):
+        if f == 1 and wire == 1:
+            wall = struct.unpack_from("<d", data, b - 8)[0]
+        elif f == 10 and wire == 2:
+            span = (_a, b)
+    if span is None:
+        raise ContentError("not a graph execution trace")
+    text = {1: "", 2: "", 6: ""}
+    ints = {3: 0, 4: 0}
+    tensor = None
+    for f, wire, a, b in _fields(w, *span):
+        if wire == 2 and f in text:
+            try:
+                text[f] = bytes(data[a:b]).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ContentError("a name is not UTF-8") from exc
+        elif wire == 0 and f in ints:
+            ints[f] = _int32(a)
+        elif wire == 2 and f == 5:
+            tensor = (a, b)
+    loc = _tensor(w, "", *tensor) if tensor else None
+    return wall, (text[1], text[2], ints[3], ints[4], text[6]), loc
+
+
+def stored_values(loc: TensorLocation, data: memoryview) -> np.ndarray:
+    """The stored elements of a tensor located in `data` (trace_in_record), without a copy."""
+    if loc.small is not None:
+        return loc.small
+    return np.frombuffer(data, dtype=loc.storage, count=loc.size, offset=loc.content_offset)
+
+
 def read_range(loc: TensorLocation, first: int, count: int) -> np.ndarray:
     """Stored elements [first, first + count) (flat, C order), in the storage dtype."""
     if loc.small is not None:
@@ -220,6 +280,38 @@ def blocks(loc: TensorLocation, elements: int) -> Iterator[tuple[int, np.ndarray
     for first in range(0, loc.size, elements):
         raw = read_range(loc, first, min(elements, loc.size - first))
         yield first, debug_values.content_values(raw, loc.dtype)
+
+
+def summarize(loc: TensorLocation) -> dict:
+    """debug_values.summarize_array of the whole tensor (wire.ts HealthFullTensor), reading it in blocks: the same
+    dict for a tensor of one block, and the same counts, min and max (a mean summed block by block in float64) for a
+    bigger one, without holding it in memory or widening it to float64."""
+    if loc.small is not None or loc.size <= debug_values.COUNT_BLOCK:
+        whole = debug_values.content_values(read_range(loc, 0, loc.size), loc.dtype)
+        return debug_values.summarize_array(whole, loc.dtype, list(loc.shape))
+    counts = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos"), 0)
+    lo, hi, total, n = np.inf, -np.inf, 0.0, 0
+    for _first, x in blocks(loc, debug_values.COUNT_BLOCK):
+        if x.dtype.kind in "cO":  # complex, strings: no counts or stats, as summarize_array says
+            return {**debug_values.summarize_array(x[:0], loc.dtype, list(loc.shape)), "size": loc.size}
+        if x.dtype.kind == "f":
+            finite = np.isfinite(x)
+            if not finite.all():
+                bad = x[~finite]
+                counts["nan"] += int(np.count_nonzero(np.isnan(bad)))
+                counts["pos_inf"] += int(np.count_nonzero(bad > 0))
+                counts["neg_inf"] += int(np.count_nonzero(bad < 0))
+                x = x[finite]
+        neg, zero = int(np.count_nonzero(x < 0)), int(np.count_nonzero(x == 0))
+        counts["neg"] += neg
+        counts["zero"] += zero
+        counts["pos"] += len(x) - neg - zero
+        if len(x):
+            lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
+            total += float(np.add.reduce(x, dtype=np.float64))
+            n += len(x)
+    out = {"mode": "FULL_TENSOR", "dtype": loc.dtype, "shape": list(loc.shape), "size": loc.size, **counts}
+    return {**out, **({"min": lo, "max": hi, "mean": total / n} if n else dict.fromkeys(("min", "max", "mean")))}
 
 
 def npy_header(loc: TensorLocation) -> bytes:
