@@ -113,14 +113,22 @@ def compute(loc: tensor_content.TensorLocation, bins: int = DEFAULT_BINS) -> dic
 
 
 def _histogram(a: np.ndarray, lo: float, hi: float, edges: np.ndarray) -> np.ndarray:
-    """np.histogram(a, len(edges) - 1, (lo, hi))[0] for float64 `a` within [lo, hi], the same arithmetic (numpy's
-    uniform-bins path, its edge corrections included) on the whole block at once instead of 65,536 elements per
-    Python step (np.histogram was 1.7 s of the 2.4 s a 256 MiB tensor took)."""
+    """np.histogram(a, len(edges) - 1, (lo, hi))[0] for float64 `a` within [lo, hi]: each value's bin estimated
+    arithmetically, and only the values that land within rounding of a bin edge compared with the edges themselves
+    (as numpy's correction step does for every value; that step and its 65,536-element Python loop were most of
+    np.histogram's 1.7 s on a 256 MiB tensor)."""
     bins = len(edges) - 1
-    idx = ((a - lo) / (hi - lo) * bins).astype(np.intp)
-    idx[idx == bins] -= 1
-    idx[a < edges[idx]] -= 1
-    idx[(a >= edges[idx + 1]) & (idx != bins - 1)] += 1
+    f = a - lo
+    f *= bins / (hi - lo)
+    idx = f.astype(np.intp)
+    np.minimum(idx, bins - 1, out=idx)
+    f -= idx
+    near = np.flatnonzero((f < 1e-6) | (f > 1 - 1e-6))
+    if len(near):
+        v, k = a[near], idx[near]
+        k = k - (v < edges[k])
+        k = k + ((v >= edges[np.minimum(k + 1, bins)]) & (k < bins - 1))
+        idx[near] = np.clip(k, 0, bins - 1)
     return np.bincount(idx, minlength=bins)
 
 
