@@ -104,13 +104,19 @@ def measure_index(out: str) -> dict:
     read_s, size = min(_read_seconds(out) for _ in range(3))
     rss0, _ = _rss()
     _reset_peak()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     run = Catalog(out).runs()[0]
     while not run.done:
         run.refresh()
-    index_s = time.perf_counter() - started
+    index_s, index_cpu = time.perf_counter() - started, time.process_time() - cpu
     _, peak = _rss()
-    return {"bytes": size, "read_s": read_s, "index_s": index_s, "index_peak_mib": (peak - rss0) / 2**20}
+    return {
+        "bytes": size,
+        "read_s": read_s,
+        "index_s": index_s,
+        "index_cpu_s": index_cpu,
+        "index_peak_mib": (peak - rss0) / 2**20,
+    }
 
 
 def measure_view(out: str) -> dict:
@@ -127,9 +133,9 @@ def measure_view(out: str) -> dict:
     tensor_bytes = int(np.prod(SHAPE)) * 4
     rss0, _ = _rss()
     _reset_peak()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     first = tensor_values.tensor(run, "graph", 0, None, None, 64)
-    first_s = time.perf_counter() - started
+    first_s, first_cpu = time.perf_counter() - started, time.process_time() - cpu
     rss1, peak = _rss()
     started = time.perf_counter()
     again = tensor_values.tensor(run, "graph", 0, None, None, 64)
@@ -156,6 +162,7 @@ def measure_view(out: str) -> dict:
     return {
         "tensor_mib": tensor_bytes / 2**20,
         "summary_first_s": first_s,
+        "summary_first_cpu_s": first_cpu,
         "summary_cached_ms": cached_s * 1000,
         "summary_peak_mib": (peak - rss0) / 2**20,
         "retained_after_summary_mib": (rss1 - rss0) / 2**20,
@@ -215,10 +222,18 @@ def report(index: list[dict], view: dict) -> None:
     peak = view["summary_peak_mib"]
     rows = [
         ("read the dump's bytes (page cache), best of 3", f"{min(r['read_s'] for r in index):.3f} s", ""),
-        ("index it (each run)", ", ".join(f"{r['index_s']:.2f}" for r in index) + " s", ""),
+        (
+            "index it (each run; CPU)",
+            ", ".join(f"{r['index_s']:.2f} ({r['index_cpu_s']:.2f})" for r in index) + " s",
+            "",
+        ),
         ("index / read", ", ".join(f"{r['index_s'] / r['read_s']:.1f}" for r in index) + "x", "<= 2x"),
         ("index peak memory above the start", f"{max(r['index_peak_mib'] for r in index):.0f} MiB", ""),
-        ("stats + histogram + positions, first time", f"{view['summary_first_s']:.2f} s", "<= 2 s"),
+        (
+            "stats + histogram + positions, first time (CPU)",
+            f"{view['summary_first_s']:.2f} ({view['summary_first_cpu_s']:.2f}) s",
+            "<= 2 s",
+        ),
         ("same, cached", f"{view['summary_cached_ms']:.3f} ms", ""),
         ("peak memory of the first summary", f"{peak:.0f} MiB ({peak / tmib:.2f}x the tensor)", "<= 2x"),
         (
