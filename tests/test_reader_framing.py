@@ -155,3 +155,15 @@ def test_periodic_records_predicted_and_checked():
     r = _scan(bytes(bad))
     assert _payloads(r, bytes(bad)) == payloads[:8000] + payloads[8001:]
     assert [d.offset for d in r.damages] == [victim]
+
+
+def test_long_record_crc_is_the_same_slab_by_slab(monkeypatch):
+    """The chunked CRC of a long record advances its chunks a slab at a time (crc32c._SLAB): slab edges anywhere
+    give the plain table-driven CRC."""
+    from tensorboard_plugin_dbg.reader import crc32c
+
+    data = np.random.default_rng(7).integers(0, 256, 50_000, dtype=np.uint8).tobytes()
+    want = crc32c.crc32c_python(data[3:])
+    for slab in (1, 3, 7, 1 << 14):
+        monkeypatch.setattr(crc32c, "_SLAB", slab)
+        assert crc32c.crc32c(data[3:]) == want, slab

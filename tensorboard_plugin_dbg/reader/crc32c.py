@@ -20,6 +20,7 @@ _POLY = 0x82F63B78
 _MASK_DELTA = 0xA282EAD8
 _CHUNK = 1024  # bytes per chunk when folding a long record
 _LONG = 4096  # records at least this long use the chunked path
+_SLAB = 16384  # chunks advanced together in the chunked path (16 MiB: the transposed slab stays near the cache)
 
 
 def _byte_table() -> np.ndarray:
@@ -105,7 +106,13 @@ def _raw_long(buf: np.ndarray, start: int, n: int) -> int:
     if len(body) == 0:
         return r
     rows = np.ascontiguousarray(body).view("<u4").reshape(-1, _CHUNK // 4)
-    chunk_crcs = _raw_columns(np.ascontiguousarray(rows.T), np.zeros(len(rows), dtype=np.uint32)).tolist()
+    # Each chunk's CRC is independent: transpose and advance a slab of chunks at a time, so the transposed copy
+    # and the registers stay in cache (one transpose of a 256 MiB record was ~40% of its CRC time).
+    crcs = np.empty(len(rows), np.uint32)
+    for a in range(0, len(rows), _SLAB):
+        slab = rows[a : a + _SLAB]
+        crcs[a : a + len(slab)] = _raw_columns(np.ascontiguousarray(slab.T), np.zeros(len(slab), dtype=np.uint32))
+    chunk_crcs = crcs.tolist()
     t0, t1, t2, t3 = _CHUNK_TABLES
     for c in chunk_crcs:
         r = t0[r & 0xFF] ^ t1[(r >> 8) & 0xFF] ^ t2[(r >> 16) & 0xFF] ^ t3[r >> 24] ^ c
