@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+# full_tensor's helpers are part of this module's interface (the layers above call them through it)
+from .full_tensor import COUNT_BLOCK, content_values, count_nonfinite, string_content, widen_bfloat16  # noqa: F401
 from .schema import MODE_NAMES
 from .trace_layout import fixed_layout
 
@@ -64,41 +66,6 @@ def parse_tensor_proto(data: bytes):
     except Exception:  # noqa: BLE001
         return None
     return proto
-
-
-def widen_bfloat16(raw: np.ndarray) -> np.ndarray:
-    """bfloat16 values (their raw 16-bit words, "<u2") as float32: the same numbers, exactly."""
-    return (raw.astype(np.uint32) << 16).view(np.float32)
-
-
-def content_values(raw: np.ndarray, dtype: str) -> np.ndarray:
-    """Stored elements (tensor_content's dtype) as numbers to compute with: bfloat16 widened, others as they are."""
-    return widen_bfloat16(raw) if dtype == "bfloat16" else raw
-
-
-def string_content(data: bytes, count: int) -> np.ndarray:
-    """A string tensor's tensor_content (TF's EncodeStringList: `count` varint lengths, then the bytes) as an
-    object array of bytes. Raises ValueError when the bytes do not hold that."""
-    lengths, pos = [], 0
-    for _ in range(count):
-        value = shift = 0
-        while True:
-            if pos >= len(data) or shift > 35:
-                raise ValueError("string tensor_content ends inside its lengths")
-            b = data[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        lengths.append(value)
-    if pos + sum(lengths) != len(data):
-        raise ValueError("string tensor_content does not match its lengths")
-    out = np.empty(count, dtype=object)
-    for i, n in enumerate(lengths):
-        out[i] = data[pos : pos + n]
-        pos += n
-    return out
 
 
 def tensor_to_numpy(proto, raw_bfloat16: bool = False) -> tuple[np.ndarray, str, list[int]]:
@@ -380,29 +347,6 @@ def value_dict(part: np.ndarray, dtype: str, shape: list[int], size: int, begin:
         "truncated": (end - begin) < size,
         "values": [_json_value(x, kind) for x in items],
     }
-
-
-COUNT_BLOCK = 1 << 21  # elements per block when counting or summarizing a big FULL_TENSOR value
-
-
-def count_nonfinite(stored: np.ndarray, dtype: str) -> tuple[float, float, float, float] | None:
-    """(neg_inf, pos_inf, nan, size) of a flat FULL_TENSOR value's stored elements (bfloat16 as raw "<u2"), in blocks
-    (no copy of the tensor, no float64 widening); None when all are finite or the dtype has no non-finite values
-    (ints, bools; complex and strings are not counted, as summarize_array does not)."""
-    if not (stored.dtype.kind == "f" or dtype == "bfloat16"):
-        return None
-    neg = pos = nan = 0
-    for first in range(0, len(stored), COUNT_BLOCK):
-        x = content_values(stored[first : first + COUNT_BLOCK], dtype)
-        finite = np.isfinite(x)
-        if finite.all():
-            continue
-        bad = x[~finite]
-        n = int(np.count_nonzero(np.isnan(bad)))
-        nan += n
-        pos += int(np.count_nonzero(bad > 0))
-        neg += len(bad) - n - int(np.count_nonzero(bad > 0))
-    return (float(neg), float(pos), float(nan), float(len(stored))) if neg or pos or nan else None
 
 
 def nonfinite_counts(mode: int, data: bytes | None) -> tuple[float, float, float, float] | None:
