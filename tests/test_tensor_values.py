@@ -324,3 +324,23 @@ def test_big_records_are_walked_not_parsed_with_the_same_answer(dtype, enum):
     assert walked[:2] == (event.wall_time, parsed_kind)
     want = None if x.dtype.kind != "f" else (1.0, 1.0, 2.0, float(x.size))
     assert walked[2] == want == debug_values.nonfinite_counts(7, t.tensor_proto)
+
+
+@pytest.mark.parametrize("dtype,enum", [(np.float32, 1), (np.int16, 5)])
+def test_big_values_are_summarized_in_blocks_with_the_same_answer(dtype, enum):
+    """A FULL_TENSOR value over one block (an eager output's health, a trace row of a big dump) is summarized block
+    by block: the counts, min and max of the whole-array summary, the mean to float64 rounding."""
+    from tensorboard.compat.proto import tensor_pb2
+
+    from tensorboard_plugin_dbg.reader import debug_values
+
+    x = (np.random.default_rng(9).standard_normal(3 * debug_values.COUNT_BLOCK + 5) * 100).astype(dtype)
+    if x.dtype.kind == "f":
+        x[[0, 10, -1]] = [np.nan, np.inf, -np.inf]
+    x[5] = 0
+    proto = tensor_pb2.TensorProto(dtype=enum, tensor_content=x.tobytes())
+    proto.tensor_shape.dim.add().size = x.size
+    got = debug_values.summarize_full_tensor(proto)
+    want = debug_values.summarize_array(x, got["dtype"], [x.size])
+    assert {k: v for k, v in got.items() if k != "mean"} == {k: v for k, v in want.items() if k != "mean"}
+    assert got["mean"] == pytest.approx(want["mean"], rel=1e-9)

@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 
 # full_tensor's helpers are part of this module's interface (the layers above call them through it)
-from .full_tensor import COUNT_BLOCK, content_values, count_nonfinite, string_content, widen_bfloat16  # noqa: F401
+from .full_tensor import (  # noqa: F401
+    COUNT_BLOCK,
+    content_values,
+    count_nonfinite,
+    string_content,
+    summarize_blocks,
+    widen_bfloat16,
+)
 from .schema import MODE_NAMES
 from .trace_layout import fixed_layout
 
@@ -282,6 +289,9 @@ def summarize_full_tensor(proto) -> dict[str, Any]:
         arr, dtype, shape = tensor_to_numpy(proto)
     except Exception as exc:  # noqa: BLE001
         return {"mode": "UNKNOWN", "reason": f"undecodable FULL_TENSOR value: {exc}"}
+    if arr.size > COUNT_BLOCK and arr.dtype.kind in "fiub":  # a big value: in blocks, not widened whole to float64
+        step = COUNT_BLOCK
+        return summarize_blocks((arr[k : k + step] for k in range(0, arr.size, step)), dtype, shape, int(arr.size))
     return summarize_array(arr, dtype, shape)
 
 

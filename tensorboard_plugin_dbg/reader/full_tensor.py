@@ -3,6 +3,8 @@ in blocks. No protobuf here (debug_values and tensor_content build on it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 
@@ -62,3 +64,32 @@ def count_nonfinite(stored: np.ndarray, dtype: str) -> tuple[float, float, float
         pos += int(np.count_nonzero(bad > 0))
         neg += len(bad) - n - int(np.count_nonzero(bad > 0))
     return (float(neg), float(pos), float(nan), float(len(stored))) if neg or pos or nan else None
+
+
+def summarize_blocks(parts: Iterable[np.ndarray], dtype: str, shape: list[int], size: int) -> dict:
+    """debug_values.summarize_array of a big tensor (wire.ts HealthFullTensor) from its decoded blocks, never the whole
+    tensor at once nor widened to float64: the same counts, min and max, the mean summed in float64 block by block."""
+    counts = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos"), 0)
+    lo, hi, total, n = np.inf, -np.inf, 0.0, 0
+    for x in parts:
+        if x.dtype.kind in "cO":  # complex, strings: no counts or stats, as summarize_array says
+            nulls = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos", "min", "max", "mean"))
+            return {"mode": "FULL_TENSOR", "dtype": dtype, "shape": shape, "size": size, **nulls}
+        if x.dtype.kind == "f":
+            finite = np.isfinite(x)
+            if not finite.all():
+                bad = x[~finite]
+                counts["nan"] += int(np.count_nonzero(np.isnan(bad)))
+                counts["pos_inf"] += int(np.count_nonzero(bad > 0))
+                counts["neg_inf"] += int(np.count_nonzero(bad < 0))
+                x = x[finite]
+        neg, zero = int(np.count_nonzero(x < 0)), int(np.count_nonzero(x == 0))
+        counts["neg"] += neg
+        counts["zero"] += zero
+        counts["pos"] += len(x) - neg - zero
+        if len(x):
+            lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
+            total += float(np.add.reduce(x, dtype=np.float64))
+            n += len(x)
+    out = {"mode": "FULL_TENSOR", "dtype": dtype, "shape": shape, "size": size, **counts}
+    return {**out, **({"min": lo, "max": hi, "mean": total / n} if n else dict.fromkeys(("min", "max", "mean")))}

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from . import debug_values
+from . import debug_values, full_tensor
 
 _WINDOW = 1 << 16  # bytes read at once while walking tags
 _GAP = 1 << 16  # read_elements: elements closer than this (in bytes) are read in one span
@@ -289,29 +289,8 @@ def summarize(loc: TensorLocation) -> dict:
     if loc.small is not None or loc.size <= debug_values.COUNT_BLOCK:
         whole = debug_values.content_values(read_range(loc, 0, loc.size), loc.dtype)
         return debug_values.summarize_array(whole, loc.dtype, list(loc.shape))
-    counts = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos"), 0)
-    lo, hi, total, n = np.inf, -np.inf, 0.0, 0
-    for _first, x in blocks(loc, debug_values.COUNT_BLOCK):
-        if x.dtype.kind in "cO":  # complex, strings: no counts or stats, as summarize_array says
-            return {**debug_values.summarize_array(x[:0], loc.dtype, list(loc.shape)), "size": loc.size}
-        if x.dtype.kind == "f":
-            finite = np.isfinite(x)
-            if not finite.all():
-                bad = x[~finite]
-                counts["nan"] += int(np.count_nonzero(np.isnan(bad)))
-                counts["pos_inf"] += int(np.count_nonzero(bad > 0))
-                counts["neg_inf"] += int(np.count_nonzero(bad < 0))
-                x = x[finite]
-        neg, zero = int(np.count_nonzero(x < 0)), int(np.count_nonzero(x == 0))
-        counts["neg"] += neg
-        counts["zero"] += zero
-        counts["pos"] += len(x) - neg - zero
-        if len(x):
-            lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
-            total += float(np.add.reduce(x, dtype=np.float64))
-            n += len(x)
-    out = {"mode": "FULL_TENSOR", "dtype": loc.dtype, "shape": list(loc.shape), "size": loc.size, **counts}
-    return {**out, **({"min": lo, "max": hi, "mean": total / n} if n else dict.fromkeys(("min", "max", "mean")))}
+    parts = (b for _first, b in blocks(loc, debug_values.COUNT_BLOCK))
+    return full_tensor.summarize_blocks(parts, loc.dtype, list(loc.shape), loc.size)
 
 
 def npy_header(loc: TensorLocation) -> bytes:
