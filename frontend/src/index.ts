@@ -70,6 +70,7 @@ export function render(opts: RenderOptions = {}): void {
     if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || t.isContentEditable))
       return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (ctl.store.state.tensorView) return; // the Tensor Values pane is over the lists: n/p would move them unseen
     if (e.key === 'n') void ctl.stepAlert(1);
     else if (e.key === 'p') void ctl.stepAlert(-1);
   });
