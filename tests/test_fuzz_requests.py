@@ -105,6 +105,8 @@ def known(served):
         "op_type": sorted({r["op_type"] for r in rows}),
         "ids": detail["stack_frame_ids"][:3] + [",".join(detail["stack_frame_ids"])],
         "index": ["0", "1", str(len(execs) - 1)],
+        "source": ["graph", "eager"],
+        "slice": ["...", "0", "-1,..."],
     }
 
 
