@@ -139,8 +139,24 @@ def _print_run(r: dict[str, Any], out: TextIO) -> None:
 
         where = f"op {p['op_name']} ({p['op_type']})" if p["op_name"] else f"eager {p['op_type']}"
         alert = p["alert"]
-        w(f"  first producer: {where}, {alert['source'].replace('_', ' ')} #{alert['source_index']}\n")
+        label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
+        w(f"  {label}: {where}, {alert['source'].replace('_', ' ')} #{alert['source_index']}")
+        w(f", its run {p.get('run_number', 0) + 1}\n")
         w(f"  output: {describe_output(p['output_health'])}\n")
+        if p.get("overflow"):
+            w(f"  {p['overflow']}\n")
+        fwd = p.get("forward")
+        if fwd:
+            w(f"  gradient of: op {fwd['op_name']} ({fwd['op_type']}) — the forward op, its line is the one to fix\n")
+            _print_frame(w, "  fix", fwd["user_frame"], fwd["source_line"])
+        data = p.get("data")
+        if data:
+            w(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}\n")
+            if data.get("positions"):
+                w("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]) + "\n")
+            if data.get("source_op"):
+                w(f"    made by {data['source_op']}\n")
+                _print_frame(w, "  fix", data["user_frame"], data["source_line"])
         w("  inputs:" + ("" if p["inputs"] else " none") + "\n")
         for inp in p["inputs"]:
             w(f"    {inp['description']}\n")
@@ -153,13 +169,23 @@ def _print_run(r: dict[str, Any], out: TextIO) -> None:
             w(f"  inputs' health cannot be known: {reason}\n")
         frame = p["user_frame"]
         if frame:
-            w(f"  at {frame.get('path') or '?'}:{frame['line']} in {frame['function']}\n")
-            if p["source_line"] is not None:
-                w(f"      {p['source_line'].strip()}\n")
+            _print_frame(w, "  during" if fwd else "  at", frame, p["source_line"])
         else:
             w("  at: no frame of the op's creation stack is in user code\n")
+    for skip in r.get("skipped") or []:
+        w(f"  skipped: {skip['description']}\n")
+    if r.get("first_kept"):
+        w("  first kept: a circular buffer dropped earlier records; an earlier non-finite tensor may be gone\n")
     for n in r.get("notices") or []:
         w(f"  {n['severity']}: {n['message']}\n")
+
+
+def _print_frame(w: Any, label: str, frame: dict[str, Any] | None, line: str | None) -> None:
+    if not frame:
+        return
+    w(f"{label} {frame.get('path') or '?'}:{frame['line']} in {frame['function']}\n")
+    if line is not None:
+        w(f"      {line.strip()}\n")
 
 
 if __name__ == "__main__":

@@ -292,6 +292,9 @@ class FakeRun(ColumnarFromPages):
             "op_count": 5,
         }
 
+    def graph_op_names(self, graph_id):
+        return ["Log"] if graph_id == "g1" else []
+
     def op(self, graph_id, op_name, near=None):
         self.calls.append(("op", graph_id, op_name, near))
         if (graph_id, op_name) != ("g1", "Log"):

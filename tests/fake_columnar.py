@@ -72,6 +72,9 @@ class ColumnarFromPages:
         frames = list(info.get("stack_frame_ids", []))
         return OpEntry(graph_id, op_name, info["op_type"], inputs, 1, [], frames, "h", None)
 
+    def graph_op_names(self, graph_id: str) -> list[str]:
+        return []  # the fakes hold no creation order: function inputs stay unlinked
+
     @property
     def exec_op_types(self) -> list[str]:
         return list(dict.fromkeys(d["op_type"] for d in self._digests()))

@@ -32,6 +32,7 @@ VALID = {
     "graph_execution": {"run": "run_a", "index": 3},
     "graph": {"run": "run_a", "graph_id": "g1"},
     "op": {"run": "run_a", "graph_id": "g1", "op_name": "Log"},
+    "graph_neighborhood": {"run": "run_a", "graph_id": "g1", "op_name": "Log", "hops": 2},
     "source_files": {"run": "run_a"},
     "source_file": {"run": "run_a", "index": 0},
     "stack_frames": {"run": "run_a", "ids": "f2,f0"},

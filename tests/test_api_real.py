@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from harness.tensorboard_process import TensorBoardProcess
-from tensorboard_plugin_dbg.analysis import alerts, root_cause, tensor_values
+from tensorboard_plugin_dbg.analysis import alerts, neighborhood, root_cause, tensor_values
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
@@ -177,6 +177,11 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
             lambda: tensor_values.tensor(run, "graph", n - 1, None, None, 64),
         ),
         ("tensor_inputs", dict(source="graph", index=n - 1), lambda: tensor_values.inputs(run, "graph", n - 1)),
+        (
+            "graph_neighborhood",
+            dict(graph_id=graph_id, op_name=op_name, hops=1),
+            lambda: neighborhood.neighborhood(run, graph_id, op_name, 1, "both", None),
+        ),
     ]
     # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes
     assert {c[0] for c in cases} | {"runs", "openapi.json", "tensor.npy"} == {r.name for r in ROUTES}
@@ -245,6 +250,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "tensor": {"run": run_name, "source": "graph", "index": 0, "slice": "..."},
         "tensor.npy": {"run": run_name, "source": "eager", "index": 0},  # FULL_HEALTH: a 404 JSON answer
         "tensor_inputs": {"run": run_name, "source": "graph", "index": 0},
+        "graph_neighborhood": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
     }
 
 

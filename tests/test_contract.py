@@ -28,7 +28,7 @@ from api_helpers import (
 )
 from werkzeug.test import Client
 
-from tensorboard_plugin_dbg.analysis import alerts, root_cause, tensor_values
+from tensorboard_plugin_dbg.analysis import alerts, neighborhood, root_cause, tensor_values
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
@@ -121,6 +121,7 @@ def answers(served):
             ask("graph", run=run, graph_id=g)
         for r in rows[:: max(1, len(rows) // 30)]:
             op = ask("op", run=run, graph_id=r["graph_id"], op_name=r["op_name"], near=r["index"])
+            ask("graph_neighborhood", run=run, graph_id=r["graph_id"], op_name=r["op_name"], near=r["index"], hops=3)
             if op.get("stack_frame_ids"):
                 ask("stack_frames", run=run, ids=",".join(op["stack_frame_ids"]))
         files = ask("source_files", run=run)["files"]
@@ -266,7 +267,7 @@ def _index_raw(run, route: str, p: dict):
     i = {
         k: int(v)
         for k, v in p.items()
-        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line")
+        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line", "hops")
     }
     calls = {
         "alerts": lambda: alerts.alerts(
@@ -290,6 +291,9 @@ def _index_raw(run, route: str, p: dict):
             run, p["source"], i["index"], None, p.get("slice"), int(p.get("bins", 64))
         ),
         "tensor_inputs": lambda: tensor_values.inputs(run, p["source"], i["index"]),
+        "graph_neighborhood": lambda: neighborhood.neighborhood(
+            run, p["graph_id"], p["op_name"], i.get("hops", 2), p.get("direction", "both"), i.get("near")
+        ),
     }
     answer = calls[route]()
     if ROUTES_BY_NAME[route].paged:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensorboard_plugin_dbg.analysis.classify import _TraceLookup
 from tensorboard_plugin_dbg.analysis.index_columns import KindMapped, KindRowsLookup
+from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
 from tensorboard_plugin_dbg.index import alert_order, kind_order
 from tensorboard_plugin_dbg.reader import tfrecord
 from tensorboard_plugin_dbg.reader.trace_periodic import paint as _paint
@@ -79,7 +79,7 @@ def test_kind_rows_lookup_answers_like_the_sorted_lookup():
         tensors = rng.integers(-1, n_kinds, 40)
         at = rng.integers(0, len(kind) + 1, 40)
         np.testing.assert_array_equal(
-            lookup.before(tensors, at), _TraceLookup(plain.astype(np.int64)).before(tensors, at)
+            lookup.before(tensors, at), TraceLookup(plain.astype(np.int64)).before(tensors, at)
         )
 
 

@@ -95,6 +95,23 @@ button:disabled { opacity: .45; cursor: default; }
 .rc-line { display: flex; flex-wrap: wrap; align-items: center; gap: 2px; margin: 1px 0; }
 .rc-src { margin-top: 3px; display: flex; flex-direction: column; }
 .rc-file { color: var(--link); } .rc-code { font-family: Menlo, Consolas, monospace; font-size: 11px; white-space: pre-wrap; word-break: break-all; }
+.gs-toolbar { display: flex; align-items: center; gap: 4px; padding: 2px 4px; } .gs-hops { width: 3.5em; }
+.gs-drawn { display: flex; flex-direction: column; height: 100%; min-height: 200px; position: relative; }
+.gs-fit { position: absolute; right: 4px; top: 2px; z-index: 1; }
+.gs-svg { flex: 1; width: 100%; min-height: 180px; cursor: grab; background: var(--bg); }
+.gs-node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1; }
+.gs-node { cursor: pointer; } .gs-node:focus { outline: none; } .gs-node:focus rect { stroke: var(--link); stroke-width: 2; }
+.gs-node.h-nonfinite rect { fill: #fde2e0; stroke: var(--nan); } .gs-node.h-finite rect { fill: #e6f4ea; }
+.gs-node.h-contained rect { fill: #eee; stroke-dasharray: 3 2; } .gs-node.h-untraced rect { stroke-dasharray: 2 2; }
+.gs-node.on-path rect { stroke: #e8710a; stroke-width: 3; } .gs-node.focused rect { stroke: var(--link); stroke-width: 3; }
+.gs-node-name { font-size: 11px; font-weight: 600; fill: currentColor; } .gs-node-sub { font-size: 10px; fill: var(--muted); }
+.gs-edge-line { fill: none; stroke: var(--muted); stroke-width: 1.2; } .gs-edge-line.cross { stroke-dasharray: 5 3; stroke: #e8710a; }
+.gs-arrowhead { fill: var(--muted); }
+.gs-legend { font-size: 11px; padding: 2px 4px; } .gs-legend-item { padding: 0 4px; margin-right: 4px; border-radius: 3px; }
+.gs-legend-item.h-nonfinite { background: #fde2e0; } .gs-legend-item.h-finite { background: #e6f4ea; } .gs-legend-item.h-contained { background: #eee; }
+.rc-note { color: var(--nan); font-size: 11px; } .rc-skip { font-size: 11px; } .rc-which { font-size: 11px; }
+.alert-row[data-role="contained"], .alert-row[data-role="expected"] { color: var(--muted); opacity: 0.8; }
+.role-unknown { color: var(--nan); } .role-contained, .role-expected { color: var(--muted); }
 .rc-msg { margin-top: 3px; font-size: 11px; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
 .tl-minimap { position: relative; height: 12px; margin: 4px 6px; background: var(--head); border: 1px solid var(--line); cursor: pointer; flex: 0 0 auto; }
 .tl-mark { position: absolute; top: 0; bottom: 0; width: 2px; background: var(--nan); }

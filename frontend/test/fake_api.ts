@@ -169,9 +169,46 @@ export class FakeApi implements Api {
     this.calls.push(`stack_frames ${ids.join(',')}`);
     return { run, frames: ids.map((id) => this.frames.find((f) => f.id === id)!) };
   }
+  async neighborhood(run: string, graphId: string, opName: string, hops: number, near?: number) {
+    this.calls.push(`graph_neighborhood ${graphId} ${opName} ${hops} ${near}`);
+    const nodes = [
+      { id: `${graphId}:${opName}`, kind: 'op' as const, graph_id: graphId, op_name: opName, op_type: 'Log', depth: 0 },
+    ].map((n) => ({
+      ...n,
+      trace_index: near ?? null,
+      health: null,
+      role: null,
+      device: null,
+      on_path: true,
+      more_up: 0,
+      more_down: 0,
+    }));
+    return {
+      run,
+      graph_id: graphId,
+      op_name: opName,
+      hops,
+      direction: 'both' as const,
+      near: near ?? null,
+      nodes,
+      edges: [],
+      truncated: false,
+      notes: [],
+    };
+  }
   async rootCause(run: string) {
     this.calls.push(`root_cause ${run}`);
-    return { run, status: 'unknown' as const, message: 'not known', producer: null, producers: 0, propagators: 0 };
+    return {
+      run,
+      status: 'unknown' as const,
+      message: 'not known',
+      producer: null,
+      skipped: [],
+      first_kept: false,
+      producers: 0,
+      propagators: 0,
+      contained: 0,
+    };
   }
   /** The FULL_TENSOR value of every trace: float32 [2, 3, 4] with a NaN at [1, 2, 3]; slices answer [3, 4]. */
   async tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse> {

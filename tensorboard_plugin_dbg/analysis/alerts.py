@@ -1,5 +1,6 @@
-"""Alert pages with each alert's role (producer / propagator, from root_cause's classification), the
-`role=producer` filter, and the warm-up the refresher runs when a dump has been read to its end.
+"""Alert pages with each alert's role (producer, propagator, contained, expected, unknown: root_cause's
+classification), the `role=producer` filter (producers and unknowns: where a NaN/∞ may have been born),
+and the warm-up the refresher runs when a dump has been read to its end.
 
 The index makes the alert list and its rows (roles null); this module is what the `alerts` route and the report
 call.
@@ -12,10 +13,9 @@ from typing import Any
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import root_cause
+from tensorboard_plugin_dbg.analysis.classify import PRODUCER, ROLE_NAMES, UNKNOWN
 from tensorboard_plugin_dbg.index.alert_order import AlertOrder
 from tensorboard_plugin_dbg.index.protocol import RunQueries
-
-_ROLE_NAMES = (None, "producer", "propagator")
 
 
 def alerts(
@@ -38,8 +38,7 @@ def alerts(
     positions = _producer_positions(run, table)
     page = positions[begin:end]
     rows = run.alert_rows(page, *table.page(page))
-    for alert in rows:
-        alert["role"] = "producer"
+    _fill_roles(run, rows, wait=True)
     return {
         "begin": begin,
         "end": begin + len(rows),
@@ -59,7 +58,7 @@ def _fill_roles(run: RunQueries, page: list[dict[str, Any]], wait: bool) -> None
     src = np.array([a["source"] == "graph_execution" for a in page], np.int8)
     rows = np.array([a["source_index"] for a in page], np.int64)
     for alert, code in zip(page, root_cause.roles_by_row(cls, src, rows).tolist()):
-        alert["role"] = _ROLE_NAMES[code]
+        alert["role"] = ROLE_NAMES[code]
 
 
 def _producer_positions(run: RunQueries, table: AlertOrder) -> np.ndarray:
@@ -69,7 +68,10 @@ def _producer_positions(run: RunQueries, table: AlertOrder) -> np.ndarray:
     cls = root_cause.classification(run)
 
     def build():  # a block of alerts at a time: no array per alert beyond the (few) producers
-        found = [np.flatnonzero(root_cause.roles_by_row(cls, src, idx) == 1) + lo for lo, src, idx, _ in table.blocks()]
+        found = [
+            np.flatnonzero(np.isin(root_cause.roles_by_row(cls, src, idx), (PRODUCER, UNKNOWN))) + lo
+            for lo, src, idx, _ in table.blocks()
+        ]
         return table, cls, np.concatenate(found) if found else np.zeros(0, np.int64)
 
     # the value holds the table and the classification, so their ids cannot be reused while it is cached

@@ -1,8 +1,12 @@
 """Producer / propagator classification of every non-finite tensor of a run, vectorized.
 
-A non-finite tensor is a **propagator** when some input of its op was already non-finite when the op ran, and a
-**producer** otherwise (every traced input finite, or its inputs not traced: we cannot blame what we cannot see).
-One refinement: a loop variable / function input (Placeholder) or a variable read (ReadVariableOp) gets its value
+A non-finite tensor is a **propagator** when some input of its op was already non-finite when the op ran, a
+**producer** when every input was recorded finite (or is not a floating-point tensor, which cannot hold NaN/∞), and
+**unknown** when some input was not recorded: a function input (TF does not trace Placeholders; links.py may find
+what the caller passed in) or a tensor whose earlier records a circular buffer dropped. Two more roles come from
+containment.py: **contained** (its consumers absorbed it this step) and **expected** (contained in an earlier step;
+a non-finite input of that kind does not make the consumer a propagator, so the op that stopped absorbing it is the
+producer). One refinement: a loop variable (Placeholder) or a variable read (ReadVariableOp) gets its value
 through an edge no record shows; run after a NaN/∞ was already seen, it is counted as carrying it (propagator).
 "When it ran" = the input tensor's most recent record before this one:
 
@@ -22,86 +26,51 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tensorboard_plugin_dbg.analysis import containment
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.containment import Containment
+from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
 
-NONE, PRODUCER, PROPAGATOR = 0, 1, 2
+NONE, PRODUCER, PROPAGATOR, CONTAINED, EXPECTED, UNKNOWN = 0, 1, 2, 3, 4, 5
+ROLE_NAMES = (None, "producer", "propagator", "contained", "expected", "unknown")
+CANDIDATES = (PRODUCER, UNKNOWN)  # where the first NaN/∞ may have been born
 EAGER_SCAN_BACK = 256  # executions scanned back for an eager input's producer
 
 
 @dataclass
 class Classification:
-    trace_role: np.ndarray  # int8[T]: NONE (finite or unknown), PRODUCER, PROPAGATOR
+    trace_role: np.ndarray  # int8[T]: NONE (finite or cannot tell), or one of the roles above
     exec_role: np.ndarray  # int8[E]
     any_finiteness_info: bool  # False for runs dumped only in SHAPE / NO_TENSOR mode (nothing can be known)
+    contained: Containment | None = None
+    exec_traces_gone: np.ndarray | None = None  # bool[E]: a tf.function call whose traces a circular buffer dropped
+
+    def count(self, *roles: int) -> int:
+        return sum(int(np.count_nonzero(self.trace_role == r) + np.count_nonzero(self.exec_role == r)) for r in roles)
 
     @property
     def producers(self) -> int:
-        return int(np.count_nonzero(self.trace_role == PRODUCER) + np.count_nonzero(self.exec_role == PRODUCER))
+        return self.count(*CANDIDATES)
 
     @property
     def propagators(self) -> int:
-        return int(np.count_nonzero(self.trace_role == PROPAGATOR) + np.count_nonzero(self.exec_role == PROPAGATOR))
+        return self.count(PROPAGATOR)
+
+    def candidates(self, cols: RunColumns, limit: int) -> list[tuple[str, int]]:
+        """The first `limit` producers and unknowns, ('graph_execution' | 'execution', index), earliest in wall
+        time first; traces win ties (a call's traces are written before its execution record)."""
+        t = np.flatnonzero(np.isin(self.trace_role, CANDIDATES))[:limit]
+        e = np.flatnonzero(np.isin(self.exec_role, CANDIDATES))
+        if self.exec_traces_gone is not None:  # such a call is not a cause: the ops inside it were
+            e = e[~self.exec_traces_gone[e]]
+        e = e[:limit]
+        merged = [(float(cols.trace_wall[i]), 0, "graph_execution", int(i)) for i in t]
+        merged += [(float(cols.exec_wall[i]), 1, "execution", int(i)) for i in e]
+        return [(source, index) for _, _, source, index in sorted(merged)[:limit]]
 
     def first_producer(self, cols: RunColumns) -> tuple[str, int] | None:
-        """('graph_execution' | 'execution', index) of the earliest producer in wall time; traces win ties (a call's
-        traces are written before its execution record)."""
-        best = None
-        t = np.flatnonzero(self.trace_role == PRODUCER)
-        if len(t):
-            best = ("graph_execution", int(t[0]), float(cols.trace_wall[t[0]]))
-        e = np.flatnonzero(self.exec_role == PRODUCER)
-        if len(e) and (best is None or float(cols.exec_wall[e[0]]) < best[2]):
-            best = ("execution", int(e[0]), float(cols.exec_wall[e[0]]))
-        return None if best is None else best[:2]
-
-
-_BLOCK = 1 << 20  # alerts (or queries) handled per step: bounds the temporaries at ~8 bytes x a few x this
-
-
-class _TraceLookup:
-    """`before(tensors, at)`: for each pair, the index of the last trace of tensor code tensors[i] with index < at[i]
-    (-1 when none). Built once per classification: one stable argsort of the tensor codes.
-
-    Memory matters at 10 M traces (the index budget is ~48 bytes per trace): tensor codes that fit 16 bits are
-    sorted as uint16 (numpy's stable sort is then a radix sort, ~10x faster than on int64), the permutation is kept
-    as int32, and the sorted keys are not kept (read back through the permutation)."""
-
-    def __init__(self, trace_tensor: np.ndarray):
-        n = len(trace_tensor)
-        self.trace_tensor = trace_tensor
-        if n and int(trace_tensor.min()) >= -1 and int(trace_tensor.max()) < 65535:
-            order = np.argsort((trace_tensor + 1).astype(np.uint16), kind="stable")  # by tensor, then by index
-        else:
-            order = np.argsort(trace_tensor, kind="stable")
-        self.stride = n + 1
-        combined = trace_tensor[order].astype(np.int64)
-        combined *= self.stride
-        combined += order
-        self.combined = combined  # sorted: key-major, index-minor
-        self.order = order.astype(np.int32) if n < 2**31 else order
-
-    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
-        if len(self.combined) == 0 or len(tensors) == 0:
-            return np.full(len(tensors), -1, np.int64)
-        out = np.empty(len(tensors), np.int64)
-        for lo in range(0, len(tensors), _BLOCK):
-            t, a = np.asarray(tensors[lo : lo + _BLOCK], np.int64), at[lo : lo + _BLOCK]
-            needles = t * self.stride + a
-            # Needles in sorted order make the binary searches walk `combined` front to back (cache-friendly,
-            # ~5x faster at 10 M traces than in alert order); answers go back to their places after. Queries come
-            # with `at` ascending, so a stable sort by tensor alone sorts them (a radix sort when codes are small).
-            if int(t.min()) >= -1 and int(t.max()) < 65535 and bool(np.all(np.diff(a) >= 0)):
-                by = np.argsort((t + 1).astype(np.uint16), kind="stable")
-            else:
-                by = np.argsort(needles)
-            pos = np.empty(len(needles), np.int64)
-            pos[by] = np.searchsorted(self.combined, needles[by], side="left") - 1
-            ok = (pos >= 0) & (t >= 0)
-            pos = np.where(ok, pos, 0)
-            rows = self.order[pos]
-            ok &= self.trace_tensor[rows] == t
-            out[lo : lo + _BLOCK] = np.where(ok, rows, -1)
-        return out
+        first = self.candidates(cols, 1)
+        return first[0] if first else None
 
 
 def op_inputs(cols: RunColumns, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -139,7 +108,7 @@ def _prior_traces(
     (a sorted lookup of [lo - _ROWS, lo + _ROWS): a few MB, built per step); only the queries that find no trace
     there but have one further back (`first`: each tensor's first row) ask the whole-run `lookup`."""
     w0 = max(0, lo - _ROWS)
-    window = _TraceLookup(np.asarray(cols.trace_tensor[w0 : lo + _ROWS], np.int64))
+    window = TraceLookup(np.asarray(cols.trace_tensor[w0 : lo + _ROWS], np.int64))
     prior = window.before(tensors, at - w0)
     found = prior >= 0
     prior[found] += w0
@@ -152,31 +121,57 @@ def _prior_traces(
     return prior
 
 
-def _classify_traces(cols: RunColumns, lookup) -> np.ndarray:
+def _first_escaping(flags: np.ndarray, contained: Containment) -> int:
+    """The first non-finite row that is not contained (-1: none)."""
+    for lo in range(0, len(flags), _ROWS):
+        alerts = np.flatnonzero(flags[lo : lo + _ROWS] == 1) + lo
+        alerts = alerts[~contained.contained(alerts)]
+        if len(alerts):
+            return int(alerts[0])
+    return -1
+
+
+def _unrecorded(cols: RunColumns, first: np.ndarray, tensors: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Inputs with no record before the op ran that could have held NaN/∞: a function input, or a tensor that is
+    traced elsewhere in the run (so its type is instrumented) but not before (records dropped). A tensor never
+    traced is not a floating-point one (health modes instrument floats only) and cannot hold NaN/∞."""
+    known = (tensors >= 0) & (tensors + 1 < len(first))
+    traced = np.zeros(len(tensors), bool)
+    traced[known] = first[tensors[known] + 1] < len(cols.trace_nonfinite)
+    is_input = np.zeros(len(tensors), bool)
+    in_range = (tensors >= 0) & (tensors < len(cols.tensor_is_input))
+    is_input[in_range] = cols.tensor_is_input[tensors[in_range]]
+    return (prior < 0) & (traced | is_input)
+
+
+def _classify_traces(cols: RunColumns, lookup, contained: Containment) -> np.ndarray:
     flags = cols.trace_nonfinite
     role = np.zeros(len(flags), np.int8)
-    # A forwarding op (loop variable, function input, variable read) run after the first NaN/∞ was seen carries it.
+    # A forwarding op (loop variable, variable read) run after the first NaN/∞ was seen carries it.
     exec_bad = cols.exec_wall[cols.exec_nonfinite == 1]
     first_exec_bad = exec_bad.min() if len(exec_bad) else np.inf
-    first_alert = -1
+    first_alert = _first_escaping(flags, contained)
     first = None
     for lo in range(0, len(flags), _ROWS):
         alerts = np.flatnonzero(flags[lo : lo + _ROWS] == 1) + lo
         if not len(alerts):
             continue
-        if first_alert < 0:
-            first_alert = int(alerts[0])
         ops = np.asarray(cols.trace_op[alerts])
         owner, tensors = op_inputs(cols, ops)  # (alert, input) pairs: ~1.5x the alerts
         if first is None:
             first = _first_rows(cols)
         prior = _prior_traces(cols, lookup, first, tensors, alerts[owner], lo)
-        bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1)
-        propagates = np.bincount(owner[bad_input], minlength=len(alerts)) > 0
+        bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1) & ~contained.expected(tensors, prior + 1)
+        n = len(alerts)
+        propagates = np.bincount(owner[bad_input], minlength=n) > 0
         forwarded = (ops >= 0) & cols.op_forwards[np.maximum(ops, 0)] if len(cols.op_forwards) else ops < -1
-        seen_before = (alerts > first_alert) | (cols.trace_wall[alerts] > first_exec_bad)
+        seen_before = ((alerts > first_alert) & (first_alert >= 0)) | (cols.trace_wall[alerts] > first_exec_bad)
         propagates |= forwarded & seen_before
-        role[alerts] = np.where(propagates, PROPAGATOR, PRODUCER)
+        unknown = np.bincount(owner[_unrecorded(cols, first, tensors, prior)], minlength=n) > 0
+        block = np.where(propagates, PROPAGATOR, np.where(unknown, UNKNOWN, PRODUCER))
+        own = np.asarray(cols.trace_tensor[alerts], np.int64)
+        block = np.where(contained.expected(own, alerts) & ~propagates, EXPECTED, block)
+        role[alerts] = np.where(contained.contained(alerts), CONTAINED, block)
     return role
 
 
@@ -189,6 +184,15 @@ class _BadTraceWindows:
         self.cols = cols
         self.walls: np.ndarray | None = None
         self.in_order: bool | None = None
+        self.sorted_walls: np.ndarray | None = None
+
+    def any_traced_in(self, lo: float, hi: float) -> bool:
+        """Whether any trace (finite or not) has its wall time in (lo, hi]."""
+        if self.sorted_walls is None:
+            wall = self.cols.trace_wall
+            self.sorted_walls = wall if bool(np.all(wall[1:] >= wall[:-1])) else np.sort(wall)
+        w = self.sorted_walls
+        return bool(np.searchsorted(w, hi, "right") - np.searchsorted(w, lo, "right") > 0)
 
     def any_in(self, lo: float, hi: float) -> bool:
         wall, flags = self.cols.trace_wall, self.cols.trace_nonfinite
@@ -218,26 +222,32 @@ def eager_producer(cols: RunColumns, tensor_id: int, before: int) -> tuple[int, 
     return -1, -1
 
 
-def _classify_executions(cols: RunColumns) -> np.ndarray:
+def _classify_executions(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
     flags = cols.exec_nonfinite
     role = np.zeros(len(flags), np.int8)
+    gone = np.zeros(len(flags), bool)
     alerts = np.flatnonzero(flags == 1)
     if len(alerts) == 0:
-        return role
+        return role, gone
     # Non-finite traces per call window (previous execution's wall time, this one's].
     windows = _BadTraceWindows(cols)
     for e in alerts.tolist():
-        propagates = False
-        if cols.exec_is_function[e]:
-            propagates = windows.any_in(cols.exec_wall[e - 1] if e > 0 else -np.inf, cols.exec_wall[e])
-        if not propagates:
-            for tensor_id in cols.exec_io(e)[0]:
-                src, slot = eager_producer(cols, int(tensor_id), e)
-                if src >= 0 and cols.exec_io(src)[2][slot] == 1:
-                    propagates = True
-                    break
-        role[e] = PROPAGATOR if propagates else PRODUCER
-    return role
+        window = (cols.exec_wall[e - 1] if e > 0 else -np.inf, cols.exec_wall[e])
+        if cols.exec_is_function[e] and windows.any_in(*window):
+            role[e] = PROPAGATOR
+            continue
+        if cols.exec_is_function[e] and len(cols.trace_wall) and not windows.any_traced_in(*window):
+            role[e], gone[e] = UNKNOWN, True  # its traces are gone (a circular buffer dropped them)
+            continue
+        role[e] = PRODUCER
+        for tensor_id in cols.exec_io(e)[0]:
+            src, slot = eager_producer(cols, int(tensor_id), e)
+            if src < 0:  # a constant, or made before dumping started: not recorded
+                role[e] = UNKNOWN
+            elif cols.exec_io(src)[2][slot] == 1:
+                role[e] = PROPAGATOR
+                break
+    return role, gone
 
 
 class _Lazy:
@@ -246,13 +256,22 @@ class _Lazy:
     def __init__(self, make):
         self.make, self.made = make, None
 
-    def before(self, tensors, at):
+    def _get(self):
         if self.made is None:
             self.made = self.make()
-        return self.made.before(tensors, at)
+        return self.made
+
+    def before(self, tensors, at):
+        return self._get().before(tensors, at)
+
+    def after(self, tensors, at):
+        return self._get().after(tensors, at)
 
 
 def classify(cols: RunColumns) -> tuple[Classification, _Lazy]:
-    lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: _TraceLookup(cols.trace_tensor))
+    lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: TraceLookup(cols.trace_tensor))
     info = bool(np.any(cols.trace_nonfinite >= 0) or np.any(cols.exec_nonfinite >= 0))
-    return Classification(_classify_traces(cols, lookup), _classify_executions(cols), info), lookup
+    contained = containment.find(cols, lookup)
+    traces = _classify_traces(cols, lookup, contained)
+    execs, gone = _classify_executions(cols)
+    return Classification(traces, execs, info, contained, gone), lookup

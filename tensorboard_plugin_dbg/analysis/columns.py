@@ -42,6 +42,15 @@ class RunColumns:
     # exec_io(i) -> (input tensor ids, output tensor ids, per-output non-finite flags 1/0/-1); called only for the
     # few executions the classifier looks at (alerts and the producers of their inputs).
     exec_io: Callable[[int], tuple[Sequence[int], Sequence[int], Sequence[int]]] = field(repr=False)
-    # make_lookup() -> an object with classify._TraceLookup's `before`, built from what the source already holds;
+    # make_lookup() -> an object with trace_lookup.TraceLookup's `before`, built from what the source already holds;
     # None: the classifier sorts the tensor codes itself (trace_op / trace_tensor must then be arrays)
     make_lookup: Callable[[], Any] | None = field(default=None, repr=False)
+    # Traced outputs of every op as CSR (op o's tensor codes: op_output_tensor[op_output_ptr[o]:op_output_ptr[o+1]]),
+    # for walking from a tensor to its consumers' outputs (containment.py). Empty: no op's outputs are known.
+    op_output_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    op_output_tensor: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # bool[n_tensors]: the tensor is a function input (a Placeholder: TF does not trace it, its value is the
+    # caller's). Shorter than the tensor codes: the rest are not inputs.
+    tensor_is_input: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # int[E]: the execution's op type code (same function, same code), for telling dropped calls (buffer.py)
+    exec_op_type: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))

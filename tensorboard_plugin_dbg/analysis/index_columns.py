@@ -37,12 +37,19 @@ def gather(run: RunQueries) -> RunColumns:
         kind_blind[k] = int(mode) in NO_FINITENESS_MODES
 
     ptr, inputs, forwards = [0], [], []
+    input_tensors: set[int] = set()
     for graph_id, op_name in list(op_codes):
         entry = run.op_entry(graph_id, op_name)
         forwards.append(entry is not None and entry.op_type in FORWARDING_OPS)
         for producer, slot in entry.inputs if entry is not None else ():
-            inputs.append(tensor_codes.setdefault((graph_id, producer, int(slot)), len(tensor_codes)))
+            code = tensor_codes.setdefault((graph_id, producer, int(slot)), len(tensor_codes))
+            inputs.append(code)
+            if (graph_id, producer) not in op_codes and _is_placeholder(run, graph_id, producer):
+                input_tensors.add(code)
         ptr.append(len(inputs))
+    is_input = np.zeros(len(tensor_codes), bool)
+    is_input[list(input_tensors)] = True
+    out_ptr, out_tensor = _outputs_by_op(kind_op, kind_tensor, len(op_codes))
 
     flags = (-kind_blind.astype(np.int8))[kind_col] if n else np.zeros(0, np.int8)  # -1 blind, else 0
     bad_rows = traces["nonfinite_rows"]
@@ -85,7 +92,25 @@ def gather(run: RunQueries) -> RunColumns:
         exec_is_function=e_func,
         exec_io=exec_io,
         make_lookup=make_lookup,
+        op_output_ptr=out_ptr,
+        op_output_tensor=out_tensor,
+        tensor_is_input=is_input,
+        exec_op_type=execs["op_type"],
     )
+
+
+def _is_placeholder(run: RunQueries, graph_id: str, op_name: str) -> bool:
+    entry = run.op_entry(graph_id, op_name)
+    return entry is not None and entry.op_type == "Placeholder"
+
+
+def _outputs_by_op(kind_op: np.ndarray, kind_tensor: np.ndarray, n_ops: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of each op's traced tensor codes (a tensor traced on several devices or modes has several kinds)."""
+    pairs = np.unique(np.stack([kind_op.astype(np.int64), kind_tensor.astype(np.int64)], axis=1), axis=0)
+    pairs = pairs.reshape(-1, 2)
+    ptr = np.zeros(n_ops + 1, np.int64)
+    np.add.at(ptr, pairs[:, 0] + 1, 1)
+    return np.cumsum(ptr), pairs[:, 1].copy()
 
 
 def _alive(ref: weakref.ref) -> RunQueries:
@@ -111,7 +136,7 @@ class KindMapped:
 
 
 class KindRowsLookup:
-    """classify._TraceLookup's `before(tensors, at)` answered from the index's rows-by-kind permutation (`order`,
+    """trace_lookup.TraceLookup's `before(tensors, at)` answered from the index's rows-by-kind permutation (`order`,
     `starts`: the rows of kind k ascending in order[starts[k]:starts[k + 1]]): per distinct tensor, one binary
     search per kind that traces it (a tensor traced on several devices or in several modes has several kinds;
     the latest row among them wins)."""
@@ -124,6 +149,13 @@ class KindRowsLookup:
                 self.kinds_of.setdefault(t, []).append(k)
 
     def before(self, tensors, at) -> np.ndarray:
+        return self._search(tensors, at, after=False)
+
+    def after(self, tensors, at) -> np.ndarray:
+        """For each pair, the first row of tensor tensors[i] with row > at[i] (-1 when none)."""
+        return self._search(tensors, at, after=True)
+
+    def _search(self, tensors, at, after: bool) -> np.ndarray:
         tensors, at = np.asarray(tensors, np.int64), np.asarray(at, np.int64)
         out = np.full(len(tensors), -1, np.int64)
         if not len(tensors):
@@ -131,17 +163,23 @@ class KindRowsLookup:
         by = np.argsort(tensors, kind="stable")
         uniq, first = np.unique(tensors[by], return_index=True)
         bounds = np.append(first, len(by)).tolist()
+        none = np.iinfo(np.int64).max if after else -1
         for i, t in enumerate(uniq.tolist()):
             kinds = self.kinds_of.get(t)
             if not kinds:
                 continue
             q = by[bounds[i] : bounds[i + 1]]
             a = at[q]
-            best = np.full(len(q), -1, np.int64)
+            best = np.full(len(q), none, np.int64)
             for k in kinds:
                 seg = self.order[self.starts[k] : self.starts[k + 1]]
-                if len(seg):
+                if not len(seg):
+                    continue
+                if after:
+                    p = np.searchsorted(seg, a, side="right")
+                    np.minimum(best, np.where(p < len(seg), seg[np.minimum(p, len(seg) - 1)], none), out=best)
+                else:
                     p = np.searchsorted(seg, a, side="left") - 1
                     np.maximum(best, np.where(p >= 0, seg[np.maximum(p, 0)], -1), out=best)
-            out[q] = best
+            out[q] = np.where(best == none, -1, best)
         return out

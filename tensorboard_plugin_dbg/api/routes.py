@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
+from tensorboard_plugin_dbg.analysis import neighborhood, tensor_slices, tensor_stats, tensor_values
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
-from tensorboard_plugin_dbg.analysis import tensor_slices, tensor_stats, tensor_values
 from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
@@ -100,6 +100,11 @@ def op(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.op(p["graph_id"], p["op_name"], near=p["near"]))
 
 
+def graph_neighborhood(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    answer = neighborhood.neighborhood(run, p["graph_id"], p["op_name"], p["hops"], p["direction"], p["near"])
+    return _with_run(run, answer)
+
+
 def source_files(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.source_files())
 
@@ -156,7 +161,7 @@ ROUTES: tuple[RouteSpec, ...] = (
             Param(
                 "role",
                 "enum",
-                "Only alerts whose tensor was produced non-finite (not propagated).",
+                "Only alerts whose tensor was made non-finite there (producers, unknowns).",
                 choices=ALERT_ROLES,
             ),
         ),
@@ -220,6 +225,21 @@ ROUTES: tuple[RouteSpec, ...] = (
         ),
         op,
         "OpInfo",
+    ),
+    RouteSpec(
+        "graph_neighborhood",
+        f"The ops within `hops` data-edge hops of one op (at most {neighborhood.NODE_CAP}), across function "
+        "boundaries, each with its health at the trace nearest `near`.",
+        (
+            RUN,
+            Param("graph_id", "str", "Id of the graph holding the op.", required=True),
+            Param("op_name", "str", "Op name (exact).", required=True),
+            Param("hops", "int", "How far to walk.", default=2, minimum=1, maximum=neighborhood.MAX_HOPS),
+            Param("direction", "enum", "Upstream, downstream or both.", default="both", choices=("up", "down", "both")),
+            Param("near", "int", "The focused graph_executions index: health is read at each op's trace of that step."),
+        ),
+        graph_neighborhood,
+        "NeighborhoodResponse",
     ),
     RouteSpec("source_files", "Every source file in the dump.", (RUN,), source_files, "SourceFilesResponse"),
     RouteSpec(

@@ -131,6 +131,10 @@ class RunQueries(Protocol):
         """The op's creation record (type, data inputs, frames), or None."""
         ...
 
+    def graph_op_names(self, graph_id: str) -> list[str]:
+        """The graph's op names in creation order (function inputs first); [] for an unknown graph."""
+        ...
+
     def execution_io(self, index: int) -> tuple[list[int], list[int], list[int]]:
         """(input tensor ids, output tensor ids, per-output flag 1 non-finite / 0 finite / -1 cannot tell)."""
         ...

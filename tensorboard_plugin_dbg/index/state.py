@@ -179,6 +179,10 @@ class RunState:
     def op_entry(self, graph_id: str, op_name: str) -> OpEntry | None:
         return self.ops.get((graph_id, op_name))
 
+    def graph_op_names(self, graph_id: str) -> list[str]:
+        entry = self.graphs.get(graph_id)
+        return list(entry.op_names) if entry is not None else []
+
     def trace_arrays(self) -> dict[str, np.ndarray]:
         """Read-only views of the trace columns: `kind` (int32 code, see kind_info), `wall_time` (float64),
         `loc` (file code << 48 | offset), and `nonfinite_rows` (sorted uint32 rows whose value is non-finite)."""

@@ -13,6 +13,7 @@ import type {
   GraphExecutionDetail,
   GraphExecutionsResponse,
   GraphInfo,
+  NeighborhoodResponse,
   OpInfo,
   RootCauseResponse,
   RunsResponse,
@@ -72,6 +73,13 @@ export interface Api {
   graphExecution(run: string, index: number): Promise<GraphExecutionDetail>;
   graph(run: string, graphId: string): Promise<GraphInfo>;
   op(run: string, graphId: string, opName: string, near?: number): Promise<OpInfo>;
+  neighborhood(
+    run: string,
+    graphId: string,
+    opName: string,
+    hops: number,
+    near?: number,
+  ): Promise<NeighborhoodResponse>;
   sourceFiles(run: string): Promise<SourceFilesResponse>;
   sourceFile(run: string, index: number): Promise<SourceFileResponse>;
   stackFrames(run: string, ids: string[]): Promise<StackFramesResponse>;
@@ -163,6 +171,15 @@ export class HttpApi implements Api {
   }
   op(run: string, graphId: string, opName: string, near?: number) {
     return this.get<OpInfo>('op', { run, graph_id: graphId, op_name: opName, near });
+  }
+  neighborhood(run: string, graphId: string, opName: string, hops: number, near?: number) {
+    return this.get<NeighborhoodResponse>('graph_neighborhood', {
+      run,
+      graph_id: graphId,
+      op_name: opName,
+      hops,
+      near,
+    });
   }
   sourceFiles(run: string) {
     return this.get<SourceFilesResponse>('source_files', { run });

@@ -200,7 +200,8 @@ export interface RunStatus {
 }
 
 export interface RunInfo {
-  /** Directory relative to the logdir ('.' for the logdir itself), plus '#<run id prefix>' when one directory
+  /** Directory relative to the logdir (the logdir's own folder name for a dump directly in it, '.' when a sub-folder
+   * has that name), plus '#<run id prefix>' when one directory
    * holds several run ids. Stable: use it as the `run` parameter. */
   name: string;
   start_time: number | null;
@@ -244,9 +245,67 @@ export interface Alert {
   pos_inf: number | null;
   nan: number | null;
   size: number | null;
-  /** Root-cause classification (see `root_cause`); null until the analysis has run. */
-  role: 'producer' | 'propagator' | null;
+  /**
+   * Root-cause classification (analysis/classify.py, containment.py); null until the analysis has run, or finite.
+   * producer: its inputs were finite; unknown: some input was not recorded (a function input whose caller's tensor
+   * is not in the dump, a record a circular buffer dropped); propagator: an input was already non-finite;
+   * contained: the ops reading it gave finite outputs this step (a -inf mask before a softmax); expected: the same
+   * tensor was contained in an earlier step.
+   */
+  role: AlertRole | null;
 }
+
+/** One node of the graph around an op (analysis/neighborhood.py neighborhood). */
+export interface NeighborhoodNode {
+  /** `graph_id:op_name` for an op, `exec:N` for the eager execution a function input came from. */
+  id: string;
+  kind: 'op' | 'execution';
+  graph_id: string | null;
+  op_name: string | null;
+  op_type: string;
+  /** Hops from the focused op: negative upstream, positive downstream. */
+  depth: number;
+  /** The op's trace of the focused step (graph_executions index); null when the op has none. */
+  trace_index: number | null;
+  execution_index?: number;
+  output_slot?: number;
+  health: TensorHealth | null;
+  role: AlertRole | null;
+  device: string | null;
+  /** On a path from the root cause's producer to the focused op. */
+  on_path: boolean;
+  /** Edges not followed (the hop limit or the node cap). */
+  more_up: number;
+  more_down: number;
+  /** For a function input: where its value came from, or why that cannot be known. */
+  link?: string;
+}
+
+export interface NeighborhoodEdge {
+  source: string;
+  source_slot: number;
+  target: string;
+  target_slot: number;
+  /** The edge crosses a function boundary (a caller's tensor into a function input, a call into its graph). */
+  cross_graph: boolean;
+}
+
+export interface NeighborhoodResponse {
+  run: string;
+  graph_id: string;
+  op_name: string;
+  hops: number;
+  direction: 'up' | 'down' | 'both';
+  near: number | null;
+  nodes: NeighborhoodNode[];
+  edges: NeighborhoodEdge[];
+  /** The node cap was reached: some edges end in a `more` count. */
+  truncated: boolean;
+  /** What the picture cannot show (no control edges in a dump). */
+  notes: string[];
+}
+
+export type AlertRole = 'producer' | 'unknown' | 'propagator' | 'contained' | 'expected';
 
 export interface AlertsResponse {
   run: string;
@@ -477,12 +536,55 @@ export interface RootCauseInput {
   health: TensorHealth | null;
   /** Index of that trace in graph_executions; null when not traced. */
   graph_execution_index: number | null;
+  /** The eager execution whose output it was (an eager input, or what the caller passed into a function input). */
+  execution_index: number | null;
   /** Human sentence, e.g. "probs:0 — 1 zero among 1,000 elements" or "not traced by TensorFlow". */
+  description: string;
+  /** Non-finite as in earlier runs where its consumers absorbed it (not what broke this op). */
+  expected?: boolean;
+  /** Not recorded, but known not to matter (not a floating-point tensor) or followed to the caller's tensor. */
+  linked?: boolean;
+}
+
+/** The forward op a gradient op differentiates (analysis/gradients.py forward_op): the line to fix. */
+export interface RootCauseForward {
+  op_name: string;
+  op_type: string;
+  user_frame: StackFrame | null;
+  source_line: string | null;
+}
+
+/** The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where. */
+export interface RootCauseData {
+  /** 0-based: the iterator op's run that handed it out. */
+  batch: number;
+  /** Index tuples of the first non-finite elements; null when the mode records no values. */
+  positions: number[][] | null;
+  note: string;
+  /** The pipeline's first dataset op (e.g. TensorSliceDataset) and the user's line that made it. */
+  source_op: string | null;
+  user_frame: StackFrame | null;
+  source_line: string | null;
+}
+
+/** A contained non-finite source the analysis skipped (analysis/explain.py skipped). */
+export interface RootCauseSkip {
+  op_name: string;
+  op_type: string;
+  graph_execution_index: number;
+  /** How many of its runs were contained before the root cause. */
+  runs: number;
+  user_frame: StackFrame | null;
+  source_line: string | null;
   description: string;
 }
 
 export interface RootCauseProducer {
   alert: Alert;
+  /** producer: its inputs were recorded finite; unknown: some input was not recorded (see its description). */
+  role: 'producer' | 'unknown';
+  /** 0-based: how many times this op (or eager op type) ran before. */
+  run_number: number;
   op_name: string | null;
   op_type: string;
   graph_id: string | null;
@@ -495,6 +597,12 @@ export interface RootCauseProducer {
   user_frame: StackFrame | null;
   /** Text of the user frame's line, when the source file is in the dump. */
   source_line: string | null;
+  /** Set when the producer is a gradient op: the forward op, whose line is the one to fix. */
+  forward: RootCauseForward | null;
+  /** Set when an input pipeline's op handed out the first non-finite tensor. */
+  data: RootCauseData | null;
+  /** e.g. "overflow of float16's range (its largest finite value is 65504)"; null otherwise. */
+  overflow: string | null;
 }
 
 export interface RootCauseResponse {
@@ -504,9 +612,14 @@ export interface RootCauseResponse {
   /** One sentence for the user, including what cannot be known. */
   message: string;
   producer: RootCauseProducer | null;
-  /** Alert counts by role. */
+  /** Contained non-finite sources passed over on the way to the producer. */
+  skipped: RootCauseSkip[];
+  /** A circular buffer dropped earlier records: the producer is the first non-finite tensor kept. */
+  first_kept: boolean;
+  /** Alert counts by role (producers include the unknowns; contained include the expected). */
   producers: number;
   propagators: number;
+  contained: number;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

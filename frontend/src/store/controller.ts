@@ -8,7 +8,7 @@
  * source_loader.ts); what a live run's growth changes is decided here, when the runs poll answers.
  */
 import type { Api, GraphExecutionFilters } from '../api/client.ts';
-import type { Alert, RunInfo, StackFrame } from '../api/wire.ts';
+import type { Alert, RootCauseProducer, RunInfo, StackFrame } from '../api/wire.ts';
 import { isStandingReadProblem } from '../api/notice_codes.ts';
 import {
   Store,
@@ -19,15 +19,17 @@ import {
   errorText,
   runViewState,
   type Focus,
+  type GraphView,
   type ListScroll,
   type State,
 } from './store.ts';
 import { readUrlState, writeUrlState, type UrlState } from './url.ts';
-import { innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
+import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
 import { TensorLoader } from './tensor_loader.ts';
+import { GraphLoader } from './graph_loader.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
 
@@ -60,6 +62,7 @@ export class Controller {
   private readonly sources: SourceLoader;
   /** The Tensor Values view's intents (open, axes, fixed indices, cells in view, focus a position, close). */
   readonly tensors: TensorLoader;
+  private readonly graph: GraphLoader;
 
   constructor(
     readonly store: Store,
@@ -70,6 +73,11 @@ export class Controller {
     this.timeline = new TimelineLoader(store, api);
     this.sources = new SourceLoader(store, api);
     this.tensors = new TensorLoader(store, api);
+    this.graph = new GraphLoader(store, api);
+    // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
+    store.subscribe((s, prev) => {
+      if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
+    });
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a
@@ -227,6 +235,14 @@ export class Controller {
     }
   }
 
+  /** The root-cause card's click: its alert, then the line to fix (a gradient's forward op, the data's source). */
+  async focusRootCause(p: RootCauseProducer): Promise<void> {
+    await this.focusAlert(p.alert);
+    const fix = fixFrame(p);
+    if (fix && fix !== p.user_frame && fix.path !== null && this.store.state.alertIndex === p.alert.index)
+      this.sources.show({ fileIndex: fix.source_index, line: fix.line }, { selectedFrameId: null });
+  }
+
   focusAlert(alert: Alert): Promise<void> {
     if (alert.source === 'execution') return this.focusExecution(alert.source_index, alert.index);
     return this.focusGraphExecution(alert.source_index, alert.index);
@@ -367,6 +383,11 @@ export class Controller {
   selectFrame(frame: StackFrame): void {
     const source = frame.path !== null ? { fileIndex: frame.source_index, line: frame.line } : this.store.state.source;
     this.sources.show(source, { selectedFrameId: frame.id });
+  }
+
+  /** Graph Structure's mode (the one-hop list or the drawn neighbourhood) and hops. */
+  setGraphView(view: Partial<GraphView>): void {
+    this.graph.setView(view);
   }
 
   selectSourceFile(fileIndex: number): void {

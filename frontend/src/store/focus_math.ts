@@ -1,5 +1,5 @@
 /** Pure choices the focus chain makes: which frame, which trace, which rows to tint. */
-import type { OpInfo, StackFrame } from '../api/wire.ts';
+import type { OpInfo, RootCauseProducer, StackFrame } from '../api/wire.ts';
 
 /** Innermost user frame (frames are outermost first), else the innermost frame, else null. */
 export function innermostUserFrame(frames: StackFrame[]): StackFrame | null {
@@ -25,4 +25,12 @@ export function inputRowsOf(op: OpInfo, near: number): number[] {
     if (idx !== null) out.push(idx);
   }
   return out;
+}
+
+/**
+ * The line a person would fix for a root cause: the forward op's for a NaN born in the backward pass, the dataset's
+ * for a NaN the data carried, else the producer's own creation line.
+ */
+export function fixFrame(p: RootCauseProducer): StackFrame | null {
+  return p.forward?.user_frame ?? p.data?.user_frame ?? p.user_frame;
 }

@@ -12,6 +12,7 @@ import type {
   GraphExecutionDetail,
   GraphExecutionRow,
   OpInfo,
+  NeighborhoodResponse,
   RootCauseResponse,
   RunInfo,
   RunsResponse,
@@ -107,13 +108,22 @@ export interface State {
   sourceFile: Loadable<SourceFileResponse>;
   /** The Tensor Values view, when open (tensor_loader.ts). */
   tensorView: TensorView | null;
+  /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
+  graphView: GraphView;
+  /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
+  neighborhood: Loadable<NeighborhoodResponse>;
+}
+
+export interface GraphView {
+  mode: 'list' | 'drawn';
+  hops: number;
 }
 
 /** What a list shows with no run: nothing, and nothing to fetch. */
 export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
 /** Everything that belongs to one run's view: cleared when another run is selected. */
-export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
+export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'graphView'> {
   return {
     alertRows: noRows(),
     geRows: noRows(),
@@ -123,6 +133,7 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
     alertMarks: [],
     sourceFiles: idle(),
     sourceFile: idle(),
+    neighborhood: idle(),
     focus: null,
     alertIndex: null,
     alertType: null,
@@ -139,7 +150,7 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll'> {
 }
 
 export function initialState(): State {
-  return { runs: idle(), run: null, geScroll: null, ...runViewState() };
+  return { runs: idle(), run: null, geScroll: null, graphView: { mode: 'list', hops: 2 }, ...runViewState() };
 }
 
 export type Listener = (state: State, prev: State) => void;

@@ -75,7 +75,7 @@ export class AlertsPanel {
         renderRootCause(
           found,
           () => {
-            if (found.producer) void this.ctl.focusAlert(found.producer.alert);
+            if (found.producer) void this.ctl.focusRootCause(found.producer);
           },
           () => {
             if (found.producer) this.ctl.tensors.open(alertTarget(found.producer.alert));
@@ -167,7 +167,7 @@ export class AlertsPanel {
   }
 }
 
-/** One alert row: index, role (producer ●, propagator ○), op, type and the counts that raised it. */
+/** One alert row: index, role (producer ●, unknown ◐, propagator ○, contained/expected ◌), op, type, counts. */
 function renderAlertRow(row: HTMLElement, a: Alert | undefined, openValues: (a: Alert) => void): void {
   row.classList.add('alert-row');
   if (!a) {
@@ -203,10 +203,14 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined, openValues: (a: 
   );
 }
 
-const ROLE_MARK = { producer: '●', propagator: '○', none: '·' };
+const ROLE_MARK = { producer: '●', unknown: '◐', propagator: '○', contained: '◌', expected: '◌', none: '·' };
 const ROLE_TITLE = {
-  producer: 'Producer: this op made the value non-finite',
+  producer: 'Producer: this op made the value non-finite from finite inputs',
+  unknown:
+    'Unknown: non-finite, but some input was not recorded (a function input, or a record a circular buffer dropped)',
   propagator: 'Propagator: a non-finite input passed through',
+  contained: 'Contained: the ops reading it gave finite outputs (e.g. a -inf mask absorbed by a softmax): not a cause',
+  expected: 'Expected: non-finite as in earlier steps where it was absorbed (e.g. a -inf mask): not what broke',
   none: 'role not analysed',
 };
 

@@ -2,7 +2,7 @@
  * The Root cause card at the top of Alerts: the first op that produced a non-finite tensor, its output health,
  * each input's health (or "not traced"), and the user's source line. One click focuses everything on it.
  */
-import type { RootCauseResponse } from '../../api/wire.ts';
+import type { RootCauseResponse, StackFrame } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { baseName } from '../stack_trace/fold.ts';
@@ -24,9 +24,9 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
   card.title = 'Focus every panel on this op';
   const title = el('div', 'rc-title');
   title.append(
-    el('span', 'rc-label', 'Root cause: '),
+    el('span', 'rc-label', p.role === 'unknown' ? 'First NaN/∞ (inputs not recorded): ' : 'Root cause: '),
     el('b', 'rc-op', p.op_name ?? p.op_type),
-    el('span', 'muted', ` ${p.op_type}`),
+    el('span', 'muted', ` ${p.op_type} · run ${p.run_number + 1}`),
   );
   const values = el('button', 'tv-open-btn', 'values');
   values.dataset.testid = 'rc-values';
@@ -38,7 +38,29 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
   title.append(values);
   const out = el('div', 'rc-line');
   out.append(el('span', 'muted', 'output '), renderHealth(p.output_health));
+  if (p.overflow) out.append(el('span', 'rc-note', ` ${p.overflow}`));
   card.append(title, out);
+  if (p.forward) {
+    const fwd = el('div', 'rc-line rc-forward');
+    fwd.dataset.testid = 'rc-forward';
+    fwd.append(
+      el('span', 'muted', 'gradient of '),
+      el('b', '', p.forward.op_name),
+      el('span', 'muted', ` ${p.forward.op_type}`),
+    );
+    card.append(fwd, sourceLine(p.forward.user_frame, p.forward.source_line, 'fix', 'rc-fix'));
+  }
+  if (p.data) {
+    const data = el('div', 'rc-line rc-data');
+    data.dataset.testid = 'rc-data';
+    const at = p.data.positions?.length
+      ? ` · non-finite at ${p.data.positions.map((x) => `(${x.join(', ')})`).join(' ')}`
+      : '';
+    data.append(el('span', '', `the data carried it: batch ${p.data.batch + 1}${at}`));
+    card.append(data);
+    if (p.data.source_op)
+      card.append(sourceLine(p.data.user_frame, p.data.source_line, `made by ${p.data.source_op}`, 'rc-fix'));
+  }
   for (const input of p.inputs) {
     const row = el('div', 'rc-line rc-input');
     row.dataset.testid = 'rc-input';
@@ -50,13 +72,16 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     row.append(el('span', 'muted rc-desc', ` ${input.description}`));
     card.append(row);
   }
-  if (p.user_frame) {
-    const loc = el('div', 'rc-src');
-    loc.dataset.testid = 'rc-source';
-    loc.append(el('span', 'rc-file', `${baseName(p.user_frame.path)}:${p.user_frame.line}`));
-    if (p.source_line !== null) loc.append(el('code', 'rc-code', p.source_line.trim()));
-    loc.title = `${p.user_frame.path ?? ''}:${p.user_frame.line} in ${p.user_frame.function}`;
-    card.append(loc);
+  if (p.user_frame) card.append(sourceLine(p.user_frame, p.source_line, p.forward ? 'during' : '', 'rc-source'));
+  for (const skip of rc.skipped) {
+    const row = el('div', 'rc-line rc-skip muted', `skipped (contained): ${skip.description}`);
+    row.dataset.testid = 'rc-skip';
+    card.append(row);
+  }
+  if (rc.first_kept) {
+    const row = el('div', 'rc-line rc-note', 'first kept: a circular buffer dropped earlier records');
+    row.dataset.testid = 'rc-first-kept';
+    card.append(row);
   }
   if (rc.message) {
     const msg = el('div', 'rc-msg muted', rc.message);
@@ -68,4 +93,17 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     if (e.key === 'Enter') onFocus();
   });
   return card;
+}
+
+/** A user frame as `file:line` and its code; `label` says which line it is (fix, during, made by …). */
+function sourceLine(frame: StackFrame | null, code: string | null, label: string, testid: string): HTMLElement {
+  const loc = el('div', 'rc-src');
+  loc.dataset.testid = testid;
+  if (!frame) return loc;
+  const file = el('span', 'rc-file', `${baseName(frame.path)}:${frame.line}`);
+  if (label) loc.append(el('span', 'muted rc-which', `${label} `));
+  loc.append(file);
+  if (code !== null) loc.append(el('code', 'rc-code', code.trim()));
+  loc.title = `${frame.path ?? ''}:${frame.line} in ${frame.function}`;
+  return loc;
 }

@@ -6,10 +6,18 @@
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
-import type { ExecutionDetail, OpInfo, OpSummary, TensorValue, TraceIndices } from '../../api/wire.ts';
+import type {
+  ExecutionDetail,
+  NeighborhoodResponse,
+  OpInfo,
+  OpSummary,
+  TensorValue,
+  TraceIndices,
+} from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { numText, renderHealth } from '../../widgets/health.ts';
 import { noRunState } from '../../widgets/notices.ts';
+import { renderDrawnGraph } from './drawn_graph.ts';
 
 function traceNote(t: TraceIndices): HTMLElement {
   if (t.count === 0) {
@@ -48,13 +56,20 @@ export class GraphStructurePanel {
   readonly panel = new Panel('Graph Structure', 'panel-graph-structure');
   private content = el('div', 'gs');
   private hint = el('div', 'gs-hint');
+  private toolbar = el('div', 'gs-toolbar');
+  private modeButton = el('button', 'gs-mode');
+  private hopsInput = el('input', 'gs-hops');
+  private drawn: { data: NeighborhoodResponse; focusId: string; node: HTMLElement } | null = null;
 
   constructor(private readonly ctl: Controller) {
     this.hint.dataset.testid = 'gs-hint';
-    this.panel.body.append(this.hint, this.content);
+    this.buildToolbar();
+    this.panel.body.append(this.toolbar, this.hint, this.content);
     ctl.store.subscribe((s, prev) => {
       if (
         s.op !== prev.op ||
+        s.neighborhood !== prev.neighborhood ||
+        s.graphView !== prev.graphView ||
         s.hint !== prev.hint ||
         s.focusDetail !== prev.focusDetail ||
         s.focus !== prev.focus ||
@@ -64,6 +79,19 @@ export class GraphStructurePanel {
         this.render(s);
     });
     this.render(ctl.store.state);
+  }
+
+  /** List / drawn mode and the hops (1–8) of the drawn neighbourhood. */
+  private buildToolbar(): void {
+    this.modeButton.dataset.testid = 'gs-mode';
+    this.modeButton.addEventListener('click', () => {
+      const mode = this.ctl.store.state.graphView.mode === 'drawn' ? 'list' : 'drawn';
+      this.ctl.setGraphView({ mode });
+    });
+    Object.assign(this.hopsInput, { type: 'number', min: '1', max: '8', title: 'hops around the op' });
+    this.hopsInput.dataset.testid = 'gs-hops';
+    this.hopsInput.addEventListener('change', () => this.ctl.setGraphView({ hops: Number(this.hopsInput.value) }));
+    this.toolbar.append(this.modeButton, el('span', 'muted', ' hops '), this.hopsInput);
   }
 
   private opButton(graphId: string, name: string, op: OpSummary | null, testid: string): HTMLElement {
@@ -95,12 +123,39 @@ export class GraphStructurePanel {
     if (op.status === 'loading' && !op.data) return this.panel.setState({ kind: 'loading' });
     if (op.status === 'error')
       return this.panel.setState({ kind: 'error', text: `Could not load the op: ${op.error}` });
+    const view = s.graphView;
+    this.modeButton.textContent = view.mode === 'drawn' ? 'List' : 'Draw graph';
+    this.hopsInput.value = String(view.hops);
+    this.hopsInput.hidden = view.mode !== 'drawn';
+    if (op.data && view.mode === 'drawn') return this.renderDrawn(s, `${op.data.graph_id}:${op.data.op_name}`);
     if (op.data) this.renderOp(op.data);
     const d = s.focusDetail.data;
     if (d && 'value' in d && d.value && s.focus?.kind === 'graph_execution' && op.data?.op_name === d.op_name) {
       this.content.append(valuePreview(d.value));
     }
     this.panel.setState(op.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
+  }
+
+  private renderDrawn(s: State, focusId: string): void {
+    const n = s.neighborhood;
+    if (n.status === 'error')
+      return this.panel.setState({ kind: 'error', text: `Could not load the graph: ${n.error}` });
+    if (!n.data) return this.panel.setState({ kind: 'loading' });
+    if (this.drawn?.data === n.data && this.drawn.focusId === focusId && this.content.contains(this.drawn.node)) {
+      return this.panel.setState(n.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
+    }
+    const op = s.op.data;
+    const head = el('div', 'gs-center gs-drawn-head');
+    head.dataset.testid = 'gs-focus-op';
+    head.append(el('span', 'gs-name', op?.op_name ?? ''), el('span', 'muted', ` ${op?.op_type ?? ''}`));
+    const drawing = renderDrawnGraph(n.data, focusId, {
+      focusOp: (graphId, opName) => void this.ctl.navigateToOp(graphId, opName),
+      focusExecution: (index) => void this.ctl.focusExecution(index),
+    });
+    // kept while the answer is the same: a re-render for another reason must not reset the user's pan and zoom
+    this.drawn = { data: n.data, focusId, node: drawing };
+    this.content.replaceChildren(head, drawing);
+    this.panel.setState(n.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
   }
 
   private renderOp(op: OpInfo): void {

@@ -1,0 +1,165 @@
+"""Contained non-finite values: a NaN/∞ that the ops consuming it absorb in the same step.
+
+Attention masks add `-inf` on purpose, padding is `-inf`, a clipped log makes `-inf` that a `maximum` removes:
+such a tensor is non-finite every step, and every op that reads it gives a finite output. Blaming it for the run's
+first NaN is wrong; the root cause skips it and looks for the first non-finite value that *escapes*.
+
+A non-finite trace row r of tensor t is **contained** when, in the same step (before t is traced again):
+
+- t has at least one consumer whose output was traced (a consumer we cannot see may be where it escapes), and
+- every traced output of every consumer is finite, or is itself contained.
+
+The recursion covers chains: the mask's `-inf` constant → `where` → `scores + bias` (all `-inf`) → `softmax`
+(finite): all three are contained. Rows are walked from the last block to the first, so the consumers' rows (always
+later) are decided before the rows that feed them; within a block the rule is iterated to its fixpoint (chains are a
+few ops long).
+
+**Expected** rows: a tensor that was contained in an earlier step and is non-finite again without being contained
+now (the mask's `-inf` in the step where softmax breaks) is not where the NaN was born either: the op that used to
+absorb it and no longer does is. `expected_from[t]` is the first contained row of tensor t, and classify.py treats a
+non-finite input of that tensor after that row as benign.
+
+What this cannot see: eager executions (their consumers are other executions, not recorded as edges) and values
+that leave a function through its outputs (the caller's use of them is not an edge here): those never count as
+contained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
+
+_BLOCK = 1 << 16  # non-finite rows decided per step (its pair arrays stay a few MB)
+_MAX_DEPTH = 64  # fixpoint iterations per block: the longest chain of contained ops followed
+_AHEAD = 1 << 15  # rows past a block searched locally for the next traces (a step is rarely longer)
+# A contained chain ends in a finite output: a non-finite row with no finite row in the next _REACH rows is not
+# looked at. Once a run has gone NaN everywhere (every op, every step after), that skips all of it.
+_REACH = 1 << 20
+
+
+@dataclass
+class Containment:
+    rows: np.ndarray  # int64, sorted: the contained trace rows
+    expected_from: np.ndarray  # int64[n_tensors]: first contained row of each tensor code, or a huge value
+
+    def contained(self, rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, np.int64)
+        if not len(self.rows):
+            return np.zeros(len(rows), bool)
+        pos = np.searchsorted(self.rows, rows)
+        return (pos < len(self.rows)) & (self.rows[np.minimum(pos, max(len(self.rows) - 1, 0))] == rows)
+
+    def expected(self, tensors: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Whether each (tensor code, row) comes after a contained row of the same tensor (the tensor's
+        non-finite values were absorbed in an earlier step)."""
+        tensors = np.asarray(tensors, np.int64)
+        ok = (tensors >= 0) & (tensors < len(self.expected_from))
+        first = self.expected_from[np.where(ok, tensors, 0)]
+        return ok & (first < np.asarray(rows, np.int64))
+
+
+_NEVER = np.iinfo(np.int64).max
+
+
+def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
+    """CSR tensor code -> the ops that read it (the transpose of op_input_ptr / op_input_tensor)."""
+    n_ops = len(cols.op_input_ptr) - 1
+    owner = np.repeat(np.arange(n_ops), np.diff(cols.op_input_ptr))
+    tensors = cols.op_input_tensor
+    keep = tensors >= 0
+    owner, tensors = owner[keep], tensors[keep]
+    n_tensors = int(tensors.max()) + 1 if len(tensors) else 0
+    order = np.argsort(tensors, kind="stable")
+    ptr = np.zeros(n_tensors + 1, np.int64)
+    np.add.at(ptr, tensors + 1, 1)
+    return np.cumsum(ptr), owner[order]
+
+
+def _expand(ptr: np.ndarray, values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position in `keys`, value) for every value of every key in a CSR (keys outside it have none)."""
+    keys = np.asarray(keys, np.int64)
+    if len(ptr) < 2:  # an empty CSR
+        return np.zeros(0, np.int64), values[:0]
+    valid = (keys >= 0) & (keys < len(ptr) - 1)
+    safe = np.where(valid, keys, 0)
+    starts = ptr[safe]
+    counts = np.where(valid, ptr[safe + 1] - starts, 0)
+    owner = np.repeat(np.arange(len(keys)), counts)
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return owner, values[np.repeat(starts, counts) + offsets]
+
+
+def find(cols: RunColumns, lookup) -> Containment:
+    """The contained rows of the run (lookup: classify's `before`/`after` trace lookup)."""
+    flags = cols.trace_nonfinite
+    n_tensors = max(len(cols.tensor_is_input), int(cols.op_input_tensor.max()) + 1 if len(cols.op_input_tensor) else 0)
+    expected_from = np.full(n_tensors + 1, _NEVER, np.int64)
+    if len(cols.op_output_tensor) == 0 or not np.any(flags == 1):
+        return Containment(np.zeros(0, np.int64), expected_from)
+    cons_ptr, cons_ops = _consumers(cols)
+    alerts = np.flatnonzero(flags == 1)
+    finite = np.flatnonzero(flags == 0)
+    contained = np.zeros(len(alerts), bool)
+    if not len(finite):  # nothing finite anywhere: nothing absorbed
+        return Containment(np.zeros(0, np.int64), expected_from)
+    for hi in range(len(alerts), 0, -_BLOCK):  # last block first: consumers' rows are later
+        lo = max(0, hi - _BLOCK)
+        near = np.minimum(np.searchsorted(finite, alerts[lo:hi], "right"), len(finite) - 1)
+        maybe = np.flatnonzero((finite[near] > alerts[lo:hi]) & (finite[near] - alerts[lo:hi] <= _REACH))
+        if len(maybe):
+            contained[lo:hi] = _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo, hi, maybe)
+    rows = alerts[contained]
+    tensors = np.asarray(cols.trace_tensor[rows], np.int64)
+    ok = (tensors >= 0) & (tensors < len(expected_from))
+    np.minimum.at(expected_from, tensors[ok], rows[ok])
+    return Containment(rows, expected_from)
+
+
+def _after(cols: RunColumns, lookup, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """lookup.after(tensors, at), answered first from the rows just after the queries (a sorted lookup of a few
+    MB, built per block: the next trace of a consumer is nearly always within a step); only the queries that find
+    nothing there ask the whole-run lookup (the last step's, mostly)."""
+    lo = int(at.min())
+    hi = min(int(at.max()) + _AHEAD, len(cols.trace_nonfinite))
+    window = TraceLookup(np.asarray(cols.trace_tensor[lo:hi], np.int64))
+    found = window.after(tensors, at - lo)
+    hit = found >= 0
+    found[hit] += lo
+    miss = np.flatnonzero(~hit)
+    if len(miss):
+        found[miss] = lookup.after(tensors[miss], np.maximum(at[miss], hi - 1))
+    return found
+
+
+def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int, maybe: np.ndarray) -> np.ndarray:
+    """Which of the non-finite rows alerts[lo:hi] are contained; only those at positions `maybe` can be."""
+    block = np.zeros(hi - lo, bool)
+    rows = alerts[lo:hi][maybe]
+    tensors = np.asarray(cols.trace_tensor[rows], np.int64)
+    owner, ops = _expand(cons_ptr, cons_ops, tensors)
+    sub, outs = _expand(cols.op_output_ptr, cols.op_output_tensor, ops)
+    owner = owner[sub]  # (row, consumer output tensor) pairs
+    if not len(owner):
+        return block
+    nexts = _after(cols, lookup, np.concatenate([outs, tensors]), np.concatenate([rows[owner], rows]))
+    next_out, next_self = nexts[: len(outs)], nexts[len(outs) :][owner]  # next_self: where its next step begins
+    seen = (next_out >= 0) & ((next_self < 0) | (next_out < next_self))
+    n = len(rows)
+    candidate = (np.bincount(owner, minlength=n) > 0) & (np.bincount(owner[~seen], minlength=n) == 0)
+    pair_flag = np.where(seen, cols.trace_nonfinite[np.maximum(next_out, 0)], -1)
+    at = np.searchsorted(alerts, np.maximum(next_out, 0))  # the consumer row's place among the non-finite rows
+    at = np.minimum(at, len(alerts) - 1)
+    in_block = (at >= lo) & (at < hi)
+    later = contained[at] & ~in_block  # consumers' rows in later blocks are decided already
+    for _ in range(_MAX_DEPTH):
+        absorbed = later | (in_block & block[np.where(in_block, at - lo, 0)])
+        ok = (pair_flag == 0) | ((pair_flag == 1) & absorbed)
+        new = candidate & (np.bincount(owner[~ok], minlength=n) == 0)
+        if np.array_equal(new, block[maybe]):
+            break
+        block[maybe] = new
+    return block

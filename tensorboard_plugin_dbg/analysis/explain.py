@@ -1,0 +1,128 @@
+"""The root cause in words: what the analysis skipped on its way (contained values) and the one message that the
+route, the dashboard's card and the report all show (analysis/root_cause.py assembles it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis import producer
+from tensorboard_plugin_dbg.analysis.classify import Classification
+from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.health import describe_output
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+
+_ORIGINS = 3  # contained sources named
+
+
+def _where(frame: dict[str, Any] | None) -> str:
+    if not frame:
+        return ""
+    return f" at {(frame.get('path') or '?').rsplit('/', 1)[-1]}:{frame['line']}"
+
+
+def skipped(
+    run: RunQueries, cols: RunColumns, cls: Classification, found: dict[str, Any], source: str, index: int
+) -> list[dict[str, Any]]:
+    """wire.ts RootCauseSkip list: the sources of the contained non-finite values seen before the root cause (the
+    ops whose inputs were not contained themselves: the mask's -inf constant, not the ops it flowed through)."""
+    c = cls.contained
+    if c is None or not len(c.rows):
+        return []
+    end = (
+        index if source == "graph_execution" else int(np.searchsorted(cols.trace_wall, cols.exec_wall[index], "right"))
+    )
+    rows = c.rows[c.rows < end]
+    if not len(rows):
+        return []
+    ops = np.asarray(cols.trace_op[rows], np.int64)
+    held = set(np.asarray(cols.trace_tensor[rows], np.int64).tolist())
+    out = []
+    for code in dict.fromkeys(ops.tolist()):
+        ins: Any = cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]] if code >= 0 else []
+        if any(int(t) in held for t in ins):
+            continue  # it only passed a contained value on
+        out.append(_skip(run, found, int(rows[ops == code][0]), int(np.count_nonzero(ops == code))))
+        if len(out) == _ORIGINS:
+            break
+    return out
+
+
+def _skip(run: RunQueries, found: dict[str, Any], row: int, runs: int) -> dict[str, Any]:
+    trace = run.graph_execution(row, max_elements=0)
+    entry = run.op_entry(trace["graph_id"], trace["op_name"])
+    frame, line = producer.user_frame(run, list(entry.stack_frame_ids) if entry else [])
+    what = describe_output(trace["health"])
+    by = found["op_name"] or found["op_type"]
+    text = (
+        f"the {what} of {trace['op_name']} ({trace['op_type']}){_where(frame)} was absorbed by the ops that read it "
+        f"in {runs:,} earlier run(s) (contained, so not the cause), until {by} turned it into a NaN/∞ that escaped "
+        f"at its run {found.get('run_number', 0) + 1}"
+    )
+    return {
+        "op_name": trace["op_name"],
+        "op_type": trace["op_type"],
+        "graph_execution_index": row,
+        "runs": runs,
+        "user_frame": frame,
+        "source_line": line,
+        "description": text,
+    }
+
+
+def found_message(p: dict[str, Any], skips: list[dict[str, Any]], first_kept: bool, dropped: int) -> str:
+    what = f"{p['op_type']} op '{p['op_name']}'" if p["op_name"] else f"eager {p['op_type']}"
+    text = f"The first non-finite tensor came from {what}: {describe_output(p['output_health'])}."
+    fwd = p.get("forward")
+    if fwd:
+        code = f" ({fwd['source_line'].strip()})" if fwd.get("source_line") else ""
+        text += (
+            f" It is the gradient of {fwd['op_type']} op '{fwd['op_name']}'{_where(fwd['user_frame'])}{code}: the "
+            f"NaN/∞ was born in the backward pass, during the gradient computation{_where(p['user_frame'])}; the "
+            "forward op's line is the one to fix (e.g. keep its input away from the point where its derivative "
+            "is infinite)."
+        )
+    data = p.get("data")
+    if data:
+        made = f", made by {data['source_op']}{_where(data['user_frame'])}" if data.get("source_op") else ""
+        text += f" The data carried it: batch {data['batch'] + 1} from the input pipeline{made}."
+        if data.get("positions"):
+            text += f" {data['note']}, at " + ", ".join(str(tuple(pos)) for pos in data["positions"]) + "."
+        else:
+            text += f" {data['note']}"
+    if p.get("overflow"):
+        text += f" This is an {p['overflow']}."
+    if not data:  # an iterator's only input is the iterator itself
+        text += _inputs_sentence(p)
+    frame = p["user_frame"]
+    if frame:
+        code = f": {p['source_line'].strip()}" if p["source_line"] else ""
+        text += f" Created at {frame.get('path') or '?'}:{frame['line']}{code}"
+    else:
+        text += " No frame of its creation stack is in user code."
+    for skip in skips:
+        text += f" Skipped: {skip['description']}."
+    if first_kept:
+        lost = f" ({dropped:,} tf.function call(s) kept without their traces)" if dropped else ""
+        text += (
+            f" A circular buffer dropped earlier records{lost}: this is the first non-finite tensor that was kept; "
+            "an earlier one may be gone. Re-run with circular_buffer_size=-1 to keep every record."
+        )
+    return text
+
+
+def _inputs_sentence(p: dict[str, Any]) -> str:
+    if not p["inputs"]:
+        return ""
+    described = "; ".join(i["description"] for i in p["inputs"])
+    if p["inputs_known"] and any(i.get("expected") for i in p["inputs"]):
+        return f" Its inputs were finite or non-finite as in earlier runs that it absorbed: {described}."
+    if p["inputs_known"]:
+        return f" Its inputs were finite: {described}."
+    if (p["output_health"] or {}).get("mode") == "CURT_HEALTH":
+        return (
+            " Its inputs held no NaN or ∞, but CURT_HEALTH records nothing else, so the inputs' health "
+            "(zeros, negatives, sizes) cannot be known; re-run with tensor_debug_mode='FULL_HEALTH'."
+        )
+    return f" Its inputs' health cannot be fully known: {described}."

@@ -1,0 +1,118 @@
+"""Function inputs linked to the tensors their caller passed in.
+
+TensorFlow does not trace a function's input Placeholders, so a graph op fed by one (`tf.math.log(probs)` where
+`probs` is an argument) has an input with no record. Its value is often in the dump all the same: when the function
+was called eagerly, the call's `Execution` record lists the tensor ids passed in (`input_tensor_ids`, in the order of
+the function's inputs: its Placeholders in creation order), and each id is an output of an earlier execution whose
+record holds its health. The trace of an op belongs to the call whose record is the first one written after it (a
+call's traces precede its record).
+
+When the function was called from inside another tf.function, TF 2.21 records no op for that call
+(`StatefulPartitionedCall` ops get no creation record), so the tensor passed in cannot be known from the dump; the
+link then says so and why, rather than guessing. This module is the one place that walks from a function input to
+its caller (the root cause and the graph views use it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis.classify import eager_producer
+from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.health import describe
+from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+
+
+def caller_of(run: RunQueries, cols: RunColumns, graph_id: str, trace_row: int) -> int | None:
+    """The execution index of the eager call of graph `graph_id` that trace `trace_row` ran in, or None when the
+    record after the trace is not a call of that graph (a nested call, or records not written yet)."""
+    e = int(np.searchsorted(cols.exec_wall, cols.trace_wall[trace_row], side="left"))
+    if e >= len(cols.exec_wall) or not cols.exec_is_function[e]:
+        return None
+    detail = run.execution(e, max_elements=0)
+    called = detail.get("graph_id")
+    if called == graph_id:
+        return e
+    # GradientTape's forward functions are recorded with no graph id: their op type names the function
+    name = _info(run, graph_id).get("name") or ""
+    if not called and name and f"_{name}_" in str(detail.get("op_type", "")):
+        return e
+    return None
+
+
+def function_input(
+    run: RunQueries, cols: RunColumns, graph_id: str, placeholder: str, trace_row: int
+) -> dict[str, Any]:
+    """What the caller passed into function input `placeholder` for the call that trace `trace_row` ran in:
+    {"flag": 1 non-finite / 0 finite / -1 cannot hold NaN (not a float) / None unknown, "health", "execution_index",
+    "output_slot", "op_type", "why"} — `why` is one sentence for the user."""
+    names = run.graph_op_names(graph_id)
+    inputs = [n for n in names if (e := run.op_entry(graph_id, n)) is not None and e.op_type == "Placeholder"]
+    graph_name = _graph_name(run, graph_id)
+    unknown: dict[str, Any] = {"flag": None, "health": None, "execution_index": None, "output_slot": None}
+    call = caller_of(run, cols, graph_id, trace_row)
+    if call is None:
+        outer = _outer_name(run, graph_id)
+        where = f" from inside {outer}" if outer else ""
+        why = (
+            f"an input of {graph_name}, called{where}: TensorFlow records no op for a call between tf.functions, "
+            "so the tensor passed in cannot be known"
+        )
+        return {**unknown, "op_type": None, "why": why}
+    passed = list(cols.exec_io(call)[0])
+    if placeholder not in inputs or len(inputs) != len(passed):
+        why = f"an input of {graph_name}: its call (execution #{call}) passed {len(passed)} tensors for its "
+        why += f"{len(inputs)} inputs, so which one it was cannot be told"
+        return {**unknown, "op_type": None, "why": why}
+    tensor_id = int(passed[inputs.index(placeholder)])
+    src, slot = eager_producer(cols, tensor_id, call)
+    if src < 0:
+        why = (
+            f"passed in by execution #{call} ({graph_name}) as eager tensor {tensor_id}, which no recorded "
+            "execution made (a constant or Python/numpy data converted by TensorFlow): its health cannot be known"
+        )
+        return {**unknown, "op_type": None, "why": why}
+    detail = run.execution(src, max_elements=0)
+    outputs = detail.get("outputs") or []
+    health = outputs[slot] if slot < len(outputs) else None
+    flag = int(cols.exec_io(src)[2][slot]) if slot < len(cols.exec_io(src)[2]) else -1
+    made_by = f"{_short(detail['op_type'])}:{slot} (execution #{src})"
+    if health is None or flag < 0:
+        why = f"passed in by the caller from {made_by} — not instrumented (not a floating-point tensor)"
+    else:
+        why = f"passed in by the caller from {made_by} — {describe(health)}"
+    return {
+        "flag": flag,
+        "health": health,
+        "execution_index": src,
+        "output_slot": slot,
+        "op_type": detail["op_type"],
+        "why": why,
+    }
+
+
+def _short(op_type: str) -> str:
+    """`__inference_model_32` -> `model`: the function's own name."""
+    for prefix in ("__inference_", "__forward_", "__backward_"):
+        if op_type.startswith(prefix):
+            return op_type[len(prefix) :].rsplit("_", 1)[0]
+    return op_type
+
+
+def _info(run: RunQueries, graph_id: str | None) -> dict[str, Any]:
+    try:
+        return run.graph(graph_id) if graph_id else {}
+    except NotFound:
+        return {}
+
+
+def _graph_name(run: RunQueries, graph_id: str) -> str:
+    name = _info(run, graph_id).get("name")
+    return f"tf.function `{name}`" if name else "a function"
+
+
+def _outer_name(run: RunQueries, graph_id: str) -> str | None:
+    name = _info(run, _info(run, graph_id).get("outer_graph_id")).get("name")
+    return f"tf.function `{name}`" if name else None
