@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from harness.tensorboard_process import TensorBoardProcess
-from tensorboard_plugin_dbg.analysis import alerts, neighborhood, report_text, root_cause
+from tensorboard_plugin_dbg.analysis import alerts, neighborhood, report_text, root_cause, tensor_values
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
@@ -181,13 +181,21 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ("source_file", dict(index=1, begin_line=2, end_line=4), lambda: run.source_file(1, 2, 4)),
         ("stack_frames", dict(ids=",".join(frame_ids)), lambda: run.stack_frames(frame_ids)),
         ("root_cause", {}, lambda: _root_cause_answer(run)),
+        # a FULL_HEALTH dump: the tensor route answers what the mode carries (tests/test_tensor_values.py: values)
+        (
+            "tensor",
+            dict(source="graph", index=n - 1),
+            lambda: tensor_values.tensor(run, "graph", n - 1, None, None, 64),
+        ),
+        ("tensor_inputs", dict(source="graph", index=n - 1), lambda: tensor_values.inputs(run, "graph", n - 1)),
         (
             "graph_neighborhood",
             dict(graph_id=graph_id, op_name=op_name, hops=3, direction="up"),
             lambda: neighborhood.neighborhood(run, graph_id, op_name, 3, "up", None),
         ),
     ]
-    assert {c[0] for c in cases} | {"runs", "openapi.json"} == {r.name for r in ROUTES}
+    # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes
+    assert {c[0] for c in cases} | {"runs", "openapi.json", "tensor.npy"} == {r.name for r in ROUTES}
     for route, params, query in cases:
         body = ok(client, route, run=run_name, **params)
         want = query()
@@ -251,6 +259,9 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "graph_neighborhood": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
         "source_file": {"run": run_name, "index": 0},
         "stack_frames": {"run": run_name, "ids": tf_view["executions"][0]["stack_frame_ids"][0]},
+        "tensor": {"run": run_name, "source": "graph", "index": 0, "slice": "..."},
+        "tensor.npy": {"run": run_name, "source": "eager", "index": 0},  # FULL_HEALTH: a 404 JSON answer
+        "tensor_inputs": {"run": run_name, "source": "graph", "index": 0},
     }
 
 

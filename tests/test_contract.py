@@ -28,7 +28,7 @@ from api_helpers import (
 )
 from werkzeug.test import Client
 
-from tensorboard_plugin_dbg.analysis import alerts, neighborhood, report_text, run_verdict
+from tensorboard_plugin_dbg.analysis import alerts, neighborhood, report_text, run_verdict, tensor_values
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
@@ -129,6 +129,14 @@ def answers(served):
             ask("source_file", run=run, index=f["index"])
             ask("source_file", run=run, index=f["index"], begin_line=1, end_line=5)
         ask("root_cause", run=run)
+        for r in rows[:: max(1, len(rows) // 10)]:
+            ask("tensor", run=run, source="graph", index=r["index"], slice="...", bins=8)
+            ask("tensor_inputs", run=run, source="graph", index=r["index"])
+        for e in execs["executions"][:10]:
+            ask("tensor", run=run, source="eager", index=e["index"], bins=8)
+        for r in rows[:3]:  # binary: its status and content type only (the body is a .npy, tested elsewhere)
+            resp = client.get(url("tensor.npy", run=run, source="graph", index=r["index"]))
+            out.append(("tensor.npy", {"run": run}, resp.status_code, resp.headers["Content-Type"]))
         ask("execution", run=run, index=10**6)  # errors are part of the contract too
         ask("alerts", run=run, begin=0, end=PAGE_CAP + 1)
         assert alerts["total"] == info["counts"]["alerts"]
@@ -148,6 +156,10 @@ def test_every_response_matches_the_schema(answers):
     failures = []
     for route, params, status, body in answers:
         type_name = ROUTES_BY_NAME[route].response if status == 200 else "ErrorResponse"
+        if route == "tensor.npy":
+            want = "application/octet-stream" if status == 200 else "application/json"
+            assert body.split(";")[0] == want, (params, status, body)
+            continue
         if type_name is None:
             continue
         problems = schema_errors(schema, type_name, body)
@@ -201,7 +213,7 @@ def test_non_finite_floats_are_spelled_value_by_value(answers, served):
     catalog = served[1].catalog()
     spelled: Counter = Counter()
     for route, params, status, body in answers:
-        if status != 200 or not ROUTES_BY_NAME[route].needs_run:
+        if status != 200 or not ROUTES_BY_NAME[route].needs_run or route == "tensor.npy":
             continue
         body = {k: v for k, v in body.items() if k != "run"}
         problems: list[str] = []
@@ -237,7 +249,7 @@ def test_only_num_fields_carry_non_finite_strings(answers):
     seen, checked = set(), 0
     for route, _params, status, body in answers:
         type_name = ROUTES_BY_NAME[route].response
-        if status != 200 or type_name is None:
+        if status != 200 or type_name is None or route == "tensor.npy":
             continue
         for path in _non_finite_leaves(body):
             shape = (route, tuple("*" if isinstance(p, int) else p for p in path))
@@ -275,6 +287,10 @@ def _index_raw(run, route: str, p: dict):
         "source_file": lambda: run.source_file(i["index"], i.get("begin_line"), i.get("end_line")),
         "stack_frames": lambda: run.stack_frames(p["ids"].split(",")),
         "root_cause": lambda: _root_cause_answer(run),
+        "tensor": lambda: tensor_values.tensor(
+            run, p["source"], i["index"], None, p.get("slice"), int(p.get("bins", 64))
+        ),
+        "tensor_inputs": lambda: tensor_values.inputs(run, p["source"], i["index"]),
         "graph_neighborhood": lambda: neighborhood.neighborhood(
             run, p["graph_id"], p["op_name"], i.get("hops", 2), p.get("direction", "both"), i.get("near")
         ),
@@ -302,7 +318,7 @@ def test_answers_agree_with_the_index(answers, served):
     catalog = served[1].catalog()
     checked = 0
     for route, params, status, body in answers:
-        if status != 200 or not ROUTES_BY_NAME[route].needs_run:
+        if status != 200 or not ROUTES_BY_NAME[route].needs_run or route == "tensor.npy":
             continue
         body = dict(body)
         if "run" in body:

@@ -18,6 +18,8 @@ import { GraphStructurePanel } from './panels/graph_structure/graph_structure.ts
 import { GraphExecutionPanel } from './panels/graph_execution/graph_execution.ts';
 import { SourceCodePanel } from './panels/source_code/source_code.ts';
 import { StackTracePanel } from './panels/stack_trace/stack_trace.ts';
+import { TensorValuesPanel } from './panels/tensor_values/tensor_values.ts';
+import { TENSOR_CSS } from './panels/tensor_values/styles.ts';
 
 export interface RenderOptions {
   api?: Api;
@@ -34,7 +36,7 @@ export function render(opts: RenderOptions = {}): void {
   // answer comes in a later task, when every panel below is subscribed.
   void ctl.start();
   const style = document.createElement('style');
-  style.textContent = CSS;
+  style.textContent = CSS + TENSOR_CSS;
   document.head.appendChild(style);
   const slots = buildLayout();
   document.body.appendChild(slots.root);
@@ -57,6 +59,7 @@ export function render(opts: RenderOptions = {}): void {
   slots.execution.append(execution.panel.element);
   slots.source.append(source.panel.element);
   slots.stack.append(stack.panel.element);
+  slots.root.append(new TensorValuesPanel(ctl).element);
 
   watchTheme((dark) => {
     document.body.classList.toggle('dbg-dark', dark);

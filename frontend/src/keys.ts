@@ -19,6 +19,7 @@ function typing(t: EventTarget | null): boolean {
 export function installKeys(ctl: Controller, list: () => HTMLElement): void {
   const onKey = (e: KeyboardEvent, fromParent: boolean) => {
     if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+    if (ctl.store.state.tensorView) return; // the Tensor Values pane is over the lists: keys would move them unseen
     if (e.key === 'n' || e.key === 'p') {
       e.preventDefault();
       void ctl.stepAlert(e.key === 'n' ? 1 : -1);

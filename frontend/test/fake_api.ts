@@ -1,7 +1,15 @@
 /** A fake Api over an in-memory run for store tests: one graph op `Log` fed by `probs`, traces and an alert. */
-import type { Api, GraphExecutionFilters } from '../src/api/client.ts';
+import type { Api, GraphExecutionFilters, TensorTarget } from '../src/api/client.ts';
 import { ApiError } from '../src/api/client.ts';
-import type { Alert, GraphExecutionRow, OpInfo, RunInfo, StackFrame } from '../src/api/wire.ts';
+import type {
+  Alert,
+  GraphExecutionRow,
+  OpInfo,
+  RunInfo,
+  StackFrame,
+  TensorInputsResponse,
+  TensorResponse,
+} from '../src/api/wire.ts';
 import type { UrlIO } from '../src/store/controller.ts';
 import type { UrlState } from '../src/store/url.ts';
 
@@ -233,5 +241,51 @@ export class FakeApi implements Api {
       contained: 0,
       report_text: `run ${run}: UNKNOWN — not known\n`,
     };
+  }
+  /** The FULL_TENSOR value of every trace: float32 [2, 3, 4] with a NaN at [1, 2, 3]; slices answer [3, 4]. */
+  async tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse> {
+    this.calls.push(`tensor ${t.source} ${t.index} ${slice ?? '-'} ${bins ?? ''}`);
+    const ref = { ...t, output: t.output ?? 0, op_name: 'Log', op_type: 'Log', graph_id: 'g1', wall_time: 1 };
+    const values = Array.from({ length: 12 }, (_, i) => (i === 11 ? 'NaN' : i) as number | 'NaN');
+    return {
+      run,
+      tensor: { ...ref, tensor_debug_mode: 'FULL_TENSOR' },
+      dtype: 'float32',
+      shape: [2, 3, 4],
+      size: 24,
+      has_values: true,
+      note: null,
+      health: null,
+      stats: {
+        of: 'values',
+        count: 24,
+        nan: 1,
+        neg_inf: 0,
+        pos_inf: 0,
+        neg: 0,
+        zero: 2,
+        pos: 21,
+        min: 0,
+        max: 10,
+        mean: 5,
+        std: 3,
+      },
+      histogram: { edges: [0, 5, 10], counts: [12, 11], nan: 1, neg_inf: 0, pos_inf: 0 },
+      nonfinite: { total: 1, positions: [[1, 2, 3]], truncated: false, per_axis: [] },
+      slice: slice === undefined ? null : { spec: slice, shape: [3, 4], values },
+    };
+  }
+  async tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse> {
+    this.calls.push(`tensor_inputs ${t.source} ${t.index}`);
+    const ref = { source: 'graph' as const, index: 6, output: 0, op_name: 'probs', op_type: 'Softmax', graph_id: 'g1' };
+    const input = { ...ref, wall_time: 6, tensor_debug_mode: 'FULL_TENSOR' as const };
+    const tensor = {
+      ...ref,
+      source: t.source,
+      index: t.index,
+      wall_time: 7,
+      tensor_debug_mode: 'FULL_TENSOR' as const,
+    };
+    return { run, tensor, inputs: [{ slot: 0, name: 'probs:0', tensor: input, description: 'probs:0 — finite' }] };
   }
 }

@@ -121,6 +121,13 @@ def _follow_function_inputs(run: RunQueries, cols: RunColumns, cls: Classificati
         cls.trace_role[row] = verdict
 
 
+def input_sources(run: RunQueries, source: str, index: int) -> list[dict[str, Any]]:
+    """producer.input_sources over the run's classification (cached per version): the data inputs of graph trace
+    (`source` "graph_execution") or execution `index`, each with where its latest value before it was recorded."""
+    cols, _cls, lookup = _classified(run)
+    return producer.input_sources(run, cols, lookup, source, index)
+
+
 def role_name(cls: Classification, source: str, index: int) -> str | None:
     roles = cls.trace_role if source == "graph_execution" else cls.exec_role
     return ROLE_NAMES[int(roles[index])] if 0 <= index < len(roles) else None

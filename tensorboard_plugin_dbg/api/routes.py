@@ -11,12 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
-from tensorboard_plugin_dbg.analysis import neighborhood, report_text, run_verdict
+from tensorboard_plugin_dbg.analysis import (
+    neighborhood,
+    report_text,
+    run_verdict,
+    tensor_slices,
+    tensor_stats,
+    tensor_values,
+)
+from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
-from tensorboard_plugin_dbg.api.spec import RouteSpec
+from tensorboard_plugin_dbg.api.spec import Binary, RouteSpec
 from tensorboard_plugin_dbg.index.alert_queries import ALERT_TYPE
 from tensorboard_plugin_dbg.index.protocol import Catalog, RunQueries
+from tensorboard_plugin_dbg.index.tensor_queries import SOURCES
+from tensorboard_plugin_dbg.reader import tensor_content
 
 ALERT_TYPES = (ALERT_TYPE,)
 ALERT_ROLES = ("producer",)
@@ -24,6 +34,7 @@ ALERT_ROLES = ("producer",)
 # elements is ~1-2 MB of JSON, the most a panel can show at once anyway).
 MAX_TENSOR_ELEMENTS = 100_000
 DEFAULT_TENSOR_ELEMENTS = 1000
+NPY = "application/octet-stream"
 
 RUN = Param("run", "str", "Run name, as listed by `runs` (RunInfo.name).", required=True)
 BEGIN = Param("begin", "int", "First row of the page (0-based).", required=True)
@@ -37,6 +48,9 @@ MAX_ELEMENTS = Param(
     minimum=0,
     maximum=MAX_TENSOR_ELEMENTS,
 )
+SOURCE = Param("source", "enum", "graph: a graph execution trace; eager: an execution.", required=True, choices=SOURCES)
+OUTPUT = Param("output", "int", "Output slot (eager: default 0; graph: the trace's own slot, default it).")
+TENSOR = (RUN, SOURCE, Param("index", "int", "graph_executions or executions index.", required=True), OUTPUT)
 
 
 def _with_run(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
@@ -116,6 +130,29 @@ def root_cause(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     result = report_text.run_result(run)
     answer = {k: v for k, v in result.items() if k not in ("run", "notices")}
     return _with_run(run, {**answer, "report_text": report_text.run_section(result)})
+
+
+def tensor(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    try:
+        answer = tensor_values.tensor(run, p["source"], p["index"], p["output"], p["slice"], p["bins"])
+    except tensor_slices.SliceError as exc:
+        raise errors.ApiError(errors.PAGE_TOO_LARGE if exc.too_large else errors.BAD_PARAMETER, str(exc)) from exc
+    return _with_run(run, answer)
+
+
+def tensor_npy(run: RunQueries, p: dict[str, Any]) -> Binary:
+    loc, filename = tensor_values.npy(run, p["source"], p["index"], p["output"])
+    return Binary(
+        tensor_values.npy_stream(loc),
+        tensor_content.npy_bytes(loc),
+        filename,
+        NPY,
+        {"X-Dbg-Dtype": loc.dtype},
+    )
+
+
+def tensor_inputs(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _with_run(run, tensor_values.inputs(run, p["source"], p["index"]))
 
 
 def openapi(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
@@ -244,6 +281,47 @@ ROUTES: tuple[RouteSpec, ...] = (
         (RUN,),
         root_cause,
         "RootCauseResponse",
+    ),
+    RouteSpec(
+        "tensor",
+        "One debug tensor: dtype, shape, whole-tensor stats, histogram, non-finite positions, and a slice of values "
+        "(FULL_TENSOR; other modes: what they carry, and how to record values).",
+        (
+            *TENSOR,
+            Param(
+                "slice",
+                "str",
+                "numpy basic slice, e.g. `3,:,0:8`, `-1,...`, `::-2` (ints, negative ints, start:stop:step, one "
+                f"`...`); at most {tensor_slices.MAX_SLICE_ELEMENTS} elements (else 400 page_too_large). "
+                "Absent: no values, the summary only; empty: not allowed (give `...` for everything).",
+            ),
+            Param(
+                "bins",
+                "int",
+                "Histogram bins.",
+                default=tensor_stats.DEFAULT_BINS,
+                minimum=1,
+                maximum=tensor_stats.MAX_BINS,
+            ),
+        ),
+        tensor,
+        "TensorResponse",
+    ),
+    RouteSpec(
+        "tensor.npy",
+        "A FULL_TENSOR value as a .npy file, bit-exact in its stored dtype (bfloat16: its raw 16-bit words, "
+        "dtype <u2; the X-Dbg-Dtype header and the file name say bfloat16; strings: fixed-width bytes |S<n>).",
+        TENSOR,
+        tensor_npy,
+        None,
+        content_type=NPY,
+    ),
+    RouteSpec(
+        "tensor_inputs",
+        "The op's data inputs of a tensor, each with the latest recorded tensor of it before the op ran.",
+        TENSOR[:3],
+        tensor_inputs,
+        "TensorInputsResponse",
     ),
     RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None, uses_catalog=False),
 )

@@ -20,6 +20,8 @@ import type {
   SourceFileResponse,
   SourceFilesResponse,
   StackFramesResponse,
+  TensorInputsResponse,
+  TensorResponse,
 } from './wire.ts';
 
 /** The server's error codes, plus the client's own for a request that got no usable answer. */
@@ -49,6 +51,18 @@ export interface GraphExecutionFilters {
   onlyNonfinite?: boolean;
 }
 
+/** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output. */
+export interface TensorTarget {
+  source: 'graph' | 'eager';
+  index: number;
+  output: number | null;
+}
+
+/** The `tensor.npy` download of a tensor (a link, not a fetch: the browser saves the file). */
+export function tensorNpyUrl(run: string, t: TensorTarget): string {
+  return routeUrl('tensor.npy', { run, source: t.source, index: t.index, output: t.output });
+}
+
 /** What the store needs from the backend; the HTTP client implements it and unit tests use a fake. */
 export interface Api {
   runs(): Promise<RunsResponse>;
@@ -70,6 +84,9 @@ export interface Api {
   sourceFile(run: string, index: number): Promise<SourceFileResponse>;
   stackFrames(run: string, ids: string[]): Promise<StackFramesResponse>;
   rootCause(run: string): Promise<RootCauseResponse>;
+  /** `slice` absent: the summary only (stats, histogram, non-finite positions). */
+  tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse>;
+  tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse>;
 }
 
 type Params = Record<string, string | number | boolean | undefined | null>;
@@ -184,5 +201,12 @@ export class HttpApi implements Api {
   }
   rootCause(run: string) {
     return this.get<RootCauseResponse>('root_cause', { run });
+  }
+  tensor(run: string, t: TensorTarget, slice?: string, bins?: number) {
+    // `...` selects everything: an empty slice would be dropped from the URL (and means "no values")
+    return this.get<TensorResponse>('tensor', { run, source: t.source, index: t.index, output: t.output, slice, bins });
+  }
+  tensorInputs(run: string, t: TensorTarget) {
+    return this.get<TensorInputsResponse>('tensor_inputs', { run, source: t.source, index: t.index });
   }
 }

@@ -28,6 +28,7 @@ import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
+import { TensorLoader } from './tensor_loader.ts';
 import { GraphLoader } from './graph_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
@@ -60,6 +61,8 @@ export class Controller {
   private readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
   private readonly history: FocusHistory;
+  /** The Tensor Values view's intents (open, axes, fixed indices, cells in view, focus a position, close). */
+  readonly tensors: TensorLoader;
   private readonly graph: GraphLoader;
 
   constructor(
@@ -72,6 +75,7 @@ export class Controller {
     this.sources = new SourceLoader(store, api);
     this.history = new FocusHistory(store);
     url.listen((s) => void this.restoreFromUrl(s));
+    this.tensors = new TensorLoader(store, api);
     this.graph = new GraphLoader(store, api);
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {

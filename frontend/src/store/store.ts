@@ -22,6 +22,7 @@ import type {
 } from '../api/wire.ts';
 import type { GraphExecutionFilters } from '../api/client.ts';
 import { PagedRows } from './paged_rows.ts';
+import type { TensorView } from './tensor_loader.ts';
 
 /** What the user is looking at: one tensor trace in the graph execution list, or one eager execution. */
 export type Focus = { kind: 'graph_execution'; index: number } | { kind: 'execution'; index: number };
@@ -109,6 +110,8 @@ export interface State {
   sourceFiles: Loadable<SourceFileRef[]>;
   /** The file `source` points at. */
   sourceFile: Loadable<SourceFileResponse>;
+  /** The Tensor Values view, when open (tensor_loader.ts). */
+  tensorView: TensorView | null;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
@@ -147,6 +150,7 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'graph
     inputRows: [],
     hint: null,
     listNote: null,
+    tensorView: null,
   };
 }
 

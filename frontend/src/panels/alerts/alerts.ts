@@ -12,6 +12,7 @@ import { healthChips } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
+import { alertTarget } from '../../store/tensor_loader.ts';
 
 const TYPE_LABEL: Record<string, string> = { InfNanAlert: 'NaN / ∞' };
 /** What one alert is (the report says the same: analysis/report_text.py ALERT_UNIT). */
@@ -43,7 +44,7 @@ export class AlertsPanel {
       rowHeight: 24,
       testId: 'alert-list',
       requestRows: (begin, end) => ctl.loadAlertRows(begin, end),
-      renderRow: (row, a) => renderAlertRow(row, a),
+      renderRow: (row, a) => renderAlertRow(row, a, (alert) => ctl.tensors.open(alertTarget(alert))),
       rowClass: (_i, a) => (a && a.index === this.ctl.store.state.alertIndex ? 'focused' : null),
       onSelect: (_i, a) => a && void this.ctl.focusAlert(a),
       onActivate: (_i, a) => a && void this.ctl.focusAlert(a),
@@ -73,9 +74,15 @@ export class AlertsPanel {
       const found = rc.data;
       this.panel.element.classList.add('has-rc');
       this.rc.replaceChildren(
-        renderRootCause(found, () => {
-          if (found.producer) void this.ctl.focusRootCause(found.producer);
-        }),
+        renderRootCause(
+          found,
+          () => {
+            if (found.producer) void this.ctl.focusRootCause(found.producer);
+          },
+          () => {
+            if (found.producer) this.ctl.tensors.open(alertTarget(found.producer.alert));
+          },
+        ),
       );
     } else if (rc.status === 'error') {
       const err = el('div', 'rc-card rc-error', `Root cause not available: ${rc.error}`);
@@ -168,7 +175,7 @@ export class AlertsPanel {
 }
 
 /** One alert row: index, role (producer ●, unknown ◐, propagator ○, contained/expected ◌), op, type, counts. */
-function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
+function renderAlertRow(row: HTMLElement, a: Alert | undefined, openValues: (a: Alert) => void): void {
   row.classList.add('alert-row');
   if (!a) {
     row.replaceChildren(el('span', 'muted', 'Loading…'));
@@ -186,6 +193,14 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined): void {
     chip.title = c.title;
     chips.append(chip);
   }
+  const values = el('button', 'tv-open-btn', 'values');
+  values.dataset.testid = 'alert-values';
+  values.title = 'Show this tensor in Tensor Values';
+  values.addEventListener('click', (e) => {
+    e.stopPropagation();
+    openValues(a);
+  });
+  chips.append(values);
   row.replaceChildren(
     el('span', 'alert-idx', String(a.index)),
     role,

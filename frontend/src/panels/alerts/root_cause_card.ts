@@ -33,7 +33,7 @@ function copyButton(text: string): HTMLElement {
   return b;
 }
 
-export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTMLElement {
+export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onValues: () => void): HTMLElement {
   const card = el('div', `rc-card rc-${rc.status}`);
   card.dataset.testid = 'root-cause';
   card.dataset.status = rc.status;
@@ -61,6 +61,14 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTM
   if (p.user_frame)
     title.append(el('span', 'rc-where-short', ` · ${baseName(p.user_frame.path)}:${p.user_frame.line}`));
   if (rc.report_text) title.append(copyButton(rc.report_text));
+  const values = el('button', 'tv-open-btn', 'values');
+  values.dataset.testid = 'rc-values';
+  values.title = "Show this op's output and inputs in Tensor Values";
+  values.addEventListener('click', (e) => {
+    e.stopPropagation();
+    onValues();
+  });
+  title.append(values);
   const out = el('div', 'rc-line');
   out.append(el('span', 'muted', 'output '), renderHealth(p.output_health));
   if (p.overflow) out.append(el('span', 'rc-note', ` ${p.overflow}`));

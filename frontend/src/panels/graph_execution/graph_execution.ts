@@ -119,10 +119,18 @@ export class GraphExecutionPanel {
     // The op type only where it differs from the name (no "Log Log").
     const type = el('span', 'ge-type', item.op_type === item.op_name ? '' : (item.op_type ?? '?'));
     type.title = item.op_type ?? 'op not in the graphs file';
+    const health = el('span', 'ge-health');
+    const values = el('button', 'tv-open-btn', 'values');
+    values.dataset.testid = 'ge-values';
+    values.addEventListener('click', (e) => {
+      e.stopPropagation();
+      this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
+    });
+    health.append(renderHealth(item.health), values);
     row.replaceChildren(
       el('span', 'ge-idx', String(item.index)),
       name,
-      renderHealth(item.health),
+      health,
       type,
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),

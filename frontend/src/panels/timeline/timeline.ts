@@ -192,7 +192,10 @@ export class TimelinePanel {
     const outs = el('div', 'tl-outputs');
     ex.outputs.forEach((h, i) => {
       const o = el('span', 'tl-output');
-      o.append(el('span', 'muted', `out ${i}: `), renderHealth(h));
+      const values = el('button', 'tv-open-btn', 'values');
+      values.dataset.testid = 'tl-output-values';
+      values.addEventListener('click', () => this.ctl.tensors.open({ source: 'eager', index: ex.index, output: i }));
+      o.append(el('span', 'muted', `out ${i}: `), renderHealth(h), values);
       outs.append(o);
     });
     if (!ex.outputs.length) outs.append(el('span', 'muted', 'no output recorded'));
