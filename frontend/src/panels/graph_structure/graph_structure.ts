@@ -185,7 +185,9 @@ export class GraphStructurePanel {
     const op = s.op.data;
     const head = el('div', 'gs-center gs-drawn-head');
     head.dataset.testid = 'gs-focus-op';
-    head.append(el('span', 'gs-name', op?.op_name ?? ''), el('span', 'muted', ` ${op?.op_type ?? ''}`));
+    // the op type only where it says more than the name (no "Log Log")
+    const type = op && op.op_type !== op.op_name ? ` ${op.op_type}` : '';
+    head.append(el('span', 'gs-name', op?.op_name ?? ''), el('span', 'muted', type));
     const drawing = renderDrawnGraph(n.data, focusId, {
       focusOp: (graphId, opName) => void this.ctl.navigateToOp(graphId, opName),
       focusExecution: (index) => void this.ctl.focusExecution(index),
