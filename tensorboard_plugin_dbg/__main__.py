@@ -84,7 +84,7 @@ def _fail(args, out: TextIO, message: str) -> int:
 
 def cmd_report(args, out: TextIO) -> int:
     # Imported here so that `--help` stays instant and a broken index cannot break argument errors.
-    from tensorboard_plugin_dbg.analysis import root_cause
+    from tensorboard_plugin_dbg.analysis import report_text
     from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
     from tensorboard_plugin_dbg.index.catalog import Catalog
     from tensorboard_plugin_dbg.index.protocol import NotFound
@@ -115,8 +115,7 @@ def cmd_report(args, out: TextIO) -> int:
     results = []
     for run in runs:
         try:
-            result = {"run": run.name, **root_cause.analyze(run, mutes)}
-            result["notices"] = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
+            result = report_text.run_result(run, mutes)
             result["rules"] = _rule_findings(run, args, mutes)
         except Exception as e:  # noqa: BLE001 - one unreadable run must not hide the others' reports
             result = {
@@ -139,26 +138,17 @@ def cmd_report(args, out: TextIO) -> int:
         out.write(dumps(document) + "\n")
     else:
         for result in results:
-            _print_run(result, out)
+            out.write(report_text.run_section(result))
             _print_rules(result, out)
-        verdict = {
-            EXIT_CLEAN: "all runs clean",
-            EXIT_NONFINITE: "non-finite tensors found",
-            EXIT_UNREADABLE: "some run could not be read or judged",
-            EXIT_WARNINGS: "no non-finite tensor; rule warnings found",
-        }[code]
-        out.write(f"\n{len(results)} run(s): {verdict} (exit {code})\n")
+        _print_needs(results, out)
+        out.write("\n" + report_text.summary_line(results, code))
     return code
 
 
 def _exit_code(results: list[dict[str, Any]]) -> int:
-    def nonfinite(r: dict[str, Any]) -> bool:
-        if r["status"] == "found":
-            return True
-        all_muted = r.get("muted") and r["status"] == "clean"  # every producer hidden by a --mute
-        return bool(r["producers"] or r["propagators"]) and not all_muted
+    from tensorboard_plugin_dbg.analysis.report_text import holds_nonfinite  # NaN/∞ not hidden by a --mute
 
-    if any(nonfinite(r) for r in results):
+    if any(holds_nonfinite(r) for r in results):
         return EXIT_NONFINITE
     if not all(r["status"] == "clean" for r in results):
         return EXIT_UNREADABLE
@@ -185,12 +175,13 @@ def _rule_findings(run: Any, args: Any, mutes: tuple) -> dict[str, Any]:
 
 
 def _print_rules(result: dict[str, Any], out: TextIO) -> None:
-    """The mutes' and the rules' section of a run (after its root cause): each finding with its evidence and line."""
+    """The rules' section of a run (after its root cause, analysis/report_text.py): each finding with its evidence
+    and line; nothing when no rule found anything (a line repeated run after run would say nothing)."""
+    from tensorboard_plugin_dbg.analysis.report_text import frame_lines
+
     w = out.write
-    if result.get("muted"):
-        w(f"  muted: {result['muted']:,} producer alert(s) skipped by --mute\n")
     rules = result.get("rules")
-    if not rules:
+    if not rules or not (rules["findings"] or rules["muted"]):
         return
     found = rules["findings"]
     muted = f", {rules['muted']} muted" if rules["muted"] else ""
@@ -198,72 +189,22 @@ def _print_rules(result: dict[str, Any], out: TextIO) -> None:
     for f in found:
         where = f"op {f['op_name']} ({f['op_type']})" if f["op_name"] else f"function {f.get('function')}"
         w(f"    {f['type']}: {where}: {f['evidence']}\n")
-        _print_frame(w, "      at", f.get("user_frame"), f.get("source_line"))
-    for need in rules["needs"]:
-        w(f"  not judged: {need['rule']} needs tensor_debug_mode={'/'.join(need['needs'])}: {need['call']}\n")
+        for line in frame_lines("      at", f.get("user_frame"), f.get("source_line")):
+            w(line + "\n")
 
 
-def _print_run(r: dict[str, Any], out: TextIO) -> None:
-    w = out.write
-    w(f"run {r['run']}: {r['status'].upper()}")
-    if r["producers"] or r["propagators"]:
-        w(f" — {r['producers']:,} producer / {r['propagators']:,} propagator alert(s)")
-    w("\n")
-    p = r.get("producer")
-    if not p:
-        w(f"  {r['message']}\n")
-    else:
-        from tensorboard_plugin_dbg.analysis.health import describe_output
-
-        where = f"op {p['op_name']} ({p['op_type']})" if p["op_name"] else f"eager {p['op_type']}"
-        alert = p["alert"]
-        label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
-        w(f"  {label}: {where}, {alert['source'].replace('_', ' ')} #{alert['source_index']}")
-        w(f", its run {p.get('run_number', 0) + 1}\n")
-        w(f"  output: {describe_output(p['output_health'])}\n")
-        if p.get("overflow"):
-            w(f"  {p['overflow']}\n")
-        fwd = p.get("forward")
-        if fwd:
-            w(f"  gradient of: op {fwd['op_name']} ({fwd['op_type']}) — the forward op, its line is the one to fix\n")
-            _print_frame(w, "  fix", fwd["user_frame"], fwd["source_line"])
-        data = p.get("data")
-        if data:
-            w(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}\n")
-            if data.get("positions"):
-                w("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]) + "\n")
-            if data.get("source_op"):
-                w(f"    made by {data['source_op']}\n")
-                _print_frame(w, "  fix", data["user_frame"], data["source_line"])
-        w("  inputs:" + ("" if p["inputs"] else " none") + "\n")
-        for inp in p["inputs"]:
-            w(f"    {inp['description']}\n")
-        if not p["inputs_known"] and p["inputs"]:
-            mode = (p["output_health"] or {}).get("mode")
-            reason = {
-                "CURT_HEALTH": "CURT_HEALTH records only whether a tensor holds NaN/∞",
-                "CONCISE_HEALTH": "CONCISE_HEALTH records no zeros or signs",
-            }.get(mode or "", "some inputs were not traced or their mode records no values")
-            w(f"  inputs' health cannot be known: {reason}\n")
-        frame = p["user_frame"]
-        if frame:
-            _print_frame(w, "  during" if fwd else "  at", frame, p["source_line"])
-        else:
-            w("  at: no frame of the op's creation stack is in user code\n")
-    for skip in r.get("skipped") or []:
-        w(f"  skipped: {skip['description']}\n")
-    if r.get("first_kept"):
-        w("  first kept: a circular buffer dropped earlier records; an earlier non-finite tensor may be gone\n")
-    for n in r.get("notices") or []:
-        w(f"  {n['severity']}: {n['message']}\n")
-
-
-def _print_frame(w: Any, label: str, frame: dict[str, Any] | None, line: str | None) -> None:
-    if not frame:
-        return
-    w(f"{label} {frame.get('path') or '?'}:{frame['line']} in {frame['function']}\n")
-    if line is not None:
-        w(f"      {line.strip()}\n")
+def _print_needs(results: list[dict[str, Any]], out: TextIO) -> None:
+    """The rules the dumps cannot judge, each once after the runs with the call that would let them (and the runs
+    it applies to, when not all)."""
+    runs_of: dict[str, list[str]] = {}
+    for r in results:
+        for need in (r.get("rules") or {}).get("needs") or []:
+            line = f"not judged: {need['rule']} needs tensor_debug_mode={'/'.join(need['needs'])}: {need['call']}"
+            runs_of.setdefault(line, []).append(r["run"])
+    if runs_of:
+        out.write("\n")
+    for line, runs in runs_of.items():
+        out.write(line + ("" if len(runs) == len(results) else f" (runs: {', '.join(runs)})") + "\n")
 
 
 if __name__ == "__main__":

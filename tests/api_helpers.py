@@ -21,8 +21,9 @@ from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
 from tensorboard_plugin_dbg.index.derived import DerivedCache
-from tensorboard_plugin_dbg.index.protocol import NotFound
+from tensorboard_plugin_dbg.index.protocol import NotFound, TensorRecord
 from tensorboard_plugin_dbg.plugin import DbgPlugin
+from tensorboard_plugin_dbg.reader import tensor_content
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_PATH = os.path.join(ROOT, "tensorboard_plugin_dbg", "api", "wire_schema.json")
@@ -261,6 +262,24 @@ class FakeRun(ColumnarFromPages):
             "graph_chain": ["g2", self.rows[index]["graph_id"]],
         }
 
+    def tensor_record(self, source, index, output=None):
+        """Traces 0, 4, 8 ... hold a FULL_TENSOR value (a 3 x 4 float32 with a NaN at [1, 2]); the rest FULL_HEALTH."""
+        self.calls.append(("tensor_record", source, index, output))
+        count = len(self.rows) if source == "graph" else len(self.execs)
+        if not 0 <= index < count:
+            raise NotFound(f"no {source} {index}")
+        if output not in (None, 0):
+            raise NotFound(f"{source} {index} has no output {output}")
+        base = dict(source=source, index=index, output=0, op_name="Log", op_type="Log", graph_id="g1")
+        base.update(wall_time=1000.0 + index, num_outputs=1, key=(source, index))
+        if source == "graph" and index % 4 == 0:
+            values = np.arange(12, dtype="<f4")
+            values[6] = np.nan
+            loc = tensor_content.TensorLocation("", 1, "float32", (3, 4), "<f4", small=values)
+            return TensorRecord(mode="FULL_TENSOR", location=loc, **base)
+        health = self.rows[index]["health"] if source == "graph" else None
+        return TensorRecord(mode="FULL_HEALTH", health=health, **base)
+
     def graph(self, graph_id):
         if graph_id not in ("g1", "g2"):
             raise NotFound(f"no graph {graph_id!r}")
@@ -272,6 +291,9 @@ class FakeRun(ColumnarFromPages):
             "inner_graphs": [],
             "op_count": 5,
         }
+
+    def graph_op_names(self, graph_id):
+        return ["Log"] if graph_id == "g1" else []
 
     def op(self, graph_id, op_name, near=None):
         self.calls.append(("op", graph_id, op_name, near))

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from harness.tensorboard_process import TensorBoardProcess
-from tensorboard_plugin_dbg.analysis import alerts, root_cause
+from tensorboard_plugin_dbg.analysis import alerts, health_map, neighborhood, report_text, root_cause, tensor_values
+from tensorboard_plugin_dbg.analysis.rules import mutes
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
@@ -43,6 +44,20 @@ def run_name(served):
 @pytest.fixture(scope="module")
 def tf_view(demo_dump):
     return oracle(demo_dump)
+
+
+LOG_MUTE = '[{"op_type": "Log", "reason": "the demo\'s log of softmax"}]'
+
+
+def _root_cause_answer(run, muted: tuple = ()) -> dict:
+    """The root_cause route: the run's verdict (run_verdict: the root cause after the mutes plus the graph's name)
+    and the report's text of it."""
+    result = report_text.run_result(run, muted)
+    assert result["status"] == root_cause.analyze(run, muted)["status"]  # the demo run is fully read: no "so far"
+    return {
+        **{k: v for k, v in result.items() if k not in ("run", "notices")},
+        "report_text": report_text.run_section(result),
+    }
 
 
 def same(api_answer, index_answer) -> bool:
@@ -169,9 +184,24 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ("source_file", dict(index=1), lambda: run.source_file(1)),
         ("source_file", dict(index=1, begin_line=2, end_line=4), lambda: run.source_file(1, 2, 4)),
         ("stack_frames", dict(ids=",".join(frame_ids)), lambda: run.stack_frames(frame_ids)),
-        ("root_cause", {}, lambda: root_cause.analyze(run)),
+        ("root_cause", {}, lambda: _root_cause_answer(run)),
+        ("root_cause", dict(mutes=LOG_MUTE), lambda: _root_cause_answer(run, mutes.parse_json(LOG_MUTE))),
+        ("health_map", dict(begin=0, end=20, columns=50), lambda: health_map.health_map(run, 0, 20, 50)),
+        # a FULL_HEALTH dump: the tensor route answers what the mode carries (tests/test_tensor_values.py: values)
+        (
+            "tensor",
+            dict(source="graph", index=n - 1),
+            lambda: tensor_values.tensor(run, "graph", n - 1, None, None, 64),
+        ),
+        ("tensor_inputs", dict(source="graph", index=n - 1), lambda: tensor_values.inputs(run, "graph", n - 1)),
+        (
+            "graph_neighborhood",
+            dict(graph_id=graph_id, op_name=op_name, hops=3, direction="up"),
+            lambda: neighborhood.neighborhood(run, graph_id, op_name, 3, "up", None),
+        ),
     ]
-    assert {c[0] for c in cases} | {"runs", "openapi.json"} == {r.name for r in ROUTES}
+    # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes
+    assert {c[0] for c in cases} | {"runs", "openapi.json", "tensor.npy"} == {r.name for r in ROUTES}
     for route, params, query in cases:
         body = ok(client, route, run=run_name, **params)
         want = query()
@@ -225,6 +255,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "openapi.json": {},
         "source_files": {"run": run_name},
         "root_cause": {"run": run_name},
+        "health_map": {"run": run_name, "begin": 0, "end": 5},
         "alerts": {"run": run_name, "begin": 0, "end": 5},
         "executions": {"run": run_name, "begin": 0, "end": 5},
         "graph_executions": {"run": run_name, "begin": 0, "end": 5},
@@ -232,8 +263,12 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "graph_execution": {"run": run_name, "index": 0},
         "graph": {"run": run_name, "graph_id": graph_id},
         "op": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
+        "graph_neighborhood": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
         "source_file": {"run": run_name, "index": 0},
         "stack_frames": {"run": run_name, "ids": tf_view["executions"][0]["stack_frame_ids"][0]},
+        "tensor": {"run": run_name, "source": "graph", "index": 0, "slice": "..."},
+        "tensor.npy": {"run": run_name, "source": "eager", "index": 0},  # FULL_HEALTH: a 404 JSON answer
+        "tensor_inputs": {"run": run_name, "source": "graph", "index": 0},
     }
 
 

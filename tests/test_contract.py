@@ -28,7 +28,14 @@ from api_helpers import (
 )
 from werkzeug.test import Client
 
-from tensorboard_plugin_dbg.analysis import alerts, health_map, root_cause
+from tensorboard_plugin_dbg.analysis import (
+    alerts,
+    health_map,
+    neighborhood,
+    report_text,
+    run_verdict,
+    tensor_values,
+)
 from tensorboard_plugin_dbg.analysis.rules import config, mutes
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
@@ -126,6 +133,7 @@ def answers(served):
             ask("graph", run=run, graph_id=g)
         for r in rows[:: max(1, len(rows) // 30)]:
             op = ask("op", run=run, graph_id=r["graph_id"], op_name=r["op_name"], near=r["index"])
+            ask("graph_neighborhood", run=run, graph_id=r["graph_id"], op_name=r["op_name"], near=r["index"], hops=3)
             if op.get("stack_frame_ids"):
                 ask("stack_frames", run=run, ids=",".join(op["stack_frame_ids"]))
         files = ask("source_files", run=run)["files"]
@@ -133,6 +141,14 @@ def answers(served):
             ask("source_file", run=run, index=f["index"])
             ask("source_file", run=run, index=f["index"], begin_line=1, end_line=5)
         ask("root_cause", run=run)
+        for r in rows[:: max(1, len(rows) // 10)]:
+            ask("tensor", run=run, source="graph", index=r["index"], slice="...", bins=8)
+            ask("tensor_inputs", run=run, source="graph", index=r["index"])
+        for e in execs["executions"][:10]:
+            ask("tensor", run=run, source="eager", index=e["index"], bins=8)
+        for r in rows[:3]:  # binary: its status and content type only (the body is a .npy, tested elsewhere)
+            resp = client.get(url("tensor.npy", run=run, source="graph", index=r["index"]))
+            out.append(("tensor.npy", {"run": run}, resp.status_code, resp.headers["Content-Type"]))
         ask("execution", run=run, index=10**6)  # errors are part of the contract too
         ask("alerts", run=run, begin=0, end=PAGE_CAP + 1)
         # the index counts NaN/∞ alerts; the list adds the rules' findings after them (#18)
@@ -154,6 +170,10 @@ def test_every_response_matches_the_schema(answers):
     failures = []
     for route, params, status, body in answers:
         type_name = ROUTES_BY_NAME[route].response if status == 200 else "ErrorResponse"
+        if route == "tensor.npy":
+            want = "application/octet-stream" if status == 200 else "application/json"
+            assert body.split(";")[0] == want, (params, status, body)
+            continue
         if type_name is None:
             continue
         problems = schema_errors(schema, type_name, body)
@@ -207,7 +227,7 @@ def test_non_finite_floats_are_spelled_value_by_value(answers, served):
     catalog = served[1].catalog()
     spelled: Counter = Counter()
     for route, params, status, body in answers:
-        if status != 200 or not ROUTES_BY_NAME[route].needs_run:
+        if status != 200 or not ROUTES_BY_NAME[route].needs_run or route == "tensor.npy":
             continue
         body = {k: v for k, v in body.items() if k != "run"}
         problems: list[str] = []
@@ -243,7 +263,7 @@ def test_only_num_fields_carry_non_finite_strings(answers):
     seen, checked = set(), 0
     for route, _params, status, body in answers:
         type_name = ROUTES_BY_NAME[route].response
-        if status != 200 or type_name is None:
+        if status != 200 or type_name is None or route == "tensor.npy":
             continue
         for path in _non_finite_leaves(body):
             shape = (route, tuple("*" if isinstance(p, int) else p for p in path))
@@ -261,7 +281,7 @@ def _index_raw(run, route: str, p: dict):
     i = {
         k: int(v)
         for k, v in p.items()
-        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line")
+        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line", "hops")
     }
     calls = {
         "alerts": lambda: alerts.alerts(
@@ -286,13 +306,29 @@ def _index_raw(run, route: str, p: dict):
         "source_files": run.source_files,
         "source_file": lambda: run.source_file(i["index"], i.get("begin_line"), i.get("end_line")),
         "stack_frames": lambda: run.stack_frames(p["ids"].split(",")),
-        "root_cause": lambda: root_cause.analyze(run, mutes.parse_json(p["mutes"]) if p.get("mutes") else ()),
+        "root_cause": lambda: _root_cause_answer(run, mutes.parse_json(p["mutes"]) if p.get("mutes") else ()),
         "health_map": lambda: health_map.health_map(run, i["begin"], i["end"], int(p.get("columns", 200))),
+        "tensor": lambda: tensor_values.tensor(
+            run, p["source"], i["index"], None, p.get("slice"), int(p.get("bins", 64))
+        ),
+        "tensor_inputs": lambda: tensor_values.inputs(run, p["source"], i["index"]),
+        "graph_neighborhood": lambda: neighborhood.neighborhood(
+            run, p["graph_id"], p["op_name"], i.get("hops", 2), p.get("direction", "both"), i.get("near")
+        ),
     }
     answer = calls[route]()
     if ROUTES_BY_NAME[route].paged:
         clamp_page(answer, int(answer["total"]))  # the documented clamp, whether or not the index did it
     return answer
+
+
+def _root_cause_answer(run, mutes: tuple = ()) -> dict:
+    """The route's answer: the verdict (the root cause after the mutes, "clean so far" while indexing) and the
+    report's text."""
+    result = report_text.run_result(run, mutes)
+    answer = {k: v for k, v in result.items() if k not in ("run", "notices")}
+    assert answer["status"] == run_verdict.root_cause(run, mutes)["status"]
+    return {**answer, "report_text": report_text.run_section(result)}
 
 
 def _index_answer(run, route: str, p: dict):
@@ -304,7 +340,7 @@ def test_answers_agree_with_the_index(answers, served):
     catalog = served[1].catalog()
     checked = 0
     for route, params, status, body in answers:
-        if status != 200 or not ROUTES_BY_NAME[route].needs_run:
+        if status != 200 or not ROUTES_BY_NAME[route].needs_run or route == "tensor.npy":
             continue
         body = dict(body)
         if "run" in body:

@@ -155,3 +155,33 @@ def test_periodic_records_predicted_and_checked():
     r = _scan(bytes(bad))
     assert _payloads(r, bytes(bad)) == payloads[:8000] + payloads[8001:]
     assert [d.offset for d in r.damages] == [victim]
+
+
+def test_long_record_crc_is_the_same_slab_by_slab(monkeypatch):
+    """The chunked CRC of a long record advances its chunks a slab at a time (crc32c._SLAB): slab edges anywhere
+    give the plain table-driven CRC."""
+    from tensorboard_plugin_dbg.reader import crc32c
+
+    data = np.random.default_rng(7).integers(0, 256, 50_000, dtype=np.uint8).tobytes()
+    want = crc32c.crc32c_python(data[3:])
+    for slab in (1, 3, 7, 1 << 14):
+        monkeypatch.setattr(crc32c, "_SLAB", slab)
+        assert crc32c.crc32c(data[3:]) == want, slab
+
+
+def test_big_chunks_read_headers_from_the_bytes_and_match_the_copies(monkeypatch):
+    """A chunk over crc32c._LAZY (a big FULL_TENSOR record) is scanned without the four word copies: the same
+    records, lengths and CRC verdicts as a chunk whose copies are made, damaged data CRC included."""
+    from tensorboard_plugin_dbg.reader import crc32c, tfrecord
+
+    rng = np.random.default_rng(5)
+    payloads = [rng.integers(0, 256, n, dtype=np.uint8).tobytes() for n in (10, 5000, 3, 70_000, 0, 200)]
+    data = bytearray(b"".join(tfrecord.frame(p) for p in payloads))
+    data[12 + 10 + 4 + 12 + 100] ^= 1  # the 5000-byte record's data CRC no longer matches
+    buf = np.frombuffer(bytes(data), np.uint8)
+    eager = tfrecord.scan(buf, 0)
+    monkeypatch.setattr(crc32c, "_LAZY", 16)
+    lazy = tfrecord.scan(buf, 0)
+    assert lazy.words.lazy and not eager.words.lazy
+    assert lazy.starts.tolist() == eager.starts.tolist() and lazy.lengths.tolist() == eager.lengths.tolist()
+    assert [d.reason for d in lazy.damages] == [d.reason for d in eager.damages] == ["data CRC mismatch"]

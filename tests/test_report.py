@@ -42,7 +42,7 @@ def test_demo_report_names_log_line(demo_logdir):
     assert proc.returncode == 1, proc.stderr
     log_line = demo_log_line()
     assert f"buggy_mlp.py:{log_line}" in proc.stdout
-    assert "op Log (Log)" in proc.stdout and "tf.math.log(probs)" in proc.stdout
+    assert "op Log in train_step (tf.function)" in proc.stdout and "tf.math.log(probs)" in proc.stdout
     assert "probs:0 — finite" in proc.stdout
     assert "AssertionError" not in proc.stderr
 
@@ -68,7 +68,7 @@ def test_plain_module_invocation_and_json(demo_logdir):
 def test_clean_exits_zero():
     proc = report(dumps.make_dump("clean_mlp", "FULL_HEALTH"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "CLEAN" in proc.stdout and "all runs clean" in proc.stdout
+    assert "CLEAN" in proc.stdout and "1 run: 1 clean (exit 0)" in proc.stdout
 
 
 def test_unreadable_inputs_exit_two(tmp_path):

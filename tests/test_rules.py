@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg.__main__ import EXIT_NONFINITE, EXIT_WARNINGS, main
-from tensorboard_plugin_dbg.analysis import alert_list, alerts, health_map, root_cause, rules
+from tensorboard_plugin_dbg.analysis import alert_list, alerts, health_map, report_text, root_cause, rules
 from tensorboard_plugin_dbg.analysis.rules import config, mutes, tensor_scan
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader import debug_values
@@ -190,6 +190,21 @@ def test_report_warnings_only_exit_and_sections(capsys):
     assert code == EXIT_WARNINGS == 3
     assert "dead_relu: op hidden_relu (Relu)" in out and "dead_relu.py:19" in out
     assert "not judged: value_explosion needs tensor_debug_mode=FULL_TENSOR" in out
+
+
+def test_mute_moves_the_report_text(capsys):
+    """The one formatter (analysis/report_text.py): `report --mute` text and the root_cause route's `report_text`
+    name the producer left after the mutes and say how many were muted; a run whose every producer is muted is not
+    counted as holding NaN/∞."""
+    run = run_of("nan_library_const")
+    text = report_text.run_section(report_text.run_result(run, SENTINEL))
+    assert "user_sqrt" in text and "muted: 2 producer alert(s) skipped by a mute" in text
+    code = main(["report", dumps.make_dump("nan_library_const"), "--mute", "op_name=*sentinel*,reason=lib"])
+    out = capsys.readouterr().out
+    assert code == EXIT_NONFINITE and "first producer: op user_sqrt" in out and "muted: 2 producer" in out
+    assert out.rstrip().splitlines()[-1] == "1 run: 1 holds NaN/∞ (exit 1)", out
+    every = (*SENTINEL, *mutes.parse_json('[{"op_name": "user_*", "reason": "r"}]'))
+    assert not report_text.holds_nonfinite(report_text.run_result(run, every))
 
 
 def test_report_json_and_mute(capsys):

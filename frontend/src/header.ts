@@ -9,6 +9,7 @@ import type { State } from './store/store.ts';
 import { el } from './widgets/panel.ts';
 import { bySeverity, hasProblems, progressText, summarizeNotices } from './widgets/notices.ts';
 import { StatusBar } from './widgets/status_bar.ts';
+import { RunsOverview, runLabel } from './runs_overview.ts';
 
 export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Readiness): void {
   const picker = el('select', 'run-picker');
@@ -21,15 +22,37 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
   progress.dataset.testid = 'index-progress';
   progress.max = 1;
   progress.hidden = true;
-  header.append(el('b', '', 'Debugger'), pickerLabel, progress, bar.line, bar.toggle, bar.list);
+  // One focus back (the browser's Back does the same: each focus is a history entry).
+  const back = el('button', 'focus-back', '← back');
+  back.dataset.testid = 'focus-back';
+  back.title = 'Back to the previous focus (the browser Back button does the same)';
+  back.disabled = true;
+  back.addEventListener('click', () => ctl.back());
+  const overview = new RunsOverview(ctl);
+  const overviewBtn = el('button', 'runs-overview-open', 'Runs…');
+  overviewBtn.dataset.testid = 'runs-overview-open';
+  overviewBtn.title = 'Every run: hosts, mode, traces, alerts, first NaN/∞, status (sortable)';
+  overviewBtn.addEventListener('click', () => overview.toggle());
+  header.append(
+    el('b', '', 'Debugger'),
+    back,
+    pickerLabel,
+    overviewBtn,
+    progress,
+    bar.line,
+    bar.toggle,
+    bar.list,
+    overview.element,
+  );
   picker.addEventListener('change', () => {
-    if (picker.value !== ctl.store.state.run) ctl.selectRun(picker.value);
+    ctl.chooseRun(picker.value);
   });
   let shownNames = '';
   const update = (s: State) => {
     const runs = s.runs.data?.runs ?? [];
-    // A run with an error is marked in the picker, so a problem in a run not on screen is not missed.
-    const label = (r: RunInfo) => (hasProblems(r) ? `${r.name} (errors)` : r.name);
+    // Each run says what it holds (alerts, clean, indexing n %); a run with an error is marked, so a problem in a
+    // run not on screen is not missed.
+    const label = (r: RunInfo) => runLabel(r);
     const names = runs.map(label).join('\n');
     if (names !== shownNames) {
       shownNames = names;
@@ -43,8 +66,10 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
       );
     }
     if (s.run !== null) picker.value = s.run;
+    back.disabled = !s.canGoBack;
     // A picker only matters when there is a choice.
     pickerLabel.hidden = runs.length < 2;
+    overviewBtn.hidden = runs.length < 2;
     const info = ctl.store.runInfo();
     if (!info) progress.hidden = true;
     const parts: string[] = [];
@@ -52,7 +77,7 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
     if (s.runs.status === 'error') failures.push(`Cannot load runs: ${s.runs.error}`);
     else if (s.runs.data && runs.length === 0) {
       const why = s.runs.data.notices
-        .filter((n) => n.code === 'no_dump_found')
+        .filter((n) => n.code === 'no_dump_found' || n.code === 'scanning')
         .map((n) => n.message)
         .join(' ');
       parts.push(why || `No tfdbg2 dump found under ${s.runs.data.logdir}.`);
@@ -62,7 +87,7 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
       if (runs.length === 1) parts.push(info.name);
       const c = info.counts;
       parts.push(
-        `${c.executions.toLocaleString('en-US')} executions · ${c.graph_executions.toLocaleString('en-US')} graph traces · ${c.alerts.toLocaleString('en-US')} alerts`,
+        `${c.executions.toLocaleString('en-US')} executions · ${c.graph_executions.toLocaleString('en-US')} graph traces · ${c.alerts.toLocaleString('en-US')} alerts (traced tensors / eager executions)`,
       );
       if (info.debug_modes.length) parts.push(info.debug_modes.join('/'));
       const prog = progressText(info);
@@ -71,7 +96,9 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
       progress.value = info.status.bytes_total > 0 ? info.status.bytes_read / info.status.bytes_total : 0;
     }
     // The logdir's own problems (a folder that cannot be listed, a failed scan) show whether or not runs exist.
-    const logdirNotices = (s.runs.data?.notices ?? []).filter((n) => n.code !== 'no_dump_found');
+    const logdirNotices = (s.runs.data?.notices ?? []).filter(
+      (n) => n.code !== 'no_dump_found' && n.code !== 'scanning',
+    );
     const items = [...summarizeNotices(logdirNotices, 'logdir'), ...summarizeNotices(info?.status.notices ?? [])];
     bar.update(parts, bySeverity(items), failures);
     if (s.runs.status === 'ready' || s.runs.status === 'error') readiness.runsRendered();

@@ -11,6 +11,7 @@ import { buildLayout } from './layout.ts';
 import { CSS } from './styles.ts';
 import { watchTheme } from './theme.ts';
 import { buildHeader } from './header.ts';
+import { installKeys } from './keys.ts';
 import { AlertsPanel } from './panels/alerts/alerts.ts';
 import { TimelinePanel } from './panels/timeline/timeline.ts';
 import { GraphStructurePanel } from './panels/graph_structure/graph_structure.ts';
@@ -18,6 +19,8 @@ import { GraphExecutionPanel } from './panels/graph_execution/graph_execution.ts
 import { SourceCodePanel } from './panels/source_code/source_code.ts';
 import { StackTracePanel } from './panels/stack_trace/stack_trace.ts';
 import { HealthMapPanel } from './panels/health_map/health_map.ts';
+import { TensorValuesPanel } from './panels/tensor_values/tensor_values.ts';
+import { TENSOR_CSS } from './panels/tensor_values/styles.ts';
 
 export interface RenderOptions {
   api?: Api;
@@ -34,7 +37,7 @@ export function render(opts: RenderOptions = {}): void {
   // answer comes in a later task, when every panel below is subscribed.
   void ctl.start();
   const style = document.createElement('style');
-  style.textContent = CSS;
+  style.textContent = CSS + TENSOR_CSS;
   document.head.appendChild(style);
   const slots = buildLayout();
   document.body.appendChild(slots.root);
@@ -58,20 +61,14 @@ export function render(opts: RenderOptions = {}): void {
   slots.source.append(source.panel.element);
   slots.stack.append(stack.panel.element);
   slots.root.append(new HealthMapPanel(ctl).element);
+  slots.root.append(new TensorValuesPanel(ctl).element);
 
   watchTheme((dark) => {
     document.body.classList.toggle('dbg-dark', dark);
     source.setDark(dark);
   });
 
-  document.addEventListener('keydown', (e) => {
-    const t = e.target as HTMLElement | null;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || t.isContentEditable))
-      return;
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    if (e.key === 'n') void ctl.stepAlert(1);
-    else if (e.key === 'p') void ctl.stepAlert(-1);
-  });
+  installKeys(ctl, () => execution.list.element);
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden) ctl.pollSoon();
   });

@@ -65,20 +65,32 @@ button:disabled { opacity: .45; cursor: default; }
 .vl-row:hover { background: var(--head); }
 .vl-row.pending { color: var(--muted); }
 .vl-row.input-row { background: var(--input); }
-.vl-row.selected, .vl-row.focused { background: var(--focus); }
+/* Only the current focus is highlighted; a list's keyboard cursor (selected) is a thin mark. */
+.vl-row.focused { background: var(--focus); }
+.vl-row.selected:not(.focused) { box-shadow: inset 3px 0 0 var(--accent); }
 .vl-row > span { overflow: hidden; text-overflow: ellipsis; }
-.ge-row { display: grid; grid-template-columns: 64px minmax(80px, 2fr) minmax(50px, 1fr) 28px 52px 70px minmax(90px, 1.4fr); gap: 4px; }
+/* Health right after the name: in a narrow pane names truncate and dtype/shape go, never the health counts. */
+.ge-row { display: grid; grid-template-columns: 52px minmax(48px, 1.3fr) minmax(128px, 1.5fr) minmax(0, 1fr) 24px minmax(0, 52px) minmax(0, 70px); gap: 4px; }
+.ge-row .chips { overflow: hidden; }
+.ge-head > span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .ge-head { padding: 2px 4px; font-weight: 600; color: var(--muted); border-bottom: 1px solid var(--line); }
 .ge-idx, .alert-idx { color: var(--muted); font-variant-numeric: tabular-nums; }
 .panel-tools input { width: 90px; } .panel-tools input[type=checkbox] { width: auto; }
 .filter-nf { display: flex; align-items: center; gap: 2px; white-space: nowrap; }
 .ge-count { color: var(--muted); white-space: nowrap; }
+.ge-jump-error { color: var(--nan); font-size: 11px; white-space: nowrap; }
+.jump-index[aria-invalid=true], .panel-tools input[aria-invalid=true] { border-color: var(--nan); outline: 1px solid var(--nan); }
+.ge-note { padding: 2px 6px; background: var(--sel); font-size: 11px; }
+.focus-back { font-size: 11px; }
 .chips { display: inline-flex; gap: 3px; }
 .chip { border-radius: 8px; padding: 0 6px; font-size: 11px; line-height: 16px; white-space: nowrap; color: #fff; }
 .chip-neginf { background: var(--neginf); } .chip-posinf { background: var(--posinf); } .chip-nan { background: var(--nan); }
 .chip-bad { background: var(--nan); } .chip-ok { background: transparent; color: var(--ok); border: 1px solid var(--ok); }
 .chip-info { background: transparent; color: var(--info); border: 1px solid var(--info); }
 .chip-empty { background: transparent; color: var(--muted); border: 1px dashed var(--muted); }
+.chip-count { background: transparent; color: var(--fg); border: 1px solid var(--line); font-variant-numeric: tabular-nums; }
+.chip-warn { background: #ffe0b2; color: #7a3b00; border: 1px solid var(--accent); font-weight: 600; }
+body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .chip-unknown { background: transparent; color: var(--unknown); border: 1px dotted var(--unknown); }
 .alert-types { display: flex; flex-direction: column; gap: 2px; padding: 4px; }
 .alert-type-row { display: flex; justify-content: space-between; text-align: left; }
@@ -93,7 +105,7 @@ button:disabled { opacity: .45; cursor: default; }
 .mute-chips { display: flex; flex-wrap: wrap; gap: 4px; }
 .mute-chip { display: inline-flex; gap: 6px; align-items: center; padding: 1px 6px; border: 1px solid var(--line); border-radius: 10px; font-size: 11px; }
 .unmute { border: none; background: none; cursor: pointer; padding: 0 2px; }
-.rule-need { font-size: 11px; padding: 1px 6px; }
+.rule-need { font-size: 11px; padding: 1px 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .health-map { position: absolute; left: 0; right: 0; top: 34px; bottom: 0; z-index: 20; background: var(--bg); display: flex; flex-direction: column; border-top: 1px solid var(--line); }
 .health-map .panel-head { display: flex; gap: 8px; align-items: center; }
 .health-map-legend { font-size: 11px; padding: 2px 8px; }
@@ -107,11 +119,49 @@ button:disabled { opacity: .45; cursor: default; }
 .rc-card { margin: 4px; padding: 6px 8px; border: 1px solid var(--line); border-left: 4px solid var(--muted); border-radius: 4px; background: var(--bg); }
 .rc-card.rc-found { border-left-color: var(--nan); cursor: pointer; }
 .rc-card.rc-found:hover { background: var(--sel); }
-.rc-card.rc-clean { border-left-color: var(--ok); } .rc-card.rc-error { color: var(--muted); }
+.rc-card.rc-clean { border-left-color: var(--ok); }
+/* Not fully read yet: neutral, never the green all-clear. */
+.rc-card.rc-clean_so_far { border-left-color: var(--info); color: var(--fg); }
+.rc-copy { float: right; font-size: 10px; padding: 0 4px; margin-left: 6px; }
+.rc-where-short { display: none; color: var(--link); }
+.alert-unit { font-size: 10px; padding: 0 2px; }
+/* A short Alerts pane: the card is one line (op, graph, file:line); its details are a click away. */
+.panel.has-rc .panel-body { container-type: size; }
+@container (max-height: 360px) {
+  .rc-card { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 2px 6px; }
+  .rc-card .rc-line, .rc-card .rc-src, .rc-card.rc-found .rc-msg { display: none; }
+  .rc-card .rc-title { display: inline; margin: 0; }
+  .rc-card .rc-where-short { display: inline; }
+  .rc-card .rc-copy { float: none; line-height: 14px; }
+  .rc-card:not(.rc-found) .rc-msg { display: inline; margin-left: 6px; }
+}
+.tensor-detail { margin-top: 6px; font-size: 11px; }
+.td-row { white-space: nowrap; } .td-key { display: inline-block; min-width: 84px; color: var(--muted); }
+.runs-overview-open { font-size: 11px; }
+.runs-overview { position: absolute; top: 100%; left: 8px; z-index: 20; max-height: 60vh; overflow: auto; background: var(--panel); border: 1px solid var(--line); box-shadow: 0 4px 12px rgba(0,0,0,.2); }
+.runs-table { border-collapse: collapse; font-size: 12px; }
+.runs-table th, .runs-table td { padding: 3px 8px; text-align: left; white-space: nowrap; border-bottom: 1px solid var(--line); }
+.runs-table th { cursor: pointer; color: var(--muted); } .runs-table th.sorted { color: var(--fg); }
+.runs-table tbody tr { cursor: pointer; } .runs-table tbody tr:hover { background: var(--head); }
+.runs-table tr.current { background: var(--sel); } .rc-card.rc-error { color: var(--muted); }
 .rc-title { margin-bottom: 2px; } .rc-label { color: var(--nan); font-weight: 600; }
 .rc-line { display: flex; flex-wrap: wrap; align-items: center; gap: 2px; margin: 1px 0; }
 .rc-src { margin-top: 3px; display: flex; flex-direction: column; }
 .rc-file { color: var(--link); } .rc-code { font-family: Menlo, Consolas, monospace; font-size: 11px; white-space: pre-wrap; word-break: break-all; }
+.gs-toolbar { display: flex; align-items: center; gap: 4px; padding: 2px 4px; } .gs-hops { width: 3.5em; }
+.gs-drawn { display: flex; flex-direction: column; height: 100%; min-height: 200px; position: relative; }
+.gs-fit { position: absolute; right: 4px; top: 2px; z-index: 1; }
+.gs-svg { flex: 1; width: 100%; min-height: 180px; cursor: grab; background: var(--bg); }
+.gs-node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1; }
+.gs-node { cursor: pointer; } .gs-node:focus { outline: none; } .gs-node:focus rect { stroke: var(--link); stroke-width: 2; }
+.gs-node.h-nonfinite rect { fill: #fde2e0; stroke: var(--nan); } .gs-node.h-finite rect { fill: #e6f4ea; }
+.gs-node.h-contained rect { fill: #eee; stroke-dasharray: 3 2; } .gs-node.h-untraced rect { stroke-dasharray: 2 2; }
+.gs-node.on-path rect { stroke: #e8710a; stroke-width: 3; } .gs-node.focused rect { stroke: var(--link); stroke-width: 3; }
+.gs-node-name { font-size: 11px; font-weight: 600; fill: currentColor; } .gs-node-sub { font-size: 10px; fill: var(--muted); }
+.gs-edge-line { fill: none; stroke: var(--muted); stroke-width: 1.2; } .gs-edge-line.cross { stroke-dasharray: 5 3; stroke: #e8710a; }
+.gs-arrowhead { fill: var(--muted); }
+.gs-legend { font-size: 11px; padding: 2px 4px; } .gs-legend-item { padding: 0 4px; margin-right: 4px; border-radius: 3px; }
+.gs-legend-item.h-nonfinite { background: #fde2e0; } .gs-legend-item.h-finite { background: #e6f4ea; } .gs-legend-item.h-contained { background: #eee; }
 .rc-note { color: var(--nan); font-size: 11px; } .rc-skip { font-size: 11px; } .rc-which { font-size: 11px; }
 .alert-row[data-role="contained"], .alert-row[data-role="expected"] { color: var(--muted); opacity: 0.8; }
 .role-unknown { color: var(--nan); } .role-contained, .role-expected { color: var(--muted); }

@@ -1,23 +1,57 @@
 /** A fake Api over an in-memory run for store tests: one graph op `Log` fed by `probs`, traces and an alert. */
-import type { Api, GraphExecutionFilters, HealthMapQuery } from '../src/api/client.ts';
+import type { Api, GraphExecutionFilters, HealthMapQuery, TensorTarget } from '../src/api/client.ts';
 import { ApiError } from '../src/api/client.ts';
-import type { Alert, GraphExecutionRow, OpInfo, RunInfo, StackFrame } from '../src/api/wire.ts';
+import type {
+  Alert,
+  GraphExecutionRow,
+  OpInfo,
+  RunInfo,
+  StackFrame,
+  TensorInputsResponse,
+  TensorResponse,
+} from '../src/api/wire.ts';
 import type { UrlIO } from '../src/store/controller.ts';
 import type { UrlState } from '../src/store/url.ts';
 
-/** The URL in memory: what the controller last wrote is what it reads. */
-export function memUrl(initial: UrlState = { run: null, focus: null, alert: null }): UrlIO & { value: UrlState } {
+/** The URL in memory: what the controller last wrote is what it reads; pushes make a history that `back()` pops
+ * (and tells the listener, as the browser's popstate does). */
+export function memUrl(
+  initial: UrlState = { run: null, focus: null, alert: null },
+): UrlIO & { value: UrlState; history: UrlState[] } {
+  let listener: ((s: UrlState) => void) | null = null;
   const io = {
     value: initial,
+    history: [] as UrlState[],
     read: () => io.value,
-    write: (s: UrlState) => {
+    write: (s: UrlState, push = false) => {
+      if (push) io.history.push(io.value);
       io.value = s;
+    },
+    listen: (cb: (s: UrlState) => void) => {
+      listener = cb;
+    },
+    back: () => {
+      const prev = io.history.pop();
+      if (!prev) return;
+      io.value = prev;
+      listener?.(prev);
     },
   };
   return io;
 }
 
-export function runInfo(name: string, graphExecutions: number, alerts: number, done = true): RunInfo {
+/** `firstNanWall`: wall time of the run's first NaN (its summary says found), null: clean when done. */
+export function runInfo(
+  name: string,
+  graphExecutions: number,
+  alerts: number,
+  done = true,
+  firstNanWall: number | null = alerts ? 1 : null,
+): RunInfo {
+  const firstNan =
+    firstNanWall === null
+      ? null
+      : { op_name: 'Log', op_type: 'Log', graph_name: 'loss', wall_time: firstNanWall, file: '/u/train.py', line: 42 };
   return {
     name,
     start_time: 1,
@@ -36,6 +70,9 @@ export function runInfo(name: string, graphExecutions: number, alerts: number, d
       alerts_by_type: { InfNanAlert: alerts },
     },
     status: { bytes_read: 10, bytes_total: 10, done, last_refresh: 1, notices: [] },
+    summary: done
+      ? { status: firstNan ? 'found' : 'clean', first_nan: firstNan }
+      : { status: 'indexing', first_nan: null },
   };
 }
 
@@ -44,6 +81,8 @@ export class FakeApi implements Api {
   /** Milliseconds before the answer to a call (its `calls` entry): lets a test make answers arrive out of order. */
   delayMs: (call: string) => number = () => 0;
   runsList: RunInfo[] = [runInfo('a', 10, 1), runInfo('b', 5, 0)];
+  /** Alerts of run 'a' (all on trace 7). */
+  alertCount = 1;
   frames: StackFrame[] = [
     { id: 'f0', host: 'h', path: '/u/train.py', line: 10, function: '<module>', source_index: 0, is_user: true },
     { id: 'f1', host: 'h', path: '/u/train.py', line: 42, function: 'cross_entropy', source_index: 0, is_user: true },
@@ -90,7 +129,8 @@ export class FakeApi implements Api {
   }
   async alerts(run: string, begin: number, end: number, type?: string, mutes?: string) {
     this.calls.push(`alerts ${run} ${begin} ${end} ${type ?? ''}${mutes ? ' ' + mutes : ''}`);
-    const all = run === 'a' && !mutes ? [this.alert()] : [];
+    const n = run === 'a' ? this.alertCount : 0;
+    const all = mutes ? [] : Array.from({ length: n }, (_, i) => ({ ...this.alert(), index: i }));
     return {
       run,
       begin,
@@ -98,7 +138,7 @@ export class FakeApi implements Api {
       total: all.length,
       totals_by_type: { InfNanAlert: all.length },
       alerts: all.slice(begin, end),
-      muted: { total: mutes && run === 'a' ? 1 : 0, by_mute: mutes ? [run === 'a' ? 1 : 0] : [] },
+      muted: { total: mutes ? n : 0, by_mute: mutes ? [n] : [] },
       needs: [],
       rules_pending: false,
     };
@@ -179,6 +219,33 @@ export class FakeApi implements Api {
     this.calls.push(`stack_frames ${ids.join(',')}`);
     return { run, frames: ids.map((id) => this.frames.find((f) => f.id === id)!) };
   }
+  async neighborhood(run: string, graphId: string, opName: string, hops: number, near?: number) {
+    this.calls.push(`graph_neighborhood ${graphId} ${opName} ${hops} ${near}`);
+    const nodes = [
+      { id: `${graphId}:${opName}`, kind: 'op' as const, graph_id: graphId, op_name: opName, op_type: 'Log', depth: 0 },
+    ].map((n) => ({
+      ...n,
+      trace_index: near ?? null,
+      health: null,
+      role: null,
+      device: null,
+      on_path: true,
+      more_up: 0,
+      more_down: 0,
+    }));
+    return {
+      run,
+      graph_id: graphId,
+      op_name: opName,
+      hops,
+      direction: 'both' as const,
+      near: near ?? null,
+      nodes,
+      edges: [],
+      truncated: false,
+      notes: [],
+    };
+  }
   async rootCause(run: string, mutes?: string) {
     this.calls.push(`root_cause ${run}${mutes ? ' ' + mutes : ''}`);
     return {
@@ -192,6 +259,53 @@ export class FakeApi implements Api {
       propagators: 0,
       contained: 0,
       muted: 0,
+      report_text: `run ${run}: UNKNOWN — not known\n`,
     };
+  }
+  /** The FULL_TENSOR value of every trace: float32 [2, 3, 4] with a NaN at [1, 2, 3]; slices answer [3, 4]. */
+  async tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse> {
+    this.calls.push(`tensor ${t.source} ${t.index} ${slice ?? '-'} ${bins ?? ''}`);
+    const ref = { ...t, output: t.output ?? 0, op_name: 'Log', op_type: 'Log', graph_id: 'g1', wall_time: 1 };
+    const values = Array.from({ length: 12 }, (_, i) => (i === 11 ? 'NaN' : i) as number | 'NaN');
+    return {
+      run,
+      tensor: { ...ref, tensor_debug_mode: 'FULL_TENSOR' },
+      dtype: 'float32',
+      shape: [2, 3, 4],
+      size: 24,
+      has_values: true,
+      note: null,
+      health: null,
+      stats: {
+        of: 'values',
+        count: 24,
+        nan: 1,
+        neg_inf: 0,
+        pos_inf: 0,
+        neg: 0,
+        zero: 2,
+        pos: 21,
+        min: 0,
+        max: 10,
+        mean: 5,
+        std: 3,
+      },
+      histogram: { edges: [0, 5, 10], counts: [12, 11], nan: 1, neg_inf: 0, pos_inf: 0 },
+      nonfinite: { total: 1, positions: [[1, 2, 3]], truncated: false, per_axis: [] },
+      slice: slice === undefined ? null : { spec: slice, shape: [3, 4], values },
+    };
+  }
+  async tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse> {
+    this.calls.push(`tensor_inputs ${t.source} ${t.index}`);
+    const ref = { source: 'graph' as const, index: 6, output: 0, op_name: 'probs', op_type: 'Softmax', graph_id: 'g1' };
+    const input = { ...ref, wall_time: 6, tensor_debug_mode: 'FULL_TENSOR' as const };
+    const tensor = {
+      ...ref,
+      source: t.source,
+      index: t.index,
+      wall_time: 7,
+      tensor_debug_mode: 'FULL_TENSOR' as const,
+    };
+    return { run, tensor, inputs: [{ slot: 0, name: 'probs:0', tensor: input, description: 'probs:0 — finite' }] };
   }
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dtypeShape, healthChips, isNonFinite, numText } from '../src/widgets/health.ts';
+import { dtypeShape, healthChips, healthDetail, isNonFinite, numText } from '../src/widgets/health.ts';
 
 const kinds = (h: unknown) => healthChips(h).map((c) => c.kind);
 
@@ -28,7 +28,7 @@ test('every mode renders', () => {
     zero: 2,
     pos: 3,
   };
-  assert.deepEqual(kinds(full), ['neginf']);
+  assert.deepEqual(kinds(full), ['neginf', 'count', 'count', 'count']);
   assert.equal(healthChips(full)[0]!.text, '-∞ 3');
   assert.deepEqual(dtypeShape(full), { dtype: 'float32', shape: 'rank 2' });
   const shape = {
@@ -58,8 +58,12 @@ test('every mode renders', () => {
     max: 'Infinity',
     mean: 0.5,
   };
-  assert.deepEqual(kinds(ft), ['ok']);
-  assert.deepEqual(kinds({ ...ft, nan: 2 }), ['nan']);
+  assert.deepEqual(kinds(ft), ['count', 'count', 'info']);
+  assert.deepEqual(
+    healthChips(ft).map((c) => c.text),
+    ['0×1', '+×1', '[0, +∞]'],
+  );
+  assert.deepEqual(kinds({ ...ft, nan: 2 }), ['nan', 'count', 'count', 'info']);
   assert.deepEqual(kinds({ ...ft, neg_inf: null, pos_inf: null, nan: null, dtype: 'string' }), ['info']);
   assert.deepEqual(kinds({ mode: 'EMPTY' }), ['empty']);
   assert.deepEqual(kinds({ mode: 'UNKNOWN', reason: 'x' }), ['unknown']);
@@ -110,4 +114,93 @@ test('isNonFinite and numText', () => {
   assert.equal(numText('NaN'), 'NaN');
   assert.equal(numText(3), '3');
   assert.equal(numText({}), '?');
+});
+
+// The tutorial's softmax output: 300 zeros among 1,000. It must not look like a plain green "finite".
+const softmax = {
+  mode: 'FULL_HEALTH',
+  tensor_id: 1,
+  device_id: -1,
+  dtype: 'float32',
+  rank: 2,
+  size: 1000,
+  neg_inf: 0,
+  pos_inf: 0,
+  nan: 0,
+  neg: 0,
+  zero: 300,
+  pos: 700,
+};
+
+test('FULL_HEALTH shows the zero / negative / positive breakdown, like the reference', () => {
+  assert.deepEqual(
+    healthChips(softmax).map((c) => c.text),
+    ['0×300', '+×700'],
+  );
+  assert.deepEqual(kinds(softmax), ['count', 'count']);
+  const neg = { ...softmax, neg: 1205, zero: 0, pos: 0, neg_inf: 75, size: 1280 };
+  assert.deepEqual(
+    healthChips(neg).map((c) => c.text),
+    ['-∞ 75', '−×1,205'],
+  );
+});
+
+test('zeros flowing into log / division and negatives into sqrt / log stand out', () => {
+  const warn = (h: unknown, opType: string, slot = 0) =>
+    healthChips(h, { opType, slot })
+      .filter((c) => c.kind === 'warn')
+      .map((c) => c.text);
+  assert.deepEqual(warn(softmax, 'Log'), ['0×300']);
+  assert.deepEqual(warn(softmax, 'RealDiv', 1), ['0×300']);
+  assert.deepEqual(warn(softmax, 'RealDiv', 0), []); // a zero numerator is harmless
+  assert.deepEqual(warn(softmax, 'Reciprocal'), ['0×300']);
+  assert.deepEqual(warn(softmax, 'Rsqrt'), ['0×300']);
+  assert.deepEqual(warn(softmax, 'Relu'), []);
+  const negs = { ...softmax, neg: 4, zero: 0, pos: 996 };
+  assert.deepEqual(warn(negs, 'Sqrt'), ['−×4']);
+  assert.deepEqual(warn(negs, 'Log'), ['−×4']);
+  assert.deepEqual(warn(negs, 'Exp'), []);
+  assert.match(healthChips(softmax, { opType: 'Log', slot: 0 })[0]!.title, /300 zeros.*Log/);
+});
+
+test('CONCISE_HEALTH says its size; CURT_HEALTH says only any-nonfinite', () => {
+  const concise = { mode: 'CONCISE_HEALTH', tensor_id: 1, size: 1000, neg_inf: 0, pos_inf: 0, nan: 0 };
+  assert.deepEqual(
+    healthChips(concise).map((c) => c.text),
+    ['finite ×1,000'],
+  );
+  assert.deepEqual(
+    healthChips({ ...concise, nan: 3 }).map((c) => c.text),
+    ['NaN 3'],
+  );
+});
+
+test('the detail pane lists every count the mode records, and the mode', () => {
+  const rows = (h: unknown) => healthDetail(h).map(([k, v]) => `${k}: ${v}`);
+  assert.deepEqual(rows({ ...softmax, neg_inf: 75, size: 1280 }), [
+    'mode: FULL_HEALTH',
+    'dtype: float32',
+    'shape: rank 2',
+    'size: 1,280 elements',
+    '-∞: 75',
+    '+∞: 0',
+    'NaN: 0',
+    'negative: 0',
+    'zero: 300',
+    'positive: 700',
+  ]);
+  assert.deepEqual(rows({ mode: 'CONCISE_HEALTH', tensor_id: 1, size: 9, neg_inf: 1, pos_inf: 0, nan: 0 }), [
+    'mode: CONCISE_HEALTH',
+    'size: 9 elements',
+    '-∞: 1',
+    '+∞: 0',
+    'NaN: 0',
+    'zero / negative / positive: not recorded by CONCISE_HEALTH',
+  ]);
+  assert.deepEqual(rows({ mode: 'CURT_HEALTH', tensor_id: 1, any_inf_or_nan: false }), [
+    'mode: CURT_HEALTH',
+    'NaN or ∞: none',
+    'counts: not recorded by CURT_HEALTH',
+  ]);
+  assert.deepEqual(rows(null), ['mode: unknown']);
 });

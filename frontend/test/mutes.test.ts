@@ -32,14 +32,14 @@ test('muting and un-muting send the mutes with the alerts, the summary and the r
   const ctl = new Controller(store, api, url);
   await ctl.start();
   ctl.stop();
-  ctl.addMute({ op_type: 'Log', reason: 'benign' });
+  ctl.rules.addMute({ op_type: 'Log', reason: 'benign' });
   await new Promise((r) => setTimeout(r, 5));
   const param = JSON.stringify([{ op_type: 'Log', reason: 'benign' }]);
   assert.ok(api.calls.includes(`root_cause a ${param}`), api.calls.join('\n'));
   assert.ok(api.calls.includes(`alerts a 0 0  ${param}`), api.calls.join('\n'));
   assert.deepEqual(url.read().mutes, [{ op_type: 'Log', reason: 'benign' }]);
   assert.deepEqual(store.state.alertSummary.data?.muted.by_mute, [1]);
-  ctl.removeMute(0);
+  ctl.rules.removeMute(0);
   await new Promise((r) => setTimeout(r, 5));
   assert.deepEqual(store.state.mutes, []);
   assert.equal(url.read().mutes, undefined);

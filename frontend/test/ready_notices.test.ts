@@ -85,9 +85,10 @@ test('empty-state reasons come from the API notices', () => {
     kind: 'error',
     text: 'Cannot load runs: down',
   });
+  // One message per empty state: the header's status line says why (where it looked, how to write a dump); the six
+  // panels say it briefly instead of repeating it six times.
   const empty = noRunState({ runs: { status: 'ready', data: { logdir: '/l', runs: [], notices: [] }, error: null } });
-  assert.equal(empty.kind, 'empty');
-  assert.match((empty as { text: string }).text, /No tfdbg2 dump found under \/l/);
+  assert.deepEqual(empty, { kind: 'empty', text: 'No tfdbg2 dump to show (the status line above says why).' });
   const why = noRunState({
     runs: {
       status: 'ready',
@@ -99,7 +100,15 @@ test('empty-state reasons come from the API notices', () => {
       error: null,
     },
   });
-  assert.deepEqual(why, { kind: 'empty', text: 'Looked everywhere.' });
+  assert.deepEqual(why, { kind: 'empty', text: 'No tfdbg2 dump to show (the status line above says why).' });
+  const scanning = noRunState({
+    runs: {
+      status: 'ready',
+      data: { logdir: '/l', runs: [], notices: [{ code: 'scanning', severity: 'info', message: 'Scanning /l…' }] },
+      error: null,
+    },
+  });
+  assert.deepEqual(scanning, { kind: 'loading' });
 });
 
 test('splitter fractions keep both panes usable', () => {

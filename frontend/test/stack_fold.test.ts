@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { baseName, foldStack } from '../src/panels/stack_trace/fold.ts';
+import { shortPaths } from '../src/widgets/paths.ts';
 import { innermostUserFrame, nearestIndex, inputRowsOf } from '../src/store/controller.ts';
 import type { OpInfo, StackFrame } from '../src/api/wire.ts';
 
@@ -59,4 +60,22 @@ test('input rows pick each input trace at or before the focus', () => {
     ],
   } as unknown as OpInfo;
   assert.deepEqual(inputRowsOf(op, 12), [10]);
+});
+
+test('source paths are shortened for the file picker', () => {
+  const paths = [
+    '/home/me/proj/train.py',
+    '/home/me/proj/model/net.py',
+    '/usr/lib/python3/dist-packages/tensorflow/python/ops/math_ops.py',
+    '/venv/lib/python3.11/site-packages/keras/src/layers/dense.py',
+    '/usr/lib/python3.11/contextlib.py',
+  ];
+  assert.deepEqual(shortPaths(paths, [true, true, false, false, false]), [
+    'train.py',
+    'model/net.py',
+    'tensorflow/python/ops/math_ops.py',
+    'keras/src/layers/dense.py',
+    'contextlib.py',
+  ]);
+  assert.deepEqual(shortPaths(['/a/b/only.py'], [true]), ['only.py']);
 });

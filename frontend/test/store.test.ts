@@ -5,17 +5,50 @@ import { Controller } from '../src/store/controller.ts';
 import { decodeUrlState, encodeUrlState, type UrlState } from '../src/store/url.ts';
 import { routeUrl, HttpApi, ApiError } from '../src/api/client.ts';
 import { FakeApi, memUrl, runInfo } from './fake_api.ts';
+import { jumpError, timelineKeyTarget } from '../src/store/focus_math.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
 
 test('start loads runs and selects the first run', async () => {
   const store = new Store();
-  const ctl = new Controller(store, new FakeApi(), memUrl());
+  const api = new FakeApi();
+  api.runsList = [runInfo('a', 10, 0), runInfo('b', 5, 0)];
+  const ctl = new Controller(store, api, memUrl());
   await ctl.start();
   ctl.stop();
   assert.equal(store.state.run, 'a');
   assert.equal(store.state.runs.status, 'ready');
   assert.equal(store.runInfo()!.counts.graph_executions, 10);
+});
+
+test('a logdir of many runs opens on the run whose first NaN is earliest, not the alphabetically first', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  api.runsList = [runInfo('a_clean', 10, 0), runInfo('b', 10, 3, true, 50), runInfo('c', 10, 9, true, 20)];
+  const url = memUrl();
+  const ctl = new Controller(store, api, url);
+  await ctl.start();
+  ctl.stop();
+  assert.equal(store.state.run, 'c');
+});
+
+test('with no first NaN known yet, the only run with alerts opens; the choice follows once it is known', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  api.runsList = [runInfo('a_clean', 10, 0), runInfo('b', 10, 3, false), runInfo('c', 10, 0, false)];
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  assert.equal(store.state.run, 'b');
+  // Later polls: c turns out to hold the earliest NaN while nobody has focused anything yet.
+  api.runsList = [runInfo('a_clean', 10, 0), runInfo('b', 10, 3, true, 50), runInfo('c', 10, 9, true, 20)];
+  await (ctl as unknown as { refreshRuns(): Promise<boolean> }).refreshRuns();
+  assert.equal(store.state.run, 'c');
+  // A run the user picked stays picked.
+  ctl.chooseRun('a_clean');
+  api.runsList = [runInfo('a_clean', 10, 0), runInfo('b', 10, 3, true, 5), runInfo('c', 10, 9, true, 20)];
+  await (ctl as unknown as { refreshRuns(): Promise<boolean> }).refreshRuns();
+  assert.equal(store.state.run, 'a_clean');
 });
 
 test('focusing an alert focuses trace, op, stack, innermost user frame and source line at once', async () => {
@@ -160,4 +193,79 @@ test('client builds query strings and maps error bodies to ApiError', async () =
   const ids = Array.from({ length: 450 }, (_, i) => `id${i}`);
   await ok.stackFrames('a', ids);
   assert.equal(urls.length, 3, 'long id lists are split under the cap');
+});
+
+test('timeline keys: arrows, PageUp/PageDown by a window, Home/End, clamped at the ends', () => {
+  assert.equal(timelineKeyTarget('ArrowRight', 5, 0, 40, 100), 6);
+  assert.equal(timelineKeyTarget('ArrowLeft', 0, 0, 40, 100), 0);
+  assert.equal(timelineKeyTarget('PageDown', 5, 0, 40, 100), 45);
+  assert.equal(timelineKeyTarget('PageDown', 90, 60, 40, 100), 99);
+  assert.equal(timelineKeyTarget('PageUp', 45, 40, 40, 100), 5);
+  assert.equal(timelineKeyTarget('Home', 45, 40, 40, 100), 0);
+  assert.equal(timelineKeyTarget('End', 45, 40, 40, 100), 99);
+  assert.equal(timelineKeyTarget('ArrowRight', null, 40, 40, 100), 40, 'no focus: the window first box');
+  assert.equal(timelineKeyTarget('x', 5, 0, 40, 100), null);
+  assert.equal(timelineKeyTarget('Home', null, 0, 40, 0), null);
+});
+
+test('browser Back steps back one focus (history entries per focus), and the in-app back does the same', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  const url = memUrl();
+  const ctl = new Controller(store, api, url);
+  await ctl.start();
+  ctl.stop();
+  await ctl.focusGraphExecution(7);
+  await ctl.focusGraphExecution(3);
+  await ctl.focusGraphExecution(5);
+  assert.equal(store.state.canGoBack, true);
+  url.back(); // the browser's Back
+  await settle();
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 3 });
+  ctl.back(); // the in-app back button
+  await settle();
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 7 });
+  assert.equal(url.history.length, 0, 'restoring a focus pushes no entry of its own');
+  assert.equal(store.state.canGoBack, false, 'the first focus of the run replaced the entry: nothing before it');
+});
+
+test('showing a trace the filters hide clears them, and says so', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  ctl.setFilters({ opType: 'Softmax' });
+  assert.equal(store.state.listNote, null);
+  await settle();
+  await ctl.focusGraphExecution(7); // a Log trace: not in the Softmax list
+  assert.deepEqual(store.state.geFilters, {});
+  assert.match(store.state.listNote ?? '', /Filters cleared to show trace #7/);
+  ctl.setFilters({ opType: 'Log' });
+  assert.equal(store.state.listNote, null);
+});
+
+test('go-to-# is validated: a bad number is an inline message, not a silent no-op', () => {
+  assert.equal(jumpError('12', 282), null);
+  assert.equal(jumpError('0', 282), null);
+  assert.match(jumpError('282', 282)!, /0–281/);
+  assert.match(jumpError('-1', 282)!, /0–281/);
+  assert.match(jumpError('abc', 282)!, /whole number/);
+  assert.match(jumpError('', 282)!, /whole number/);
+  assert.match(jumpError('3', 0)!, /no trace/);
+});
+
+test('n then p pressed fast: p starts from where n went', async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  api.runsList = [runInfo('a', 10, 3)];
+  api.alertCount = 3;
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  const first = ctl.stepAlert(1);
+  const second = ctl.stepAlert(-1);
+  await Promise.all([first, second]);
+  await settle();
+  assert.equal(store.state.alertIndex, 0, 'p from the first alert stays on it, not the last alert');
 });

@@ -110,6 +110,43 @@ def _graph_input(
     return entry
 
 
+def input_sources(run: RunQueries, cols: RunColumns, lookup: Any, source: str, index: int) -> list[dict[str, Any]]:
+    """Each data input of graph trace (`source` "graph_execution") or execution `index`, as the root cause sees it:
+    {slot, name, health, description, and where its latest value before `index` was recorded: source, index,
+    output (index None when nowhere)}. For the Tensor Values view's inputs side by side."""
+    out = []
+    if source == "graph_execution":
+        row = run.graph_execution(index, max_elements=0)
+        try:
+            op_inputs = run.op(row["graph_id"], row["op_name"], near=index)["inputs"]
+        except NotFound:
+            op_inputs = []
+        code = cols.trace_op[index]
+        tensors: Any = cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]] if code >= 0 else []
+        prior = lookup.before(np.asarray(tensors, np.int64), np.full(len(tensors), index, np.int64))
+        for inp, p in zip(op_inputs, prior.tolist()):
+            entry = _graph_input(run, cols, row, index, inp, int(p), False)
+            where = ("graph_execution", int(p), entry["output_slot"]) if p >= 0 else (source, None, None)
+            out.append(_input_source(entry, f"{entry['op_name']}:{entry['output_slot']}", *where))
+        return out
+    detail = run.execution(index, max_elements=0)
+    for i, t in enumerate(detail["input_tensor_ids"]):
+        entry = _eager_input(run, cols, index, i, int(t))
+        found = entry["execution_index"] is not None and entry["traced"]
+        where = ("execution", entry["execution_index"], entry["output_slot"]) if found else (source, None, None)
+        name = f"{entry['op_type']}:{entry['output_slot']} (execution #{entry['execution_index']})" if found else None
+        out.append(_input_source(entry, name or entry["op_name"], *where))
+    return out
+
+
+def _input_source(entry: dict, name: str, source: str, index: int | None, output: int | None) -> dict[str, Any]:
+    return {"slot": entry["slot"], "name": name, "health": entry["health"], "description": entry["description"]} | {
+        "source": source,
+        "index": index,
+        "output": output,
+    }
+
+
 def eager_detail(run: RunQueries, cols: RunColumns, index: int) -> dict[str, Any]:
     detail = run.execution(index, max_elements=0)
     outputs = detail.get("outputs") or []

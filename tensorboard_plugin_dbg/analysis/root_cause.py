@@ -79,6 +79,17 @@ def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Any]:
     return _cached(run, "classification", compute)
 
 
+def columns_if_ready(run: RunQueries) -> RunColumns | None:
+    """The columns of the run's current classification if it was already computed; never computes."""
+    classified = run.derived.peek("classification", run.version)
+    return classified[0] if classified is not None else None
+
+
+def analysis_if_ready(run: RunQueries) -> dict[str, Any] | None:
+    """The root cause of the run's current version if it was already computed; never computes."""
+    return run.derived.peek("root_cause", run.version)
+
+
 def classification(run: RunQueries) -> Classification:
     """Roles of every trace and execution of `run` (cached per version)."""
     return _classified(run)[1]
@@ -110,6 +121,13 @@ def _follow_function_inputs(run: RunQueries, cols: RunColumns, cls: Classificati
                 verdict = PROPAGATOR
                 break
         cls.trace_role[row] = verdict
+
+
+def input_sources(run: RunQueries, source: str, index: int) -> list[dict[str, Any]]:
+    """producer.input_sources over the run's classification (cached per version): the data inputs of graph trace
+    (`source` "graph_execution") or execution `index`, each with where its latest value before it was recorded."""
+    cols, _cls, lookup = _classified(run)
+    return producer.input_sources(run, cols, lookup, source, index)
 
 
 def role_name(cls: Classification, source: str, index: int) -> str | None:

@@ -15,6 +15,7 @@ from werkzeug import Request, Response
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import parse_params
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
+from tensorboard_plugin_dbg.api.spec import Binary
 from tensorboard_plugin_dbg.index import catalog as _catalog_module  # noqa: F401 - imported for its cost, see below
 from tensorboard_plugin_dbg.index.protocol import NotFound
 
@@ -55,6 +56,8 @@ class ApiApp:
         except Exception as e:  # a bug, not bad input: still JSON, with enough to find it in the log
             logger.exception("dbg API: %s failed", request.full_path)
             value, status = errors.error_body(errors.INTERNAL, f"{type(e).__name__}: {e}"), 500
+        if isinstance(value, Binary):
+            return binary_response(value)
         accept_gzip = request.accept_encodings.quality("gzip") > 0
         try:
             body, gzipped = json_encoding.encode_body(value, accept_gzip)
@@ -93,3 +96,17 @@ def json_response(body: bytes, status: int, gzipped: bool, extra_headers: dict[s
     if gzipped:
         headers["Content-Encoding"] = "gzip"
     return Response(body, status=status, content_type="application/json; charset=utf-8", headers=headers)
+
+
+def binary_response(answer: Binary) -> Response:
+    """A Binary answer streamed as it is (never gzipped: a tensor's bytes barely compress and may be 100s of MB)."""
+    headers = {
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "no-cache",
+        "Content-Length": str(answer.length),
+        "Content-Disposition": f'attachment; filename="{answer.filename}"',
+        **answer.headers,
+    }
+    return Response(
+        answer.chunks, status=200, content_type=answer.content_type, headers=headers, direct_passthrough=True
+    )

@@ -97,10 +97,13 @@ def _operation(spec: RouteSpec) -> dict[str, Any]:
         if spec.response
         else {"type": "object", "description": "An OpenAPI 3.1 document."}
     )
+    if spec.content_type != "application/json":
+        ok_schema = {"type": "string", "format": "binary"}
     responses: dict[str, Any] = {
         "200": {
-            "description": spec.response or "OpenAPI document",
-            "content": {"application/json": {"schema": ok_schema}},
+            "description": spec.response
+            or ("OpenAPI document" if spec.content_type == "application/json" else spec.summary),
+            "content": {spec.content_type: {"schema": ok_schema}},
         },
     }
     # Every route answers 400 to an unknown or repeated parameter, even the routes that take none.

@@ -12,13 +12,23 @@ from typing import Any
 
 from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
 from tensorboard_plugin_dbg.analysis import health_map as health_map_analysis
-from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
+from tensorboard_plugin_dbg.analysis import (
+    neighborhood,
+    report_text,
+    run_verdict,
+    tensor_slices,
+    tensor_stats,
+    tensor_values,
+)
 from tensorboard_plugin_dbg.analysis.rules import config as rule_config
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
-from tensorboard_plugin_dbg.api.spec import RouteSpec
+from tensorboard_plugin_dbg.api.spec import Binary, RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog, RunQueries
+from tensorboard_plugin_dbg.index.tensor_queries import SOURCES
+from tensorboard_plugin_dbg.reader import tensor_content
 
 ALERT_TYPES = rule_config.ALERT_TYPES  # the NaN/∞ type (InfNanAlert) and the rules'
 ALERT_ROLES = ("producer",)
@@ -26,6 +36,7 @@ ALERT_ROLES = ("producer",)
 # elements is ~1-2 MB of JSON, the most a panel can show at once anyway).
 MAX_TENSOR_ELEMENTS = 100_000
 DEFAULT_TENSOR_ELEMENTS = 1000
+NPY = "application/octet-stream"
 
 RUN = Param("run", "str", "Run name, as listed by `runs` (RunInfo.name).", required=True)
 BEGIN = Param("begin", "int", "First row of the page (0-based).", required=True)
@@ -64,6 +75,10 @@ def _threshold(name: str) -> Param:
 
 THRESHOLDS = tuple(_threshold(name) for name in rule_config.THRESHOLD_DOCS)
 
+SOURCE = Param("source", "enum", "graph: a graph execution trace; eager: an execution.", required=True, choices=SOURCES)
+OUTPUT = Param("output", "int", "Output slot (eager: default 0; graph: the trace's own slot, default it).")
+TENSOR = (RUN, SOURCE, Param("index", "int", "graph_executions or executions index.", required=True), OUTPUT)
+
 
 def _with_run(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
     # The run name first, as wire.ts lists it; the index's answer does not carry it.
@@ -76,7 +91,9 @@ def _page(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def runs(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
-    return {"logdir": catalog.logdir, "runs": [r.info() for r in catalog.runs()], "notices": catalog.notices()}
+    # Each run's summary comes from its cached root cause only (run_verdict.summary): this route is polled.
+    runs = [{**r.info(), "summary": run_verdict.summary(r)} for r in catalog.runs()]
+    return {"logdir": catalog.logdir, "runs": runs, "notices": catalog.notices()}
 
 
 def alerts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +137,11 @@ def op(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.op(p["graph_id"], p["op_name"], near=p["near"]))
 
 
+def graph_neighborhood(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    answer = neighborhood.neighborhood(run, p["graph_id"], p["op_name"], p["hops"], p["direction"], p["near"])
+    return _with_run(run, answer)
+
+
 def source_files(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.source_files())
 
@@ -133,7 +155,10 @@ def stack_frames(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def root_cause(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return _with_run(run, root_cause_analysis.analyze(run, p["mutes"] or ()))
+    # The card's "copy as text" is the report's section for this run: one formatter (analysis/report_text.py).
+    result = report_text.run_result(run, p["mutes"] or ())
+    answer = {k: v for k, v in result.items() if k not in ("run", "notices")}
+    return _with_run(run, {**answer, "report_text": report_text.run_section(result)})
 
 
 def health_map(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +168,29 @@ def health_map(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
         run, p["begin"], end, p["columns"], p["step_begin"], p["step_end"], p["graph_id"], p["op_name"]
     )
     return _page(run, answer)
+
+
+def tensor(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    try:
+        answer = tensor_values.tensor(run, p["source"], p["index"], p["output"], p["slice"], p["bins"])
+    except tensor_slices.SliceError as exc:
+        raise errors.ApiError(errors.PAGE_TOO_LARGE if exc.too_large else errors.BAD_PARAMETER, str(exc)) from exc
+    return _with_run(run, answer)
+
+
+def tensor_npy(run: RunQueries, p: dict[str, Any]) -> Binary:
+    loc, filename = tensor_values.npy(run, p["source"], p["index"], p["output"])
+    return Binary(
+        tensor_values.npy_stream(loc),
+        tensor_content.npy_bytes(loc),
+        filename,
+        NPY,
+        {"X-Dbg-Dtype": loc.dtype},
+    )
+
+
+def tensor_inputs(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _with_run(run, tensor_values.inputs(run, p["source"], p["index"]))
 
 
 def openapi(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +243,7 @@ ROUTES: tuple[RouteSpec, ...] = (
             RUN,
             BEGIN,
             END,
-            Param("op_type", "str", "Exact op type."),
+            Param("op_type", "str", "Op type, case-insensitive (whole name)."),
             Param("op_name", "str", "Case-insensitive substring of the op name."),
             Param("graph_id", "str", "Exact graph id (the immediately enclosing graph)."),
             Param("only_nonfinite", "bool", "Only traces whose tensor holds -inf, +inf or NaN.", default=False),
@@ -229,6 +277,21 @@ ROUTES: tuple[RouteSpec, ...] = (
         ),
         op,
         "OpInfo",
+    ),
+    RouteSpec(
+        "graph_neighborhood",
+        f"The ops within `hops` data-edge hops of one op (at most {neighborhood.NODE_CAP}), across function "
+        "boundaries, each with its health at the trace nearest `near`.",
+        (
+            RUN,
+            Param("graph_id", "str", "Id of the graph holding the op.", required=True),
+            Param("op_name", "str", "Op name (exact).", required=True),
+            Param("hops", "int", "How far to walk.", default=2, minimum=1, maximum=neighborhood.MAX_HOPS),
+            Param("direction", "enum", "Upstream, downstream or both.", default="both", choices=("up", "down", "both")),
+            Param("near", "int", "The focused graph_executions index: health is read at each op's trace of that step."),
+        ),
+        graph_neighborhood,
+        "NeighborhoodResponse",
     ),
     RouteSpec("source_files", "Every source file in the dump.", (RUN,), source_files, "SourceFilesResponse"),
     RouteSpec(
@@ -289,6 +352,47 @@ ROUTES: tuple[RouteSpec, ...] = (
         health_map,
         "HealthMapResponse",
         paged=True,
+    ),
+    RouteSpec(
+        "tensor",
+        "One debug tensor: dtype, shape, whole-tensor stats, histogram, non-finite positions, and a slice of values "
+        "(FULL_TENSOR; other modes: what they carry, and how to record values).",
+        (
+            *TENSOR,
+            Param(
+                "slice",
+                "str",
+                "numpy basic slice, e.g. `3,:,0:8`, `-1,...`, `::-2` (ints, negative ints, start:stop:step, one "
+                f"`...`); at most {tensor_slices.MAX_SLICE_ELEMENTS} elements (else 400 page_too_large). "
+                "Absent: no values, the summary only; empty: not allowed (give `...` for everything).",
+            ),
+            Param(
+                "bins",
+                "int",
+                "Histogram bins.",
+                default=tensor_stats.DEFAULT_BINS,
+                minimum=1,
+                maximum=tensor_stats.MAX_BINS,
+            ),
+        ),
+        tensor,
+        "TensorResponse",
+    ),
+    RouteSpec(
+        "tensor.npy",
+        "A FULL_TENSOR value as a .npy file, bit-exact in its stored dtype (bfloat16: its raw 16-bit words, "
+        "dtype <u2; the X-Dbg-Dtype header and the file name say bfloat16; strings: fixed-width bytes |S<n>).",
+        TENSOR,
+        tensor_npy,
+        None,
+        content_type=NPY,
+    ),
+    RouteSpec(
+        "tensor_inputs",
+        "The op's data inputs of a tensor, each with the latest recorded tensor of it before the op ran.",
+        TENSOR[:3],
+        tensor_inputs,
+        "TensorInputsResponse",
     ),
     RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None, uses_catalog=False),
 )

@@ -4,7 +4,7 @@ table (routes.py), dispatch (app.py) and the OpenAPI document (openapi.py) all r
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from tensorboard_plugin_dbg.api.params import Param
@@ -22,7 +22,21 @@ class RouteSpec:
     paged: bool = False
     # False for routes that must answer without touching the catalog (describing the API never starts indexing).
     uses_catalog: bool = True
+    # What a 200 answer is: JSON (the handler's value, through the one encoder), or bytes of this type (the
+    # handler returns a Binary, streamed as it is).
+    content_type: str = "application/json"
 
     @property
     def needs_run(self) -> bool:
         return any(p.name == "run" for p in self.params)
+
+
+@dataclasses.dataclass(frozen=True)
+class Binary:
+    """A binary answer: `chunks` streamed as they come, `length` bytes in all, offered as file `filename`."""
+
+    chunks: Iterable[bytes]
+    length: int
+    filename: str
+    content_type: str
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)

@@ -132,7 +132,10 @@ class Catalog:
 
     def notices(self) -> list[dict[str, Any]]:
         out = [{k: v for k, v in p.items() if k != "trace"} for p in self._problems]
-        if not self._runs:
+        if not self._runs and self.passes == 0:
+            # Before the first pass has looked, "no dump found" would be a guess (and a wrong one for a big logdir).
+            out.append({"code": "scanning", "severity": "info", "message": f"Scanning {self.logdir} for tfdbg2 dumps…"})
+        elif not self._runs:
             out.append(
                 {
                     "code": "no_dump_found",

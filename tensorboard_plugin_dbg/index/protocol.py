@@ -21,8 +21,9 @@ from .alert_order import AlertOrder
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
 from .state import OpEntry
+from .tensor_queries import TensorRecord
 
-__all__ = ["Catalog", "NotFound", "RecordGone", "RunQueries"]
+__all__ = ["Catalog", "NotFound", "RecordGone", "RunQueries", "TensorRecord"]
 
 
 class RunQueries(Protocol):
@@ -80,6 +81,12 @@ class RunQueries(Protocol):
 
     def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
+        ...
+
+    def tensor_record(self, source: str, index: int, output: int | None = None) -> TensorRecord:
+        """One debug tensor: `source` "graph" (trace `index`; `output`, when given, must be its slot) or "eager"
+        (execution `index`, output `output`, default 0). FULL_TENSOR values are located in the file, not read
+        (tensor_queries.py). Raises NotFound for an unknown index or output, RecordGone when the file shrank."""
         ...
 
     def graph(self, graph_id: str) -> dict[str, Any]:

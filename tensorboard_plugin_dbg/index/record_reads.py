@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reader import debug_values, schema, tfrecord
+from ..reader import debug_values, schema, tensor_content, tfrecord
 from .columns import LOC_MASK, LOC_SHIFT
 from .errors import RecordGone
 
@@ -152,7 +152,45 @@ def trace_vectors(run, rows: np.ndarray, summary: bool = False) -> tuple[np.ndar
     return modes, vectors
 
 
+def record_length(run, row: int) -> int:
+    """The payload length of trace row `row`'s record, from its header (-1 when it cannot be read)."""
+    loc = int(run.traces.view("loc")[row])
+    try:
+        with open(run.files[loc >> LOC_SHIFT].path, "rb") as f:
+            f.seek((loc & LOC_MASK) - 12)
+            head = f.read(8)
+    except OSError:
+        return -1
+    return int.from_bytes(head, "little") if len(head) == 8 else -1
+
+
+def big_full_tensor(run, row: int, mode: int) -> bool:
+    """A FULL_TENSOR record too long to parse per request (full_tensor_health reads it instead)."""
+    return mode == 7 and record_length(run, row) > _REREAD_MAX
+
+
+def full_tensor_health(run, row: int) -> dict:
+    """HealthFullTensor of a big FULL_TENSOR trace, read from the file in blocks (tensor_content.summarize), never
+    parsed whole nor kept in the record cache; computed once per record (records never change) in the run's derived
+    cache."""
+    loc = int(run.traces.view("loc")[row])
+    code, offset = loc >> LOC_SHIFT, loc & LOC_MASK
+
+    def build() -> dict:
+        try:
+            location = tensor_content.locate(run.files[code].path, offset, 10, 5, 0)
+            if location is None:
+                return debug_values.decode_debug_value(7, None)
+            return tensor_content.summarize(location)
+        except (OSError, tensor_content.ContentError) as exc:
+            return {"mode": "UNKNOWN", "reason": f"undecodable FULL_TENSOR value: {exc}"}
+
+    return run.derived.get(f"full_tensor_health:{code}:{offset}", 0, build)
+
+
 def _parsed_health(run, row: int, mode: int, buf: np.ndarray, start: int, length: int) -> dict:
+    if length < 0 and big_full_tensor(run, row, mode):
+        return full_tensor_health(run, row)
     event = schema.parse_event(buf[start : start + length].tobytes()) if length >= 0 else None
     if event is None:
         try:

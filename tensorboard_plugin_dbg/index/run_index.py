@@ -1,6 +1,6 @@
 """One run's index: incremental ingestion of its file sets (this module), and the query side composed of one
-object per concern (trace_queries, exec_queries, alert_queries, graph_queries, source_queries), all over the
-same state (state.py). RunIndex implements protocol.RunQueries by handing each query to its object.
+object per concern (trace_queries, exec_queries, alert_queries, graph_queries, source_queries, tensor_queries), all
+over the same state (state.py). RunIndex implements protocol.RunQueries by handing each query to its object.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .exec_queries import ExecutionQueries
 from .graph_queries import GraphQueries
 from .source_queries import SourceQueries
 from .state import FileState, GraphEntry, OpEntry, RunState, SourceEntry
+from .tensor_queries import TensorQueries, TensorRecord
 from .trace_queries import TraceQueries
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class RunIndex(RunState):
         self.alert_queries = AlertQueries(self, self.exec_queries)
         self.graph_queries = GraphQueries(self, self.trace_queries)
         self.source_queries = SourceQueries(self)
+        self.tensor_queries = TensorQueries(self)
 
     # ------------------------------------------------------------------------------------ ingestion
     def refresh(self) -> bool:
@@ -355,6 +357,9 @@ class RunIndex(RunState):
 
     def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         return self.trace_queries.detail(index, begin, max_elements)
+
+    def tensor_record(self, source: str, index: int, output: int | None = None) -> TensorRecord:
+        return self.tensor_queries.record(source, index, output)
 
     def trace_health(self, index: int) -> dict[str, Any]:
         return self.trace_queries.health(index)

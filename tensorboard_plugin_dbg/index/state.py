@@ -23,6 +23,8 @@ from .columns import LOC_MASK, LOC_SHIFT, Columns, Lengths
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
 
+_CACHED_MAX = 1 << 20  # read_event keeps records up to this long in its LRU cache
+
 
 @dataclasses.dataclass
 class FileState:
@@ -259,6 +261,8 @@ class RunState:
                 f"the record at byte {offset - 12} of {os.path.basename(path)} can no longer be read "
                 "(the file shrank or changed after it was indexed)"
             )
+        if length > _CACHED_MAX:  # a big FULL_TENSOR record: 256 of them would be GBs
+            return event
         with self._cache_lock:
             self._record_cache[key] = event
             if len(self._record_cache) > 256:

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from ..reader import debug_values
+from ..reader import debug_values, tensor_content
 from ..reader.schema import MODE_NAMES
 from . import kind_order, record_reads
+from .columns import LOC_MASK, LOC_SHIFT
 from .errors import NotFound, RecordGone
 from .state import RunState
 
@@ -41,15 +42,16 @@ class TraceQueries:
 
         def build():
             needle = op_name.lower() if op_name else None
+            wanted_type = op_type.lower() if op_type is not None else None  # "log" finds Log: people type lower case
             out = []
             for code, (g, name, _slot, _mode, _dev) in enumerate(list(run.kinds.kinds)):
                 if graph_id is not None and g != graph_id:
                     continue
                 if needle is not None and needle not in name.lower():
                     continue
-                if op_type is not None:
+                if wanted_type is not None:
                     op = run.ops.get((g, name))
-                    if op is None or op.op_type != op_type:
+                    if op is None or op.op_type.lower() != wanted_type:
                         continue
                 out.append(code)
             return np.array(out, dtype=np.int64)
@@ -199,6 +201,21 @@ class TraceQueries:
         t = self.run.trace_event(index).graph_execution_trace
         return debug_values.decode_debug_value(int(t.tensor_debug_mode), t.tensor_proto or None)
 
+    def _big_value(self, index: int, begin: int, max_elements: int) -> dict[str, Any] | None:
+        """tensor_value's answer for a big FULL_TENSOR record: its elements [begin, begin + max_elements) read by
+        offset."""
+        loc = int(self.run.traces.view("loc")[index])
+        try:
+            location = tensor_content.locate(self.run.files[loc >> LOC_SHIFT].path, loc & LOC_MASK, 10, 5, 0)
+        except (OSError, tensor_content.ContentError):
+            return None
+        if location is None:
+            return None
+        b = min(max(0, begin), location.size)
+        e = min(location.size, b + max(0, max_elements))
+        part = debug_values.content_values(tensor_content.read_range(location, b, e - b), location.dtype)
+        return debug_values.value_dict(part, location.dtype, list(location.shape), location.size, b)
+
     def detail(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
         run = self.run
@@ -207,11 +224,18 @@ class TraceQueries:
             raise NotFound(f"graph execution {index} not found (run has {n})")
         graph_id, op_name, slot, mode, device = run.kinds.kinds[int(a["kind"][index])]
         op = run.ops.get((graph_id, op_name))
-        try:
-            proto = run.read_trace_event(index).graph_execution_trace.tensor_proto or None
-            health = debug_values.decode_debug_value(int(mode), proto)
-        except RecordGone as exc:  # the row is still known from the index; only its value is gone
-            proto, health = None, {"mode": "UNKNOWN", "reason": str(exc)}
+        value = None
+        if record_reads.big_full_tensor(run, index, int(mode)):  # read from the file, not parsed and cached whole
+            health = record_reads.full_tensor_health(run, index)
+            value = self._big_value(index, begin, max_elements)
+        else:
+            try:
+                proto = run.read_trace_event(index).graph_execution_trace.tensor_proto or None
+                health = debug_values.decode_debug_value(int(mode), proto)
+            except RecordGone as exc:  # the row is still known from the index; only its value is gone
+                proto, health = None, {"mode": "UNKNOWN", "reason": str(exc)}
+            if int(mode) == 7:
+                value = debug_values.tensor_value(proto, begin, max_elements)
         graph = run.graphs.get(graph_id)
         return {
             "index": index,
@@ -224,7 +248,7 @@ class TraceQueries:
             "host": run.files[run.trace_file_code(index)].host,
             "health": health,
             "tensor_debug_mode": MODE_NAMES.get(int(mode), "UNSPECIFIED"),
-            "value": debug_values.tensor_value(proto, begin, max_elements) if int(mode) == 7 else None,
+            "value": value,
             "graph_name": graph.name if graph else "",
             "graph_chain": run.graph_chain_ids(graph_id),
         }

@@ -13,6 +13,15 @@ from typing import Any
 
 import numpy as np
 
+# full_tensor's helpers are part of this module's interface (the layers above call them through it)
+from .full_tensor import (  # noqa: F401
+    COUNT_BLOCK,
+    content_values,
+    count_nonfinite,
+    string_content,
+    summarize_blocks,
+    widen_bfloat16,
+)
 from .schema import MODE_NAMES
 from .trace_layout import fixed_layout
 
@@ -66,17 +75,20 @@ def parse_tensor_proto(data: bytes):
     return proto
 
 
-def tensor_to_numpy(proto) -> tuple[np.ndarray, str, list[int]]:
-    """(flat array, dtype name, shape). Strings come back as an object array of bytes."""
+def tensor_to_numpy(proto, raw_bfloat16: bool = False) -> tuple[np.ndarray, str, list[int]]:
+    """(flat array, dtype name, shape). Strings come back as an object array of bytes. bfloat16 comes back widened
+    to float32, or as its raw 16-bit words ("<u2") with `raw_bfloat16`."""
     name, np_dtype, typed_field = DTYPES.get(proto.dtype, (dtype_name(proto.dtype), None, None))
     shape = [int(d.size) for d in proto.tensor_shape.dim]
     size = int(np.prod(shape)) if shape else 1
     if proto.tensor_content:
+        if name == "string":
+            return string_content(proto.tensor_content, size), name, shape
         if np_dtype is None:
             raise ValueError(f"cannot decode tensor_content of dtype {name}")
         if np_dtype == "bfloat16":
-            raw = np.frombuffer(proto.tensor_content, dtype="<u2").astype(np.uint32) << 16
-            return raw.view(np.float32), name, shape
+            raw = np.frombuffer(proto.tensor_content, dtype="<u2")
+            return (raw if raw_bfloat16 else widen_bfloat16(raw)), name, shape
         return np.frombuffer(proto.tensor_content, dtype=np_dtype), name, shape
     if typed_field is None:
         raise ValueError(f"no values for dtype {name}")
@@ -84,7 +96,8 @@ def tensor_to_numpy(proto) -> tuple[np.ndarray, str, list[int]]:
     if np_dtype == "<f2":
         arr = np.array(values, dtype=np.uint16).view(np.float16)
     elif np_dtype == "bfloat16":
-        arr = (np.array(values, dtype=np.uint32) << 16).view(np.float32)
+        raw = np.array(values, dtype=np.uint32).astype("<u2")
+        arr = raw if raw_bfloat16 else widen_bfloat16(raw)
     elif np_dtype is None:  # string
         arr = np.array(values, dtype=object)
     elif typed_field in ("scomplex_val", "dcomplex_val"):
@@ -396,6 +409,9 @@ def summarize_full_tensor(proto) -> dict[str, Any]:
         arr, dtype, shape = tensor_to_numpy(proto)
     except Exception as exc:  # noqa: BLE001
         return {"mode": "UNKNOWN", "reason": f"undecodable FULL_TENSOR value: {exc}"}
+    if arr.size > COUNT_BLOCK and arr.dtype.kind in "fiub":  # a big value: in blocks, not widened whole to float64
+        step = COUNT_BLOCK
+        return summarize_blocks((arr[k : k + step] for k in range(0, arr.size, step)), dtype, shape, int(arr.size))
     return summarize_array(arr, dtype, shape)
 
 
@@ -444,29 +460,42 @@ def tensor_value(data: bytes | None, begin: int = 0, max_elements: int = 1000) -
     size = int(arr.size)
     b = min(max(0, begin), size)
     e = min(size, b + max(0, max_elements))
-    kind = arr.dtype.kind
-    values = (
-        [_json_value(x, kind) for x in arr[b:e].tolist()] if kind != "O" else [_json_value(x, kind) for x in arr[b:e]]
-    )
+    return value_dict(arr[b:e], dtype, shape, size, b)
+
+
+def value_dict(part: np.ndarray, dtype: str, shape: list[int], size: int, begin: int) -> dict[str, Any]:
+    """wire.ts TensorValue of the elements `part` (decoded), which start at flat element `begin`."""
+    kind = part.dtype.kind
+    items = part.tolist() if kind != "O" else list(part)
+    end = begin + len(part)
     return {
         "dtype": dtype,
         "shape": shape,
         "size": size,
-        "begin": b,
-        "end": e,
-        "truncated": (e - b) < size,
-        "values": values,
+        "begin": begin,
+        "end": end,
+        "truncated": (end - begin) < size,
+        "values": [_json_value(x, kind) for x in items],
     }
 
 
 def nonfinite_counts(mode: int, data: bytes | None) -> tuple[float, float, float, float] | None:
     """(neg_inf, pos_inf, nan, size) for the alert table; -1 marks an unknown count; None when all finite or
-    not knowable."""
+    not knowable. FULL_TENSOR values are counted without summarizing them (count_nonfinite)."""
+    if mode == 7:
+        proto = parse_tensor_proto(data) if data is not None else None
+        if proto is None or is_empty_proto(proto):
+            return None
+        try:
+            stored, dtype, _shape = tensor_to_numpy(proto, raw_bfloat16=True)
+        except Exception:  # noqa: BLE001 - undecodable: no counts, as before
+            return None
+        return count_nonfinite(stored, dtype) if stored.dtype != object else None
     health = decode_debug_value(mode, data)
     m = health.get("mode")
     if m == "CURT_HEALTH":
         return (-1.0, -1.0, -1.0, -1.0) if health["any_inf_or_nan"] else None
-    counted = m in ("CONCISE_HEALTH", "FULL_HEALTH") or (m == "FULL_TENSOR" and health.get("nan") is not None)
+    counted = m in ("CONCISE_HEALTH", "FULL_HEALTH")
     if counted and (health["neg_inf"] or health["pos_inf"] or health["nan"]):
         return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]), float(health["size"]))
     return None

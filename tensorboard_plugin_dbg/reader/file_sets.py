@@ -128,9 +128,17 @@ def read_run_id(file_set: FileSet) -> str | None:
     return None
 
 
+def _top_name(root: str, by_dir: dict[str, list[FileSet]]) -> str:
+    """The name of the run in the logdir itself: the folder's name (what a person calls it; "." told nothing in the
+    picker, the URL or the report), or "." when it has none (the root) or a run below is already called that."""
+    name = os.path.basename(root.rstrip(os.sep))
+    below = {os.path.relpath(d, root).split(os.sep)[0] for d in by_dir}
+    return name if name and name not in below else "."
+
+
 def group_runs(logdir: str, file_sets: list[FileSet]) -> dict[str, list[FileSet]]:
     """Run name -> its file sets (earliest first). Sets whose run id is still unknown join their directory's
-    only run, or form '<dir>' alone when the directory has none yet."""
+    only run, or form '<dir>' alone when the directory has none yet. The logdir's own run is named after its folder."""
     by_dir: dict[str, list[FileSet]] = {}
     for fs in file_sets:
         by_dir.setdefault(fs.directory, []).append(fs)
@@ -142,6 +150,8 @@ def group_runs(logdir: str, file_sets: list[FileSet]) -> dict[str, list[FileSet]
         # A directory name that is not UTF-8 arrives with surrogate escapes, which no client can send back (a URL
         # query decodes to U+FFFD; JS encodeURIComponent throws): the run's name uses U+FFFD for those bytes.
         rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        if rel == ".":
+            rel = _top_name(root, by_dir)
         ids = sorted({s.run_id for s in sets if s.run_id is not None})
         if len(ids) <= 1:
             runs[rel] = sets

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import debug_values, schema
+from . import debug_values, schema, tensor_content
 
 Kind = tuple  # (graph_id, op_name, output_slot, mode, device_name)
 
@@ -125,9 +125,29 @@ class TraceBatch:
     unparsed: list[int]  # payload starts of records that are not graph execution traces
 
 
-def decode_one(data: bytes) -> tuple[float, Kind, tuple | None] | None:
+_BIG = 1 << 20  # records at least this long (FULL_TENSOR values) are walked, not parsed: see decode_big
+
+
+def decode_big(data: memoryview) -> tuple[float, Kind, tuple | None] | None:
+    """decode_one of a big FULL_TENSOR record without parsing or copying its tensor: the fields are walked
+    (tensor_content.trace_in_record) and the non-finite elements counted in blocks over the record's own bytes.
+    None when the walk does not apply (then protobuf decides)."""
+    try:
+        wall, kind, loc = tensor_content.trace_in_record(data)
+    except tensor_content.ContentError:
+        return None
+    if kind[3] != 7 or loc is None or loc.storage is None:
+        return None
+    return wall, kind, debug_values.count_nonfinite(tensor_content.stored_values(loc, data), loc.dtype)
+
+
+def decode_one(data: bytes | memoryview) -> tuple[float, Kind, tuple | None] | None:
     """(wall_time, kind, nonfinite counts or None) of one serialized trace event, or None."""
-    event = schema.parse_event(data)
+    if len(data) >= _BIG:
+        decoded = decode_big(memoryview(data))
+        if decoded is not None:
+            return decoded
+    event = schema.parse_event(data if isinstance(data, bytes) else bytes(data))
     if event is None or not event.HasField("graph_execution_trace"):
         return None
     t = event.graph_execution_trace
@@ -144,7 +164,8 @@ def decode_slow(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds:
     nf_counts: list[Any] = []
     unparsed: list[int] = []
     for start, length in zip(starts.tolist(), lengths.tolist()):
-        decoded = decode_one(buf[start : start + length].tobytes())
+        record = buf[start : start + length]
+        decoded = decode_one(record.data if length >= _BIG else record.tobytes())
         if decoded is None:
             unparsed.append(start)
             continue

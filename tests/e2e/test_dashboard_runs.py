@@ -20,8 +20,11 @@ def test_two_runs_picker_and_url(page, demo_dump, tmp_path):
         frame = open_dashboard(page, tb)
         picker = by_testid(frame, "run-picker")
         assert picker.is_visible()
-        assert picker.locator("option").all_inner_texts() == ["a_clean", "b_demo"]
-        assert picker.input_value() == "a_clean"
+        # Each run says what it holds; the dashboard opens on the run with the NaN, not the alphabetically first.
+        wait_text(picker, r"a_clean — clean\s+b_demo — 165 alerts")  # (each says "indexing n %" until read)
+        assert picker.locator("option").all_inner_texts() == ["a_clean — clean", "b_demo — 165 alerts"]
+        frame.wait_for_function("document.querySelector('[data-testid=run-picker]').value === 'b_demo'")
+        picker.select_option("a_clean")
         # The clean run: no alerts, and the panel says why; the root-cause card says it is clean.
         wait_text(by_testid(frame, "panel-alerts-status"), r"No alerts")
         wait_text(by_testid(frame, "root-cause"), r"No non-finite")

@@ -14,12 +14,15 @@ import type {
   GraphExecutionsResponse,
   GraphInfo,
   HealthMapResponse,
+  NeighborhoodResponse,
   OpInfo,
   RootCauseResponse,
   RunsResponse,
   SourceFileResponse,
   SourceFilesResponse,
   StackFramesResponse,
+  TensorInputsResponse,
+  TensorResponse,
 } from './wire.ts';
 
 /** The server's error codes, plus the client's own for a request that got no usable answer. */
@@ -49,6 +52,18 @@ export interface GraphExecutionFilters {
   onlyNonfinite?: boolean;
 }
 
+/** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output. */
+export interface TensorTarget {
+  source: 'graph' | 'eager';
+  index: number;
+  output: number | null;
+}
+
+/** The `tensor.npy` download of a tensor (a link, not a fetch: the browser saves the file). */
+export function tensorNpyUrl(run: string, t: TensorTarget): string {
+  return routeUrl('tensor.npy', { run, source: t.source, index: t.index, output: t.output });
+}
+
 /** What the store needs from the backend; the HTTP client implements it and unit tests use a fake. */
 export interface Api {
   runs(): Promise<RunsResponse>;
@@ -60,11 +75,21 @@ export interface Api {
   graphExecution(run: string, index: number): Promise<GraphExecutionDetail>;
   graph(run: string, graphId: string): Promise<GraphInfo>;
   op(run: string, graphId: string, opName: string, near?: number): Promise<OpInfo>;
+  neighborhood(
+    run: string,
+    graphId: string,
+    opName: string,
+    hops: number,
+    near?: number,
+  ): Promise<NeighborhoodResponse>;
   sourceFiles(run: string): Promise<SourceFilesResponse>;
   sourceFile(run: string, index: number): Promise<SourceFileResponse>;
   stackFrames(run: string, ids: string[]): Promise<StackFramesResponse>;
   rootCause(run: string, mutes?: string): Promise<RootCauseResponse>;
   healthMap(run: string, q: HealthMapQuery): Promise<HealthMapResponse>;
+  /** `slice` absent: the summary only (stats, histogram, non-finite positions). */
+  tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse>;
+  tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse>;
 }
 
 /** One health map request: rows [begin, end) (or one op's), at most `columns` step bins. */
@@ -159,6 +184,15 @@ export class HttpApi implements Api {
   op(run: string, graphId: string, opName: string, near?: number) {
     return this.get<OpInfo>('op', { run, graph_id: graphId, op_name: opName, near });
   }
+  neighborhood(run: string, graphId: string, opName: string, hops: number, near?: number) {
+    return this.get<NeighborhoodResponse>('graph_neighborhood', {
+      run,
+      graph_id: graphId,
+      op_name: opName,
+      hops,
+      near,
+    });
+  }
   sourceFiles(run: string) {
     return this.get<SourceFilesResponse>('source_files', { run });
   }
@@ -190,5 +224,12 @@ export class HttpApi implements Api {
       graph_id: q.graphId,
       op_name: q.opName,
     });
+  }
+  tensor(run: string, t: TensorTarget, slice?: string, bins?: number) {
+    // `...` selects everything: an empty slice would be dropped from the URL (and means "no values")
+    return this.get<TensorResponse>('tensor', { run, source: t.source, index: t.index, output: t.output, slice, bins });
+  }
+  tensorInputs(run: string, t: TensorTarget) {
+    return this.get<TensorInputsResponse>('tensor_inputs', { run, source: t.source, index: t.index });
   }
 }

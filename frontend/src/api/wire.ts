@@ -163,6 +163,7 @@ export type NoticeCode =
   | 'no_tensor_mode'
   | 'eager_only'
   | 'no_dump_found'
+  | 'scanning'
   | 'no_graph_executions'
   | 'no_executions'
   | 'still_indexing';
@@ -200,8 +201,9 @@ export interface RunStatus {
 }
 
 export interface RunInfo {
-  /** Directory relative to the logdir ('.' for the logdir itself), plus '#<run id prefix>' when one directory
-   * holds several run ids. Stable: use it as the `run` parameter. */
+  /** Directory relative to the logdir (for a dump directly in the logdir: the logdir's folder name, or '.' when a
+   * sub-folder has that name), plus '#<run id prefix>' when one directory holds several run ids. Stable: use it as
+   * the `run` parameter. */
   name: string;
   start_time: number | null;
   tf_version: string | null;
@@ -210,6 +212,25 @@ export interface RunInfo {
   debug_modes: DebugModeName[];
   counts: RunCounts;
   status: RunStatus;
+  /** Added by `api/routes.py:runs` from `analysis/run_verdict.py:summary` (cached values only, never computed). */
+  summary: RunSummary;
+}
+
+/** The first NaN/∞ of a run: its producing op and the user's line. */
+export interface FirstNan {
+  op_name: string | null;
+  op_type: string;
+  /** Name of the producer's graph (the tf.function), null for eager ops or when unknown. */
+  graph_name: string | null;
+  wall_time: number;
+  file: string | null;
+  line: number | null;
+}
+
+/** One run's line in the runs overview. indexing: not fully read; analyzing: read, root cause not built yet. */
+export interface RunSummary {
+  status: 'indexing' | 'analyzing' | 'clean' | 'found' | 'unknown';
+  first_nan: FirstNan | null;
 }
 
 export interface RunsResponse {
@@ -290,6 +311,56 @@ export interface RuleNeed {
 export interface MutedCounts {
   total: number;
   by_mute: number[];
+}
+
+/** One node of the graph around an op (analysis/neighborhood.py neighborhood). */
+export interface NeighborhoodNode {
+  /** `graph_id:op_name` for an op, `exec:N` for the eager execution a function input came from. */
+  id: string;
+  kind: 'op' | 'execution';
+  graph_id: string | null;
+  op_name: string | null;
+  op_type: string;
+  /** Hops from the focused op: negative upstream, positive downstream. */
+  depth: number;
+  /** The op's trace of the focused step (graph_executions index); null when the op has none. */
+  trace_index: number | null;
+  execution_index?: number;
+  output_slot?: number;
+  health: TensorHealth | null;
+  role: AlertRole | null;
+  device: string | null;
+  /** On a path from the root cause's producer to the focused op. */
+  on_path: boolean;
+  /** Edges not followed (the hop limit or the node cap). */
+  more_up: number;
+  more_down: number;
+  /** For a function input: where its value came from, or why that cannot be known. */
+  link?: string;
+}
+
+export interface NeighborhoodEdge {
+  source: string;
+  source_slot: number;
+  target: string;
+  target_slot: number;
+  /** The edge crosses a function boundary (a caller's tensor into a function input, a call into its graph). */
+  cross_graph: boolean;
+}
+
+export interface NeighborhoodResponse {
+  run: string;
+  graph_id: string;
+  op_name: string;
+  hops: number;
+  direction: 'up' | 'down' | 'both';
+  near: number | null;
+  nodes: NeighborhoodNode[];
+  edges: NeighborhoodEdge[];
+  /** The node cap was reached: some edges end in a `more` count. */
+  truncated: boolean;
+  /** What the picture cannot show (no control edges in a dump). */
+  notes: string[];
 }
 
 export type AlertRole = 'producer' | 'unknown' | 'propagator' | 'contained' | 'expected';
@@ -595,12 +666,16 @@ export interface RootCauseProducer {
   data: RootCauseData | null;
   /** e.g. "overflow of float16's range (its largest finite value is 65504)"; null otherwise. */
   overflow: string | null;
+  /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
+  graph_name: string | null;
 }
 
 export interface RootCauseResponse {
   run: string;
-  /** clean: no non-finite tensor; found: a producer was identified; unknown: non-finite seen, cause unknowable. */
-  status: 'clean' | 'found' | 'unknown';
+  /** clean: no non-finite tensor; clean_so_far: none in what was read, but the run is not fully read yet
+   * (`analysis/run_verdict.py:root_cause`); found: a producer was identified; unknown: non-finite seen, cause
+   * unknowable. */
+  status: 'clean' | 'clean_so_far' | 'found' | 'unknown';
   /** One sentence for the user, including what cannot be known. */
   message: string;
   producer: RootCauseProducer | null;
@@ -614,6 +689,113 @@ export interface RootCauseResponse {
   contained: number;
   /** Producers hidden by the request's mutes that came before the one shown (or all of them when none is left). */
   muted: number;
+  /** This run's section of the headless report, word for word (`analysis/report_text.py:run_section`): what the
+   * card's "copy as text" copies. */
+  report_text: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// tensor, tensor_inputs — produced by `api/routes.py:tensor` / `tensor_inputs` (analysis in
+// `analysis/tensor_values.py`, `tensor_stats.py`, `tensor_slices.py`). `tensor.npy` is binary (application/
+// octet-stream): the .npy file of a FULL_TENSOR value, bit-exact; bfloat16 as its raw 16-bit words (<u2).
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Which tensor: `index/tensor_queries.py:TensorRecord.describe`. graph: a graph execution trace (output = its
+ * slot); eager: an execution's output. */
+export interface TensorRef {
+  source: 'graph' | 'eager';
+  index: number;
+  output: number;
+  op_name: string | null;
+  op_type: string | null;
+  graph_id: string | null;
+  wall_time: number;
+  tensor_debug_mode: DebugModeName;
+}
+
+/** Whole-tensor numbers (`analysis/tensor_stats.py:compute`). Classes and stats are of the values, of the
+ * modulus |z| for complex (`of`), none for strings (counts null). min/max/mean/std: of the finite elements. */
+export interface TensorStats {
+  of: 'values' | 'modulus' | 'none';
+  count: number;
+  nan: number | null;
+  neg_inf: number | null;
+  pos_inf: number | null;
+  neg: number | null;
+  zero: number | null;
+  pos: number | null;
+  min: Num | null;
+  max: Num | null;
+  mean: Num | null;
+  std: Num | null;
+}
+
+/** Histogram of the finite elements: counts[i] in [edges[i], edges[i + 1]); the non-finite counts beside it. */
+export interface TensorHistogram {
+  edges: Num[];
+  counts: number[];
+  nan: number;
+  neg_inf: number;
+  pos_inf: number;
+}
+
+/** Non-finite elements per index along one axis (only indices holding some; the first 1,000). */
+export interface AxisCounts {
+  index: number[];
+  count: number[];
+  truncated: boolean;
+}
+
+/** Where the non-finite elements are (`analysis/tensor_stats.py:_nonfinite`). */
+export interface NonFinitePositions {
+  total: number;
+  /** The first 100 positions in C order, each an index tuple. */
+  positions: number[][];
+  truncated: boolean;
+  /** One entry per axis; null for an axis longer than 2^20. */
+  per_axis: Array<AxisCounts | null>;
+}
+
+/** Values of a numpy basic slice (`analysis/tensor_values.py:slice_values`), flattened in C order of `shape`. */
+export interface TensorSlice {
+  /** The slice as parsed, one item per axis (e.g. "0,1:3,:"). */
+  spec: string;
+  shape: number[];
+  /** Numbers (bfloat16 widened to float32), booleans, complex as "(re+imj)" text, strings as text. */
+  values: Array<Num | boolean | string>;
+}
+
+/** Produced by `api/routes.py:tensor`. Without values (not FULL_TENSOR), `health` says what the mode carries
+ * and `note` how to record values; dtype/shape/size come from the health where it has them. */
+export interface TensorResponse {
+  run: string;
+  tensor: TensorRef;
+  dtype: string | null;
+  shape: number[] | null;
+  size: number | null;
+  has_values: boolean;
+  note: string | null;
+  health: TensorHealth | null;
+  stats: TensorStats | null;
+  histogram: TensorHistogram | null;
+  nonfinite: NonFinitePositions | null;
+  slice: TensorSlice | null;
+}
+
+export interface TensorInput {
+  slot: number;
+  /** e.g. "shifted:0" or "Sub:0 (execution #19)". */
+  name: string;
+  /** The latest recorded tensor of this input before the op ran; null when none was recorded. */
+  tensor: TensorRef | null;
+  description: string;
+}
+
+/** Produced by `api/routes.py:tensor_inputs`: the data inputs of the tensor's op. */
+export interface TensorInputsResponse {
+  run: string;
+  tensor: TensorRef;
+  inputs: TensorInput[];
 }
 
 /** One row of the health map: an op's output slot over its steps, binned (analysis/health_map.py health_map). */

@@ -5,7 +5,8 @@
  * One place runs the "focus everywhere" chain (trace → op → stack → innermost user frame → source line), so every
  * entry point (alert click, row click, root-cause card, graph navigation, URL restore) behaves the same. The data of
  * the lists, the timeline and Source Code is fetched by helpers it owns (lists_loader.ts, timeline_loader.ts,
- * source_loader.ts); what a live run's growth changes is decided here, when the runs poll answers.
+ * source_loader.ts); what a live run's growth changes is decided here, when the runs poll answers. The Tensor Values
+ * view's intents are `ctl.tensors` (tensor_loader.ts), the mutes' and health map's `ctl.rules` (rules_intents.ts).
  */
 import type { Api, GraphExecutionFilters } from '../api/client.ts';
 import type { Alert, RootCauseProducer, RunInfo, StackFrame } from '../api/wire.ts';
@@ -19,25 +20,25 @@ import {
   errorText,
   runViewState,
   type Focus,
+  type GraphView,
   type ListScroll,
   type State,
 } from './store.ts';
-import { readUrlState, writeUrlState, type UrlState } from './url.ts';
+import { browserUrl, type UrlIO, type UrlState } from './url.ts';
 import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus_math.ts';
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
-import { MAP_ROWS, RulesLoader } from './rules_loader.ts';
-import { mutesParam, sameMute, storeMutes, storedMutes, type Mute } from './mutes.ts';
+import { TensorLoader } from './tensor_loader.ts';
+import { GraphLoader } from './graph_loader.ts';
+import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
+import { FocusHistory } from './focus_history.ts';
+import { RulesIntents } from './rules_intents.ts';
+import { mutesParam } from './mutes.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
 
-export interface UrlIO {
-  read(): UrlState;
-  write(s: UrlState): void;
-}
-
-const browserUrl: UrlIO = { read: readUrlState, write: writeUrlState };
+export type { UrlIO };
 
 /** The alert type the Alerts panel opens for a run: the first with alerts, so the first alert is one click away. */
 function firstAlertType(info: RunInfo | null): string | null {
@@ -53,14 +54,21 @@ export class Controller {
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
   private pollDelay = 1000;
   private pendingUrl: UrlState | null = null;
+  /** The run shown was the default (run_choice.ts), not the user's nor the URL's: a later poll may correct it. */
+  private pickedByDefault = false;
+  private stepping: Promise<void> = Promise.resolve();
   private stopped = false;
   /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
   private firstPaintOver = false;
   private readonly lists: ListsLoader;
   private readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
-  private readonly rules: RulesLoader;
-  private mutesLoaded = false;
+  private readonly history: FocusHistory;
+  /** The Tensor Values view's intents (open, axes, fixed indices, cells in view, focus a position, close). */
+  readonly tensors: TensorLoader;
+  private readonly graph: GraphLoader;
+  /** Mutes, the rules' alert summary, the health map (#18). */
+  readonly rules: RulesIntents;
 
   constructor(
     readonly store: Store,
@@ -70,7 +78,19 @@ export class Controller {
     this.lists = new ListsLoader(store, api);
     this.timeline = new TimelineLoader(store, api);
     this.sources = new SourceLoader(store, api);
-    this.rules = new RulesLoader(store, api, () => this.setAlertType(this.store.state.alertType));
+    this.history = new FocusHistory(store);
+    url.listen((s) => void this.restoreFromUrl(s));
+    this.tensors = new TensorLoader(store, api);
+    this.graph = new GraphLoader(store, api);
+    // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
+    store.subscribe((s, prev) => {
+      if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
+    });
+    this.rules = new RulesIntents(store, api, {
+      saveUrl: () => this.saveUrl(),
+      reopenAlerts: () => this.setAlertType(this.store.state.alertType),
+      loadRootCause: () => void this.loadRootCause(),
+    });
   }
 
   /** First load: runs, then the run and focus from the URL (if still valid). The runs request leaves at once, so a
@@ -110,17 +130,17 @@ export class Controller {
       const resp = await this.api.runs();
       const before = this.store.state;
       this.store.set({ runs: ready(resp) });
-      if (!this.mutesLoaded) {
-        // the URL's mutes (a permalink) win over the ones this browser remembers for the logdir
-        this.mutesLoaded = true;
-        this.store.set({ mutes: this.pendingUrl?.mutes ?? storedMutes(resp.logdir) });
-      }
+      this.rules.loadMutes(resp.logdir, this.pendingUrl?.mutes);
       const names = resp.runs.map((r) => r.name);
       const run = this.store.state.run;
       if (run === null || !names.includes(run)) {
         this.selectRunFromUrl(names);
         changed = true;
+      } else if (this.pickedByDefault && betterDefault(this.store.state) !== null) {
+        this.selectRun(betterDefault(this.store.state), null, false);
+        changed = true;
       } else changed = this.followGrowth(before);
+      if (!choiceMayChange(resp.runs)) this.pickedByDefault = false;
       this.pendingUrl = null;
     } catch (e) {
       // Keep the last good runs on a failed poll: a transient error must not blank the dashboard.
@@ -132,12 +152,20 @@ export class Controller {
 
   private selectRunFromUrl(names: string[]): void {
     const wanted = this.pendingUrl?.run;
-    const run = wanted && names.includes(wanted) ? wanted : (names[0] ?? null);
-    // With nothing in the URL, the first run is what a reload picks anyway: writing it would only cost the first
+    const fallback = defaultRun(this.store.state.runs.data?.runs ?? []);
+    const run = wanted && names.includes(wanted) ? wanted : fallback;
+    this.pickedByDefault = run === fallback && !(wanted && names.includes(wanted));
+    // With nothing in the URL, the default run is what a reload picks anyway: writing it would only cost the first
     // paint a history update in TensorBoard's page too (~20 ms of its change detection, measured).
     const p = this.pendingUrl;
     const urlEmpty = !p || (p.run === null && p.focus === null && p.alert === null);
-    if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl, !(urlEmpty && run === names[0]));
+    if (run !== this.store.state.run) this.selectRun(run, this.pendingUrl, !(urlEmpty && run === fallback));
+  }
+
+  /** The user picked a run (the picker, the runs overview): it stays, whatever the default becomes. */
+  chooseRun(run: string): void {
+    this.pickedByDefault = false;
+    if (run !== this.store.state.run) this.selectRun(run);
   }
 
   /**
@@ -157,7 +185,7 @@ export class Controller {
     // no record yet said "unknown" and, with no alert ever, would keep saying it (not on every batch of traces:
     // each new index version is a new whole-run analysis on the server).
     if (now.status.done && !was.status.done && c1.alerts === c0.alerts) void this.loadRootCause();
-    if (c1.alerts !== c0.alerts || (now.status.done && !was.status.done)) void this.rules.loadSummary();
+    if (c1.alerts !== c0.alerts || (now.status.done && !was.status.done)) this.rules.grew();
     if (c1.alerts !== c0.alerts) {
       void this.loadRootCause();
       if (this.firstPaintOver) void this.timeline.loadMarks();
@@ -206,8 +234,7 @@ export class Controller {
     if (save) this.saveUrl();
     if (run === null) return;
     void this.loadRootCause();
-    void this.rules.loadSummary();
-    if (this.store.state.healthMapOpen) void this.rules.loadMap(0);
+    this.rules.runShown();
     this.timeline.show(0);
     this.loadAfterFirstPaint();
     if (restore?.run === run && restore.focus) {
@@ -216,9 +243,27 @@ export class Controller {
     }
   }
 
-  private saveUrl(): void {
+  private saveUrl(push = false): void {
     const s = this.store.state;
-    this.url.write({ run: s.run, focus: s.focus, alert: s.alertIndex, ...(s.mutes.length ? { mutes: s.mutes } : {}) });
+    this.url.write(
+      { run: s.run, focus: s.focus, alert: s.alertIndex, ...(s.mutes.length ? { mutes: s.mutes } : {}) },
+      push,
+    );
+    this.history.saved(push);
+  }
+
+  /** Back / Forward (or the in-app back): the run and focus the URL holds now, with no history entry of their own. */
+  private restoreFromUrl(u: UrlState): Promise<void> {
+    return this.history.restore(async () => {
+      if (u.run !== null && u.run !== this.store.state.run) this.selectRun(u.run, u, false);
+      else if (u.focus?.kind === 'graph_execution') await this.focusGraphExecution(u.focus.index, u.alert);
+      else if (u.focus?.kind === 'execution') await this.focusExecution(u.focus.index, u.alert);
+    });
+  }
+
+  /** The in-app back button: one focus back, as the browser's Back. */
+  back(): void {
+    if (this.history.canGoBack()) this.url.back();
   }
 
   private async loadRootCause(): Promise<void> {
@@ -249,8 +294,14 @@ export class Controller {
     return this.focusGraphExecution(alert.source_index, alert.index);
   }
 
-  /** Next (dir 1) or previous (-1) alert in wall-time order, from the focused one (keys n / p, the arrows). */
-  async stepAlert(dir: number): Promise<void> {
+  /** Next (dir 1) or previous (-1) alert in wall-time order, from the focused one (keys n / p, the arrows). Steps
+   * run one after another: `n` then `p` pressed fast must start `p` from where `n` went. */
+  stepAlert(dir: number): Promise<void> {
+    this.stepping = this.stepping.then(() => this.stepAlertNow(dir)).catch(() => undefined);
+    return this.stepping;
+  }
+
+  private async stepAlertNow(dir: number): Promise<void> {
     const run = this.store.state.run;
     const count = this.store.runInfo()?.counts.alerts ?? 0;
     if (run === null || count === 0) return;
@@ -273,8 +324,9 @@ export class Controller {
       hint: null,
     };
     if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index));
+    const push = this.history.pushFor(this.store.state.focus, focus);
     this.store.set(patch);
-    this.saveUrl();
+    this.saveUrl(push);
     return seq;
   }
 
@@ -290,7 +342,9 @@ export class Controller {
     const position = s.geRows.positionOf((row) => row.index === index);
     if (position !== null) return { geScroll: { index, position, seq } };
     const geScroll: ListScroll = { index, position: index, seq };
-    return { geScroll, geFilters: {}, geRows: this.lists.openTraces(s.run, {}) };
+    // Never silently: the list says its filters were cleared and why.
+    const listNote = `Filters cleared to show trace #${index}: it does not match them.`;
+    return { geScroll, geFilters: {}, geRows: this.lists.openTraces(s.run, {}), listNote };
   }
 
   /** Focuses one graph execution trace: its row, its op, the op's creation stack and the user's source line. */
@@ -307,7 +361,7 @@ export class Controller {
       const op = await this.api.op(run, detail.graph_id, detail.op_name, index);
       if (!live()) return;
       this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });
-      void this.rules.loadOpHealth(run, op.graph_id, op.op_name);
+      this.rules.opShown(run, op.graph_id, op.op_name);
       await this.loadStack(run, op.stack_frame_ids, live);
     } catch (e) {
       if (live()) this.failLoading(e);
@@ -387,49 +441,22 @@ export class Controller {
     this.sources.show(source, { selectedFrameId: frame.id });
   }
 
+  /** Graph Structure's mode (the one-hop list or the drawn neighbourhood) and hops. */
+  setGraphView(view: Partial<GraphView>): void {
+    this.graph.setView(view);
+  }
+
   selectSourceFile(fileIndex: number): void {
     this.sources.show({ fileIndex, line: null });
   }
 
   setFilters(filters: GraphExecutionFilters): void {
     const f = { ...filters };
-    this.store.set({ geFilters: f, geRows: this.lists.openTraces(this.store.state.run, f) });
+    this.store.set({ geFilters: f, geRows: this.lists.openTraces(this.store.state.run, f), listNote: null });
   }
 
   setAlertType(type: string | null): void {
     this.store.set({ alertType: type, alertRows: this.lists.openAlerts(this.store.state.run, type) });
-  }
-
-  /** Mutes (#18): the server hides what they match from the alert list, its totals and the root cause. */
-  addMute(mute: Mute): void {
-    if (this.store.state.mutes.some((m) => sameMute(m, mute))) return;
-    this.setMutes([...this.store.state.mutes, mute]);
-  }
-
-  removeMute(index: number): void {
-    this.setMutes(this.store.state.mutes.filter((_m, i) => i !== index));
-  }
-
-  private setMutes(mutes: Mute[]): void {
-    this.store.set({ mutes });
-    const logdir = this.store.state.runs.data?.logdir;
-    if (logdir !== undefined) storeMutes(logdir, mutes);
-    this.saveUrl();
-    this.setAlertType(this.store.state.alertType);
-    void this.loadRootCause();
-    void this.rules.loadSummary();
-  }
-
-  /** The health map (op x step) view: open or close it; page its rows. */
-  showHealthMap(open: boolean): void {
-    this.store.set({ healthMapOpen: open });
-    if (open) void this.rules.loadMap(0);
-  }
-
-  /** Next (dir 1) or previous (-1) page of the health map's rows. */
-  pageHealthMap(dir: number): void {
-    const m = this.store.state.healthMap.data;
-    if (m) void this.rules.loadMap(Math.max(0, m.begin + dir * MAP_ROWS));
   }
 
   /** The Alerts list shows rows [begin, end): fetch what it lacks. */

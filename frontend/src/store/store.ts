@@ -14,6 +14,7 @@ import type {
   GraphExecutionRow,
   HealthMapResponse,
   OpInfo,
+  NeighborhoodResponse,
   RootCauseResponse,
   RunInfo,
   RunsResponse,
@@ -24,6 +25,7 @@ import type {
 import type { GraphExecutionFilters } from '../api/client.ts';
 import { PagedRows } from './paged_rows.ts';
 import type { Mute } from './mutes.ts';
+import type { TensorView } from './tensor_loader.ts';
 
 /** What the user is looking at: one tensor trace in the graph execution list, or one eager execution. */
 export type Focus = { kind: 'graph_execution'; index: number } | { kind: 'execution'; index: number };
@@ -93,6 +95,10 @@ export interface State {
   inputRows: number[];
   /** Messages for the user that are not errors of one panel (e.g. "probs has no trace"). */
   hint: string | null;
+  /** What the controller did to the Graph Execution list on its own (e.g. filters cleared to show a trace). */
+  listNote: string | null;
+  /** A focus before this one can be gone back to (Back, or the in-app back button). */
+  canGoBack: boolean;
   /** The Alerts list: the run's alerts of `alertType`, as far as fetched. */
   alertRows: PagedRows<Alert>;
   /** The Graph Execution list: the run's traces under `geFilters`, as far as fetched. */
@@ -116,13 +122,27 @@ export interface State {
   healthMap: Loadable<HealthMapResponse>;
   /** The focused op's health across steps (Graph Structure's sparkline). */
   opHealth: Loadable<HealthMapResponse>;
+  /** The Tensor Values view, when open (tensor_loader.ts). */
+  tensorView: TensorView | null;
+  /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
+  graphView: GraphView;
+  /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
+  neighborhood: Loadable<NeighborhoodResponse>;
+}
+
+export interface GraphView {
+  mode: 'list' | 'drawn';
+  hops: number;
 }
 
 /** What a list shows with no run: nothing, and nothing to fetch. */
 export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
 /** Everything that belongs to one run's view: cleared when another run is selected. */
-export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'mutes' | 'healthMapOpen'> {
+export function runViewState(): Omit<
+  State,
+  'runs' | 'run' | 'geScroll' | 'mutes' | 'healthMapOpen' | 'graphView' | 'canGoBack'
+> {
   return {
     alertSummary: idle(),
     healthMap: idle(),
@@ -135,6 +155,7 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'mutes
     alertMarks: [],
     sourceFiles: idle(),
     sourceFile: idle(),
+    neighborhood: idle(),
     focus: null,
     alertIndex: null,
     alertType: null,
@@ -146,11 +167,22 @@ export function runViewState(): Omit<State, 'runs' | 'run' | 'geScroll' | 'mutes
     geFilters: {},
     inputRows: [],
     hint: null,
+    listNote: null,
+    tensorView: null,
   };
 }
 
 export function initialState(): State {
-  return { runs: idle(), run: null, geScroll: null, mutes: [], healthMapOpen: false, ...runViewState() };
+  return {
+    runs: idle(),
+    run: null,
+    geScroll: null,
+    mutes: [],
+    healthMapOpen: false,
+    graphView: { mode: 'list', hops: 2 },
+    canGoBack: false,
+    ...runViewState(),
+  };
 }
 
 export type Listener = (state: State, prev: State) => void;

@@ -1,9 +1,10 @@
 /**
  * The view in the URL: run and focus, so a link or a reload restores it.
  *
- * TensorBoard owns the top-level hash (`#dbg`), so the state lives in the iframe's own `location.hash`
- * (history.replaceState: no history entries, no reload) and is mirrored into the parent page's query parameter
- * `dbg` when the parent is same-origin, so reloading the whole TensorBoard page restores it too.
+ * TensorBoard owns the top-level hash (`#dbg`), so the state lives in the iframe's own `location.hash` and is
+ * mirrored into the parent page's query parameter `dbg` when the parent is same-origin, so reloading the whole
+ * TensorBoard page restores it too. Each new focus is a history entry of the iframe (history.pushState), so the
+ * browser's Back steps back one focus (`listenUrlState` hears it); other changes replace the entry.
  */
 import type { Focus } from './store.ts';
 import { parseMutes, type Mute } from './mutes.ts';
@@ -64,11 +65,14 @@ export function readUrlState(): UrlState {
   return { run: null, focus: null, alert: null };
 }
 
-export function writeUrlState(s: UrlState): void {
+export function writeUrlState(s: UrlState, push = false): void {
   const text = encodeUrlState(s);
   const own = new URL(window.location.href);
   own.hash = text;
-  if (own.href !== window.location.href) history.replaceState(history.state, '', own.href);
+  if (own.href !== window.location.href) {
+    if (push) history.pushState(null, '', own.href);
+    else history.replaceState(history.state, '', own.href);
+  }
   const parent = parentWindow();
   if (!parent) return;
   try {
@@ -80,3 +84,24 @@ export function writeUrlState(s: UrlState): void {
     // The parent refused (sandbox or a navigation in progress); the iframe's hash still holds the state.
   }
 }
+
+/** Calls `cb` with the URL's state when the browser goes back or forward through the iframe's entries. */
+export function listenUrlState(cb: (s: UrlState) => void): void {
+  window.addEventListener('popstate', () => cb(readUrlState()));
+}
+
+export function goBack(): void {
+  history.back();
+}
+
+/** Where the controller keeps the view: the browser's URL and history (tests pass an in-memory one). */
+export interface UrlIO {
+  read(): UrlState;
+  /** `push`: a new history entry (a new focus), else the current entry is replaced. */
+  write(s: UrlState, push?: boolean): void;
+  /** Hears Back / Forward. */
+  listen(cb: (s: UrlState) => void): void;
+  back(): void;
+}
+
+export const browserUrl: UrlIO = { read: readUrlState, write: writeUrlState, listen: listenUrlState, back: goBack };

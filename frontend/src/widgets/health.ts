@@ -1,10 +1,42 @@
 /**
  * Health chips: one compact rendering of a tensor's decoded debug value for every debug mode, and for empty
  * placeholders. The input comes off the wire, so it is validated field by field: anything unexpected renders as an
- * "unknown" chip and never throws. Distinct colours for -∞ (blue), +∞ (orange) and NaN (red).
+ * "unknown" chip and never throws. Distinct colours for -∞ (blue), +∞ (orange) and NaN (red); the counts of
+ * negative, zero and positive elements where the mode records them (`−×3 0×300 +×700`, as the reference shows), and
+ * in a warning style when they flow into an op they break (zeros into log or a division, negatives into sqrt or
+ * log): the clue to a log(0) is the zeros of the tensor before it.
  */
 
-export type ChipKind = 'neginf' | 'posinf' | 'nan' | 'ok' | 'info' | 'unknown' | 'empty' | 'bad';
+export type ChipKind = 'neginf' | 'posinf' | 'nan' | 'ok' | 'info' | 'unknown' | 'empty' | 'bad' | 'count' | 'warn';
+
+/** Where the tensor goes: the op type consuming it and the input slot (to mark counts that break that op). */
+export interface HealthUse {
+  opType: string | null;
+  slot: number;
+}
+
+// Ops that a zero breaks (at the given input slot; 'any' for every slot) and ops that a negative breaks.
+const ZERO_BREAKS: Record<string, number | 'any'> = {
+  Log: 0,
+  Xlogy: 1,
+  Xlog1py: 'any',
+  Xdivy: 1,
+  RealDiv: 1,
+  Div: 1,
+  FloorDiv: 1,
+  TruncateDiv: 1,
+  Reciprocal: 0,
+  Inv: 0,
+  Rsqrt: 0,
+  Pow: 'any',
+};
+const NEG_BREAKS: Record<string, number | 'any'> = { Sqrt: 0, Rsqrt: 0, Log: 0, Xlogy: 1, Pow: 0 };
+
+function breaks(table: Record<string, number | 'any'>, use: HealthUse | undefined): boolean {
+  if (!use?.opType) return false;
+  const slot = Object.hasOwn(table, use.opType) ? table[use.opType] : undefined;
+  return slot === 'any' || slot === use.slot;
+}
 
 export interface Chip {
   kind: ChipKind;
@@ -42,18 +74,42 @@ function counts(h: Record<string, unknown>, out: Chip[]): boolean {
   return true;
 }
 
+/** Chips for the negative / zero / positive counts (FULL_HEALTH, FULL_TENSOR); zero counts are left out. */
+function signCounts(h: Record<string, unknown>, out: Chip[], use: HealthUse | undefined): void {
+  const parts: Array<[unknown, string, string, boolean]> = [
+    [h.neg, '−', 'negative', breaks(NEG_BREAKS, use)],
+    [h.zero, '0', 'zero', breaks(ZERO_BREAKS, use)],
+    [h.pos, '+', 'positive', false],
+  ];
+  for (const [n, sign, word, bad] of parts) {
+    if (!isCount(n) || n === 0) continue;
+    const title =
+      word === 'zero' ? `${fmt(n)} zero${n === 1 ? '' : 's'}` : `${fmt(n)} ${word} element${n === 1 ? '' : 's'}`;
+    out.push(
+      bad
+        ? {
+            kind: 'warn',
+            text: `${sign}×${fmt(n)}`,
+            title: `${title} flowing into ${use?.opType ?? '?'}: it turns them into NaN or ∞`,
+          }
+        : { kind: 'count', text: `${sign}×${fmt(n)}`, title },
+    );
+  }
+}
+
 const unknown = (why: string): Chip[] => [{ kind: 'unknown', text: 'unknown', title: why }];
 
-/** The chips for one TensorHealth value (typed `unknown` on purpose: it is untrusted wire data). */
-export function healthChips(h: unknown): Chip[] {
+/** The chips for one TensorHealth value (typed `unknown` on purpose: it is untrusted wire data); `use`: the op
+ * consuming the tensor, to mark counts that break it. */
+export function healthChips(h: unknown, use?: HealthUse): Chip[] {
   try {
-    return chipsOf(h);
+    return chipsOf(h, use);
   } catch {
     return unknown('malformed health value');
   }
 }
 
-function chipsOf(h: unknown): Chip[] {
+function chipsOf(h: unknown, use: HealthUse | undefined): Chip[] {
   if (typeof h !== 'object' || h === null || Array.isArray(h)) return unknown('no health value');
   const r = h as Record<string, unknown>;
   const out: Chip[] = [];
@@ -78,9 +134,18 @@ function chipsOf(h: unknown): Chip[] {
           ]
         : [{ kind: 'ok', text: 'finite', title: 'CURT_HEALTH: every element is finite' }];
     case 'CONCISE_HEALTH':
+      if (!isCount(r.size) || !counts(r, out)) return unknown(`${r.mode} with malformed counts`);
+      if (!out.length)
+        out.push({
+          kind: 'ok',
+          text: `finite ×${fmt(r.size)}`,
+          title: `all ${fmt(r.size)} elements are finite (CONCISE_HEALTH records no zeros or signs)`,
+        });
+      return out;
     case 'FULL_HEALTH':
       if (!isCount(r.size) || !counts(r, out)) return unknown(`${r.mode} with malformed counts`);
-      if (!out.length) out.push({ kind: 'ok', text: 'finite', title: `all ${r.size} elements are finite` });
+      signCounts(r, out, use);
+      if (!out.length) out.push({ kind: 'ok', text: 'empty', title: 'a tensor of 0 elements' });
       return out;
     case 'SHAPE':
       if (!isCount(r.size)) return unknown('SHAPE without size');
@@ -88,10 +153,10 @@ function chipsOf(h: unknown): Chip[] {
     case 'FULL_TENSOR': {
       if (!counts(r, out)) return unknown('FULL_TENSOR summary with malformed counts');
       if (r.neg_inf === null && r.nan === null) return [{ kind: 'info', text: 'value', title: 'non-numeric tensor' }];
-      if (!out.length) {
-        const range = r.min !== null && r.min !== undefined ? ` [${numText(r.min)}, ${numText(r.max)}]` : '';
-        out.push({ kind: 'ok', text: 'finite' + range, title: `mean ${numText(r.mean)}` });
-      }
+      signCounts(r, out, use);
+      if (r.min !== null && r.min !== undefined)
+        out.push({ kind: 'info', text: `[${numText(r.min)}, ${numText(r.max)}]`, title: `mean ${numText(r.mean)}` });
+      if (!out.length) out.push({ kind: 'ok', text: 'empty', title: 'a tensor of 0 elements' });
       return out;
     }
     default:
@@ -124,11 +189,58 @@ function dtypeShapeOf(h: unknown): { dtype: string; shape: string } {
   return { dtype, shape: '' };
 }
 
+const MODE_COUNTS: Record<string, string[]> = {
+  FULL_HEALTH: ['neg_inf', 'pos_inf', 'nan', 'neg', 'zero', 'pos'],
+  FULL_TENSOR: ['neg_inf', 'pos_inf', 'nan', 'neg', 'zero', 'pos'],
+  CONCISE_HEALTH: ['neg_inf', 'pos_inf', 'nan'],
+};
+const COUNT_LABEL: Record<string, string> = {
+  neg_inf: '-∞',
+  pos_inf: '+∞',
+  nan: 'NaN',
+  neg: 'negative',
+  zero: 'zero',
+  pos: 'positive',
+};
+
+/** The detail pane's rows for one TensorHealth: the mode, dtype, shape, size and every count the mode records
+ * (and what it does not). */
+export function healthDetail(h: unknown): Array<[string, string]> {
+  try {
+    return detailOf(h);
+  } catch {
+    return [['mode', 'unknown']];
+  }
+}
+
+function detailOf(h: unknown): Array<[string, string]> {
+  if (typeof h !== 'object' || h === null || Array.isArray(h) || typeof (h as { mode?: unknown }).mode !== 'string')
+    return [['mode', 'unknown']];
+  const r = h as Record<string, unknown>;
+  const mode = r.mode as string;
+  const rows: Array<[string, string]> = [['mode', mode]];
+  const { dtype, shape } = dtypeShapeOf(h);
+  if (dtype) rows.push(['dtype', dtype]);
+  if (shape) rows.push(['shape', shape]);
+  if (isCount(r.size)) rows.push(['size', `${fmt(r.size)} element${r.size === 1 ? '' : 's'}`]);
+  if (mode === 'CURT_HEALTH') {
+    rows.push(['NaN or ∞', r.any_inf_or_nan === true ? 'some' : r.any_inf_or_nan === false ? 'none' : '?']);
+    rows.push(['counts', 'not recorded by CURT_HEALTH']);
+  }
+  for (const k of MODE_COUNTS[mode] ?? []) rows.push([COUNT_LABEL[k]!, isCount(r[k]) ? fmt(r[k]) : '—']);
+  if (mode === 'CONCISE_HEALTH') rows.push(['zero / negative / positive', 'not recorded by CONCISE_HEALTH']);
+  if (mode === 'FULL_TENSOR' && r.min !== null && r.min !== undefined) {
+    rows.push(['min', numText(r.min)], ['max', numText(r.max)], ['mean', numText(r.mean)]);
+  }
+  if (mode === 'UNKNOWN' && typeof r.reason === 'string') rows.push(['why', r.reason]);
+  return rows;
+}
+
 /** A <span class="chips"> holding the chips (text only; titles explain them). */
-export function renderHealth(h: unknown): HTMLSpanElement {
+export function renderHealth(h: unknown, use?: HealthUse): HTMLSpanElement {
   const wrap = document.createElement('span');
   wrap.className = 'chips';
-  for (const c of healthChips(h)) {
+  for (const c of healthChips(h, use)) {
     const s = document.createElement('span');
     s.className = `chip chip-${c.kind}`;
     s.textContent = c.text;

@@ -179,8 +179,10 @@ export function noRunState(s: {
   if (s.runs.status === 'error') return { kind: 'error', text: `Cannot load runs: ${s.runs.error}` };
   if (!s.runs.data) return { kind: 'loading' };
   if (s.runs.data.runs.length === 0) {
-    const why = s.runs.data.notices.map((n) => n.message).join(' ');
-    return { kind: 'empty', text: why || `No tfdbg2 dump found under ${s.runs.data.logdir}.` };
+    // The first scan has not looked yet: not "no dump" (the header says "scanning").
+    if (s.runs.data.notices.some((n) => n.code === 'scanning')) return { kind: 'loading' };
+    // One message per empty state: the header's status line holds the why; the panels do not repeat it six times.
+    return { kind: 'empty', text: 'No tfdbg2 dump to show (the status line above says why).' };
   }
   return { kind: 'empty', text: 'No run selected.' };
 }

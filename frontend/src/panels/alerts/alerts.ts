@@ -12,6 +12,7 @@ import { healthChips } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
+import { alertTarget } from '../../store/tensor_loader.ts';
 import { MutesBar } from './mutes_bar.ts';
 
 const TYPE_LABEL: Record<string, string> = {
@@ -24,6 +25,8 @@ const TYPE_LABEL: Record<string, string> = {
   value_explosion: 'Values exploding',
   value_vanishing: 'Gradient vanishing',
 };
+/** What one alert is (the report says the same: analysis/report_text.py ALERT_UNIT). */
+export const ALERT_UNIT = 'one per non-finite traced tensor or eager execution';
 
 export class AlertsPanel {
   readonly panel = new Panel('Alerts', 'panel-alerts');
@@ -51,7 +54,7 @@ export class AlertsPanel {
     this.nextBtn.addEventListener('click', () => void ctl.stepAlert(1));
     this.mapBtn.dataset.testid = 'open-health-map';
     this.mapBtn.title = 'Health over time: every op x step, NaN/∞ first';
-    this.mapBtn.addEventListener('click', () => ctl.showHealthMap(!ctl.store.state.healthMapOpen));
+    this.mapBtn.addEventListener('click', () => ctl.rules.showHealthMap(!ctl.store.state.healthMapOpen));
     this.panel.tools.append(this.prevBtn, this.nextBtn, this.mapBtn);
     this.mutes = new MutesBar(ctl);
     this.needs.dataset.testid = 'rule-needs';
@@ -59,7 +62,13 @@ export class AlertsPanel {
       rowHeight: 24,
       testId: 'alert-list',
       requestRows: (begin, end) => ctl.loadAlertRows(begin, end),
-      renderRow: (row, a) => renderAlertRow(row, a, (alert) => this.mutes.openForm(alert)),
+      renderRow: (row, a) =>
+        renderAlertRow(
+          row,
+          a,
+          (alert) => this.mutes.openForm(alert),
+          (alert) => ctl.tensors.open(alertTarget(alert)),
+        ),
       rowClass: (_i, a) => (a && a.index === this.ctl.store.state.alertIndex ? 'focused' : null),
       onSelect: (_i, a) => a && void this.ctl.focusAlert(a),
       onActivate: (_i, a) => a && void this.ctl.focusAlert(a),
@@ -89,9 +98,15 @@ export class AlertsPanel {
       const found = rc.data;
       this.panel.element.classList.add('has-rc');
       this.rc.replaceChildren(
-        renderRootCause(found, () => {
-          if (found.producer) void this.ctl.focusRootCause(found.producer);
-        }),
+        renderRootCause(
+          found,
+          () => {
+            if (found.producer) void this.ctl.focusRootCause(found.producer);
+          },
+          () => {
+            if (found.producer) this.ctl.tensors.open(alertTarget(found.producer.alert));
+          },
+        ),
       );
     } else if (rc.status === 'error') {
       const err = el('div', 'rc-card rc-error', `Root cause not available: ${rc.error}`);
@@ -118,21 +133,25 @@ export class AlertsPanel {
         el('span', '', `${open ? '▾' : '▸'} ${TYPE_LABEL[type] ?? type}`),
         el('span', 'alert-count', n.toLocaleString('en-US')),
       );
+      b.title = `${n.toLocaleString('en-US')} alerts: ${ALERT_UNIT}`;
       b.addEventListener('click', () => this.ctl.setAlertType(open ? null : type));
       rows.push(b);
     }
+    // The unit, where the count is shown: TensorFlow's own monitor counts one alert per output slot.
+    if (rows.length) rows.push(el('div', 'alert-unit muted', `1 alert = ${ALERT_UNIT}`));
     this.types.replaceChildren(...rows);
-    this.needs.replaceChildren(
-      ...(s.alertSummary.data?.needs ?? []).map((n) => {
-        const line = el(
-          'div',
-          'rule-need muted',
-          `Not judged: ${TYPE_LABEL[n.rule] ?? n.rule} needs ${n.needs.join(' or ')}`,
-        );
-        line.title = n.call;
-        return line;
-      }),
+    // One line, whatever the number of rules the dump cannot judge (the list below keeps its height); the title
+    // says each rule's need and the call that would let it be judged.
+    const needs = s.alertSummary.data?.needs ?? [];
+    const line = el(
+      'div',
+      'rule-need muted',
+      needs.length
+        ? 'Not judged: ' + needs.map((n) => `${TYPE_LABEL[n.rule] ?? n.rule} (${n.needs.join(' or ')})`).join(', ')
+        : '',
     );
+    line.title = needs.map((n) => `${TYPE_LABEL[n.rule] ?? n.rule}: ${n.call}`).join('\n');
+    this.needs.replaceChildren(...(needs.length ? [line] : []));
     this.list.element.hidden = s.alertType === null;
   }
 
@@ -162,9 +181,12 @@ export class AlertsPanel {
   private renderCount(): void {
     const info = this.ctl.store.runInfo();
     const summary = this.ctl.store.state.alertSummary.data;
+    // the rules' findings and the muted alerts count too (the index counts NaN/∞ alerts only)
     const count = Math.max(info?.counts.alerts ?? 0, summary ? summary.total + summary.muted.total : 0);
-    this.prevBtn.disabled = count === 0;
-    this.nextBtn.disabled = count === 0;
+    // Disabled at the ends: nothing before the first alert, nothing after the last.
+    const at = this.ctl.store.state.alertIndex;
+    this.prevBtn.disabled = count === 0 || at === 0;
+    this.nextBtn.disabled = count === 0 || at === count - 1;
     if (count > 0) return this.panel.setState({ kind: 'content' });
     // "No alerts" cannot be claimed while a file the alerts come from is unreadable: that comes first. The empty
     // panel still shows the root-cause card (e.g. "clean") above the message.
@@ -193,8 +215,13 @@ export class AlertsPanel {
 }
 
 /** One alert row: index, role (producer ●, unknown ◐, propagator ○, contained/expected ◌), op, type, counts (a
- * rule's evidence instead), and the mute button. */
-function renderAlertRow(row: HTMLElement, a: Alert | undefined, onMute: (a: Alert) => void): void {
+ * rule's evidence instead), the values button (not for retracing: no tensor) and the mute button. */
+function renderAlertRow(
+  row: HTMLElement,
+  a: Alert | undefined,
+  onMute: (a: Alert) => void,
+  openValues: (a: Alert) => void,
+): void {
   row.classList.add('alert-row');
   if (!a) {
     row.replaceChildren(el('span', 'muted', 'Loading…'));
@@ -216,6 +243,16 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined, onMute: (a: Aler
       chip.title = c.title;
       chips.append(chip);
     }
+  if (a.function === undefined) {
+    const values = el('button', 'tv-open-btn', 'values');
+    values.dataset.testid = 'alert-values';
+    values.title = 'Show this tensor in Tensor Values';
+    values.addEventListener('click', (e) => {
+      e.stopPropagation();
+      openValues(a);
+    });
+    chips.append(values);
+  }
   const mute = el('button', 'alert-mute', '🔇');
   mute.dataset.testid = 'alert-mute';
   mute.title = 'Mute alerts like this one (with a reason)';
@@ -229,7 +266,7 @@ function renderAlertRow(row: HTMLElement, a: Alert | undefined, onMute: (a: Aler
     el('span', 'alert-idx', String(a.index)),
     role,
     name,
-    el('span', 'alert-type muted', a.op_type),
+    el('span', 'alert-type muted', a.op_type === a.op_name ? '' : a.op_type),
     chips,
     mute,
   );

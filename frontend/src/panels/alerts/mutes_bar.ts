@@ -47,7 +47,7 @@ export class MutesBar {
     const submit = () => {
       const mute = muteFor(a, scope.value as MuteScope, reason.value.trim());
       this.form.hidden = true;
-      if (mute) this.ctl.addMute(mute);
+      if (mute) this.ctl.rules.addMute(mute);
     };
     ok.addEventListener('click', submit);
     reason.addEventListener('keydown', (e) => e.key === 'Enter' && submit());
@@ -70,7 +70,7 @@ export class MutesBar {
         const off = el('button', 'unmute', '×');
         off.dataset.testid = 'unmute';
         off.title = 'Un-mute';
-        off.addEventListener('click', () => this.ctl.removeMute(i));
+        off.addEventListener('click', () => this.ctl.rules.removeMute(i));
         chip.title = m.reason ? `Reason: ${m.reason}` : 'No reason given';
         chip.append(el('span', 'mute-desc', `🔇 ${describeMute(m)}`), count, el('span', 'muted', m.reason), off);
         return chip;

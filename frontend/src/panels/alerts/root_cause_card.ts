@@ -1,22 +1,49 @@
 /**
  * The Root cause card at the top of Alerts: the first op that produced a non-finite tensor, its output health,
  * each input's health (or "not traced"), and the user's source line. One click focuses everything on it.
+ *
+ * While the run is still being read, a run without NaN/∞ so far is said so in a neutral colour ("clean_so_far"),
+ * never as a green all-clear. "Copy as text" copies the report's own section for the run (the route carries it):
+ * the dashboard and `python -m tensorboard_plugin_dbg report` say the same words. In a short pane the card is one
+ * line (styles.ts: a container query on the Alerts panel's body).
  */
 import type { RootCauseResponse, StackFrame } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { baseName } from '../stack_trace/fold.ts';
 
-export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTMLElement {
+const TITLES: Record<string, string> = {
+  clean: 'No non-finite values',
+  clean_so_far: 'No NaN/∞ so far (still reading)',
+  unknown: 'Root cause unknown',
+};
+
+function copyButton(text: string): HTMLElement {
+  const b = el('button', 'rc-copy', 'copy as text');
+  b.dataset.testid = 'rc-copy';
+  b.dataset.text = text;
+  b.title = 'Copy the report of this run (the same text as `python -m tensorboard_plugin_dbg report`)';
+  b.addEventListener('click', (e) => {
+    e.stopPropagation();
+    void navigator.clipboard?.writeText(text).then(
+      () => (b.textContent = 'copied'),
+      () => (b.textContent = 'copy failed: select the text of the report instead'),
+    );
+  });
+  return b;
+}
+
+export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onValues: () => void): HTMLElement {
   const card = el('div', `rc-card rc-${rc.status}`);
   card.dataset.testid = 'root-cause';
   card.dataset.status = rc.status;
   const p = rc.producer;
   if (rc.status !== 'found' || !p) {
-    card.append(
-      el('div', 'rc-title', rc.status === 'clean' ? 'No non-finite values' : 'Root cause unknown'),
-      el('div', 'rc-msg', rc.message),
-    );
+    const title = el('div', 'rc-title', TITLES[rc.status] ?? 'Root cause unknown');
+    if (rc.report_text) title.append(copyButton(rc.report_text));
+    const msg = el('div', 'rc-msg', rc.message);
+    msg.title = rc.message;
+    card.append(title, msg);
     return card;
   }
   card.tabIndex = 0;
@@ -26,8 +53,22 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTM
   title.append(
     el('span', 'rc-label', p.role === 'unknown' ? 'First NaN/∞ (inputs not recorded): ' : 'Root cause: '),
     el('b', 'rc-op', p.op_name ?? p.op_type),
-    el('span', 'muted', ` ${p.op_type} · run ${p.run_number + 1}`),
   );
+  // The op type only where it says more than the name (no "Log Log").
+  if (p.op_name && p.op_type !== p.op_name) title.append(el('span', 'muted', ` ${p.op_type}`));
+  if (p.graph_name) title.append(el('span', 'muted rc-graph', ` in ${p.graph_name} (tf.function)`));
+  title.append(el('span', 'muted', ` · run ${p.run_number + 1}`));
+  if (p.user_frame)
+    title.append(el('span', 'rc-where-short', ` · ${baseName(p.user_frame.path)}:${p.user_frame.line}`));
+  if (rc.report_text) title.append(copyButton(rc.report_text));
+  const values = el('button', 'tv-open-btn', 'values');
+  values.dataset.testid = 'rc-values';
+  values.title = "Show this op's output and inputs in Tensor Values";
+  values.addEventListener('click', (e) => {
+    e.stopPropagation();
+    onValues();
+  });
+  title.append(values);
   const out = el('div', 'rc-line');
   out.append(el('span', 'muted', 'output '), renderHealth(p.output_health));
   if (p.overflow) out.append(el('span', 'rc-note', ` ${p.overflow}`));
@@ -60,7 +101,7 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void): HTM
       el('span', 'muted', `in ${input.slot} `),
       el('span', 'rc-in-name', `${input.op_name}:${input.output_slot} `),
     );
-    if (input.traced && input.health) row.append(renderHealth(input.health));
+    if (input.traced && input.health) row.append(renderHealth(input.health, { opType: p.op_type, slot: input.slot }));
     row.append(el('span', 'muted rc-desc', ` ${input.description}`));
     card.append(row);
   }

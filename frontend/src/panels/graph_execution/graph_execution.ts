@@ -7,6 +7,7 @@ import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { GraphExecutionRow, NoticeCode } from '../../api/wire.ts';
 import { hasFilters } from '../../store/lists_loader.ts';
+import { jumpError } from '../../store/focus_math.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { dtypeShape, renderHealth } from '../../widgets/health.ts';
@@ -23,6 +24,9 @@ export class GraphExecutionPanel {
   private nonFinite = el('input', 'filter-nonfinite');
   private jump = el('input', 'jump-index');
   private countEl = el('span', 'ge-count');
+  /** Why the go-to-# text is not a trace, and what the controller did to the filters on its own. */
+  private jumpMsg = el('span', 'ge-jump-error');
+  private note = el('div', 'ge-note');
   private types = el('datalist');
   /** A list position to reveal once the rows it lies in have arrived (a scroll request made before). */
   private pendingScroll: number | null = null;
@@ -45,8 +49,11 @@ export class GraphExecutionPanel {
     });
     this.buildTools();
     const head = el('div', 'ge-row ge-head');
-    for (const t of ['#', 'op name', 'op type', 'slot', 'dtype', 'shape', 'health']) head.append(el('span', '', t));
-    this.panel.body.append(head, this.list.element);
+    for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape']) head.append(el('span', '', t));
+    this.note.dataset.testid = 'ge-note';
+    this.note.hidden = true;
+    this.jumpMsg.hidden = true;
+    this.panel.body.append(this.note, head, this.list.element);
     ctl.store.subscribe((s, prev) => this.update(s, prev));
   }
 
@@ -80,13 +87,22 @@ export class GraphExecutionPanel {
     this.opType.addEventListener('input', apply);
     this.opName.addEventListener('input', apply);
     this.nonFinite.addEventListener('change', apply);
+    this.jumpMsg.dataset.testid = 'jump-error';
+    this.jumpMsg.setAttribute('role', 'alert');
+    this.jump.addEventListener('input', () => this.showJumpError(null));
     this.jump.addEventListener('keydown', (e) => {
       if (e.key !== 'Enter') return;
-      const n = Number(this.jump.value.trim());
-      if (!Number.isInteger(n) || n < 0) return;
-      void this.ctl.focusGraphExecution(n);
+      const err = jumpError(this.jump.value, this.ctl.store.state.geRows.unfilteredTotal);
+      this.showJumpError(err);
+      if (err === null) void this.ctl.focusGraphExecution(Number(this.jump.value.trim()));
     });
-    t.append(this.opType, this.types, this.opName, nfLabel, this.jump, this.countEl);
+    t.append(this.opType, this.types, this.opName, nfLabel, this.jump, this.jumpMsg, this.countEl);
+  }
+
+  private showJumpError(err: string | null): void {
+    this.jumpMsg.textContent = err ?? '';
+    this.jumpMsg.hidden = err === null;
+    this.jump.setAttribute('aria-invalid', String(err !== null));
   }
 
   private renderRow(row: HTMLElement, item: GraphExecutionRow | undefined, i: number): void {
@@ -98,16 +114,27 @@ export class GraphExecutionPanel {
     }
     const { dtype, shape } = dtypeShape(item.health);
     const name = el('span', 'ge-op', item.op_name);
-    name.title = `${item.op_name} (graph ${item.graph_id})`;
+    name.title = `${item.op_name}${item.op_type && item.op_type !== item.op_name ? ` (${item.op_type})` : ''}`;
     row.dataset.geIndex = String(item.index);
+    // The op type only where it differs from the name (no "Log Log").
+    const type = el('span', 'ge-type', item.op_type === item.op_name ? '' : (item.op_type ?? '?'));
+    type.title = item.op_type ?? 'op not in the graphs file';
+    const health = el('span', 'ge-health');
+    const values = el('button', 'tv-open-btn', 'values');
+    values.dataset.testid = 'ge-values';
+    values.addEventListener('click', (e) => {
+      e.stopPropagation();
+      this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
+    });
+    health.append(renderHealth(item.health), values);
     row.replaceChildren(
       el('span', 'ge-idx', String(item.index)),
       name,
-      el('span', 'ge-type', item.op_type ?? '?'),
+      health,
+      type,
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),
       el('span', 'ge-shape', shape),
-      renderHealth(item.health),
     );
   }
 
@@ -175,6 +202,10 @@ export class GraphExecutionPanel {
       this.readyPending = true;
     }
     if (s.geFilters !== prev.geFilters) this.showFilters(s);
+    if (s.listNote !== prev.listNote) {
+      this.note.textContent = s.listNote ?? '';
+      this.note.hidden = s.listNote === null;
+    }
     if (s.opTypes !== prev.opTypes) this.showOpTypes(s.opTypes);
     if (s.geRows.key !== prev.geRows.key) this.list.reset(s.geRows);
     else if (s.geRows !== prev.geRows) this.list.setSource(s.geRows);

@@ -6,11 +6,30 @@
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
-import type { ExecutionDetail, OpInfo, OpSummary, TensorValue, TraceIndices } from '../../api/wire.ts';
+import type {
+  ExecutionDetail,
+  GraphRef,
+  NeighborhoodResponse,
+  OpInfo,
+  OpSummary,
+  TensorValue,
+  TraceIndices,
+} from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { numText, renderHealth } from '../../widgets/health.ts';
 import { noRunState } from '../../widgets/notices.ts';
 import { drawCells, prepareCanvas } from '../../widgets/health_cells.ts';
+import { renderTensorDetail } from '../../widgets/tensor_detail.ts';
+import { nearestBefore } from '../../store/focus_math.ts';
+import { renderDrawnGraph } from './drawn_graph.ts';
+
+/** "in `loss` (tf.function)": the innermost named graph of the chain (the outermost graph of a tf.function has no
+ * name in the dump; its UUID says nothing to a person), else a short id. */
+export function graphLabel(chain: GraphRef[], graphId: string): string {
+  const named = chain.filter((g) => g.name);
+  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (tf.function)`;
+  return `in graph ${graphId.slice(0, 8)}…`;
+}
 
 function traceNote(t: TraceIndices): HTMLElement {
   if (t.count === 0) {
@@ -52,21 +71,32 @@ export class GraphStructurePanel {
   private spark = el('div', 'gs-spark');
   private sparkCanvas = el('canvas', 'gs-spark-canvas');
   private sparkText = el('span', 'muted');
+  private toolbar = el('div', 'gs-toolbar');
+  private modeButton = el('button', 'gs-mode');
+  private hopsInput = el('input', 'gs-hops');
+  private drawn: { data: NeighborhoodResponse; focusId: string; node: HTMLElement } | null = null;
 
   constructor(private readonly ctl: Controller) {
     this.hint.dataset.testid = 'gs-hint';
     this.spark.dataset.testid = 'op-sparkline';
     this.spark.append(this.sparkText, this.sparkCanvas);
     this.spark.hidden = true;
-    this.panel.body.append(this.hint, this.spark, this.content);
+    this.buildToolbar();
+    this.panel.body.append(this.toolbar, this.hint, this.spark, this.content);
+    // One Tab stop: the panel; Up/Down move between its op links, Enter follows one.
+    this.content.tabIndex = 0;
+    this.content.addEventListener('keydown', (e) => this.onKey(e));
     ctl.store.subscribe((s, prev) => {
       if (s.opHealth !== prev.opHealth || s.op !== prev.op) this.renderSpark(s);
       if (
         s.op !== prev.op ||
+        s.neighborhood !== prev.neighborhood ||
+        s.graphView !== prev.graphView ||
         s.hint !== prev.hint ||
         s.focusDetail !== prev.focusDetail ||
         s.focus !== prev.focus ||
         s.run !== prev.run ||
+        (s.geRows !== prev.geRows && s.op.data !== null) ||
         (s.run === null && s.runs !== prev.runs)
       )
         this.render(s);
@@ -91,8 +121,32 @@ export class GraphStructurePanel {
     if (ctx) drawCells(ctx, row, 0, 0, w, 13);
   }
 
+  private onKey(e: KeyboardEvent): void {
+    if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+    const links = [...this.content.querySelectorAll<HTMLElement>('.gs-op-link')];
+    if (!links.length) return;
+    e.preventDefault();
+    const at = links.indexOf(document.activeElement as HTMLElement);
+    const next = at < 0 ? 0 : Math.min(Math.max(at + (e.key === 'ArrowDown' ? 1 : -1), 0), links.length - 1);
+    links[next]!.focus();
+  }
+
+  /** List / drawn mode and the hops (1–8) of the drawn neighbourhood. */
+  private buildToolbar(): void {
+    this.modeButton.dataset.testid = 'gs-mode';
+    this.modeButton.addEventListener('click', () => {
+      const mode = this.ctl.store.state.graphView.mode === 'drawn' ? 'list' : 'drawn';
+      this.ctl.setGraphView({ mode });
+    });
+    Object.assign(this.hopsInput, { type: 'number', min: '1', max: '8', title: 'hops around the op' });
+    this.hopsInput.dataset.testid = 'gs-hops';
+    this.hopsInput.addEventListener('change', () => this.ctl.setGraphView({ hops: Number(this.hopsInput.value) }));
+    this.toolbar.append(this.modeButton, el('span', 'muted', ' hops '), this.hopsInput);
+  }
+
   private opButton(graphId: string, name: string, op: OpSummary | null, testid: string): HTMLElement {
     const b = el('button', 'gs-op-link', name);
+    b.tabIndex = -1;
     b.dataset.testid = testid;
     b.title = op ? `${op.op_type} in graph ${graphId}` : 'not in the graphs file';
     b.addEventListener('click', () => void this.ctl.navigateToOp(op?.graph_id ?? graphId, name));
@@ -120,15 +174,56 @@ export class GraphStructurePanel {
     if (op.status === 'loading' && !op.data) return this.panel.setState({ kind: 'loading' });
     if (op.status === 'error')
       return this.panel.setState({ kind: 'error', text: `Could not load the op: ${op.error}` });
-    if (op.data) this.renderOp(op.data);
+    const view = s.graphView;
+    this.modeButton.textContent = view.mode === 'drawn' ? 'List' : 'Draw graph';
+    this.hopsInput.value = String(view.hops);
+    this.hopsInput.hidden = view.mode !== 'drawn';
+    if (op.data && view.mode === 'drawn') return this.renderDrawn(s, `${op.data.graph_id}:${op.data.op_name}`);
+    if (op.data) this.renderOp(op.data, s);
     const d = s.focusDetail.data;
+    if (d && 'graph_chain' in d && s.focus?.kind === 'graph_execution' && op.data?.op_name === d.op_name) {
+      this.content.append(renderTensorDetail(`Tensor ${d.op_name}:${d.output_slot} (#${d.index})`, d.health));
+    }
     if (d && 'value' in d && d.value && s.focus?.kind === 'graph_execution' && op.data?.op_name === d.op_name) {
       this.content.append(valuePreview(d.value));
     }
     this.panel.setState(op.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
   }
 
-  private renderOp(op: OpInfo): void {
+  /** The health of an input's trace nearest before the focus, if that row is among the list's fetched rows. */
+  private inputHealth(s: State, indices: number[]): unknown {
+    const near = s.focus?.kind === 'graph_execution' ? s.focus.index : null;
+    const idx = nearestBefore(indices, near);
+    if (idx === null) return null;
+    const pos = s.geRows.positionOf((r) => r.index === idx);
+    return pos === null ? null : (s.geRows.item(pos)?.health ?? null);
+  }
+
+  private renderDrawn(s: State, focusId: string): void {
+    const n = s.neighborhood;
+    if (n.status === 'error')
+      return this.panel.setState({ kind: 'error', text: `Could not load the graph: ${n.error}` });
+    if (!n.data) return this.panel.setState({ kind: 'loading' });
+    if (this.drawn?.data === n.data && this.drawn.focusId === focusId && this.content.contains(this.drawn.node)) {
+      return this.panel.setState(n.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
+    }
+    const op = s.op.data;
+    const head = el('div', 'gs-center gs-drawn-head');
+    head.dataset.testid = 'gs-focus-op';
+    // the op type only where it says more than the name (no "Log Log")
+    const type = op && op.op_type !== op.op_name ? ` ${op.op_type}` : '';
+    head.append(el('span', 'gs-name', op?.op_name ?? ''), el('span', 'muted', type));
+    const drawing = renderDrawnGraph(n.data, focusId, {
+      focusOp: (graphId, opName) => void this.ctl.navigateToOp(graphId, opName),
+      focusExecution: (index) => void this.ctl.focusExecution(index),
+    });
+    // kept while the answer is the same: a re-render for another reason must not reset the user's pan and zoom
+    this.drawn = { data: n.data, focusId, node: drawing };
+    this.content.replaceChildren(head, drawing);
+    this.panel.setState(n.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
+  }
+
+  private renderOp(op: OpInfo, s: State): void {
     const inputs = el('div', 'gs-section gs-inputs');
     inputs.append(el('div', 'gs-label', op.inputs.length ? 'Inputs' : 'No data inputs'));
     for (const input of op.inputs) {
@@ -137,9 +232,15 @@ export class GraphStructurePanel {
       row.append(
         el('span', 'gs-slot', `in ${input.slot}`),
         this.opButton(op.graph_id, input.op_name, input.op, 'gs-input-op'),
-        el('span', 'muted', `:${input.output_slot}${input.op ? ' · ' + input.op.op_type : ''}`),
+        el(
+          'span',
+          'muted',
+          `:${input.output_slot}${input.op && input.op.op_type !== input.op_name ? ' · ' + input.op.op_type : ''}`,
+        ),
         traceNote(input.traces),
       );
+      const health = this.inputHealth(s, input.traces.indices);
+      if (health) row.append(renderHealth(health, { opType: op.op_type, slot: input.slot }));
       inputs.append(row);
     }
     const center = el('div', 'gs-center');
@@ -148,8 +249,9 @@ export class GraphStructurePanel {
     const meta = el(
       'div',
       'muted',
-      `${op.op_type} · ${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · graph ${op.graph_chain.map((g) => g.name || g.graph_id).join(' › ') || op.graph_id}`,
+      `${op.op_type !== op.op_name ? op.op_type + ' · ' : ''}${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · ${graphLabel(op.graph_chain, op.graph_id)}`,
     );
+    meta.title = `graph ${op.graph_id}`;
     center.append(name, meta, traceNote(op.traces));
     const consumers = el('div', 'gs-section gs-consumers');
     const total = op.consumers.reduce((n, c) => n + c.consumers.length, 0);
@@ -161,7 +263,7 @@ export class GraphStructurePanel {
         row.append(
           el('span', 'gs-slot', `out ${slot.output_slot} → in ${c.input_slot}`),
           this.opButton(op.graph_id, c.op_name, c.op, 'gs-consumer-op'),
-          el('span', 'muted', c.op ? c.op.op_type : ''),
+          el('span', 'muted', c.op && c.op.op_type !== c.op_name ? c.op.op_type : ''),
           traceNote(c.traces),
         );
         consumers.append(row);
@@ -189,8 +291,9 @@ export class GraphStructurePanel {
       const row = el('div', 'gs-edge');
       row.dataset.testid = 'gs-output';
       row.append(el('span', 'gs-slot', `out ${i}`), el('span', 'muted', `tensor ${ex.output_tensor_ids[i] ?? '?'}`));
-      row.append(renderHealth(ex.outputs[i] ?? { mode: 'UNKNOWN', reason: 'no entry recorded for this output' }));
-      outputs.append(row);
+      const health = ex.outputs[i] ?? { mode: 'UNKNOWN', reason: 'no entry recorded for this output' };
+      row.append(renderHealth(health));
+      outputs.append(row, renderTensorDetail(`Output ${i} (tensor ${ex.output_tensor_ids[i] ?? '?'})`, health));
     }
     this.content.replaceChildren(inputs, el('div', 'gs-arrow', '↓'), center, el('div', 'gs-arrow', '↓'), outputs);
     this.panel.setState({ kind: 'content' });

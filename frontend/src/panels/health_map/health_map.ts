@@ -28,7 +28,7 @@ export class HealthMapPanel {
     this.element.hidden = true;
     const close = el('button', 'alert-nav', 'Close');
     close.dataset.testid = 'close-health-map';
-    close.addEventListener('click', () => ctl.showHealthMap(false));
+    close.addEventListener('click', () => ctl.rules.showHealthMap(false));
     this.prev.addEventListener('click', () => this.page(-1));
     this.next.addEventListener('click', () => this.page(1));
     const head = el('header', 'panel-head');
@@ -48,7 +48,7 @@ export class HealthMapPanel {
   }
 
   private page(dir: number): void {
-    this.ctl.pageHealthMap(dir);
+    this.ctl.rules.pageHealthMap(dir);
   }
 
   private render(s: State): void {

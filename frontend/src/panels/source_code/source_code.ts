@@ -11,6 +11,7 @@ import { Panel, el } from '../../widgets/panel.ts';
 import { noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import type { SourceEditor } from './editor.ts';
+import { shortPaths } from '../../widgets/paths.ts';
 
 export class SourceCodePanel {
   readonly panel = new Panel('Source Code', 'panel-source-code');
@@ -82,14 +83,23 @@ export class SourceCodePanel {
   private fillPicker(s: State): void {
     const files = s.sourceFiles.data;
     if (!files) return; // not fetched yet, or failed: the picker stays as it was
-    const opts = [el('option', '', files.length ? 'Choose a file…' : 'No source files')];
-    opts[0]!.value = '';
-    for (const f of files) {
-      const o = el('option', '', (f.is_user ? '' : '· ') + f.path);
+    const first = el('option', '', files.length ? 'Choose a file…' : 'No source files');
+    first.value = '';
+    // Grouped "your code" / "libraries", with short paths (the full path in each option's title).
+    const short = shortPaths(
+      files.map((f) => f.path),
+      files.map((f) => f.is_user),
+    );
+    const groups = { user: el('optgroup'), lib: el('optgroup') };
+    groups.user.label = 'your code';
+    groups.lib.label = 'libraries';
+    files.forEach((f, i) => {
+      const o = el('option', '', short[i]);
       o.value = String(f.index);
-      opts.push(o);
-    }
-    this.picker.replaceChildren(...opts);
+      o.title = f.path;
+      (f.is_user ? groups.user : groups.lib).append(o);
+    });
+    this.picker.replaceChildren(first, ...[groups.user, groups.lib].filter((g) => g.childElementCount > 0));
     this.picker.value = s.source ? String(s.source.fileIndex) : '';
   }
 

@@ -14,6 +14,8 @@ export class StackTracePanel {
   readonly panel = new Panel('Stack Trace', 'panel-stack-trace');
   private list = el('ol', 'stack-list');
   private expanded = new Set<string>();
+  /** Folds the user folded again, even one holding the selected frame. */
+  private refolded = new Set<string>();
   private shownFrames: StackFrame[] | null = null;
 
   constructor(private readonly ctl: Controller) {
@@ -65,6 +67,7 @@ export class StackTracePanel {
     }
     if (frames !== this.shownFrames) {
       this.expanded.clear();
+      this.refolded.clear();
       this.shownFrames = frames;
     }
     this.panel.setState({ kind: 'content' });
@@ -74,18 +77,30 @@ export class StackTracePanel {
     for (const item of items) {
       if (
         item.kind === 'fold' &&
-        !this.expanded.has(item.key) &&
-        !item.frames.some((fr) => fr.id === s.selectedFrameId)
+        (this.refolded.has(item.key) ||
+          (!this.expanded.has(item.key) && !item.frames.some((fr) => fr.id === s.selectedFrameId)))
       ) {
         const row = el('li', 'stack-fold', `▸ ${item.frames.length} library frames`);
         row.dataset.testid = 'stack-fold';
         row.title = item.frames.map((fr) => `${baseName(fr.path)}:${fr.line} ${fr.function}`).join('\n');
         row.addEventListener('click', () => {
           this.expanded.add(item.key);
+          this.refolded.delete(item.key);
           this.render(this.ctl.store.state);
         });
         rows.push(row);
         continue;
+      }
+      if (item.kind === 'fold') {
+        // An unfolded run of library frames can be folded again.
+        const row = el('li', 'stack-fold', `▾ fold ${item.frames.length} library frames`);
+        row.dataset.testid = 'stack-refold';
+        row.addEventListener('click', () => {
+          this.expanded.delete(item.key);
+          this.refolded.add(item.key);
+          this.render(this.ctl.store.state);
+        });
+        rows.push(row);
       }
       const frames =
         item.kind === 'fold'

@@ -10,6 +10,7 @@ import { Panel, el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
+import { timelineKeyTarget } from '../../store/focus_math.ts';
 
 const BOX = 22;
 
@@ -70,12 +71,14 @@ export class TimelinePanel {
     return s.timeline.page.data?.total ?? this.ctl.store.runInfo()?.counts.executions ?? 0;
   }
 
+  /** One Tab stop (the box strip); inside it arrows move by one, PageUp/PageDown by a window, Home/End to the ends. */
   private onKey(e: KeyboardEvent): void {
-    const f = this.ctl.store.state.focus;
-    if (f?.kind !== 'execution' || (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight')) return;
+    const s = this.ctl.store.state;
+    const focused = s.focus?.kind === 'execution' ? s.focus.index : null;
+    const n = timelineKeyTarget(e.key, focused, s.timeline.begin, s.timeline.size, this.total());
+    if (n === null) return;
     e.preventDefault();
-    const n = Math.min(Math.max(f.index + (e.key === 'ArrowRight' ? 1 : -1), 0), this.total() - 1);
-    void this.ctl.focusExecution(n);
+    if (n !== focused) void this.ctl.focusExecution(n);
   }
 
   private update(s: State, prev: State): void {
@@ -148,9 +151,13 @@ export class TimelinePanel {
     const els = list.map((ex) => {
       const b = el('button', `tl-box ${ex.is_function ? 'fn' : 'op'}${ex.alert ? ' alert' : ''}`, letterOf(ex.op_type));
       b.dataset.testid = 'tl-box';
+      b.tabIndex = -1; // the strip is the one Tab stop; arrows move inside it
       b.dataset.index = String(ex.index);
       b.title = `#${ex.index} ${ex.op_type}${ex.alert ? ' — non-finite output' : ''}`;
-      b.addEventListener('click', () => void this.ctl.focusExecution(ex.index));
+      b.addEventListener('click', () => {
+        this.boxes.focus();
+        void this.ctl.focusExecution(ex.index);
+      });
       return b;
     });
     this.boxes.replaceChildren(...els);
@@ -185,7 +192,10 @@ export class TimelinePanel {
     const outs = el('div', 'tl-outputs');
     ex.outputs.forEach((h, i) => {
       const o = el('span', 'tl-output');
-      o.append(el('span', 'muted', `out ${i}: `), renderHealth(h));
+      const values = el('button', 'tv-open-btn', 'values');
+      values.dataset.testid = 'tl-output-values';
+      values.addEventListener('click', () => this.ctl.tensors.open({ source: 'eager', index: ex.index, output: i }));
+      o.append(el('span', 'muted', `out ${i}: `), renderHealth(h), values);
       outs.append(o);
     });
     if (!ex.outputs.length) outs.append(el('span', 'muted', 'no output recorded'));

@@ -1,0 +1,257 @@
+/**
+ * The Tensor Values view's data (part of the controller, like source_loader.ts): which tensor is open, which plane
+ * of it is shown, and the answers of the `tensor` route for it — the summary (stats, histogram, non-finite
+ * positions), the grid's window of values, the heatmap's strided sample — and its op's inputs, each with its own
+ * summary and sample, side by side. Panels call these intents and draw `state.tensorView`.
+ */
+import { tensorNpyUrl, type Api, type TensorTarget } from '../api/client.ts';
+import type { Alert, TensorInputsResponse, TensorRef, TensorResponse } from '../api/wire.ts';
+
+export type { TensorTarget };
+import { failed, idle, loading, ready, type Loadable, type Store } from './store.ts';
+import {
+  covers,
+  defaultPlane,
+  heatSpec,
+  planeAt,
+  windowAround,
+  windowSpec,
+  withAxes,
+  WINDOW,
+  type Plane,
+  type Window,
+} from './tensor_math.ts';
+
+/** A request to the grid to bring plane cell (row, col) to its centre (seq makes repeated requests distinct). */
+export interface GridReveal {
+  row: number;
+  col: number;
+  seq: number;
+}
+
+export interface InputView {
+  name: string;
+  description: string;
+  target: TensorTarget | null;
+  /** Its summary and its plane's heatmap sample (null: no recorded tensor). */
+  values: Loadable<TensorResponse> | null;
+}
+
+export interface TensorView {
+  target: TensorTarget;
+  npyUrl: string;
+  summary: Loadable<TensorResponse>;
+  plane: Plane | null;
+  window: Window;
+  /** Values of `window` (its slice). */
+  cells: Loadable<TensorResponse>;
+  heat: Loadable<TensorResponse>;
+  /** The full index of the focused element (a non-finite position clicked), or null. */
+  focusCell: number[] | null;
+  reveal: GridReveal | null;
+  inputs: Loadable<TensorInputsResponse>;
+  inputViews: InputView[];
+}
+
+export const targetOf = (ref: TensorRef): TensorTarget => ({
+  source: ref.source,
+  index: ref.index,
+  output: ref.source === 'graph' ? null : ref.output,
+});
+
+/** The tensor an alert is about. */
+export const alertTarget = (a: Alert): TensorTarget =>
+  a.source === 'graph_execution'
+    ? { source: 'graph', index: a.source_index, output: null }
+    : { source: 'eager', index: a.source_index, output: a.output_slot };
+
+const HEAT_BINS = 48;
+
+export class TensorLoader {
+  private seq = 0;
+  private revealSeq = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly api: Api,
+  ) {}
+
+  private get view(): TensorView | null {
+    return this.store.state.tensorView;
+  }
+
+  private patch(p: Partial<TensorView>): void {
+    const v = this.view;
+    if (v) this.store.set({ tensorView: { ...v, ...p } });
+  }
+
+  /** Opens the view on a tensor: its summary first, then the first window, the heatmap and the inputs. */
+  open(target: TensorTarget): void {
+    const run = this.store.state.run;
+    if (run === null) return;
+    const seq = ++this.seq;
+    this.store.set({
+      tensorView: {
+        target,
+        npyUrl: tensorNpyUrl(run, target),
+        summary: loading(),
+        plane: null,
+        window: { r0: 0, c0: 0, rows: WINDOW, cols: WINDOW },
+        cells: idle(),
+        heat: idle(),
+        focusCell: null,
+        reveal: null,
+        inputs: loading(),
+        inputViews: [],
+      },
+    });
+    void this.loadSummary(run, target, seq);
+    void this.loadInputs(run, target, seq);
+  }
+
+  close(): void {
+    this.seq++;
+    this.store.set({ tensorView: null });
+  }
+
+  private live(run: string, seq: number): boolean {
+    return seq === this.seq && run === this.store.state.run && this.view !== null;
+  }
+
+  private async loadSummary(run: string, target: TensorTarget, seq: number): Promise<void> {
+    try {
+      const summary = await this.api.tensor(run, target, undefined, HEAT_BINS);
+      if (!this.live(run, seq)) return;
+      const plane = summary.has_values && summary.shape ? defaultPlane(summary.shape) : null;
+      this.patch({ summary: ready(summary), plane });
+      if (plane) this.showPlane(plane, this.view!.window);
+      const first = summary.nonfinite?.positions[0];
+      if (first) this.focusPosition(first);
+    } catch (e) {
+      if (this.live(run, seq)) this.patch({ summary: failed(e) });
+    }
+  }
+
+  private async loadInputs(run: string, target: TensorTarget, seq: number): Promise<void> {
+    try {
+      const inputs = await this.api.tensorInputs(run, target);
+      if (!this.live(run, seq)) return;
+      const views: InputView[] = inputs.inputs.map((i) => ({
+        name: i.name,
+        description: i.description,
+        target: i.tensor ? targetOf(i.tensor) : null,
+        values: i.tensor ? loading() : null,
+      }));
+      this.patch({ inputs: ready(inputs), inputViews: views });
+      views.forEach((v, k) => v.target && void this.loadInput(run, v.target, k, seq));
+    } catch (e) {
+      if (this.live(run, seq)) this.patch({ inputs: failed(e) });
+    }
+  }
+
+  /** An input's summary with the heatmap sample of its default plane (one request). */
+  private async loadInput(run: string, target: TensorTarget, k: number, seq: number): Promise<void> {
+    let values: Loadable<TensorResponse>;
+    try {
+      const summary = await this.api.tensor(run, target, undefined, 16);
+      const shape = summary.shape;
+      values = ready(
+        summary.has_values && shape
+          ? await this.api.tensor(run, target, heatSpec(shape, defaultPlane(shape)), 16)
+          : summary,
+      );
+    } catch (e) {
+      values = failed(e);
+    }
+    if (!this.live(run, seq)) return;
+    const views = [...this.view!.inputViews];
+    views[k] = { ...views[k]!, values };
+    this.patch({ inputViews: views });
+  }
+
+  /** Shows another plane (axes or fixed indices changed): a new heatmap, and the grid's window of it. */
+  private showPlane(plane: Plane, window: Window): void {
+    this.patch({ plane, window });
+    this.loadCells();
+    this.loadHeat();
+  }
+
+  private shape(): number[] | null {
+    return this.view?.summary.data?.shape ?? null;
+  }
+
+  private loadCells(): void {
+    const v = this.view;
+    const run = this.store.state.run;
+    const shape = this.shape();
+    if (!v || !v.plane || !shape || run === null) return;
+    const { target, plane, window } = v;
+    const spec = windowSpec(shape, plane, window);
+    const seq = this.seq;
+    this.patch({ cells: loading(v.cells) });
+    this.api.tensor(run, target, spec, 1).then(
+      (r) => {
+        const now = this.view;
+        if (this.live(run, seq) && now!.plane === plane && now!.window === window) this.patch({ cells: ready(r) });
+      },
+      (e) => this.live(run, seq) && this.view!.window === window && this.patch({ cells: failed(e) }),
+    );
+  }
+
+  private loadHeat(): void {
+    const v = this.view;
+    const run = this.store.state.run;
+    const shape = this.shape();
+    if (!v || !v.plane || !shape || run === null) return;
+    const { target, plane } = v;
+    const seq = this.seq;
+    this.patch({ heat: loading(v.heat) });
+    this.api.tensor(run, target, heatSpec(shape, plane), 1).then(
+      (r) => this.live(run, seq) && this.view!.plane === plane && this.patch({ heat: ready(r) }),
+      (e) => this.live(run, seq) && this.view!.plane === plane && this.patch({ heat: failed(e) }),
+    );
+  }
+
+  /** Rows and columns to show as the grid (the other axes keep their indices). */
+  setAxes(rowAxis: number, colAxis: number | null): void {
+    const v = this.view;
+    const shape = this.shape();
+    if (!v?.plane || !shape) return;
+    this.showPlane(withAxes(shape, v.plane, rowAxis, colAxis), { r0: 0, c0: 0, rows: WINDOW, cols: WINDOW });
+  }
+
+  /** Moves a fixed axis to `value` (clamped to the axis). */
+  setFixed(axis: number, value: number): void {
+    const v = this.view;
+    const shape = this.shape();
+    if (!v?.plane || !shape || axis < 0 || axis >= shape.length) return;
+    const fixed = [...v.plane.fixed];
+    fixed[axis] = Math.max(0, Math.min((shape[axis] ?? 1) - 1, Math.round(value)));
+    this.showPlane({ ...v.plane, fixed }, v.window);
+  }
+
+  /** The grid shows cells [r0, r1) x [c0, c1): a new window when they leave the one loaded. */
+  cellsInView(r0: number, r1: number, c0: number, c1: number): void {
+    const v = this.view;
+    const shape = this.shape();
+    if (!v?.plane || !shape || covers(v.window, r0, r1, c0, c1)) return;
+    this.patch({ window: windowAround(shape, v.plane, (r0 + r1) / 2, (c0 + c1) / 2) });
+    this.loadCells();
+  }
+
+  /** Focuses the element at full index `pos`: its plane, a window around it, and the grid centred on it. */
+  focusPosition(pos: number[]): void {
+    const v = this.view;
+    const shape = this.shape();
+    if (!v?.plane || !shape || pos.length !== shape.length) return;
+    const { plane, row, col } = planeAt(v.plane, pos);
+    const window = windowAround(shape, plane, row, col);
+    const samePlane = plane.fixed.every(
+      (x, k) => k === plane.rowAxis || k === plane.colAxis || x === v.plane!.fixed[k],
+    );
+    const reveal = { row, col, seq: ++this.revealSeq };
+    this.patch({ focusCell: [...pos], reveal, plane: samePlane ? v.plane : plane, window });
+    this.loadCells();
+    if (!samePlane) this.loadHeat();
+  }
+}

@@ -1,0 +1,137 @@
+"""The report's text of one run (`python -m tensorboard_plugin_dbg report`), and nothing else: the dashboard's
+"copy as text" of the root-cause card is this same text (the `root_cause` route carries it), so the two never say
+different things.
+
+    run_result(run)      -> the report's record of one run (the root cause plus the run's error notices)
+    run_section(result)  -> its lines of text
+    summary_line(results, code) -> the last line: how many runs hold NaN/∞
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorboard_plugin_dbg.analysis import run_verdict
+from tensorboard_plugin_dbg.analysis.health import describe_output
+from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+
+# What one alert is: TensorFlow's own monitor counts one per output slot; an eager execution with two non-finite
+# outputs is one alert here. Said wherever a count of alerts is shown.
+ALERT_UNIT = "one per non-finite traced tensor or eager execution"
+
+
+# A run not read to its end is not called clean (run_verdict.root_cause).
+_STATUS_WORDS = {"clean_so_far": "NOT FINISHED"}
+
+
+def run_result(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> dict[str, Any]:
+    """The root cause of `run` (run_verdict.root_cause, after the `mutes`) with its name and its error notices."""
+    result = {"run": run.name, **run_verdict.root_cause(run, mutes)}
+    result["notices"] = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
+    return result
+
+
+def holds_nonfinite(r: dict[str, Any]) -> bool:
+    """A NaN/∞ not hidden by the mutes: a run whose every producer a mute hides (status clean, `muted` > 0) does
+    not count."""
+    if r["status"] == "found":
+        return True
+    all_muted = bool(r.get("muted")) and r["status"] == "clean"
+    return bool(r["producers"] or r["propagators"]) and not all_muted
+
+
+def _where(p: dict[str, Any]) -> str:
+    if not p["op_name"]:
+        return f"eager {p['op_type']}"
+    # The op type only where it says more than the name (no "Log (Log)").
+    kind = "" if p["op_type"] in ("", p["op_name"]) else f" ({p['op_type']})"
+    graph = f" in {p['graph_name']} (tf.function)" if p.get("graph_name") else ""
+    return f"op {p['op_name']}{kind}{graph}"
+
+
+def run_section(r: dict[str, Any]) -> str:
+    """The report's lines for one run, each line once."""
+    lines: list[str] = []
+    head = f"run {r['run']}: {_STATUS_WORDS.get(r['status'], r['status'].upper())}"
+    if r["producers"] or r["propagators"]:
+        head += f" — {r['producers']:,} producer / {r['propagators']:,} propagator alerts ({ALERT_UNIT})"
+    p = r.get("producer")
+    if not p:
+        # One line per run without a producer: its verdict and why (a separate line would repeat run after run).
+        lines.append(f"{head} — {r['message']}")
+    else:
+        alert = p["alert"]
+        lines.append(head)
+        label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
+        lines.append(
+            f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
+            f", its run {p.get('run_number', 0) + 1}"
+        )
+        lines.append(f"  output: {describe_output(p['output_health'])}")
+        if p.get("overflow"):
+            lines.append(f"  {p['overflow']}")
+        fwd = p.get("forward")
+        if fwd:
+            kind = "" if fwd["op_type"] == fwd["op_name"] else f" ({fwd['op_type']})"
+            lines.append(f"  gradient of: op {fwd['op_name']}{kind} — the forward op, its line is the one to fix")
+            lines.extend(frame_lines("  fix", fwd["user_frame"], fwd["source_line"]))
+        data = p.get("data")
+        if data:
+            lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")
+            if data.get("positions"):
+                lines.append("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]))
+            if data.get("source_op"):
+                lines.append(f"    made by {data['source_op']}")
+                lines.extend(frame_lines("  fix", data["user_frame"], data["source_line"]))
+        lines.append("  inputs:" + ("" if p["inputs"] else " none"))
+        lines.extend(f"    {inp['description']}" for inp in p["inputs"])
+        if not p["inputs_known"] and p["inputs"]:
+            mode = (p["output_health"] or {}).get("mode")
+            reason = {
+                "CURT_HEALTH": "CURT_HEALTH records only whether a tensor holds NaN/∞",
+                "CONCISE_HEALTH": "CONCISE_HEALTH records no zeros or signs",
+            }.get(mode or "", "some inputs were not traced or their mode records no values")
+            lines.append(f"  inputs' health cannot be known: {reason}")
+        frame = p["user_frame"]
+        if frame:
+            lines.extend(frame_lines("  during" if fwd else "  at", frame, p["source_line"]))
+        else:
+            lines.append("  at: no frame of the op's creation stack is in user code")
+    lines.extend(f"  skipped: {skip['description']}" for skip in r.get("skipped") or [])
+    if r.get("muted"):
+        lines.append(f"  muted: {r['muted']:,} producer alert(s) skipped by a mute")
+    if r.get("first_kept"):
+        lines.append(
+            "  first kept: a circular buffer dropped earlier records; an earlier non-finite tensor may be gone"
+        )
+    lines.extend(f"  {n['severity']}: {n['message']}" for n in r.get("notices") or [])
+    return "\n".join(dict.fromkeys(lines)) + "\n"
+
+
+def frame_lines(label: str, frame: dict[str, Any] | None, line: str | None) -> list[str]:
+    if not frame:
+        return []
+    out = [f"{label} {frame.get('path') or '?'}:{frame['line']} in {frame['function']}"]
+    if line is not None:
+        out.append(f"      {line.strip()}")
+    return out
+
+
+def summary_line(results: list[dict[str, Any]], code: int) -> str:
+    """E.g. "3 runs: 1 holds NaN/∞, 2 clean (exit 1)": the runs holding NaN/∞ are counted, not all runs."""
+    n = len(results)
+    bad = sum(1 for r in results if holds_nonfinite(r))
+    clean = sum(1 for r in results if r["status"] == "clean" and not holds_nonfinite(r))
+    other = n - bad - clean
+    parts = []
+    if bad:
+        parts.append(f"{bad} {'holds' if bad == 1 else 'hold'} NaN/∞")
+    if clean:
+        parts.append(f"{clean} clean")
+    if other:
+        parts.append(f"{other} cannot tell")
+    warned = sum(1 for r in results if (r.get("rules") or {}).get("findings"))
+    if warned:
+        parts.append(f"{warned} with rule findings")
+    return f"{n} run{'s' if n != 1 else ''}: {', '.join(parts) or 'none'} (exit {code})\n"

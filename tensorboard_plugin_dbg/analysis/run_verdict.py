@@ -1,0 +1,75 @@
+"""What the dashboard and the report say about a whole run, on top of the cached root cause.
+
+- `root_cause(run)`: root_cause.analyze, except that a run not yet read to its end is never called clean: "clean"
+  becomes "clean_so_far" with how much was read. This is decided here, per request, and not inside the cached
+  analysis: the analysis is built (analysis/alerts.py: warm) just before the index publishes `done`, so a cached
+  verdict would keep the "so far" of that moment.
+- `summary(run)`: the runs overview's one line per run (status and the first NaN's op and line), only from what is
+  already cached: `runs` is polled every second for every run and must never start a whole-run analysis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
+from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
+from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+
+
+def _graph_name(run: RunQueries, graph_id: str | None) -> str | None:
+    """The name of a producer's graph (the tf.function's name; the dump's DebuggedGraph record), None if unknown."""
+    if not graph_id:
+        return None
+    try:
+        return run.graph(graph_id)["name"] or None
+    except NotFound:
+        return None
+
+
+def _with_graph_name(run: RunQueries, rc: dict[str, Any]) -> dict[str, Any]:
+    p = rc.get("producer")
+    if not p:
+        return rc
+    return {**rc, "producer": {**p, "graph_name": _graph_name(run, p.get("graph_id"))}}
+
+
+def _so_far(run: RunQueries, rc: dict[str, Any]) -> dict[str, Any]:
+    if rc["status"] != "clean" or run.done:
+        return rc
+    info = run.info()
+    counts, status = info["counts"], info["status"]
+    share = status["bytes_read"] / status["bytes_total"] if status["bytes_total"] else 0.0
+    message = (
+        f"No NaN/∞ in the first {counts['graph_executions']:,} graph execution traces read so far "
+        f"(and {counts['executions']:,} executions; {int(share * 100)} % of the dump read): not finished yet."
+    )
+    return {**rc, "status": "clean_so_far", "message": message}
+
+
+def root_cause(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> dict[str, Any]:
+    """wire.ts RootCauseResponse minus `run` and `report_text`. `mutes` (rules/mutes.py): the producers they hide
+    are skipped (root_cause.analyze)."""
+    return _with_graph_name(run, _so_far(run, root_cause_analysis.analyze(run, mutes)))
+
+
+def summary(run: RunQueries) -> dict[str, Any]:
+    """wire.ts RunSummary, from the cached root cause of the run's current version (never computed here)."""
+    if not run.done:
+        return {"status": "indexing", "first_nan": None}
+    rc = run.derived.peek("root_cause", run.version)
+    if rc is None:
+        return {"status": "analyzing", "first_nan": None}
+    p = rc.get("producer")
+    if not p:
+        return {"status": rc["status"], "first_nan": None}
+    frame = p.get("user_frame") or {}
+    first = {
+        "op_name": p["op_name"],
+        "op_type": p["op_type"],
+        "graph_name": _graph_name(run, p.get("graph_id")),
+        "wall_time": p["alert"]["wall_time"],
+        "file": frame.get("path"),
+        "line": frame.get("line"),
+    }
+    return {"status": rc["status"], "first_nan": first}
