@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import gradients, links
+from tensorboard_plugin_dbg.analysis import gradients, links, tensor_stats
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe, values_known
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.reader import tensor_content
 
 # Ops that hand out what an input pipeline made: a NaN first seen there came with the data.
 DATA_OPS = frozenset(
@@ -26,7 +27,6 @@ DATA_OPS = frozenset(
 )
 _DTYPE_MAX = {"float16": "65504", "bfloat16": "3.39e38"}
 _POSITIONS = 16  # non-finite positions named for a data batch
-_VALUES_READ = 1 << 20  # elements read back to find them
 
 
 def graph_producer(run: RunQueries, cols: RunColumns, lookup: Any, index: int, contained: Any) -> dict[str, Any]:
@@ -294,19 +294,17 @@ def occurrence(codes: Any, index: int) -> int:
 
 def _data(run: RunQueries, source: str, index: int, batch: int, slot: int | None) -> dict[str, Any]:
     """What the input pipeline handed out: which batch (the op's k-th run), and with FULL_TENSOR where the bad
-    elements are."""
-    if source == "execution":
-        detail = run.execution(index, max_elements=_VALUES_READ)
-        value = (detail.get("values") or [None])[slot or 0]
-    else:
-        value = run.graph_execution(index, max_elements=_VALUES_READ).get("value")
+    elements are — the Tensor Values view's whole-tensor pass (tensor_stats.cached: read by offset, kept per
+    tensor), not a list of the values."""
     positions, note = None, "Values are recorded only with tensor_debug_mode='FULL_TENSOR'."
-    if value and value.get("values") is not None and value.get("shape") is not None:
-        flat = np.asarray([np.nan if v is None else v for v in value["values"]], dtype=np.float64)
-        bad = np.flatnonzero(~np.isfinite(flat))
-        shape = tuple(int(d) for d in value["shape"]) or (1,)
-        positions = [list(map(int, np.unravel_index(int(b), shape))) for b in bad[:_POSITIONS]]
-        note = f"{len(bad):,} non-finite element(s)" + (" among the first read" if value.get("truncated") else "")
+    try:
+        record = run.tensor_record("graph" if source == "graph_execution" else "eager", index, slot)
+        nonfinite = tensor_stats.cached(run, record)["nonfinite"] if record.location is not None else None
+    except (LookupError, OSError, tensor_content.ContentError):  # the value is gone: say what the mode records
+        nonfinite = None
+    if nonfinite is not None:
+        positions = nonfinite["positions"][:_POSITIONS]
+        note = f"{nonfinite['total']:,} non-finite element(s)"
     return {
         "batch": batch,
         "positions": positions,

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorboard_plugin_dbg.index.protocol import RunQueries, TensorRecord
 from tensorboard_plugin_dbg.reader import tensor_content
 
 BLOCK = 1 << 21  # elements per block: 8 MiB of float32, ~30 MiB of temporaries at most
@@ -89,6 +90,15 @@ def _numbers(block: np.ndarray) -> np.ndarray:
 def _blocks(loc: tensor_content.TensorLocation):
     for first, block in tensor_content.blocks(loc, BLOCK):
         yield first, _numbers(block)
+
+
+def cached(run: RunQueries, record: TensorRecord, bins: int = DEFAULT_BINS) -> dict[str, Any]:
+    """compute() of a located tensor, once per (tensor, bins) in the run's derived cache: the dump's records never
+    change, so the key is the record's place and the value is never stale. The Tensor Values view and the root
+    cause (a data batch's bad elements) share it."""
+    loc = record.location
+    assert loc is not None
+    return run.derived.get(f"tensor_summary:{record.key}", bins, lambda: compute(loc, bins))
 
 
 def compute(loc: tensor_content.TensorLocation, bins: int = DEFAULT_BINS) -> dict[str, Any]:

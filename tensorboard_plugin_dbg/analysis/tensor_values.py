@@ -81,11 +81,8 @@ def _without_values(record: TensorRecord) -> dict[str, Any]:
 
 
 def summary(run: RunQueries, record: TensorRecord, bins: int) -> dict[str, Any]:
-    """stats, histogram and nonfinite of a located tensor, computed once per (tensor, bins): the dump's records
-    never change, so the key is the record's place and the value is never stale."""
-    loc = record.location
-    assert loc is not None
-    return run.derived.get(f"tensor_summary:{record.key}", bins, lambda: tensor_stats.compute(loc, bins))
+    """stats, histogram and nonfinite of a located tensor, computed once per (tensor, bins) (tensor_stats.cached)."""
+    return tensor_stats.cached(run, record, bins)
 
 
 def slice_values(loc: tensor_content.TensorLocation, spec: str) -> dict[str, Any]:
