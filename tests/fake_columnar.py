@@ -64,6 +64,15 @@ class ColumnarFromPages:
     def kind_rows(self) -> tuple[np.ndarray, np.ndarray]:
         return kind_order.rows_by_kind(self.trace_arrays()["kind"], len(self._kinds()))
 
+    def op_trace_rows(self, graph_id: str, op_name: str, output_slot: int | None = None) -> np.ndarray:
+        rows = [
+            i
+            for i, r in enumerate(self._trace_rows())
+            if (r["graph_id"], r["op_name"]) == (graph_id, op_name)
+            and (output_slot is None or int(r["output_slot"]) == output_slot)
+        ]
+        return np.array(rows, np.int64)
+
     def op_entry(self, graph_id: str, op_name: str) -> OpEntry | None:
         try:
             info = self.op(graph_id, op_name)

@@ -267,9 +267,7 @@ def _row_before(cols: RunColumns, wall: float) -> int | None:
 
 
 def _fill_health(run: RunQueries, walk: _Walk) -> None:
-    """Each op's trace nearest the focused one (its first output slot), with its health and role."""
-    kinds = _kinds_by_op(run)
-    order, starts = run.kind_rows() if walk.nodes else (np.zeros(0), np.zeros(1))
+    """Each op's trace nearest the focused one (any output slot), with its health and role."""
     cls = root_cause.classification_if_ready(run)
     for node in walk.nodes.values():
         node.setdefault("health", None)
@@ -277,12 +275,7 @@ def _fill_health(run: RunQueries, walk: _Walk) -> None:
         node.setdefault("role", None)
         if node["kind"] != "op":
             continue
-        rows = [
-            order[starts[k] : starts[k + 1]]
-            for k in kinds.get((node["graph_id"], node["op_name"]), [])
-            if k + 1 < len(starts)
-        ]
-        rows_of_op = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        rows_of_op = run.op_trace_rows(node["graph_id"], node["op_name"])
         row = _nearest(rows_of_op, node.get("near"), node["depth"])
         if row is None:
             continue
@@ -293,18 +286,6 @@ def _fill_health(run: RunQueries, walk: _Walk) -> None:
     for node in walk.nodes.values():
         node.setdefault("device", None)
         node.pop("near", None)
-
-
-def _kinds_by_op(run: RunQueries) -> dict[tuple[str, str], list[int]]:
-    def build() -> dict[tuple[str, str], list[int]]:
-        out: dict[tuple[str, str], list[int]] = {}
-        n = len(run.kind_rows()[1]) - 1
-        for k in range(max(n, 0)):
-            graph_id, op_name, _slot, _mode, _device = run.kind_info(k)
-            out.setdefault((graph_id, op_name), []).append(k)
-        return out
-
-    return run.derived.get("kinds_by_op", run.version, build)
 
 
 def _nearest(rows: np.ndarray, near: int | None, depth: int) -> int | None:

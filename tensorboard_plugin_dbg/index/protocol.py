@@ -138,6 +138,10 @@ class RunQueries(Protocol):
         """(graph id, name, outer graph id) of every debugged graph, in the order the dump recorded them."""
         ...
 
+    def op_trace_rows(self, graph_id: str, op_name: str, output_slot: int | None = None) -> np.ndarray:
+        """Sorted trace rows of an op (one output slot, or all); an op with no trace has none."""
+        ...
+
     def op_entry(self, graph_id: str, op_name: str) -> OpEntry | None:
         """The op's creation record (type, data inputs, frames), or None."""
         ...
