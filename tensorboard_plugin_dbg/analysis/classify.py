@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import containment
-from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.containment import Containment
 from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
 
@@ -75,14 +75,7 @@ class Classification:
 
 def op_inputs(cols: RunColumns, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(owner position in `ops`, input tensor code) for every data input of every op in `ops` (op -1: none)."""
-    ops = np.asarray(ops, np.int64)
-    valid = (ops >= 0) & (ops < len(cols.op_input_ptr) - 1)
-    safe = np.where(valid, ops, 0)
-    starts = cols.op_input_ptr[safe]
-    counts = np.where(valid, cols.op_input_ptr[safe + 1] - starts, 0)
-    owner = np.repeat(np.arange(len(ops)), counts)
-    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    return owner, cols.op_input_tensor[np.repeat(starts, counts) + offsets]
+    return csr_items(cols.op_input_ptr, cols.op_input_tensor, ops)
 
 
 _ROWS = 1 << 15  # trace rows classified per step: the temporaries stay a few MB whatever the run's size

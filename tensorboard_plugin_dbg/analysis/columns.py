@@ -54,3 +54,17 @@ class RunColumns:
     tensor_is_input: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # int[E]: the execution's op type code (same function, same code), for telling dropped calls (buffer.py)
     exec_op_type: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def csr_items(ptr: np.ndarray, values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position in `keys`, value) for every value of every key in a CSR (keys outside it have none)."""
+    keys = np.asarray(keys, np.int64)
+    if len(ptr) < 2:  # an empty CSR
+        return np.zeros(0, np.int64), values[:0]
+    valid = (keys >= 0) & (keys < len(ptr) - 1)
+    safe = np.where(valid, keys, 0)
+    starts = ptr[safe]
+    counts = np.where(valid, ptr[safe + 1] - starts, 0)
+    owner = np.repeat(np.arange(len(keys)), counts)
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return owner, values[np.repeat(starts, counts) + offsets]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
 
 _BLOCK = 1 << 16  # non-finite rows decided per step (its pair arrays stay a few MB)
@@ -77,20 +77,6 @@ def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(n_tensors + 1, np.int64)
     np.add.at(ptr, tensors + 1, 1)
     return np.cumsum(ptr), owner[order]
-
-
-def _expand(ptr: np.ndarray, values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(position in `keys`, value) for every value of every key in a CSR (keys outside it have none)."""
-    keys = np.asarray(keys, np.int64)
-    if len(ptr) < 2:  # an empty CSR
-        return np.zeros(0, np.int64), values[:0]
-    valid = (keys >= 0) & (keys < len(ptr) - 1)
-    safe = np.where(valid, keys, 0)
-    starts = ptr[safe]
-    counts = np.where(valid, ptr[safe + 1] - starts, 0)
-    owner = np.repeat(np.arange(len(keys)), counts)
-    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    return owner, values[np.repeat(starts, counts) + offsets]
 
 
 def find(cols: RunColumns, lookup) -> Containment:
@@ -140,8 +126,8 @@ def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int
     block = np.zeros(hi - lo, bool)
     rows = alerts[lo:hi][maybe]
     tensors = np.asarray(cols.trace_tensor[rows], np.int64)
-    owner, ops = _expand(cons_ptr, cons_ops, tensors)
-    sub, outs = _expand(cols.op_output_ptr, cols.op_output_tensor, ops)
+    owner, ops = csr_items(cons_ptr, cons_ops, tensors)
+    sub, outs = csr_items(cols.op_output_ptr, cols.op_output_tensor, ops)
     owner = owner[sub]  # (row, consumer output tensor) pairs
     if not len(owner):
         return block
