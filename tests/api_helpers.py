@@ -232,7 +232,7 @@ class FakeRun(ColumnarFromPages):
             "graph_name": None,
         }
 
-    def graph_executions(self, begin, end, op_type=None, op_name=None, graph_id=None, only_nonfinite=False):
+    def graph_executions(self, begin, end, op_type=None, op_name=None, graph_id=None, only_nonfinite=False, call=None):
         self.calls.append(("graph_executions", begin, end, op_type, op_name, graph_id, only_nonfinite))
         rows = [
             r
@@ -248,6 +248,7 @@ class FakeRun(ColumnarFromPages):
             "total": len(rows),
             "unfiltered_total": len(self.rows),
             "rows": rows[begin:end],
+            "call": None,
         }
 
     def graph_execution(self, index, begin=0, max_elements=1000):

@@ -38,6 +38,7 @@ VALID = {
     "stack_frames": {"run": "run_a", "ids": "f2,f0"},
     "root_cause": {"run": "run_a"},
     "health_map": {"run": "run_a", "begin": 0, "end": 10},
+    "timeline_marks": {"run": "run_a", "bins": 3},
     "tensor": {"run": "run_a", "source": "graph", "index": 0, "slice": "1,..."},
     "tensor.npy": {"run": "run_a", "source": "graph", "index": 4},
     "tensor_inputs": {"run": "run_a", "source": "graph", "index": 3},

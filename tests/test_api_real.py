@@ -17,7 +17,15 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from harness.tensorboard_process import TensorBoardProcess
-from tensorboard_plugin_dbg.analysis import alerts, health_map, neighborhood, report_text, root_cause, tensor_values
+from tensorboard_plugin_dbg.analysis import (
+    alerts,
+    health_map,
+    neighborhood,
+    report_text,
+    root_cause,
+    tensor_values,
+    timeline_marks,
+)
 from tensorboard_plugin_dbg.analysis.rules import mutes
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
@@ -149,6 +157,7 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
     graph_id, op_name = next(iter(tf_view["ops"])).split("/", 1)
     frame_ids = tf_view["executions"][0]["stack_frame_ids"][:3]
     n = len(tf_view["traces"])
+    first_call = next(e["index"] for e in run.executions(0, 1000)["executions"] if e["is_function"])
     cases = [
         ("alerts", dict(begin=0, end=50), lambda: alerts.alerts(run, 0, 50)),
         (
@@ -171,6 +180,12 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
             dict(begin=0, end=100, only_nonfinite="true"),
             lambda: run.graph_executions(0, 100, only_nonfinite=True),
         ),
+        (
+            "graph_executions",
+            dict(begin=0, end=100, call=first_call),
+            lambda: run.graph_executions(0, 100, call=first_call),
+        ),
+        ("timeline_marks", dict(bins=50), lambda: timeline_marks.marks(run, 50)),
         (
             "graph_executions",
             dict(begin=0, end=100, op_name="MATMUL", graph_id=graph_id),
@@ -256,6 +271,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "source_files": {"run": run_name},
         "root_cause": {"run": run_name},
         "health_map": {"run": run_name, "begin": 0, "end": 5},
+        "timeline_marks": {"run": run_name},
         "alerts": {"run": run_name, "begin": 0, "end": 5},
         "executions": {"run": run_name, "begin": 0, "end": 5},
         "graph_executions": {"run": run_name, "begin": 0, "end": 5},

@@ -35,6 +35,7 @@ from tensorboard_plugin_dbg.analysis import (
     report_text,
     run_verdict,
     tensor_values,
+    timeline_marks,
 )
 from tensorboard_plugin_dbg.analysis.rules import config, mutes
 from tensorboard_plugin_dbg.api import json_encoding
@@ -127,6 +128,9 @@ def answers(served):
             ask("execution", run=run, index=e["index"], max_elements=50)
         rows = ask("graph_executions", run=run, begin=0, end=PAGE_CAP)["rows"]
         ask("graph_executions", run=run, begin=0, end=20, only_nonfinite="true")
+        ask("timeline_marks", run=run, bins=100)
+        for e in [e for e in execs["executions"] if e["is_function"]][:5]:
+            ask("graph_executions", run=run, begin=0, end=50, call=e["index"])
         for r in rows[:: max(1, len(rows) // 40)]:
             ask("graph_execution", run=run, index=r["index"], begin=1, max_elements=3)
         for g in sorted({r["graph_id"] for r in rows}):
@@ -281,7 +285,7 @@ def _index_raw(run, route: str, p: dict):
     i = {
         k: int(v)
         for k, v in p.items()
-        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line", "hops")
+        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line", "hops", "call", "bins")
     }
     calls = {
         "alerts": lambda: alerts.alerts(
@@ -296,8 +300,9 @@ def _index_raw(run, route: str, p: dict):
         "executions": lambda: run.executions(i["begin"], i["end"]),
         "execution": lambda: run.execution(i["index"], max_elements=i.get("max_elements", 1000)),
         "graph_executions": lambda: run.graph_executions(
-            i["begin"], i["end"], only_nonfinite=p.get("only_nonfinite") == "true"
+            i["begin"], i["end"], only_nonfinite=p.get("only_nonfinite") == "true", call=i.get("call")
         ),
+        "timeline_marks": lambda: timeline_marks.marks(run, i.get("bins", 500)),
         "graph_execution": lambda: run.graph_execution(
             i["index"], begin=i.get("begin", 0), max_elements=i.get("max_elements", 1000)
         ),

@@ -19,6 +19,7 @@ from tensorboard_plugin_dbg.analysis import (
     tensor_slices,
     tensor_stats,
     tensor_values,
+    timeline_marks,
 )
 from tensorboard_plugin_dbg.analysis.rules import config as rule_config
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
@@ -121,8 +122,13 @@ def graph_executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
             op_name=p["op_name"],
             graph_id=p["graph_id"],
             only_nonfinite=p["only_nonfinite"],
+            call=p["call"],
         ),
     )
+
+
+def timeline_marks_route(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _with_run(run, timeline_marks.marks(run, p["bins"], p["mutes"] or ()))
 
 
 def graph_execution(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -247,10 +253,37 @@ ROUTES: tuple[RouteSpec, ...] = (
             Param("op_name", "str", "Case-insensitive substring of the op name."),
             Param("graph_id", "str", "Exact graph id (the immediately enclosing graph)."),
             Param("only_nonfinite", "bool", "Only traces whose tensor holds -inf, +inf or NaN.", default=False),
+            Param(
+                "call",
+                "int",
+                "Only the traces of this tf.function call (an eager execution index): those written between the "
+                "previous execution's record and this one's. 404 for an eager op.",
+                minimum=0,
+            ),
         ),
         graph_executions,
         "GraphExecutionsResponse",
         paged=True,
+    ),
+    RouteSpec(
+        "timeline_marks",
+        "The timeline minimap: the run's executions in equal bins, each with its number of NaN/∞ alerts (after the "
+        "mutes; a graph trace's alert counts at the tf.function call that ran it) and the alert-list index of its "
+        "first one.",
+        (
+            RUN,
+            Param(
+                "bins",
+                "int",
+                "Most bins (fewer when the run has fewer executions).",
+                default=timeline_marks.DEFAULT_BINS,
+                minimum=1,
+                maximum=timeline_marks.MAX_BINS,
+            ),
+            MUTES,
+        ),
+        timeline_marks_route,
+        "TimelineMarksResponse",
     ),
     RouteSpec(
         "graph_execution",

@@ -74,9 +74,12 @@ class RunQueries(Protocol):
         op_name: str | None = None,
         graph_id: str | None = None,
         only_nonfinite: bool = False,
+        call: int | None = None,
     ) -> dict[str, Any]:
         """wire.ts GraphExecutionsResponse minus `run`. `op_type` is exact, `op_name` is a case-insensitive
-        substring, `graph_id` exact; filters combine with AND; `total` is the filtered total."""
+        substring, `graph_id` exact, `call` an eager execution index (a tf.function call: its traces only, with
+        `call` describing it; NotFound for an eager op); filters combine with AND; `total` is the filtered
+        total."""
         ...
 
     def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:

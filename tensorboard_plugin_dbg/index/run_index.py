@@ -18,6 +18,7 @@ from ..reader.schema import MODE_NAMES
 from . import record_reads, run_status
 from .alert_order import AlertOrder
 from .alert_queries import ALERT_TYPE, AlertQueries
+from .call_queries import CallQueries
 from .columns import LOC_SHIFT
 from .exec_queries import ExecutionQueries
 from .graph_queries import GraphQueries
@@ -58,6 +59,7 @@ class RunIndex(RunState):
         self.on_complete = on_complete
         self.trace_queries = TraceQueries(self)
         self.exec_queries = ExecutionQueries(self)
+        self.call_queries = CallQueries(self, self.exec_queries)
         self.alert_queries = AlertQueries(self, self.exec_queries)
         self.graph_queries = GraphQueries(self, self.trace_queries)
         self.source_queries = SourceQueries(self)
@@ -352,8 +354,14 @@ class RunIndex(RunState):
         op_name: str | None = None,
         graph_id: str | None = None,
         only_nonfinite: bool = False,
+        call: int | None = None,
     ) -> dict[str, Any]:
-        return self.trace_queries.page(begin, end, op_type, op_name, graph_id, only_nonfinite)
+        if call is None:
+            return {**self.trace_queries.page(begin, end, op_type, op_name, graph_id, only_nonfinite), "call": None}
+        one = self.call_queries.call(call)
+        answer = self.trace_queries.page(begin, end, op_type, op_name, graph_id, only_nonfinite, one.rows)
+        shown = self.trace_queries.matching(op_type, op_name, graph_id, only_nonfinite, one.rows)
+        return {**answer, "call": self.call_queries.summary(one, one.rows if shown is None else shown)}
 
     def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         return self.trace_queries.detail(index, begin, max_elements)

@@ -115,6 +115,24 @@ class TraceQueries:
         key = (n, lengths.trace_nf, len(run.kinds), len(run.ops))
         return run.derived.get(f"filter:{op_type!r}:{op_name!r}:{graph_id!r}:{only_nonfinite}", key, build)
 
+    def matching(
+        self,
+        op_type: str | None,
+        op_name: str | None,
+        graph_id: str | None,
+        only_nonfinite: bool,
+        within: np.ndarray | None = None,
+    ) -> np.ndarray | None:
+        """Sorted rows under the filters and among `within` (sorted rows), or None for every row. Restricting to
+        `within` costs the rows between its first and last, not the run's."""
+        rows = self._filtered_rows(op_type, op_name, graph_id, only_nonfinite)
+        if within is None:
+            return rows
+        if rows is None or not len(within):
+            return within
+        rows = rows[np.searchsorted(rows, within[0]) : np.searchsorted(rows, within[-1], "right")]
+        return rows[np.isin(rows, within, assume_unique=True)]
+
     def _op_kinds(self) -> dict[tuple[str, str], dict[int, list[int]]]:
         """(graph_id, op_name) -> {output_slot: [kind codes]}."""
         run = self.run
@@ -156,10 +174,12 @@ class TraceQueries:
         op_name: str | None = None,
         graph_id: str | None = None,
         only_nonfinite: bool = False,
+        within: np.ndarray | None = None,
     ) -> dict[str, Any]:
-        """wire.ts GraphExecutionsResponse minus `run`."""
+        """wire.ts GraphExecutionsResponse minus `run` (and `call`): rows under the filters, among `within`
+        (sorted rows, e.g. one call's) when given."""
         n = self.run.lengths().traces
-        rows = self._filtered_rows(op_type, op_name, graph_id, only_nonfinite)
+        rows = self.matching(op_type, op_name, graph_id, only_nonfinite, within)
         total = n if rows is None else len(rows)
         end = min(end, total)
         begin = min(begin, end)

@@ -450,6 +450,42 @@ export interface GraphExecutionsResponse {
   /** Rows in the run regardless of filters. */
   unfiltered_total: number;
   rows: GraphExecutionRow[];
+  /** With the `call` filter: the tf.function call whose traces these are; null without it. */
+  call: CallInfo | null;
+}
+
+/** One tf.function call opened in Graph Execution — `index/call_queries.py:CallQueries.summary`. */
+export interface CallInfo {
+  /** The call's eager execution index. */
+  index: number;
+  op_type: string;
+  /** The graph it ran; null when the dump cannot name it. */
+  graph_id: string | null;
+  graph_name: string;
+  /** Traces written while it ran (before the other filters). */
+  traces: number;
+  /** Its first trace with a NaN/∞ among the rows listed, and that row's position in the list; null when none. */
+  first_nonfinite: { index: number; position: number } | null;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// timeline_marks — produced by `analysis/timeline_marks.py:marks`
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface TimelineMarksResponse {
+  run: string;
+  /** The run's eager executions (the timeline's length). */
+  executions: number;
+  /** Bin i holds executions [edges[i], edges[i + 1]). */
+  edges: number[];
+  /** NaN/∞ alerts per bin, after the mutes (a graph trace's alert at the call that ran it). */
+  counts: number[];
+  /** Alert-list index of each bin's first alert; -1 when the bin has none. */
+  first_alert: number[];
+  /** Visible NaN/∞ alerts in all. */
+  alerts: number;
+  /** Trace alerts written after the last execution record (a call still running, or whose record was lost). */
+  after_last: number;
 }
 
 export interface GraphExecutionDetail extends GraphExecutionRow {
