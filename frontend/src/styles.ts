@@ -166,11 +166,19 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .alert-row[data-role="contained"], .alert-row[data-role="expected"] { color: var(--muted); opacity: 0.8; }
 .role-unknown { color: var(--nan); } .role-contained, .role-expected { color: var(--muted); }
 .rc-msg { margin-top: 3px; font-size: 11px; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
-.tl-minimap { position: relative; height: 12px; margin: 4px 6px; background: var(--head); border: 1px solid var(--line); cursor: pointer; flex: 0 0 auto; }
-.tl-mark { position: absolute; top: 0; bottom: 0; width: 2px; background: var(--nan); }
-.tl-window { position: absolute; top: -1px; bottom: -1px; border: 1px solid var(--accent); background: rgba(245,124,0,.12); }
-.tl-boxes { display: flex; flex-wrap: wrap; gap: 2px; padding: 4px 6px; flex: 0 0 auto; outline: none; }
-.tl-box { width: 22px; height: 22px; padding: 0; font-weight: 600; color: #fff; border: 2px solid transparent; }
+.tl-minimap { position: relative; height: 14px; margin: 4px 6px; background: var(--head); border: 1px solid var(--line); cursor: pointer; flex: 0 0 auto; touch-action: none; }
+.tl-marks { position: absolute; inset: 0; width: 100%; height: 100%; pointer-events: none; }
+.tl-window { position: absolute; top: -1px; bottom: -1px; border: 1px solid var(--accent); background: rgba(245,124,0,.12); pointer-events: none; }
+.tl-selection { position: absolute; top: -1px; bottom: -1px; background: rgba(25,118,210,.25); border: 1px dashed var(--accent); pointer-events: none; }
+.tl-boxes { display: flex; flex-wrap: nowrap; overflow: hidden; gap: 2px; padding: 4px 6px; flex: 0 0 auto; outline: none; }
+.tl-box { flex: 0 0 auto; min-width: 0; height: 22px; padding: 0 2px; font-weight: 600; color: #fff; border: 2px solid transparent; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; font-size: 11px; }
+.tl-boxes.thin .tl-box { padding: 0; border: 0; border-radius: 0; }
+.tl-boxes.thin .tl-box.alert { background: var(--nan); box-shadow: none; }
+.tl-box.opened { box-shadow: inset 0 -4px 0 var(--accent); }
+.tl-open-call { margin-left: 8px; }
+.ge-call { display: inline-flex; align-items: center; gap: 2px; padding: 0 4px; border: 1px solid var(--accent); border-radius: 3px; white-space: nowrap; }
+.ge-call[hidden] { display: none; }
+.ge-call-close { border: none; background: none; padding: 0 2px; cursor: pointer; }
 .tl-box.fn { background: var(--fn); } .tl-box.op { background: var(--op); }
 .tl-box.alert { border-color: var(--nan); box-shadow: 0 0 0 1px var(--nan); }
 .tl-box.alert::after { content: ''; position: relative; }

@@ -158,6 +158,10 @@ export class FakeApi implements Api {
       rows: [],
     };
   }
+  async timelineMarks(run: string, bins: number, mutes?: string) {
+    this.calls.push(`timeline_marks ${run} ${bins}${mutes ? ' ' + mutes : ''}`);
+    return { run, executions: 0, edges: [0], counts: [], first_alert: [], alerts: 0, after_last: 0 };
+  }
   async executions(run: string, begin: number, end: number) {
     this.calls.push(`executions ${run} ${begin} ${end}`);
     return { run, begin, end, total: 0, executions: [] };
@@ -166,11 +170,29 @@ export class FakeApi implements Api {
     throw new ApiError('not_found', 'no execution', 404);
   }
   async graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
-    this.calls.push(`graph_executions ${run} ${begin} ${end}${f.onlyNonfinite ? ' nonfinite' : ''}`);
+    const inCallText = f.call === undefined ? '' : ` call ${f.call}`;
+    this.calls.push(`graph_executions ${run} ${begin} ${end}${f.onlyNonfinite ? ' nonfinite' : ''}${inCallText}`);
     const unfiltered = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
     const all = Array.from({ length: unfiltered }, (_, i) => this.row(i));
-    const matching = all.filter((r) => (!f.onlyNonfinite || r.index === 7) && (!f.opType || r.op_type === f.opType));
-    return { run, begin, end, total: matching.length, unfiltered_total: unfiltered, rows: matching.slice(begin, end) };
+    // every call ran traces 5..9 of the fake run (trace 7 is its NaN)
+    const inCall = (r: GraphExecutionRow) => f.call === undefined || (r.index >= 5 && r.index < 10);
+    const matching = all.filter(
+      (r) => (!f.onlyNonfinite || r.index === 7) && (!f.opType || r.op_type === f.opType) && inCall(r),
+    );
+    const bad = matching.findIndex((r) => r.index === 7);
+    const call =
+      f.call === undefined
+        ? null
+        : {
+            index: f.call,
+            op_type: '__inference_step_1',
+            graph_id: 'g1',
+            graph_name: 'step',
+            traces: 5,
+            first_nonfinite: bad < 0 ? null : { index: 7, position: bad },
+          };
+    const rows = matching.slice(begin, end);
+    return { run, begin, end, total: matching.length, unfiltered_total: unfiltered, rows, call };
   }
   async graphExecution(run: string, index: number) {
     const call = `graph_execution ${index}`;

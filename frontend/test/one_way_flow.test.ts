@@ -114,7 +114,7 @@ test('next alert (n): the controller finds it and focuses it everywhere', async 
 
 test('timeline: the panel reports its width; the controller fetches that window', async () => {
   const { store, ctl, api } = await started();
-  ctl.resizeTimeline(12);
+  ctl.timeline.resize(12);
   await settle();
   assert.equal(store.state.timeline.size, 12);
   assert.ok(api.calls.includes('executions a 0 12'));

@@ -33,10 +33,10 @@ test('first load: the runs answer brings every panel its first data, and nothing
   assert.equal(s.timeline.page.status, 'ready');
   assert.ok(api.calls.includes('executions a 0 40'));
   assert.equal(s.sourceFiles.status, 'idle', 'the file list waits for the first paint');
-  assert.ok(!api.calls.some((c) => c.startsWith('alerts a 0 1000')), 'so do the minimap marks');
+  assert.ok(!api.calls.some((c) => c.startsWith('timeline_marks a')), 'so do the minimap marks');
   assert.equal(s.focus, null);
   ctl.firstPaintDone();
   await settle();
   assert.equal(store.state.sourceFiles.status, 'ready');
-  assert.ok(api.calls.some((c) => c.startsWith('alerts a 0 1000')));
+  assert.ok(api.calls.includes('timeline_marks a 1000'), 'the minimap asks for every alert, binned');
 });

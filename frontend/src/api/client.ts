@@ -23,6 +23,7 @@ import type {
   StackFramesResponse,
   TensorInputsResponse,
   TensorResponse,
+  TimelineMarksResponse,
 } from './wire.ts';
 
 /** The server's error codes, plus the client's own for a request that got no usable answer. */
@@ -50,6 +51,8 @@ export interface GraphExecutionFilters {
   opName?: string;
   graphId?: string;
   onlyNonfinite?: boolean;
+  /** One tf.function call's traces only: its eager execution index. */
+  call?: number;
 }
 
 /** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output. */
@@ -87,6 +90,7 @@ export interface Api {
   stackFrames(run: string, ids: string[]): Promise<StackFramesResponse>;
   rootCause(run: string, mutes?: string): Promise<RootCauseResponse>;
   healthMap(run: string, q: HealthMapQuery): Promise<HealthMapResponse>;
+  timelineMarks(run: string, bins: number, mutes?: string): Promise<TimelineMarksResponse>;
   /** `slice` absent: the summary only (stats, histogram, non-finite positions). */
   tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse>;
   tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse>;
@@ -173,6 +177,7 @@ export class HttpApi implements Api {
       op_name: f.opName,
       graph_id: f.graphId,
       only_nonfinite: f.onlyNonfinite ? 'true' : undefined,
+      call: f.call,
     });
   }
   graphExecution(run: string, index: number) {
@@ -213,6 +218,9 @@ export class HttpApi implements Api {
   }
   rootCause(run: string, mutes?: string) {
     return this.get<RootCauseResponse>('root_cause', { run, mutes });
+  }
+  timelineMarks(run: string, bins: number, mutes?: string) {
+    return this.get<TimelineMarksResponse>('timeline_marks', { run, bins, mutes });
   }
   healthMap(run: string, q: HealthMapQuery) {
     const { begin, end, columns } = q;

@@ -61,7 +61,8 @@ export class Controller {
   /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
   private firstPaintOver = false;
   private readonly lists: ListsLoader;
-  private readonly timeline: TimelineLoader;
+  /** The timeline's window: paging, zoom, a minimap click or dragged range, the panel's width. */
+  readonly timeline: TimelineLoader;
   private readonly sources: SourceLoader;
   private readonly history: FocusHistory;
   /** The Tensor Values view's intents (open, axes, fixed indices, cells in view, focus a position, close). */
@@ -88,7 +89,10 @@ export class Controller {
     });
     this.rules = new RulesIntents(store, api, {
       saveUrl: () => this.saveUrl(),
-      reopenAlerts: () => this.setAlertType(this.store.state.alertType),
+      reopenAlerts: () => {
+        this.setAlertType(this.store.state.alertType);
+        if (this.firstPaintOver) void this.timeline.loadMarks(); // the mutes changed what the minimap marks
+      },
       loadRootCause: () => void this.loadRootCause(),
     });
   }
@@ -313,7 +317,8 @@ export class Controller {
     if (alert && this.store.state.run === run) await this.focusAlert(alert);
   }
 
-  private beginFocus(focus: Focus, alertIndex: number | null): number {
+  /** `position`: the trace's place in the filtered Graph Execution list, when the caller knows it. */
+  private beginFocus(focus: Focus, alertIndex: number | null, position?: number): number {
     const seq = ++this.focusSeq;
     const patch: Partial<State> = {
       focus,
@@ -323,7 +328,7 @@ export class Controller {
       selectedFrameId: null,
       hint: null,
     };
-    if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index));
+    if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index, position));
     const push = this.history.pushFor(this.store.state.focus, focus);
     this.store.set(patch);
     this.saveUrl(push);
@@ -335,23 +340,23 @@ export class Controller {
    * looked up among the fetched pages; when it is not there (it may not match the filters), the filters are dropped
    * so the trace can be shown at all.
    */
-  private scrollPatch(index: number): Partial<State> {
+  private scrollPatch(index: number, known?: number): Partial<State> {
     const s = this.store.state;
     const seq = ++this.scrollSeq;
     if (!hasFilters(s.geFilters)) return { geScroll: { index, position: index, seq } };
-    const position = s.geRows.positionOf((row) => row.index === index);
+    const position = known ?? s.geRows.positionOf((row) => row.index === index);
     if (position !== null) return { geScroll: { index, position, seq } };
     const geScroll: ListScroll = { index, position: index, seq };
     // Never silently: the list says its filters were cleared and why.
     const listNote = `Filters cleared to show trace #${index}: it does not match them.`;
-    return { geScroll, geFilters: {}, geRows: this.lists.openTraces(s.run, {}), listNote };
+    return { geScroll, geFilters: {}, geRows: this.lists.openTraces(s.run, {}), listNote, openedCall: null };
   }
 
   /** Focuses one graph execution trace: its row, its op, the op's creation stack and the user's source line. */
-  async focusGraphExecution(index: number, alertIndex: number | null = null): Promise<void> {
+  async focusGraphExecution(index: number, alertIndex: number | null = null, position?: number): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = this.beginFocus({ kind: 'graph_execution', index }, alertIndex);
+    const seq = this.beginFocus({ kind: 'graph_execution', index }, alertIndex, position);
     this.store.set({ op: loading(this.store.state.op) });
     const live = () => seq === this.focusSeq && run === this.store.state.run;
     try {
@@ -452,7 +457,13 @@ export class Controller {
 
   setFilters(filters: GraphExecutionFilters): void {
     const f = { ...filters };
-    this.store.set({ geFilters: f, geRows: this.lists.openTraces(this.store.state.run, f), listNote: null });
+    const openedCall = f.call === undefined ? null : this.store.state.openedCall;
+    this.store.set({
+      geFilters: f,
+      geRows: this.lists.openTraces(this.store.state.run, f),
+      listNote: null,
+      openedCall,
+    });
   }
 
   setAlertType(type: string | null): void {
@@ -469,16 +480,24 @@ export class Controller {
     this.lists.traces.request(begin, end);
   }
 
-  /** Timeline paging (dir ±1), a minimap click (centre on an execution), and the panel's width in boxes. */
-  pageTimeline(dir: number): void {
-    this.timeline.page(dir);
-  }
-
-  centreTimelineOn(index: number): void {
-    this.timeline.centreOn(index);
-  }
-
-  resizeTimeline(boxes: number): void {
-    this.timeline.resize(boxes);
+  /**
+   * Opens one tf.function call (a timeline box): Graph Execution lists just its traces, the first NaN/∞ among them
+   * (else the first) is focused, and Graph Structure draws the graph around it.
+   */
+  async openCall(index: number): Promise<void> {
+    const run = this.store.state.run;
+    if (run === null) return;
+    const filters: GraphExecutionFilters = { ...this.store.state.geFilters, call: index };
+    try {
+      const first = await this.api.graphExecutions(run, 0, 1, filters);
+      if (run !== this.store.state.run) return;
+      const geRows = this.lists.openTraces(run, filters);
+      this.store.set({ geFilters: filters, geRows, listNote: null, openedCall: first.call });
+      this.graph.setView({ mode: 'drawn' });
+      const row = first.call?.first_nonfinite ?? (first.rows[0] ? { index: first.rows[0].index, position: 0 } : null);
+      if (row) await this.focusGraphExecution(row.index, null, row.position);
+    } catch (e) {
+      this.store.set({ listNote: `Could not open call #${index}: ${errorText(e)}` });
+    }
   }
 }

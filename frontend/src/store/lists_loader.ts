@@ -15,7 +15,8 @@ export const LIST_PAGE_SIZE = 200;
 /** Op types the filter suggests at most (a datalist of thousands helps nobody). */
 export const OP_TYPES_CAP = 500;
 
-export const hasFilters = (f: GraphExecutionFilters): boolean => !!(f.opType || f.opName || f.onlyNonfinite);
+export const hasFilters = (f: GraphExecutionFilters): boolean =>
+  !!(f.opType || f.opName || f.onlyNonfinite || f.call !== undefined);
 
 /** `known` plus the op types of `rows` not in it yet, up to OP_TYPES_CAP; `known` itself when nothing is new. */
 export function withOpTypes(known: string[], rows: readonly GraphExecutionRow[]): string[] {

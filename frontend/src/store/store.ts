@@ -7,6 +7,7 @@
  */
 import type {
   Alert,
+  CallInfo,
   AlertsResponse,
   ExecutionDetail,
   ExecutionsResponse,
@@ -21,6 +22,7 @@ import type {
   SourceFileRef,
   SourceFileResponse,
   StackFrame,
+  TimelineMarksResponse,
 } from '../api/wire.ts';
 import type { GraphExecutionFilters } from '../api/client.ts';
 import { PagedRows } from './paged_rows.ts';
@@ -59,7 +61,7 @@ export interface SourceFocus {
 /** The timeline's window of executions: which ones, and the page fetched for it. */
 export interface TimelineView {
   begin: number;
-  /** Boxes that fit the panel's width (the panel reports it). */
+  /** Executions in view: as many boxes as fit the panel's width at its zoom (the panel reports it). */
   size: number;
   page: Loadable<ExecutionsResponse>;
 }
@@ -107,8 +109,10 @@ export interface State {
   opTypes: string[];
   rootCause: Loadable<RootCauseResponse>;
   timeline: TimelineView;
-  /** Execution indices of the run's first alerts (the timeline's minimap marks them). */
-  alertMarks: number[];
+  /** Where every visible NaN/∞ alert falls along the executions, binned (the timeline's minimap). */
+  timelineMarks: TimelineMarksResponse | null;
+  /** The tf.function call whose traces Graph Execution lists (its `call` filter), as the server described it. */
+  openedCall: CallInfo | null;
   /** The run's source files, user code first. */
   sourceFiles: Loadable<SourceFileRef[]>;
   /** The file `source` points at. */
@@ -152,7 +156,8 @@ export function runViewState(): Omit<
     opTypes: [],
     rootCause: idle(),
     timeline: { begin: 0, size: 40, page: idle() },
-    alertMarks: [],
+    timelineMarks: null,
+    openedCall: null,
     sourceFiles: idle(),
     sourceFile: idle(),
     neighborhood: idle(),

@@ -1,11 +1,16 @@
 /**
- * The timeline's data: the window of executions it shows (moved by paging, the minimap, a focused execution and
- * the live run growing) with its fetched page, and the minimap's alert marks. Part of the controller: only it calls
+ * The timeline's data: the window of executions it shows (moved by paging, zoom, the minimap's click or dragged
+ * range, a focused execution and the live run growing) with its fetched page, and the minimap's alert marks. Part of the controller: only it calls
  * these, and only these fetch executions.
  */
 import type { Api } from '../api/client.ts';
 import { PAGE_CAP } from '../api/client.ts';
+import type { TimelineMarksResponse } from '../api/wire.ts';
+import { mutesParam } from './mutes.ts';
 import { failed, idle, loading, ready, type State, type Store, type TimelineView } from './store.ts';
+
+/** Minimap bins: about one per pixel of a wide panel; the server answers fewer for a short run. */
+export const MARK_BINS = 1000;
 
 /** The run's execution count (the timeline's total). */
 function executionCount(store: Store): number {
@@ -96,18 +101,30 @@ export class TimelineLoader {
     this.show(atEnd ? executionCount(this.store) - t.size : t.begin);
   }
 
-  /** The minimap's marks: where the run's first alerts (up to a page) fall among the executions. */
+  /** Zooms to `size` executions in view (clamped to 1..PAGE_CAP), keeping execution `anchor` at `fraction` of the
+   * width (the pointer's place under a wheel zoom). */
+  zoom(size: number, anchor: number, fraction: number): void {
+    const capped = Math.max(1, Math.min(Math.round(size), PAGE_CAP));
+    this.show(Math.round(anchor - fraction * capped), capped);
+  }
+
+  /** Shows executions [begin, end) (a range dragged on the minimap), at most PAGE_CAP of them. */
+  showRange(begin: number, end: number): void {
+    const size = Math.max(1, Math.min(end - begin, PAGE_CAP));
+    this.show(Math.max(0, begin), size);
+  }
+
+  /** The minimap's marks: every visible NaN/∞ alert of the run binned along the executions (after the mutes). */
   async loadMarks(): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
     const seq = ++this.marksSeq;
-    let marks: number[] = [];
+    let marks: TimelineMarksResponse | null = null;
     try {
-      const page = await this.api.alerts(run, 0, PAGE_CAP);
-      marks = page.alerts.filter((a) => a.source === 'execution').map((a) => a.source_index);
+      marks = await this.api.timelineMarks(run, MARK_BINS, mutesParam(this.store.state.mutes));
     } catch {
       // Without marks the minimap still shows the window; the alert list reports alert errors.
     }
-    if (seq === this.marksSeq && run === this.store.state.run) this.store.set({ alertMarks: marks });
+    if (seq === this.marksSeq && run === this.store.state.run) this.store.set({ timelineMarks: marks });
   }
 }

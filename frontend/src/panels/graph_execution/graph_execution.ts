@@ -28,6 +28,8 @@ export class GraphExecutionPanel {
   private jumpMsg = el('span', 'ge-jump-error');
   private note = el('div', 'ge-note');
   private types = el('datalist');
+  /** The opened tf.function call (the `call` filter), with a button that closes it. */
+  private callChip = el('span', 'ge-call');
   /** A list position to reveal once the rows it lies in have arrived (a scroll request made before). */
   private pendingScroll: number | null = null;
   /** The first page of a newly selected run is still to be drawn (readiness). */
@@ -78,6 +80,7 @@ export class GraphExecutionPanel {
       clearTimeout(timer);
       timer = setTimeout(() => {
         this.ctl.setFilters({
+          ...this.ctl.store.state.geFilters, // an opened call stays open
           opType: this.opType.value.trim(),
           opName: this.opName.value.trim(),
           onlyNonfinite: this.nonFinite.checked,
@@ -96,7 +99,9 @@ export class GraphExecutionPanel {
       this.showJumpError(err);
       if (err === null) void this.ctl.focusGraphExecution(Number(this.jump.value.trim()));
     });
-    t.append(this.opType, this.types, this.opName, nfLabel, this.jump, this.jumpMsg, this.countEl);
+    this.callChip.dataset.testid = 'ge-call';
+    this.callChip.hidden = true;
+    t.append(this.callChip, this.opType, this.types, this.opName, nfLabel, this.jump, this.jumpMsg, this.countEl);
   }
 
   private showJumpError(err: string | null): void {
@@ -190,6 +195,21 @@ export class GraphExecutionPanel {
     if (this.opType.value.trim() !== (f.opType ?? '')) this.opType.value = f.opType ?? '';
     if (this.opName.value.trim() !== (f.opName ?? '')) this.opName.value = f.opName ?? '';
     this.nonFinite.checked = !!f.onlyNonfinite;
+    this.showCall(s);
+  }
+
+  private showCall(s: State): void {
+    const call = s.geFilters.call;
+    this.callChip.hidden = call === undefined;
+    if (call === undefined) return this.callChip.replaceChildren();
+    const info = s.openedCall?.index === call ? s.openedCall : null;
+    const name = info ? ` ${info.graph_name || info.op_type}` : '';
+    const close = el('button', 'ge-call-close', '✕');
+    close.dataset.testid = 'ge-call-close';
+    close.title = 'Close this call: list every trace again';
+    close.addEventListener('click', () => this.ctl.setFilters({ ...this.ctl.store.state.geFilters, call: undefined }));
+    this.callChip.title = `Only the traces tf.function call #${call} wrote${info ? ` (${info.traces} traces)` : ''}`;
+    this.callChip.replaceChildren(el('span', '', `call #${call}${name}`), close);
   }
 
   private showOpTypes(types: string[]): void {
@@ -201,7 +221,7 @@ export class GraphExecutionPanel {
       this.readiness.begin('ge');
       this.readyPending = true;
     }
-    if (s.geFilters !== prev.geFilters) this.showFilters(s);
+    if (s.geFilters !== prev.geFilters || s.openedCall !== prev.openedCall) this.showFilters(s);
     if (s.listNote !== prev.listNote) {
       this.note.textContent = s.listNote ?? '';
       this.note.hidden = s.listNote === null;
