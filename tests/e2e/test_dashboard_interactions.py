@@ -27,7 +27,9 @@ def test_panel_interactions(page, demo_logdir):
         # Timeline: page forward to an alert box; clicking it shows the execution, its outputs' health and stack.
         wait_text(by_testid(frame, "tl-range"), r"of 39")
         # The minimap's alert marks are drawn just after the ready marker (timeline.ts), so wait for them.
-        frame.locator("[data-testid=tl-minimap] .tl-mark").first.wait_for(state="attached", timeout=10_000)
+        frame.wait_for_function(
+            "Number(document.querySelector('[data-testid=tl-minimap]').dataset.markedBins) > 0", timeout=10_000
+        )
         while frame.locator(".tl-box.alert").count() == 0:
             assert by_testid(frame, "tl-next").is_enabled(), "no alert box on any timeline page"
             before = by_testid(frame, "tl-range").inner_text()
