@@ -24,9 +24,9 @@ DEFAULT_BINS = 500
 MAX_BINS = 2000
 
 
-def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> np.ndarray:
-    """The execution of each visible NaN/∞ alert, in alert-list order (n_executions for a trace alert after the
-    last execution record), cached per alert list and mutes."""
+def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(the execution of each visible NaN/∞ alert, ascending; the alert-list index of each of them), cached per
+    alert list and mutes (n_executions for a trace alert after the last execution record)."""
     table = run.alert_table(stale_ok=not run.done)
     mutes = tuple(mutes)
 
@@ -42,19 +42,20 @@ def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> 
                 keep = positions[np.searchsorted(positions, lo) : np.searchsorted(positions, lo + len(src))] - lo
                 src, idx, wall = src[keep], idx[keep], wall[keep]
             parts.append(np.where(src == 0, idx, np.searchsorted(ascending, wall, "left")))
-        return table, np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+        at = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+        order = np.argsort(at, kind="stable")  # alert-list order is wall-time order: nearly sorted already
+        return table, at[order], order
 
     # the value holds the table, so its id cannot be reused while cached
-    return run.derived.get("alert_executions", (id(table), mutes), build)[1]
+    got = run.derived.get("alert_executions", (id(table), mutes), build)
+    return got[1], got[2]
 
 
 def marks(run: RunQueries, bins: int = DEFAULT_BINS, mutes: Sequence[mute_rules.Mute] = ()) -> dict[str, Any]:
     """wire.ts TimelineMarksResponse minus `run`: executions split into at most `bins` equal bins, each with its
     number of visible NaN/∞ alerts and the alert-list index of its first one (-1 when none)."""
     n = len(run.execution_arrays()["wall_time"])
-    at = alert_executions(run, mutes)
-    order = np.argsort(at, kind="stable")  # alert-list order is wall-time order: nearly sorted already
-    by_exec = at[order]
+    by_exec, order = alert_executions(run, mutes)
     b = max(1, min(bins, n)) if n else 0
     edges = (np.arange(b + 1, dtype=np.int64) * n) // max(b, 1)
     cut = np.searchsorted(by_exec, edges, "left")
@@ -69,6 +70,6 @@ def marks(run: RunQueries, bins: int = DEFAULT_BINS, mutes: Sequence[mute_rules.
         "edges": edges.tolist(),
         "counts": counts.tolist(),
         "first_alert": first.tolist(),
-        "alerts": len(at),
-        "after_last": int(len(at) - cut[-1]) if n else len(at),
+        "alerts": len(by_exec),
+        "after_last": int(len(by_exec) - cut[-1]) if n else len(by_exec),
     }
