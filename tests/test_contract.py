@@ -127,6 +127,9 @@ def answers(served):
             ask("execution", run=run, index=e["index"], max_elements=50)
         rows = ask("graph_executions", run=run, begin=0, end=PAGE_CAP)["rows"]
         ask("graph_executions", run=run, begin=0, end=20, only_nonfinite="true")
+        for d in ask("devices", run=run)["devices"][:3]:
+            if d["device_name"]:
+                ask("graph_executions", run=run, begin=0, end=20, device=d["device_name"], host=d["host"])
         for r in rows[:: max(1, len(rows) // 40)]:
             ask("graph_execution", run=run, index=r["index"], begin=1, max_elements=3)
         for g in sorted({r["graph_id"] for r in rows}):
@@ -296,8 +299,13 @@ def _index_raw(run, route: str, p: dict):
         "executions": lambda: run.executions(i["begin"], i["end"]),
         "execution": lambda: run.execution(i["index"], max_elements=i.get("max_elements", 1000)),
         "graph_executions": lambda: run.graph_executions(
-            i["begin"], i["end"], only_nonfinite=p.get("only_nonfinite") == "true"
+            i["begin"],
+            i["end"],
+            only_nonfinite=p.get("only_nonfinite") == "true",
+            device=p.get("device"),
+            host=p.get("host"),
         ),
+        "devices": run.device_counts,
         "graph_execution": lambda: run.graph_execution(
             i["index"], begin=i.get("begin", 0), max_elements=i.get("max_elements", 1000)
         ),
