@@ -18,6 +18,7 @@ import pytest
 from api_helpers import get, make_app, ok, url, wait_indexed
 from werkzeug.test import Client
 
+from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -207,3 +208,14 @@ def test_repeated_or_misplaced_device_param_is_400(client):
     assert status == 400 and "unknown parameter" in body["error"]["message"]
     status, _, body = get(c, url("devices", run="no-such-run"))
     assert status == 404 and body["error"]["code"] == "not_found"
+
+
+def test_report_names_the_producers_device(dump, capsys):
+    """The headless report's root cause says where the NaN was made (the Log pinned to CPU:1), text and JSON."""
+    assert main(["report", os.path.dirname(dump)]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "first producer:" in line)
+    assert "op log_on_cpu1 (Log)" in lines[at] and lines[at + 1] == f"  device: {CPU1}", out
+    assert main(["report", os.path.dirname(dump), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["runs"][0]["producer"]["device"] == CPU1

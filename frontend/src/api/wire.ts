@@ -692,6 +692,8 @@ export interface RootCauseProducer {
   overflow: string | null;
   /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
   graph_name: string | null;
+  /** Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded. */
+  device: string | null;
 }
 
 export interface RootCauseResponse {
