@@ -98,7 +98,7 @@ export class FakeApi implements Api {
       op_type: isLog ? 'Log' : 'Softmax',
       output_slot: 0,
       graph_id: 'g1',
-      device_name: null,
+      device_name: `/job:localhost/replica:0/task:0/device:CPU:${isLog ? 1 : 0}`,
       host: 'h',
       health: { mode: 'CONCISE_HEALTH', tensor_id: i, size: 4, neg_inf: i === 7 ? 1 : 0, pos_inf: 0, nan: 0 },
     };
@@ -166,11 +166,30 @@ export class FakeApi implements Api {
     throw new ApiError('not_found', 'no execution', 404);
   }
   async graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
-    this.calls.push(`graph_executions ${run} ${begin} ${end}${f.onlyNonfinite ? ' nonfinite' : ''}`);
+    const facets = `${f.device ? ' device=' + f.device : ''}${f.host ? ' host=' + f.host : ''}`;
+    this.calls.push(`graph_executions ${run} ${begin} ${end}${f.onlyNonfinite ? ' nonfinite' : ''}${facets}`);
     const unfiltered = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
     const all = Array.from({ length: unfiltered }, (_, i) => this.row(i));
-    const matching = all.filter((r) => (!f.onlyNonfinite || r.index === 7) && (!f.opType || r.op_type === f.opType));
+    const matching = all.filter(
+      (r) =>
+        (!f.onlyNonfinite || r.index === 7) &&
+        (!f.opType || r.op_type === f.opType) &&
+        (!f.device || r.device_name === f.device) &&
+        (!f.host || r.host === f.host),
+    );
     return { run, begin, end, total: matching.length, unfiltered_total: unfiltered, rows: matching.slice(begin, end) };
+  }
+  /** Run 'a': Log on CPU:1, probs on CPU:0 (rows alternate), all on host 'h'. */
+  async devices(run: string) {
+    this.calls.push(`devices ${run}`);
+    const n = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
+    const on = (cpu: number, traces: number) => ({
+      device_name: `/job:localhost/replica:0/task:0/device:CPU:${cpu}`,
+      host: 'h',
+      graph_executions: traces,
+      executions: 1,
+    });
+    return { run, devices: [on(0, Math.ceil(n / 2)), on(1, Math.floor(n / 2))], hosts: ['h'] };
   }
   async graphExecution(run: string, index: number) {
     const call = `graph_execution ${index}`;

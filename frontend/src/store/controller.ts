@@ -34,6 +34,7 @@ import { GraphLoader } from './graph_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { RulesIntents } from './rules_intents.ts';
+import { DeviceFacets } from './device_facets.ts';
 import { mutesParam } from './mutes.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
@@ -44,6 +45,11 @@ export type { UrlIO };
 function firstAlertType(info: RunInfo | null): string | null {
   const byType = info?.counts.alerts_by_type ?? {};
   return Object.keys(byType).find((t) => (byType[t] ?? 0) > 0) ?? null;
+}
+
+/** The device and host facets of filters (or of a URL state), without empty ones. */
+function facetsOf(f: { device?: string; host?: string }): { device?: string; host?: string } {
+  return { ...(f.device ? { device: f.device } : {}), ...(f.host ? { host: f.host } : {}) };
 }
 
 export class Controller {
@@ -69,6 +75,7 @@ export class Controller {
   private readonly graph: GraphLoader;
   /** Mutes, the rules' alert summary, the health map (#18). */
   readonly rules: RulesIntents;
+  private readonly deviceFacets: DeviceFacets;
 
   constructor(
     readonly store: Store,
@@ -82,6 +89,7 @@ export class Controller {
     url.listen((s) => void this.restoreFromUrl(s));
     this.tensors = new TensorLoader(store, api);
     this.graph = new GraphLoader(store, api);
+    this.deviceFacets = new DeviceFacets(store, api);
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
@@ -179,6 +187,9 @@ export class Controller {
     const c0 = was.counts;
     const c1 = now.counts;
     if (c1.graph_executions !== c0.graph_executions) this.lists.traces.invalidate();
+    const readNow = now.status.done && !was.status.done;
+    if (c1.graph_executions !== c0.graph_executions || c1.executions !== c0.executions || readNow)
+      this.deviceFacets.grew(readNow);
     if (c1.executions !== c0.executions) this.timeline.grew(before);
     if (c1.source_files !== c0.source_files && this.firstPaintOver) void this.sources.loadFiles();
     // The root cause is asked again when alerts appear, and once when the run is read to its end: a run that had
@@ -227,7 +238,8 @@ export class Controller {
       run,
       ...runViewState(),
       alertType,
-      ...this.lists.openRun(run, alertType),
+      // a permalink's device and host facets come back with its run (the other filters are not in the URL)
+      ...this.lists.openRun(run, alertType, restore?.run === run ? facetsOf(restore) : {}),
       timeline: this.timeline.initial(this.store.state.timeline.size, info?.counts.executions ?? 0),
       rootCause: run === null ? idle() : loading(),
     });
@@ -235,6 +247,7 @@ export class Controller {
     if (run === null) return;
     void this.loadRootCause();
     this.rules.runShown();
+    this.deviceFacets.runShown();
     this.timeline.show(0);
     this.loadAfterFirstPaint();
     if (restore?.run === run && restore.focus) {
@@ -246,7 +259,13 @@ export class Controller {
   private saveUrl(push = false): void {
     const s = this.store.state;
     this.url.write(
-      { run: s.run, focus: s.focus, alert: s.alertIndex, ...(s.mutes.length ? { mutes: s.mutes } : {}) },
+      {
+        run: s.run,
+        focus: s.focus,
+        alert: s.alertIndex,
+        ...(s.mutes.length ? { mutes: s.mutes } : {}),
+        ...facetsOf(s.geFilters),
+      },
       push,
     );
     this.history.saved(push);
@@ -453,6 +472,7 @@ export class Controller {
   setFilters(filters: GraphExecutionFilters): void {
     const f = { ...filters };
     this.store.set({ geFilters: f, geRows: this.lists.openTraces(this.store.state.run, f), listNote: null });
+    this.saveUrl();
   }
 
   setAlertType(type: string | null): void {

@@ -8,6 +8,7 @@
 import type {
   Alert,
   AlertsResponse,
+  DevicesResponse,
   ExecutionDetail,
   ExecutionsResponse,
   GraphExecutionDetail,
@@ -105,6 +106,8 @@ export interface State {
   geRows: PagedRows<GraphExecutionRow>;
   /** Op types seen in the fetched traces (the op type filter suggests them), at most OP_TYPES_CAP. */
   opTypes: string[];
+  /** Where the run's ops ran (Graph Execution's device and host facets; store/device_facets.ts). */
+  devices: Loadable<DevicesResponse>;
   rootCause: Loadable<RootCauseResponse>;
   timeline: TimelineView;
   /** Execution indices of the run's first alerts (the timeline's minimap marks them). */
@@ -150,6 +153,7 @@ export function runViewState(): Omit<
     alertRows: noRows(),
     geRows: noRows(),
     opTypes: [],
+    devices: idle(),
     rootCause: idle(),
     timeline: { begin: 0, size: 40, page: idle() },
     alertMarks: [],

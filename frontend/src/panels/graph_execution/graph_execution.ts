@@ -1,18 +1,22 @@
 /**
  * Graph Execution panel: every traced tensor of every graph run, as a virtual list that stays smooth up to 10 M
- * rows (the controller fetches the pages the list shows into the store). Filters (op type, op name contains, only non-finite), jump to index,
- * keyboard up/down; the focused trace is selected and its op's input rows are tinted.
+ * rows (the controller fetches the pages the list shows into the store). Filters (op type, op name contains, only non-finite;
+ * device and host facets when the run has several), jump to index, keyboard up/down; the focused trace is selected
+ * and its op's input rows are tinted.
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { GraphExecutionRow, NoticeCode } from '../../api/wire.ts';
 import { hasFilters } from '../../store/lists_loader.ts';
+import { facetOptions } from '../../store/device_facets.ts';
 import { jumpError } from '../../store/focus_math.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { dtypeShape, renderHealth } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
+import { shortDevice } from '../../widgets/devices.ts';
+import { FacetSelect } from './facet_select.ts';
 
 export const ROW_HEIGHT = 24;
 
@@ -22,6 +26,8 @@ export class GraphExecutionPanel {
   private opType = el('input', 'filter-op-type');
   private opName = el('input', 'filter-op-name');
   private nonFinite = el('input', 'filter-nonfinite');
+  private device: FacetSelect;
+  private host: FacetSelect;
   private jump = el('input', 'jump-index');
   private countEl = el('span', 'ge-count');
   /** Why the go-to-# text is not a trace, and what the controller did to the filters on its own. */
@@ -47,9 +53,12 @@ export class GraphExecutionPanel {
       onActivate: (_i, item) => item && this.ctl.focusGraphExecution(item.index),
       onDraw: () => this.afterDraw(),
     });
+    this.device = new FacetSelect('filter-device', 'any device', () => this.applyFilters());
+    this.host = new FacetSelect('filter-host', 'any host', () => this.applyFilters());
     this.buildTools();
     const head = el('div', 'ge-row ge-head');
-    for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape']) head.append(el('span', '', t));
+    for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape', 'device'])
+      head.append(el('span', '', t));
     this.note.dataset.testid = 'ge-note';
     this.note.hidden = true;
     this.jumpMsg.hidden = true;
@@ -76,13 +85,7 @@ export class GraphExecutionPanel {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const apply = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        this.ctl.setFilters({
-          opType: this.opType.value.trim(),
-          opName: this.opName.value.trim(),
-          onlyNonfinite: this.nonFinite.checked,
-        });
-      }, 250);
+      timer = setTimeout(() => this.applyFilters(), 250);
     };
     this.opType.addEventListener('input', apply);
     this.opName.addEventListener('input', apply);
@@ -96,7 +99,19 @@ export class GraphExecutionPanel {
       this.showJumpError(err);
       if (err === null) void this.ctl.focusGraphExecution(Number(this.jump.value.trim()));
     });
-    t.append(this.opType, this.types, this.opName, nfLabel, this.jump, this.jumpMsg, this.countEl);
+    t.append(this.opType, this.types, this.opName, this.device.element, this.host.element, nfLabel);
+    t.append(this.jump, this.jumpMsg, this.countEl);
+  }
+
+  /** Every filter as the inputs show it (a facet applies at once; typing waits for a pause). */
+  private applyFilters(): void {
+    this.ctl.setFilters({
+      opType: this.opType.value.trim(),
+      opName: this.opName.value.trim(),
+      onlyNonfinite: this.nonFinite.checked,
+      device: this.device.value,
+      host: this.host.value,
+    });
   }
 
   private showJumpError(err: string | null): void {
@@ -127,6 +142,8 @@ export class GraphExecutionPanel {
       this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
     });
     health.append(renderHealth(item.health), values);
+    const device = el('span', 'ge-device', item.device_name ? shortDevice(item.device_name) : '');
+    device.title = item.device_name ? `${item.device_name} on ${item.host}` : `no device recorded (host ${item.host})`;
     row.replaceChildren(
       el('span', 'ge-idx', String(item.index)),
       name,
@@ -135,6 +152,7 @@ export class GraphExecutionPanel {
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),
       el('span', 'ge-shape', shape),
+      device,
     );
   }
 
@@ -190,6 +208,13 @@ export class GraphExecutionPanel {
     if (this.opType.value.trim() !== (f.opType ?? '')) this.opType.value = f.opType ?? '';
     if (this.opName.value.trim() !== (f.opName ?? '')) this.opName.value = f.opName ?? '';
     this.nonFinite.checked = !!f.onlyNonfinite;
+    this.showFacets(s);
+  }
+
+  private showFacets(s: State): void {
+    const options = facetOptions(s.devices.data, s.geFilters);
+    this.device.show(options.devices, s.geFilters.device);
+    this.host.show(options.hosts, s.geFilters.host);
   }
 
   private showOpTypes(types: string[]): void {
@@ -202,6 +227,7 @@ export class GraphExecutionPanel {
       this.readyPending = true;
     }
     if (s.geFilters !== prev.geFilters) this.showFilters(s);
+    else if (s.devices !== prev.devices) this.showFacets(s);
     if (s.listNote !== prev.listNote) {
       this.note.textContent = s.listNote ?? '';
       this.note.hidden = s.listNote === null;

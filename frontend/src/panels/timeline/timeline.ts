@@ -153,7 +153,7 @@ export class TimelinePanel {
       b.dataset.testid = 'tl-box';
       b.tabIndex = -1; // the strip is the one Tab stop; arrows move inside it
       b.dataset.index = String(ex.index);
-      b.title = `#${ex.index} ${ex.op_type}${ex.alert ? ' — non-finite output' : ''}`;
+      b.title = `#${ex.index} ${ex.op_type}${ex.alert ? ' — non-finite output' : ''}${ex.device ? `\non ${ex.device}` : ''}`;
       b.addEventListener('click', () => {
         this.boxes.focus();
         void this.ctl.focusExecution(ex.index);
