@@ -219,3 +219,14 @@ def test_report_names_the_producers_device(dump, capsys):
     assert "op log_on_cpu1 (Log)" in lines[at] and lines[at + 1] == f"  device: {CPU1}", out
     assert main(["report", os.path.dirname(dump), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["runs"][0]["producer"]["device"] == CPU1
+
+
+def test_one_device_runs_filter_keeps_every_row():
+    """A one-device run (most runs): its device filter keeps every row, alone or with the others, at no cost."""
+    r = _run_of(os.path.dirname(dumps.make_dump("nan_sqrt", "FULL_HEALTH")))
+    (device,) = {d["device_name"] for d in r.device_counts()["devices"] if d["graph_executions"]}
+    n = r.info()["counts"]["graph_executions"]
+    assert r.graph_executions(0, 1000, device=device) == r.graph_executions(0, 1000) and n > 0
+    for f in ({"only_nonfinite": True}, {"op_type": "Sqrt"}, {"op_name": "sqrt", "only_nonfinite": True}):
+        assert r.graph_executions(0, 1000, device=device, **f) == r.graph_executions(0, 1000, **f), f
+    assert r.graph_executions(0, 1000, device=device, only_nonfinite=True)["total"] > 0

@@ -58,12 +58,27 @@ class DeviceQueries:
         ]
         return {"devices": devices, "hosts": run.hosts()}
 
+    def kind_devices(self) -> frozenset[str]:
+        """The devices of the run's trace kinds ("" for a trace recorded without one); kinds only grow, so their
+        count is the key. Cheap, and built outside the derived lock like `debug_modes` (two threads may both)."""
+        run = self.run
+        key = len(run.kinds)
+        devices = run.derived.peek("kind_devices", key)
+        if devices is None:
+            devices = frozenset(k[4] for k in list(run.kinds.kinds))
+            run.derived.put("kind_devices", key, devices)
+        return devices
+
     def known(self, device: str | None, host: str | None) -> bool:
         """Whether a trace may match `device` and `host` (None: any): unknown names match nothing, and need no
         whole-run pass (nor a cache entry per name a client makes up)."""
-        if device is not None and device not in {k[4] for k in list(self.run.kinds.kinds)}:
+        if device is not None and device not in self.kind_devices():
             return False
         return host is None or host in self.run.hosts()
+
+    def every_trace_on(self, device: str) -> bool:
+        """Every trace kind is on `device` (a one-device run): its filter keeps every row, and costs nothing."""
+        return self.kind_devices() == {device}
 
     def rows_on_host(self, rows: np.ndarray | None, host: str, n: int) -> np.ndarray | None:
         """The rows of `rows` (None: every row below `n`) whose record is in a file of `host`; None when that is

@@ -112,24 +112,30 @@ class TraceQueries:
         run = self.run
         lengths = run.lengths()
         n = lengths.traces
+        if not self.devices.known(device, host):
+            return np.zeros(0, np.int64)
+        if device is not None and self.devices.every_trace_on(device):
+            device = None  # a one-device run: the filter keeps every row
         by_kind = op_type is not None or bool(op_name) or graph_id is not None or device is not None
         if not by_kind and host is None:
             if not only_nonfinite:
                 return None
             return run.trace_nf.view("row", lengths.trace_nf).astype(np.int64)
-        if not self.devices.known(device, host):
-            return np.zeros(0, np.int64)
 
         def build() -> np.ndarray | None:
-            nonfinite = run.trace_nf.view("row", lengths.trace_nf)
+            nonfinite = run.trace_nf.view("row", lengths.trace_nf).astype(np.int64)
             rows: np.ndarray | None = None
             if by_kind:
-                rows = self._rows_of_kinds(self._kinds_matching(op_type, op_name or None, graph_id, device))
-                rows = rows[rows < n]
-                if only_nonfinite:
-                    rows = rows[np.isin(rows, nonfinite, assume_unique=True)]
+                kinds = self._kinds_matching(op_type, op_name or None, graph_id, device)
+                if only_nonfinite:  # the non-finite rows of those kinds: O(non-finite rows), not O(the kinds' rows)
+                    wanted = np.zeros(len(run.kinds), bool)
+                    wanted[kinds] = True
+                    rows = nonfinite[wanted[run.traces.view("kind", n)[nonfinite]]]
+                else:
+                    rows = self._rows_of_kinds(kinds)
+                    rows = rows[rows < n]
             elif only_nonfinite:
-                rows = nonfinite.astype(np.int64)
+                rows = nonfinite
             if host is not None:  # per row (the file holding it): after the kinds, on the fewest rows
                 rows = self.devices.rows_on_host(rows, host, n)
             return rows  # None: every row (a host filter that every row matches)
