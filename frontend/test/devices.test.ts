@@ -93,6 +93,19 @@ test('focusing a trace the device hides clears the facet and says so (never sile
   assert.match(store.state.listNote ?? '', /Filters cleared to show trace #2/);
 });
 
+test('a permalink with a focus and a device facet restores both, the facet not cleared', async () => {
+  const store = new Store();
+  const url = memUrl({ run: 'a', focus: { kind: 'graph_execution', index: 3 }, alert: null, device: CPU1 });
+  const ctl = new Controller(store, new FakeApi(), url);
+  await ctl.start();
+  ctl.stop();
+  await settle();
+  assert.deepEqual(store.state.focus, { kind: 'graph_execution', index: 3 });
+  assert.deepEqual(store.state.geFilters, { device: CPU1 });
+  assert.equal(store.state.listNote, null);
+  assert.equal(url.read().device, CPU1);
+});
+
 test("a live run's devices are asked again as it grows, at most every REFRESH_MS, and once when it is read", async () => {
   const store = new Store();
   const api = new FakeApi();

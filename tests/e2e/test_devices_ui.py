@@ -56,13 +56,17 @@ def test_device_facet_shows_exactly_the_traces_on_cpu1(page):
         assert all(text == "CPU:1" and title.startswith(CPU1 + " on ") for _, text, title in shown), shown
         screenshot(page, "devices-1-filtered-to-cpu1")
 
-        # The facet is in the URL: a reload opens the list filtered the same way.
+        # Focus a row of the filtered list: the facet and the focus are in the URL, and a reload brings both back.
+        frame.locator(f"[data-testid=ge-list] .vl-row[data-ge-index='{want[-1]}']").click()
+        frame.locator(f"[data-testid=ge-list] .vl-row.focused[data-ge-index='{want[-1]}']").wait_for(timeout=20_000)
         assert "device=" in frame.evaluate("location.hash")
         page.reload()  # TensorBoard's page: its `dbg` query parameter mirrors the plugin's URL state
         frame = dashboard_frame(page)
         frame.wait_for_function("document.body && document.body.dataset.ready === '1'", timeout=60_000)
         wait_text(by_testid(frame, "ge-count"), rf"^{len(want)} of {total}$")
         assert by_testid(frame, "filter-device").input_value() == CPU1
+        frame.locator(f"[data-testid=ge-list] .vl-row.focused[data-ge-index='{want[-1]}']").wait_for(timeout=20_000)
+        assert by_testid(frame, "ge-note").is_hidden()  # nothing was cleared
 
         # The timeline's boxes: each eager execution's tooltip names its device (the NaN-making Sqrt on CPU:1).
         execs = tb.get_json(API + f"executions?run={run}&begin=0&end=100")["executions"]

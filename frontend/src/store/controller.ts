@@ -251,7 +251,9 @@ export class Controller {
     this.timeline.show(0);
     this.loadAfterFirstPaint();
     if (restore?.run === run && restore.focus) {
-      if (restore.focus.kind === 'graph_execution') void this.focusGraphExecution(restore.focus.index, restore.alert);
+      // a permalink's focus with its facets: both as they were (the list is not scrolled to a row it cannot place)
+      if (restore.focus.kind === 'graph_execution')
+        void this.focusGraphExecution(restore.focus.index, restore.alert, true);
       else void this.focusExecution(restore.focus.index, restore.alert);
     }
   }
@@ -332,7 +334,7 @@ export class Controller {
     if (alert && this.store.state.run === run) await this.focusAlert(alert);
   }
 
-  private beginFocus(focus: Focus, alertIndex: number | null): number {
+  private beginFocus(focus: Focus, alertIndex: number | null, keepFilters = false): number {
     const seq = ++this.focusSeq;
     const patch: Partial<State> = {
       focus,
@@ -342,7 +344,7 @@ export class Controller {
       selectedFrameId: null,
       hint: null,
     };
-    if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index));
+    if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index, keepFilters));
     const push = this.history.pushFor(this.store.state.focus, focus);
     this.store.set(patch);
     this.saveUrl(push);
@@ -352,14 +354,15 @@ export class Controller {
   /**
    * Brings the Graph Execution list to trace `index`. A filtered list's positions are not global indices: the row is
    * looked up among the fetched pages; when it is not there (it may not match the filters), the filters are dropped
-   * so the trace can be shown at all.
+   * so the trace can be shown at all (`keepFilters`: they stay, and the list stays where it is).
    */
-  private scrollPatch(index: number): Partial<State> {
+  private scrollPatch(index: number, keepFilters = false): Partial<State> {
     const s = this.store.state;
     const seq = ++this.scrollSeq;
     if (!hasFilters(s.geFilters)) return { geScroll: { index, position: index, seq } };
     const position = s.geRows.positionOf((row) => row.index === index);
     if (position !== null) return { geScroll: { index, position, seq } };
+    if (keepFilters) return {};
     const geScroll: ListScroll = { index, position: index, seq };
     // Never silently: the list says its filters were cleared and why.
     const listNote = `Filters cleared to show trace #${index}: it does not match them.`;
@@ -367,10 +370,10 @@ export class Controller {
   }
 
   /** Focuses one graph execution trace: its row, its op, the op's creation stack and the user's source line. */
-  async focusGraphExecution(index: number, alertIndex: number | null = null): Promise<void> {
+  async focusGraphExecution(index: number, alertIndex: number | null = null, keepFilters = false): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = this.beginFocus({ kind: 'graph_execution', index }, alertIndex);
+    const seq = this.beginFocus({ kind: 'graph_execution', index }, alertIndex, keepFilters);
     this.store.set({ op: loading(this.store.state.op) });
     const live = () => seq === this.focusSeq && run === this.store.state.run;
     try {
