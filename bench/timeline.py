@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     for label, kw in (("call page", {}), ("call page, non-finite only", {"only_nonfinite": True})):
         times, sizes = [], []
         for c in calls:
-            times.append(_ms(lambda c=c: run.graph_executions(0, 200, call=c, **kw)))
+            times.append(_ms(lambda c=c, kw=kw: run.graph_executions(0, 200, call=c, **kw)))
             sizes.append(run.graph_executions(0, 0, call=c, **kw)["total"])
         print(
             f"{label}: {len(calls)} calls, median {statistics.median(times):.2f} ms, max {max(times):.2f} ms "

@@ -155,6 +155,7 @@ class FakeRun(ColumnarFromPages):
                 "is_function": True,
                 "num_outputs": 1,
                 "host": "h",
+                "device": "/job:localhost/replica:0/task:0/device:CPU:0" if i % 2 else None,
                 "tensor_debug_mode": "FULL_HEALTH",
                 "neg_inf": 0,
                 "pos_inf": 0,
@@ -232,8 +233,19 @@ class FakeRun(ColumnarFromPages):
             "graph_name": None,
         }
 
-    def graph_executions(self, begin, end, op_type=None, op_name=None, graph_id=None, only_nonfinite=False, call=None):
-        self.calls.append(("graph_executions", begin, end, op_type, op_name, graph_id, only_nonfinite))
+    def graph_executions(
+        self,
+        begin,
+        end,
+        op_type=None,
+        op_name=None,
+        graph_id=None,
+        only_nonfinite=False,
+        device=None,
+        host=None,
+        call=None,
+    ):
+        self.calls.append(("graph_executions", begin, end, op_type, op_name, graph_id, only_nonfinite, device, host))
         rows = [
             r
             for r in self.rows
@@ -241,6 +253,8 @@ class FakeRun(ColumnarFromPages):
             and (op_name is None or op_name.lower() in r["op_name"].lower())
             and (graph_id is None or r["graph_id"] == graph_id)
             and (not only_nonfinite or r["health"]["neg_inf"])
+            and (device is None or r["device_name"] == device)
+            and (host is None or r["host"] == host)
         ]
         return {
             "begin": begin,
@@ -249,6 +263,12 @@ class FakeRun(ColumnarFromPages):
             "unfiltered_total": len(self.rows),
             "rows": rows[begin:end],
             "call": None,
+        }
+
+    def device_counts(self):
+        return {
+            "devices": [{"device_name": None, "host": "h", "graph_executions": len(self.rows), "executions": 4}],
+            "hosts": ["h"],
         }
 
     def graph_execution(self, index, begin=0, max_elements=1000):

@@ -30,6 +30,7 @@ VALID = {
     "execution": {"run": "run_a", "index": 2},
     "graph_executions": {"run": "run_a", "begin": 0, "end": 10},
     "graph_execution": {"run": "run_a", "index": 3},
+    "devices": {"run": "run_a"},
     "graph": {"run": "run_a", "graph_id": "g1"},
     "op": {"run": "run_a", "graph_id": "g1", "op_name": "Log"},
     "graph_neighborhood": {"run": "run_a", "graph_id": "g1", "op_name": "Log", "hops": 2},
@@ -116,6 +117,9 @@ def _bad_cases():
                 yield spec.name, {**base, p.name: ",".join(["f0"] * (PAGE_CAP + 1))}, 400, errors.PAGE_TOO_LARGE
             else:
                 yield spec.name, {**base, p.name: "x" * 5000}, 400, errors.BAD_PARAMETER
+            if p.pattern is not None:  # device, host: no spaces or control characters
+                for raw in ("a b", "x\ty", "\x00", "\r\nX-Injected: 1", " /x"):
+                    yield spec.name, {**base, p.name: raw}, 400, errors.BAD_PARAMETER
         if spec.paged:
             yield spec.name, {**base, "begin": 5, "end": 4}, 400, errors.BAD_PARAMETER
             yield spec.name, {**base, "begin": 0, "end": PAGE_CAP + 1}, 400, errors.PAGE_TOO_LARGE
@@ -134,6 +138,7 @@ def _bad_cases():
         ("tensor_inputs", "index", 10**6),
     ):
         yield route, {**VALID[route], key: value}, 404, errors.NOT_FOUND
+    yield "graph_executions", {**VALID["graph_executions"], "device": "CPU:1"}, 400, errors.BAD_PARAMETER
     yield "source_file", {**VALID["source_file"], "begin_line": 5, "end_line": 4}, 400, errors.BAD_PARAMETER
     yield "source_file", {**VALID["source_file"], "begin_line": 0}, 400, errors.BAD_PARAMETER
     for bad_slice in ("9", "0,0,0", "::0", "a", "...,...", "0:1:2:3"):
@@ -216,13 +221,15 @@ def test_params_reach_the_index_typed():
     app, plugin = make_app("/x", FakeCatalog)
     c = Client(app)
     ok(c, "graph_executions", run="run_a", begin=0, end=5, op_type="Log", op_name="DENSE_1", only_nonfinite="true")
+    ok(c, "graph_executions", run="run_a", begin=0, end=5, device="/job:w/device:GPU:0", host="h-1.example")
     producers = ok(c, "alerts", run="run_a", begin=0, end=5, type="InfNanAlert", role="producer")["alerts"]
     assert producers and all(a["role"] == "producer" for a in producers)
     ok(c, "op", run="run_a", graph_id="g1", op_name="Log", near=7)
     ok(c, "graph_execution", run="run_a", index=1, begin=3, max_elements=0)
     ok(c, "source_file", run="run_a", index=0, begin_line=2)
     calls = plugin.catalog().run("run_a").calls
-    assert ("graph_executions", 0, 5, "Log", "DENSE_1", None, True) in calls
+    assert ("graph_executions", 0, 5, "Log", "DENSE_1", None, True, None, None) in calls
+    assert ("graph_executions", 0, 5, None, None, None, False, "/job:w/device:GPU:0", "h-1.example") in calls
     assert ("alerts", 0, 0, "InfNanAlert") in calls  # role=producer: the totals, then the analysis's own filter
     assert ("op", "g1", "Log", 7) in calls
     assert ("graph_execution", 1, 3, 0) in calls

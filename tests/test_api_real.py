@@ -191,6 +191,14 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
             dict(begin=0, end=100, op_name="MATMUL", graph_id=graph_id),
             lambda: run.graph_executions(0, 100, op_name="MATMUL", graph_id=graph_id),
         ),
+        ("devices", {}, run.device_counts),
+        (
+            "graph_executions",
+            dict(begin=0, end=100, device=run.device_counts()["devices"][0]["device_name"], host=run.hosts()[0]),
+            lambda: run.graph_executions(
+                0, 100, device=run.device_counts()["devices"][0]["device_name"], host=run.hosts()[0]
+            ),
+        ),
         ("graph_execution", dict(index=n - 1), lambda: run.graph_execution(n - 1)),
         ("graph", dict(graph_id=graph_id), lambda: run.graph(graph_id)),
         ("op", dict(graph_id=graph_id, op_name=op_name), lambda: run.op(graph_id, op_name)),
@@ -277,6 +285,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "graph_executions": {"run": run_name, "begin": 0, "end": 5},
         "execution": {"run": run_name, "index": 0},
         "graph_execution": {"run": run_name, "index": 0},
+        "devices": {"run": run_name},
         "graph": {"run": run_name, "graph_id": graph_id},
         "op": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
         "graph_neighborhood": {"run": run_name, "graph_id": graph_id, "op_name": op_name},

@@ -131,6 +131,9 @@ def answers(served):
         ask("timeline_marks", run=run, bins=100)
         for e in [e for e in execs["executions"] if e["is_function"]][:5]:
             ask("graph_executions", run=run, begin=0, end=50, call=e["index"])
+        for d in ask("devices", run=run)["devices"][:3]:
+            if d["device_name"]:
+                ask("graph_executions", run=run, begin=0, end=20, device=d["device_name"], host=d["host"])
         for r in rows[:: max(1, len(rows) // 40)]:
             ask("graph_execution", run=run, index=r["index"], begin=1, max_elements=3)
         for g in sorted({r["graph_id"] for r in rows}):
@@ -300,9 +303,15 @@ def _index_raw(run, route: str, p: dict):
         "executions": lambda: run.executions(i["begin"], i["end"]),
         "execution": lambda: run.execution(i["index"], max_elements=i.get("max_elements", 1000)),
         "graph_executions": lambda: run.graph_executions(
-            i["begin"], i["end"], only_nonfinite=p.get("only_nonfinite") == "true", call=i.get("call")
+            i["begin"],
+            i["end"],
+            only_nonfinite=p.get("only_nonfinite") == "true",
+            device=p.get("device"),
+            host=p.get("host"),
+            call=i.get("call"),
         ),
         "timeline_marks": lambda: timeline_marks.marks(run, i.get("bins", 500)),
+        "devices": run.device_counts,
         "graph_execution": lambda: run.graph_execution(
             i["index"], begin=i.get("begin", 0), max_elements=i.get("max_elements", 1000)
         ),

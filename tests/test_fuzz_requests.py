@@ -98,6 +98,7 @@ def known(served):
     rows = ok(client, "graph_executions", run=run, begin=0, end=50)["rows"]
     execs = ok(client, "executions", run=run, begin=0, end=5)["executions"]
     detail = ok(client, "execution", run=run, index=0)
+    devices = ok(client, "devices", run=run)
     return {
         "run": [run, run + "x", run.upper()],
         "graph_id": sorted({r["graph_id"] for r in rows}),
@@ -112,6 +113,8 @@ def known(served):
         "direction": ["both", "up"],
         "output": ["0"],
         "bins": ["8", "64"],
+        "device": sorted({d["device_name"] for d in devices["devices"] if d["device_name"]}),
+        "host": devices["hosts"],
     }
 
 

@@ -98,7 +98,7 @@ export class FakeApi implements Api {
       op_type: isLog ? 'Log' : 'Softmax',
       output_slot: 0,
       graph_id: 'g1',
-      device_name: null,
+      device_name: `/job:localhost/replica:0/task:0/device:CPU:${isLog ? 1 : 0}`,
       host: 'h',
       health: { mode: 'CONCISE_HEALTH', tensor_id: i, size: 4, neg_inf: i === 7 ? 1 : 0, pos_inf: 0, nan: 0 },
     };
@@ -171,13 +171,20 @@ export class FakeApi implements Api {
   }
   async graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
     const inCallText = f.call === undefined ? '' : ` call ${f.call}`;
-    this.calls.push(`graph_executions ${run} ${begin} ${end}${f.onlyNonfinite ? ' nonfinite' : ''}${inCallText}`);
+    const facets = `${f.device ? ' device=' + f.device : ''}${f.host ? ' host=' + f.host : ''}`;
+    const nf = f.onlyNonfinite ? ' nonfinite' : '';
+    this.calls.push(`graph_executions ${run} ${begin} ${end}${nf}${facets}${inCallText}`);
     const unfiltered = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
     const all = Array.from({ length: unfiltered }, (_, i) => this.row(i));
     // every call ran traces 5..9 of the fake run (trace 7 is its NaN)
     const inCall = (r: GraphExecutionRow) => f.call === undefined || (r.index >= 5 && r.index < 10);
     const matching = all.filter(
-      (r) => (!f.onlyNonfinite || r.index === 7) && (!f.opType || r.op_type === f.opType) && inCall(r),
+      (r) =>
+        (!f.onlyNonfinite || r.index === 7) &&
+        (!f.opType || r.op_type === f.opType) &&
+        (!f.device || r.device_name === f.device) &&
+        (!f.host || r.host === f.host) &&
+        inCall(r),
     );
     const bad = matching.findIndex((r) => r.index === 7);
     const call =
@@ -193,6 +200,18 @@ export class FakeApi implements Api {
           };
     const rows = matching.slice(begin, end);
     return { run, begin, end, total: matching.length, unfiltered_total: unfiltered, rows, call };
+  }
+  /** Run 'a': Log on CPU:1, probs on CPU:0 (rows alternate), all on host 'h'. */
+  async devices(run: string) {
+    this.calls.push(`devices ${run}`);
+    const n = this.runsList.find((r) => r.name === run)!.counts.graph_executions;
+    const on = (cpu: number, traces: number) => ({
+      device_name: `/job:localhost/replica:0/task:0/device:CPU:${cpu}`,
+      host: 'h',
+      graph_executions: traces,
+      executions: 1,
+    });
+    return { run, devices: [on(0, Math.ceil(n / 2)), on(1, Math.floor(n / 2))], hosts: ['h'] };
   }
   async graphExecution(run: string, index: number) {
     const call = `graph_execution ${index}`;

@@ -68,6 +68,8 @@ def run_section(r: dict[str, Any]) -> str:
             f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
             f", its run {p.get('run_number', 0) + 1}"
         )
+        if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
+            lines.append(f"  device: {p['device']}")
         lines.append(f"  output: {describe_output(p['output_health'])}")
         if p.get("overflow"):
             lines.append(f"  {p['overflow']}")

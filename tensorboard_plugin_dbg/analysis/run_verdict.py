@@ -27,11 +27,20 @@ def _graph_name(run: RunQueries, graph_id: str | None) -> str | None:
         return None
 
 
+def _device(run: RunQueries, alert: dict[str, Any]) -> str | None:
+    """Where a producer ran: its trace kind's device, or its eager execution's (first output's); None if unknown."""
+    i = int(alert["source_index"])
+    if alert["source"] == "graph_execution":
+        return run.kind_info(int(run.trace_arrays()["kind"][i]))[4] or None
+    return run.executions(i, i + 1)["executions"][0].get("device")
+
+
 def _with_graph_name(run: RunQueries, rc: dict[str, Any]) -> dict[str, Any]:
     p = rc.get("producer")
     if not p:
         return rc
-    return {**rc, "producer": {**p, "graph_name": _graph_name(run, p.get("graph_id"))}}
+    named = {**p, "graph_name": _graph_name(run, p.get("graph_id")), "device": _device(run, p["alert"])}
+    return {**rc, "producer": named}
 
 
 def _so_far(run: RunQueries, rc: dict[str, Any]) -> dict[str, Any]:

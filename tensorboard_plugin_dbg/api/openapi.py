@@ -66,6 +66,8 @@ def _param_schema(p: params.Param) -> dict[str, Any]:
             schema["maxItems"] = p.maximum
     else:
         schema = {"type": "string", "maxLength": params.MAX_STRING}
+        if p.pattern is not None:
+            schema["pattern"] = p.pattern
     if p.default is not None:
         schema["default"] = p.default
     return schema

@@ -43,7 +43,9 @@ class Param:
 
     kind: 'int' | 'float' | 'str' | 'bool' | 'enum' | 'id_list' (comma-separated, non-empty items) | 'mutes' (a
     JSON array of mute objects: analysis/rules/mutes.py). For 'id_list', `maximum` caps the number of items; for
-    'float' (plain decimal or scientific, `1e-7`, non-negative), `minimum`/`maximum` bound it.
+    'float' (plain decimal or scientific, `1e-7`, non-negative), `minimum`/`maximum` bound it. A 'str' with a
+    `pattern` (a regular expression, anchored, served in the OpenAPI document) is a 400 when it does not match:
+    `shape` says in words what it must look like.
     """
 
     name: str
@@ -54,6 +56,8 @@ class Param:
     minimum: int | None = None
     maximum: int | None = None
     choices: tuple[str, ...] = ()
+    pattern: str | None = None
+    shape: str = ""
 
     def parse(self, raw: str) -> Any:
         """The typed value of a non-empty raw string, or an ApiError naming this parameter."""
@@ -86,6 +90,8 @@ class Param:
                     errors.PAGE_TOO_LARGE, f"{self.name} lists {len(items)} ids; the cap is {self.maximum} per request"
                 )
             return items
+        if self.pattern is not None and not re.fullmatch(self.pattern, raw):
+            raise errors.bad_parameter(f"{self.name} must be {self.shape}, got {_show(raw)}")
         return raw
 
     def _parse_float(self, raw: str) -> float:

@@ -81,6 +81,23 @@ OUTPUT = Param("output", "int", "Output slot (eager: default 0; graph: the trace
 TENSOR = (RUN, SOURCE, Param("index", "int", "graph_executions or executions index.", required=True), OUTPUT)
 
 
+# Exact names from the `devices` route; an unknown one matches nothing (200, empty), a malformed one is a 400.
+DEVICE = Param(
+    "device",
+    "str",
+    "Only traces on this device (its full name, e.g. /job:localhost/replica:0/task:0/device:CPU:1).",
+    pattern=r"^/[!-~]+$",
+    shape="a device name: '/' then printable ASCII, no spaces",
+)
+HOST = Param(
+    "host",
+    "str",
+    "Only traces recorded on this host (its file set's host name).",
+    pattern=r"^[^\x00-\x20\x7f-\x9f]+$",
+    shape="a host name: no spaces or control characters",
+)
+
+
 def _with_run(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
     # The run name first, as wire.ts lists it; the index's answer does not carry it.
     return {"run": run.name, **answer}
@@ -122,6 +139,8 @@ def graph_executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
             op_name=p["op_name"],
             graph_id=p["graph_id"],
             only_nonfinite=p["only_nonfinite"],
+            device=p["device"],
+            host=p["host"],
             call=p["call"],
         ),
     )
@@ -129,6 +148,10 @@ def graph_executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
 
 def timeline_marks_route(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, timeline_marks.marks(run, p["bins"], p["mutes"] or ()))
+
+
+def devices(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _with_run(run, run.device_counts())
 
 
 def graph_execution(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -253,6 +276,8 @@ ROUTES: tuple[RouteSpec, ...] = (
             Param("op_name", "str", "Case-insensitive substring of the op name."),
             Param("graph_id", "str", "Exact graph id (the immediately enclosing graph)."),
             Param("only_nonfinite", "bool", "Only traces whose tensor holds -inf, +inf or NaN.", default=False),
+            DEVICE,
+            HOST,
             Param(
                 "call",
                 "int",
@@ -284,6 +309,13 @@ ROUTES: tuple[RouteSpec, ...] = (
         ),
         timeline_marks_route,
         "TimelineMarksResponse",
+    ),
+    RouteSpec(
+        "devices",
+        "Where ops ran: each (device, host) with its graph execution traces and eager executions (the facets).",
+        (RUN,),
+        devices,
+        "DevicesResponse",
     ),
     RouteSpec(
         "graph_execution",

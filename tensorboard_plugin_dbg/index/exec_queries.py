@@ -80,9 +80,11 @@ class ExecutionQueries:
             a["num_outputs"][rows].tolist(),
             a["file"][rows].tolist(),
             counts.tolist(),
+            a["device"][rows].tolist(),
         )
+        devices = run.devices
         out = []
-        for k, (i, mode, op_code, nonfinite, wall, num_outputs, file_code, row_counts) in enumerate(columns):
+        for k, (i, mode, op_code, nonfinite, wall, num_outputs, file_code, row_counts, device) in enumerate(columns):
             op_type = op_types[op_code]
             if nonfinite:
                 c = [None if x < 0 else int(x) for x in row_counts]
@@ -96,6 +98,7 @@ class ExecutionQueries:
                     "is_function": graphs[k] >= 0 or naming.is_function_call(op_type),
                     "num_outputs": num_outputs,
                     "host": files[file_code].host,
+                    "device": devices.get(device),
                     "tensor_debug_mode": MODE_NAMES.get(mode, "UNSPECIFIED"),
                     "neg_inf": c[0],
                     "pos_inf": c[1],

@@ -74,12 +74,18 @@ class RunQueries(Protocol):
         op_name: str | None = None,
         graph_id: str | None = None,
         only_nonfinite: bool = False,
+        device: str | None = None,
+        host: str | None = None,
         call: int | None = None,
     ) -> dict[str, Any]:
         """wire.ts GraphExecutionsResponse minus `run`. `op_type` is exact, `op_name` is a case-insensitive
-        substring, `graph_id` exact, `call` an eager execution index (a tf.function call: its traces only, with
-        `call` describing it; NotFound for an eager op); filters combine with AND; `total` is the filtered
-        total."""
+        substring, `graph_id`, `device` (full name) and `host` exact (an unknown one matches nothing), `call` an
+        eager execution index (a tf.function call: its traces only, with `call` describing it; NotFound for an
+        eager op); filters combine with AND; `total` is the filtered total."""
+        ...
+
+    def device_counts(self) -> dict[str, Any]:
+        """wire.ts DevicesResponse minus `run`: each (device, host) with its graph traces and eager executions."""
         ...
 
     def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
@@ -119,7 +125,7 @@ class RunQueries(Protocol):
 
     def execution_arrays(self) -> dict[str, np.ndarray]:
         """Read-only execution columns (wall_time, op_type code, num_outputs, graph code, file, offset, mode,
-        nonfinite flag)."""
+        nonfinite flag, device id: -1 none)."""
         ...
 
     def kind_info(self, kind: int) -> tuple:

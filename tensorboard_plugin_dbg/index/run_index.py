@@ -20,6 +20,7 @@ from .alert_order import AlertOrder
 from .alert_queries import ALERT_TYPE, AlertQueries
 from .call_queries import CallQueries
 from .columns import LOC_SHIFT
+from .device_queries import DeviceQueries
 from .exec_queries import ExecutionQueries
 from .graph_queries import GraphQueries
 from .source_queries import SourceQueries
@@ -57,7 +58,8 @@ class RunIndex(RunState):
     ):
         super().__init__(name, logdir, file_sets)
         self.on_complete = on_complete
-        self.trace_queries = TraceQueries(self)
+        self.device_queries = DeviceQueries(self)
+        self.trace_queries = TraceQueries(self, self.device_queries)
         self.exec_queries = ExecutionQueries(self)
         self.call_queries = CallQueries(self, self.exec_queries)
         self.alert_queries = AlertQueries(self, self.exec_queries)
@@ -264,6 +266,9 @@ class RunIndex(RunState):
         if totals is not None:
             pending.setdefault("nf", []).append((row,) + tuple(totals))
         graph = self._intern(self.exec_graph_ids, self._exec_graph_codes, ex.graph_id) if ex.graph_id else -1
+        # TF records a device id per output (names in `debugged_device`); an op's outputs are on its device, a
+        # function's may differ (the execution's detail lists each): the first one is what lists and filters show.
+        device = int(ex.output_tensor_device_ids[0]) if len(ex.output_tensor_device_ids) else -1
         for name, value in (
             ("wall_time", event.wall_time),
             ("op_type", self._intern(self.exec_op_types, self._exec_type_codes, ex.op_type)),
@@ -273,6 +278,7 @@ class RunIndex(RunState):
             ("offset", offset),
             ("mode", mode),
             ("nonfinite", totals is not None),
+            ("device", device),
         ):
             pending.setdefault(name, []).append(value)
 
@@ -291,8 +297,6 @@ class RunIndex(RunState):
                     "size": arr[:, 4],
                 }
             )
-
-    # ------------------------------------------------------------------------------------ reading back
 
     # ------------------------------------------------------------------------------------ protocol.RunQueries
     def info(self) -> dict[str, Any]:
@@ -354,14 +358,20 @@ class RunIndex(RunState):
         op_name: str | None = None,
         graph_id: str | None = None,
         only_nonfinite: bool = False,
+        device: str | None = None,
+        host: str | None = None,
         call: int | None = None,
     ) -> dict[str, Any]:
+        filters = (op_type, op_name, graph_id, only_nonfinite, device, host)
         if call is None:
-            return {**self.trace_queries.page(begin, end, op_type, op_name, graph_id, only_nonfinite), "call": None}
+            return {**self.trace_queries.page(begin, end, *filters), "call": None}
         one = self.call_queries.call(call)
-        answer = self.trace_queries.page(begin, end, op_type, op_name, graph_id, only_nonfinite, one.rows)
-        shown = self.trace_queries.matching(op_type, op_name, graph_id, only_nonfinite, one.rows)
+        answer = self.trace_queries.page(begin, end, *filters, within=one.rows)
+        shown = self.trace_queries.matching(*filters, within=one.rows)
         return {**answer, "call": self.call_queries.summary(one, one.rows if shown is None else shown)}
+
+    def device_counts(self) -> dict[str, Any]:
+        return self.device_queries.summary()
 
     def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         return self.trace_queries.detail(index, begin, max_elements)

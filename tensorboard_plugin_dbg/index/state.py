@@ -106,6 +106,7 @@ class RunState:
                 "offset": "i8",
                 "mode": "i1",
                 "nonfinite": "u1",
+                "device": "i4",  # the first output's device id (`devices`), -1 when it has no output
             }
         )
         self.exec_nf = Columns({"row": "i8", "neg_inf": "f8", "pos_inf": "f8", "nan": "f8", "size": "f8"})
@@ -195,7 +196,7 @@ class RunState:
 
     def execution_arrays(self) -> dict[str, np.ndarray]:
         """Read-only views of the execution columns (wall_time, op_type code, num_outputs, graph code, file,
-        offset, mode, nonfinite flag); decode codes with exec_op_types / exec_graph_ids."""
+        offset, mode, nonfinite flag, device id); decode codes with exec_op_types / exec_graph_ids / devices."""
         n, arrays = self.execs.snapshot()
         n = min(n, self.lengths().execs)
         out = {name: arr[:n] for name, arr in arrays.items()}

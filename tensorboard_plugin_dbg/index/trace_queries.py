@@ -15,6 +15,7 @@ from ..reader import debug_values, tensor_content
 from ..reader.schema import MODE_NAMES
 from . import kind_order, record_reads
 from .columns import LOC_MASK, LOC_SHIFT
+from .device_queries import DeviceQueries
 from .errors import NotFound, RecordGone
 from .state import RunState
 
@@ -23,8 +24,9 @@ _STALE_ROWS = 1 << 16  # _rows_of_kinds: appended rows scanned rather than rebui
 
 
 class TraceQueries:
-    def __init__(self, run: RunState):
+    def __init__(self, run: RunState, devices: DeviceQueries):
         self.run = run
+        self.devices = devices
 
     # ------------------------------------------------------------------------------------ kinds and rows
     def kind_rows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -37,15 +39,19 @@ class TraceQueries:
 
         return run.derived.get("kind_rows", (n, len(run.kinds)), build)
 
-    def _kinds_matching(self, op_type: str | None, op_name: str | None, graph_id: str | None) -> np.ndarray:
+    def _kinds_matching(
+        self, op_type: str | None, op_name: str | None, graph_id: str | None, device: str | None = None
+    ) -> np.ndarray:
         run = self.run
 
         def build():
             needle = op_name.lower() if op_name else None
             wanted_type = op_type.lower() if op_type is not None else None  # "log" finds Log: people type lower case
             out = []
-            for code, (g, name, _slot, _mode, _dev) in enumerate(list(run.kinds.kinds)):
+            for code, (g, name, _slot, _mode, dev) in enumerate(list(run.kinds.kinds)):
                 if graph_id is not None and g != graph_id:
+                    continue
+                if device is not None and dev != device:
                     continue
                 if needle is not None and needle not in name.lower():
                     continue
@@ -57,7 +63,7 @@ class TraceQueries:
             return np.array(out, dtype=np.int64)
 
         key = (len(run.kinds), len(run.ops))
-        return run.derived.get(f"kinds:{op_type!r}:{op_name!r}:{graph_id!r}", key, build)
+        return run.derived.get(f"kinds:{op_type!r}:{op_name!r}:{graph_id!r}:{device!r}", key, build)
 
     def _rows_of_kinds(self, kinds: np.ndarray) -> np.ndarray:
         """Sorted rows (below the published length) whose kind is in `kinds`, from the per-kind permutation
@@ -94,26 +100,49 @@ class TraceQueries:
         return rows[: np.searchsorted(rows, n)] if built > n else rows
 
     def _filtered_rows(
-        self, op_type: str | None, op_name: str | None, graph_id: str | None, only_nonfinite: bool
+        self,
+        op_type: str | None,
+        op_name: str | None,
+        graph_id: str | None,
+        only_nonfinite: bool,
+        device: str | None = None,
+        host: str | None = None,
     ) -> np.ndarray | None:
         """Sorted matching rows, or None when no filter applies (then rows are 0..n-1)."""
         run = self.run
         lengths = run.lengths()
         n = lengths.traces
-        if op_type is None and not op_name and graph_id is None:
+        if not self.devices.known(device, host):
+            return np.zeros(0, np.int64)
+        if device is not None and self.devices.every_trace_on(device):
+            device = None  # a one-device run: the filter keeps every row
+        by_kind = op_type is not None or bool(op_name) or graph_id is not None or device is not None
+        if not by_kind and host is None:
             if not only_nonfinite:
                 return None
             return run.trace_nf.view("row", lengths.trace_nf).astype(np.int64)
 
-        def build():
-            rows = self._rows_of_kinds(self._kinds_matching(op_type, op_name or None, graph_id))
-            rows = rows[rows < n]
-            if only_nonfinite:
-                rows = rows[np.isin(rows, run.trace_nf.view("row", lengths.trace_nf), assume_unique=True)]
-            return rows
+        def build() -> np.ndarray | None:
+            nonfinite = run.trace_nf.view("row", lengths.trace_nf).astype(np.int64)
+            rows: np.ndarray | None = None
+            if by_kind:
+                kinds = self._kinds_matching(op_type, op_name or None, graph_id, device)
+                if only_nonfinite:  # the non-finite rows of those kinds: O(non-finite rows), not O(the kinds' rows)
+                    wanted = np.zeros(len(run.kinds), bool)
+                    wanted[kinds] = True
+                    rows = nonfinite[wanted[run.traces.view("kind", n)[nonfinite]]]
+                else:
+                    rows = self._rows_of_kinds(kinds)
+                    rows = rows[rows < n]
+            elif only_nonfinite:
+                rows = nonfinite
+            if host is not None:  # per row (the file holding it): after the kinds, on the fewest rows
+                rows = self.devices.rows_on_host(rows, host, n)
+            return rows  # None: every row (a host filter that every row matches)
 
-        key = (n, lengths.trace_nf, len(run.kinds), len(run.ops))
-        return run.derived.get(f"filter:{op_type!r}:{op_name!r}:{graph_id!r}:{only_nonfinite}", key, build)
+        key = (n, lengths.trace_nf, len(run.kinds), len(run.ops), len(run.files))
+        name = f"filter:{op_type!r}:{op_name!r}:{graph_id!r}:{only_nonfinite}:{device!r}:{host!r}"
+        return run.derived.get(name, key, build)
 
     def matching(
         self,
@@ -121,11 +150,13 @@ class TraceQueries:
         op_name: str | None,
         graph_id: str | None,
         only_nonfinite: bool,
+        device: str | None = None,
+        host: str | None = None,
         within: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """Sorted rows under the filters and among `within` (sorted rows), or None for every row. Restricting to
         `within` costs the rows between its first and last, not the run's."""
-        rows = self._filtered_rows(op_type, op_name, graph_id, only_nonfinite)
+        rows = self._filtered_rows(op_type, op_name, graph_id, only_nonfinite, device, host)
         if within is None:
             return rows
         if rows is None or not len(within):
@@ -174,12 +205,14 @@ class TraceQueries:
         op_name: str | None = None,
         graph_id: str | None = None,
         only_nonfinite: bool = False,
+        device: str | None = None,
+        host: str | None = None,
         within: np.ndarray | None = None,
     ) -> dict[str, Any]:
         """wire.ts GraphExecutionsResponse minus `run` (and `call`): rows under the filters, among `within`
         (sorted rows, e.g. one call's) when given."""
         n = self.run.lengths().traces
-        rows = self.matching(op_type, op_name, graph_id, only_nonfinite, within)
+        rows = self.matching(op_type, op_name, graph_id, only_nonfinite, device, host, within)
         total = n if rows is None else len(rows)
         end = min(end, total)
         begin = min(begin, end)

@@ -54,7 +54,8 @@ def _red_columns(frame) -> list[int]:
           const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
           const xs = new Set();
           for (let x = 0; x < c.width; x++)
-            for (let y = 0; y < c.height; y++) if (d[4 * (y * c.width + x) + 3] > 0) { xs.add(Math.floor(100 * x / c.width)); break; }
+            for (let y = 0; y < c.height; y++)
+              if (d[4 * (y * c.width + x) + 3] > 0) { xs.add(Math.floor(100 * x / c.width)); break; }
           return [...xs].sort((a, b) => a - b);
         }"""
     )

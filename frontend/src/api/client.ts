@@ -7,6 +7,7 @@
  */
 import type {
   AlertsResponse,
+  DevicesResponse,
   ErrorCode,
   ExecutionDetail,
   ExecutionsResponse,
@@ -51,6 +52,10 @@ export interface GraphExecutionFilters {
   opName?: string;
   graphId?: string;
   onlyNonfinite?: boolean;
+  /** Exact full device name (the `devices` route lists them). */
+  device?: string;
+  /** Exact host name. */
+  host?: string;
   /** One tf.function call's traces only: its eager execution index. */
   call?: number;
 }
@@ -76,6 +81,8 @@ export interface Api {
   execution(run: string, index: number): Promise<ExecutionDetail>;
   graphExecutions(run: string, begin: number, end: number, f?: GraphExecutionFilters): Promise<GraphExecutionsResponse>;
   graphExecution(run: string, index: number): Promise<GraphExecutionDetail>;
+  /** Each device x host of the run with its traces and eager executions (Graph Execution's facets). */
+  devices(run: string): Promise<DevicesResponse>;
   graph(run: string, graphId: string): Promise<GraphInfo>;
   op(run: string, graphId: string, opName: string, near?: number): Promise<OpInfo>;
   neighborhood(
@@ -177,8 +184,13 @@ export class HttpApi implements Api {
       op_name: f.opName,
       graph_id: f.graphId,
       only_nonfinite: f.onlyNonfinite ? 'true' : undefined,
+      device: f.device,
+      host: f.host,
       call: f.call,
     });
+  }
+  devices(run: string) {
+    return this.get<DevicesResponse>('devices', { run });
   }
   graphExecution(run: string, index: number) {
     return this.get<GraphExecutionDetail>('graph_execution', { run, index });

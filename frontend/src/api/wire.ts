@@ -392,6 +392,8 @@ export interface ExecutionDigest {
   is_function: boolean;
   num_outputs: number;
   host: string;
+  /** The device of its first output (full name; an op's outputs are on its device), null without outputs. */
+  device: string | null;
   tensor_debug_mode: DebugModeName;
   /** Sum of non-finite counts over the outputs (null where unknown), and whether any output is non-finite. */
   neg_inf: number | null;
@@ -495,6 +497,28 @@ export interface GraphExecutionDetail extends GraphExecutionRow {
   graph_name: string;
   /** Graph ids, outermost first, ending with `graph_id`. */
   graph_chain: string[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// devices — produced by `api/routes.py:devices` (index in `index/device_queries.py`)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Where ops ran: one device on one host, with how many of the run's records ran there. */
+export interface DeviceCount {
+  /** Full device name, e.g. '/job:localhost/replica:0/task:0/device:CPU:1'; null: recorded without one. */
+  device_name: string | null;
+  /** The host whose file set holds the records. */
+  host: string;
+  graph_executions: number;
+  executions: number;
+}
+
+export interface DevicesResponse {
+  run: string;
+  /** Sorted by device name, then host; only pairs with at least one trace or execution. */
+  devices: DeviceCount[];
+  /** Every host of the run (RunInfo.hosts). */
+  hosts: string[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -704,6 +728,8 @@ export interface RootCauseProducer {
   overflow: string | null;
   /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
   graph_name: string | null;
+  /** Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded. */
+  device: string | null;
 }
 
 export interface RootCauseResponse {

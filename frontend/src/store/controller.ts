@@ -34,6 +34,7 @@ import { GraphLoader } from './graph_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { RulesIntents } from './rules_intents.ts';
+import { DeviceFacets } from './device_facets.ts';
 import { mutesParam } from './mutes.ts';
 
 export { innermostUserFrame, inputRowsOf, nearestIndex };
@@ -44,6 +45,11 @@ export type { UrlIO };
 function firstAlertType(info: RunInfo | null): string | null {
   const byType = info?.counts.alerts_by_type ?? {};
   return Object.keys(byType).find((t) => (byType[t] ?? 0) > 0) ?? null;
+}
+
+/** The device and host facets of filters (or of a URL state), without empty ones. */
+function facetsOf(f: { device?: string; host?: string }): { device?: string; host?: string } {
+  return { ...(f.device ? { device: f.device } : {}), ...(f.host ? { host: f.host } : {}) };
 }
 
 export class Controller {
@@ -70,6 +76,7 @@ export class Controller {
   private readonly graph: GraphLoader;
   /** Mutes, the rules' alert summary, the health map (#18). */
   readonly rules: RulesIntents;
+  private readonly deviceFacets: DeviceFacets;
 
   constructor(
     readonly store: Store,
@@ -83,6 +90,7 @@ export class Controller {
     url.listen((s) => void this.restoreFromUrl(s));
     this.tensors = new TensorLoader(store, api);
     this.graph = new GraphLoader(store, api);
+    this.deviceFacets = new DeviceFacets(store, api);
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
@@ -183,6 +191,9 @@ export class Controller {
     const c0 = was.counts;
     const c1 = now.counts;
     if (c1.graph_executions !== c0.graph_executions) this.lists.traces.invalidate();
+    const readNow = now.status.done && !was.status.done;
+    if (c1.graph_executions !== c0.graph_executions || c1.executions !== c0.executions || readNow)
+      this.deviceFacets.grew(readNow);
     if (c1.executions !== c0.executions) this.timeline.grew(before);
     if (c1.source_files !== c0.source_files && this.firstPaintOver) void this.sources.loadFiles();
     // The root cause is asked again when alerts appear, and once when the run is read to its end: a run that had
@@ -231,7 +242,8 @@ export class Controller {
       run,
       ...runViewState(),
       alertType,
-      ...this.lists.openRun(run, alertType),
+      // a permalink's device and host facets come back with its run (the other filters are not in the URL)
+      ...this.lists.openRun(run, alertType, restore?.run === run ? facetsOf(restore) : {}),
       timeline: this.timeline.initial(this.store.state.timeline.size, info?.counts.executions ?? 0),
       rootCause: run === null ? idle() : loading(),
     });
@@ -239,10 +251,13 @@ export class Controller {
     if (run === null) return;
     void this.loadRootCause();
     this.rules.runShown();
+    this.deviceFacets.runShown();
     this.timeline.show(0);
     this.loadAfterFirstPaint();
     if (restore?.run === run && restore.focus) {
-      if (restore.focus.kind === 'graph_execution') void this.focusGraphExecution(restore.focus.index, restore.alert);
+      // a permalink's focus with its facets: both as they were (the list is not scrolled to a row it cannot place)
+      if (restore.focus.kind === 'graph_execution')
+        void this.focusGraphExecution(restore.focus.index, restore.alert, true);
       else void this.focusExecution(restore.focus.index, restore.alert);
     }
   }
@@ -250,7 +265,13 @@ export class Controller {
   private saveUrl(push = false): void {
     const s = this.store.state;
     this.url.write(
-      { run: s.run, focus: s.focus, alert: s.alertIndex, ...(s.mutes.length ? { mutes: s.mutes } : {}) },
+      {
+        run: s.run,
+        focus: s.focus,
+        alert: s.alertIndex,
+        ...(s.mutes.length ? { mutes: s.mutes } : {}),
+        ...facetsOf(s.geFilters),
+      },
       push,
     );
     this.history.saved(push);
@@ -318,7 +339,7 @@ export class Controller {
   }
 
   /** `position`: the trace's place in the filtered Graph Execution list, when the caller knows it. */
-  private beginFocus(focus: Focus, alertIndex: number | null, position?: number): number {
+  private beginFocus(focus: Focus, alertIndex: number | null, keepFilters = false, position?: number): number {
     const seq = ++this.focusSeq;
     const patch: Partial<State> = {
       focus,
@@ -328,7 +349,7 @@ export class Controller {
       selectedFrameId: null,
       hint: null,
     };
-    if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index, position));
+    if (focus.kind === 'graph_execution') Object.assign(patch, this.scrollPatch(focus.index, keepFilters, position));
     const push = this.history.pushFor(this.store.state.focus, focus);
     this.store.set(patch);
     this.saveUrl(push);
@@ -338,14 +359,15 @@ export class Controller {
   /**
    * Brings the Graph Execution list to trace `index`. A filtered list's positions are not global indices: the row is
    * looked up among the fetched pages; when it is not there (it may not match the filters), the filters are dropped
-   * so the trace can be shown at all.
+   * so the trace can be shown at all (`keepFilters`: they stay, and the list stays where it is).
    */
-  private scrollPatch(index: number, known?: number): Partial<State> {
+  private scrollPatch(index: number, keepFilters = false, known?: number): Partial<State> {
     const s = this.store.state;
     const seq = ++this.scrollSeq;
     if (!hasFilters(s.geFilters)) return { geScroll: { index, position: index, seq } };
     const position = known ?? s.geRows.positionOf((row) => row.index === index);
     if (position !== null) return { geScroll: { index, position, seq } };
+    if (keepFilters) return {};
     const geScroll: ListScroll = { index, position: index, seq };
     // Never silently: the list says its filters were cleared and why.
     const listNote = `Filters cleared to show trace #${index}: it does not match them.`;
@@ -353,10 +375,15 @@ export class Controller {
   }
 
   /** Focuses one graph execution trace: its row, its op, the op's creation stack and the user's source line. */
-  async focusGraphExecution(index: number, alertIndex: number | null = null, position?: number): Promise<void> {
+  async focusGraphExecution(
+    index: number,
+    alertIndex: number | null = null,
+    keepFilters = false,
+    position?: number,
+  ): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = this.beginFocus({ kind: 'graph_execution', index }, alertIndex, position);
+    const seq = this.beginFocus({ kind: 'graph_execution', index }, alertIndex, keepFilters, position);
     this.store.set({ op: loading(this.store.state.op) });
     const live = () => seq === this.focusSeq && run === this.store.state.run;
     try {
@@ -464,6 +491,7 @@ export class Controller {
       listNote: null,
       openedCall,
     });
+    this.saveUrl();
   }
 
   setAlertType(type: string | null): void {
@@ -495,7 +523,7 @@ export class Controller {
       this.store.set({ geFilters: filters, geRows, listNote: null, openedCall: first.call });
       this.graph.setView({ mode: 'drawn' });
       const row = first.call?.first_nonfinite ?? (first.rows[0] ? { index: first.rows[0].index, position: 0 } : null);
-      if (row) await this.focusGraphExecution(row.index, null, row.position);
+      if (row) await this.focusGraphExecution(row.index, null, false, row.position);
     } catch (e) {
       this.store.set({ listNote: `Could not open call #${index}: ${errorText(e)}` });
     }

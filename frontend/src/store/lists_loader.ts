@@ -16,7 +16,7 @@ export const LIST_PAGE_SIZE = 200;
 export const OP_TYPES_CAP = 500;
 
 export const hasFilters = (f: GraphExecutionFilters): boolean =>
-  !!(f.opType || f.opName || f.onlyNonfinite || f.call !== undefined);
+  !!(f.opType || f.opName || f.onlyNonfinite || f.device || f.host || f.call !== undefined);
 
 /** `known` plus the op types of `rows` not in it yet, up to OP_TYPES_CAP; `known` itself when nothing is new. */
 export function withOpTypes(known: string[], rows: readonly GraphExecutionRow[]): string[] {
@@ -70,8 +70,12 @@ export class ListsLoader {
     });
   }
 
-  /** Both lists of a newly selected run (the patch joins the run change). */
-  openRun(run: string | null, alertType: string | null): Pick<State, 'alertRows' | 'geRows'> {
-    return { alertRows: this.openAlerts(run, alertType), geRows: this.openTraces(run, {}) };
+  /** Both lists of a newly selected run (the patch joins the run change); `filters`: a permalink's facets. */
+  openRun(
+    run: string | null,
+    alertType: string | null,
+    filters: GraphExecutionFilters = {},
+  ): Pick<State, 'alertRows' | 'geRows' | 'geFilters'> {
+    return { alertRows: this.openAlerts(run, alertType), geRows: this.openTraces(run, filters), geFilters: filters };
   }
 }

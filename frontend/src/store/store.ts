@@ -9,6 +9,7 @@ import type {
   Alert,
   CallInfo,
   AlertsResponse,
+  DevicesResponse,
   ExecutionDetail,
   ExecutionsResponse,
   GraphExecutionDetail,
@@ -107,6 +108,8 @@ export interface State {
   geRows: PagedRows<GraphExecutionRow>;
   /** Op types seen in the fetched traces (the op type filter suggests them), at most OP_TYPES_CAP. */
   opTypes: string[];
+  /** Where the run's ops ran (Graph Execution's device and host facets; store/device_facets.ts). */
+  devices: Loadable<DevicesResponse>;
   rootCause: Loadable<RootCauseResponse>;
   timeline: TimelineView;
   /** Where every visible NaN/∞ alert falls along the executions, binned (the timeline's minimap). */
@@ -154,6 +157,7 @@ export function runViewState(): Omit<
     alertRows: noRows(),
     geRows: noRows(),
     opTypes: [],
+    devices: idle(),
     rootCause: idle(),
     timeline: { begin: 0, size: 40, page: idle() },
     timelineMarks: null,

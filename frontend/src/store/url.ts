@@ -15,6 +15,9 @@ export interface UrlState {
   alert: number | null;
   /** The mutes (store/mutes.ts); absent or null: none in the URL (the browser's remembered ones apply). */
   mutes?: Mute[] | null;
+  /** Graph Execution's device and host facets (full names), when set. */
+  device?: string;
+  host?: string;
 }
 
 const PARENT_PARAM = 'dbg';
@@ -25,6 +28,8 @@ export function encodeUrlState(s: UrlState): string {
   if (s.focus) q.set(s.focus.kind === 'graph_execution' ? 'ge' : 'ex', String(s.focus.index));
   if (s.alert !== null) q.set('alert', String(s.alert));
   if (s.mutes && s.mutes.length) q.set('mutes', JSON.stringify(s.mutes));
+  if (s.device) q.set('device', s.device);
+  if (s.host) q.set('host', s.host);
   return q.toString();
 }
 
@@ -41,7 +46,17 @@ export function decodeUrlState(text: string): UrlState {
   const focus: Focus | null =
     ge !== null ? { kind: 'graph_execution', index: ge } : ex !== null ? { kind: 'execution', index: ex } : null;
   const mutes = parseMutes(q.get('mutes'));
-  return { run: q.get('run'), focus, alert: nonNegInt(q.get('alert')), ...(mutes ? { mutes } : {}) };
+  // The server checks a facet's name (a malformed one is a 400 the list shows); here only its presence.
+  const device = q.get('device') || undefined;
+  const host = q.get('host') || undefined;
+  return {
+    run: q.get('run'),
+    focus,
+    alert: nonNegInt(q.get('alert')),
+    ...(mutes ? { mutes } : {}),
+    ...(device ? { device } : {}),
+    ...(host ? { host } : {}),
+  };
 }
 
 function parentWindow(): Window | null {

@@ -1,18 +1,22 @@
 /**
  * Graph Execution panel: every traced tensor of every graph run, as a virtual list that stays smooth up to 10 M
- * rows (the controller fetches the pages the list shows into the store). Filters (op type, op name contains, only non-finite), jump to index,
- * keyboard up/down; the focused trace is selected and its op's input rows are tinted.
+ * rows (the controller fetches the pages the list shows into the store). Filters (op type, op name contains, only non-finite;
+ * device and host facets when the run has several), jump to index, keyboard up/down; the focused trace is selected
+ * and its op's input rows are tinted.
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { GraphExecutionRow, NoticeCode } from '../../api/wire.ts';
 import { hasFilters } from '../../store/lists_loader.ts';
+import { facetOptions } from '../../store/device_facets.ts';
 import { jumpError } from '../../store/focus_math.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { dtypeShape, renderHealth } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
+import { shortDevice } from '../../widgets/devices.ts';
+import { FacetSelect } from './facet_select.ts';
 
 export const ROW_HEIGHT = 24;
 
@@ -22,6 +26,8 @@ export class GraphExecutionPanel {
   private opType = el('input', 'filter-op-type');
   private opName = el('input', 'filter-op-name');
   private nonFinite = el('input', 'filter-nonfinite');
+  private device: FacetSelect;
+  private host: FacetSelect;
   private jump = el('input', 'jump-index');
   private countEl = el('span', 'ge-count');
   /** Why the go-to-# text is not a trace, and what the controller did to the filters on its own. */
@@ -49,9 +55,12 @@ export class GraphExecutionPanel {
       onActivate: (_i, item) => item && this.ctl.focusGraphExecution(item.index),
       onDraw: () => this.afterDraw(),
     });
+    this.device = new FacetSelect('filter-device', 'any device', () => this.applyFilters());
+    this.host = new FacetSelect('filter-host', 'any host', () => this.applyFilters());
     this.buildTools();
     const head = el('div', 'ge-row ge-head');
-    for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape']) head.append(el('span', '', t));
+    for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape', 'device'])
+      head.append(el('span', '', t));
     this.note.dataset.testid = 'ge-note';
     this.note.hidden = true;
     this.jumpMsg.hidden = true;
@@ -78,14 +87,7 @@ export class GraphExecutionPanel {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const apply = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        this.ctl.setFilters({
-          ...this.ctl.store.state.geFilters, // an opened call stays open
-          opType: this.opType.value.trim(),
-          opName: this.opName.value.trim(),
-          onlyNonfinite: this.nonFinite.checked,
-        });
-      }, 250);
+      timer = setTimeout(() => this.applyFilters(), 250);
     };
     this.opType.addEventListener('input', apply);
     this.opName.addEventListener('input', apply);
@@ -101,7 +103,21 @@ export class GraphExecutionPanel {
     });
     this.callChip.dataset.testid = 'ge-call';
     this.callChip.hidden = true;
-    t.append(this.callChip, this.opType, this.types, this.opName, nfLabel, this.jump, this.jumpMsg, this.countEl);
+    t.append(this.callChip, this.opType, this.types, this.opName, this.device.element, this.host.element, nfLabel);
+    t.append(this.jump, this.jumpMsg, this.countEl);
+  }
+
+  /** Every filter as the inputs show it (a facet applies at once; typing waits for a pause); an opened call stays
+   * open. */
+  private applyFilters(): void {
+    this.ctl.setFilters({
+      ...this.ctl.store.state.geFilters,
+      opType: this.opType.value.trim(),
+      opName: this.opName.value.trim(),
+      onlyNonfinite: this.nonFinite.checked,
+      device: this.device.value,
+      host: this.host.value,
+    });
   }
 
   private showJumpError(err: string | null): void {
@@ -132,6 +148,8 @@ export class GraphExecutionPanel {
       this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
     });
     health.append(renderHealth(item.health), values);
+    const device = el('span', 'ge-device', item.device_name ? shortDevice(item.device_name) : '');
+    device.title = item.device_name ? `${item.device_name} on ${item.host}` : `no device recorded (host ${item.host})`;
     row.replaceChildren(
       el('span', 'ge-idx', String(item.index)),
       name,
@@ -140,6 +158,7 @@ export class GraphExecutionPanel {
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),
       el('span', 'ge-shape', shape),
+      device,
     );
   }
 
@@ -196,6 +215,7 @@ export class GraphExecutionPanel {
     if (this.opName.value.trim() !== (f.opName ?? '')) this.opName.value = f.opName ?? '';
     this.nonFinite.checked = !!f.onlyNonfinite;
     this.showCall(s);
+    this.showFacets(s);
   }
 
   private showCall(s: State): void {
@@ -212,6 +232,12 @@ export class GraphExecutionPanel {
     this.callChip.replaceChildren(el('span', '', `call #${call}${name}`), close);
   }
 
+  private showFacets(s: State): void {
+    const options = facetOptions(s.devices.data, s.geFilters);
+    this.device.show(options.devices, s.geFilters.device);
+    this.host.show(options.hosts, s.geFilters.host);
+  }
+
   private showOpTypes(types: string[]): void {
     this.types.replaceChildren(...types.map((t) => Object.assign(el('option'), { value: t })));
   }
@@ -222,6 +248,7 @@ export class GraphExecutionPanel {
       this.readyPending = true;
     }
     if (s.geFilters !== prev.geFilters || s.openedCall !== prev.openedCall) this.showFilters(s);
+    else if (s.devices !== prev.devices) this.showFacets(s);
     if (s.listNote !== prev.listNote) {
       this.note.textContent = s.listNote ?? '';
       this.note.hidden = s.listNote === null;

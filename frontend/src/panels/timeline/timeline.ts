@@ -204,7 +204,8 @@ export class TimelinePanel {
       b.tabIndex = -1; // the strip is the one Tab stop; arrows move inside it
       b.dataset.index = String(ex.index);
       const open = ex.is_function ? ' — double-click to open this call' : '';
-      b.title = `#${ex.index} ${ex.op_type}${ex.alert ? ' — non-finite output' : ''}${open}`;
+      const device = ex.device ? `\non ${ex.device}` : '';
+      b.title = `#${ex.index} ${ex.op_type}${ex.alert ? ' — non-finite output' : ''}${device}${open}`;
       b.addEventListener('click', () => {
         this.boxes.focus();
         void this.ctl.focusExecution(ex.index);
