@@ -16,6 +16,7 @@ from tensorboard_plugin_dbg.analysis import (
     neighborhood,
     report_text,
     run_verdict,
+    source_lines,
     tensor_slices,
     tensor_stats,
     tensor_values,
@@ -148,6 +149,14 @@ def source_files(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
 
 def source_file(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.source_file(p["index"], begin_line=p["begin_line"], end_line=p["end_line"]))
+
+
+def source_line_counts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _with_run(run, source_lines.line_counts(run, p["index"], p["begin_line"], p["end_line"]))
+
+
+def line_ops(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _page(run, source_lines.line_ops(run, p["index"], p["line"], p["begin"], p["end"]))
 
 
 def stack_frames(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -305,6 +314,34 @@ ROUTES: tuple[RouteSpec, ...] = (
         ),
         source_file,
         "SourceFileResponse",
+    ),
+    RouteSpec(
+        "source_line_counts",
+        "Per line of one source file, the graph ops created there (each op at the innermost frame of its creation "
+        "stack in this file): how many, how many directly (the op's innermost user frame), how many non-finite.",
+        (
+            RUN,
+            INDEX,
+            Param("begin_line", "int", "First line (1-based).", minimum=1),
+            Param("end_line", "int", "Last line (inclusive); must be >= begin_line.", minimum=1),
+        ),
+        source_line_counts,
+        "SourceLineCountsResponse",
+    ),
+    RouteSpec(
+        "line_ops",
+        "The graph ops one source line created, non-finite ones first, then direct ones, each with its first "
+        "non-finite trace; `total` counts them all.",
+        (
+            RUN,
+            Param("index", "int", "Source file (source_files index).", required=True),
+            Param("line", "int", "Line (1-based).", required=True, minimum=1),
+            BEGIN,
+            END,
+        ),
+        line_ops,
+        "LineOpsResponse",
+        paged=True,
     ),
     RouteSpec(
         "stack_frames",

@@ -15,7 +15,7 @@ import numpy as np
 from ..reader import crc32c, debug_values, schema, tfrecord, trace_fast
 from ..reader.file_sets import SUFFIXES, FileSet
 from ..reader.schema import MODE_NAMES
-from . import record_reads, run_status
+from . import line_ops, record_reads, run_status
 from .alert_order import AlertOrder
 from .alert_queries import ALERT_TYPE, AlertQueries
 from .columns import LOC_SHIFT
@@ -390,3 +390,6 @@ class RunIndex(RunState):
 
     def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
         return self.source_queries.frames(ids)
+
+    def source_line_ops(self, index: int) -> line_ops.FileLineOps:
+        return line_ops.file_line_ops(self, index)

@@ -1,0 +1,83 @@
+"""How fast Source Code's op markers are answered on a ~21 k-op graph (index/line_ops.py, analysis/source_lines.py),
+in-process.
+
+    .venv/bin/python bench/source_lines.py [--blocks 4000] [--reps 30]
+
+The dump is bench/neighborhood.py's (bench/graph_program.py, cached under bench/cache/graph-<blocks>): one
+tf.function whose ~21 k ops are made by a handful of lines of one loop, all through the one call line. Timed: the
+(file, line) -> ops map (built once per (ops, frames, sources) count), the ops' health (once per index version), a
+file's per-line counts (source_line_counts), and a page of a line's ops (line_ops) on the line with the most ops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+from neighborhood import ensure_dump  # noqa: E402
+
+from tensorboard_plugin_dbg.analysis import source_lines  # noqa: E402
+from tensorboard_plugin_dbg.index import line_ops  # noqa: E402
+from tensorboard_plugin_dbg.index.catalog import Catalog  # noqa: E402
+
+
+def _timed(fn, reps: int) -> tuple[float, float]:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(1000 * (time.perf_counter() - t))
+    times.sort()
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--blocks", type=int, default=4000)
+    ap.add_argument("--reps", type=int, default=30)
+    args = ap.parse_args(argv)
+    catalog = Catalog(ensure_dump(args.blocks))
+    (run,) = catalog.runs()
+    while not run.done:
+        catalog.refresh()
+    print(f"dump: {len(run.ops):,} ops, {len(run.frames):,} frames, {run.lengths().traces:,} traces")
+    builds = []
+    for _ in range(max(3, args.reps // 5)):
+        t = time.perf_counter()
+        built = line_ops.build(run)
+        builds.append(1000 * (time.perf_counter() - t))
+    entries = sum(len(f.lines) for f in built.files.values())
+    print(
+        f"map build: median {statistics.median(builds):.1f} ms ({built.stacks} distinct stacks, {entries:,} "
+        f"(op, file) entries over {len(built.files)} files)"
+    )
+    user = next(i for i, f in enumerate(run.source_files()["files"]) if f["path"].endswith("graph_program.py"))
+    table = run.source_line_ops(user)
+    health = []
+    for _ in range(max(3, args.reps // 5)):
+        t = time.perf_counter()
+        source_lines._build_health(run, table.op_keys)
+        health.append(1000 * (time.perf_counter() - t))
+    print(f"ops' health (kinds + non-finite rows): median {statistics.median(health):.1f} ms")
+    t = time.perf_counter()
+    counts = source_lines.line_counts(run, user)
+    print(f"first source_line_counts (health cached build): {1000 * (time.perf_counter() - t):.1f} ms")
+    med, p95 = _timed(lambda: source_lines.line_counts(run, user), args.reps)
+    print(f"source_line_counts: median {med:.2f} ms, p95 {p95:.2f} ms ({len(counts['lines'])} lines)")
+    busiest = max(counts["lines"], key=lambda row: row["ops"])
+    line = busiest["line"]
+    for size in (50, 1000):
+        med, p95 = _timed(lambda size=size: source_lines.line_ops(run, user, line, 0, size), args.reps)
+        print(f"line_ops line {line} ({busiest['ops']:,} ops), page of {size}: median {med:.2f} ms, p95 {p95:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
