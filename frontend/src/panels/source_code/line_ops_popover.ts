@@ -106,7 +106,8 @@ export class LineOpsPopover {
     b.append(
       el('span', `line-op-mark h-${h.cls}`, h.mark),
       el('span', 'line-op-name', op.op_name),
-      el('span', 'line-op-type', op.op_type),
+      // the type only where it says more than the name (no "Log Log"), as the Graph Execution list does
+      el('span', 'line-op-type', op.op_type === op.op_name ? '' : op.op_type),
       el('span', 'line-op-graph', op.graph_name || op.graph_id),
       el('span', 'line-op-how', op.direct ? 'direct' : 'via call'),
     );

@@ -108,14 +108,17 @@ export class SourceCodePanel {
     if (view) this.place(view.line);
   }
 
-  /** Puts the list just below its line, right of the gutters, within the panel. */
+  /** Puts the list just below its line (above it when there is more room there), right of the gutters, within the
+   * panel: the line itself stays in view. */
   private place(line: number): void {
     const box = this.editor?.lineBox(line);
     const body = this.panel.body.getBoundingClientRect();
     const pop = this.popover.element;
-    const top = box ? box.bottom - body.top : 0;
-    const maxTop = Math.max(0, body.height - pop.offsetHeight);
-    pop.style.top = `${Math.min(Math.max(0, top), maxTop)}px`;
+    const below = box ? box.bottom - body.top : 0;
+    const above = box ? box.top - body.top : 0;
+    const fitsBelow = below + pop.offsetHeight <= body.height || body.height - below >= above;
+    const top = fitsBelow ? below : above - pop.offsetHeight;
+    pop.style.top = `${Math.max(0, Math.min(top, body.height - pop.offsetHeight))}px`;
     pop.style.left = `${box ? Math.max(0, box.left - body.left) : 0}px`;
   }
 
