@@ -79,6 +79,10 @@ THRESHOLDS = tuple(_threshold(name) for name in rule_config.THRESHOLD_DOCS)
 SOURCE = Param("source", "enum", "graph: a graph execution trace; eager: an execution.", required=True, choices=SOURCES)
 OUTPUT = Param("output", "int", "Output slot (eager: default 0; graph: the trace's own slot, default it).")
 TENSOR = (RUN, SOURCE, Param("index", "int", "graph_executions or executions index.", required=True), OUTPUT)
+LINES = (  # source_line_counts' (as source_file's)
+    Param("begin_line", "int", "First line (1-based).", minimum=1),
+    Param("end_line", "int", "Last line (inclusive); must be >= begin_line.", minimum=1),
+)
 
 
 def _with_run(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
@@ -319,12 +323,7 @@ ROUTES: tuple[RouteSpec, ...] = (
         "source_line_counts",
         "Per line of one source file, the graph ops created there (each op at the innermost frame of its creation "
         "stack in this file): how many, how many directly (the op's innermost user frame), how many non-finite.",
-        (
-            RUN,
-            INDEX,
-            Param("begin_line", "int", "First line (1-based).", minimum=1),
-            Param("end_line", "int", "Last line (inclusive); must be >= begin_line.", minimum=1),
-        ),
+        (RUN, INDEX, *LINES),
         source_line_counts,
         "SourceLineCountsResponse",
     ),
@@ -332,13 +331,7 @@ ROUTES: tuple[RouteSpec, ...] = (
         "line_ops",
         "The graph ops one source line created, non-finite ones first, then direct ones, each with its first "
         "non-finite trace; `total` counts them all.",
-        (
-            RUN,
-            Param("index", "int", "Source file (source_files index).", required=True),
-            Param("line", "int", "Line (1-based).", required=True, minimum=1),
-            BEGIN,
-            END,
-        ),
+        (RUN, INDEX, Param("line", "int", "Line (1-based).", required=True, minimum=1), BEGIN, END),
         line_ops,
         "LineOpsResponse",
         paged=True,

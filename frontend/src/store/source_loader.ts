@@ -54,7 +54,7 @@ export class SourceLoader {
       const counts = await this.api.sourceLineCounts(run, index);
       if (live()) this.store.set({ sourceLineCounts: ready(counts) });
     } catch (e) {
-      // no markers, said in the panel's title of the file; the text still shows
+      // no markers then; the file's text still shows (the markers are extra, not the panel's content)
       if (live()) this.store.set({ sourceLineCounts: failed(e) });
     }
   }
