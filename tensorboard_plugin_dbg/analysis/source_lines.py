@@ -6,8 +6,8 @@ directly, and how many have a non-finite output (the marker turns red: the line 
 and a line's ops, paged, non-finite ones first, each with its first non-finite trace (a graph_executions index the
 dashboard can focus).
 
-Health per op comes from one pass over the run's non-finite rows and its trace kinds (cost: the non-finite rows and
-the kinds, never every trace), cached per index version.
+Health per op comes from the run's non-finite rows mapped to ops through their trace kinds (cost: the non-finite
+rows, numpy, per index version; the kind -> op table, a loop over kinds, only when kinds or ops grew).
 """
 
 from __future__ import annotations
@@ -28,15 +28,24 @@ class OpHealth:
         self.traced, self.nonfinite, self.first = traced, nonfinite, first
 
 
+def _kind_ops(run: RunQueries, op_keys: list[tuple[str, str]], n_kinds: int) -> np.ndarray:
+    """The op ordinal of each trace kind (-1: an op the map does not know). A loop over kinds (one per op output
+    slot and mode), not traces; kinds and ops only grow, so it is kept while their counts stay."""
+
+    def build() -> np.ndarray:
+        ordinal = {key: i for i, key in enumerate(op_keys)}
+        return np.array([ordinal.get(tuple(run.kind_info(k)[:2]), -1) for k in range(n_kinds)], np.int64)
+
+    return run.derived.get("line_ops_kind_ops", (n_kinds, len(op_keys)), build)
+
+
 def _build_health(run: RunQueries, op_keys: list[tuple[str, str]]) -> OpHealth:
     traces = run.trace_arrays()
     kind_col = traces["kind"]
     bad = traces["nonfinite_rows"]
     bad = bad[bad < len(kind_col)].astype(np.int64)
     n_kinds = int(kind_col.max()) + 1 if len(kind_col) else 0
-    ordinal = {key: i for i, key in enumerate(op_keys)}
-    # a loop over trace kinds (one per op output slot and mode), not over traces
-    kind_op = np.array([ordinal.get(tuple(run.kind_info(k)[:2]), -1) for k in range(n_kinds)], np.int64)
+    kind_op = _kind_ops(run, op_keys, n_kinds)
     traced = np.zeros(len(op_keys), bool)
     traced[kind_op[kind_op >= 0]] = True
     ops_of_bad = kind_op[kind_col[bad]] if len(bad) else np.zeros(0, np.int64)
