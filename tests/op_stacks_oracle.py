@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def oracle(dump_dir: str) -> dict:
     """{"ops": [{graph_id, op_name, op_type, frames: [[path, line], ...] outermost first}],
-    "first_nonfinite": {"graph_id/op_name": trace index}}."""
+    "first_nonfinite": {"graph_id/op_name": trace index}, "traced": ["graph_id/op_name" of every traced op]}."""
     sys.path.insert(0, HERE)
     import dumps
 
@@ -49,12 +49,14 @@ def _main(dump_dir: str) -> None:
                 }
             )
         first: dict[str, int] = {}
+        traced: set[str] = set()
         for i, trace in enumerate(reader.graph_execution_traces()):
             value = trace.debug_tensor_value  # FULL_HEALTH: [id, device, dtype, rank, size, -inf, +inf, nan, ...]
             key = f"{trace.graph_id}/{trace.op_name}"
+            traced.add(key)
             if value and len(value) >= 8 and sum(value[5:8]) > 0 and key not in first:
                 first[key] = i
-    print(json.dumps({"ops": ops, "first_nonfinite": first}))
+    print(json.dumps({"ops": ops, "first_nonfinite": first, "traced": sorted(traced)}))
 
 
 if __name__ == "__main__":

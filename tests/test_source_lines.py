@@ -87,6 +87,10 @@ def test_each_lines_ops_are_tensorflows(served, program):
             assert c["direct"] == sum(r["direct"] for r in rows) == page["direct"]
             first = {(r["graph_id"], r["op_name"]): r["first_nonfinite"] for r in rows}
             assert first == {k: tf["first_nonfinite"].get("/".join(k)) for k in expect}
+            # FULL_HEALTH programs: every traced op's health is known
+            assert {(r["graph_id"], r["op_name"]): r["traced"] for r in rows} == {
+                k: "/".join(k) in tf["traced"] for k in expect
+            }
             assert c["nonfinite"] == page["nonfinite"] == sum(v is not None for v in first.values())
             # non-finite ones first, then direct ones
             keys = [(r["first_nonfinite"] is None, not r["direct"]) for r in rows]
@@ -189,3 +193,17 @@ def test_hostile_parameters_get_the_one_error_shape(served, route, params, statu
     assert got == status and set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
     if params.get("end") == "1001":
         assert body["error"]["code"] == "page_too_large"
+
+
+def test_a_mode_without_counts_says_health_unknown_not_finite():
+    """SHAPE traces say nothing of NaN/∞: the culprit's ops are listed, none as traced (◐ in the list), none red."""
+    client = Client(make_app(dumps.make_dump("nan_div", "SHAPE"))[0])
+    run = wait_indexed(client)["runs"][0]["name"]
+    index, line = _line_of(client, run, "nan_div.py", "# CULPRIT")
+    counts = {c["line"]: c for c in _ask(client, "source_line_counts", run=run, index=index)["lines"]}
+    assert counts[line]["ops"] >= 1 and counts[line]["nonfinite"] == 0
+    rows = _ask(client, "line_ops", run=run, index=index, line=line, begin=0, end=50)["rows"]
+    assert "ratio" in {r["op_name"] for r in rows}
+    assert all(not r["traced"] and r["first_nonfinite"] is None for r in rows), rows
+    graph_traces = _ask(client, "graph_executions", run=run, begin=0, end=1000)["rows"]
+    assert any(t["op_name"] == "ratio" for t in graph_traces)  # it was traced, in SHAPE mode

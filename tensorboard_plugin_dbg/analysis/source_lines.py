@@ -17,24 +17,33 @@ from typing import Any
 import numpy as np
 
 from tensorboard_plugin_dbg.index.protocol import FileLineOps, RunQueries
+from tensorboard_plugin_dbg.reader.schema import NO_FINITENESS_MODES
 
 _NONE = np.iinfo(np.int64).max  # "no non-finite trace" in the first-row column
 
 
 class OpHealth:
-    """Per op ordinal (FileLineOps.op_keys): traced at all, non-finite trace count, first non-finite trace row."""
+    """Per op ordinal (FileLineOps.op_keys): traced in a mode that tells finiteness, non-finite trace count, first
+    non-finite trace row."""
 
     def __init__(self, traced: np.ndarray, nonfinite: np.ndarray, first: np.ndarray):
         self.traced, self.nonfinite, self.first = traced, nonfinite, first
 
 
 def _kind_ops(run: RunQueries, op_keys: list[tuple[str, str]], n_kinds: int) -> np.ndarray:
-    """The op ordinal of each trace kind (-1: an op the map does not know). A loop over kinds (one per op output
-    slot and mode), not traces; kinds and ops only grow, so it is kept while their counts stay."""
+    """The op ordinal of each trace kind; -1 for an op the map does not know, and for a kind whose mode tells no
+    finiteness (NO_TENSOR, SHAPE: such a trace says nothing of the op's health, and never holds a non-finite row).
+    A loop over kinds (one per op output slot and mode), not traces; kinds and ops only grow, so it is kept while
+    their counts stay."""
 
     def build() -> np.ndarray:
         ordinal = {key: i for i, key in enumerate(op_keys)}
-        return np.array([ordinal.get(tuple(run.kind_info(k)[:2]), -1) for k in range(n_kinds)], np.int64)
+        out = np.full(n_kinds, -1, np.int64)
+        for k in range(n_kinds):
+            graph_id, op_name, _slot, mode, _device = run.kind_info(k)
+            if int(mode) not in NO_FINITENESS_MODES:
+                out[k] = ordinal.get((graph_id, op_name), -1)
+        return out
 
     return run.derived.get("line_ops_kind_ops", (n_kinds, len(op_keys)), build)
 

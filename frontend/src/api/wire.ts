@@ -599,7 +599,8 @@ export interface LineOp {
   op_type: string;
   /** Made directly by this line (not through a call it makes). */
   direct: boolean;
-  /** TensorFlow recorded a trace of it (function-input placeholders, for one, are not traced). */
+  /** TensorFlow recorded its health: a trace in a mode that counts NaN/∞ (not NO_TENSOR or SHAPE). Function-input
+   * placeholders, for one, are never traced. */
   traced: boolean;
   nonfinite_traces: number;
   /** graph_executions index of its first trace with -inf, +inf or NaN; null when none. */

@@ -9,12 +9,12 @@ import type { LineOpsView } from '../../store/store.ts';
 import type { LineOp } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
 
-/** ● a non-finite output, ○ traced and finite, ◐ never traced (its health is not known). */
+/** ● a non-finite output, ○ traced and finite, ◐ health not known (never traced, or only in a mode without counts). */
 export function healthMark(op: LineOp): { mark: string; cls: string; words: string } {
   if (op.first_nonfinite !== null)
     return { mark: '●', cls: 'nonfinite', words: `NaN/∞ output (first at trace #${op.first_nonfinite})` };
   if (op.traced) return { mark: '○', cls: 'finite', words: 'traced, all finite' };
-  return { mark: '◐', cls: 'untraced', words: 'not traced: health unknown' };
+  return { mark: '◐', cls: 'untraced', words: 'health unknown: not traced in a mode that counts NaN/∞' };
 }
 
 export class LineOpsPopover {
