@@ -21,7 +21,7 @@ from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
 from tensorboard_plugin_dbg.index.derived import DerivedCache
-from tensorboard_plugin_dbg.index.protocol import NotFound, TensorRecord
+from tensorboard_plugin_dbg.index.protocol import FileLineOps, NotFound, TensorRecord
 from tensorboard_plugin_dbg.plugin import DbgPlugin
 from tensorboard_plugin_dbg.reader import tensor_content
 
@@ -352,6 +352,12 @@ class FakeRun(ColumnarFromPages):
             "lines": ["a", "b", "c"],
             "op_lines": [2],
         }
+
+    def source_line_ops(self, index):
+        # the one op Log, created at line 2 of the one file (its innermost user frame: direct)
+        if index != 0:
+            raise NotFound(f"no source file {index}")
+        return FileLineOps(np.array([2], np.int32), np.array([0], np.int32), np.array([True]), [("g1", "Log")])
 
     def stack_frames(self, ids):
         for i in ids:

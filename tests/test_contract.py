@@ -34,6 +34,7 @@ from tensorboard_plugin_dbg.analysis import (
     neighborhood,
     report_text,
     run_verdict,
+    source_lines,
     tensor_values,
     timeline_marks,
 )
@@ -147,6 +148,10 @@ def answers(served):
         for f in files[:3] + [f for f in files if f["is_user"]]:
             ask("source_file", run=run, index=f["index"])
             ask("source_file", run=run, index=f["index"], begin_line=1, end_line=5)
+            counts = ask("source_line_counts", run=run, index=f["index"])
+            ask("source_line_counts", run=run, index=f["index"], begin_line=1, end_line=20)
+            for c in counts["lines"][:3]:
+                ask("line_ops", run=run, index=f["index"], line=c["line"], begin=0, end=50)
         ask("root_cause", run=run)
         for r in rows[:: max(1, len(rows) // 10)]:
             ask("tensor", run=run, source="graph", index=r["index"], slice="...", bins=8)
@@ -288,7 +293,8 @@ def _index_raw(run, route: str, p: dict):
     i = {
         k: int(v)
         for k, v in p.items()
-        if k in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line", "hops", "call", "bins")
+        if k
+        in ("begin", "end", "index", "max_elements", "near", "begin_line", "end_line", "hops", "line", "call", "bins")
     }
     calls = {
         "alerts": lambda: alerts.alerts(
@@ -320,6 +326,8 @@ def _index_raw(run, route: str, p: dict):
         "source_files": run.source_files,
         "source_file": lambda: run.source_file(i["index"], i.get("begin_line"), i.get("end_line")),
         "stack_frames": lambda: run.stack_frames(p["ids"].split(",")),
+        "source_line_counts": lambda: source_lines.line_counts(run, i["index"], i.get("begin_line"), i.get("end_line")),
+        "line_ops": lambda: source_lines.line_ops(run, i["index"], i["line"], i["begin"], i["end"]),
         "root_cause": lambda: _root_cause_answer(run, mutes.parse_json(p["mutes"]) if p.get("mutes") else ()),
         "health_map": lambda: health_map.health_map(run, i["begin"], i["end"], int(p.get("columns", 200))),
         "tensor": lambda: tensor_values.tensor(

@@ -209,6 +209,24 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .source-editor .cm-gutters { background: var(--head); color: var(--muted); border-right: 1px solid var(--line); }
 .cm-op-line { box-shadow: inset 3px 0 0 var(--op); }
 .cm-focus-line { background: var(--focus) !important; }
+.cm-ops-gutter .cm-gutterElement { padding: 0 2px; }
+.cm-ops-marker { font: 600 10px/14px Menlo, Consolas, monospace; min-width: 22px; padding: 0 3px; margin: 0; border: 1px solid var(--op);
+  border-radius: 7px; background: var(--bg); color: var(--op); cursor: pointer; }
+.cm-ops-marker.through { border-style: dashed; }
+.cm-ops-marker.nonfinite { background: var(--nan); border-color: var(--nan); color: #fff; }
+.cm-ops-marker:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
+.line-ops-pop { position: absolute; z-index: 10; min-width: 280px; max-width: min(560px, 95%); max-height: 60%; display: flex;
+  flex-direction: column; background: var(--panel); border: 1px solid var(--line); border-radius: 4px; box-shadow: 0 4px 16px rgba(0,0,0,.25); }
+.line-ops-pop[hidden] { display: none; }
+.line-ops-head { display: flex; gap: 8px; align-items: center; padding: 3px 6px; background: var(--head); border-bottom: 1px solid var(--line); }
+.line-ops-what { flex: 1 1 auto; color: var(--muted); } .line-ops-close { padding: 0 6px; }
+.line-ops-list { list-style: none; margin: 0; padding: 2px 0; overflow: auto; flex: 1 1 auto; }
+.line-op { display: flex; gap: 8px; width: 100%; text-align: left; background: none; border: 0; padding: 2px 8px; cursor: pointer; color: var(--fg); }
+.line-op:hover, .line-op:focus-visible { background: var(--sel); }
+.line-op-mark { width: 1em; } .line-op-mark.h-nonfinite { color: var(--nan); } .line-op-mark.h-untraced { color: var(--muted); }
+.line-op-name { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1 1 auto; min-width: 0; }
+.line-op-type { color: var(--link); } .line-op-graph, .line-op-how { color: var(--muted); font-size: 11px; white-space: nowrap; }
+.line-ops-foot { padding: 2px 8px; } .line-ops-foot:empty { display: none; } .line-ops-error { color: var(--nan); }
 .stack-list { list-style: none; margin: 0; padding: 2px 0; overflow: auto; flex: 1 1 0; outline: none; }
 .stack-frame { display: flex; gap: 8px; padding: 2px 8px; cursor: pointer; white-space: nowrap; }
 .stack-frame.library { color: var(--muted); font-size: 11px; }

@@ -4,6 +4,7 @@ import { ApiError } from '../src/api/client.ts';
 import type {
   Alert,
   GraphExecutionRow,
+  LineOp,
   OpInfo,
   RunInfo,
   StackFrame,
@@ -253,8 +254,62 @@ export class FakeApi implements Api {
   async sourceFiles(run: string) {
     return { run, files: [] };
   }
-  async sourceFile(): Promise<never> {
-    throw new ApiError('not_found', 'no', 404);
+  /** Text of source file 0 (/u/train.py); null: `source_file` answers 404, as for a file the dump lacks. */
+  sourceText: string[] | null = null;
+  /** Ops of line 42 of file 0: `Log` (non-finite from trace 7, made there) and `probs` (via a call, untraced). */
+  lineOpRows: LineOp[] = [
+    {
+      graph_id: 'g1',
+      graph_name: 'train_step',
+      op_name: 'Log',
+      op_type: 'Log',
+      direct: true,
+      traced: true,
+      nonfinite_traces: 1,
+      first_nonfinite: 7,
+    },
+    {
+      graph_id: 'g1',
+      graph_name: 'train_step',
+      op_name: 'probs',
+      op_type: 'Placeholder',
+      direct: false,
+      traced: false,
+      nonfinite_traces: 0,
+      first_nonfinite: null,
+    },
+  ];
+  async sourceFile(run: string, index: number) {
+    this.calls.push(`source_file ${index}`);
+    const lines = this.sourceText;
+    if (lines === null || index !== 0) throw new ApiError('not_found', 'no', 404);
+    const n = lines.length;
+    return {
+      run,
+      index,
+      host: 'h',
+      path: '/u/train.py',
+      line_count: n,
+      begin_line: 1,
+      end_line: n,
+      lines,
+      op_lines: [],
+    };
+  }
+  async sourceLineCounts(run: string, index: number) {
+    this.calls.push(`source_line_counts ${index}`);
+    const rows = this.lineOpRows;
+    const nonfinite = rows.filter((r) => r.first_nonfinite !== null).length;
+    const direct = rows.filter((r) => r.direct).length;
+    return { run, index, total_ops: rows.length, lines: [{ line: 42, ops: rows.length, direct, nonfinite }] };
+  }
+  async lineOps(run: string, index: number, line: number, begin: number, end: number) {
+    this.calls.push(`line_ops ${index} ${line} ${begin} ${end}`);
+    const rows = line === 42 && index === 0 ? this.lineOpRows : [];
+    const page = rows.slice(begin, end);
+    const nonfinite = rows.filter((r) => r.first_nonfinite !== null).length;
+    const direct = rows.filter((r) => r.direct).length;
+    return { run, index, line, total: rows.length, direct, nonfinite, begin, end: begin + page.length, rows: page };
   }
   async stackFrames(run: string, ids: string[]) {
     this.calls.push(`stack_frames ${ids.join(',')}`);

@@ -16,6 +16,7 @@ from tensorboard_plugin_dbg.analysis import (
     neighborhood,
     report_text,
     run_verdict,
+    source_lines,
     tensor_slices,
     tensor_stats,
     tensor_values,
@@ -79,6 +80,10 @@ THRESHOLDS = tuple(_threshold(name) for name in rule_config.THRESHOLD_DOCS)
 SOURCE = Param("source", "enum", "graph: a graph execution trace; eager: an execution.", required=True, choices=SOURCES)
 OUTPUT = Param("output", "int", "Output slot (eager: default 0; graph: the trace's own slot, default it).")
 TENSOR = (RUN, SOURCE, Param("index", "int", "graph_executions or executions index.", required=True), OUTPUT)
+LINES = (  # source_line_counts' (as source_file's)
+    Param("begin_line", "int", "First line (1-based).", minimum=1),
+    Param("end_line", "int", "Last line (inclusive); must be >= begin_line.", minimum=1),
+)
 
 
 # Exact names from the `devices` route; an unknown one matches nothing (200, empty), a malformed one is a 400.
@@ -177,6 +182,14 @@ def source_files(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
 
 def source_file(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
     return _with_run(run, run.source_file(p["index"], begin_line=p["begin_line"], end_line=p["end_line"]))
+
+
+def source_line_counts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _with_run(run, source_lines.line_counts(run, p["index"], p["begin_line"], p["end_line"]))
+
+
+def line_ops(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+    return _page(run, source_lines.line_ops(run, p["index"], p["line"], p["begin"], p["end"]))
 
 
 def stack_frames(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
@@ -370,6 +383,23 @@ ROUTES: tuple[RouteSpec, ...] = (
         ),
         source_file,
         "SourceFileResponse",
+    ),
+    RouteSpec(
+        "source_line_counts",
+        "Per line of one source file, the graph ops created there (each op at the innermost frame of its creation "
+        "stack in this file): how many, how many directly (the op's innermost user frame), how many non-finite.",
+        (RUN, INDEX, *LINES),
+        source_line_counts,
+        "SourceLineCountsResponse",
+    ),
+    RouteSpec(
+        "line_ops",
+        "The graph ops one source line created, non-finite ones first, then direct ones, each with its first "
+        "non-finite trace; `total` counts them all.",
+        (RUN, INDEX, Param("line", "int", "Line (1-based).", required=True, minimum=1), BEGIN, END),
+        line_ops,
+        "LineOpsResponse",
+        paged=True,
     ),
     RouteSpec(
         "stack_frames",

@@ -20,10 +20,11 @@ import numpy as np
 from .alert_order import AlertOrder
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
+from .line_ops import FileLineOps
 from .state import OpEntry
 from .tensor_queries import TensorRecord
 
-__all__ = ["Catalog", "NotFound", "RecordGone", "RunQueries", "TensorRecord"]
+__all__ = ["Catalog", "FileLineOps", "NotFound", "RecordGone", "RunQueries", "TensorRecord"]
 
 
 class RunQueries(Protocol):
@@ -116,6 +117,12 @@ class RunQueries(Protocol):
 
     def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
         """wire.ts StackFramesResponse minus `run`, frames in request order. NotFound names the first unknown id."""
+        ...
+
+    def source_line_ops(self, index: int) -> FileLineOps:
+        """The graph ops each line of source file `index` created (index/line_ops.py): each op at the innermost
+        frame of its creation stack in that file, `direct` where that frame is also its innermost user frame.
+        Cached per (ops, frames, sources) count; NotFound for an unknown file."""
         ...
 
     # ------------------------------------------------------------------ columnar read interface (analysis layer)

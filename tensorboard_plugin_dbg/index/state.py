@@ -13,6 +13,7 @@ import dataclasses
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,7 @@ class OpEntry:
     inputs: list  # [(producer op name, output slot)]
     num_outputs: int
     output_tensor_ids: list
-    stack_frame_ids: list
+    stack_frame_ids: Sequence[str]  # a tuple shared by every op made through the same stack (run_index._stack)
     host: str | None
     device_name: str | None
 

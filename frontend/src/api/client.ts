@@ -15,12 +15,14 @@ import type {
   GraphExecutionsResponse,
   GraphInfo,
   HealthMapResponse,
+  LineOpsResponse,
   NeighborhoodResponse,
   OpInfo,
   RootCauseResponse,
   RunsResponse,
   SourceFileResponse,
   SourceFilesResponse,
+  SourceLineCountsResponse,
   StackFramesResponse,
   TensorInputsResponse,
   TensorResponse,
@@ -94,6 +96,10 @@ export interface Api {
   ): Promise<NeighborhoodResponse>;
   sourceFiles(run: string): Promise<SourceFilesResponse>;
   sourceFile(run: string, index: number): Promise<SourceFileResponse>;
+  /** Per line of source file `index`, the graph ops created there (counts). */
+  sourceLineCounts(run: string, index: number): Promise<SourceLineCountsResponse>;
+  /** The graph ops line `line` of file `index` created, rows [begin, end). */
+  lineOps(run: string, index: number, line: number, begin: number, end: number): Promise<LineOpsResponse>;
   stackFrames(run: string, ids: string[]): Promise<StackFramesResponse>;
   rootCause(run: string, mutes?: string): Promise<RootCauseResponse>;
   healthMap(run: string, q: HealthMapQuery): Promise<HealthMapResponse>;
@@ -215,6 +221,12 @@ export class HttpApi implements Api {
   }
   sourceFile(run: string, index: number) {
     return this.get<SourceFileResponse>('source_file', { run, index });
+  }
+  sourceLineCounts(run: string, index: number) {
+    return this.get<SourceLineCountsResponse>('source_line_counts', { run, index });
+  }
+  lineOps(run: string, index: number, line: number, begin: number, end: number) {
+    return this.get<LineOpsResponse>('line_ops', { run, index, line, begin, end });
   }
   async stackFrames(run: string, ids: string[]) {
     // Long stacks are split so no request exceeds the route's id cap; frames keep request order.

@@ -627,6 +627,60 @@ export interface SourceFileResponse {
   op_lines: number[];
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// source_line_counts / line_ops — produced by `api/routes.py:source_line_counts`, `line_ops` (analysis in
+// `analysis/source_lines.py` over the index's map `index/line_ops.py`). An op is listed at the innermost frame of
+// its creation stack in each user file; `direct` where that frame is its innermost user frame.
+// ---------------------------------------------------------------------------------------------------------------
+
+/** One line that created graph ops. */
+export interface SourceLineCount {
+  line: number;
+  /** Graph ops listed at this line. */
+  ops: number;
+  /** Of those, made directly here (the rest through a call this line makes). */
+  direct: number;
+  /** Of those, ops with a non-finite output in some trace. */
+  nonfinite: number;
+}
+
+export interface SourceLineCountsResponse {
+  run: string;
+  index: number;
+  /** Sum of `ops` over the lines. */
+  total_ops: number;
+  lines: SourceLineCount[];
+}
+
+export interface LineOp {
+  graph_id: string;
+  graph_name: string;
+  op_name: string;
+  op_type: string;
+  /** Made directly by this line (not through a call it makes). */
+  direct: boolean;
+  /** TensorFlow recorded its health: a trace in a mode that counts NaN/∞ (not NO_TENSOR or SHAPE). Function-input
+   * placeholders, for one, are never traced. */
+  traced: boolean;
+  nonfinite_traces: number;
+  /** graph_executions index of its first trace with -inf, +inf or NaN; null when none. */
+  first_nonfinite: number | null;
+}
+
+export interface LineOpsResponse {
+  run: string;
+  index: number;
+  line: number;
+  /** Ops listed at this line; `direct` and `nonfinite` count among them. */
+  total: number;
+  direct: number;
+  nonfinite: number;
+  begin: number;
+  end: number;
+  /** Non-finite ones first, then direct ones, each group in creation order. */
+  rows: LineOp[];
+}
+
 export interface StackFrame {
   id: string;
   host: string | null;

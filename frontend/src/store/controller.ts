@@ -6,7 +6,8 @@
  * entry point (alert click, row click, root-cause card, graph navigation, URL restore) behaves the same. The data of
  * the lists, the timeline and Source Code is fetched by helpers it owns (lists_loader.ts, timeline_loader.ts,
  * source_loader.ts); what a live run's growth changes is decided here, when the runs poll answers. The Tensor Values
- * view's intents are `ctl.tensors` (tensor_loader.ts), the mutes' and health map's `ctl.rules` (rules_intents.ts).
+ * view's intents are `ctl.tensors` (tensor_loader.ts), the mutes' and health map's `ctl.rules` (rules_intents.ts),
+ * Source Code's marker list's `ctl.lineOps` (line_ops_loader.ts).
  */
 import type { Api, GraphExecutionFilters } from '../api/client.ts';
 import type { Alert, RootCauseProducer, RunInfo, StackFrame } from '../api/wire.ts';
@@ -29,6 +30,7 @@ import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from './focus
 import { ListsLoader, hasFilters } from './lists_loader.ts';
 import { TimelineLoader } from './timeline_loader.ts';
 import { SourceLoader } from './source_loader.ts';
+import { LineOpsLoader } from './line_ops_loader.ts';
 import { TensorLoader } from './tensor_loader.ts';
 import { GraphLoader } from './graph_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
@@ -77,6 +79,8 @@ export class Controller {
   /** Mutes, the rules' alert summary, the health map (#18). */
   readonly rules: RulesIntents;
   private readonly deviceFacets: DeviceFacets;
+  /** Source Code's marker list: the ops a line created; focusing one (#17). */
+  readonly lineOps: LineOpsLoader;
 
   constructor(
     readonly store: Store,
@@ -91,6 +95,10 @@ export class Controller {
     this.tensors = new TensorLoader(store, api);
     this.graph = new GraphLoader(store, api);
     this.deviceFacets = new DeviceFacets(store, api);
+    this.lineOps = new LineOpsLoader(store, api, {
+      focusTrace: (index) => this.focusGraphExecution(index),
+      navigateToOp: (graphId, opName) => this.navigateToOp(graphId, opName),
+    });
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
@@ -196,6 +204,7 @@ export class Controller {
       this.deviceFacets.grew(readNow);
     if (c1.executions !== c0.executions) this.timeline.grew(before);
     if (c1.source_files !== c0.source_files && this.firstPaintOver) void this.sources.loadFiles();
+    if (c1.ops !== c0.ops || c1.alerts !== c0.alerts) this.sources.opsGrew();
     // The root cause is asked again when alerts appear, and once when the run is read to its end: a run that had
     // no record yet said "unknown" and, with no alert ever, would keep saying it (not on every batch of traces:
     // each new index version is a new whole-run analysis on the server).

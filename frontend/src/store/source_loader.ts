@@ -1,6 +1,7 @@
 /**
- * Source Code's data: the run's file list (for the picker) and the text of the file `source` points at. Part of the
- * controller: every change of `source` goes through `show`, which fetches a file only when it is not the one loaded.
+ * Source Code's data: the run's file list (for the picker), the text of the file `source` points at and, per line
+ * of it, the graph ops created there (the gutter markers). Part of the controller: every change of `source` goes
+ * through `show`, which fetches a file (and its line counts) only when it is not the one loaded.
  */
 import type { Api } from '../api/client.ts';
 import type { SourceFileRef } from '../api/wire.ts';
@@ -14,6 +15,7 @@ export function userFilesFirst(files: SourceFileRef[]): SourceFileRef[] {
 export class SourceLoader {
   private fileSeq = 0;
   private listSeq = 0;
+  private countsSeq = 0;
 
   constructor(
     private readonly store: Store,
@@ -33,8 +35,28 @@ export class SourceLoader {
       this.store.set({ ...extra, source });
       return;
     }
-    this.store.set({ ...extra, source, sourceFile: loading() });
+    // another file: its markers come with it, and a marker's open list belonged to the file shown before
+    this.store.set({ ...extra, source, sourceFile: loading(), sourceLineCounts: loading(), lineOps: null });
     void this.fetchFile(run, source.fileIndex);
+    void this.fetchCounts(run, source.fileIndex);
+  }
+
+  /** The run's ops or alerts grew (a live run): the markers of the file shown are asked for again, in place. */
+  opsGrew(): void {
+    const { run, source } = this.store.state;
+    if (run !== null && source !== null) void this.fetchCounts(run, source.fileIndex);
+  }
+
+  private async fetchCounts(run: string, index: number): Promise<void> {
+    const seq = ++this.countsSeq;
+    const live = () => seq === this.countsSeq && run === this.store.state.run;
+    try {
+      const counts = await this.api.sourceLineCounts(run, index);
+      if (live()) this.store.set({ sourceLineCounts: ready(counts) });
+    } catch (e) {
+      // no markers then; the file's text still shows (the markers are extra, not the panel's content)
+      if (live()) this.store.set({ sourceLineCounts: failed(e) });
+    }
   }
 
   private async fetchFile(run: string, index: number): Promise<void> {

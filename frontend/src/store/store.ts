@@ -15,6 +15,7 @@ import type {
   GraphExecutionDetail,
   GraphExecutionRow,
   HealthMapResponse,
+  LineOpsResponse,
   OpInfo,
   NeighborhoodResponse,
   RootCauseResponse,
@@ -22,6 +23,7 @@ import type {
   RunsResponse,
   SourceFileRef,
   SourceFileResponse,
+  SourceLineCountsResponse,
   StackFrame,
   TimelineMarksResponse,
 } from '../api/wire.ts';
@@ -57,6 +59,14 @@ export interface SourceFocus {
   fileIndex: number;
   /** 1-based line to highlight and centre, or null to show the file from the top. */
   line: number | null;
+}
+
+/** Source Code's list of the ops one line created (the popover of a gutter marker), as far as fetched. */
+export interface LineOpsView {
+  fileIndex: number;
+  line: number;
+  /** Its pages so far merged into one answer (rows [0, end)); loading while a page is in flight. */
+  list: Loadable<LineOpsResponse>;
 }
 
 /** The timeline's window of executions: which ones, and the page fetched for it. */
@@ -120,6 +130,10 @@ export interface State {
   sourceFiles: Loadable<SourceFileRef[]>;
   /** The file `source` points at. */
   sourceFile: Loadable<SourceFileResponse>;
+  /** Per line of that file, the graph ops created there (Source Code's gutter markers). */
+  sourceLineCounts: Loadable<SourceLineCountsResponse>;
+  /** The marker list open in Source Code, or null. */
+  lineOps: LineOpsView | null;
   /** Alerts the user muted (all runs of the logdir): sent with the alert and root-cause requests (store/mutes.ts). */
   mutes: Mute[];
   /** The alert totals per type after the mutes, what each mute hides, the rules the dump cannot judge. */
@@ -164,6 +178,8 @@ export function runViewState(): Omit<
     openedCall: null,
     sourceFiles: idle(),
     sourceFile: idle(),
+    sourceLineCounts: idle(),
+    lineOps: null,
     neighborhood: idle(),
     focus: null,
     alertIndex: null,

@@ -1,12 +1,15 @@
 /**
  * The CodeMirror 6 view behind Source Code: read-only, Python highlighting, line numbers, one focused line
- * (highlighted and centred) and marks on lines that created ops. Everything CodeMirror-specific lives here.
+ * (highlighted and centred), marks on lines that created ops and the op markers' gutter (op_gutter.ts).
+ * Everything CodeMirror-specific lives here.
  */
 import { Compartment, EditorState, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
 import { Decoration, EditorView, lineNumbers, type DecorationSet } from '@codemirror/view';
 import { HighlightStyle, syntaxHighlighting, defaultHighlightStyle } from '@codemirror/language';
 import { python } from '@codemirror/lang-python';
 import { tags } from '@lezer/highlight';
+import type { SourceLineCount } from '../../api/wire.ts';
+import { opGutter, setOpCounts, type OpenLine } from './op_gutter.ts';
 
 const setFocus = StateEffect.define<number | null>();
 const setOpLines = StateEffect.define<number[]>();
@@ -65,6 +68,7 @@ export class SourceEditor {
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),
       lineNumbers(),
+      opGutter,
       python(),
       focusField,
       opLinesField,
@@ -87,6 +91,24 @@ export class SourceEditor {
     const doc = lines.join('\n');
     this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: doc } });
     this.view.dispatch({ effects: setOpLines.of(opLines), selection: { anchor: 0 }, scrollIntoView: true });
+  }
+
+  /** The op markers of the document shown (set after its text). */
+  setOpCounts(counts: SourceLineCount[], open: OpenLine): void {
+    this.view.dispatch({ effects: setOpCounts.of({ counts, open }) });
+  }
+
+  /** Where line `line` is drawn, in viewport coordinates (null when it is not in the document or not drawn). */
+  lineBox(line: number): { top: number; bottom: number; left: number } | null {
+    const doc = this.view.state.doc;
+    if (line < 1 || line > doc.lines) return null;
+    const box = this.view.coordsAtPos(doc.line(line).from);
+    return box ? { top: box.top, bottom: box.bottom, left: this.view.contentDOM.getBoundingClientRect().left } : null;
+  }
+
+  /** The marker button of `line`, when drawn (focus goes back to it when its list closes). */
+  markerOf(line: number): HTMLElement | null {
+    return this.view.dom.querySelector<HTMLElement>(`.cm-ops-marker[data-line="${line}"]`);
   }
 
   /** Highlights `line` (1-based) and centres it; null clears the highlight and shows the top. */

@@ -1,7 +1,8 @@
 /**
  * Source Code panel: the file of the selected stack frame in CodeMirror 6 (read-only, Python), the frame's line
  * highlighted and centred, lines that created ops marked, and a picker to switch between the run's files
- * (user files first).
+ * (user files first). Each line that created graph ops has a marker in the gutter (their count, red when one has a
+ * non-finite output); it opens the list of those ops (line_ops_popover.ts), where clicking one focuses it.
  */
 import type { Controller } from '../../store/controller.ts';
 import type { State } from '../../store/store.ts';
@@ -12,6 +13,7 @@ import { noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import type { SourceEditor } from './editor.ts';
 import { shortPaths } from '../../widgets/paths.ts';
+import { LineOpsPopover } from './line_ops_popover.ts';
 
 export class SourceCodePanel {
   readonly panel = new Panel('Source Code', 'panel-source-code');
@@ -31,9 +33,10 @@ export class SourceCodePanel {
   private drawSeq = 0;
   /** A file load is in flight or not drawn yet (readiness). */
   private drawPending = false;
+  private popover: LineOpsPopover;
 
   constructor(
-    ctl: Controller,
+    private readonly ctl: Controller,
     private readonly readiness: Readiness,
   ) {
     this.picker.dataset.testid = 'source-picker';
@@ -45,7 +48,8 @@ export class SourceCodePanel {
     this.panel.tools.append(this.picker);
     this.host.dataset.testid = 'source-editor';
     this.pathEl.dataset.testid = 'source-path';
-    this.panel.body.append(this.pathEl, this.host);
+    this.popover = new LineOpsPopover(ctl, (line) => this.editor?.markerOf(line)?.focus());
+    this.panel.body.append(this.pathEl, this.host, this.popover.element);
     ctl.store.subscribe((s, prev) => this.update(s, prev));
     this.update(ctl.store.state, null);
     // Fetched and parsed once the dashboard is on screen, so the first click on an alert does not wait for it.
@@ -58,7 +62,15 @@ export class SourceCodePanel {
   }
 
   private view(): Promise<SourceEditor> {
-    this.editorLoad ??= this.editorModule().then((m) => (this.editor = new m.SourceEditor(this.host, this.dark)));
+    this.editorLoad ??= this.editorModule().then((m) => {
+      const editor = (this.editor = new m.SourceEditor(this.host, this.dark));
+      // the open list follows its line as the file scrolls
+      editor.view.scrollDOM.addEventListener('scroll', () => {
+        const open = this.ctl.store.state.lineOps;
+        if (open) this.place(open.line);
+      });
+      return editor;
+    });
     return this.editorLoad;
   }
 
@@ -77,7 +89,37 @@ export class SourceCodePanel {
     const noRunChange = s.run === null && s.runs !== prev?.runs;
     if (!prev || s.source !== prev.source || s.sourceFile !== prev.sourceFile || s.run !== prev.run || noRunChange) {
       void this.show(s);
-    }
+    } else if (s.sourceLineCounts !== prev.sourceLineCounts) this.drawCounts(s);
+    if (!prev || s.lineOps !== prev.lineOps) this.drawLineOps(s);
+  }
+
+  /** The markers of the file shown, once both its text and its counts are here. */
+  private drawCounts(s: State): void {
+    const counts = s.sourceLineCounts.data;
+    const file = this.shownFile;
+    if (!this.editor || !file) return;
+    const fits = counts !== null && counts.run === file.run && counts.index === file.index;
+    this.editor.setOpCounts(fits ? counts.lines : [], (line) => this.ctl.lineOps.toggle(line));
+  }
+
+  private drawLineOps(s: State): void {
+    const view = s.lineOps;
+    this.popover.render(view);
+    if (view) this.place(view.line);
+  }
+
+  /** Puts the list just below its line (above it when there is more room there), right of the gutters, within the
+   * panel: the line itself stays in view. */
+  private place(line: number): void {
+    const box = this.editor?.lineBox(line);
+    const body = this.panel.body.getBoundingClientRect();
+    const pop = this.popover.element;
+    const below = box ? box.bottom - body.top : 0;
+    const above = box ? box.top - body.top : 0;
+    const fitsBelow = below + pop.offsetHeight <= body.height || body.height - below >= above;
+    const top = fitsBelow ? below : above - pop.offsetHeight;
+    pop.style.top = `${Math.max(0, Math.min(top, body.height - pop.offsetHeight))}px`;
+    pop.style.left = `${box ? Math.max(0, box.left - body.left) : 0}px`;
   }
 
   private fillPicker(s: State): void {
@@ -143,6 +185,7 @@ export class SourceCodePanel {
       this.pathEl.textContent = file.path;
       this.pathEl.title = `${file.host}:${file.path}`;
       editor.setDoc(file.lines, file.op_lines);
+      this.drawCounts(this.ctl.store.state);
     }
     if (!file.lines.length) {
       const text = `${file.path}: TensorFlow recorded no text for this file (not plain Python source).`;
