@@ -284,3 +284,21 @@ test('layout client: no Worker, or one whose script fails, runs dagre on the pag
   assert.ok(placed?.result.boxes['b']);
   assert.ok(broken.terminated);
 });
+
+test('over the compound cap, ops are laid out flat and each open scope boxed around where its ops landed', () => {
+  const many = answer(
+    Array.from({ length: 120 }, (_, i) => op(`s${i % 3}/t${i % 6}/op${i}`)),
+    Array.from({ length: 119 }, (_, i): [string, string] => [
+      `s${i % 3}/t${i % 6}/op${i}`,
+      `s${(i + 1) % 3}/t${(i + 1) % 6}/op${i + 1}`,
+    ]),
+  );
+  const d = drawnGraph(many, scopeTree(many.nodes), new Set());
+  assert.ok(d.items.length > 100 && d.boxes.length === 9);
+  const r = computeLayout(layoutRequest(d));
+  for (const item of d.items) {
+    const a = r.boxes[item.id]!;
+    const b = r.boxes[item.parent!]!;
+    assert.ok(a.x - a.width / 2 >= b.x - b.width / 2 && a.y + a.height / 2 <= b.y + b.height / 2, item.id);
+  }
+});

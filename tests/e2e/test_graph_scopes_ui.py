@@ -6,6 +6,7 @@ thread. A MirroredStrategy step spans two CPUs: each op says its device."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import dumps
@@ -42,8 +43,19 @@ def _in_scope(node: dict, graph_id: str, path: str) -> bool:
     return node["kind"] == "op" and node["graph_id"] == graph_id and node["op_name"].startswith(path + "/")
 
 
+def _check_worker_script(tb) -> None:
+    """The worker's chunk, which index.js names, is served as JavaScript (a module worker needs a JavaScript MIME
+    type) and cached for good (its name holds its content hash)."""
+    _, _, index, _ = tb.get("/data/plugin/dbg/index.js")
+    [chunk] = set(re.findall(rb"static/(graph-layout\.[0-9a-f]{16}\.js)", index))
+    status, headers, body, _ = tb.get("/data/plugin/dbg/static/" + chunk.decode())
+    assert status == 200 and b"onmessage" in body
+    assert headers["Content-Type"].startswith("text/javascript") and "immutable" in headers["Cache-Control"]
+
+
 def test_a_scope_collapses_to_one_node_with_its_count_and_rerouted_edges(page):
     with TensorBoardProcess(dumps.make_dump("nan_keras")) as tb:
+        _check_worker_script(tb)
         frame = open_dashboard(page, tb)
         card = by_testid(frame, "root-cause")
         wait_text(card, r"Root cause:", timeout_ms=30_000)
