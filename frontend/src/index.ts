@@ -21,6 +21,7 @@ import { StackTracePanel } from './panels/stack_trace/stack_trace.ts';
 import { HealthMapPanel } from './panels/health_map/health_map.ts';
 import { TensorValuesPanel } from './panels/tensor_values/tensor_values.ts';
 import { TENSOR_CSS } from './panels/tensor_values/styles.ts';
+import { GRAPH_CSS } from './panels/graph_structure/styles.ts';
 
 export interface RenderOptions {
   api?: Api;
@@ -37,7 +38,7 @@ export function render(opts: RenderOptions = {}): void {
   // answer comes in a later task, when every panel below is subscribed.
   void ctl.start();
   const style = document.createElement('style');
-  style.textContent = CSS + TENSOR_CSS;
+  style.textContent = CSS + TENSOR_CSS + GRAPH_CSS;
   document.head.appendChild(style);
   const slots = buildLayout();
   document.body.appendChild(slots.root);

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Controller } from '../src/store/controller.ts';
 import { Store } from '../src/store/store.ts';
-import { layout } from '../src/panels/graph_structure/drawn_graph.ts';
+import { computeLayout } from '../src/panels/graph_structure/layout.ts';
 import { FakeApi, memUrl } from './fake_api.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -67,8 +67,12 @@ test('dagre lays every node and edge out top to bottom', () => {
     truncated: false,
     notes: [],
   };
-  const { g } = layout(n);
-  const y = (id: string) => g.node(id).y;
+  const r = computeLayout({
+    nodes: n.nodes.map((x) => ({ id: x.id, width: 150, height: 38 })),
+    clusters: [],
+    edges: n.edges.map((e, i) => ({ id: String(i), source: e.source, target: e.target })),
+  });
+  const y = (id: string) => r.boxes[id]!.y;
   assert.ok(y('a') < y('b') && y('b') < y('c'), 'producers above consumers');
 });
 

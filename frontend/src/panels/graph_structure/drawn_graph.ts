@@ -1,164 +1,206 @@
 /**
  * Graph Structure's drawn mode: the focused op's neighbourhood (route graph_neighborhood) laid out top to bottom by
- * dagre (a kept layout library), as SVG. Nodes are coloured by their health at the focused step (non-finite,
- * contained/expected, finite, no trace), the path from the root cause's producer is outlined, edges that cross a
- * function boundary are dashed. Wheel zooms, dragging pans, a click (or Enter on a focused node) focuses that op.
+ * dagre in a Web Worker (layout_client.ts), as SVG. Nodes are coloured by their health at the focused step
+ * (non-finite, contained/expected, finite, no trace), the path from the root cause's producer is outlined, edges
+ * that cross a function boundary are dashed, a device badge marks ops on another device. Ops are grouped in
+ * boxes by name scope (scopes.ts); a box's header collapses it into one node, which a click expands again.
+ * Wheel zooms, dragging pans, a click (or Enter on a focused node) focuses that op.
  */
-import dagre from '@dagrejs/dagre';
-import type { NeighborhoodNode, NeighborhoodResponse, TensorHealth } from '../../api/wire.ts';
+import type { NeighborhoodResponse } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
+import {
+  arrowDefs,
+  collapsedNode,
+  deviceBadges,
+  edgeLine,
+  legend,
+  NODE_H,
+  NODE_W,
+  opNode,
+  scopeBox,
+  svg,
+} from './drawn_parts.ts';
+import type { LayoutRequest, LayoutResult } from './layout.ts';
+import type { LayoutClient } from './layout_client.ts';
+import { collapsedGroups, defaultCollapsed, drawnGraph, scopeTree, type DrawnGraph, type ScopeTree } from './scopes.ts';
 
-const SVG = 'http://www.w3.org/2000/svg';
-const NODE_W = 150;
-const NODE_H = 38;
+export { healthClass } from './scopes.ts';
 
 export interface DrawnGraphIntents {
   focusOp(graphId: string, opName: string): void;
   focusExecution(index: number): void;
 }
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
+type View = { x: number; y: number; w: number; h: number };
 
-/** The health class of a node: what its colour says. */
-export function healthClass(n: NeighborhoodNode): string {
-  if (n.role === 'contained' || n.role === 'expected') return 'contained';
-  const h = n.health;
-  if (!h) return n.kind === 'execution' ? 'unknown' : 'untraced';
-  if (nonFinite(h)) return 'nonfinite';
-  if (h.mode === 'FULL_HEALTH' || h.mode === 'CONCISE_HEALTH' || h.mode === 'CURT_HEALTH' || h.mode === 'FULL_TENSOR')
-    return 'finite';
-  return 'unknown';
-}
-
-function nonFinite(h: TensorHealth): boolean {
-  if (h.mode === 'CURT_HEALTH') return h.any_inf_or_nan;
-  if ('nan' in h && typeof h.nan === 'number')
-    return h.nan > 0 || (h.neg_inf as number) > 0 || (h.pos_inf as number) > 0;
-  return false;
-}
-
-function label(n: NeighborhoodNode): [string, string] {
-  if (n.kind === 'execution')
-    return [`${n.op_type}`, `eager call #${n.execution_index ?? '?'} → out ${n.output_slot ?? 0}`];
-  const name = n.op_name ?? n.op_type;
-  const short = name.length > 22 ? '…' + name.slice(-21) : name;
-  const more = n.more_up + n.more_down ? ` · +${n.more_up + n.more_down} more` : '';
-  return [short, `${n.op_type}${n.device ? ' · ' + n.device.replace(/^.*device:/, '') : ''}${more}`];
-}
-
-/** dagre's layout of the answer: node centres and edge polylines, in graph coordinates. */
-export function layout(n: NeighborhoodResponse) {
-  const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: 'TB', nodesep: 16, ranksep: 34, marginx: 8, marginy: 8 });
-  g.setDefaultEdgeLabel(() => ({}));
-  for (const node of n.nodes) g.setNode(node.id, { width: NODE_W, height: NODE_H });
-  n.edges.forEach((e, i) => g.setEdge(e.source, e.target, {}, String(i)));
-  dagre.layout(g);
-  const graph = g.graph();
-  return { g, width: graph.width ?? 0, height: graph.height ?? 0 };
-}
-
-export function renderDrawnGraph(n: NeighborhoodResponse, focusId: string, intents: DrawnGraphIntents): HTMLElement {
-  const box = el('div', 'gs-drawn');
-  box.dataset.testid = 'gs-drawn';
-  const { g, width, height } = layout(n);
-  const root = svg('svg', { class: 'gs-svg', role: 'group', 'aria-label': `graph around ${n.op_name}` });
-  const view = { x: 0, y: 0, w: Math.max(width, 200), h: Math.max(height, 100) };
-  const apply = () => root.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
-  apply();
-  // At 1:1 around the focused op once the drawing has a size (a whole big neighbourhood fitted into a small pane
-  // is unreadable); the wheel zooms out to the rest.
-  const focus = g.node(focusId);
-  const centre = new ResizeObserver(() => {
-    const w = root.clientWidth;
-    const h = root.clientHeight;
-    if (!w || !h || !focus) return;
-    centre.disconnect();
-    Object.assign(view, { x: focus.x - w / 2, y: focus.y - h / 2, w, h });
-    apply();
-  });
-  centre.observe(root);
-  n.edges.forEach((e, i) => {
-    const pts = (g.edge({ v: e.source, w: e.target, name: String(i) })?.points ?? []) as { x: number; y: number }[];
-    const line = svg('polyline', {
-      points: pts.map((p) => `${p.x},${p.y}`).join(' '),
-      class: `gs-edge-line${e.cross_graph ? ' cross' : ''}`,
-      'marker-end': 'url(#gs-arrow)',
-    });
-    root.append(line);
-  });
-  const defs = svg('defs');
-  const marker = svg('marker', {
-    id: 'gs-arrow',
-    viewBox: '0 0 8 8',
-    refX: 8,
-    refY: 4,
-    markerWidth: 6,
-    markerHeight: 6,
-    orient: 'auto',
-  });
-  marker.append(svg('path', { d: 'M0,0 L8,4 L0,8 z', class: 'gs-arrowhead' }));
-  defs.append(marker);
-  root.prepend(defs);
-  for (const node of n.nodes) root.append(nodeElement(node, g.node(node.id), node.id === focusId, intents));
-  attachPanZoom(root, view, apply);
-  const fit = el('button', 'gs-fit', 'Fit');
-  fit.dataset.testid = 'gs-fit';
-  fit.title = 'Show the whole neighbourhood';
-  fit.addEventListener('click', () => {
-    centre.disconnect();
-    Object.assign(view, { x: 0, y: 0, w: Math.max(width, 200), h: Math.max(height, 100) });
-    apply();
-  });
-  box.append(fit, root, legend(n));
-  return box;
-}
-
-function nodeElement(
-  node: NeighborhoodNode,
-  at: { x: number; y: number },
-  focused: boolean,
-  intents: DrawnGraphIntents,
-): SVGGElement {
-  const [title, sub] = label(node);
-  const cls = `gs-node h-${healthClass(node)}${node.on_path ? ' on-path' : ''}${focused ? ' focused' : ''}`;
-  const group = svg('g', {
-    class: cls,
-    transform: `translate(${at.x - NODE_W / 2},${at.y - NODE_H / 2})`,
-    tabindex: 0,
-  });
-  group.dataset.testid = 'gs-node';
-  group.dataset.id = node.id;
-  group.dataset.health = healthClass(node);
-  group.setAttribute('role', 'button');
-  group.setAttribute('aria-label', `${node.op_name ?? node.op_type} (${node.op_type}), ${healthClass(node)}`);
-  const tip = svg('title');
-  tip.textContent = `${node.op_name ?? ''} ${node.op_type}${node.link ? '\n' + node.link : ''}${node.role ? '\nrole: ' + node.role : ''}`;
-  group.append(
-    tip,
-    svg('rect', { width: NODE_W, height: NODE_H, rx: 4 }),
-    Object.assign(svg('text', { x: 6, y: 15, class: 'gs-node-name' }), { textContent: title }),
-    Object.assign(svg('text', { x: 6, y: 30, class: 'gs-node-sub' }), { textContent: sub }),
-  );
-  const activate = () => {
-    if (node.kind === 'execution' && node.execution_index !== undefined) intents.focusExecution(node.execution_index);
-    else if (node.graph_id && node.op_name) intents.focusOp(node.graph_id, node.op_name);
+/** What dagre is asked: the drawn items (leaves), the expanded scopes (clusters) and the merged edges. */
+export function layoutRequest(d: DrawnGraph): LayoutRequest {
+  return {
+    nodes: d.items.map((i) => ({ id: i.id, width: NODE_W, height: NODE_H, ...(i.parent ? { parent: i.parent } : {}) })),
+    clusters: d.boxes.map((b) => ({ id: b.id, ...(b.parent ? { parent: b.parent } : {}) })),
+    edges: d.edges.map((e) => ({ id: e.id, source: e.source, target: e.target })),
   };
-  group.addEventListener('click', activate);
-  group.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' || e.key === ' ') {
-      e.preventDefault();
-      activate();
-    }
-  });
-  return group;
 }
 
-function attachPanZoom(root: SVGSVGElement, view: { x: number; y: number; w: number; h: number }, apply: () => void) {
+/**
+ * One neighbourhood's drawing. `choices` (scope id -> collapsed) is the panel's, kept per neighbourhood, so a
+ * re-render of the same neighbourhood (a poll's new answer) opens with the scopes the user left open or closed.
+ */
+export class DrawnGraphView {
+  readonly element = el('div', 'gs-drawn');
+  private readonly root = svg('svg', { class: 'gs-svg', role: 'group' });
+  private readonly content = svg('g', { class: 'gs-content' });
+  private readonly status = el('div', 'gs-layout-status', 'laying out…');
+  private readonly tree: ScopeTree;
+  private readonly defaults: Set<string>;
+  private readonly badged: ReturnType<typeof deviceBadges>;
+  private view: View = { x: 0, y: 0, w: 200, h: 100 };
+  private extent = { w: 200, h: 100 };
+  private placed: LayoutResult | null = null;
+  /** Centre on the focused op at 1:1 after the first layout, once the drawing has a size. */
+  private centred = false;
+
+  constructor(
+    private readonly n: NeighborhoodResponse,
+    private readonly focusId: string,
+    private readonly choices: Map<string, boolean>,
+    private readonly intents: DrawnGraphIntents,
+    private readonly layouts: LayoutClient,
+  ) {
+    this.element.dataset.testid = 'gs-drawn';
+    this.root.setAttribute('aria-label', `graph around ${n.op_name}`);
+    this.tree = scopeTree(n.nodes);
+    this.defaults = defaultCollapsed(this.tree, n.nodes, focusId);
+    this.badged = deviceBadges(n.nodes, focusId);
+    this.root.append(arrowDefs(), this.content);
+    attachPanZoom(this.root, this.view, () => this.apply());
+    this.element.append(this.tools(), this.status, this.root, legend(n, this.tree.groups.length > 0));
+    this.element.dataset.groups = String(this.tree.groups.length);
+    this.relayout(null);
+  }
+
+  private tools(): HTMLElement {
+    const box = el('div', 'gs-drawn-tools');
+    const button = (cls: string, label: string, title: string, action: () => void) => {
+      const b = el('button', cls, label);
+      b.dataset.testid = cls;
+      b.title = title;
+      b.addEventListener('click', action);
+      box.append(b);
+    };
+    if (this.tree.groups.length) {
+      button('gs-expand-all', 'Expand all', 'Open every name scope', () => this.setAll(false));
+      button('gs-collapse-all', 'Collapse all', 'Close every name scope', () => this.setAll(true));
+    }
+    button('gs-fit', 'Fit', 'Show the whole neighbourhood', () => {
+      this.centred = true;
+      Object.assign(this.view, { x: 0, y: 0, ...this.extent });
+      this.apply();
+    });
+    return box;
+  }
+
+  private setAll(collapsed: boolean): void {
+    for (const g of this.tree.groups) this.choices.set(g.id, collapsed);
+    this.relayout(null);
+  }
+
+  private toggle(groupId: string, collapsed: boolean): void {
+    this.choices.set(groupId, collapsed);
+    this.relayout(groupId);
+  }
+
+  /** Lays out what is drawn now; `anchor` (a scope just toggled) keeps its place on screen across the change. */
+  private relayout(anchor: string | null): void {
+    const drawn = drawnGraph(this.n, this.tree, collapsedGroups(this.defaults, this.choices));
+    this.element.dataset.layout = 'pending';
+    this.status.hidden = false;
+    const before = anchor ? this.placed?.boxes[anchor] : undefined;
+    this.layouts.layout(layoutRequest(drawn)).then(
+      (placed) => {
+        if (!placed) return; // a newer layout was asked for
+        this.element.dataset.layout = placed.where;
+        this.element.dataset.layoutMs = placed.result.ms.toFixed(1);
+        this.status.hidden = true;
+        const after = anchor ? placed.result.boxes[anchor] : undefined;
+        if (before && after) {
+          this.view.x += after.x - before.x;
+          this.view.y += after.y - before.y;
+        }
+        this.draw(drawn, placed.result);
+      },
+      (e: unknown) => {
+        this.element.dataset.layout = 'error';
+        this.status.textContent = `Could not lay the graph out: ${String(e)}`;
+      },
+    );
+  }
+
+  private draw(d: DrawnGraph, r: LayoutResult): void {
+    this.placed = r;
+    this.extent = { w: Math.max(r.width, 200), h: Math.max(r.height, 100) };
+    const parts: SVGElement[] = [];
+    for (const b of d.boxes) parts.push(scopeBox(b, r.boxes[b.id]!, () => this.toggle(b.id, true)));
+    for (const e of d.edges) parts.push(edgeLine(e, r.edges[e.id] ?? []));
+    for (const item of d.items) {
+      const at = r.boxes[item.id]!;
+      if (item.kind === 'group') {
+        parts.push(collapsedNode(item.collapsed, at, () => this.toggle(item.id, false)));
+        continue;
+      }
+      const node = item.node;
+      const activate = () => {
+        if (node.kind === 'execution' && node.execution_index !== undefined)
+          this.intents.focusExecution(node.execution_index);
+        else if (node.graph_id && node.op_name) this.intents.focusOp(node.graph_id, node.op_name);
+      };
+      parts.push(opNode(node, at, { focused: node.id === this.focusId, badge: this.badged(node), activate }));
+    }
+    // keyboard focus survives a toggle: the header or node that was focused has the same id after it
+    const focused = (document.activeElement as Element | null)?.closest?.('[data-id]')?.getAttribute('data-id');
+    this.content.replaceChildren(...parts);
+    const again = focused ? this.content.querySelector<SVGGElement>(`[data-id="${CSS.escape(focused)}"]`) : null;
+    // a scope's box is not focusable itself: its header is
+    (again?.matches('[tabindex]') ? again : again?.querySelector<SVGGElement>('[tabindex]'))?.focus();
+    if (!this.centred) this.centreOnFocus(d);
+    this.apply();
+  }
+
+  /** 1:1 around the focused op (or the closed scope holding it): a big neighbourhood fitted into a small pane is
+   * unreadable; the wheel zooms out to the rest. Before the pane has a size, the whole drawing. */
+  private centreOnFocus(d: DrawnGraph): void {
+    const holder = d.items.find((i) => i.id === this.focusId)
+      ? this.focusId
+      : d.items.find((i) => i.kind === 'group' && i.collapsed.group.members.includes(this.focusId))?.id;
+    const at = holder ? this.placed?.boxes[holder] : undefined;
+    Object.assign(this.view, { x: 0, y: 0, ...this.extent });
+    const place = () => {
+      const w = this.root.clientWidth;
+      const h = this.root.clientHeight;
+      if (!w || !h || !at) return false;
+      Object.assign(this.view, { x: at.x - w / 2, y: at.y - h / 2, w, h });
+      this.apply();
+      return true;
+    };
+    if (place()) {
+      this.centred = true;
+      return;
+    }
+    const wait = new ResizeObserver(() => {
+      if (this.centred || place()) {
+        this.centred = true;
+        wait.disconnect();
+      }
+    });
+    wait.observe(this.root);
+  }
+
+  private apply(): void {
+    this.root.setAttribute('viewBox', `${this.view.x} ${this.view.y} ${this.view.w} ${this.view.h}`);
+  }
+}
+
+function attachPanZoom(root: SVGSVGElement, view: View, apply: () => void) {
   root.addEventListener(
     'wheel',
     (e) => {
@@ -177,7 +219,7 @@ function attachPanZoom(root: SVGSVGElement, view: { x: number; y: number; w: num
   );
   let drag: { x: number; y: number } | null = null;
   root.addEventListener('pointerdown', (e) => {
-    if ((e.target as Element).closest('.gs-node')) return;
+    if ((e.target as Element).closest('.gs-node, .gs-group-head')) return;
     drag = { x: e.clientX, y: e.clientY };
   });
   root.addEventListener('pointermove', (e) => {
@@ -191,26 +233,4 @@ function attachPanZoom(root: SVGSVGElement, view: { x: number; y: number; w: num
   const end = () => (drag = null);
   root.addEventListener('pointerup', end);
   root.addEventListener('pointerleave', end);
-}
-
-function legend(n: NeighborhoodResponse): HTMLElement {
-  const box = el('div', 'gs-legend muted');
-  for (const [cls, text] of [
-    ['nonfinite', 'NaN/∞'],
-    ['finite', 'finite'],
-    ['contained', 'contained'],
-    ['untraced', 'no trace'],
-  ] as const) {
-    const item = el('span', `gs-legend-item h-${cls}`, text);
-    box.append(item);
-  }
-  box.append(el('span', '', ' · outlined: path from the root cause · dashed: crosses a function boundary'));
-  const notes = el(
-    'div',
-    'gs-notes',
-    [...n.notes, n.truncated ? `Only the first ${n.nodes.length} ops are drawn.` : ''].join(' '),
-  );
-  notes.dataset.testid = 'gs-notes';
-  box.append(notes);
-  return box;
 }

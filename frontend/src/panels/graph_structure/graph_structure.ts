@@ -21,7 +21,11 @@ import { noRunState } from '../../widgets/notices.ts';
 import { drawCells, prepareCanvas } from '../../widgets/health_cells.ts';
 import { renderTensorDetail } from '../../widgets/tensor_detail.ts';
 import { nearestBefore } from '../../store/focus_math.ts';
-import { renderDrawnGraph } from './drawn_graph.ts';
+import { DrawnGraphView } from './drawn_graph.ts';
+import { LayoutClient } from './layout_client.ts';
+
+/** How many neighbourhoods' scope choices the panel remembers (Back and forth over a walk finds them again). */
+const KEPT_CHOICES = 32;
 
 /** "in `loss` (tf.function)": the innermost named graph of the chain (the outermost graph of a tf.function has no
  * name in the dump; its UUID says nothing to a person), else a short id. */
@@ -75,6 +79,13 @@ export class GraphStructurePanel {
   private modeButton = el('button', 'gs-mode');
   private hopsInput = el('input', 'gs-hops');
   private drawn: { data: NeighborhoodResponse; focusId: string; node: HTMLElement } | null = null;
+  /** One layout worker for the panel's drawings (a newer drawing's layout makes an older one's stale). */
+  private readonly layouts = new LayoutClient();
+  /**
+   * Which name scopes the user opened or closed, per neighbourhood (run, op, hops). Kept here, not in the store:
+   * it is presentation only (no request, no other panel and no permalink depends on it), like the pan and zoom.
+   */
+  private readonly scopeChoices = new Map<string, Map<string, boolean>>();
 
   constructor(private readonly ctl: Controller) {
     this.hint.dataset.testid = 'gs-hint';
@@ -213,14 +224,32 @@ export class GraphStructurePanel {
     // the op type only where it says more than the name (no "Log Log")
     const type = op && op.op_type !== op.op_name ? ` ${op.op_type}` : '';
     head.append(el('span', 'gs-name', op?.op_name ?? ''), el('span', 'muted', type));
-    const drawing = renderDrawnGraph(n.data, focusId, {
-      focusOp: (graphId, opName) => void this.ctl.navigateToOp(graphId, opName),
-      focusExecution: (index) => void this.ctl.focusExecution(index),
-    });
+    const drawing = new DrawnGraphView(
+      n.data,
+      focusId,
+      this.choicesFor(`${n.data.run}|${focusId}|${n.data.hops}`),
+      {
+        focusOp: (graphId, opName) => void this.ctl.navigateToOp(graphId, opName),
+        focusExecution: (index) => void this.ctl.focusExecution(index),
+      },
+      this.layouts,
+    ).element;
     // kept while the answer is the same: a re-render for another reason must not reset the user's pan and zoom
     this.drawn = { data: n.data, focusId, node: drawing };
     this.content.replaceChildren(head, drawing);
     this.panel.setState(n.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
+  }
+
+  /** The scope choices of one neighbourhood (the most recently drawn ones kept). */
+  private choicesFor(key: string): Map<string, boolean> {
+    const choices = this.scopeChoices.get(key) ?? new Map<string, boolean>();
+    this.scopeChoices.delete(key);
+    this.scopeChoices.set(key, choices);
+    for (const old of this.scopeChoices.keys()) {
+      if (this.scopeChoices.size <= KEPT_CHOICES) break;
+      this.scopeChoices.delete(old);
+    }
+    return choices;
   }
 
   private renderOp(op: OpInfo, s: State): void {
