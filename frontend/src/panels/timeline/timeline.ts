@@ -205,7 +205,7 @@ export class TimelinePanel {
       b.dataset.index = String(ex.index);
       const open = ex.is_function ? ' — double-click to open this call' : '';
       const device = ex.device ? `\non ${ex.device}` : '';
-      b.title = `#${ex.index} ${ex.op_type}${ex.alert ? ' — non-finite output' : ''}${device}${open}`;
+      b.title = `#${ex.index} ${ex.op_type}${ex.alert ? ' — non-finite output' : ''}${open}${device}`;
       b.addEventListener('click', () => {
         this.boxes.focus();
         void this.ctl.focusExecution(ex.index);
