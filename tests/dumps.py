@@ -8,6 +8,7 @@ so a test session makes each dump at most once and an unchanged program is not r
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -69,3 +70,13 @@ def make_dump(name: str, *args: str, timeout: float = 600) -> str:
             f.write(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
         open(os.path.join(out, ".complete"), "w").close()
         return os.path.join(out, "dump")
+
+
+def run_tf_script(script: str, *args: str) -> dict:
+    """The JSON object a TensorFlow-side script (an oracle run as `python SCRIPT ARGS...`) prints last."""
+    proc = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, env=env_for_tf(), timeout=300, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{os.path.basename(script)} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])

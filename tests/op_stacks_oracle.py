@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -19,17 +18,7 @@ def oracle(dump_dir: str) -> dict:
     sys.path.insert(0, HERE)
     import dumps
 
-    proc = subprocess.run(
-        [sys.executable, os.path.abspath(__file__), dump_dir],
-        capture_output=True,
-        text=True,
-        env=dumps.env_for_tf(),
-        timeout=300,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"oracle failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return dumps.run_tf_script(os.path.abspath(__file__), dump_dir)
 
 
 def _main(dump_dir: str) -> None:

@@ -23,6 +23,7 @@ from tensorboard_plugin_dbg.analysis import (
     neighborhood,
     report_text,
     root_cause,
+    source_lines,
     tensor_values,
     timeline_marks,
 )
@@ -157,6 +158,11 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
     graph_id, op_name = next(iter(tf_view["ops"])).split("/", 1)
     frame_ids = tf_view["executions"][0]["stack_frame_ids"][:3]
     n = len(tf_view["traces"])
+    # a user file's line that created ops (the demo's model)
+    user_file = next(
+        f["index"] for f in run.source_files()["files"] if source_lines.line_counts(run, f["index"])["lines"]
+    )
+    op_line = source_lines.line_counts(run, user_file)["lines"][0]["line"]
     first_call = next(e["index"] for e in run.executions(0, 1000)["executions"] if e["is_function"])
     cases = [
         ("alerts", dict(begin=0, end=50), lambda: alerts.alerts(run, 0, 50)),
@@ -207,6 +213,12 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ("source_file", dict(index=1), lambda: run.source_file(1)),
         ("source_file", dict(index=1, begin_line=2, end_line=4), lambda: run.source_file(1, 2, 4)),
         ("stack_frames", dict(ids=",".join(frame_ids)), lambda: run.stack_frames(frame_ids)),
+        ("source_line_counts", dict(index=user_file), lambda: source_lines.line_counts(run, user_file)),
+        (
+            "line_ops",
+            dict(index=user_file, line=op_line, begin=0, end=20),
+            lambda: source_lines.line_ops(run, user_file, op_line, 0, 20),
+        ),
         ("root_cause", {}, lambda: _root_cause_answer(run)),
         ("root_cause", dict(mutes=LOG_MUTE), lambda: _root_cause_answer(run, mutes.parse_json(LOG_MUTE))),
         ("health_map", dict(begin=0, end=20, columns=50), lambda: health_map.health_map(run, 0, 20, 50)),
@@ -290,6 +302,8 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "op": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
         "graph_neighborhood": {"run": run_name, "graph_id": graph_id, "op_name": op_name},
         "source_file": {"run": run_name, "index": 0},
+        "source_line_counts": {"run": run_name, "index": 0},
+        "line_ops": {"run": run_name, "index": 0, "line": 1, "begin": 0, "end": 5},
         "stack_frames": {"run": run_name, "ids": tf_view["executions"][0]["stack_frame_ids"][0]},
         "tensor": {"run": run_name, "source": "graph", "index": 0, "slice": "..."},
         "tensor.npy": {"run": run_name, "source": "eager", "index": 0},  # FULL_HEALTH: a 404 JSON answer

@@ -6,7 +6,7 @@ import { decodeUrlState, encodeUrlState } from '../src/store/url.ts';
 import { DeviceFacets, REFRESH_MS, facetOptions, facetShown } from '../src/store/device_facets.ts';
 import { deviceLabels, shortDevice } from '../src/widgets/devices.ts';
 import type { DevicesResponse } from '../src/api/wire.ts';
-import { FakeApi, memUrl } from './fake_api.ts';
+import { FakeApi, memUrl, startController } from './fake_api.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
 const CPU0 = '/job:localhost/replica:0/task:0/device:CPU:0';
@@ -49,12 +49,7 @@ test('facet options: traced devices and hosts with their trace counts; a chosen 
 });
 
 test('picking a device filters the list on the server, keeps it in the URL, and a permalink brings it back', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const url = memUrl();
-  const ctl = new Controller(store, api, url);
-  await ctl.start();
-  ctl.stop();
+  const { store, api, url, ctl } = await startController();
   await settle();
   assert.ok(api.calls.includes('devices a'), api.calls.join('\n'));
   assert.equal(store.state.devices.status, 'ready');

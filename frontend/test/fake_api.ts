@@ -11,7 +11,8 @@ import type {
   TensorInputsResponse,
   TensorResponse,
 } from '../src/api/wire.ts';
-import type { UrlIO } from '../src/store/controller.ts';
+import { Controller, type UrlIO } from '../src/store/controller.ts';
+import { Store } from '../src/store/store.ts';
 import type { UrlState } from '../src/store/url.ts';
 
 /** The URL in memory: what the controller last wrote is what it reads; pushes make a history that `back()` pops
@@ -404,4 +405,15 @@ export class FakeApi implements Api {
     };
     return { run, tensor, inputs: [{ slot: 0, name: 'probs:0', tensor: input, description: 'probs:0 — finite' }] };
   }
+}
+
+/** A controller started on a FakeApi with its first answers asked for (its polling stopped): most store tests'
+ * starting point. */
+export async function startController(url = memUrl()) {
+  const store = new Store();
+  const api = new FakeApi();
+  const ctl = new Controller(store, api, url);
+  await ctl.start();
+  ctl.stop();
+  return { store, api, url, ctl };
 }

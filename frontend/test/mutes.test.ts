@@ -1,10 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
 import { decodeUrlState, encodeUrlState } from '../src/store/url.ts';
 import { muteFor, mutesParam, parseMutes } from '../src/store/mutes.ts';
-import { FakeApi, memUrl } from './fake_api.ts';
+import { FakeApi, startController } from './fake_api.ts';
 
 test('a mute by op name escapes the name: it matches that op only', () => {
   const a = new FakeApi().alert();
@@ -26,12 +24,7 @@ test('mutes round-trip through the URL; malformed ones are dropped, not trusted'
 });
 
 test('muting and un-muting send the mutes with the alerts, the summary and the root cause, and the URL keeps them', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const url = memUrl();
-  const ctl = new Controller(store, api, url);
-  await ctl.start();
-  ctl.stop();
+  const { store, api, url, ctl } = await startController();
   ctl.rules.addMute({ op_type: 'Log', reason: 'benign' });
   await new Promise((r) => setTimeout(r, 5));
   const param = JSON.stringify([{ op_type: 'Log', reason: 'benign' }]);

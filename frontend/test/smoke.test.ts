@@ -3,9 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as entry from '../src/index.ts';
-import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
-import { FakeApi, memUrl } from './fake_api.ts';
+import { startController } from './fake_api.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
 
@@ -14,11 +12,7 @@ test('entry module exports render()', () => {
 });
 
 test('first load: the runs answer brings every panel its first data, and nothing the first paint does not need', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl());
-  await ctl.start();
-  ctl.stop();
+  const { store, api, ctl } = await startController();
   await settle();
   const s = store.state;
   assert.equal(api.calls[0], 'runs', 'runs is asked first');

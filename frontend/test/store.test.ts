@@ -5,6 +5,7 @@ import { Controller } from '../src/store/controller.ts';
 import { decodeUrlState, encodeUrlState, type UrlState } from '../src/store/url.ts';
 import { routeUrl, HttpApi, ApiError } from '../src/api/client.ts';
 import { FakeApi, memUrl, runInfo } from './fake_api.ts';
+import { startController } from './fake_api.ts';
 import { jumpError, timelineKeyTarget } from '../src/store/focus_math.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
@@ -52,12 +53,7 @@ test('with no first NaN known yet, the only run with alerts opens; the choice fo
 });
 
 test('focusing an alert focuses trace, op, stack, innermost user frame and source line at once', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const url = memUrl();
-  const ctl = new Controller(store, api, url);
-  await ctl.start();
-  ctl.stop();
+  const { store, api, url, ctl } = await startController();
   await ctl.focusAlert(api.alert());
   const s = store.state;
   assert.deepEqual(s.focus, { kind: 'graph_execution', index: 7 });
@@ -102,11 +98,7 @@ test('an unknown run in the URL falls back to the first run', async () => {
 });
 
 test('navigating to an untraced op says so instead of selecting nothing', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl());
-  await ctl.start();
-  ctl.stop();
+  const { store, ctl } = await startController();
   await ctl.focusGraphExecution(7);
   await ctl.navigateToOp('g1', 'dense/kernel');
   assert.match(store.state.hint!, /no trace/);
@@ -151,11 +143,7 @@ test('live: polling picks up new counts without dropping focus', async () => {
 });
 
 test('a failed poll keeps the last good runs', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl());
-  await ctl.start();
-  ctl.stop();
+  const { store, api, ctl } = await startController();
   api.runs = async () => {
     throw new ApiError('network', 'down', 0);
   };
@@ -209,12 +197,7 @@ test('timeline keys: arrows, PageUp/PageDown by a window, Home/End, clamped at t
 });
 
 test('browser Back steps back one focus (history entries per focus), and the in-app back does the same', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const url = memUrl();
-  const ctl = new Controller(store, api, url);
-  await ctl.start();
-  ctl.stop();
+  const { store, url, ctl } = await startController();
   await ctl.focusGraphExecution(7);
   await ctl.focusGraphExecution(3);
   await ctl.focusGraphExecution(5);
@@ -230,11 +213,7 @@ test('browser Back steps back one focus (history entries per focus), and the in-
 });
 
 test('showing a trace the filters hide clears them, and says so', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl());
-  await ctl.start();
-  ctl.stop();
+  const { store, ctl } = await startController();
   ctl.setFilters({ opType: 'Softmax' });
   assert.equal(store.state.listNote, null);
   await settle();

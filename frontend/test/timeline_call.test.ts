@@ -2,18 +2,12 @@
  * its place in that list, Graph Structure draws; closing the call lists every trace again. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller } from '../src/store/controller.ts';
-import { Store } from '../src/store/store.ts';
-import { FakeApi, memUrl } from './fake_api.ts';
+import { startController } from './fake_api.ts';
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 test('openCall filters to the call, focuses its first NaN/∞ at its list position and draws the graph', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl());
-  await ctl.start();
-  ctl.stop();
+  const { store, api, ctl } = await startController();
   await settle();
   await ctl.openCall(4);
   await settle();
@@ -37,11 +31,7 @@ test('openCall filters to the call, focuses its first NaN/∞ at its list positi
 });
 
 test('the op type filter typed while a call is open keeps the call', async () => {
-  const store = new Store();
-  const api = new FakeApi();
-  const ctl = new Controller(store, api, memUrl());
-  await ctl.start();
-  ctl.stop();
+  const { store, ctl } = await startController();
   await settle();
   await ctl.openCall(4);
   ctl.setFilters({ ...store.state.geFilters, onlyNonfinite: true });
