@@ -90,6 +90,13 @@ def test_route_and_hostile_parameters():
     assert status == 200 and {n["op_type"] for n in body["nodes"]} >= {"Log", "Placeholder", "Mul"}
     status, _, body = get(client, url("graph_neighborhood", run=run, graph_id="nope", op_name="Log"))
     assert status == 404 and set(body["error"]) == {"code", "message"}
+    # a focused trace past the run's last one is not found (the fuzzer met a 500 here: an IndexError)
+    count = only_run(dumps.make_dump("nan_function_input")).info()["counts"]["graph_executions"]
+    for near in (count, count + 7):
+        status, _, body = get(
+            client, url("graph_neighborhood", run=run, graph_id=p["graph_id"], op_name="probs", hops=8, near=near)
+        )
+        assert status == 404 and "not found" in body["error"]["message"], (near, body)
     for bad in ({"hops": "9"}, {"hops": "0"}, {"direction": "sideways"}, {"near": "-1"}, {"hops": "x"}):
         status, _, body = get(client, url("graph_neighborhood", run=run, graph_id="g", op_name="Log", **bad))
         assert status == 400 and set(body["error"]) == {"code", "message"}, bad

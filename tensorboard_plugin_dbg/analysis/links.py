@@ -28,6 +28,8 @@ from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 def caller_of(run: RunQueries, cols: RunColumns, graph_id: str, trace_row: int) -> int | None:
     """The execution index of the eager call of graph `graph_id` that trace `trace_row` ran in, or None when the
     record after the trace is not a call of that graph (a nested call, or records not written yet)."""
+    if trace_row >= len(cols.trace_wall):  # newer than the columns (a live run): its call cannot be known yet
+        return None
     e = int(np.searchsorted(cols.exec_wall, cols.trace_wall[trace_row], side="left"))
     if e >= len(cols.exec_wall) or not cols.exec_is_function[e]:
         return None

@@ -110,6 +110,9 @@ def neighborhood(
     g = _graph(run, graph_id)
     if op_name not in g.index:
         raise NotFound(f"op {op_name!r} not found in graph {graph_id!r}")
+    traces = len(run.trace_arrays()["kind"])
+    if near is not None and near >= traces:
+        raise NotFound(f"graph execution {near} not found (run has {traces})")
     walk = _Walk(run, near)
     start = f"{graph_id}:{op_name}"
     walk.add(start, _op_node(graph_id, g, g.index[op_name], near), 0)
