@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
+import { Controller } from '../src/controller/controller.ts';
 import { FakeApi, memUrl, runInfo } from './fake_api.ts';
 
 const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '../src');
