@@ -1,7 +1,8 @@
 /**
  * Mutes: alerts the user dismissed, with a reason. The server applies them (the `mutes` request parameter: alert
  * list, totals, root cause); the browser keeps them in the URL (a permalink carries them) and in localStorage per
- * logdir (a new tab on the same logdir starts with them; controller/rules_intents.ts reads and writes it). Nothing is written on the server.
+ * logdir (a new tab on the same logdir starts with them; controller/rules_intents.ts reads and writes it). Nothing
+ * is written on the server.
  *
  * A mute's fields match together (AND); any mute hides (OR). `op_name` is a glob over the whole name (`*`, `?`), or
  * a regular expression after `re:` (analysis/rules/mutes.py is the reference).

@@ -4,7 +4,8 @@
  *
  * Only the controller (`src/controller/`: the controller and its loaders) writes it; panels read `store.state`,
  * subscribe, and call the controller's intents. This folder holds the store, its state types and pure functions over
- * them; it imports nothing from the controller. State is replaced immutably per `set`, so a subscriber can compare slices by identity to skip work.
+ * them; it imports nothing from the controller. State is replaced immutably per `set`, so a subscriber can compare
+ * slices by identity to skip work.
  */
 import type {
   Alert,
