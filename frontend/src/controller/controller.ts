@@ -293,7 +293,12 @@ export class Controller {
 
   /** One graph execution trace, everywhere. `keepFilters`: a filtered list that does not hold it keeps its filters;
    * `position`: its place in the filtered list, when the caller knows it. */
-  focusGraphExecution(index: number, alertIndex: number | null = null, keepFilters = false, position?: number) {
+  focusGraphExecution(
+    index: number,
+    alertIndex: number | null = null,
+    keepFilters = false,
+    position?: number,
+  ): Promise<void> {
     return this.focus.focusGraphExecution(index, alertIndex, keepFilters, position);
   }
 

@@ -8,8 +8,7 @@
  * focus's follow-up (Source Code's file, the timeline's window, the Graph Execution list's data set).
  */
 import type { Api } from '../api/client.ts';
-import type { GraphExecutionFilters } from '../api/requests.ts';
-import { hasFilters } from '../api/requests.ts';
+import { hasFilters, type GraphExecutionFilters } from '../api/requests.ts';
 import type { Alert, RootCauseProducer, StackFrame } from '../api/wire.ts';
 import { fixFrame, innermostUserFrame, inputRowsOf, nearestIndex } from '../store/focus_math.ts';
 import {
