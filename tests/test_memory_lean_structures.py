@@ -218,6 +218,7 @@ def test_nonfinite_flags_read_like_the_plain_column():
         flags = NonFiniteFlags(kind, blind, bad)
         assert len(flags) == n
         np.testing.assert_array_equal(np.asarray(flags), plain)
+        assert list(flags) == plain.tolist()
         for value in (-1, 0, 1):
             np.testing.assert_array_equal(flags == value, plain == value)
         np.testing.assert_array_equal(flags >= 0, plain >= 0)

@@ -173,6 +173,9 @@ class NonFiniteFlags:
         out = self[0 : len(self)]
         return out if dtype is None else out.astype(dtype)
 
+    def __iter__(self):
+        return iter(np.asarray(self))
+
     # whole-column comparisons answer arrays, as the plain column did (object's default would answer False)
     def __eq__(self, other):
         return np.asarray(self) == other
