@@ -18,6 +18,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import dump_facts
 import dumps
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -98,3 +99,10 @@ def demo_dump() -> str:
 def demo_logdir(demo_dump: str) -> str:
     """A logdir whose only run is the demo dump (the dump's parent folder)."""
     return os.path.dirname(demo_dump)
+
+
+@pytest.fixture(scope="session")
+def demo_facts(demo_dump: str) -> dict:
+    """The demo dump's counts that the CPU and TF's kernels decide, as TF's reader reads them (tests/dump_facts.py):
+    the Log trace with -inf and its softmax input, and the alert count."""
+    return dump_facts.demo_facts(demo_dump)

@@ -1,8 +1,14 @@
 """Dumps written by real TensorFlow, made once and reused.
 
 Each program under tests/programs/ is run as `python tests/programs/NAME.py DUMP_DIR [ARGS...]` in a subprocess and
-writes one dump. The result is cached under .pytest_cache/dumps/NAME-<hash of program source, args and demo source>,
-so a test session makes each dump at most once and an unchanged program is not re-run by the next session either.
+writes one dump. The result is cached under .pytest_cache/dumps/NAME-<hash of program source, args, demo source and
+the kernel settings below>, so a test session makes each dump at most once and an unchanged program is not re-run by
+the next session either.
+
+This module is the one place that runs TensorFlow programs for the tests. The caller's TF_ENABLE_ONEDNN_OPTS is
+passed through unchanged (TensorFlow's oneDNN kernels, on by default on x86-64, change how many softmax outputs
+underflow to 0), and its value is part of the cache key, so dumps written with oneDNN on, off and unset never mix.
+Tests read any count that the CPU or the kernels decide from the dump itself, never as a literal.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = os.path.join(ROOT, "tests", "programs")
 CACHE = os.path.join(ROOT, ".pytest_cache", "dumps")
 DEMO_SOURCE = os.path.join(ROOT, "tensorboard_plugin_dbg", "demo", "buggy_mlp.py")
+# Environment variables that change what TensorFlow's kernels compute, and so what a dump holds.
+KERNEL_ENV = ("TF_ENABLE_ONEDNN_OPTS",)
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -34,10 +42,18 @@ def _key(name: str, args: tuple[str, ...]) -> str:
             with open(path, "rb") as f:
                 h.update(f.read())
     h.update(repr(args).encode())
+    h.update(repr(kernel_settings()).encode())
     return f"{name}-{h.hexdigest()[:12]}"
 
 
+def kernel_settings() -> tuple[tuple[str, str | None], ...]:
+    """The caller's values of KERNEL_ENV (None where unset): part of every dump's cache key."""
+    return tuple((name, os.environ.get(name)) for name in KERNEL_ENV)
+
+
 def env_for_tf() -> dict[str, str]:
+    """The caller's environment (TF_ENABLE_ONEDNN_OPTS included, unchanged), quiet, on the CPU, importing this
+    checkout."""
     env = dict(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")

@@ -97,6 +97,13 @@ def test_parse_event_never_raises():
         (sys.base_prefix + "/lib/python3.11/runpy.py", False),
         ("C:\\Users\\me\\AppData\\Local\\Programs\\Python\\Lib\\site-packages\\tensorflow\\x.py", False),
         ("<frozen runpy>", False),
+        ("/home/me/project/<frozen runpy>", False),  # TF records the pseudo-path under the cwd
+        ("C:\\work\\<frozen runpy>", False),
+        ("/home/me/project/<string>", False),
+        ("/home/me/project/<stdin>", False),
+        ("<ipython-input-3-5d7c1e2a9f>", False),
+        ("/home/me/<ipython-input-3-5d7c1e2a9f>", False),
+        ("/home/me/project/<weird>.py", True),
         ("", False),
     ],
 )

@@ -44,6 +44,7 @@ def train(
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
+    images, labels = load_digits()  # first: without scikit-learn, fail before the dump is started
     if dump_dir:
         tf.debugging.experimental.enable_dump_debug_info(
             dump_dir,
@@ -51,7 +52,6 @@ def train(
             circular_buffer_size=circular_buffer_size,
         )
 
-    images, labels = load_digits()
     tf.random.set_seed(seed)
     init = tf.random.normal
     w1 = tf.Variable(init([64, hidden_units], stddev=init_stddev), name="w1")

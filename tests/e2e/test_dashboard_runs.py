@@ -12,7 +12,7 @@ from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, 
 from harness.tensorboard_process import TensorBoardProcess
 
 
-def test_two_runs_picker_and_url(page, demo_dump, tmp_path):
+def test_two_runs_picker_and_url(page, demo_dump, demo_facts, tmp_path):
     logdir = str(tmp_path / "logdir")
     shutil.copytree(dumps.make_dump("clean_mlp"), os.path.join(logdir, "a_clean"))
     shutil.copytree(demo_dump, os.path.join(logdir, "b_demo"))
@@ -21,8 +21,9 @@ def test_two_runs_picker_and_url(page, demo_dump, tmp_path):
         picker = by_testid(frame, "run-picker")
         assert picker.is_visible()
         # Each run says what it holds; the dashboard opens on the run with the NaN, not the alphabetically first.
-        wait_text(picker, r"a_clean — clean\s+b_demo — 165 alerts")  # (each says "indexing n %" until read)
-        assert picker.locator("option").all_inner_texts() == ["a_clean — clean", "b_demo — 165 alerts"]
+        demo_label = f"b_demo — {demo_facts['alerts']:,} alerts"  # a count TF's reader gives (dump_facts.py)
+        wait_text(picker, r"a_clean — clean\s+" + demo_label)  # (each says "indexing n %" until read)
+        assert picker.locator("option").all_inner_texts() == ["a_clean — clean", demo_label]
         frame.wait_for_function("document.querySelector('[data-testid=run-picker]').value === 'b_demo'")
         picker.select_option("a_clean")
         # The clean run: no alerts, and the panel says why; the root-cause card says it is clean.
