@@ -14,6 +14,7 @@ import dumps
 import pytest
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 from tensorboard_plugin_dbg.reader.debug_values import DTYPES
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
 
@@ -219,7 +220,7 @@ def test_alerts(pair):
 
 def test_nonfinite_filter_matches_oracle(pair):
     run, o = pair
-    nf = run.graph_executions(0, 10**6, only_nonfinite=True)
+    nf = run.graph_executions(0, 10**6, TraceFilter(only_nonfinite=True))
     expected = sorted({a[8] for a in o["alerts"] if a[8] is not None})
     assert [r["index"] for r in nf["rows"]] == expected and nf["total"] == len(expected)
     assert not math.isnan(nf["unfiltered_total"])

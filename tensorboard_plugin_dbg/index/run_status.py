@@ -33,10 +33,10 @@ def stat_file(state) -> bool:
 
 
 def read_file_noting_failure(run, code: int, state) -> bool:
-    """run._read_file(code, state); False when it failed, the failure then being the file's notice. Never raises:
+    """run.read_file(code, state); False when it failed, the failure then being the file's notice. Never raises:
     one bad file must not stop the pass (the run's other files are still read), nor one bad pass the next."""
     try:
-        run._read_file(code, state)
+        run.read_file(code, state)
     except FileNotFoundError:
         state.missing = True  # deleted between its stat and its read: the missing_file notice says so
     except Exception as exc:  # noqa: BLE001
