@@ -15,8 +15,8 @@ import pytest
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
-from tensorboard_plugin_dbg.reader.debug_values import DTYPES
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
+from tensorboard_plugin_dbg.reader.tensor_proto import DTYPES
 
 pytestmark = pytest.mark.slow  # TensorFlow's DebugDataReader reads each dump as the oracle: ~6 s per dump
 

@@ -138,7 +138,7 @@ class RunQueries(Protocol):
         """(debug mode of each trace row, its debug vector as tfdbg2-format.md lays it out, float64, NaN-padded to
         11 columns; all NaN for NO_TENSOR and FULL_TENSOR). Reads the rows' records back: for whole-run scans in
         blocks of neighbouring rows (analysis/rules), costing the blocks' bytes. `summary`: only the elements a
-        scan reads (reader/debug_values.py SUMMARY_ELEMENTS; the tensor id and device stay NaN), cheaper."""
+        scan reads (reader/health_gather.py SUMMARY_ELEMENTS; the tensor id and device stay NaN), cheaper."""
         ...
 
     def graph_entries(self) -> list[tuple[str, str, str | None]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reader import debug_values, tensor_content
+from ..reader import debug_values, tensor_content, tensor_proto
 from ..reader.schema import MODE_NAMES
 from . import kind_order, record_reads
 from .columns import LOC_MASK, LOC_SHIFT
@@ -242,7 +242,7 @@ class TraceQueries:
         b = min(max(0, begin), location.size)
         e = min(location.size, b + max(0, max_elements))
         part = debug_values.content_values(tensor_content.read_range(location, b, e - b), location.dtype)
-        return debug_values.value_dict(part, location.dtype, list(location.shape), location.size, b)
+        return tensor_proto.value_dict(part, location.dtype, list(location.shape), location.size, b)
 
     def detail(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
@@ -263,7 +263,7 @@ class TraceQueries:
             except RecordGone as exc:  # the row is still known from the index; only its value is gone
                 proto, health = None, {"mode": "UNKNOWN", "reason": str(exc)}
             if int(mode) == 7:
-                value = debug_values.tensor_value(proto, begin, max_elements)
+                value = tensor_proto.tensor_value(proto, begin, max_elements)
         graph = run.graphs.get(graph_id)
         return {
             "index": index,
