@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reader import debug_values
+from ..reader import debug_values, tensor_proto
 from ..reader.schema import MODE_NAMES, NO_FINITENESS_MODES
 from . import naming, record_reads
 from .errors import NotFound
@@ -128,7 +128,7 @@ class ExecutionQueries:
         for slot in range(max(int(ex.num_outputs), len(protos))):
             proto = protos[slot] if slot < len(protos) else None
             outputs.append(debug_values.decode_debug_value(mode, proto, eager=True))
-            values.append(debug_values.tensor_value(proto, 0, max_elements) if mode == 7 else None)
+            values.append(tensor_proto.tensor_value(proto, 0, max_elements) if mode == 7 else None)
         device_ids = [int(d) for d in ex.output_tensor_device_ids]
         graph = run.graphs.get(out["graph_id"]) if out["graph_id"] else None
         out.update(
