@@ -99,6 +99,10 @@ def _read_seconds(out: str) -> tuple[float, int]:
 
 def measure_index(out: str) -> dict:
     from tensorboard_plugin_dbg.index.catalog import Catalog
+    from tensorboard_plugin_dbg.reader import crc32c
+
+    if os.environ.get(NUMPY_CRC_ENV):
+        crc32c.NATIVE = None  # the fallback, as without google-crc32c
 
     _read_seconds(out)  # the page cache holds it, as for a dump TF just wrote
     read_s, size = min(_read_seconds(out) for _ in range(3))
@@ -116,6 +120,7 @@ def measure_index(out: str) -> dict:
         "index_s": index_s,
         "index_cpu_s": index_cpu,
         "index_peak_mib": (peak - rss0) / 2**20,
+        "crc": "numpy" if crc32c.NATIVE is None else "native (google-crc32c)",
     }
 
 
@@ -172,8 +177,12 @@ def measure_view(out: str) -> dict:
     }
 
 
-def _child(what: str, out: str) -> dict:
+NUMPY_CRC_ENV = "DBG_BENCH_NUMPY_CRC"
+
+
+def _child(what: str, out: str, numpy_crc: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, BENCH_DIR, os.path.join(ROOT, "tests")]))
+    env[NUMPY_CRC_ENV] = "1" if numpy_crc else ""
     proc = subprocess.run(
         [sys.executable, __file__, "--child", what, out], env=env, capture_output=True, text=True, check=False
     )
@@ -187,6 +196,8 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=4, help="traces of the 256 MiB tensor (4: ~1 GiB)")
     ap.add_argument("--keep", help="write the dump here and keep it")
     ap.add_argument("--reps", type=int, default=3, help="index measurements (fresh process each)")
+    ap.add_argument("--numpy-crc", action="store_true", help="index with the numpy CRC-32C (no google-crc32c)")
+    ap.add_argument("--index-only", action="store_true", help="only the index figures (no summary, no windows)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--generate", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -205,8 +216,8 @@ def main(argv=None) -> None:
             started = time.perf_counter()
             subprocess.run([sys.executable, __file__, "--generate", out, "--steps", str(args.steps)], check=True)
             print(f"dump written in {time.perf_counter() - started:.1f} s: {out}")
-        index = [_child("index", out) for _ in range(args.reps)]
-        view = _child("view", out)
+        index = [_child("index", out, args.numpy_crc) for _ in range(args.reps)]
+        view = None if args.index_only else _child("view", out)
     finally:
         if not args.keep:
             shutil.rmtree(out, ignore_errors=True)
@@ -217,10 +228,10 @@ def _ms(d: dict) -> str:
     return " / ".join(f"{d[k]:.2f}" for k in ("p50", "p95", "max")) + " ms"
 
 
-def report(index: list[dict], view: dict) -> None:
-    tmib = view["tensor_mib"]
-    peak = view["summary_peak_mib"]
-    rows = [
+def report(index: list[dict], view: dict | None) -> None:
+    size, crc = index[0]["bytes"], index[0]["crc"]
+    print(f"\ndump: {size / 2**30:.2f} GiB of FULL_TENSOR traces ({size:,} bytes); CRC-32C: {crc}")
+    index_rows = [
         ("read the dump's bytes (page cache), best of 3", f"{min(r['read_s'] for r in index):.3f} s", ""),
         (
             "index it (each run; CPU)",
@@ -229,6 +240,21 @@ def report(index: list[dict], view: dict) -> None:
         ),
         ("index / read", ", ".join(f"{r['index_s'] / r['read_s']:.1f}" for r in index) + "x", "<= 2x"),
         ("index peak memory above the start", f"{max(r['index_peak_mib'] for r in index):.0f} MiB", ""),
+    ]
+    print("| figure | value | target |\n|---|---|---|")
+    for row in index_rows:
+        print("| " + " | ".join(row) + " |")
+    if view is not None:
+        _report_view(view)
+    os.makedirs(os.path.join(BENCH_DIR, "results"), exist_ok=True)
+    with open(os.path.join(BENCH_DIR, "results", "tensor_values.json"), "w") as f:
+        json.dump({"index": index, "view": view}, f, indent=1)
+
+
+def _report_view(view: dict) -> None:
+    tmib = view["tensor_mib"]
+    peak = view["summary_peak_mib"]
+    rows = [
         (
             "stats + histogram + positions, first time (CPU)",
             f"{view['summary_first_s']:.2f} ({view['summary_first_cpu_s']:.2f}) s",
@@ -244,13 +270,8 @@ def report(index: list[dict], view: dict) -> None:
         ("64 x 64 window, in process (p50 / p95 / max)", _ms(view["slice_in_process_ms"]), "<= 50 ms"),
         ("64 x 64 window, through the route (p50 / p95 / max)", _ms(view["slice_route_ms"]), "<= 50 ms"),
     ]
-    print(f"\ndump: {index[0]['bytes'] / 2**30:.2f} GiB of FULL_TENSOR traces ({index[0]['bytes']:,} bytes)")
-    print("| figure | value | target |\n|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    os.makedirs(os.path.join(BENCH_DIR, "results"), exist_ok=True)
-    with open(os.path.join(BENCH_DIR, "results", "tensor_values.json"), "w") as f:
-        json.dump({"index": index, "view": view}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,14 @@ def test_bench_100k_smoke(tmp_path):
     with open(prefix + ".md") as f:
         table = f.read()
     assert "| metric | dbg (ours) | Debugger V2 (reference) |" in table
-    for metric in ("all alerts served", "indexing time", "100-row page at middle, median", "peak RSS (VmHWM)"):
+    for metric in (
+        "all alerts served",
+        "indexing time",
+        "100-row page at middle, median",
+        "peak RSS (VmHWM)",
+        "peak RSS growth over the 20 k dump once every alert is served",  # issue #25's figure
+    ):
         cells = _row(table, metric)
         assert cells[1] not in ("", "—") and cells[2] not in ("", "—"), cells
+    assert "B/trace, target ≤ 32 B: " in table  # the same figure on its own line, with its verdict
     assert os.path.exists(prefix + ".json")

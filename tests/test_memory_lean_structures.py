@@ -1,8 +1,9 @@
 """Unit tests of the structures that keep the index's memory per trace small, each against the plain numpy answer
 it replaces: the merged alert order (index/alert_order.py), the blocked counting sort of rows by kind
-(index/kind_order.py), the kind-mapped columns and the rows-by-kind input lookup of the analysis
-(analysis/index_columns.py), the interval mask of the periodic decoder (reader/trace_periodic.py) and the scan hint
-(reader/tfrecord.py)."""
+(index/kind_order.py), the kind-mapped columns, the rows-by-kind input lookup and the non-finite flags of the
+analysis (analysis/index_columns.py), the rules scan's per-kind step reductions fed block by block
+(analysis/rules/kind_steps.py), the interval mask of the periodic decoder (reader/trace_periodic.py) and the scan
+hint (reader/tfrecord.py)."""
 
 from __future__ import annotations
 
@@ -139,3 +140,92 @@ def test_identity_store_merged_equals_built_at_once():
             width = max(m.shape[0], w.shape[0])
             pad = [np.vstack([x, np.zeros((width - x.shape[0], x.shape[1]), np.uint32)]) for x in (m, w)]
             np.testing.assert_array_equal(*pad)
+
+
+def _whole_run_kind_steps(kind, values, flag, n_kinds):
+    """The rules' scan as it was before KindSteps: every row's values gathered into kind-sorted whole-run copies,
+    then numpy over them (the plain answer, ~80 bytes per trace at its peak)."""
+    order, starts = kind_order.rows_by_kind(kind, n_kinds)
+    first = np.zeros(len(order), bool)
+    first[starts[:-1][starts[:-1] < len(order)]] = True
+
+    def changes(col):
+        ch = np.zeros(len(col), bool)
+        if len(col) > 1:
+            ch[1:] = (col[1:] != col[:-1]) & (col[1:] >= 0) & (col[:-1] >= 0)
+        ch &= ~first
+        pos = np.flatnonzero(ch)
+        kinds = np.searchsorted(starts, pos, side="right") - 1
+        first_pos = np.full(n_kinds, -1, np.int64)
+        uniq, idx = np.unique(kinds, return_index=True)
+        first_pos[uniq] = pos[idx]
+        return np.bincount(kinds, minlength=n_kinds)[:n_kinds], first_pos
+
+    z = flag[order]
+    idx = np.arange(len(z), dtype=np.int64)
+    began = np.where(~z, idx + 1, np.where(first, idx, -1))
+    began = np.maximum.accumulate(began) if len(z) else began
+    length = np.where(z, idx - began + 1, 0)
+    best, end = np.zeros(n_kinds, np.int64), np.full(n_kinds, -1, np.int64)
+    hit = np.flatnonzero(length > 0)
+    if len(hit):
+        kinds = np.searchsorted(starts, hit, side="right") - 1
+        np.maximum.at(best, kinds, length[hit])
+        at_best = hit[length[hit] == best[kinds]]
+        uniq, i = np.unique(np.searchsorted(starts, at_best, side="right") - 1, return_index=True)
+        end[uniq] = at_best[i]
+    return [changes(np.asarray(v, np.int64)[order]) for v in values], (best, end), np.diff(starts)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kind_steps_fed_in_blocks_equal_the_whole_run_answer(seed):
+    from tensorboard_plugin_dbg.analysis.rules.kind_steps import KindSteps
+
+    rng = np.random.default_rng(10 + seed)
+    for _ in range(150):
+        n_kinds = int(rng.integers(1, 9))
+        n = int(rng.integers(0, 400))
+        kind = rng.integers(0, n_kinds, n).astype(np.int32)
+        # few distinct values and many unknowns (-1), long zero runs: changes, ties and runs across blocks
+        values = [rng.integers(-1, 3, n).astype(np.int64), rng.integers(-1, 2, n).astype(np.int8)]
+        flag = rng.random(n) < rng.choice([0.0, 0.5, 0.9])
+        order, starts = kind_order.rows_by_kind(kind, n_kinds)
+        steps = KindSteps(starts, columns=2)
+        cuts = np.sort(rng.integers(0, n + 1, int(rng.integers(0, 6))))
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), n]):
+            steps.add(kind[lo:hi], [v[lo:hi] for v in values], flag[lo:hi])
+        want_changes, (want_best, want_end), want_steps = _whole_run_kind_steps(kind, values, flag, n_kinds)
+        np.testing.assert_array_equal(steps.steps, want_steps)
+        for c, (count, first_pos) in enumerate(want_changes):
+            np.testing.assert_array_equal(steps.changes[c], count)
+            np.testing.assert_array_equal(steps.first_change[c], first_pos)
+        np.testing.assert_array_equal(steps.best_run, want_best)
+        np.testing.assert_array_equal(steps.best_run_end, want_end)
+
+
+def test_nonfinite_flags_read_like_the_plain_column():
+    from tensorboard_plugin_dbg.analysis.index_columns import NonFiniteFlags
+
+    rng = np.random.default_rng(20)
+    for _ in range(200):
+        n_kinds = int(rng.integers(1, 6))
+        n = int(rng.integers(0, 120))
+        kind = rng.integers(0, n_kinds, n).astype(np.int32)
+        blind = rng.random(n_kinds) < 0.3
+        bad = np.flatnonzero(rng.random(n) < 0.4).astype(np.uint32)  # the index's sorted uint32 rows
+        plain = (-blind.astype(np.int8))[kind]
+        plain[bad] = 1
+        flags = NonFiniteFlags(kind, blind, bad)
+        assert len(flags) == n
+        np.testing.assert_array_equal(np.asarray(flags), plain)
+        assert list(flags) == plain.tolist()
+        for value in (-1, 0, 1):
+            np.testing.assert_array_equal(flags == value, plain == value)
+        np.testing.assert_array_equal(flags >= 0, plain >= 0)
+        lo, hi = sorted(rng.integers(-5, n + 5, 2).tolist())
+        np.testing.assert_array_equal(flags[lo:hi], plain[lo:hi])
+        np.testing.assert_array_equal(flags[lo:hi:2], plain[lo:hi:2])
+        if n:
+            rows = rng.integers(-n, n, 30)
+            np.testing.assert_array_equal(flags[rows], plain[rows])
+            assert flags[rows].dtype == np.int8

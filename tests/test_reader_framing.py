@@ -45,6 +45,63 @@ def test_crc32c_many_equals_scalar(chunks, shift):
     assert got.tolist() == [crc32c.crc32c_python(c) for c in chunks]
 
 
+@pytest.fixture
+def numpy_crc(monkeypatch):
+    """The CRC-32C fallback (as without google-crc32c), whatever is installed."""
+    monkeypatch.setattr(crc32c, "NATIVE", None)
+
+
+def test_the_native_crc32c_is_used_where_installed():
+    google_crc32c = pytest.importorskip("google_crc32c")
+    assert (crc32c.NATIVE is not None) == (google_crc32c.implementation == "c")
+
+
+def _both_paths(monkeypatch, buf: np.ndarray, starts, lengths) -> tuple[list[int], list[int]]:
+    starts, lengths = np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
+    default = crc32c.crc32c_many(buf, starts, lengths).tolist()
+    with monkeypatch.context() as m:
+        m.setattr(crc32c, "NATIVE", None)
+        fallback = crc32c.crc32c_many(buf, starts, lengths).tolist()
+    return default, fallback
+
+
+def test_native_and_numpy_crc32c_agree_on_random_slices(monkeypatch):
+    if crc32c.NATIVE is None:
+        pytest.skip("google-crc32c (its C extension) is not installed: only the numpy path exists")
+    rng = np.random.default_rng(7)
+    data = rng.integers(0, 256, 3 << 20, dtype=np.uint8).tobytes()
+    # lengths on both sides of NATIVE_MIN, of the numpy path's long threshold and of the native piece size
+    lengths = [0, 1, 7, 8, crc32c.NATIVE_MIN - 1, crc32c.NATIVE_MIN, 250, 4095, 4096, 70_000, (1 << 20) + 3]
+    lengths += rng.integers(0, 5000, 200).tolist()
+    starts = rng.integers(0, len(data) - (1 << 20) - 4, len(lengths)).tolist()
+    for buf in (np.frombuffer(data, np.uint8), np.frombuffer(data, np.uint8).copy()):  # from bytes, and not
+        default, fallback = _both_paths(monkeypatch, buf, starts, lengths)
+        assert default == fallback
+    assert default[:4] == [crc32c.crc32c_python(data[s : s + n]) for s, n in zip(starts[:4], lengths[:4])]
+
+
+@pytest.mark.slow  # ~3 s: the numpy path over 40 MiB
+def test_native_and_numpy_crc32c_agree_on_a_big_record(monkeypatch):
+    if crc32c.NATIVE is None:
+        pytest.skip("google-crc32c (its C extension) is not installed")
+    data = np.random.default_rng(8).integers(0, 256, 40 << 20, dtype=np.uint8)
+    default, fallback = _both_paths(monkeypatch, data, [5], [len(data) - 9])
+    assert default == fallback
+
+
+def test_framing_is_checked_the_same_without_the_native_crc(numpy_crc):
+    """Masked CRCs of headers and payloads, through the scanner, on the fallback: good records read, a bad one
+    reported (the native path runs the same test file's other framing tests)."""
+    assert crc32c.NATIVE is None
+    payloads = [os.urandom(n) for n in (5, 100, 0, 5000, 3, 300)]
+    data = bytearray(b"".join(tfrecord.frame(p) for p in payloads))
+    r = _scan(bytes(data))
+    assert _payloads(r, bytes(data)) == payloads and not r.damages
+    data[12 + 5 + 4 + 12 + 50] ^= 1  # a byte of the second payload: its data CRC no longer matches
+    r = _scan(bytes(data))
+    assert r.damages and payloads[1] not in _payloads(r, bytes(data))
+
+
 def test_masked_crc_matches_tfrecord_definition():
     c = crc32c.crc32c(b"abc")
     assert crc32c.mask(c) == ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF

@@ -249,15 +249,18 @@ def test_health_map_shape_change_and_bins():
 
 
 def test_zero_runs_and_changes_per_kind():
+    from tensorboard_plugin_dbg.analysis.rules.kind_steps import KindSteps
+
     starts = np.array([0, 4, 7])
+    kind = np.array([0, 0, 0, 0, 1, 1, 1], np.int32)  # rows in kind order: positions are rows
     z = np.array([1, 1, 0, 1, 0, 1, 1], bool)  # kind 0: runs 2, 1; kind 1: run 2 (not joined across kinds)
-    first = np.zeros(7, bool)
-    first[[0, 4]] = True
-    best, end = tensor_scan._zero_runs(z, first, starts, 2)
-    assert best.tolist() == [2, 2] and end.tolist() == [1, 6]
     sig = np.array([5, 5, 6, 6, 6, -1, 7])  # kind 0: one change at 2; kind 1: unknown in between, no change
-    count, at = tensor_scan._changes(sig, first, starts, 2)
-    assert count.tolist() == [1, 0] and at.tolist() == [2, -1]
+    steps = KindSteps(starts, columns=1)
+    for lo, hi in ((0, 3), (3, 5), (5, 7)):  # fed in blocks: runs and last values carried across them
+        steps.add(kind[lo:hi], [sig[lo:hi]], z[lo:hi])
+    assert steps.best_run.tolist() == [2, 2] and steps.best_run_end.tolist() == [1, 6]
+    assert steps.changes[0].tolist() == [1, 0] and steps.first_change[0].tolist() == [2, -1]
+    assert steps.steps.tolist() == [4, 3]
 
 
 @pytest.mark.parametrize("program,args", [("dead_relu", ()), ("shape_change", ()), ("nan_library_const", ())])

@@ -2,7 +2,7 @@
  * The header: the run picker (marking runs with errors), indexing progress, and the status line (counts, then the
  * run's and the logdir's problems). Everything comes from the store; picking a run is the controller's intent.
  */
-import type { Controller } from './store/controller.ts';
+import type { Controller } from './controller/controller.ts';
 import type { Readiness } from './ready.ts';
 import type { RunInfo } from './api/wire.ts';
 import type { State } from './store/store.ts';

@@ -5,7 +5,7 @@
  */
 import { HttpApi, type Api } from './api/client.ts';
 import { Store } from './store/store.ts';
-import { Controller } from './store/controller.ts';
+import { Controller } from './controller/controller.ts';
 import { Readiness } from './ready.ts';
 import { buildLayout } from './layout.ts';
 import { CSS } from './styles.ts';

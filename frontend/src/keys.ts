@@ -6,7 +6,7 @@
  * same handler therefore also listens on the parent document when it is same-origin (TensorBoard serves both), and
  * only while this frame is on screen (the Debugger tab is the one shown).
  */
-import type { Controller } from './store/controller.ts';
+import type { Controller } from './controller/controller.ts';
 
 const LIST_KEYS = new Set(['ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown']);
 

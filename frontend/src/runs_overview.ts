@@ -4,7 +4,7 @@
  * count, "clean", "indexing n %"). Everything comes from the `runs` answer (each run's summary is what the server
  * had cached: "analyzing" until the run's root cause is built).
  */
-import type { Controller } from './store/controller.ts';
+import type { Controller } from './controller/controller.ts';
 import type { RunInfo } from './api/wire.ts';
 import type { State } from './store/store.ts';
 import { el } from './widgets/panel.ts';

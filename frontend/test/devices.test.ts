@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
-import { decodeUrlState, encodeUrlState } from '../src/store/url.ts';
-import { DeviceFacets, REFRESH_MS, facetOptions, facetShown } from '../src/store/device_facets.ts';
+import { Controller } from '../src/controller/controller.ts';
+import { decodeUrlState, encodeUrlState } from '../src/controller/url.ts';
+import { DeviceFacets, REFRESH_MS } from '../src/controller/device_facets.ts';
+import { facetOptions, facetShown } from '../src/store/facets.ts';
 import { deviceLabels, shortDevice } from '../src/widgets/devices.ts';
 import type { DevicesResponse } from '../src/api/wire.ts';
 import { FakeApi, memUrl, startController } from './fake_api.ts';

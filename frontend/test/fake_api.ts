@@ -1,5 +1,6 @@
 /** A fake Api over an in-memory run for store tests: one graph op `Log` fed by `probs`, traces and an alert. */
-import type { Api, GraphExecutionFilters, HealthMapQuery, TensorTarget } from '../src/api/client.ts';
+import type { Api, HealthMapQuery } from '../src/api/client.ts';
+import type { GraphExecutionFilters, TensorTarget } from '../src/api/requests.ts';
 import { ApiError } from '../src/api/client.ts';
 import type {
   Alert,
@@ -11,9 +12,9 @@ import type {
   TensorInputsResponse,
   TensorResponse,
 } from '../src/api/wire.ts';
-import { Controller, type UrlIO } from '../src/store/controller.ts';
+import { Controller, type UrlIO } from '../src/controller/controller.ts';
 import { Store } from '../src/store/store.ts';
-import type { UrlState } from '../src/store/url.ts';
+import type { UrlState } from '../src/controller/url.ts';
 
 /** The URL in memory: what the controller last wrote is what it reads; pushes make a history that `back()` pops
  * (and tells the listener, as the browser's popstate does). */

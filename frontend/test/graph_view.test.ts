@@ -1,7 +1,7 @@
 /** Graph Structure's drawn mode: the neighbourhood follows the op shown, with the hops asked, only when drawn. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Controller } from '../src/store/controller.ts';
+import { Controller } from '../src/controller/controller.ts';
 import { Store } from '../src/store/store.ts';
 import { computeLayout } from '../src/panels/graph_structure/layout.ts';
 import { FakeApi, memUrl } from './fake_api.ts';

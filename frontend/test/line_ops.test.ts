@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
-import { LINE_OPS_PAGE, mergePage } from '../src/store/line_ops_loader.ts';
+import { Controller } from '../src/controller/controller.ts';
+import { LINE_OPS_PAGE, mergePage } from '../src/controller/line_ops_loader.ts';
 import type { LineOp } from '../src/api/wire.ts';
 import { FakeApi, memUrl, runInfo } from './fake_api.ts';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeUrlState, encodeUrlState } from '../src/store/url.ts';
+import { decodeUrlState, encodeUrlState } from '../src/controller/url.ts';
 import { muteFor, mutesParam, parseMutes } from '../src/store/mutes.ts';
 import { FakeApi, startController } from './fake_api.ts';
 

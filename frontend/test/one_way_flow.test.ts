@@ -1,7 +1,8 @@
 /**
- * Data flows one way: panels call the controller's intents, the controller alone fetches (through the API client)
- * and writes the store, and panels draw what the store holds. These tests hold the boundaries (no panel or widget
- * reaches the client, widgets know no store) and follow intents through to the state a panel draws.
+ * Data flows one way: panels call the controller's intents, the controller (with its loaders, `src/controller/`)
+ * alone fetches through the API client and writes the store, and panels draw what the store holds. These tests hold
+ * the boundaries docs/ARCHITECTURE.md states (who imports the client, who writes the store, what the store and the
+ * views may import, no import cycle) and follow intents through to the state a panel draws.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
+import { Controller } from '../src/controller/controller.ts';
 import { FakeApi, memUrl, runInfo } from './fake_api.ts';
 
 const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '../src');
@@ -22,27 +23,136 @@ function sources(dir: string): string[] {
   });
 }
 
-const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(/from\s+'([^']+)'/g)].map((m) => m[1]!);
+/** One import of a module: the module it names (a path relative to src/) and whether it brings types only. */
+interface Import {
+  target: string;
+  typeOnly: boolean;
+}
 
-test('no panel, widget or the header reaches the API client or fetch', () => {
-  const viewFiles = [
-    ...sources(path.join(SRC, 'panels')),
-    ...sources(path.join(SRC, 'widgets')),
-    path.join(SRC, 'header.ts'),
-  ];
-  assert.ok(viewFiles.length > 15);
-  for (const file of viewFiles) {
-    const rel = path.relative(SRC, file);
-    assert.ok(!importsOf(file).some((i) => i.endsWith('api/client.ts')), `${rel} imports the API client`);
-    assert.doesNotMatch(readFileSync(file, 'utf8'), /\bfetch\(|\.api\./, `${rel} fetches`);
+/** Every static, re-exporting and dynamic import of `file` that names a module of src/ (packages are left out). */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, 'utf8');
+  const found: Import[] = [];
+  const add = (spec: string, typeOnly: boolean) => {
+    if (spec.startsWith('.'))
+      found.push({ target: path.relative(SRC, path.resolve(path.dirname(file), spec)), typeOnly });
+  };
+  for (const m of text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s*from\s+'([^']+)'/gms)) {
+    const names =
+      /\{([^}]*)\}/
+        .exec(m[2]!)?.[1]
+        ?.split(',')
+        .filter((n) => n.trim()) ?? [];
+    const allTypes = names.length > 0 && names.every((n) => /^\s*type\s/.test(n)) && !/^\w/.test(m[2]!);
+    add(m[3]!, !!m[1] || allTypes);
+  }
+  for (const m of text.matchAll(/^import\s+'([^']+)'/gm)) add(m[1]!, false);
+  for (const m of text.matchAll(/\bimport\(\s*(?:\/\*.*?\*\/\s*)?'([^']+)'\s*\)/g)) add(m[1]!, false);
+  return found;
+}
+
+const ALL = sources(SRC);
+const rel = (file: string) => path.relative(SRC, file);
+const inController = (r: string) => r.startsWith('controller/');
+
+test('the module list is read: every module, its imports', () => {
+  assert.ok(ALL.length > 80);
+  const ctl = importsOf(path.join(SRC, 'controller/controller.ts'));
+  assert.ok(ctl.some((i) => i.target === 'api/client.ts' && i.typeOnly));
+  assert.ok(ctl.some((i) => i.target === 'store/store.ts' && !i.typeOnly));
+  const code = importsOf(path.join(SRC, 'panels/source_code/source_code.ts'));
+  assert.ok(
+    code.some((i) => i.target === 'panels/source_code/editor.ts'),
+    'a dynamic import counts',
+  );
+});
+
+test('only src/controller/ imports the API client (index.ts makes the one HttpApi and hands it over)', () => {
+  for (const file of ALL) {
+    const r = rel(file);
+    if (inController(r) || r === 'index.ts' || r.startsWith('api/')) continue;
+    const bad = importsOf(file).filter((i) => i.target === 'api/client.ts');
+    assert.deepEqual(bad, [], `${r} imports the API client`);
+  }
+  for (const file of ALL.filter((f) => !rel(f).startsWith('controller/') && rel(f) !== 'api/client.ts'))
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /\bfetch\(|\.api\./, `${rel(file)} fetches`);
+});
+
+test('only src/controller/ writes the store', () => {
+  for (const file of ALL.filter((f) => !inController(rel(f))))
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /\bstore\.set\(/, `${rel(file)} writes the store`);
+});
+
+test('src/store/ imports nothing from the controller, the panels or the client', () => {
+  for (const file of ALL.filter((f) => rel(f).startsWith('store/'))) {
+    const bad = importsOf(file).filter(
+      (i) => inController(i.target) || i.target.startsWith('panels/') || i.target === 'api/client.ts',
+    );
+    assert.deepEqual(bad, [], rel(file));
   }
 });
 
-test('widgets import nothing from the store', () => {
-  for (const file of sources(path.join(SRC, 'widgets'))) {
-    const bad = importsOf(file).filter((i) => i.includes('/store/'));
-    assert.deepEqual(bad, [], path.relative(SRC, file));
+test('views import only types (the Controller) from src/controller/; widgets nothing from the store', () => {
+  for (const file of ALL.filter((f) => !inController(rel(f)) && rel(f) !== 'index.ts')) {
+    const bad = importsOf(file).filter((i) => inController(i.target) && !i.typeOnly);
+    assert.deepEqual(bad, [], `${rel(file)} imports the controller's code`);
   }
+  for (const file of sources(path.join(SRC, 'widgets'))) {
+    const bad = importsOf(file).filter((i) => i.target.startsWith('store/') || inController(i.target));
+    assert.deepEqual(bad, [], rel(file));
+  }
+});
+
+/** An import cycle among `graph`'s modules (each module's path, the first one again at the end), or null. */
+function findCycle(graph: Map<string, string[]>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | null => {
+    if (state.get(node) === 'done') return null;
+    if (state.get(node) === 'open') return [...stack.slice(stack.indexOf(node)), node];
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next);
+      if (cycle) return cycle;
+    }
+    stack.pop();
+    state.set(node, 'done');
+    return null;
+  };
+  for (const node of graph.keys()) {
+    const cycle = visit(node);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
+test('the cycle finder finds a cycle, and none where there is none', () => {
+  assert.deepEqual(
+    findCycle(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+      ]),
+    ),
+    ['a', 'b', 'c', 'a'],
+  );
+  assert.equal(
+    findCycle(
+      new Map([
+        ['a', ['b', 'c']],
+        ['b', ['c']],
+        ['c', []],
+      ]),
+    ),
+    null,
+  );
+});
+
+test('no import cycle among the modules of src/ (type-only imports count)', () => {
+  const graph = new Map(ALL.map((f) => [rel(f), importsOf(f).map((i) => i.target)]));
+  assert.equal(findCycle(graph)?.join(' -> ') ?? null, null);
 });
 
 async function started(api = new FakeApi()) {

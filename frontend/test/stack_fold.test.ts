@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { baseName, foldStack } from '../src/panels/stack_trace/fold.ts';
 import { shortPaths } from '../src/widgets/paths.ts';
-import { innermostUserFrame, nearestIndex, inputRowsOf } from '../src/store/controller.ts';
+import { innermostUserFrame, nearestIndex, inputRowsOf } from '../src/store/focus_math.ts';
 import type { OpInfo, StackFrame } from '../src/api/wire.ts';
 
 const f = (id: string, is_user: boolean, path: string | null = `/x/${id}.py`): StackFrame => ({

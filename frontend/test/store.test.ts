@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
-import { decodeUrlState, encodeUrlState, type UrlState } from '../src/store/url.ts';
+import { Controller } from '../src/controller/controller.ts';
+import { decodeUrlState, encodeUrlState, type UrlState } from '../src/controller/url.ts';
 import { routeUrl, HttpApi, ApiError } from '../src/api/client.ts';
 import { FakeApi, memUrl, runInfo } from './fake_api.ts';
 import { startController } from './fake_api.ts';

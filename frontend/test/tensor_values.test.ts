@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../src/store/store.ts';
-import { Controller } from '../src/store/controller.ts';
+import { Controller } from '../src/controller/controller.ts';
 import { tensorNpyUrl } from '../src/api/client.ts';
 import {
   defaultPlane,
@@ -15,7 +15,7 @@ import {
   HEAT,
   SLICE_CAP,
 } from '../src/store/tensor_math.ts';
-import { alertTarget } from '../src/store/tensor_loader.ts';
+import { alertTarget } from '../src/api/requests.ts';
 import { formatValue, valueClass } from '../src/panels/tensor_values/format.ts';
 import { FakeApi, memUrl } from './fake_api.ts';
 

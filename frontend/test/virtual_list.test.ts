@@ -12,7 +12,7 @@ import {
 import { ListModel } from '../src/widgets/list_model.ts';
 import { Store } from '../src/store/store.ts';
 import { MAX_CACHED_PAGES, PagedRows } from '../src/store/paged_rows.ts';
-import { RowPager, type PageFetch } from '../src/store/row_pager.ts';
+import { RowPager, type PageFetch } from '../src/controller/row_pager.ts';
 
 const TEN_M = 10_000_000;
 const g = { total: TEN_M, rowHeight: 24, viewport: 600 };

@@ -263,7 +263,7 @@ class _Lazy:
 
 def classify(cols: RunColumns) -> tuple[Classification, _Lazy]:
     lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: TraceLookup(cols.trace_tensor))
-    info = bool(np.any(cols.trace_nonfinite >= 0) or np.any(cols.exec_nonfinite >= 0))
+    info = bool(np.any(np.asarray(cols.trace_nonfinite) >= 0) or np.any(cols.exec_nonfinite >= 0))
     contained = containment.find(cols, lookup)
     traces = _classify_traces(cols, lookup, contained)
     execs, gone = _classify_executions(cols)

@@ -30,7 +30,9 @@ class RunColumns:
     # (the index gives index_columns.KindMapped, which computes them from the trace's kind on access)
     trace_op: Any
     trace_tensor: Any
-    trace_nonfinite: np.ndarray  # int8[T]: 1 non-finite, 0 finite, -1 the mode cannot tell
+    # int8[T]: 1 non-finite, 0 finite, -1 the mode cannot tell; indexable by slices and row arrays, compared whole
+    # (the index gives index_columns.NonFiniteFlags, which reads it through the kind and the non-finite rows)
+    trace_nonfinite: Any
     # Data inputs of every op as CSR: op o's inputs are op_input_tensor[op_input_ptr[o]:op_input_ptr[o + 1]].
     op_input_ptr: np.ndarray  # int64[n_ops + 1]
     op_input_tensor: np.ndarray  # int64[...] tensor codes, -1 unknown

@@ -81,7 +81,7 @@ def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
 
 def find(cols: RunColumns, lookup) -> Containment:
     """The contained rows of the run (lookup: classify's `before`/`after` trace lookup)."""
-    flags = cols.trace_nonfinite
+    flags = np.asarray(cols.trace_nonfinite)  # whole: 1 byte per trace, for this build only
     n_tensors = max(len(cols.tensor_is_input), int(cols.op_input_tensor.max()) + 1 if len(cols.op_input_tensor) else 0)
     expected_from = np.full(n_tensors + 1, _NEVER, np.int64)
     if len(cols.op_output_tensor) == 0 or not np.any(flags == 1):

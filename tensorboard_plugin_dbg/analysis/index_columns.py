@@ -51,9 +51,8 @@ def gather(run: RunQueries) -> RunColumns:
     is_input[list(input_tensors)] = True
     out_ptr, out_tensor = _outputs_by_op(kind_op, kind_tensor, len(op_codes))
 
-    flags = (-kind_blind.astype(np.int8))[kind_col] if n else np.zeros(0, np.int8)  # -1 blind, else 0
-    bad_rows = traces["nonfinite_rows"]
-    flags[bad_rows[bad_rows < n]] = 1
+    bad_rows = traces["nonfinite_rows"]  # sorted: the rows below n are a view, not a copy
+    flags = NonFiniteFlags(kind_col, kind_blind, bad_rows[: int(np.searchsorted(bad_rows, n))])
 
     execs = run.execution_arrays()
     m = len(execs["wall_time"])
@@ -133,6 +132,70 @@ class KindMapped:
 
     def __getitem__(self, rows):
         return self._map[self._kind[rows]]
+
+
+class NonFiniteFlags:
+    """The classifier's per-trace flag (int8: 1 non-finite, -1 the mode cannot tell, 0 finite) read through the
+    row's kind and the index's sorted non-finite rows when indexed, sliced or compared. The columns are cached with
+    the classification for the run's life: materialized, the flags cost 1 byte per trace at the memory peak (the
+    rules' scan runs after them). Whole-column comparisons (`flags == 1`) build the plain array for the moment."""
+
+    def __init__(self, kind: np.ndarray, kind_blind: np.ndarray, nonfinite_rows: np.ndarray):
+        self._kind = kind
+        self._by_kind = -kind_blind.astype(np.int8)  # -1 blind, else 0
+        # sorted (the index appends them in row order); kept in its own dtype (the index's uint32 rows: a view),
+        # and searched with keys of that dtype, so no search converts the whole of it
+        self._bad = np.asarray(nonfinite_rows)
+
+    def __len__(self) -> int:
+        return len(self._kind)
+
+    def __getitem__(self, key) -> np.ndarray:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step != 1:
+                return self[np.arange(start, stop, step)]
+            out = self._by_kind[self._kind[start:stop]]
+            lo, hi = np.searchsorted(self._bad, np.array([start, max(start, stop)], self._bad.dtype))
+            out[self._bad[lo:hi].astype(np.int64) - start] = 1
+            return out
+        rows = np.asarray(key)
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        rows = np.where(rows < 0, rows + len(self), rows).astype(np.int64)
+        out = self._by_kind[self._kind[rows]]
+        pos = np.searchsorted(self._bad, rows.astype(self._bad.dtype))
+        pos = np.minimum(pos, max(len(self._bad) - 1, 0))
+        hit = (self._bad[pos] == rows) if len(self._bad) else np.zeros(rows.shape, bool)
+        return np.where(hit, np.int8(1), out).astype(np.int8)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self[0 : len(self)]
+        return out if dtype is None else out.astype(dtype)
+
+    def __iter__(self):
+        return iter(np.asarray(self))
+
+    # whole-column comparisons answer arrays, as the plain column did (object's default would answer False)
+    def __eq__(self, other):
+        return np.asarray(self) == other
+
+    def __ne__(self, other):
+        return np.asarray(self) != other
+
+    def __ge__(self, other):
+        return np.asarray(self) >= other
+
+    def __gt__(self, other):
+        return np.asarray(self) > other
+
+    def __le__(self, other):
+        return np.asarray(self) <= other
+
+    def __lt__(self, other):
+        return np.asarray(self) < other
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class KindRowsLookup:

@@ -28,6 +28,7 @@ import type {
   TensorResponse,
   TimelineMarksResponse,
 } from './wire.ts';
+import type { GraphExecutionFilters, TensorTarget } from './requests.ts';
 
 /** The server's error codes, plus the client's own for a request that got no usable answer. */
 export type ClientErrorCode = ErrorCode | 'network' | 'bad_response' | `http_${number}`;
@@ -48,26 +49,6 @@ export class ApiError extends Error {
 export const PAGE_CAP = 1000;
 /** Stack frame ids per `stack_frames` request (the route caps the list; stay well below). */
 export const FRAME_IDS_CAP = 200;
-
-export interface GraphExecutionFilters {
-  opType?: string;
-  opName?: string;
-  graphId?: string;
-  onlyNonfinite?: boolean;
-  /** Exact full device name (the `devices` route lists them). */
-  device?: string;
-  /** Exact host name. */
-  host?: string;
-  /** One tf.function call's traces only: its eager execution index. */
-  call?: number;
-}
-
-/** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output. */
-export interface TensorTarget {
-  source: 'graph' | 'eager';
-  index: number;
-  output: number | null;
-}
 
 /** The `tensor.npy` download of a tensor (a link, not a fetch: the browser saves the file). */
 export function tensorNpyUrl(run: string, t: TensorTarget): string {

@@ -1,7 +1,8 @@
 /**
  * Mutes: alerts the user dismissed, with a reason. The server applies them (the `mutes` request parameter: alert
  * list, totals, root cause); the browser keeps them in the URL (a permalink carries them) and in localStorage per
- * logdir (a new tab on the same logdir starts with them). Nothing is written on the server.
+ * logdir (a new tab on the same logdir starts with them; controller/rules_intents.ts reads and writes it). Nothing
+ * is written on the server.
  *
  * A mute's fields match together (AND); any mute hides (OR). `op_name` is a glob over the whole name (`*`, `?`), or
  * a regular expression after `re:` (analysis/rules/mutes.py is the reference).
@@ -21,7 +22,6 @@ export type MuteScope = 'op_name' | 'op_type' | 'rule' | 'graph_id';
 
 const FIELDS = ['rule', 'op_type', 'op_name', 'graph_id'] as const;
 const MAX_MUTES = 50;
-const STORAGE_PREFIX = 'dbg-mutes:';
 
 /** The mute that hides alerts like `a` by `scope`, with `reason`; null when the alert has no such field. */
 export function muteFor(a: Alert, scope: MuteScope, reason: string): Mute | null {
@@ -67,22 +67,4 @@ export function parseMutes(text: string | null): Mute[] | null {
 
 export function sameMute(a: Mute, b: Mute): boolean {
   return FIELDS.every((f) => (a[f] ?? '') === (b[f] ?? ''));
-}
-
-/** The mutes the browser remembers for `logdir` ([] when none or storage is unavailable). */
-export function storedMutes(logdir: string): Mute[] {
-  try {
-    return parseMutes(window.localStorage.getItem(STORAGE_PREFIX + logdir)) ?? [];
-  } catch {
-    return []; // storage disabled (private mode, sandboxed iframe): the URL still carries them
-  }
-}
-
-export function storeMutes(logdir: string, mutes: readonly Mute[]): void {
-  try {
-    if (mutes.length) window.localStorage.setItem(STORAGE_PREFIX + logdir, JSON.stringify(mutes));
-    else window.localStorage.removeItem(STORAGE_PREFIX + logdir);
-  } catch {
-    // storage disabled: nothing to remember
-  }
 }

@@ -2,8 +2,10 @@
  * The one store: which run, what is focused, filters, and everything the panels show (details, the lists' fetched
  * pages, the timeline's page, the source file).
  *
- * Only the controller (`controller.ts`) writes it; panels read `store.state`, subscribe, and call the controller's
- * intents. State is replaced immutably per `set`, so a subscriber can compare slices by identity to skip work.
+ * Only the controller (`src/controller/`: the controller and its loaders) writes it; panels read `store.state`,
+ * subscribe, and call the controller's intents. This folder holds the store, its state types and pure functions over
+ * them; it imports nothing from the controller. State is replaced immutably per `set`, so a subscriber can compare
+ * slices by identity to skip work.
  */
 import type {
   Alert,
@@ -25,12 +27,14 @@ import type {
   SourceFileResponse,
   SourceLineCountsResponse,
   StackFrame,
+  TensorInputsResponse,
+  TensorResponse,
   TimelineMarksResponse,
 } from '../api/wire.ts';
-import type { GraphExecutionFilters } from '../api/client.ts';
+import type { GraphExecutionFilters, TensorTarget } from '../api/requests.ts';
 import { PagedRows } from './paged_rows.ts';
 import type { Mute } from './mutes.ts';
-import type { TensorView } from './tensor_loader.ts';
+import type { Plane, Window } from './tensor_math.ts';
 
 /** What the user is looking at: one tensor trace in the graph execution list, or one eager execution. */
 export type Focus = { kind: 'graph_execution'; index: number } | { kind: 'execution'; index: number };
@@ -118,7 +122,7 @@ export interface State {
   geRows: PagedRows<GraphExecutionRow>;
   /** Op types seen in the fetched traces (the op type filter suggests them), at most OP_TYPES_CAP. */
   opTypes: string[];
-  /** Where the run's ops ran (Graph Execution's device and host facets; store/device_facets.ts). */
+  /** Where the run's ops ran (Graph Execution's device and host facets; controller/device_facets.ts). */
   devices: Loadable<DevicesResponse>;
   rootCause: Loadable<RootCauseResponse>;
   timeline: TimelineView;
@@ -143,12 +147,43 @@ export interface State {
   healthMap: Loadable<HealthMapResponse>;
   /** The focused op's health across steps (Graph Structure's sparkline). */
   opHealth: Loadable<HealthMapResponse>;
-  /** The Tensor Values view, when open (tensor_loader.ts). */
+  /** The Tensor Values view, when open (controller/tensor_loader.ts). */
   tensorView: TensorView | null;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
   neighborhood: Loadable<NeighborhoodResponse>;
+}
+
+/** A request to the grid to bring plane cell (row, col) to its centre (seq makes repeated requests distinct). */
+export interface GridReveal {
+  row: number;
+  col: number;
+  seq: number;
+}
+
+export interface InputView {
+  name: string;
+  description: string;
+  target: TensorTarget | null;
+  /** Its summary and its plane's heatmap sample (null: no recorded tensor). */
+  values: Loadable<TensorResponse> | null;
+}
+
+export interface TensorView {
+  target: TensorTarget;
+  npyUrl: string;
+  summary: Loadable<TensorResponse>;
+  plane: Plane | null;
+  window: Window;
+  /** Values of `window` (its slice). */
+  cells: Loadable<TensorResponse>;
+  heat: Loadable<TensorResponse>;
+  /** The full index of the focused element (a non-finite position clicked), or null. */
+  focusCell: number[] | null;
+  reveal: GridReveal | null;
+  inputs: Loadable<TensorInputsResponse>;
+  inputViews: InputView[];
 }
 
 export interface GraphView {

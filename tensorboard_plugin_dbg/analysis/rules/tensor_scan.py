@@ -4,9 +4,12 @@ rules need, whatever their thresholds: how often the output's shape and dtype ch
 trace (tfdbg2 records no step number: wave2-notes.md).
 
 Cost: the records are read back in blocks of neighbouring rows (one file read per block, the vectors gathered by
-numpy: index/record_reads.trace_vectors); per row the pass keeps 10 bytes (dtype, a shape signature, an all-zero
-flag) while it runs, and everything after is numpy over the rows sorted by kind (the index's kind_rows order).
-Python loops run per kind, never per trace. The result (a few arrays per kind) is cached per run version.
+numpy: index/record_reads.trace_vectors); each block's dtype, shape signature and all-zero flag per row are folded
+into per-kind state at once (kind_steps.KindSteps), so the pass holds nothing of the run's size: its memory is a
+block's, the same on a 20 k or a 10 M dump. It used to keep 10 bytes per row, then sort them by kind with int64
+temporaries: ~80 bytes per trace at the peak, which was the TensorBoard process's peak once every alert was served
+(bench/run.py's per-trace figure, issue #25). Python loops run per kind, never per trace. The result (a few arrays
+per kind, and the index's own rows-by-kind permutation, not a copy) is cached per run version.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import dataclasses
 
 import numpy as np
 
+from tensorboard_plugin_dbg.analysis.rules.kind_steps import KindSteps
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 
-BLOCK = 1 << 16  # rows read per block: ~16 MB of records, a few MB of vectors
+BLOCK = 1 << 14  # rows per block: ~4 MB of records and ~2 MB of vectors, the same on a 20 k or a 10 M dump
 FULL_HEALTH, SHAPE, FULL_TENSOR = 4, 5, 7
 
 
@@ -52,30 +56,25 @@ def scan(run: RunQueries) -> KindStats:
 
 
 def _scan(run: RunQueries) -> KindStats:
-    n = len(run.trace_arrays()["kind"])
-    dtype = np.full(n, -1, np.int8)
-    sig = np.full(n, -1, np.int64)
-    zero = np.zeros(n, bool)
+    order, starts = run.kind_rows()  # the rows it covers are the rows scanned (kind_rows: one published length)
+    n = int(starts[-1]) if len(starts) else 0
+    kind = run.trace_arrays()["kind"]
+    steps = KindSteps(starts, columns=2)
     for lo in range(0, n, BLOCK):
         rows = np.arange(lo, min(lo + BLOCK, n), dtype=np.int64)
         modes, v = run.trace_vectors(rows, summary=True)
-        _reduce_block(modes, v, out=(dtype, sig, zero), at=rows)
-    order, starts = run.kind_rows()
-    order = np.asarray(order[: starts[-1]] if len(starts) else order, np.int64)
-    n_kinds = len(starts) - 1
-    d, s, z = dtype[order], sig[order], zero[order]
-    first = np.zeros(len(order), bool)
-    first[starts[:-1][starts[:-1] < len(order)]] = True  # a kind's first step has no step before it
-    shape_ch, first_shape = _changes(s, first, starts, n_kinds)
-    dtype_ch, first_dtype = _changes(d.astype(np.int64), first, starts, n_kinds)
-    run_len, run_end = _zero_runs(z, first, starts, n_kinds)
-    counts = np.diff(starts).astype(np.int64)
-    return KindStats(counts, shape_ch, first_shape, dtype_ch, first_dtype, run_len, run_end, order, starts)
+        dtype, sig, zero = _reduce_block(modes, v)
+        steps.add(kind[lo : lo + len(rows)], [sig, dtype], zero)
+    (shape_ch, dtype_ch), (first_shape, first_dtype) = steps.changes, steps.first_change
+    # `order` is the index's own cached permutation (int32), not a copy: the rules map positions to rows with it
+    return KindStats(
+        steps.steps, shape_ch, first_shape, dtype_ch, first_dtype, steps.best_run, steps.best_run_end, order, starts
+    )
 
 
-def _reduce_block(modes: np.ndarray, v: np.ndarray, out: tuple, at: np.ndarray) -> None:
-    """Per row of a block: dtype code, a shape signature (rank, size, dims), the all-zero flag."""
-    dtype, sig, zero = out
+def _reduce_block(modes: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of a block: dtype code (-1 unknown), a shape signature (rank, size, dims; -1 unknown), the all-zero
+    flag."""
     full, shape = modes == FULL_HEALTH, modes == SHAPE
     known = (full | shape) & np.isfinite(np.where(full, v[:, 2], v[:, 1]))  # the dtype was read
     # FULL_HEALTH: [id, device, dtype, rank, size, ...]; SHAPE: [id, dtype, rank, size, d0..d5]
@@ -86,42 +85,7 @@ def _reduce_block(modes: np.ndarray, v: np.ndarray, out: tuple, at: np.ndarray) 
     h = np.nan_to_num(rank, nan=-1).astype(np.int64) * 1_000_003 + np.nan_to_num(size, nan=-1).astype(np.int64)
     for c in range(6):  # FULL_HEALTH rows hash dims 0: they compare by rank and size only
         h = h * 1_000_033 + dims[:, c].astype(np.int64)
-    dtype[at] = np.where(known, np.nan_to_num(dt, nan=-1), -1).astype(np.int8)
-    sig[at] = np.where(known, h & np.int64(0x7FFF_FFFF_FFFF_FFFF), -1)  # >= 0: -1 stays "unknown"
-    zero[at] = full & (v[:, 4] > 0) & (v[:, 9] == v[:, 4])
-
-
-def _changes(col: np.ndarray, first: np.ndarray, starts: np.ndarray, n_kinds: int) -> tuple[np.ndarray, np.ndarray]:
-    """(changes per kind, sorted position of the first change, -1 none): a step whose known value differs from
-    the kind's step before (unknown = -1 on either side is no change)."""
-    ch = np.zeros(len(col), bool)
-    if len(col) > 1:
-        ch[1:] = (col[1:] != col[:-1]) & (col[1:] >= 0) & (col[:-1] >= 0)
-    ch &= ~first
-    pos = np.flatnonzero(ch)
-    kinds = np.searchsorted(starts, pos, side="right") - 1
-    count = np.bincount(kinds, minlength=n_kinds).astype(np.int64)[:n_kinds]
-    first_pos = np.full(n_kinds, -1, np.int64)
-    uniq, idx = np.unique(kinds, return_index=True)
-    first_pos[uniq] = pos[idx]
-    return count, first_pos
-
-
-def _zero_runs(z: np.ndarray, first: np.ndarray, starts: np.ndarray, n_kinds: int) -> tuple[np.ndarray, np.ndarray]:
-    """(longest run of consecutive all-zero steps per kind, sorted position of its last step, -1 none)."""
-    idx = np.arange(len(z), dtype=np.int64)
-    # where the current run began: the row after the last non-zero step, or the kind's first step
-    began = np.where(~z, idx + 1, np.where(first, idx, -1))
-    began = np.maximum.accumulate(began) if len(z) else began
-    length = np.where(z, idx - began + 1, 0)
-    best = np.zeros(n_kinds, np.int64)
-    end = np.full(n_kinds, -1, np.int64)
-    hit = np.flatnonzero(length > 0)
-    if len(hit):
-        kinds = np.searchsorted(starts, hit, side="right") - 1
-        np.maximum.at(best, kinds, length[hit])
-        at_best = hit[length[hit] == best[kinds]]
-        best_kinds = np.searchsorted(starts, at_best, side="right") - 1
-        uniq, i = np.unique(best_kinds, return_index=True)  # the first run of that length
-        end[uniq] = at_best[i]
-    return best, end
+    dtype = np.where(known, np.nan_to_num(dt, nan=-1), -1).astype(np.int8)
+    sig = np.where(known, h & np.int64(0x7FFF_FFFF_FFFF_FFFF), -1)  # >= 0: -1 stays "unknown"
+    zero = full & (v[:, 4] > 0) & (v[:, 9] == v[:, 4])
+    return dtype, sig, zero

@@ -3,7 +3,7 @@
  * (virtualized, any count); next/previous (buttons and n/p). Clicking an alert focuses its tensor everywhere.
  * Producers (the op made the value non-finite) and propagators (it only passed one on) look different.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { Alert, NoticeCode, TensorHealth } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
@@ -12,7 +12,7 @@ import { healthChips } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
-import { alertTarget } from '../../store/tensor_loader.ts';
+import { alertTarget } from '../../api/requests.ts';
 import { MutesBar } from './mutes_bar.ts';
 
 const TYPE_LABEL: Record<string, string> = {

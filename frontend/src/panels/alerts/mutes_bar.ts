@@ -3,7 +3,7 @@
  * reason), and the bar of active mutes, each with how many alerts it hides and a one-click un-mute. The server
  * applies the mutes; this only dispatches the controller's intents and renders the store.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { Alert } from '../../api/wire.ts';
 import { describeMute, muteFor, type MuteScope } from '../../store/mutes.ts';

@@ -1,8 +1,8 @@
 /**
  * One facet of Graph Execution (device or host): a select of the run's values with their trace counts, "any" first;
- * hidden while it could not tell rows apart (one value) and nothing is chosen (store/device_facets.ts facetShown).
+ * hidden while it could not tell rows apart (one value) and nothing is chosen (store/facets.ts facetShown).
  */
-import { facetShown, type FacetOption } from '../../store/device_facets.ts';
+import { facetShown, type FacetOption } from '../../store/facets.ts';
 import { el } from '../../widgets/panel.ts';
 
 export class FacetSelect {

@@ -4,11 +4,11 @@
  * device and host facets when the run has several), jump to index, keyboard up/down; the focused trace is selected
  * and its op's input rows are tinted.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { GraphExecutionRow, NoticeCode } from '../../api/wire.ts';
-import { hasFilters } from '../../store/lists_loader.ts';
-import { facetOptions } from '../../store/device_facets.ts';
+import { hasFilters } from '../../api/requests.ts';
+import { facetOptions } from '../../store/facets.ts';
 import { jumpError } from '../../store/focus_math.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';

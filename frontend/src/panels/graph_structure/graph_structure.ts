@@ -4,7 +4,7 @@
  * an input TensorFlow did not trace says so instead of highlighting nothing. For an eager execution it shows the
  * execution's op, inputs and outputs.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type {
   ExecutionDetail,

@@ -4,7 +4,7 @@
  * else shaded by the zero fraction, with an amber tick where the shape or dtype changed. Clicking a cell focuses the
  * trace it stands for everywhere (Graph Execution, Graph Structure, Source Code).
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { HealthMapResponse } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';

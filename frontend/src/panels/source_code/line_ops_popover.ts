@@ -4,7 +4,7 @@
  * on it) focuses it; "more" fetches the next page; Esc or × closes. Renders `State.lineOps` only; the panel places it
  * beside the line.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { LineOpsView } from '../../store/store.ts';
 import type { LineOp } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';

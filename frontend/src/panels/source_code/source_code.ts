@@ -4,7 +4,7 @@
  * (user files first). Each line that created graph ops has a marker in the gutter (their count, red when one has a
  * non-finite output); it opens the list of those ops (line_ops_popover.ts), where clicking one focuses it.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { SourceFileResponse } from '../../api/wire.ts';
 import { errorText } from '../../store/store.ts';

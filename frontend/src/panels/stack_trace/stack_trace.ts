@@ -3,7 +3,7 @@
  * User frames are emphasized, library runs are folded into an expandable row, the innermost user frame starts
  * selected, and clicking a frame shows it in Source Code.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { StackFrame } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';

@@ -3,7 +3,8 @@
  * (dtype, shape, classes, min/max, a small heatmap of its default plane), or why none was recorded. "open" shows
  * that input in the view.
  */
-import type { InputView, TensorTarget } from '../../store/tensor_loader.ts';
+import type { TensorTarget } from '../../api/requests.ts';
+import type { InputView } from '../../store/store.ts';
 import { defaultPlane, heatSteps, numeric, planeSize, valueAt } from '../../store/tensor_math.ts';
 import { el } from '../../widgets/panel.ts';
 import { drawHeatmap } from '../../widgets/tensor_canvas.ts';

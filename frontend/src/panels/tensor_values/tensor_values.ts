@@ -5,9 +5,8 @@
  * modes what they carry and how to record values. Opened from an alert, a trace row, an execution's output or the
  * root cause card (Controller.tensors.open). It draws `state.tensorView` and calls the loader's intents.
  */
-import type { Controller } from '../../store/controller.ts';
-import type { State } from '../../store/store.ts';
-import type { TensorView } from '../../store/tensor_loader.ts';
+import type { Controller } from '../../controller/controller.ts';
+import type { State, TensorView } from '../../store/store.ts';
 import { indexOf, planeSize, valueAt } from '../../store/tensor_math.ts';
 import { el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';

@@ -5,7 +5,7 @@
  * and in Graph Structure, stack in Stack Trace); a tf.function call opens (double-click, Enter or its detail's
  * button): its traces in Graph Execution, its graph drawn.
  */
-import type { Controller } from '../../store/controller.ts';
+import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { ExecutionDetail, ExecutionDigest, NoticeCode } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';

@@ -6,8 +6,8 @@
 import type { Api } from '../api/client.ts';
 import { PAGE_CAP } from '../api/client.ts';
 import type { TimelineMarksResponse } from '../api/wire.ts';
-import { mutesParam } from './mutes.ts';
-import { failed, idle, loading, ready, type State, type Store, type TimelineView } from './store.ts';
+import { mutesParam } from '../store/mutes.ts';
+import { failed, idle, loading, ready, type State, type Store, type TimelineView } from '../store/store.ts';
 
 /** Minimap bins: about one per pixel of a wide panel; the server answers fewer for a short run. */
 export const MARK_BINS = 1000;

@@ -5,7 +5,7 @@
  */
 import type { Api } from '../api/client.ts';
 import type { LineOp, LineOpsResponse } from '../api/wire.ts';
-import { failed, loading, ready, type LineOpsView, type Store } from './store.ts';
+import { failed, loading, ready, type LineOpsView, type Store } from '../store/store.ts';
 
 /** Rows per page: a popover shows a few dozen; "more" fetches the next page. */
 export const LINE_OPS_PAGE = 50;

@@ -3,20 +3,18 @@
  * the filters). Part of the controller: it opens a new data set when the run, the type or the filters change, and
  * fetches the pages each list asks for (row_pager.ts) into the store.
  */
-import type { Api, GraphExecutionFilters } from '../api/client.ts';
+import type { Api } from '../api/client.ts';
+import type { GraphExecutionFilters } from '../api/requests.ts';
 import type { Alert, GraphExecutionRow } from '../api/wire.ts';
-import type { PagedRows } from './paged_rows.ts';
+import type { PagedRows } from '../store/paged_rows.ts';
 import { RowPager } from './row_pager.ts';
-import { mutesParam } from './mutes.ts';
-import type { State, Store } from './store.ts';
+import { mutesParam } from '../store/mutes.ts';
+import type { State, Store } from '../store/store.ts';
 
 /** Rows per request: a screenful or two, well under the server's cap. */
 export const LIST_PAGE_SIZE = 200;
 /** Op types the filter suggests at most (a datalist of thousands helps nobody). */
 export const OP_TYPES_CAP = 500;
-
-export const hasFilters = (f: GraphExecutionFilters): boolean =>
-  !!(f.opType || f.opName || f.onlyNonfinite || f.device || f.host || f.call !== undefined);
 
 /** `known` plus the op types of `rows` not in it yet, up to OP_TYPES_CAP; `known` itself when nothing is new. */
 export function withOpTypes(known: string[], rows: readonly GraphExecutionRow[]): string[] {

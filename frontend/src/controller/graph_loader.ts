@@ -3,7 +3,7 @@
  * mode needs only the op). Part of the controller: the op, the mode or the hops changing goes through `refresh`.
  */
 import type { Api } from '../api/client.ts';
-import { failed, idle, loading, ready, type GraphView, type State, type Store } from './store.ts';
+import { failed, idle, loading, ready, type GraphView, type State, type Store } from '../store/store.ts';
 
 export const MAX_HOPS = 8;
 

@@ -1,15 +1,10 @@
 /**
- * Graph Execution's device and host facets: where the run's ops ran (the `devices` route), fetched when a run is
- * shown and again as a live run grows; and the options each facet offers. Part of the controller: the chosen device
- * and host are `geFilters.device` / `geFilters.host`, set through `Controller.setFilters` and kept in the URL.
+ * The options of Graph Execution's device and host facets, from the `devices` answer the store holds
+ * (controller/device_facets.ts fetches it): pure functions the panel draws from.
  */
-import type { Api, GraphExecutionFilters } from '../api/client.ts';
+import type { GraphExecutionFilters } from '../api/requests.ts';
 import type { DevicesResponse } from '../api/wire.ts';
 import { deviceLabels } from '../widgets/devices.ts';
-import { failed, loading, ready, type Store } from './store.ts';
-
-/** A live run's devices are asked again at most this often (each answer is a pass over the run's rows). */
-export const REFRESH_MS = 10_000;
 
 export interface FacetOption {
   value: string;
@@ -48,38 +43,3 @@ export function facetOptions(resp: DevicesResponse | null, chosen: GraphExecutio
 /** A facet is worth showing when it can tell rows apart, or when it filters the list now (so it can be cleared). */
 export const facetShown = (options: FacetOption[], chosen: string | undefined): boolean =>
   options.length > 1 || !!chosen;
-
-export class DeviceFacets {
-  private seq = 0;
-  private loadedAt = 0;
-
-  constructor(
-    private readonly store: Store,
-    private readonly api: Api,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** A run is shown: its devices (the previous run's were cleared with its view). */
-  runShown(): void {
-    void this.load();
-  }
-
-  /** The run grew: ask again when it was read to its end, else at most every REFRESH_MS. */
-  grew(doneNow: boolean): void {
-    if (doneNow || this.now() - this.loadedAt >= REFRESH_MS) void this.load();
-  }
-
-  private async load(): Promise<void> {
-    const run = this.store.state.run;
-    if (run === null) return;
-    const seq = ++this.seq;
-    this.loadedAt = this.now();
-    this.store.set({ devices: loading(this.store.state.devices) });
-    try {
-      const resp = await this.api.devices(run);
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ devices: ready(resp) });
-    } catch (e) {
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ devices: failed(e) });
-    }
-  }
-}

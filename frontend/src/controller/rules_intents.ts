@@ -6,8 +6,10 @@
  */
 import type { Api } from '../api/client.ts';
 import { MAP_ROWS, RulesLoader } from './rules_loader.ts';
-import { sameMute, storeMutes, storedMutes, type Mute } from './mutes.ts';
-import type { Store } from './store.ts';
+import { parseMutes, sameMute, type Mute } from '../store/mutes.ts';
+import type { Store } from '../store/store.ts';
+
+const STORAGE_PREFIX = 'dbg-mutes:';
 
 /** The controller's part in a mute change. */
 export interface RulesHost {
@@ -83,5 +85,23 @@ export class RulesIntents {
   pageHealthMap(dir: number): void {
     const m = this.store.state.healthMap.data;
     if (m) void this.loader.loadMap(Math.max(0, m.begin + dir * MAP_ROWS));
+  }
+}
+
+/** The mutes the browser remembers for `logdir` ([] when none or storage is unavailable). */
+function storedMutes(logdir: string): Mute[] {
+  try {
+    return parseMutes(window.localStorage.getItem(STORAGE_PREFIX + logdir)) ?? [];
+  } catch {
+    return []; // storage disabled (private mode, sandboxed iframe): the URL still carries them
+  }
+}
+
+function storeMutes(logdir: string, mutes: readonly Mute[]): void {
+  try {
+    if (mutes.length) window.localStorage.setItem(STORAGE_PREFIX + logdir, JSON.stringify(mutes));
+    else window.localStorage.removeItem(STORAGE_PREFIX + logdir);
+  } catch {
+    // storage disabled: nothing to remember
   }
 }

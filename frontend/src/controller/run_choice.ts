@@ -4,7 +4,7 @@
  * order would open a logdir of eight runs on its only clean one.
  */
 import type { RunInfo } from '../api/wire.ts';
-import type { State } from './store.ts';
+import type { State } from '../store/store.ts';
 
 export function defaultRun(runs: RunInfo[]): string | null {
   let best: RunInfo | null = null;

@@ -3,7 +3,7 @@
  * in-app back button — steps back one focus. The controller asks `pushFor` whether a focus change is a new entry,
  * `saved` after writing it, and runs a Back through `restore` (what it focuses then makes no entry of its own).
  */
-import type { Focus, Store } from './store.ts';
+import type { Focus, Store } from '../store/store.ts';
 
 const sameFocus = (a: Focus | null, b: Focus | null) => a?.kind === b?.kind && a?.index === b?.index;
 

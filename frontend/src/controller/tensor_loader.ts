@@ -4,11 +4,19 @@
  * positions), the grid's window of values, the heatmap's strided sample — and its op's inputs, each with its own
  * summary and sample, side by side. Panels call these intents and draw `state.tensorView`.
  */
-import { tensorNpyUrl, type Api, type TensorTarget } from '../api/client.ts';
-import type { Alert, TensorInputsResponse, TensorRef, TensorResponse } from '../api/wire.ts';
-
-export type { TensorTarget };
-import { failed, idle, loading, ready, type Loadable, type Store } from './store.ts';
+import { tensorNpyUrl, type Api } from '../api/client.ts';
+import { targetOf, type TensorTarget } from '../api/requests.ts';
+import type { TensorResponse } from '../api/wire.ts';
+import {
+  failed,
+  idle,
+  loading,
+  ready,
+  type InputView,
+  type Loadable,
+  type Store,
+  type TensorView,
+} from '../store/store.ts';
 import {
   covers,
   defaultPlane,
@@ -20,50 +28,7 @@ import {
   WINDOW,
   type Plane,
   type Window,
-} from './tensor_math.ts';
-
-/** A request to the grid to bring plane cell (row, col) to its centre (seq makes repeated requests distinct). */
-export interface GridReveal {
-  row: number;
-  col: number;
-  seq: number;
-}
-
-export interface InputView {
-  name: string;
-  description: string;
-  target: TensorTarget | null;
-  /** Its summary and its plane's heatmap sample (null: no recorded tensor). */
-  values: Loadable<TensorResponse> | null;
-}
-
-export interface TensorView {
-  target: TensorTarget;
-  npyUrl: string;
-  summary: Loadable<TensorResponse>;
-  plane: Plane | null;
-  window: Window;
-  /** Values of `window` (its slice). */
-  cells: Loadable<TensorResponse>;
-  heat: Loadable<TensorResponse>;
-  /** The full index of the focused element (a non-finite position clicked), or null. */
-  focusCell: number[] | null;
-  reveal: GridReveal | null;
-  inputs: Loadable<TensorInputsResponse>;
-  inputViews: InputView[];
-}
-
-export const targetOf = (ref: TensorRef): TensorTarget => ({
-  source: ref.source,
-  index: ref.index,
-  output: ref.source === 'graph' ? null : ref.output,
-});
-
-/** The tensor an alert is about. */
-export const alertTarget = (a: Alert): TensorTarget =>
-  a.source === 'graph_execution'
-    ? { source: 'graph', index: a.source_index, output: null }
-    : { source: 'eager', index: a.source_index, output: a.output_slot };
+} from '../store/tensor_math.ts';
 
 const HEAT_BINS = 48;
 

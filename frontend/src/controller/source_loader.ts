@@ -5,7 +5,7 @@
  */
 import type { Api } from '../api/client.ts';
 import type { SourceFileRef } from '../api/wire.ts';
-import { failed, loading, ready, type SourceFocus, type State, type Store } from './store.ts';
+import { failed, loading, ready, type SourceFocus, type State, type Store } from '../store/store.ts';
 
 /** User code first (what people look for), then everything else by path. */
 export function userFilesFirst(files: SourceFileRef[]): SourceFileRef[] {

@@ -6,8 +6,8 @@
  * TensorBoard page restores it too. Each new focus is a history entry of the iframe (history.pushState), so the
  * browser's Back steps back one focus (`listenUrlState` hears it); other changes replace the entry.
  */
-import type { Focus } from './store.ts';
-import { parseMutes, type Mute } from './mutes.ts';
+import type { Focus } from '../store/store.ts';
+import { parseMutes, type Mute } from '../store/mutes.ts';
 
 export interface UrlState {
   run: string | null;

@@ -4,9 +4,9 @@
  * controller; each answer becomes a new PagedRows snapshot in the store, which the list draws from.
  */
 import { PAGE_CAP } from '../api/client.ts';
-import { PagedRows } from './paged_rows.ts';
-import type { State, Store } from './store.ts';
-import { errorText } from './store.ts';
+import { PagedRows } from '../store/paged_rows.ts';
+import type { State, Store } from '../store/store.ts';
+import { errorText } from '../store/store.ts';
 
 export interface FetchedPage<T> {
   rows: T[];

@@ -4,8 +4,8 @@
  * Structure's sparkline). Each request drops its answer when the run, the mutes or the asked view changed meanwhile.
  */
 import type { Api } from '../api/client.ts';
-import { mutesParam } from './mutes.ts';
-import { failed, loading, ready, type Store } from './store.ts';
+import { mutesParam } from '../store/mutes.ts';
+import { failed, loading, ready, type Store } from '../store/store.ts';
 
 /** Rows of the health map per page, and step bins (the canvas shows about this many). */
 export const MAP_ROWS = 60;

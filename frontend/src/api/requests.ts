@@ -1,0 +1,43 @@
+/**
+ * What a request names, as plain data: the Graph Execution list's filters and one debug tensor. The store holds
+ * them (`State.geFilters`, the Tensor Values view's target) and the client sends them; they live apart from the
+ * client so that the store and the panels read them without reaching the module that fetches.
+ */
+import type { Alert, TensorRef } from './wire.ts';
+
+export interface GraphExecutionFilters {
+  opType?: string;
+  opName?: string;
+  graphId?: string;
+  onlyNonfinite?: boolean;
+  /** Exact full device name (the `devices` route lists them). */
+  device?: string;
+  /** Exact host name. */
+  host?: string;
+  /** One tf.function call's traces only: its eager execution index. */
+  call?: number;
+}
+
+/** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output. */
+export interface TensorTarget {
+  source: 'graph' | 'eager';
+  index: number;
+  output: number | null;
+}
+
+/** Some filter narrows the list (the list's positions then are not global indices). */
+export const hasFilters = (f: GraphExecutionFilters): boolean =>
+  !!(f.opType || f.opName || f.onlyNonfinite || f.device || f.host || f.call !== undefined);
+
+/** The tensor a wire `TensorRef` names. */
+export const targetOf = (ref: TensorRef): TensorTarget => ({
+  source: ref.source,
+  index: ref.index,
+  output: ref.source === 'graph' ? null : ref.output,
+});
+
+/** The tensor an alert is about. */
+export const alertTarget = (a: Alert): TensorTarget =>
+  a.source === 'graph_execution'
+    ? { source: 'graph', index: a.source_index, output: null }
+    : { source: 'eager', index: a.source_index, output: a.output_slot };

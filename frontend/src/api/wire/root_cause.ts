@@ -1,0 +1,117 @@
+// Wire types (see ../wire.ts): The root cause card.
+import type { Alert } from './alerts.ts';
+import type { TensorHealth } from './health.ts';
+import type { StackFrame } from './source.ts';
+
+// ---------------------------------------------------------------------------------------------------------------
+// root_cause — produced by `api/routes.py:root_cause` (analysis in `analysis/root_cause.py`)
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface RootCauseInput {
+  /** Input slot of the producer op. */
+  slot: number;
+  op_name: string;
+  output_slot: number;
+  op_type: string | null;
+  /** False when TF did not trace that tensor (e.g. a function-input Placeholder, a gradient graph). */
+  traced: boolean;
+  /** Its most recent health before the producer ran; null when not traced. */
+  health: TensorHealth | null;
+  /** Index of that trace in graph_executions; null when not traced. */
+  graph_execution_index: number | null;
+  /** The eager execution whose output it was (an eager input, or what the caller passed into a function input). */
+  execution_index: number | null;
+  /** Human sentence, e.g. "probs:0 — 1 zero among 1,000 elements" or "not traced by TensorFlow". */
+  description: string;
+  /** Non-finite as in earlier runs where its consumers absorbed it (not what broke this op). */
+  expected?: boolean;
+  /** Not recorded, but known not to matter (not a floating-point tensor) or followed to the caller's tensor. */
+  linked?: boolean;
+}
+
+/** The forward op a gradient op differentiates (analysis/gradients.py forward_op): the line to fix. */
+export interface RootCauseForward {
+  op_name: string;
+  op_type: string;
+  user_frame: StackFrame | null;
+  source_line: string | null;
+}
+
+/** The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where. */
+export interface RootCauseData {
+  /** 0-based: the iterator op's run that handed it out. */
+  batch: number;
+  /** Index tuples of the first non-finite elements; null when the mode records no values. */
+  positions: number[][] | null;
+  note: string;
+  /** The pipeline's first dataset op (e.g. TensorSliceDataset) and the user's line that made it. */
+  source_op: string | null;
+  user_frame: StackFrame | null;
+  source_line: string | null;
+}
+
+/** A contained non-finite source the analysis skipped (analysis/explain.py skipped). */
+export interface RootCauseSkip {
+  op_name: string;
+  op_type: string;
+  graph_execution_index: number;
+  /** How many of its runs were contained before the root cause. */
+  runs: number;
+  user_frame: StackFrame | null;
+  source_line: string | null;
+  description: string;
+}
+
+export interface RootCauseProducer {
+  alert: Alert;
+  /** producer: its inputs were recorded finite; unknown: some input was not recorded (see its description). */
+  role: 'producer' | 'unknown';
+  /** 0-based: how many times this op (or eager op type) ran before. */
+  run_number: number;
+  op_name: string | null;
+  op_type: string;
+  graph_id: string | null;
+  output_health: TensorHealth;
+  inputs: RootCauseInput[];
+  /** False when the inputs' health cannot be known (CURT_HEALTH, untraced inputs, eager inputs). */
+  inputs_known: boolean;
+  stack_frame_ids: string[];
+  /** Innermost frame in user code (not TensorFlow, Keras, site-packages, the standard library). */
+  user_frame: StackFrame | null;
+  /** Text of the user frame's line, when the source file is in the dump. */
+  source_line: string | null;
+  /** Set when the producer is a gradient op: the forward op, whose line is the one to fix. */
+  forward: RootCauseForward | null;
+  /** Set when an input pipeline's op handed out the first non-finite tensor. */
+  data: RootCauseData | null;
+  /** e.g. "overflow of float16's range (its largest finite value is 65504)"; null otherwise. */
+  overflow: string | null;
+  /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
+  graph_name: string | null;
+  /** Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded. */
+  device: string | null;
+}
+
+export interface RootCauseResponse {
+  run: string;
+  /** clean: no non-finite tensor; clean_so_far: none in what was read, but the run is not fully read yet
+   * (`analysis/run_verdict.py:root_cause`); found: a producer was identified; unknown: non-finite seen, cause
+   * unknowable. */
+  status: 'clean' | 'clean_so_far' | 'found' | 'unknown';
+  /** One sentence for the user, including what cannot be known. */
+  message: string;
+  producer: RootCauseProducer | null;
+  /** Contained non-finite sources passed over on the way to the producer. */
+  skipped: RootCauseSkip[];
+  /** A circular buffer dropped earlier records: the producer is the first non-finite tensor kept. */
+  first_kept: boolean;
+  /** Alert counts by role (producers include the unknowns; contained include the expected). */
+  producers: number;
+  propagators: number;
+  contained: number;
+  /** Producers hidden by the request's mutes that came before the one shown (or all of them when none is left). */
+  muted: number;
+  /** This run's section of the headless report, word for word (`analysis/report_text.py:run_section`): what the
+   * card's "copy as text" copies. */
+  report_text: string;
+}

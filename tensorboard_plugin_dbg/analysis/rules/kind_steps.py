@@ -1,0 +1,85 @@
+"""Step-to-step reductions per trace kind, fed a block of rows at a time in row order: what the rules' scan
+(tensor_scan.py) keeps of a whole run, with no array of the run's size.
+
+A kind's steps are its rows in ascending order (the index's rows-by-kind permutation, `kind_rows`); a step's
+*position* is its place in that permutation (`starts[kind]` + its step number). Fed every row once, in row order,
+`KindSteps` answers what the whole-run numpy version answered over the rows sorted by kind (three columns of the
+run's size, their kind-sorted copies and the int64 temporaries of the zero runs: ~80 bytes per trace at the peak),
+carrying only a few values per kind from one block to the next: the last value of each column, the steps seen,
+the current all-zero run. tests/test_memory_lean_structures.py checks it against that whole-run version.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class KindSteps:
+    """Per kind: how often a column's known value (>= 0; -1 is unknown) changed from the kind's step before, the
+    position of the first change, and the longest run of consecutive flagged steps with the position of its last
+    step (the first such run when several are as long)."""
+
+    def __init__(self, starts: np.ndarray, columns: int):
+        self.starts = np.asarray(starts, np.int64)
+        n_kinds = len(self.starts) - 1
+        self.steps = np.zeros(n_kinds, np.int64)  # steps seen so far
+        self.last = [np.full(n_kinds, -1, np.int64) for _ in range(columns)]  # each column's value at the last step
+        self.changes = [np.zeros(n_kinds, np.int64) for _ in range(columns)]
+        self.first_change = [np.full(n_kinds, -1, np.int64) for _ in range(columns)]
+        self.run = np.zeros(n_kinds, np.int64)  # flagged steps ending at the last step seen
+        self.best_run = np.zeros(n_kinds, np.int64)
+        self.best_run_end = np.full(n_kinds, -1, np.int64)
+
+    def add(self, kinds: np.ndarray, values: list[np.ndarray], flag: np.ndarray) -> None:
+        """The next rows in row order: their kind codes (0 <= code < kinds), one array per column, the flag."""
+        m = len(kinds)
+        if not m:
+            return
+        n_kinds = len(self.steps)
+        key = kinds.astype(np.uint16) if n_kinds <= 1 << 16 else kinds.astype(np.int64)
+        by = np.argsort(key, kind="stable")  # by kind, rows ascending within a kind: steps in order
+        ks = kinds[by].astype(np.int64)
+        seg_first = np.ones(m, bool)  # the block's first row of its kind
+        seg_first[1:] = ks[1:] != ks[:-1]
+        idx = np.arange(m, dtype=np.int64)
+        seg_start = np.maximum.accumulate(np.where(seg_first, idx, 0))
+        step = self.steps[ks] + (idx - seg_start)
+        pos = self.starts[ks] + step
+        has_prev = step > 0  # a kind's first step has no step before it
+        seg_last = np.flatnonzero(np.append(seg_first[1:], True))  # the block's last row of each kind present
+        for c, col in enumerate(values):
+            cur = col[by].astype(np.int64)
+            prev = np.empty(m, np.int64)
+            prev[1:] = cur[:-1]
+            prev[seg_first] = self.last[c][ks[seg_first]]
+            changed = has_prev & (cur != prev) & (cur >= 0) & (prev >= 0)
+            self._count_changes(c, ks[changed], pos[changed])
+            self.last[c][ks[seg_last]] = cur[seg_last]
+        self._runs(flag[by].astype(bool), ks, idx, seg_first, seg_start, seg_last, pos)
+        self.steps += np.bincount(ks, minlength=n_kinds)[:n_kinds]
+
+    def _count_changes(self, c: int, ks: np.ndarray, pos: np.ndarray) -> None:
+        n_kinds = len(self.steps)
+        self.changes[c] += np.bincount(ks, minlength=n_kinds)[:n_kinds]
+        kinds, at = np.unique(ks, return_index=True)  # each kind's first change in this block (positions ascend)
+        unset = self.first_change[c][kinds] < 0
+        self.first_change[c][kinds[unset]] = pos[at[unset]]
+
+    def _runs(self, z, ks, idx, seg_first, seg_start, seg_last, pos) -> None:
+        # where the current run began within the block: the row after the last unflagged step of the kind, or the
+        # kind's first row in the block (then the run carried from earlier blocks continues it)
+        began = np.maximum.accumulate(np.where(~z, idx + 1, np.where(seg_first, idx, -1)))
+        length = np.where(z, idx - began + 1, 0)
+        carried = z & (began == seg_start)
+        length[carried] += self.run[ks[carried]]
+        self.run[ks[seg_last]] = length[seg_last]
+        hit = np.flatnonzero(length > 0)
+        if not len(hit):
+            return
+        block_best = np.zeros(len(self.steps), np.int64)
+        np.maximum.at(block_best, ks[hit], length[hit])
+        better = block_best > self.best_run  # a run only as long as an earlier one does not replace it
+        at_best = hit[better[ks[hit]] & (length[hit] == block_best[ks[hit]])]
+        kinds, first = np.unique(ks[at_best], return_index=True)  # the first run of that length in the block
+        self.best_run[kinds] = block_best[kinds]
+        self.best_run_end[kinds] = pos[at_best[first]]
