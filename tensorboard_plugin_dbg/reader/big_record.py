@@ -143,7 +143,8 @@ def _walk(w: _Window, length: int) -> tuple[float, tuple, tensor_content.TensorL
 
 class _Stream:
     """Reads the payload from where the file is positioned, a piece at a time through one reused buffer, extending
-    the data CRC; `check` (elements' dtype) also looks each piece over for a non-finite element."""
+    the data CRC and, for the content (`run`'s `content`), looking each piece over for a non-finite element.
+    (A helper thread reading the next piece while this one checks the last was slower here: the CRC holds the GIL.)"""
 
     def __init__(self, f, crc: int):
         self.f, self.crc = f, crc
@@ -155,15 +156,26 @@ class _Stream:
         # whole elements per piece (the content's first byte starts the first): none is split across two pieces
         step = PIECE - PIECE % np.dtype(content.storage).itemsize if content is not None else PIECE
         while n > 0:
-            got = self.f.readinto(self.buf[: min(step, n)].data)
-            if not got:
+            size = min(step, n)
+            piece = self.buf[:size]
+            if _fill(self.f, piece) < size:
                 return False
-            piece = self.buf[:got]
             self.crc = crc32c.extend(self.crc, piece)
-            if content is not None and not self.nonfinite:  # once one is seen, the row is flagged: no more to look
+            if content is not None and not self.nonfinite:  # one seen flags the row: no more to look for
                 self.nonfinite = _has_nonfinite(piece, content)
-            n -= got
+            n -= size
         return True
+
+
+def _fill(f, view: np.ndarray) -> int:
+    """Reads into all of `view` unless the file ends first; the bytes read."""
+    got = 0
+    while got < len(view):
+        n = f.readinto(view[got:].data)
+        if not n:
+            break
+        got += n
+    return got
 
 
 def _has_nonfinite(piece: np.ndarray, content: _Content) -> bool:
