@@ -173,3 +173,14 @@ def test_a_big_record_cut_short_is_read_once_complete(monkeypatch, statuses, dum
         pass
     assert run.done and _summary(run) == complete
     assert big_record.FALLBACK not in statuses
+
+
+@pytest.mark.parametrize("crc", ["native", "numpy"])
+def test_crc_extended_piece_by_piece_equals_the_whole(monkeypatch, crc):
+    if crc == "numpy":
+        monkeypatch.setattr(crc32c, "NATIVE", None)
+    data = np.random.default_rng(3).integers(0, 256, 200_003, dtype=np.uint8)
+    value = 0
+    for a, b in [(0, 0), (0, 3), (3, 4099), (4099, 4100), (4100, 150_000), (150_000, 200_003)]:
+        value = crc32c.extend(value, data[a:b])
+    assert value == crc32c.crc32c_python(data.tobytes())
