@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ..reader import crc32c, debug_values, schema, tfrecord, trace_fast
+from ..reader import big_record, crc32c, debug_values, schema, tfrecord, trace_fast
 from ..reader.file_sets import SUFFIXES, FileSet
 from . import record_reads, run_status
 from .columns import LOC_SHIFT
@@ -81,6 +81,14 @@ class RunIngestion(RunState):
         if not run_status.stat_file(state):
             return
         while state.offset < state.size:
+            if self._big_trace_ahead(state):
+                if state.offset + state.needed > state.size:
+                    break  # not all written yet: the next pass starts from the same offset
+                streamed = self._stream_big(code, state)
+                if streamed == big_record.PARTIAL:
+                    break
+                if streamed != big_record.FALLBACK:
+                    continue
             # Chunks small enough to keep the transient memory a few MB (the decoders hold ~6x a chunk), but
             # holding STEPS training steps: the periodic decoder proves each step against the one before (the first
             # against the last step of the previous chunk, trace_periodic.Carry).
@@ -107,6 +115,37 @@ class RunIngestion(RunState):
             state.offset, state.resyncing, state.needed = result.next_offset, result.resyncing, result.needed
             if not progressed or (state.needed and state.offset + state.needed > state.size):
                 break
+
+    @staticmethod
+    def _big_trace_ahead(state: FileState) -> bool:
+        """Whether the next record is a trace big enough to stream (its length is known from the last scan)."""
+        return state.suffix == "graph_execution_traces" and not state.resyncing and state.needed >= big_record.THRESHOLD
+
+    def _stream_big(self, code: int, state: FileState) -> str:
+        """Indexes the big trace record at state.offset without reading it whole (reader/big_record.py): the same
+        row, location and non-finite row as the chunk path, or the same damage. Returns big_record's status;
+        FALLBACK leaves the record to the chunk path."""
+        streamed = big_record.read_trace(state.path, state.offset)
+        if streamed.status == big_record.OK:
+            first_row = len(self.traces)
+            self.traces.append(
+                {
+                    "kind": np.array([self.kinds.code(streamed.kind)], np.int32),
+                    "wall_time": np.array([streamed.wall_time], np.float64),
+                    "loc": np.array([(streamed.offset + 12) | (code << LOC_SHIFT)], np.int64),
+                }
+            )
+            if streamed.nonfinite:
+                self.trace_nf.append({"row": np.array([first_row], np.int64)})
+            self.publish()
+        elif streamed.status == big_record.DAMAGED:
+            self.damages.setdefault((code, streamed.offset), "data CRC mismatch")
+        if streamed.status in (big_record.OK, big_record.DAMAGED):
+            # the next record's length when it is big too (read with this one's footer): no chunk read to learn it
+            state.offset, state.needed = streamed.end, streamed.next_needed
+            # as the chunk path's scan of the record leaves it (a damaged record: no hint)
+            state.hint = np.array([streamed.length], np.int64) if streamed.status == big_record.OK else None
+        return streamed.status
 
     def _reserve_traces(self, records: int, nbytes: int, remaining: int) -> None:
         """Sizes the trace columns for the whole file from this chunk's record density (a dump's trace records

@@ -358,6 +358,21 @@ def _native_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np
     return np.array(crcs, np.uint32)
 
 
+def extend(crc: int, piece: np.ndarray) -> int:
+    """The standard CRC-32C of A + piece from `crc`, the CRC of A (0 for nothing yet): a long record checked one
+    piece at a time (reader/big_record.py). `piece`: a contiguous uint8 array, passed to the native library without
+    a copy; without it, the numpy CRC of the piece is folded in (register after A, advanced over the piece's zero
+    bytes, plus the piece's raw CRC)."""
+    n = len(piece)
+    if NATIVE is not None:
+        return NATIVE[1](crc, piece)  # type: ignore[arg-type]  # (the C extension reads any read-only buffer)
+    if n == 0:
+        return crc
+    piece_crc = int(crc32c_many(piece, np.array([0]), np.array([n]))[0])
+    register = _advance(crc ^ 0xFFFFFFFF, n) ^ piece_crc ^ _init_term(n)
+    return register ^ 0xFFFFFFFF
+
+
 def crc32c(data: bytes) -> int:
     """Standard CRC-32C of `data`."""
     arr = np.frombuffer(data, dtype=np.uint8)
