@@ -24,7 +24,7 @@ import struct
 
 import numpy as np
 
-from . import crc32c, debug_values, full_tensor, tensor_content, tfrecord
+from . import crc32c, full_tensor, tensor_content, tensor_proto, tfrecord
 from .tensor_content import ContentError, _fields, _int32, _tensor, _Window
 
 THRESHOLD = 16 << 20  # records at least this long are streamed (tests lower it)
@@ -106,7 +106,7 @@ def _locate_content(head: bytes, length: int) -> _Content | None:
             if f == 1 and wire == 0:
                 dtype_enum = a
             elif f == 4 and wire == 2:
-                name, storage, _typed = debug_values.DTYPES.get(dtype_enum, ("", None, None))
+                name, storage, _typed = tensor_proto.DTYPES.get(dtype_enum, ("", None, None))
                 storage = "<u2" if storage == "bfloat16" else storage
                 return _Content(a, b, storage, name) if storage else None
     except ContentError:
