@@ -25,7 +25,7 @@ import struct
 import numpy as np
 
 from . import crc32c, full_tensor, tensor_content, tensor_proto, tfrecord
-from .tensor_content import ContentError, _fields, _int32, _tensor, _Window
+from .tensor_content import ContentError, Window, fields
 
 THRESHOLD = 16 << 20  # records at least this long are streamed (tests lower it)
 PIECE = 2 << 20  # bytes per read: the fastest here (1 MiB: more syscalls; 8 MiB: the piece leaves the caches)
@@ -50,7 +50,7 @@ class Streamed:
     next_needed: int = 0  # 16 + the next record's length when its header checks and it is THRESHOLD long or more
 
 
-class _Sparse(_Window):
+class _Sparse(Window):
     """The record's bytes that were kept: its head [0, len(head)) and its tail [tail_at, tail_at + len(tail));
     a read anywhere else (the content) raises ContentError."""
 
@@ -85,9 +85,9 @@ class _Content:
     dtype: str  # wire name
 
 
-def _first(w: _Window, start: int, end: int, field: int) -> tuple[int, int] | None:
+def _first(w: Window, start: int, end: int, field: int) -> tuple[int, int] | None:
     """The first length-delimited `field` in [start, end), stopping there (the fields after it are not read)."""
-    for f, wire, a, b in _fields(w, start, end):
+    for f, wire, a, b in fields(w, start, end):
         if f == field and wire == 2:
             return a, b
     return None
@@ -102,7 +102,7 @@ def _locate_content(head: bytes, length: int) -> _Content | None:
         if proto is None:
             return None
         dtype_enum = 0
-        for f, wire, a, b in _fields(w, *proto):
+        for f, wire, a, b in fields(w, *proto):
             if f == 1 and wire == 0:
                 dtype_enum = a
             elif f == 4 and wire == 2:
@@ -112,33 +112,6 @@ def _locate_content(head: bytes, length: int) -> _Content | None:
     except ContentError:
         return None
     return None
-
-
-def _walk(w: _Window, length: int) -> tuple[float, tuple, tensor_content.TensorLocation | None]:
-    """tensor_content.trace_in_record over the kept bytes (the same fields, read through `w`)."""
-    wall, span = 0.0, None
-    for f, wire, a, b in _fields(w, 0, length):
-        if f == 1 and wire == 1:
-            wall = struct.unpack("<d", w.read(b - 8, 8))[0]
-        elif f == 10 and wire == 2:
-            span = (a, b)
-    if span is None:
-        raise ContentError("not a graph execution trace")
-    text = {1: "", 2: "", 6: ""}
-    ints = {3: 0, 4: 0}
-    tensor = None
-    for f, wire, a, b in _fields(w, *span):
-        if wire == 2 and f in text:
-            try:
-                text[f] = w.read(a, b - a).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ContentError("a name is not UTF-8") from exc
-        elif wire == 0 and f in ints:
-            ints[f] = _int32(a)
-        elif wire == 2 and f == 5:
-            tensor = (a, b)
-    loc = _tensor(w, "", *tensor) if tensor else None
-    return wall, (text[1], text[2], ints[3], ints[4], text[6]), loc
 
 
 class _Stream:
@@ -242,7 +215,7 @@ def _next_needed(f) -> int:
 def _decoded(w: _Sparse, content: _Content, stream: _Stream, offset: int, length: int) -> Streamed:
     """OK with the trace's fields, or FALLBACK when they are not decode_big's case (then protobuf decides)."""
     try:
-        wall, kind, loc = _walk(w, length)
+        wall, kind, loc = tensor_content.walk_trace(w, length)
     except ContentError:
         return Streamed(FALLBACK, offset, length)
     if (

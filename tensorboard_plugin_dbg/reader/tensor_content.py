@@ -53,7 +53,7 @@ class TensorLocation:
         return np.dtype(self.storage).itemsize if self.storage else 0
 
 
-class _Window:
+class Window:
     """Reads a file around a position through a small buffer (tags and lengths are a few bytes each)."""
 
     def __init__(self, f):
@@ -88,7 +88,7 @@ class _Window:
         raise ContentError("bad varint in the record")
 
 
-class _Memory(_Window):
+class MemoryWindow(Window):
     """The same walk over bytes in memory (a record already read by the indexer)."""
 
     def __init__(self, data: memoryview):
@@ -105,7 +105,7 @@ class _Memory(_Window):
         return bytes(self.data[pos : pos + n])
 
 
-def _fields(w: _Window, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+def fields(w: Window, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """(field number, wire type, value or payload start, payload end) of each field in [start, end)."""
     pos = start
     while pos < end:
@@ -129,9 +129,9 @@ def _fields(w: _Window, start: int, end: int) -> Iterator[tuple[int, int, int, i
         raise ContentError("a field runs past its message")
 
 
-def _nth(w: _Window, start: int, end: int, field: int, nth: int) -> tuple[int, int] | None:
+def _nth(w: Window, start: int, end: int, field: int, nth: int) -> tuple[int, int] | None:
     seen = 0
-    for f, wire, a, b in _fields(w, start, end):
+    for f, wire, a, b in fields(w, start, end):
         if f == field and wire == 2:
             if seen == nth:
                 return a, b
@@ -139,11 +139,11 @@ def _nth(w: _Window, start: int, end: int, field: int, nth: int) -> tuple[int, i
     return None
 
 
-def _shape(w: _Window, start: int, end: int) -> tuple[int, ...]:
+def _shape(w: Window, start: int, end: int) -> tuple[int, ...]:
     dims = []
-    for f, wire, a, b in _fields(w, start, end):
+    for f, wire, a, b in fields(w, start, end):
         if f == 2 and wire == 2:  # dim { size = 1 }
-            size = next((v for g, t, v, _ in _fields(w, a, b) if g == 1 and t == 0), 0)
+            size = next((v for g, t, v, _ in fields(w, a, b) if g == 1 and t == 0), 0)
             dims.append(size - (1 << 64) if size >= 1 << 63 else size)
     if any(d < 0 for d in dims):
         raise ContentError(f"the tensor's shape has an unknown dimension: {dims}")
@@ -156,20 +156,20 @@ def locate(path: str, payload_offset: int, message_field: int, proto_field: int,
     empty (an eager placeholder). Raises ContentError when the bytes are not what the index saw, OSError when the
     file cannot be read."""
     with open(path, "rb") as f:
-        w = _Window(f)
+        w = Window(f)
         length = int.from_bytes(w.read(payload_offset - 12, 8), "little")
         end = payload_offset + length
         if end > os.fstat(f.fileno()).st_size:
             raise ContentError("the record is cut short (the file shrank after it was indexed)")
         message = _nth(w, payload_offset, end, message_field, 0)
         found = _nth(w, *message, proto_field, nth) if message else None
-        return _tensor(w, path, *found) if found else None
+        return tensor_location(w, path, *found) if found else None
 
 
-def _tensor(w: _Window, path: str, start: int, end: int) -> TensorLocation | None:
+def tensor_location(w: Window, path: str, start: int, end: int) -> TensorLocation | None:
     dtype_enum, content, others = 0, None, False
     shape: tuple[int, ...] = ()
-    for f, wire, a, b in _fields(w, start, end):
+    for f, wire, a, b in fields(w, start, end):
         if f == 1 and wire == 0:
             dtype_enum = a
         elif f == 2 and wire == 2:
@@ -206,7 +206,7 @@ def _tensor(w: _Window, path: str, start: int, end: int) -> TensorLocation | Non
     return dataclasses.replace(loc, small=flat)
 
 
-def _int32(v: int) -> int:
+def int32(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
@@ -215,29 +215,34 @@ def trace_in_record(data: memoryview) -> tuple[float, tuple, TensorLocation | No
     trace, walking its fields instead of parsing it: a FULL_TENSOR record of hundreds of MB is neither copied nor
     decoded (its tensor's `content_offset` is relative to `data`). Raises ContentError when the bytes are not a
     trace (the caller then asks protobuf)."""
-    w = _Memory(data)
+    return walk_trace(MemoryWindow(data), len(data))
+
+
+def walk_trace(w: Window, length: int) -> tuple[float, tuple, TensorLocation | None]:
+    """trace_in_record over the record's bytes as `w` reads them (in memory, or the kept head and tail of a record
+    streamed by big_record.py)."""
     wall, span = 0.0, None
-    for f, wire, _a, b in _fields(w, 0, len(data)):
+    for f, wire, a, b in fields(w, 0, length):
         if f == 1 and wire == 1:
-            wall = struct.unpack_from("<d", data, b - 8)[0]
+            wall = struct.unpack("<d", w.read(b - 8, 8))[0]
         elif f == 10 and wire == 2:
-            span = (_a, b)
+            span = (a, b)
     if span is None:
         raise ContentError("not a graph execution trace")
     text = {1: "", 2: "", 6: ""}
     ints = {3: 0, 4: 0}
     tensor = None
-    for f, wire, a, b in _fields(w, *span):
+    for f, wire, a, b in fields(w, *span):
         if wire == 2 and f in text:
             try:
-                text[f] = bytes(data[a:b]).decode("utf-8")
+                text[f] = w.read(a, b - a).decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ContentError("a name is not UTF-8") from exc
         elif wire == 0 and f in ints:
-            ints[f] = _int32(a)
+            ints[f] = int32(a)
         elif wire == 2 and f == 5:
             tensor = (a, b)
-    loc = _tensor(w, "", *tensor) if tensor else None
+    loc = tensor_location(w, "", *tensor) if tensor else None
     return wall, (text[1], text[2], ints[3], ints[4], text[6]), loc
 
 
