@@ -3,9 +3,11 @@ from `frontend/src/api/wire.ts` by `npm run schema`), so the Python side is type
 TypeScript side: one `TypedDict` per object definition, `Literal` unions for string enums and constants, unions for
 `anyOf` and nullable types, `list[...]` for arrays, `dict[str, ...]` for maps.
 
-Every definition with a required `run` field (a route's answer) also gets `<Name>Body`: the same keys without `run`,
-what the index and the analysis return (the route handler adds `run`). An object nested in a property (no name of
-its own in the schema) is named after its place: `<Parent><Property>` (`Item` appended for an array's items).
+A definition with a field that a layer above adds (ADDED_ABOVE: `run` on every route answer, `summary` on RunInfo,
+`index` on a rule finding) also gets `<Name>Body`: the same keys without it, what the layer below returns;
+`<Name>` extends it. An
+object nested in a property (no name of its own in the schema) is named after its place: `<Parent><Property>`
+(`Item` appended for an array's items).
 
 Pure Python, no network, deterministic: `tests/test_contract.py` compares the committed file with a fresh run.
 
@@ -26,14 +28,26 @@ SCHEMA = ROOT / "tensorboard_plugin_dbg" / "api" / "wire_schema.json"
 TARGET = ROOT / "tensorboard_plugin_dbg" / "wire" / "types.py"
 COMMAND = "python scripts/gen_wire_types.py"
 LINE = 120  # ruff's line-length (pyproject.toml)
+# Fields a layer adds to what the layer below returns: key -> the definitions it is added to (None: every definition
+# requiring it). `run`: the route, on every route answer; `summary`: the `runs` route, on each RunInfo of the index;
+# `index`: analysis/alerts.py, on each rule finding (its position in the alert list); `graph_name`, `device`:
+# analysis/run_verdict.py, on the cached root cause's producer; `report_text`: the `root_cause` route.
+ADDED_ABOVE: dict[str, frozenset[str] | None] = {
+    "run": None,
+    "summary": frozenset({"RunInfo"}),
+    "index": frozenset({"Alert"}),
+    "graph_name": frozenset({"RootCauseProducer"}),
+    "device": frozenset({"RootCauseProducer"}),
+    "report_text": frozenset({"RootCauseResponse"}),
+}
 PRIMITIVES = {"number": "float", "string": "str", "boolean": "bool", "null": "None"}
 
 HEADER = f'''"""The wire types (every JSON answer of the API) as Python types, from `api/wire_schema.json`.
 
 Generated — do not edit; run `{COMMAND}` (tests/test_contract.py fails when this file is stale).
 The bottom layer: every layer may import it, it imports nothing of the package. A `<Name>Body` is `<Name>` without
-its `run` field: what the index and the analysis return, the route adding `run`. `Num` is a float that may be
-non-finite: Python code holds a float, the one JSON encoder spells NaN/±Inf as the strings.
+the fields a layer above adds (ADDED_ABOVE in the generator: `run`, ...): what the layer below returns.
+`Num` is a float that may be non-finite: Python code holds a float, the one JSON encoder spells NaN/±Inf as strings.
 """
 
 from typing import Literal, TypeAlias
@@ -102,14 +116,16 @@ class Generator:
                 annotation = f"NotRequired[{annotation}]"
             fields.append((key, annotation, prop.get("description", "")))
         doc = schema.get("description") or f"wire.ts `{name}` (its schema definition carries no description)."
-        if "run" in required:
+        added = [k for k, where in ADDED_ABOVE.items() if k in required and (where is None or name in where)]
+        if added:
             body = f"{name}Body"
             self.order.append(body)
             self.deps[body] = set(self.deps[name])
             self.deps[name] = {body}
-            body_doc = f"`{name}` without `run`: what the index or the analysis returns (the route adds `run`)."
-            self.blocks[body] = _class(body, "TypedDict", body_doc, [f for f in fields if f[0] != "run"])
-            self.blocks[name] = _class(name, body, doc, [f for f in fields if f[0] == "run"])
+            names = ", ".join(f"`{k}`" for k in added)
+            body_doc = f"`{name}` without {names}: what the layer below returns (the one above adds {names})."
+            self.blocks[body] = _class(body, "TypedDict", body_doc, [f for f in fields if f[0] not in added])
+            self.blocks[name] = _class(name, body, doc, [f for f in fields if f[0] in added])
         else:
             self.blocks[name] = _class(name, "TypedDict", doc, fields)
 

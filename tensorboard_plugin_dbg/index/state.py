@@ -20,6 +20,7 @@ import numpy as np
 
 from ..reader import schema, tfrecord, trace_periodic, traces
 from ..reader.file_sets import SUFFIXES, FileSet
+from ..wire import types as wire
 from .columns import LOC_MASK, LOC_SHIFT, Columns, Lengths
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
@@ -216,7 +217,7 @@ class RunState:
             g = entry.outer_id if entry else None
         return chain[::-1]
 
-    def graph_chain(self, graph_id: str) -> list[dict[str, str]]:
+    def graph_chain(self, graph_id: str) -> list[wire.GraphRef]:
         """wire.ts GraphRef of each graph of graph_chain_ids."""
         return [
             {"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""}

@@ -13,6 +13,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from ..wire.types import DebugModeName
+
 _PACKAGE = "tbdbg_schema"
 _F = descriptor_pb2.FieldDescriptorProto
 
@@ -154,7 +156,7 @@ Execution = _CLASSES["Execution"]
 GraphExecutionTrace = _CLASSES["GraphExecutionTrace"]
 
 # TensorDebugMode enum values (debug_event.proto).
-MODE_NAMES = {
+MODE_NAMES: dict[int, DebugModeName] = {
     0: "UNSPECIFIED",
     1: "NO_TENSOR",
     2: "CURT_HEALTH",

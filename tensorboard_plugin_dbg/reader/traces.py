@@ -16,7 +16,7 @@ import numpy as np
 
 from . import debug_values, schema, tensor_content
 
-Kind = tuple  # (graph_id, op_name, output_slot, mode, device_name)
+Kind = tuple[str, str, int, int, str]  # (graph_id, op_name, output_slot, mode, device_name)
 
 
 class TraceKinds:

@@ -2,8 +2,8 @@
 
 Generated — do not edit; run `python scripts/gen_wire_types.py` (tests/test_contract.py fails when this file is stale).
 The bottom layer: every layer may import it, it imports nothing of the package. A `<Name>Body` is `<Name>` without
-its `run` field: what the index and the analysis return, the route adding `run`. `Num` is a float that may be
-non-finite: Python code holds a float, the one JSON encoder spells NaN/±Inf as the strings.
+the fields a layer above adds (ADDED_ABOVE in the generator: `run`, ...): what the layer below returns.
+`Num` is a float that may be non-finite: Python code holds a float, the one JSON encoder spells NaN/±Inf as strings.
 """
 
 from typing import Literal, TypeAlias
@@ -40,8 +40,8 @@ class StackFrame(TypedDict):
     source_index: float
 
 
-class Alert(TypedDict):
-    """wire.ts `Alert` (its schema definition carries no description)."""
+class AlertBody(TypedDict):
+    """`Alert` without `index`: what the layer below returns (the one above adds `index`)."""
 
     # Rule findings: how many (traces of a function, consecutive steps, changes).
     count: NotRequired[float]
@@ -51,8 +51,6 @@ class Alert(TypedDict):
     function: NotRequired[str]
     graph_id: str | None
     graph_ids: NotRequired[list[str]]
-    # Position in the run's wall-time ordered alert list (what begin/end page over).
-    index: float
     nan: float | None
     # Counts that triggered it; null where the mode does not record them (CURT_HEALTH records only "any").
     neg_inf: float | None
@@ -79,6 +77,13 @@ class Alert(TypedDict):
     # Rule findings: the user's line (the op's creation, or a retraced function's call site).
     user_frame: NotRequired[StackFrame | None]
     wall_time: float
+
+
+class Alert(AlertBody):
+    """wire.ts `Alert` (its schema definition carries no description)."""
+
+    # Position in the run's wall-time ordered alert list (what begin/end page over).
+    index: float
 
 
 class MutedCounts(TypedDict):
@@ -110,7 +115,7 @@ class RuleNeed(TypedDict):
 
 
 class AlertsResponseBody(TypedDict):
-    """`AlertsResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`AlertsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     alerts: list[Alert]
     begin: float
@@ -173,7 +178,7 @@ class DeviceCount(TypedDict):
 
 
 class DevicesResponseBody(TypedDict):
-    """`DevicesResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`DevicesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     # Sorted by device name, then host; only pairs with at least one trace or execution.
     devices: list[DeviceCount]
@@ -389,7 +394,7 @@ class ExecutionDigest(TypedDict):
 
 
 class ExecutionsResponseBody(TypedDict):
-    """`ExecutionsResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`ExecutionsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     begin: float
     end: float
@@ -452,7 +457,7 @@ class GraphExecutionRow(TypedDict):
 
 
 class GraphExecutionsResponseBody(TypedDict):
-    """`GraphExecutionsResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`GraphExecutionsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     begin: float
     # With the `call` filter: the tf.function call whose traces these are; null without it.
@@ -479,7 +484,7 @@ class GraphRef(TypedDict):
 
 
 class GraphInfoBody(TypedDict):
-    """`GraphInfo` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`GraphInfo` without `run`: what the layer below returns (the one above adds `run`)."""
 
     # Outermost first, ending with this graph.
     chain: list[GraphRef]
@@ -518,7 +523,7 @@ class HealthMapRow(TypedDict):
 
 
 class HealthMapResponseBody(TypedDict):
-    """`HealthMapResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`HealthMapResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     begin: float
     # Steps per cell.
@@ -558,7 +563,7 @@ class LineOp(TypedDict):
 
 
 class LineOpsResponseBody(TypedDict):
-    """`LineOpsResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`LineOpsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     begin: float
     direct: float
@@ -617,7 +622,7 @@ class NeighborhoodNode(TypedDict):
 
 
 class NeighborhoodResponseBody(TypedDict):
-    """`NeighborhoodResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`NeighborhoodResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     direction: Literal["up", "down", "both"]
     edges: list[NeighborhoodEdge]
@@ -731,7 +736,7 @@ class OpInput(TypedDict):
 
 
 class OpInfoBody(TypedDict):
-    """`OpInfo` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`OpInfo` without `run`: what the layer below returns (the one above adds `run`)."""
 
     # One entry per output slot, each listing its consumers.
     consumers: list[OpInfoConsumersItem]
@@ -802,19 +807,16 @@ class RootCauseInput(TypedDict):
     traced: bool
 
 
-class RootCauseProducer(TypedDict):
-    """wire.ts `RootCauseProducer` (its schema definition carries no description)."""
+class RootCauseProducerBody(TypedDict):
+    """`RootCauseProducer` without `graph_name`, `device`: what the layer below returns (the one above adds
+    `graph_name`, `device`)."""
 
     alert: Alert
     # Set when an input pipeline's op handed out the first non-finite tensor.
     data: RootCauseData | None
-    # Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded.
-    device: str | None
     # Set when the producer is a gradient op: the forward op, whose line is the one to fix.
     forward: RootCauseForward | None
     graph_id: str | None
-    # Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown.
-    graph_name: str | None
     inputs: list[RootCauseInput]
     # False when the inputs' health cannot be known (CURT_HEALTH, untraced inputs, eager inputs).
     inputs_known: bool
@@ -834,6 +836,15 @@ class RootCauseProducer(TypedDict):
     user_frame: StackFrame | None
 
 
+class RootCauseProducer(RootCauseProducerBody):
+    """wire.ts `RootCauseProducer` (its schema definition carries no description)."""
+
+    # Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded.
+    device: str | None
+    # Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown.
+    graph_name: str | None
+
+
 class RootCauseSkip(TypedDict):
     """A contained non-finite source the analysis skipped (analysis/explain.py skipped)."""
 
@@ -848,7 +859,8 @@ class RootCauseSkip(TypedDict):
 
 
 class RootCauseResponseBody(TypedDict):
-    """`RootCauseResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`RootCauseResponse` without `run`, `report_text`: what the layer below returns (the one above adds `run`,
+    `report_text`)."""
 
     contained: float
     # A circular buffer dropped earlier records: the producer is the first non-finite tensor kept.
@@ -861,9 +873,6 @@ class RootCauseResponseBody(TypedDict):
     # Alert counts by role (producers include the unknowns; contained include the expected).
     producers: float
     propagators: float
-    # This run's section of the headless report, word for word (`analysis/report_text.py:run_section`): what the card's
-    # "copy as text" copies.
-    report_text: str
     # Contained non-finite sources passed over on the way to the producer.
     skipped: list[RootCauseSkip]
     # clean: no non-finite tensor; clean_so_far: none in what was read, but the run is not fully read yet
@@ -875,6 +884,9 @@ class RootCauseResponseBody(TypedDict):
 class RootCauseResponse(RootCauseResponseBody):
     """wire.ts `RootCauseResponse` (its schema definition carries no description)."""
 
+    # This run's section of the headless report, word for word (`analysis/report_text.py:run_section`): what the card's
+    # "copy as text" copies.
+    report_text: str
     run: str
 
 
@@ -910,8 +922,8 @@ class RunSummary(TypedDict):
     status: Literal["indexing", "analyzing", "clean", "found", "unknown"]
 
 
-class RunInfo(TypedDict):
-    """wire.ts `RunInfo` (its schema definition carries no description)."""
+class RunInfoBody(TypedDict):
+    """`RunInfo` without `summary`: what the layer below returns (the one above adds `summary`)."""
 
     counts: RunCounts
     debug_modes: list[DebugModeName]
@@ -922,10 +934,15 @@ class RunInfo(TypedDict):
     name: str
     start_time: float | None
     status: RunStatus
-    # Added by `api/routes.py:runs` from `analysis/run_verdict.py:summary` (cached values only, never computed).
-    summary: RunSummary
     tf_version: str | None
     tfdbg_run_id: str | None
+
+
+class RunInfo(RunInfoBody):
+    """wire.ts `RunInfo` (its schema definition carries no description)."""
+
+    # Added by `api/routes.py:runs` from `analysis/run_verdict.py:summary` (cached values only, never computed).
+    summary: RunSummary
 
 
 class RunsResponse(TypedDict):
@@ -949,7 +966,7 @@ class SourceFileRef(TypedDict):
 
 
 class SourceFileResponseBody(TypedDict):
-    """`SourceFileResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`SourceFileResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     # 1-based, inclusive.
     begin_line: float
@@ -970,7 +987,7 @@ class SourceFileResponse(SourceFileResponseBody):
 
 
 class SourceFilesResponseBody(TypedDict):
-    """`SourceFilesResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`SourceFilesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     files: list[SourceFileRef]
 
@@ -994,7 +1011,7 @@ class SourceLineCount(TypedDict):
 
 
 class SourceLineCountsResponseBody(TypedDict):
-    """`SourceLineCountsResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`SourceLineCountsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     index: float
     lines: list[SourceLineCount]
@@ -1009,7 +1026,7 @@ class SourceLineCountsResponse(SourceLineCountsResponseBody):
 
 
 class StackFramesResponseBody(TypedDict):
-    """`StackFramesResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`StackFramesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     frames: list[StackFrame]
 
@@ -1056,7 +1073,7 @@ class TensorInput(TypedDict):
 
 
 class TensorInputsResponseBody(TypedDict):
-    """`TensorInputsResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`TensorInputsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     inputs: list[TensorInput]
     tensor: TensorRef
@@ -1097,7 +1114,7 @@ class TensorStats(TypedDict):
 
 
 class TensorResponseBody(TypedDict):
-    """`TensorResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`TensorResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     dtype: str | None
     has_values: bool
@@ -1120,7 +1137,7 @@ class TensorResponse(TensorResponseBody):
 
 
 class TimelineMarksResponseBody(TypedDict):
-    """`TimelineMarksResponse` without `run`: what the index or the analysis returns (the route adds `run`)."""
+    """`TimelineMarksResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     # Trace alerts written after the last execution record (a call still running, or whose record was lost).
     after_last: float
