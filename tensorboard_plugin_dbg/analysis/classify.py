@@ -30,9 +30,10 @@ from tensorboard_plugin_dbg.analysis import containment
 from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.containment import Containment
 from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
+from tensorboard_plugin_dbg.wire.types import AlertRole
 
 NONE, PRODUCER, PROPAGATOR, CONTAINED, EXPECTED, UNKNOWN = 0, 1, 2, 3, 4, 5
-ROLE_NAMES = (None, "producer", "propagator", "contained", "expected", "unknown")
+ROLE_NAMES: tuple[AlertRole | None, ...] = (None, "producer", "propagator", "contained", "expected", "unknown")
 CANDIDATES = (PRODUCER, UNKNOWN)  # where the first NaN/∞ may have been born
 EAGER_SCAN_BACK = 256  # executions scanned back for an eager input's producer
 

@@ -151,7 +151,7 @@ def input_sources(run: RunQueries, source: producer.Source, index: int) -> list[
     return producer.input_sources(run, cols, lookup, source, index)
 
 
-def role_name(cls: Classification, source: str, index: int) -> str | None:
+def role_name(cls: Classification, source: str, index: int) -> wire.AlertRole | None:
     roles = cls.trace_role if source == "graph_execution" else cls.exec_role
     return ROLE_NAMES[int(roles[index])] if 0 <= index < len(roles) else None
 

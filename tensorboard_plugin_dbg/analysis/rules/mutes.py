@@ -25,6 +25,7 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis.rules.config import ALERT_TYPES, NAN_INF
 from tensorboard_plugin_dbg.analysis.rules.findings import kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 MAX_MUTES = 50
 MAX_PATTERN = 500
@@ -166,7 +167,7 @@ def alert_hidden(
     return out
 
 
-def finding_hidden(finding: dict[str, Any], mutes: Sequence[Mute]) -> list[int]:
+def finding_hidden(finding: wire.AlertBody, mutes: Sequence[Mute]) -> list[int]:
     """Indices of the mutes hiding a rule finding."""
     return [
         m
