@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import root_cause, rules
-from tensorboard_plugin_dbg.analysis.classify import PRODUCER, UNKNOWN
+from tensorboard_plugin_dbg.analysis.classify import PRODUCER, UNKNOWN, Classification
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.analysis.rules import tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import Thresholds
@@ -45,7 +45,7 @@ def nan_positions(
     cls = root_cause.classification(run) if producers_only else None
     mutes = tuple(mutes)
 
-    def build():
+    def build() -> tuple[AlertOrder, Classification | None, np.ndarray, np.ndarray]:
         masks = mute_rules.nan_masks(run, mutes) if mutes else None
         kinds = run.trace_arrays()["kind"]
         exec_types = run.execution_arrays()["op_type"]
@@ -95,7 +95,7 @@ def rule_findings(
 
 SCAN_WAIT = 0.3  # seconds a request waits for a scan it started (a 100 k-trace dump's scan takes ~0.1 s)
 # run -> (version, thread) of the last scan started: one thread per run version (weak: a dropped run is forgotten)
-_STARTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_STARTED: weakref.WeakKeyDictionary[RunQueries, tuple[int, threading.Thread]] = weakref.WeakKeyDictionary()
 _STARTED_LOCK = threading.Lock()  # a leaf: guards _STARTED only, never held while anything else is taken
 
 

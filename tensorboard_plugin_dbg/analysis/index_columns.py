@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis.columns import FORWARDING_OPS, RunColumns
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.naming import is_function_call
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader.schema import NO_FINITENESS_MODES
@@ -62,7 +63,7 @@ def gather(run: RunQueries) -> RunColumns:
     type_names = list(run.exec_op_types)
     is_function = np.array([is_function_call(name) for name in type_names], bool)
     e_func = is_function[execs["op_type"]] if len(type_names) else np.zeros(m, bool)
-    io_cache: dict[int, tuple] = {}
+    io_cache: dict[int, tuple[list[int], list[int], list[int]]] = {}
     # A weak reference: these columns are cached in the run's own derived-value cache; a strong one from the value
     # back to the run would make every run a reference cycle that only a full garbage collection frees.
     run_ref = weakref.ref(run)
@@ -74,7 +75,7 @@ def gather(run: RunQueries) -> RunColumns:
             got = io_cache[i] = _alive(run_ref).execution_io(i)
         return got
 
-    def make_lookup():
+    def make_lookup() -> Lookup:
         # the index's rows-by-kind permutation (cached there for op queries): no sorted copy of every trace here
         order, starts = _alive(run_ref).kind_rows()
         return KindRowsLookup(order, starts, kind_tensor)
@@ -113,7 +114,7 @@ def _outputs_by_op(kind_op: np.ndarray, kind_tensor: np.ndarray, n_ops: int) -> 
     return np.cumsum(ptr), pairs[:, 1].copy()
 
 
-def _alive(ref: weakref.ref) -> RunQueries:
+def _alive(ref: weakref.ref[RunQueries]) -> RunQueries:
     run = ref()
     if run is None:  # the catalog dropped the run while an analysis of it was still running
         raise LookupError("the run is gone")
@@ -131,7 +132,7 @@ class KindMapped:
     def __len__(self) -> int:
         return len(self._kind)
 
-    def __getitem__(self, rows):
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
         return self._map[self._kind[rows]]
 
 
@@ -148,14 +149,14 @@ class KindRowsLookup:
             if k + 1 < len(starts):  # a kind newer than the permutation has no rows in it yet
                 self.kinds_of.setdefault(t, []).append(k)
 
-    def before(self, tensors, at) -> np.ndarray:
+    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         return self._search(tensors, at, after=False)
 
-    def after(self, tensors, at) -> np.ndarray:
+    def after(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         """For each pair, the first row of tensor tensors[i] with row > at[i] (-1 when none)."""
         return self._search(tensors, at, after=True)
 
-    def _search(self, tensors, at, after: bool) -> np.ndarray:
+    def _search(self, tensors: np.ndarray, at: np.ndarray, after: bool) -> np.ndarray:
         tensors, at = np.asarray(tensors, np.int64), np.asarray(at, np.int64)
         out = np.full(len(tensors), -1, np.int64)
         if not len(tensors):

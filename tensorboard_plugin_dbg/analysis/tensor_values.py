@@ -13,7 +13,6 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any, TypedDict, cast
 
-import numpy as np
 import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import root_cause, tensor_slices, tensor_stats

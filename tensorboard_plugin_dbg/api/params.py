@@ -19,6 +19,7 @@ from typing import Any
 
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.api import errors
+from tensorboard_plugin_dbg.wire.types import ErrorCode
 
 PAGE_CAP = 1000
 # Largest integer a browser holds exactly (2**53 - 1): bigger ones could not have come from our client.
@@ -116,7 +117,7 @@ class Param:
             raise errors.bad_parameter(f"{self.name} must be >= {low}, got {value}")
         if value > high:
             # A cap on how much one response holds is "page too large"; other bounds are plain bad values.
-            code = errors.PAGE_TOO_LARGE if self.name == "max_elements" else errors.BAD_PARAMETER
+            code: ErrorCode = errors.PAGE_TOO_LARGE if self.name == "max_elements" else errors.BAD_PARAMETER
             raise errors.ApiError(code, f"{self.name} must be <= {high}, got {value}")
         return value
 

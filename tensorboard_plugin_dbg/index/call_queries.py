@@ -14,6 +14,7 @@ the background). They are listed with the call: the dump records no thread.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 

@@ -34,7 +34,7 @@ class Catalog:
         self.on_complete = on_complete
         self.refresh_interval = refresh_interval
         self._runs: dict[str, RunIndex] = {}
-        self._by_key: dict[tuple, RunIndex] = {}  # (directory, run id or prefix) -> run
+        self._by_key: dict[tuple[str, str], RunIndex] = {}  # (directory, run id or prefix) -> run
         self._run_ids: dict[tuple[str, str], str | None] = {}  # (directory, prefix) -> run id
         self._lock = threading.Lock()
         self._discover_lock = threading.Lock()

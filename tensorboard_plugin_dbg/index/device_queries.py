@@ -10,7 +10,6 @@ its file's. Both tables are built in blocks of rows (a few MB of temporaries at 
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from ..wire import types as wire
 from .columns import LOC_SHIFT

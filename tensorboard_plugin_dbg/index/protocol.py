@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..reader.traces import Kind
+from ..wire import types as wire
 from .alert_order import AlertOrder
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
@@ -55,7 +57,7 @@ class RunQueries(Protocol):
         thread rebuilds it."""
         ...
 
-    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list:
+    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list[wire.Alert]:
         """wire.ts Alert (role null) of alert-list positions `page` whose (source, row, wall time) are given."""
         ...
 
@@ -135,7 +137,7 @@ class RunQueries(Protocol):
         nonfinite flag, device id: -1 none)."""
         ...
 
-    def kind_info(self, kind: int) -> tuple:
+    def kind_info(self, kind: int) -> Kind:
         """(graph_id, op_name, output_slot, mode, device_name) of a trace kind code."""
         ...
 

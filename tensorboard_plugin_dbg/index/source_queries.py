@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from ..wire import types as wire
 from . import frames as frame_rules
 from . import record_reads

@@ -13,6 +13,7 @@ advances `i` over n zero bytes; so the init/xorout terms are added once per reco
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -223,7 +224,7 @@ class Words:
         return (self.flat[i].astype(np.uint64) | (self.flat[i + 1].astype(np.uint64) << np.uint64(32))).view(np.float64)
 
 
-_INIT_TABLE: list = []
+_INIT_TABLE: list[Any] = []
 
 
 def _init_terms() -> np.ndarray:
@@ -320,7 +321,7 @@ def crc32c_python(data: bytes) -> int:
     return r ^ 0xFFFFFFFF
 
 
-def mask(crc):
+def mask(crc: Any) -> Any:  # an int, or a uint32 array
     """TFRecord's masked CRC; works on ints and uint32 arrays."""
     if isinstance(crc, np.ndarray):
         c = crc.astype(np.uint32)

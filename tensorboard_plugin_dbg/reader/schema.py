@@ -132,7 +132,7 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
     return fdp
 
 
-def _message_classes() -> dict:
+def _message_classes() -> dict[str, Any]:
     pool = descriptor_pool.DescriptorPool()
     fdp = _build_file()
     if hasattr(pool, "AddSerializedFile"):  # every protobuf runtime from 3.20 to 6.x
@@ -171,7 +171,7 @@ MODE_BY_NAME = {v: k for k, v in MODE_NAMES.items()}
 NO_FINITENESS_MODES = (1, 5)
 
 
-def parse_event(data: bytes):
+def parse_event(data: bytes) -> Any:  # a DebugEvent or None: protobuf's classes carry no types
     """A DebugEvent from its serialized bytes, or None when the bytes do not parse (never raises)."""
     event = DebugEvent()
     try:

@@ -7,7 +7,8 @@ in api/routes.py, parsed in api/params.py) and a flag of `report` (the same name
 from __future__ import annotations
 
 import dataclasses
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from tensorboard_plugin_dbg.wire.types import AlertType, DebugModeName
 
@@ -86,7 +87,7 @@ THRESHOLD_DOCS = {
 }
 
 
-def thresholds_from(values: dict) -> Thresholds:
+def thresholds_from(values: Mapping[str, Any]) -> Thresholds:
     """Thresholds from parsed parameters (absent or None: the default)."""
     given = {f.name: values[f.name] for f in dataclasses.fields(Thresholds) if values.get(f.name) is not None}
     return dataclasses.replace(DEFAULTS, **given)

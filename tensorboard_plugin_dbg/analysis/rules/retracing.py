@@ -97,7 +97,14 @@ def _first_calls(run: RunQueries) -> dict[str, list[int]]:
     return out
 
 
-def _what_differed(run, stats: KindStats, kinds, types, graph_ids, kinds_by_graph) -> str:
+def _what_differed(
+    run: RunQueries,
+    stats: KindStats,
+    kinds: list[Kind],
+    types: list[str],
+    graph_ids: list[str],
+    kinds_by_graph: dict[str, list[int]],
+) -> str:
     # the first step of each op (by name and slot) in each trace
     per_graph = []
     for g in graph_ids:

@@ -73,7 +73,7 @@ def _scan(run: RunQueries) -> KindStats:
     return KindStats(counts, shape_ch, first_shape, dtype_ch, first_dtype, run_len, run_end, order, starts)
 
 
-def _reduce_block(modes: np.ndarray, v: np.ndarray, out: tuple, at: np.ndarray) -> None:
+def _reduce_block(modes: np.ndarray, v: np.ndarray, out: tuple[np.ndarray, ...], at: np.ndarray) -> None:
     """Per row of a block: dtype code, a shape signature (rank, size, dims), the all-zero flag."""
     dtype, sig, zero = out
     full, shape = modes == FULL_HEALTH, modes == SHAPE
