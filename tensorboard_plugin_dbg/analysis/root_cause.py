@@ -23,7 +23,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import buffer, explain, index_columns, links, producer
+from tensorboard_plugin_dbg.analysis import buffer, explain, index_columns, links, producer, producer_inputs
 from tensorboard_plugin_dbg.analysis.classify import (
     CANDIDATES,
     CONTAINED,
@@ -144,11 +144,11 @@ def _follow_function_inputs(run: RunQueries, cols: RunColumns, cls: Classificati
         cls.trace_role[row] = verdict
 
 
-def input_sources(run: RunQueries, source: producer.Source, index: int) -> list[producer.InputSource]:
+def input_sources(run: RunQueries, source: producer_inputs.Source, index: int) -> list[producer_inputs.InputSource]:
     """producer.input_sources over the run's classification (cached per version): the data inputs of graph trace
     (`source` "graph_execution") or execution `index`, each with where its latest value before it was recorded."""
     cols, _cls, lookup = _classified(run)
-    return producer.input_sources(run, cols, lookup, source, index)
+    return producer_inputs.input_sources(run, cols, lookup, source, index)
 
 
 def role_name(cls: Classification, source: str, index: int) -> wire.AlertRole | None:
