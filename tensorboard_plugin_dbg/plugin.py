@@ -21,6 +21,7 @@ from tensorboard_plugin_dbg import process_tuning, static_files
 from tensorboard_plugin_dbg.api.app import ApiApp
 from tensorboard_plugin_dbg.index.protocol import Catalog as CatalogProtocol
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.wire.types import Notice
 
 PLUGIN_NAME = "dbg"
 TAB_NAME = "Debugger"
@@ -56,7 +57,7 @@ class NoLogdirCatalog:
     def run(self, name: str) -> RunQueries:
         raise NotFound(f"no run named {name!r}: TensorBoard was started without --logdir")
 
-    def notices(self) -> list[dict[str, Any]]:
+    def notices(self) -> list[Notice]:
         return [
             {
                 "code": "no_dump_found",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.api import errors
@@ -167,7 +167,14 @@ def _check_range(values: dict[str, Any], low: str, high: str) -> None:
         raise errors.bad_parameter(f"{low} ({values[low]}) must be <= {high} ({values[high]})")
 
 
-def clamp_page(response: dict[str, Any], total: int) -> None:
+class Page(TypedDict):
+    """What every page response has (wire.ts AlertsResponse, ExecutionsResponse, ...: begin, end)."""
+
+    begin: float
+    end: float
+
+
+def clamp_page(response: Page, total: int) -> None:
     """Clamps a page response's begin/end to [0, total], whatever the index did (RULES: clamped, documented)."""
     end = min(int(response["end"]), total)
     response["end"] = end

@@ -190,7 +190,7 @@ class Catalog(Protocol):
         """Raises NotFound for an unknown name."""
         ...
 
-    def notices(self) -> list[dict[str, Any]]:
+    def notices(self) -> list[wire.Notice]:
         """Logdir-level wire.ts Notice list (e.g. 'no_dump_found' with where it looked)."""
         ...
 

@@ -14,9 +14,10 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from typing_extensions import NotRequired
 
 from ..reader import schema, tfrecord, trace_periodic, traces
 from ..reader.file_sets import SUFFIXES, FileSet
@@ -27,6 +28,17 @@ from .derived import DerivedCache
 from .errors import NotFound, RecordGone
 
 _CACHED_MAX = 1 << 20  # read_event keeps records up to this long in its LRU cache
+
+
+class Problem(wire.Notice):
+    """A problem notice as the run (or the catalog) keeps it: with the traceback of its failure, never sent."""
+
+    trace: NotRequired[str]
+
+
+def notice_of(problem: Problem) -> wire.Notice:
+    """The notice a problem shows: the problem without its traceback."""
+    return cast(wire.Notice, {k: v for k, v in problem.items() if k != "trace"})
 
 
 @dataclasses.dataclass
@@ -123,7 +135,7 @@ class RunState:
         self.kinds = traces.TraceKinds()
         self.exec_modes: set[int] = set()
         self.damages: dict[tuple[int, int], str] = {}
-        self.problems: list[dict[str, Any]] = []  # refresh failures (kept short)
+        self.problems: list[Problem] = []  # refresh failures (kept short)
         self.last_refresh: float | None = None
         self.done = False
         self.version = 0
