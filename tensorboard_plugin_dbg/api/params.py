@@ -168,10 +168,11 @@ def _check_range(values: dict[str, Any], low: str, high: str) -> None:
 
 
 class Page(TypedDict):
-    """What every page response has (wire.ts AlertsResponse, ExecutionsResponse, ...: begin, end)."""
+    """What every page response has (wire.ts AlertsResponse, ExecutionsResponse, ...): begin, end, total."""
 
     begin: float
     end: float
+    total: float
 
 
 def clamp_page(response: Page, total: int) -> None:
