@@ -66,7 +66,7 @@ def _skip(run: RunQueries, found: wire.RootCauseProducerBody, row: int, runs: in
     )
     return {
         "op_name": trace["op_name"],
-        "op_type": trace["op_type"],
+        "op_type": trace["op_type"] or "",  # an op the graphs file lost: "" (wire.ts: a string), as an Alert's
         "graph_execution_index": row,
         "runs": runs,
         "user_frame": frame,
