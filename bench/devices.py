@@ -29,6 +29,7 @@ sys.path.insert(0, ROOT)
 
 from tensorboard_plugin_dbg.index.catalog import Catalog  # noqa: E402
 from tensorboard_plugin_dbg.index.derived import DerivedCache  # noqa: E402
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter  # noqa: E402
 
 
 def _indexed(logdir: str):
@@ -62,11 +63,11 @@ def _drop_caches(run) -> None:
 
 
 def _pages(run, label: str, reps: int, **filters) -> None:
-    total = run.graph_executions(0, 0, **filters)["total"]
+    total = run.graph_executions(0, 0, TraceFilter(**filters))["total"]
     for where, begin in (("start", 0), ("middle", total // 2), ("end", max(0, total - 100))):
         if where == "start":
             _drop_caches(run)
-        first, median, p95 = _ms(lambda b=begin: run.graph_executions(b, b + 100, **filters), reps)
+        first, median, p95 = _ms(lambda b=begin: run.graph_executions(b, b + 100, TraceFilter(**filters)), reps)
         print(f"| {label} | {total:,} | {where} | {first:.1f} | {median:.2f} | {p95:.2f} |", flush=True)
 
 

@@ -26,6 +26,7 @@ import generate
 from tensorboard_plugin_dbg.analysis import timeline_marks
 from tensorboard_plugin_dbg.analysis.rules import mutes
 from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 
 
 def _ms(f) -> float:
@@ -63,8 +64,8 @@ def main(argv=None) -> int:
     for label, kw in (("call page", {}), ("call page, non-finite only", {"only_nonfinite": True})):
         times, sizes = [], []
         for c in calls:
-            times.append(_ms(lambda c=c, kw=kw: run.graph_executions(0, 200, call=c, **kw)))
-            sizes.append(run.graph_executions(0, 0, call=c, **kw)["total"])
+            times.append(_ms(lambda c=c, kw=kw: run.graph_executions(0, 200, TraceFilter(**kw), call=c)))
+            sizes.append(run.graph_executions(0, 0, TraceFilter(**kw), call=c)["total"])
         print(
             f"{label}: {len(calls)} calls, median {statistics.median(times):.2f} ms, max {max(times):.2f} ms "
             f"(rows per call: median {statistics.median(sizes):,.0f}, max {max(sizes):,})"

@@ -4,6 +4,7 @@ tests only) and JSON Schema validation against the schema generated from wire.ts
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import math
@@ -22,6 +23,7 @@ from werkzeug.test import Client
 
 from tensorboard_plugin_dbg.index.derived import DerivedCache
 from tensorboard_plugin_dbg.index.protocol import FileLineOps, NotFound, TensorRecord
+from tensorboard_plugin_dbg.index.trace_filter import NO_FILTER
 from tensorboard_plugin_dbg.plugin import DbgPlugin
 from tensorboard_plugin_dbg.reader import tensor_content
 
@@ -233,28 +235,18 @@ class FakeRun(ColumnarFromPages):
             "graph_name": None,
         }
 
-    def graph_executions(
-        self,
-        begin,
-        end,
-        op_type=None,
-        op_name=None,
-        graph_id=None,
-        only_nonfinite=False,
-        device=None,
-        host=None,
-        call=None,
-    ):
-        self.calls.append(("graph_executions", begin, end, op_type, op_name, graph_id, only_nonfinite, device, host))
+    def graph_executions(self, begin, end, filters=NO_FILTER, call=None):
+        f = filters
+        self.calls.append(("graph_executions", begin, end, *dataclasses.astuple(f)))
         rows = [
             r
             for r in self.rows
-            if (op_type is None or r["op_type"] == op_type)
-            and (op_name is None or op_name.lower() in r["op_name"].lower())
-            and (graph_id is None or r["graph_id"] == graph_id)
-            and (not only_nonfinite or r["health"]["neg_inf"])
-            and (device is None or r["device_name"] == device)
-            and (host is None or r["host"] == host)
+            if (f.op_type is None or r["op_type"] == f.op_type)
+            and (f.op_name is None or f.op_name.lower() in r["op_name"].lower())
+            and (f.graph_id is None or r["graph_id"] == f.graph_id)
+            and (not f.only_nonfinite or r["health"]["neg_inf"])
+            and (f.device is None or r["device_name"] == f.device)
+            and (f.host is None or r["host"] == f.host)
         ]
         return {
             "begin": begin,

@@ -16,7 +16,7 @@ from tensorboard_plugin_dbg.analysis.health import is_nonfinite
 from tensorboard_plugin_dbg.index import alert_order, kind_order
 from tensorboard_plugin_dbg.index.derived import DerivedCache
 from tensorboard_plugin_dbg.index.state import OpEntry
-from tensorboard_plugin_dbg.reader import debug_values
+from tensorboard_plugin_dbg.reader import health_vectors
 from tensorboard_plugin_dbg.reader.schema import MODE_BY_NAME
 
 PAGE = 1000
@@ -86,7 +86,7 @@ class ColumnarFromPages:
         traces = self._trace_rows()
         picked = [traces[int(i)]["health"] for i in np.asarray(rows, np.int64).tolist()]
         modes = np.array([MODE_BY_NAME.get(h.get("mode"), 0) for h in picked], np.int64)
-        return modes, np.array([debug_values.vector_of(h) for h in picked]).reshape(len(picked), 11)
+        return modes, np.array([health_vectors.vector_of(h) for h in picked]).reshape(len(picked), 11)
 
     def graph_entries(self) -> list[tuple[str, str, str | None]]:
         return [(g, g, None) for g in dict.fromkeys(r["graph_id"] for r in self._trace_rows())]

@@ -31,6 +31,7 @@ from tensorboard_plugin_dbg.analysis.rules import mutes
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 
 pytestmark = pytest.mark.slow  # TensorFlow's reader as the oracle (~8 s) and a real tensorboard process (~8 s)
 
@@ -179,12 +180,12 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         (
             "graph_executions",
             dict(begin=0, end=100, op_type="Log", only_nonfinite="false"),
-            lambda: run.graph_executions(0, 100, op_type="Log"),
+            lambda: run.graph_executions(0, 100, TraceFilter(op_type="Log")),
         ),
         (
             "graph_executions",
             dict(begin=0, end=100, only_nonfinite="true"),
-            lambda: run.graph_executions(0, 100, only_nonfinite=True),
+            lambda: run.graph_executions(0, 100, TraceFilter(only_nonfinite=True)),
         ),
         (
             "graph_executions",
@@ -195,14 +196,14 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         (
             "graph_executions",
             dict(begin=0, end=100, op_name="MATMUL", graph_id=graph_id),
-            lambda: run.graph_executions(0, 100, op_name="MATMUL", graph_id=graph_id),
+            lambda: run.graph_executions(0, 100, TraceFilter(op_name="MATMUL", graph_id=graph_id)),
         ),
         ("devices", {}, run.device_counts),
         (
             "graph_executions",
             dict(begin=0, end=100, device=run.device_counts()["devices"][0]["device_name"], host=run.hosts()[0]),
             lambda: run.graph_executions(
-                0, 100, device=run.device_counts()["devices"][0]["device_name"], host=run.hosts()[0]
+                0, 100, TraceFilter(device=run.device_counts()["devices"][0]["device_name"], host=run.hosts()[0])
             ),
         ),
         ("graph_execution", dict(index=n - 1), lambda: run.graph_execution(n - 1)),

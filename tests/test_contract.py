@@ -44,6 +44,7 @@ from tensorboard_plugin_dbg.analysis.rules import config, mutes
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, clamp_page
 from tensorboard_plugin_dbg.api.routes import ROUTES_BY_NAME
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 
 pytestmark = pytest.mark.slow  # every route on 15 real dumps (~7 s to serve, ~7 s to validate) and the schema generator
 
@@ -326,9 +327,7 @@ def _index_raw(run, route: str, p: dict):
         "graph_executions": lambda: run.graph_executions(
             i["begin"],
             i["end"],
-            only_nonfinite=p.get("only_nonfinite") == "true",
-            device=p.get("device"),
-            host=p.get("host"),
+            TraceFilter(only_nonfinite=p.get("only_nonfinite") == "true", device=p.get("device"), host=p.get("host")),
             call=i.get("call"),
         ),
         "timeline_marks": lambda: timeline_marks.marks(run, i.get("bins", 500)),

@@ -1,7 +1,7 @@
-"""The page fast path of trace healths (debug_values.record_healths / health_rows, record_reads.trace_healths)
-against the one-record protobuf path (schema.parse_event + decode_debug_value), on real TensorFlow dumps in every
-debug mode and on fuzzed copies of their records: wherever the fast path answers, it answers exactly what the
-slow path does, and it answers for every record TF writes in a health mode."""
+"""The page fast path of trace healths (health_gather.record_healths / health_vectors.health_rows,
+record_reads.trace_healths) against the one-record protobuf path (schema.parse_event + decode_debug_value), on real
+TensorFlow dumps in every debug mode and on fuzzed copies of their records: wherever the fast path answers, it
+answers exactly what the slow path does, and it answers for every record TF writes in a health mode."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from test_index_oracle import run_of
 
 from tensorboard_plugin_dbg.index import record_reads
-from tensorboard_plugin_dbg.reader import debug_values, schema
+from tensorboard_plugin_dbg.reader import debug_values, health_gather, health_vectors, schema
 
 HEALTH_MODES = ("CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE")
 ALL_MODES = (*HEALTH_MODES, "NO_TENSOR", "FULL_TENSOR")
@@ -54,7 +54,7 @@ def _fast(payloads: list[bytes], modes: list[int]) -> list:
         starts.append(at + 12)
         at += len(p) + 16
     buf = np.frombuffer(b"".join(parts), np.uint8)
-    return debug_values.record_healths(
+    return health_gather.record_healths(
         buf, np.array(starts, np.int64), np.array([len(p) for p in payloads], np.int64), np.array(modes, np.int64)
     )
 
@@ -151,8 +151,8 @@ def test_odd_vectors_decode_as_one_at_a_time():
         vectors = rng.choice(special, size=(400, width + 1))
         if mode == 5:  # ranks around and beyond 6, negative ranks
             vectors[:, 2] = rng.integers(-8, 10, size=400)
-        got = debug_values.health_rows(mode, vectors)
-        assert got == [debug_values.health_from_vector(mode, v) for v in vectors]
+        got = health_vectors.health_rows(mode, vectors)
+        assert got == [health_vectors.health_from_vector(mode, v) for v in vectors]
 
 
 def test_trace_healths_and_pages_equal_one_record_reads():

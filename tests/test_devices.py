@@ -20,6 +20,7 @@ from werkzeug.test import Client
 
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"
@@ -79,7 +80,7 @@ def test_each_op_and_execution_is_on_the_device_the_program_pinned_it_to(run):
         ("Sqrt", CPU1),
         ("Exp", CPU0),
     ]
-    nan_rows = run.graph_executions(0, 10, only_nonfinite=True, device=CPU1)["rows"]
+    nan_rows = run.graph_executions(0, 10, TraceFilter(only_nonfinite=True, device=CPU1))["rows"]
     assert [r["op_name"] for r in nan_rows] == ["log_on_cpu1", "log_on_cpu1"]  # the NaN made on CPU:1
 
 
@@ -153,7 +154,7 @@ def test_filtered_rows_equal_a_brute_force_filter(which, run, two_hosts):
             and (f.get("op_type") is None or row["op_type"] == f["op_type"])
             and (f.get("op_name") is None or f["op_name"].lower() in row["op_name"].lower())
         ]
-        page = r.graph_executions(0, 1000, **f)
+        page = r.graph_executions(0, 1000, TraceFilter(**f))
         assert [x["index"] for x in page["rows"]] == want, f
         assert page["total"] == len(want) and page["unfiltered_total"] == len(rows), f
         assert all(x["device_name"] == f["device"] for x in page["rows"] if f["device"]), f
@@ -226,7 +227,8 @@ def test_one_device_runs_filter_keeps_every_row():
     r = _run_of(os.path.dirname(dumps.make_dump("nan_sqrt", "FULL_HEALTH")))
     (device,) = {d["device_name"] for d in r.device_counts()["devices"] if d["graph_executions"]}
     n = r.info()["counts"]["graph_executions"]
-    assert r.graph_executions(0, 1000, device=device) == r.graph_executions(0, 1000) and n > 0
+    assert r.graph_executions(0, 1000, TraceFilter(device=device)) == r.graph_executions(0, 1000) and n > 0
     for f in ({"only_nonfinite": True}, {"op_type": "Sqrt"}, {"op_name": "sqrt", "only_nonfinite": True}):
-        assert r.graph_executions(0, 1000, device=device, **f) == r.graph_executions(0, 1000, **f), f
-    assert r.graph_executions(0, 1000, device=device, only_nonfinite=True)["total"] > 0
+        on_device = r.graph_executions(0, 1000, TraceFilter(device=device, **f))
+        assert on_device == r.graph_executions(0, 1000, TraceFilter(**f)), f
+    assert r.graph_executions(0, 1000, TraceFilter(device=device, only_nonfinite=True))["total"] > 0

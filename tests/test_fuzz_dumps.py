@@ -36,6 +36,7 @@ from tensorboard_plugin_dbg.analysis import alerts, root_cause
 from tensorboard_plugin_dbg.api import json_encoding
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.index.protocol import NotFound
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 from tensorboard_plugin_dbg.reader import schema
 
 CASES = int(os.environ.get("DBG_FUZZ_CASES", "60"))
@@ -289,7 +290,7 @@ def _query_everything(run) -> list:
         lambda: alerts.alerts(run, 0, 100, producers_only=True),
         lambda: run.executions(0, 1000),
         lambda: run.graph_executions(0, 100),
-        lambda: run.graph_executions(0, 50, only_nonfinite=True, op_name="log"),
+        lambda: run.graph_executions(0, 50, TraceFilter(only_nonfinite=True, op_name="log")),
         run.source_files,
         lambda: root_cause.analyze(run),
     ):

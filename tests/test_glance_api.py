@@ -14,6 +14,7 @@ from werkzeug.test import Client
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.analysis import report_text, run_verdict
 from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 
 
 def test_logdir_itself_is_named_after_its_folder(demo_dump):
@@ -81,7 +82,7 @@ def test_report_summary_counts_runs_with_nonfinite(demo_dump, tmp_path, capsys):
 
 def test_op_type_filter_is_case_insensitive(demo_dump):
     run = Catalog(demo_dump).runs()[0]
-    exact = run.graph_executions(0, 100, op_type="Log")
+    exact = run.graph_executions(0, 100, TraceFilter(op_type="Log"))
     assert exact["total"] > 0
-    assert run.graph_executions(0, 100, op_type="log") == exact
-    assert run.graph_executions(0, 100, op_type="LOG")["total"] == exact["total"]
+    assert run.graph_executions(0, 100, TraceFilter(op_type="log")) == exact
+    assert run.graph_executions(0, 100, TraceFilter(op_type="LOG"))["total"] == exact["total"]

@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.analysis import root_cause
 from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 from tensorboard_plugin_dbg.reader import tfrecord
 
 
@@ -58,9 +59,9 @@ def test_readers_while_ingesting(tmp_path):
                 last = n
                 page = run.graph_executions(max(0, n - 20), n)
                 assert [r["index"] for r in page["rows"]] == list(range(max(0, n - 20), page["end"]))
-                nf = run.graph_executions(0, 50, only_nonfinite=True)
+                nf = run.graph_executions(0, 50, TraceFilter(only_nonfinite=True))
                 assert all(r["health"]["nan"] + r["health"]["neg_inf"] + r["health"]["pos_inf"] > 0 for r in nf["rows"])
-                logs = run.graph_executions(0, 10, op_type="Log")
+                logs = run.graph_executions(0, 10, TraceFilter(op_type="Log"))
                 assert all(r["op_type"] == "Log" for r in logs["rows"])
                 run.alerts(0, 5)
                 if n:
@@ -108,7 +109,7 @@ def test_side_table_ahead_of_rows_is_not_seen(tmp_path):
     assert run.alerts(0, 10_000)["alerts"] == alerts_before
     arrays = run.trace_arrays()
     assert len(arrays["nonfinite_rows"]) == 0 or int(arrays["nonfinite_rows"].max()) < len(arrays["kind"])
-    assert run.graph_executions(0, 10, only_nonfinite=True)["total"] == len(arrays["nonfinite_rows"])
+    assert run.graph_executions(0, 10, TraceFilter(only_nonfinite=True))["total"] == len(arrays["nonfinite_rows"])
     root_cause.analyze(run)
 
 

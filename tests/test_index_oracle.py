@@ -14,8 +14,9 @@ import dumps
 import pytest
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
-from tensorboard_plugin_dbg.reader.debug_values import DTYPES
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
+from tensorboard_plugin_dbg.reader.tensor_proto import DTYPES
 
 pytestmark = pytest.mark.slow  # TensorFlow's DebugDataReader reads each dump as the oracle: ~6 s per dump
 
@@ -219,7 +220,7 @@ def test_alerts(pair):
 
 def test_nonfinite_filter_matches_oracle(pair):
     run, o = pair
-    nf = run.graph_executions(0, 10**6, only_nonfinite=True)
+    nf = run.graph_executions(0, 10**6, TraceFilter(only_nonfinite=True))
     expected = sorted({a[8] for a in o["alerts"] if a[8] is not None})
     assert [r["index"] for r in nf["rows"]] == expected and nf["total"] == len(expected)
     assert not math.isnan(nf["unfiltered_total"])

@@ -274,8 +274,8 @@ def test_unread_or_mid_chunk_files_are_not_reported_partial():
     """status_notices runs while a pass reads: an unread file or a chunk boundary is not a cut-short file."""
     from types import SimpleNamespace
 
-    from tensorboard_plugin_dbg.index.run_index import FileState
     from tensorboard_plugin_dbg.index.run_status import status_notices
+    from tensorboard_plugin_dbg.index.state import FileState
 
     prefix = "tfdbg_events.1.h"
     files = [

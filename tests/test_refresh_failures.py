@@ -374,7 +374,7 @@ def test_a_run_whose_whole_refresh_raises_is_recorded_and_the_thread_goes_on(log
 
 def test_background_refresher_survives_a_failing_pass(logdir, cold, monkeypatch):
     """The thread itself: a pass that raises inside RunIndex.refresh's own loop does not stop later passes."""
-    real = run_index.RunIndex._read_file
+    real = run_index.RunIndex.read_file
     failures = {"left": 2}
 
     def flaky(self, code, state):
@@ -383,7 +383,7 @@ def test_background_refresher_survives_a_failing_pass(logdir, cold, monkeypatch)
             raise MemoryError("injected")
         return real(self, code, state)
 
-    monkeypatch.setattr(run_index.RunIndex, "_read_file", flaky)
+    monkeypatch.setattr(run_index.RunIndex, "read_file", flaky)
     catalog = Catalog(logdir, refresh_interval=0.05, first_pass=False)
     catalog.start()
     try:

@@ -15,7 +15,7 @@ from tensorboard_plugin_dbg.__main__ import EXIT_NONFINITE, EXIT_WARNINGS, main
 from tensorboard_plugin_dbg.analysis import alert_list, alerts, health_map, report_text, root_cause, rules
 from tensorboard_plugin_dbg.analysis.rules import config, mutes, tensor_scan
 from tensorboard_plugin_dbg.index.catalog import Catalog
-from tensorboard_plugin_dbg.reader import debug_values
+from tensorboard_plugin_dbg.reader import health_gather
 
 
 def run_of(program: str, *args: str):
@@ -268,7 +268,7 @@ def test_scan_vectors_equal_the_full_decode(program, args):
     modes, full = run.trace_vectors(rows)
     modes2, summary = run.trace_vectors(rows, summary=True)
     assert (modes == modes2).all()
-    for mode, elements in debug_values.SUMMARY_ELEMENTS.items():
+    for mode, elements in health_gather.SUMMARY_ELEMENTS.items():
         sel = modes == mode
         assert np.array_equal(full[sel][:, elements], summary[sel][:, elements], equal_nan=True)
     assert np.isfinite(summary[np.isin(modes, (4, 5))][:, 2]).all()

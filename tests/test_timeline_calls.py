@@ -19,6 +19,7 @@ from test_root_cause import only_run
 from werkzeug.test import Client
 
 from tensorboard_plugin_dbg.analysis import timeline_marks
+from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 
 STEPS = 600
 
@@ -64,12 +65,12 @@ def test_a_calls_rows_are_the_traces_it_wrote(dump):
 def test_the_call_filter_combines_with_the_others(dump):
     _path, run, (execs, _traces) = dump
     call = [i for i, e in enumerate(execs) if e[1].startswith("__inference")][13]  # a step whose log is -inf
-    logs = run.graph_executions(0, 100, op_type="log", call=call)
+    logs = run.graph_executions(0, 100, TraceFilter(op_type="log"), call=call)
     assert [r["op_name"] for r in logs["rows"]] == ["Log"] and logs["total"] == 1
-    bad = run.graph_executions(0, 100, only_nonfinite=True, call=call)
+    bad = run.graph_executions(0, 100, TraceFilter(only_nonfinite=True), call=call)
     assert [r["op_name"] for r in bad["rows"]] == ["Log", "mul", "Sum"]
     assert bad["call"]["first_nonfinite"] == {"index": bad["rows"][0]["index"], "position": 0}
-    assert run.graph_executions(0, 100, op_name="nothing", call=call)["call"]["first_nonfinite"] is None
+    assert run.graph_executions(0, 100, TraceFilter(op_name="nothing"), call=call)["call"]["first_nonfinite"] is None
 
 
 def _oracle_exec_of_alerts(execs, traces):

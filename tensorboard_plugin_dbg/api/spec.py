@@ -1,5 +1,5 @@
 """What a route declares (its name, parameters, handler and wire.ts response type): the one shape that the route
-table (routes.py), dispatch (app.py) and the OpenAPI document (openapi.py) all read."""
+table (routes/), dispatch (app.py) and the OpenAPI document (openapi.py) all read."""
 
 from __future__ import annotations
 

@@ -27,26 +27,26 @@ T = TypeVar("T")
 
 
 class DerivedCache:
-    """name -> (key, value) for one run."""
+    """name -> (key, value) for one run. A name is any hashable value: a string, or e.g. ("filter", a TraceFilter)."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self._values: dict[str, tuple[Hashable, Any]] = {}
+        self._values: dict[Hashable, tuple[Hashable, Any]] = {}
 
-    def peek(self, name: str, key: Hashable) -> Any | None:
+    def peek(self, name: Hashable, key: Hashable) -> Any | None:
         """The value of `name` built for `key`, or None; never builds, never waits."""
         entry = self._values.get(name)
         return entry[1] if entry is not None and entry[0] == key else None
 
-    def latest(self, name: str) -> tuple[Any, Any] | None:
+    def latest(self, name: Hashable) -> tuple[Any, Any] | None:
         """(key, value) of the last build of `name`, whatever its key; never waits."""
         return self._values.get(name)
 
-    def put(self, name: str, key: Hashable, value: Any) -> None:
+    def put(self, name: Hashable, key: Hashable, value: Any) -> None:
         """Stores a value computed without the lock (cheap values that two threads may compute twice)."""
         self._values[name] = (key, value)
 
-    def get(self, name: str, key: Hashable, build: Callable[[], T], stale_ok: bool = False) -> T:
+    def get(self, name: Hashable, key: Hashable, build: Callable[[], T], stale_ok: bool = False) -> T:
         """The value of `name` for `key`, built by `build()` once when missing or stale.
 
         One builder at a time per run: without it, 50 concurrent requests after a refresh pass each rebuilt the
@@ -67,7 +67,7 @@ class DerivedCache:
         finally:
             self.lock.release()
 
-    def _build(self, name: str, key: Hashable, build: Callable[[], T]) -> T:
+    def _build(self, name: Hashable, key: Hashable, build: Callable[[], T]) -> T:
         entry = self._values.get(name)  # another thread may have built it while this one waited
         if entry is not None and entry[0] == key:
             return entry[1]

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..reader import debug_values
+from ..reader import debug_values, tensor_proto
 from ..reader.schema import MODE_NAMES, NO_FINITENESS_MODES
 from ..wire import types as wire
 from . import naming, record_reads
@@ -131,7 +131,7 @@ class ExecutionQueries:
         for slot in range(max(int(ex.num_outputs), len(protos))):
             proto = protos[slot] if slot < len(protos) else None
             outputs.append(debug_values.decode_debug_value(mode, proto, eager=True))
-            values.append(debug_values.tensor_value(proto, 0, max_elements) if mode == 7 else None)
+            values.append(tensor_proto.tensor_value(proto, 0, max_elements) if mode == 7 else None)
         device_ids = [int(d) for d in ex.output_tensor_device_ids]
         graph = run.graphs.get(digest["graph_id"]) if digest["graph_id"] else None
         return {

@@ -25,8 +25,9 @@ from .errors import NotFound, RecordGone
 from .line_ops import FileLineOps
 from .state import OpEntry
 from .tensor_queries import TensorRecord
+from .trace_filter import NO_FILTER, TraceFilter
 
-__all__ = ["Catalog", "FileLineOps", "NotFound", "RecordGone", "RunQueries", "TensorRecord"]
+__all__ = ["Catalog", "FileLineOps", "NotFound", "RecordGone", "RunQueries", "TensorRecord", "TraceFilter"]
 
 
 class RunQueries(Protocol):
@@ -70,21 +71,11 @@ class RunQueries(Protocol):
         ...
 
     def graph_executions(
-        self,
-        begin: int,
-        end: int,
-        op_type: str | None = None,
-        op_name: str | None = None,
-        graph_id: str | None = None,
-        only_nonfinite: bool = False,
-        device: str | None = None,
-        host: str | None = None,
-        call: int | None = None,
+        self, begin: int, end: int, filters: TraceFilter = NO_FILTER, call: int | None = None
     ) -> dict[str, Any]:
-        """wire.ts GraphExecutionsResponse minus `run`. `op_type` is exact, `op_name` is a case-insensitive
-        substring, `graph_id`, `device` (full name) and `host` exact (an unknown one matches nothing), `call` an
-        eager execution index (a tf.function call: its traces only, with `call` describing it; NotFound for an
-        eager op); filters combine with AND; `total` is the filtered total."""
+        """wire.ts GraphExecutionsResponse minus `run`: the traces `filters` keeps (trace_filter.py says how each
+        field matches), among those of `call` when given (an eager execution index: a tf.function call's traces,
+        with `call` describing it; NotFound for an eager op); `total` is the filtered total."""
         ...
 
     def device_counts(self) -> dict[str, Any]:
@@ -149,7 +140,7 @@ class RunQueries(Protocol):
         """(debug mode of each trace row, its debug vector as tfdbg2-format.md lays it out, float64, NaN-padded to
         11 columns; all NaN for NO_TENSOR and FULL_TENSOR). Reads the rows' records back: for whole-run scans in
         blocks of neighbouring rows (analysis/rules), costing the blocks' bytes. `summary`: only the elements a
-        scan reads (reader/debug_values.py SUMMARY_ELEMENTS; the tensor id and device stay NaN), cheaper."""
+        scan reads (reader/health_gather.py SUMMARY_ELEMENTS; the tensor id and device stay NaN), cheaper."""
         ...
 
     def graph_entries(self) -> list[tuple[str, str, str | None]]:

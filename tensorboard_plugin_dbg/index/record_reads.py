@@ -1,4 +1,4 @@
-"""Reading records back for a RunIndex, and handing memory back to the OS (kept out of run_index.py)."""
+"""Reading records back for a RunIndex, and handing memory back to the OS (kept out of ingest.py and run_index.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..reader import debug_values, schema, tensor_content, tfrecord
+from ..reader import debug_values, health_gather, health_vectors, schema, tensor_content, tfrecord
 from ..reader.traces import Kind
 from ..wire import types as wire
 from .columns import LOC_MASK, LOC_SHIFT
@@ -107,7 +107,7 @@ def trace_healths(run: RunState, rows: Rows, modes: Rows) -> tuple[list[wire.Ten
     """(TensorHealth of each trace row, whether every float in them is finite); modes[k] is row k's debug mode
     (from its kind). The same dicts as decode_debug_value on each row's parsed record, with one file read for the
     page and the health vectors of TF's regular records decoded together from the bytes
-    (debug_values.record_healths); only the other records are parsed with protobuf."""
+    (health_gather.record_healths); only the other records are parsed with protobuf."""
     rows = np.asarray(rows, np.int64)
     modes = np.asarray(modes, np.int64)
     out: list[wire.TensorHealth] = [_NO_TENSOR] * len(rows)  # placeholders: each one is set below
@@ -118,7 +118,7 @@ def trace_healths(run: RunState, rows: Rows, modes: Rows) -> tuple[list[wire.Ten
     if not len(read):
         return out, finite
     buf, starts, lengths = read_trace_payloads(run, rows[read])
-    fast = debug_values.record_healths(buf, starts, lengths, modes[read])
+    fast = health_gather.record_healths(buf, starts, lengths, modes[read])
     if len(read) == len(rows):
         out = fast
     else:
@@ -135,32 +135,32 @@ def trace_healths(run: RunState, rows: Rows, modes: Rows) -> tuple[list[wire.Ten
 def trace_vectors(run: RunState, rows: Rows, summary: bool = False) -> tuple[Rows, npt.NDArray[np.float64]]:
     """(mode of each trace row, its debug vector as in tfdbg2-format.md, float64, NaN-padded to 11 columns; NaN
     where the mode has no vector: NO_TENSOR, FULL_TENSOR). For whole-run scans (analysis/rules): one file read per
-    block of neighbouring rows and the vectors gathered together (debug_values.record_vectors); records off TF's
+    block of neighbouring rows and the vectors gathered together (health_gather.record_vectors); records off TF's
     regular layout are parsed with protobuf and their health dicts turned back into vectors. `summary`: only the
-    elements debug_values.SUMMARY_ELEMENTS names (the others NaN): what a whole-run scan reads, at less cost."""
+    elements health_gather.SUMMARY_ELEMENTS names (the others NaN): what a whole-run scan reads, at less cost."""
     rows = np.asarray(rows, np.int64)
     kinds = run.kinds.kinds
     kind_modes = np.array([k[3] for k in kinds], np.int64) if kinds else np.zeros(0, np.int64)
     kind_col = run.traces.view("kind")[rows]
     modes = kind_modes[kind_col] if len(rows) else np.zeros(0, np.int64)
     vectors = np.full((len(rows), 11), np.nan)
-    read = np.flatnonzero(debug_values.VECTOR_BYTES[np.clip(modes, 0, 15)] > 0)
+    read = np.flatnonzero(health_vectors.VECTOR_BYTES[np.clip(modes, 0, 15)] > 0)
     if not len(read):
         return modes, vectors
     buf, starts, lengths = read_trace_payloads(run, rows[read])
     # records the indexer decoded already: the layout checks suffice (strict=False; see record_vectors), found once
     # per kind for a scan (kind_vectors)
     if summary:
-        elements = debug_values.SUMMARY_ELEMENTS
-        ok, got = debug_values.kind_vectors(buf, starts, lengths, modes[read], kind_col[read], elements)
+        elements = health_gather.SUMMARY_ELEMENTS
+        ok, got = health_gather.kind_vectors(buf, starts, lengths, modes[read], kind_col[read], elements)
     else:
-        ok, got = debug_values.record_vectors(buf, starts, lengths, modes[read], strict=False)
+        ok, got = health_gather.record_vectors(buf, starts, lengths, modes[read], strict=False)
     vectors[read] = got
     odd = read[~ok]
     if len(odd):  # rare: records off the regular layout
         healths, _finite = trace_healths(run, rows[odd], modes[odd])
         for k, health in zip(odd.tolist(), healths):
-            vectors[k] = debug_values.vector_of(health)
+            vectors[k] = health_vectors.vector_of(health)
     return modes, vectors
 
 

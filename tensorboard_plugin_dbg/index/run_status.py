@@ -33,10 +33,10 @@ def stat_file(state) -> bool:
 
 
 def read_file_noting_failure(run, code: int, state) -> bool:
-    """run._read_file(code, state); False when it failed, the failure then being the file's notice. Never raises:
+    """run.read_file(code, state); False when it failed, the failure then being the file's notice. Never raises:
     one bad file must not stop the pass (the run's other files are still read), nor one bad pass the next."""
     try:
-        run._read_file(code, state)
+        run.read_file(code, state)
     except FileNotFoundError:
         state.missing = True  # deleted between its stat and its read: the missing_file notice says so
     except Exception as exc:  # noqa: BLE001
@@ -91,81 +91,127 @@ def clear_failure(run, state) -> None:
 
 
 def status_notices(run) -> list[dict[str, Any]]:
-    notices: list[dict[str, Any]] = []
-    for (code, offset), reason in sorted(run.damages.copy().items())[:100]:
-        notices.append(
-            {
-                "code": "damaged_record",
-                "severity": "error",
-                "message": f"Damaged record skipped in {run.files[code].suffix} at byte {int(offset)} "
-                f"({reason}); every intact record around it was kept.",
-                "file": run.rel_path(run.files[code].path),
-                "offset": int(offset),
-            }
-        )
-    for problem in list(run.problems):
-        notices.append({k: v for k, v in problem.items() if k != "trace"})
+    """The notices of the run's status: its problems first (damaged records, standing read failures, files missing,
+    shrunk or ending inside a record), then the explanations of empty panels."""
+    return [*_damage_notices(run), *_problem_notices(run), *_file_notices(run), *_empty_panel_notices(run)]
+
+
+def _damage_notices(run) -> list[dict[str, Any]]:
+    return [
+        {
+            "code": "damaged_record",
+            "severity": "error",
+            "message": f"Damaged record skipped in {run.files[code].suffix} at byte {int(offset)} "
+            f"({reason}); every intact record around it was kept.",
+            "file": run.rel_path(run.files[code].path),
+            "offset": int(offset),
+        }
+        for (code, offset), reason in sorted(run.damages.copy().items())[:100]
+    ]
+
+
+def _problem_notices(run) -> list[dict[str, Any]]:
+    # the standing read failures (record_failure), without the traceback kept for the logs
+    return [{k: v for k, v in problem.items() if k != "trace"} for problem in list(run.problems)]
+
+
+def _read_files(run) -> list:
+    """The files the reader reads: traces come from every file set, everything else from the earliest one only."""
     primary = run.file_sets[0].prefix
+    return [
+        s
+        for s in run.files
+        if s.suffix == "graph_execution_traces" or os.path.basename(s.path).startswith(primary + ".")
+    ]
+
+
+def _file_notices(run) -> list[dict[str, Any]]:
+    notices = []
+    for state in _read_files(run):
+        if state.missing:
+            notices.append(_missing_file(run, state))
+        elif state.offset > state.size:
+            notices.append(_shrunk_file(run, state))
+        elif _ends_inside_a_record(state):
+            notices.append(_partial_record(run, state))
+    return notices
+
+
+def _missing_file(run, state) -> dict[str, Any]:
+    name = os.path.basename(state.path)
+    return {
+        "code": "missing_file",
+        "severity": "warning",
+        "file": run.rel_path(state.path),
+        "message": f"{state.suffix} file not found (yet): {name}."
+        if not state.offset
+        else (
+            f"{name} was deleted after {state.offset} bytes of it were read: what was read stays "
+            "listed, but its details cannot be read back until the file returns."
+        ),
+    }
+
+
+def _shrunk_file(run, state) -> dict[str, Any]:
+    # Shrank below what was read (cut, or replaced by a shorter file): the rows already served stay; they point
+    # into the lost part, so reading their details back fails until the file grows back.
+    return {
+        "code": "unreadable_file",
+        "severity": "warning",
+        "file": run.rel_path(state.path),
+        "offset": int(state.size),
+        "message": (
+            f"{os.path.basename(state.path)} shrank to {state.size} bytes after {state.offset} bytes of it were read "
+            "(truncated or replaced): what was read stays listed, but the details of records "
+            f"past byte {state.size} cannot be read back."
+        ),
+    }
+
+
+def _ends_inside_a_record(state) -> bool:
+    """The file ends inside a record: its next record needs more bytes than the file has (a tail shorter than a
+    header: needed is unknown). An unread file, or one whose pass is between two read chunks, is not partial."""
+    return not state.resyncing and (
+        (state.needed > 0 and state.offset + state.needed > state.size) or 0 < state.size - state.offset < 12
+    )
+
+
+def _partial_record(run, state) -> dict[str, Any]:
+    # A live writer's last flush may end mid-record (read on the next pass); a file that stays like this was cut
+    # short. Either way the user sees where reading stopped instead of a silent "still indexing".
+    return {
+        "code": "partial_record",
+        "severity": "info",
+        "message": (
+            f"{state.suffix} file ends inside a record ({state.size - state.offset} bytes of it so far): "
+            "it is read when the writer completes it; if the file stays like this, it was truncated there."
+        ),
+        "file": run.rel_path(state.path),
+        "offset": int(state.offset),
+    }
+
+
+def _empty_panel_notices(run) -> list[dict[str, Any]]:
+    """Why a panel is empty. These must not blame the program when a file could not be read: `unread` holds the
+    suffixes of the files missing or failing."""
     failing = {p.get("file") for p in run.problems}
     unread = {s.suffix for s in run.files if s.missing or run.rel_path(s.path) in failing}
-    for state in run.files:
-        name = os.path.basename(state.path)
-        # like the reader: traces come from every file set, everything else from the earliest one only
-        if not (state.suffix == "graph_execution_traces" or name.startswith(primary + ".")):
-            continue
-        if state.missing:
-            notices.append(
-                {
-                    "code": "missing_file",
-                    "severity": "warning",
-                    "file": run.rel_path(state.path),
-                    "message": f"{state.suffix} file not found (yet): {name}."
-                    if not state.offset
-                    else (
-                        f"{name} was deleted after {state.offset} bytes of it were read: what was read stays "
-                        "listed, but its details cannot be read back until the file returns."
-                    ),
-                }
-            )
-        elif state.offset > state.size:
-            # Shrank below what was read (cut, or replaced by a shorter file): the rows already served stay; they
-            # point into the lost part, so reading their details back fails until the file grows back.
-            notices.append(
-                {
-                    "code": "unreadable_file",
-                    "severity": "warning",
-                    "file": run.rel_path(state.path),
-                    "offset": int(state.size),
-                    "message": (
-                        f"{name} shrank to {state.size} bytes after {state.offset} bytes of it were read "
-                        "(truncated or replaced): what was read stays listed, but the details of records "
-                        f"past byte {state.size} cannot be read back."
-                    ),
-                }
-            )
-        elif not state.resyncing and (
-            (state.needed > 0 and state.offset + state.needed > state.size) or 0 < state.size - state.offset < 12
-        ):  # a tail shorter than a header: needed is unknown
-            # The file ends inside a record: its next record needs more bytes than the file has. (An unread file,
-            # or one whose pass is between two read chunks, is not partial.) A live writer's last flush may end
-            # mid-record (read on the next pass); a file that stays like this was cut short. Either way the user
-            # sees where reading stopped instead of a silent "still indexing".
-            notices.append(
-                {
-                    "code": "partial_record",
-                    "severity": "info",
-                    "message": (
-                        f"{state.suffix} file ends inside a record ({state.size - state.offset} bytes of it so far): "
-                        "it is read when the writer completes it; if the file stays like this, it was truncated there."
-                    ),
-                    "file": run.rel_path(state.path),
-                    "offset": int(state.offset),
-                }
-            )
+    primary = run.file_sets[0].prefix
     sizes = {s.suffix: s.size for s in run.files if s.path.rsplit("/", 1)[-1].startswith(primary + ".")}
     n_exec, n_traces = len(run.execs), len(run.traces)
-    # The explanations of an empty panel below must not blame the program when the file could not be read.
-    if (
+    notices = [
+        _circular_buffer(run, n_exec, n_traces, sizes, unread),
+        _no_tensor_mode(run),
+        _eager_only(run, n_exec, n_traces, unread),
+        _no_executions(run, n_exec, sizes, unread),
+        _no_graph_executions(run, n_exec, n_traces, unread),
+        _still_indexing(run),
+    ]
+    return [n for n in notices if n is not None]
+
+
+def _circular_buffer(run, n_exec: int, n_traces: int, sizes: dict, unread: set) -> dict[str, Any] | None:
+    if not (
         run.ops
         and n_exec == 0
         and n_traces == 0
@@ -173,52 +219,62 @@ def status_notices(run) -> list[dict[str, Any]]:
         and not sizes.get("graph_execution_traces")
         and not {"execution", "graph_execution_traces"} & unread
     ):
-        notices.append(
-            {
-                "code": "circular_buffer",
-                "severity": "info",
-                "message": (
-                    "Graphs were recorded but no executions or graph executions yet. With a circular buffer "
-                    "(circular_buffer_size > 0, the default is 1000), TensorFlow writes them only when the program "
-                    "exits or flushes, and keeps only the last N; use circular_buffer_size=-1 to stream them live."
-                ),
-            }
-        )
+        return None
+    return {
+        "code": "circular_buffer",
+        "severity": "info",
+        "message": (
+            "Graphs were recorded but no executions or graph executions yet. With a circular buffer "
+            "(circular_buffer_size > 0, the default is 1000), TensorFlow writes them only when the program "
+            "exits or flushes, and keeps only the last N; use circular_buffer_size=-1 to stream them live."
+        ),
+    }
+
+
+def _no_tensor_mode(run) -> dict[str, Any] | None:
     modes = run.debug_modes()
-    if modes and all(m == 1 for m in modes):
-        notices.append(
-            {
-                "code": "no_tensor_mode",
-                "severity": "info",
-                "message": (
-                    "The dump uses tensor_debug_mode=NO_TENSOR: it records which tensors were computed, not their "
-                    "values, so no non-finite value can be detected. Use FULL_HEALTH to find NaN/Inf."
-                ),
-            }
-        )
-    if n_exec and not run.graphs and n_traces == 0 and not {"graphs", "graph_execution_traces"} & unread:
-        notices.append(
-            {
-                "code": "eager_only",
-                "severity": "info",
-                "message": (
-                    "Only eager executions were recorded: the program ran no tf.function, so there are no graphs."
-                ),
-            }
-        )
+    if not (modes and all(m == 1 for m in modes)):
+        return None
+    return {
+        "code": "no_tensor_mode",
+        "severity": "info",
+        "message": (
+            "The dump uses tensor_debug_mode=NO_TENSOR: it records which tensors were computed, not their "
+            "values, so no non-finite value can be detected. Use FULL_HEALTH to find NaN/Inf."
+        ),
+    }
+
+
+def _eager_only(run, n_exec: int, n_traces: int, unread: set) -> dict[str, Any] | None:
+    if not (n_exec and not run.graphs and n_traces == 0 and not {"graphs", "graph_execution_traces"} & unread):
+        return None
+    return {
+        "code": "eager_only",
+        "severity": "info",
+        "message": "Only eager executions were recorded: the program ran no tf.function, so there are no graphs.",
+    }
+
+
+def _no_executions(run, n_exec: int, sizes: dict, unread: set) -> dict[str, Any] | None:
     if n_exec == 0 and (sizes.get("metadata") or 0) > 0 and run.done and "execution" not in unread:
-        notices.append({"code": "no_executions", "severity": "info", "message": "No executions recorded."})
+        return {"code": "no_executions", "severity": "info", "message": "No executions recorded."}
+    return None
+
+
+def _no_graph_executions(run, n_exec: int, n_traces: int, unread: set) -> dict[str, Any] | None:
     if n_traces == 0 and n_exec > 0 and run.done and "graph_execution_traces" not in unread:
-        notices.append({"code": "no_graph_executions", "severity": "info", "message": "No graph executions recorded."})
-    if not run.done:
-        notices.append(
-            {
-                "code": "still_indexing",
-                "severity": "info",
-                "message": "Still reading the dump: counts and lists are partial.",
-            }
-        )
-    return notices
+        return {"code": "no_graph_executions", "severity": "info", "message": "No graph executions recorded."}
+    return None
+
+
+def _still_indexing(run) -> dict[str, Any] | None:
+    if run.done:
+        return None
+    return {
+        "code": "still_indexing",
+        "severity": "info",
+        "message": "Still reading the dump: counts and lists are partial.",
+    }
 
 
 def refresh_run(run) -> None:

@@ -1,4 +1,4 @@
-"""What a run's index holds, and reading it back: the state the ingester (run_index.py) writes and the query
+"""What a run's index holds, and reading it back: the state the ingester (ingest.py) writes and the query
 objects (trace_queries, exec_queries, alert_queries, graph_queries, source_queries) read.
 
 Executions and graph execution traces are columns (no Python object per record); everything bulky (debug values,

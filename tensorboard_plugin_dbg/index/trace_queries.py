@@ -7,17 +7,19 @@ filtered page costs the number of matching rows, and an op's trace list costs th
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
-from ..reader import debug_values, tensor_content
+from ..reader import debug_values, tensor_content, tensor_proto
 from ..reader.schema import MODE_NAMES
 from . import kind_order, record_reads
 from .columns import LOC_MASK, LOC_SHIFT
 from .device_queries import DeviceQueries
 from .errors import NotFound, RecordGone
 from .state import RunState
+from .trace_filter import NO_FILTER, TraceFilter
 
 MAX_INDICES = 1000  # trace indices listed per op (the nearest to the focused trace)
 _STALE_ROWS = 1 << 16  # _rows_of_kinds: appended rows scanned rather than rebuilding the permutation
@@ -99,24 +101,16 @@ class TraceQueries:
             rows.sort()
         return rows[: np.searchsorted(rows, n)] if built > n else rows
 
-    def _filtered_rows(
-        self,
-        op_type: str | None,
-        op_name: str | None,
-        graph_id: str | None,
-        only_nonfinite: bool,
-        device: str | None = None,
-        host: str | None = None,
-    ) -> np.ndarray | None:
+    def _filtered_rows(self, filters: TraceFilter) -> np.ndarray | None:
         """Sorted matching rows, or None when no filter applies (then rows are 0..n-1)."""
         run = self.run
         lengths = run.lengths()
         n = lengths.traces
-        if not self.devices.known(device, host):
+        if not self.devices.known(filters.device, filters.host):
             return np.zeros(0, np.int64)
-        if device is not None and self.devices.every_trace_on(device):
-            device = None  # a one-device run: the filter keeps every row
-        by_kind = op_type is not None or bool(op_name) or graph_id is not None or device is not None
+        if filters.device is not None and self.devices.every_trace_on(filters.device):
+            filters = dataclasses.replace(filters, device=None)  # a one-device run: the filter keeps every row
+        by_kind, host, only_nonfinite = filters.by_kind(), filters.host, filters.only_nonfinite
         if not by_kind and host is None:
             if not only_nonfinite:
                 return None
@@ -126,7 +120,7 @@ class TraceQueries:
             nonfinite = run.trace_nf.view("row", lengths.trace_nf).astype(np.int64)
             rows: np.ndarray | None = None
             if by_kind:
-                kinds = self._kinds_matching(op_type, op_name or None, graph_id, device)
+                kinds = self._kinds_matching(filters.op_type, filters.op_name or None, filters.graph_id, filters.device)
                 if only_nonfinite:  # the non-finite rows of those kinds: O(non-finite rows), not O(the kinds' rows)
                     wanted = np.zeros(len(run.kinds), bool)
                     wanted[kinds] = True
@@ -141,22 +135,12 @@ class TraceQueries:
             return rows  # None: every row (a host filter that every row matches)
 
         key = (n, lengths.trace_nf, len(run.kinds), len(run.ops), len(run.files))
-        name = f"filter:{op_type!r}:{op_name!r}:{graph_id!r}:{only_nonfinite}:{device!r}:{host!r}"
-        return run.derived.get(name, key, build)
+        return run.derived.get(("filter", filters), key, build)
 
-    def matching(
-        self,
-        op_type: str | None,
-        op_name: str | None,
-        graph_id: str | None,
-        only_nonfinite: bool,
-        device: str | None = None,
-        host: str | None = None,
-        within: np.ndarray | None = None,
-    ) -> np.ndarray | None:
+    def matching(self, filters: TraceFilter, within: np.ndarray | None = None) -> np.ndarray | None:
         """Sorted rows under the filters and among `within` (sorted rows), or None for every row. Restricting to
         `within` costs the rows between its first and last, not the run's."""
-        rows = self._filtered_rows(op_type, op_name, graph_id, only_nonfinite, device, host)
+        rows = self._filtered_rows(filters)
         if within is None:
             return rows
         if rows is None or not len(within):
@@ -198,21 +182,12 @@ class TraceQueries:
 
     # ------------------------------------------------------------------------------------ pages and one trace
     def page(
-        self,
-        begin: int,
-        end: int,
-        op_type: str | None = None,
-        op_name: str | None = None,
-        graph_id: str | None = None,
-        only_nonfinite: bool = False,
-        device: str | None = None,
-        host: str | None = None,
-        within: np.ndarray | None = None,
+        self, begin: int, end: int, filters: TraceFilter = NO_FILTER, within: np.ndarray | None = None
     ) -> dict[str, Any]:
         """wire.ts GraphExecutionsResponse minus `run` (and `call`): rows under the filters, among `within`
         (sorted rows, e.g. one call's) when given."""
         n = self.run.lengths().traces
-        rows = self.matching(op_type, op_name, graph_id, only_nonfinite, device, host, within)
+        rows = self.matching(filters, within)
         total = n if rows is None else len(rows)
         end = min(end, total)
         begin = min(begin, end)
@@ -267,7 +242,7 @@ class TraceQueries:
         b = min(max(0, begin), location.size)
         e = min(location.size, b + max(0, max_elements))
         part = debug_values.content_values(tensor_content.read_range(location, b, e - b), location.dtype)
-        return debug_values.value_dict(part, location.dtype, list(location.shape), location.size, b)
+        return tensor_proto.value_dict(part, location.dtype, list(location.shape), location.size, b)
 
     def detail(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
         """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
@@ -288,7 +263,7 @@ class TraceQueries:
             except RecordGone as exc:  # the row is still known from the index; only its value is gone
                 proto, health = None, {"mode": "UNKNOWN", "reason": str(exc)}
             if int(mode) == 7:
-                value = debug_values.tensor_value(proto, begin, max_elements)
+                value = tensor_proto.tensor_value(proto, begin, max_elements)
         graph = run.graphs.get(graph_id)
         return {
             "index": index,

@@ -22,7 +22,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..wire.types import HealthFullTensor
-from . import debug_values, full_tensor
+from . import debug_values, full_tensor, tensor_proto
 
 _WINDOW = 1 << 16  # bytes read at once while walking tags
 _GAP = 1 << 16  # read_elements: elements closer than this (in bytes) are read in one span
@@ -39,7 +39,7 @@ class TensorLocation:
 
     path: str
     dtype_enum: int
-    dtype: str  # wire name (debug_values.DTYPES)
+    dtype: str  # wire name (tensor_proto.DTYPES)
     shape: tuple[int, ...]
     storage: str | None  # numpy dtype of the stored elements ("<u2" for bfloat16); None for strings
     content_offset: int = -1
@@ -180,7 +180,7 @@ def _tensor(w: _Window, path: str, start: int, end: int) -> TensorLocation | Non
             content = (a, b - a)
         else:
             others = True
-    name, storage, _typed = debug_values.DTYPES.get(dtype_enum, (debug_values.dtype_name(dtype_enum), None, None))
+    name, storage, _typed = tensor_proto.DTYPES.get(dtype_enum, (tensor_proto.dtype_name(dtype_enum), None, None))
     storage = "<u2" if storage == "bfloat16" else storage
     if dtype_enum == 0 and content is None and not shape and not others:
         return None  # an eager output that was not instrumented
@@ -198,11 +198,11 @@ def _tensor(w: _Window, path: str, start: int, end: int) -> TensorLocation | Non
         return loc
     if end - start > _MAX_SMALL:
         raise ContentError(f"a {name} tensor of {end - start} bytes without tensor_content is too big to decode")
-    proto = debug_values.parse_tensor_proto(w.read(start, end - start))
+    proto = tensor_proto.parse_tensor_proto(w.read(start, end - start))
     if proto is None:
         raise ContentError("the debug tensor does not parse")
     try:
-        flat, _name, _shape_list = debug_values.tensor_to_numpy(proto, raw_bfloat16=True)
+        flat, _name, _shape_list = tensor_proto.tensor_to_numpy(proto, raw_bfloat16=True)
     except ValueError as exc:
         raise ContentError(str(exc)) from exc
     return dataclasses.replace(loc, small=flat)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import crc32c, debug_values
+from . import crc32c, health_vectors
 from . import trace_periodic as periodic
 from . import traces as tr
 from .trace_layout import generic_identity_spans, identity_spans
@@ -171,7 +171,7 @@ def decode_fast(
         carry.keep(buf, starts, ends, period, kind, content, clen)
     kind_modes = np.array([k[3] for k in kinds.kinds] + [0], np.int64)
     mode = kind_modes[kind]  # kind -1 picks the trailing 0
-    need = debug_values.VECTOR_BYTES[np.clip(mode, 0, 15)]
+    need = health_vectors.VECTOR_BYTES[np.clip(mode, 0, 15)]
     # health modes need their content vector; NO_TENSOR and SHAPE carry no counts; the rest go to protobuf
     fast = (kind >= 0) & (((mode >= 2) & (mode <= 4) & (clen == need)) | (mode == 1) | (mode == 5))
     wall = words.f64(starts + 1)

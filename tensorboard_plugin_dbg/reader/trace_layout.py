@@ -3,7 +3,7 @@
 TF writes every trace with one regular layout (see trace_fast.py). `fixed_layout` checks it with one byte gather per
 field; `identity_spans` / `generic_identity_spans` give the byte spans that identify a trace (everything but the wall
 time and the content vector). The indexer's fast decoder (trace_fast.py) and the page health decoder
-(debug_values.record_healths) both read records through these checks, so the two cannot disagree on a layout.
+(health_gather.record_healths) both read records through these checks, so the two cannot disagree on a layout.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ usually differ only in their wall time and content vector: the bytes that decide
 XOR of the records against those one step earlier, masked to those bytes, proves it for many records at once;
 the records it proves take their predecessor's kind and content offset, the others are decoded in full.
   * within a chunk: the first step (the template) is decoded, the later steps inherit from it (inherit_periodic);
-  * from chunk to chunk: the index reads a file in chunks of a few steps (run_index.CHUNK, STEPS), so decoding
+  * from chunk to chunk: the index reads a file in chunks of a few steps (ingest.CHUNK, STEPS), so decoding
     every template in full put a sixth of all records through the full identification (hashing, the identity
     store, word compares: the largest part of decoding). Chunks follow each other, so the last T records of one
     chunk are one step before the first T of the next: a Carry keeps their bytes and kinds, and the next template
@@ -137,7 +137,7 @@ def inherit_periodic(
 
 
 class Carry:
-    """The last step of a file's chunk decoded last (run_index.FileState.carry): its records' bytes (header to
+    """The last step of a file's chunk decoded last (index/state.FileState.carry): its records' bytes (header to
     CRC), where each starts in them, their lengths, fast-path kinds (-1: not identified), content offsets (from
     the record's start), content lengths, and their identity_mask. Empty until a chunk shows a period."""
 

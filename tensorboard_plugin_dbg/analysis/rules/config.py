@@ -1,7 +1,7 @@
 """The alert rules beyond NaN/∞: their names, the debug modes whose records they read, and their thresholds.
 
 Every threshold has a documented default here, is a request parameter of the `alerts` and `rules` routes (declared
-in api/routes.py, parsed in api/params.py) and a flag of `report` (the same names with dashes).
+in api/routes/lists.py, parsed in api/params.py) and a flag of `report` (the same names with dashes).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from tensorboard_plugin_dbg.analysis.rules import config
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import FULL_TENSOR, KindStats
 from tensorboard_plugin_dbg.index.protocol import RunQueries
-from tensorboard_plugin_dbg.reader.debug_values import dtype_name
+from tensorboard_plugin_dbg.reader.tensor_proto import dtype_name
 from tensorboard_plugin_dbg.reader.traces import Kind
 from tensorboard_plugin_dbg.wire import types as wire
 

@@ -1,0 +1,20 @@
+"""The run list: every run under the logdir with its counts, indexing status and notices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorboard_plugin_dbg.analysis import run_verdict
+from tensorboard_plugin_dbg.api.spec import RouteSpec
+from tensorboard_plugin_dbg.index.protocol import Catalog
+
+
+def runs(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
+    # Each run's summary comes from its cached root cause only (run_verdict.summary): this route is polled.
+    runs = [{**r.info(), "summary": run_verdict.summary(r)} for r in catalog.runs()]
+    return {"logdir": catalog.logdir, "runs": runs, "notices": catalog.notices()}
+
+
+ROUTES: tuple[RouteSpec, ...] = (
+    RouteSpec("runs", "Every run under the logdir with its counts and indexing status.", (), runs, "RunsResponse"),
+)

@@ -1,0 +1,267 @@
+"""Incremental ingestion of one run's file sets: each refresh pass reads what is new in every file, in chunks, and
+appends it to the run's state (state.py). The query side over that state is run_index.RunIndex."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..reader import crc32c, debug_values, schema, tfrecord, trace_fast
+from ..reader.file_sets import SUFFIXES, FileSet
+from . import record_reads, run_status
+from .columns import LOC_SHIFT
+from .state import FileState, GraphEntry, OpEntry, RunState, SourceEntry
+
+CHUNK = 1 << 20  # bytes per read at least: the decoders hold ~6x a chunk (CRC word copies, temporaries)
+MAX_CHUNK = 8 << 20  # ...unless one record is longer (state.needed)
+STEPS = 4  # steps per chunk: with the carried step (trace_periodic.Carry) none is decoded in full, so 4 reads as fast
+# as the 6 needed before, and its transient memory (the decoders hold ~6x a chunk) is ~2 MiB lower at 1 M traces
+# Which DebugEvent kinds each file holds: a record of another kind is damage, not data to mix in.
+_WHAT_BY_SUFFIX = {
+    "metadata": ("debug_metadata",),
+    "source_files": ("source_file",),
+    "stack_frames": ("stack_frame_with_id",),
+    "execution": ("execution",),
+    "graphs": ("graph_op_creation", "debugged_graph", "debugged_device"),
+}
+
+
+class RunIngestion(RunState):
+    """A run's state and the passes that fill it (`refresh`). run_index.RunIndex adds the queries, and builds the
+    whole-run values when a pass reads the dump to its end (`_warm_quietly`)."""
+
+    def __init__(self, name: str, logdir: str, file_sets: list[FileSet]):
+        super().__init__(name, logdir, file_sets)
+        # One tuple per distinct creation stack, shared by the ops made through it: every op of a line of one trace
+        # has the same stack, and one list of frame-id strings per op was 657 k strings (~56 MB) for bench's
+        # 21 k-op graph, whose ops have 11 distinct stacks.
+        self._stacks: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def refresh(self) -> bool:
+        """One pass over every file; returns True when anything new was read. Never raises."""
+        with self.ingest_lock:
+            before = self._progress()
+            ordered = sorted(
+                range(len(self.files)), key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path)
+            )
+            failed = set()  # files whose read raised in this pass: settled until the next (their notice says why)
+            for code in ordered:
+                state = self.files[code]
+                if not self.reads_file(state):
+                    continue
+                if not run_status.read_file_noting_failure(self, code, state):
+                    failed.add(code)
+            crc32c.release_workspace()
+            self.last_refresh = time.time()
+            changed = self._progress() != before
+            # A file that cannot be read (a directory in its place, no permission) must not leave the run "still
+            # indexing" forever: done means nothing readable is left; the failed file's notice tells the rest.
+            complete = all(
+                s.offset >= s.size or s.missing or code in failed
+                for code, s in enumerate(self.files)
+                if self.reads_file(s)
+            )
+            if changed:
+                self.version += 1  # before `done`: whoever sees done = True also sees the final version
+                if complete:
+                    record_reads.trim_heap()  # the pass's freed chunk buffers go back before the analysis peaks
+                    self._warm_quietly()
+                record_reads.trim_heap()
+            self.done = complete
+            return changed
+
+    def _progress(self):
+        return tuple(s.offset for s in self.files), len(self.damages), len(self.graphs), len(self.frames)
+
+    def read_file(self, code: int, state: FileState) -> None:
+        """Reads what is new in file `code` (its `state`): a pass's step for one file, which
+        run_status.read_file_noting_failure runs so that a failure becomes the file's notice. Raises OSError when
+        the file cannot be read."""
+        if not run_status.stat_file(state):
+            return
+        while state.offset < state.size:
+            # Chunks small enough to keep the transient memory a few MB (the decoders hold ~6x a chunk), but
+            # holding STEPS training steps: the periodic decoder proves each step against the one before (the first
+            # against the last step of the previous chunk, trace_periodic.Carry).
+            step = min(tfrecord.cycle_bytes(state.hint) * STEPS + 4096, MAX_CHUNK)
+            want = min(state.size - state.offset, max(CHUNK, step, state.needed))
+            with open(state.path, "rb") as f:
+                f.seek(state.offset)
+                data = f.read(want)
+            if not data:
+                break
+            buf = np.frombuffer(data, dtype=np.uint8)
+            result = tfrecord.scan(buf, state.offset, state.resyncing, state.hint)
+            state.hint = result.tail
+            for damage in result.damages:
+                self.damages.setdefault((code, damage.offset), damage.reason)
+            if len(result.starts):
+                if state.suffix == "graph_execution_traces":
+                    self._reserve_traces(
+                        len(result.starts), result.next_offset - state.offset, state.size - state.offset
+                    )
+                self._ingest(code, state, result)
+                self.publish()
+            progressed = result.next_offset > state.offset
+            state.offset, state.resyncing, state.needed = result.next_offset, result.resyncing, result.needed
+            if not progressed or (state.needed and state.offset + state.needed > state.size):
+                break
+
+    def _reserve_traces(self, records: int, nbytes: int, remaining: int) -> None:
+        """Sizes the trace columns for the whole file from this chunk's record density (a dump's trace records
+        are nearly the same size), so ingesting a big file never copies them to grow. Reserved rows cost no
+        resident memory until written (Columns.reserve); too low an estimate just falls back to growing."""
+        if nbytes <= 0 or remaining <= nbytes:
+            return
+        expect = len(self.traces) + int(records * remaining / nbytes * 1.02) + 1024
+        if expect > self.traces.capacity():
+            self.traces.reserve(expect)
+            self.trace_nf.reserve(expect)  # at most one row per trace
+
+    def _ingest(self, code: int, state: FileState, result: tfrecord.Scan) -> None:
+        buf, base = result.buf, result.base
+        if state.suffix == "graph_execution_traces":
+            batch = trace_fast.decode_traces(buf, result.starts, result.lengths, self.kinds, result.words, state.carry)
+            for start in batch.unparsed:
+                self.damages.setdefault((code, base + start - 12), "record does not decode as a trace")
+            first_row = len(self.traces)
+            # rows first, then the side table that points at them: a concurrent reader never sees a dangling row
+            self.traces.append(
+                {"kind": batch.kind, "wall_time": batch.wall_time, "loc": (batch.offset + base) | (code << LOC_SHIFT)}
+            )
+            if len(batch.nonfinite_rows):
+                self.trace_nf.append({"row": batch.nonfinite_rows + first_row})
+            return
+        data = buf.tobytes() if state.suffix != "source_files" else None
+        pending: dict = {}
+        for start, length in zip(result.starts.tolist(), result.lengths.tolist()):
+            payload = data[start : start + length] if data is not None else buf[start : start + length].tobytes()
+            event = schema.parse_event(payload)
+            what = event.WhichOneof("what") if event is not None else None
+            if what is None:
+                self.damages.setdefault((code, base + start - 12), "record does not decode as a DebugEvent")
+                continue
+            if what not in _WHAT_BY_SUFFIX[state.suffix]:  # e.g. another dump file copied under this name
+                self.damages.setdefault((code, base + start - 12), f"a {what} record in the {state.suffix} file")
+                continue
+            if what == "execution":
+                self._ingest_execution(code, event, base + start, pending)
+            else:
+                self._ingest_event(code, state, event, what, base + start)
+        self._flush_executions(pending)
+
+    def _ingest_event(self, code: int, state: FileState, event, what: str, offset: int) -> None:
+        if what == "debug_metadata":
+            self.tf_version = event.debug_metadata.tensorflow_version or None
+            self.run_id = event.debug_metadata.tfdbg_run_id or None
+            self.start_time = event.wall_time
+        elif what == "source_file":
+            sf = event.source_file
+            self.sources.append(SourceEntry(sf.file_path, sf.host_name, len(sf.lines), code, offset))
+        elif what == "stack_frame_with_id":
+            fr = event.stack_frame_with_id
+            flc = fr.file_line_col
+            self.frames[fr.id] = (int(flc.file_index), int(flc.line), flc.func, state.host)
+        elif what == "debugged_graph":
+            g = event.debugged_graph
+            entry = self.graphs.get(g.graph_id)
+            if entry is None:
+                self.graphs[g.graph_id] = GraphEntry(g.graph_id, g.graph_name, g.outer_context_id or None)
+            else:
+                entry.name, entry.outer_id = g.graph_name, g.outer_context_id or None
+        elif what == "graph_op_creation":
+            self._ingest_op(event.graph_op_creation, state.host)
+        elif what == "debugged_device":
+            self.devices[int(event.debugged_device.device_id)] = event.debugged_device.device_name
+
+    def _ingest_op(self, op, host: str) -> None:
+        inputs = []
+        for name in op.input_names:
+            producer, _, slot = name.rpartition(":")
+            inputs.append((producer, int(slot)) if producer and slot.isdigit() else (name, 0))
+        entry = OpEntry(
+            op.graph_id,
+            op.op_name,
+            op.op_type,
+            inputs,
+            int(op.num_outputs),
+            list(op.output_tensor_ids),
+            self._stack(op.code_location.stack_frame_ids),
+            op.code_location.host_name or host,
+            op.device_name or None,
+        )
+        key = (op.graph_id, op.op_name)
+        if key not in self.ops:
+            graph = self.graphs.get(op.graph_id)
+            if graph is None:  # an op may precede its graph record; the record fills in the rest later
+                graph = self.graphs[op.graph_id] = GraphEntry(op.graph_id, op.graph_name, None)
+            graph.op_names.append(op.op_name)
+        self.ops[key] = entry
+        for input_slot, (producer, out_slot) in enumerate(inputs):
+            self.consumers.setdefault((op.graph_id, producer), []).append((out_slot, op.op_name, input_slot))
+
+    def _stack(self, frame_ids) -> tuple[str, ...]:
+        stack = tuple(frame_ids)
+        return self._stacks.setdefault(stack, stack)
+
+    def _intern(self, table: list, codes: dict, value: str) -> int:
+        code = codes.get(value)
+        if code is None:
+            code = codes[value] = len(table)
+            table.append(value)
+        return code
+
+    def _ingest_execution(self, code: int, event, offset: int, pending: dict) -> None:
+        """Decodes one execution into `pending` (lists per column), appended in one go by _flush_executions."""
+        ex = event.execution
+        mode = int(ex.tensor_debug_mode)
+        self.exec_modes.add(mode)
+        totals: tuple[float, ...] | None = None
+        for proto in ex.tensor_protos:
+            counts = debug_values.nonfinite_counts(mode, proto)
+            if counts is not None:
+                totals = (
+                    counts
+                    if totals is None
+                    else tuple(-1.0 if a < 0 or b < 0 else a + b for a, b in zip(totals, counts))
+                )
+        row = len(self.execs) + len(pending.setdefault("wall_time", []))
+        if totals is not None:
+            pending.setdefault("nf", []).append((row,) + tuple(totals))
+        graph = self._intern(self.exec_graph_ids, self._exec_graph_codes, ex.graph_id) if ex.graph_id else -1
+        # TF records a device id per output (names in `debugged_device`); an op's outputs are on its device, a
+        # function's may differ (the execution's detail lists each): the first one is what lists and filters show.
+        device = int(ex.output_tensor_device_ids[0]) if len(ex.output_tensor_device_ids) else -1
+        for name, value in (
+            ("wall_time", event.wall_time),
+            ("op_type", self._intern(self.exec_op_types, self._exec_type_codes, ex.op_type)),
+            ("num_outputs", ex.num_outputs),
+            ("graph", graph),
+            ("file", code),
+            ("offset", offset),
+            ("mode", mode),
+            ("nonfinite", totals is not None),
+            ("device", device),
+        ):
+            pending.setdefault(name, []).append(value)
+
+    def _flush_executions(self, pending: dict) -> None:
+        nf = pending.pop("nf", [])
+        if pending:  # rows before the side table that points at them (see above)
+            self.execs.append({name: np.array(values) for name, values in pending.items()})
+        if nf:
+            arr = np.array(nf, dtype=np.float64)
+            self.exec_nf.append(
+                {
+                    "row": arr[:, 0].astype(np.int64),
+                    "neg_inf": arr[:, 1],
+                    "pos_inf": arr[:, 2],
+                    "nan": arr[:, 3],
+                    "size": arr[:, 4],
+                }
+            )
+
+    def _warm_quietly(self) -> None:
+        """Builds the whole-run values before `done` is published (RunIndex's: the alert list and the layers
+        above's); nothing to build for the ingestion alone."""
