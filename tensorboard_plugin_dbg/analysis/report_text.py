@@ -56,8 +56,13 @@ class RunResult(TypedDict):
 
 def run_result(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> RunResult:
     """The root cause of `run` (run_verdict.root_cause, after the `mutes`) with its name and its error notices."""
+    return result_of(run, run_verdict.root_cause(run, mutes))
+
+
+def result_of(run: RunQueries, root_cause: wire.RootCauseResponseBody) -> RunResult:
+    """The report's record of `run` with this root cause (run_verdict.root_cause)."""
     notices = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
-    return {"run": run.name, **run_verdict.root_cause(run, mutes), "notices": notices}
+    return {"run": run.name, **root_cause, "notices": notices}
 
 
 def holds_nonfinite(r: RunResult) -> bool:

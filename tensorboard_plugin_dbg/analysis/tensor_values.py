@@ -145,7 +145,7 @@ def inputs(run: RunQueries, source: Source, index: int) -> wire.TensorInputsResp
     for found in root_cause.input_sources(run, "graph_execution" if source == "graph" else "execution", index):
         ref = None
         if found["index"] is not None:
-            src = "graph" if found["source"] == "graph_execution" else "eager"
+            src: Source = "graph" if found["source"] == "graph_execution" else "eager"
             output = found["output"]
             ref = run.tensor_record(src, found["index"], None if output is None else int(output)).describe()
         health = found.get("health")

@@ -126,7 +126,12 @@ def _show(raw: str) -> str:
     return repr(raw if len(raw) <= 40 else raw[:40] + "...")
 
 
-def parse_params(params: Sequence[Param], args: Mapping[str, Sequence[str]], paged: bool = False) -> dict[str, Any]:
+# Parsed parameters by name: each value's type is its Param's kind (int, float, bool, str, enum, id list, mutes) or
+# None when absent; a handler reads the names its route declares.
+Params = dict[str, Any]
+
+
+def parse_params(params: Sequence[Param], args: Mapping[str, Sequence[str]], paged: bool = False) -> Params:
     """Typed values for `params` from the query `args` (name -> every value given), validated as RULES say.
 
     Returns every declared parameter, absent optional ones set to their default.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -120,10 +120,10 @@ def trace_healths(run: RunState, rows: Rows, modes: Rows) -> tuple[list[wire.Ten
     buf, starts, lengths = read_trace_payloads(run, rows[read])
     fast = health_gather.record_healths(buf, starts, lengths, modes[read])
     if len(read) == len(rows):
-        out = fast
+        out = cast(list[wire.TensorHealth], fast)  # its None entries are filled below
     else:
         for j, k in enumerate(read.tolist()):
-            out[k] = fast[j]
+            out[k] = cast(wire.TensorHealth, fast[j])  # None entries are filled below
     for j in [j for j, health in enumerate(fast) if health is None]:
         # not the regular layout: protobuf, as one record read would
         k = int(read[j])
@@ -181,14 +181,14 @@ def big_full_tensor(run: RunState, row: int, mode: int) -> bool:
     return mode == 7 and record_length(run, row) > _REREAD_MAX
 
 
-def full_tensor_health(run: RunState, row: int) -> wire.HealthFullTensor | wire.HealthUnknown:
+def full_tensor_health(run: RunState, row: int) -> wire.TensorHealth:
     """HealthFullTensor of a big FULL_TENSOR trace, read from the file in blocks (tensor_content.summarize), never
     parsed whole nor kept in the record cache; computed once per record (records never change) in the run's derived
     cache."""
     loc = int(run.traces.view("loc")[row])
     code, offset = loc >> LOC_SHIFT, loc & LOC_MASK
 
-    def build() -> wire.HealthFullTensor | wire.HealthUnknown:
+    def build() -> wire.TensorHealth:
         try:
             location = tensor_content.locate(run.files[code].path, offset, 10, 5, 0)
             if location is None:

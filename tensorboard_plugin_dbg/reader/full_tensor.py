@@ -75,7 +75,7 @@ def summarize_blocks(parts: Iterable[np.ndarray], dtype: str, shape: list[int], 
     lo, hi, total, n = np.inf, -np.inf, 0.0, 0
     for x in parts:
         if x.dtype.kind in "cO":  # complex, strings: no counts or stats, as summarize_array says
-            return _summary(dtype, shape, size, dict.fromkeys(_COUNTS), None)
+            return health_summary(dtype, shape, size, dict.fromkeys(_COUNTS), None)
         if x.dtype.kind == "f":
             finite = np.isfinite(x)
             if not finite.all():
@@ -92,13 +92,13 @@ def summarize_blocks(parts: Iterable[np.ndarray], dtype: str, shape: list[int], 
             lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
             total += float(np.add.reduce(x, dtype=np.float64))
             n += len(x)
-    return _summary(dtype, shape, size, {**counts}, (lo, hi, total / n) if n else None)
+    return health_summary(dtype, shape, size, {**counts}, (lo, hi, total / n) if n else None)
 
 
 _COUNTS = ("neg_inf", "pos_inf", "nan", "neg", "zero", "pos")
 
 
-def _summary(
+def health_summary(
     dtype: str, shape: list[int], size: int, counts: dict[str, int | None], stats: tuple[float, float, float] | None
 ) -> wire.HealthFullTensor:
     """HealthFullTensor of the counts and the (min, max, mean) of the finite elements (None: none, or no stats)."""

@@ -166,8 +166,7 @@ def _first_run(flags: npt.NDArray[np.bool_], length: int) -> int:
 
 
 def _max_abs(run: RunQueries, row: int) -> float:
-    health = run.graph_execution(row, max_elements=0).get("health") or {}
-    lo, hi = health.get("min"), health.get("max")
-    if lo is None or hi is None:
-        return np.nan
-    return float(max(abs(lo), abs(hi)))
+    health = run.graph_execution(row, max_elements=0)["health"]
+    if health["mode"] != "FULL_TENSOR" or health["min"] is None or health["max"] is None:
+        return np.nan  # no values recorded, or none finite
+    return float(max(abs(float(health["min"])), abs(float(health["max"]))))
