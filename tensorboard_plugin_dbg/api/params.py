@@ -143,7 +143,7 @@ def parse_params(params: Sequence[Param], args: Mapping[str, Sequence[str]], pag
             raise errors.bad_parameter(f"unknown parameter {_show(name)}; this route takes {allowed}")
         if len(values) > 1:
             raise errors.bad_parameter(f"{name} is given {len(values)} times; give it once")
-    out: dict[str, Any] = {}
+    out: Params = {}
     for p in params:
         raw = (args.get(p.name) or [""])[0]
         if raw == "":
@@ -167,7 +167,7 @@ def check_page(begin: int, end: int) -> None:
         )
 
 
-def _check_range(values: dict[str, Any], low: str, high: str) -> None:
+def _check_range(values: Params, low: str, high: str) -> None:
     if values.get(low) is not None and values.get(high) is not None and values[low] > values[high]:
         raise errors.bad_parameter(f"{low} ({values[low]}) must be <= {high} ({values[high]})")
 

@@ -67,7 +67,7 @@ class Mute:
     def matches_rule(self, alert_type: str) -> bool:
         return self.rule is None or self.rule == alert_type
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, str | None]:  # the report's --json echo of its mutes
         return {f: getattr(self, f) for f in FIELDS}
 
 
