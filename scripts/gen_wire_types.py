@@ -3,11 +3,10 @@ from `frontend/src/api/wire.ts` by `npm run schema`), so the Python side is type
 TypeScript side: one `TypedDict` per object definition, `Literal` unions for string enums and constants, unions for
 `anyOf` and nullable types, `list[...]` for arrays, `dict[str, ...]` for maps.
 
-A definition with a field that a layer above adds (ADDED_ABOVE: `run` on every route answer, `summary` on RunInfo,
-`index` on a rule finding) also gets `<Name>Body`: the same keys without it, what the layer below returns;
-`<Name>` extends it. An
-object nested in a property (no name of its own in the schema) is named after its place: `<Parent><Property>`
-(`Item` appended for an array's items).
+A definition with fields that a layer above adds (ADDED_ABOVE: `run` on every route answer, ...) also gets
+`<Name>Body`, the same keys without them: what the layer below returns; `<Name>` extends it. An object nested in a
+property (no name of its own in the schema) is named after its place: `<Parent><Property>` (`Item` appended for an
+array's items).
 
 Pure Python, no network, deterministic: `tests/test_contract.py` compares the committed file with a fresh run.
 
