@@ -23,7 +23,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:  # imported where used, so that `--help` stays instant
+    from tensorboard_plugin_dbg.analysis import report_text
+    from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
+    from tensorboard_plugin_dbg.index.protocol import RunQueries
 
 EXIT_CLEAN, EXIT_NONFINITE, EXIT_UNREADABLE, EXIT_WARNINGS = 0, 1, 2, 3
 # report flags for the rule thresholds: analysis/rules/config.py Thresholds (the API's parameters of the same names)
@@ -73,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # --- report -----------------------------------------------------------------------------------------------------
 
 
-def _fail(args, out: TextIO, message: str) -> int:
+def _fail(args: argparse.Namespace, out: TextIO, message: str) -> int:
     if args.json:
         from tensorboard_plugin_dbg.api.json_encoding import dumps
 
@@ -82,7 +87,7 @@ def _fail(args, out: TextIO, message: str) -> int:
     return EXIT_UNREADABLE
 
 
-def cmd_report(args, out: TextIO) -> int:
+def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     # Imported here so that `--help` stays instant and a broken index cannot break argument errors.
     from tensorboard_plugin_dbg.analysis import report_text
     from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
@@ -112,7 +117,7 @@ def cmd_report(args, out: TextIO) -> int:
         why = "; ".join(n["message"] for n in notices) or "no tfdbg2 dump (tfdbg_events.*) found"
         return _fail(args, out, f"{args.logdir}: no tfdbg2 dump found ({why})")
 
-    results = []
+    results: list[report_text.RunResult] = []
     for run in runs:
         try:
             result = report_text.run_result(run, mutes)
@@ -145,19 +150,19 @@ def cmd_report(args, out: TextIO) -> int:
     return code
 
 
-def _exit_code(results: list[dict[str, Any]]) -> int:
+def _exit_code(results: list[report_text.RunResult]) -> int:
     from tensorboard_plugin_dbg.analysis.report_text import holds_nonfinite  # NaN/∞ not hidden by a --mute
 
     if any(holds_nonfinite(r) for r in results):
         return EXIT_NONFINITE
     if not all(r["status"] == "clean" for r in results):
         return EXIT_UNREADABLE
-    if any((r.get("rules") or {}).get("findings") for r in results):
+    if any("rules" in r and r["rules"]["findings"] for r in results):
         return EXIT_WARNINGS
     return EXIT_CLEAN
 
 
-def _rule_findings(run: Any, args: Any, mutes: tuple) -> dict[str, Any]:
+def _rule_findings(run: RunQueries, args: argparse.Namespace, mutes: tuple[Mute, ...]) -> report_text.RuleReport:
     """The run's rule findings left after the mutes, per-rule totals, how many the mutes hid, the rules the dump
     cannot judge."""
     from tensorboard_plugin_dbg.analysis import rules
@@ -174,14 +179,14 @@ def _rule_findings(run: Any, args: Any, mutes: tuple) -> dict[str, Any]:
     return {"findings": shown, "totals": totals, "muted": muted, "needs": evaluated["needs"]}
 
 
-def _print_rules(result: dict[str, Any], out: TextIO) -> None:
+def _print_rules(result: report_text.RunResult, out: TextIO) -> None:
     """The rules' section of a run (after its root cause, analysis/report_text.py): each finding with its evidence
     and line; nothing when no rule found anything (a line repeated run after run would say nothing)."""
     from tensorboard_plugin_dbg.analysis.report_text import frame_lines
 
     w = out.write
     rules = result.get("rules")
-    if not rules or not (rules["findings"] or rules["muted"]):
+    if rules is None or not (rules["findings"] or rules["muted"]):
         return
     found = rules["findings"]
     muted = f", {rules['muted']} muted" if rules["muted"] else ""
@@ -193,12 +198,12 @@ def _print_rules(result: dict[str, Any], out: TextIO) -> None:
             w(line + "\n")
 
 
-def _print_needs(results: list[dict[str, Any]], out: TextIO) -> None:
+def _print_needs(results: list[report_text.RunResult], out: TextIO) -> None:
     """The rules the dumps cannot judge, each once after the runs with the call that would let them (and the runs
     it applies to, when not all)."""
     runs_of: dict[str, list[str]] = {}
     for r in results:
-        for need in (r.get("rules") or {}).get("needs") or []:
+        for need in r["rules"]["needs"] if "rules" in r else []:
             line = f"not judged: {need['rule']} needs tensor_debug_mode={'/'.join(need['needs'])}: {need['call']}"
             runs_of.setdefault(line, []).append(r["run"])
     if runs_of:

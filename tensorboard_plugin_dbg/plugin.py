@@ -20,7 +20,8 @@ from tensorboard.plugins import base_plugin
 from tensorboard_plugin_dbg import process_tuning, static_files
 from tensorboard_plugin_dbg.api.app import ApiApp
 from tensorboard_plugin_dbg.index.protocol import Catalog as CatalogProtocol
-from tensorboard_plugin_dbg.index.protocol import NotFound
+from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.wire.types import Notice
 
 PLUGIN_NAME = "dbg"
 TAB_NAME = "Debugger"
@@ -50,13 +51,13 @@ class NoLogdirCatalog:
     def start(self) -> None:
         pass
 
-    def runs(self) -> list:
+    def runs(self) -> list[RunQueries]:
         return []
 
-    def run(self, name: str):
+    def run(self, name: str) -> RunQueries:
         raise NotFound(f"no run named {name!r}: TensorBoard was started without --logdir")
 
-    def notices(self) -> list[dict[str, Any]]:
+    def notices(self) -> list[Notice]:
         return [
             {
                 "code": "no_dump_found",
@@ -81,7 +82,7 @@ class DbgPlugin(base_plugin.TBPlugin):
         self._api = ApiApp(self.catalog)
         process_tuning.tune()
 
-    def catalog(self):
+    def catalog(self) -> CatalogProtocol:
         """The plugin's one catalog, made and started on first call (thread-safe: requests run on many threads)."""
         catalog = self._catalog
         if catalog is None:
@@ -95,7 +96,7 @@ class DbgPlugin(base_plugin.TBPlugin):
                 catalog = self._catalog
         return catalog
 
-    def get_plugin_apps(self):
+    def get_plugin_apps(self) -> dict[str, Callable[..., Any]]:
         # `/*` sends every other path under /data/plugin/dbg/ to the API app, so an unknown route is a JSON 404
         # and not TensorBoard's plain-text one; TensorBoard tries longer prefixes (`/static/`) first.
         return {"/index.js": static_files.serve_static, "/static/*": static_files.serve_static, "/*": self._api}
@@ -112,5 +113,5 @@ class DbgPlugin(base_plugin.TBPlugin):
             time.sleep(0.02)
         return True
 
-    def frontend_metadata(self):
+    def frontend_metadata(self) -> Any:  # base_plugin.FrontendMetadata (TensorBoard ships no types)
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=TAB_NAME, disable_reload=True)

@@ -23,6 +23,7 @@ from werkzeug import Request, Response
 
 from tensorboard_plugin_dbg.api import errors, json_encoding
 from tensorboard_plugin_dbg.api.app import ROUTE_PREFIX, json_response
+from tensorboard_plugin_dbg.wire.types import ErrorCode
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".map": "application/json"}
@@ -42,7 +43,7 @@ def resolve(name: str) -> str | None:
     return path if os.path.isfile(path) else None
 
 
-def _error(code: str, message: str, extra_headers: dict[str, str] | None = None) -> Response:
+def _error(code: ErrorCode, message: str, extra_headers: dict[str, str] | None = None) -> Response:
     body, _ = json_encoding.encode_body(errors.error_body(code, message), False)
     return json_response(body, errors.STATUS_BY_CODE[code], False, extra_headers)
 

@@ -1,8 +1,10 @@
 """The wire contract: real responses of every route, on dumps written by real TensorFlow in several debug modes,
-validate against the JSON Schema generated from frontend/src/api/wire.ts; and that schema is fresh."""
+validate against the JSON Schema generated from frontend/src/api/wire.ts; and that schema is fresh, and so are the
+Python wire types generated from it (tensorboard_plugin_dbg/wire/types.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -85,6 +87,19 @@ def test_committed_schema_is_fresh(tmp_path):
     proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert load_schema(out) == load_schema(SCHEMA_PATH), "wire_schema.json is stale: run `npm run schema`"
+
+
+def test_committed_wire_types_are_fresh():
+    """tensorboard_plugin_dbg/wire/types.py is exactly what scripts/gen_wire_types.py makes from the committed
+    schema now (a schema change without a regeneration fails here, as a stale schema fails above)."""
+    spec = importlib.util.spec_from_file_location("gen_wire_types", os.path.join(ROOT, "scripts", "gen_wire_types.py"))
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    with open(generator.TARGET, encoding="utf-8") as f:
+        committed = f.read()
+    stale = "tensorboard_plugin_dbg/wire/types.py is stale: run `python scripts/gen_wire_types.py`"
+    assert committed == generator.generate(SCHEMA_PATH), stale
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The package's layers import one way: reader < index < analysis < api < plugin/CLI.
+"""The package's layers import one way: wire < reader < index < analysis < api < plugin/CLI.
 
 Every import is counted, wherever it stands: module level, inside a function (a lazy import that dodges a cycle is
 still an edge), and `importlib.import_module("...")` by name. No module may import from a layer above its own, the
@@ -17,8 +17,9 @@ import pytest
 
 PACKAGE = "tensorboard_plugin_dbg"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
-LAYERS = {"reader": 0, "index": 1, "analysis": 2, "api": 3}
-TOP = 4  # plugin.py, __main__.py, demo/, process_tuning.py, static_files.py
+# wire/: the generated wire types (scripts/gen_wire_types.py), the bottom layer every layer may import
+LAYERS = {"wire": 0, "reader": 1, "index": 2, "analysis": 3, "api": 4}
+TOP = 5  # plugin.py, __main__.py, demo/, process_tuning.py, static_files.py
 
 
 def _module_name(path: Path) -> str:
@@ -147,6 +148,14 @@ def _cycles(graph) -> list[list[str]]:
 
 def test_no_upward_import():
     assert _upward(_graph()) == []
+
+
+def test_the_wire_layer_imports_nothing_of_the_package():
+    """wire/ sits below reader/: generated types only, importing no other module of the package."""
+    graph = _graph()
+    wire = [m for m in graph if _layer(m) == LAYERS["wire"]]
+    assert f"{PACKAGE}.wire.types" in wire
+    assert [(m, t) for m in wire for t, _, _ in graph[m] if _layer(t) != LAYERS["wire"]] == []
 
 
 def test_no_import_cycle():

@@ -304,3 +304,25 @@ def test_gather_codes_inputs_by_graph():
     r_op = cols.trace_op[2]
     inputs = cols.op_input_tensor[cols.op_input_ptr[r_op] : cols.op_input_ptr[r_op + 1]]
     assert list(inputs) == [cols.trace_tensor[0], cols.trace_tensor[1]]  # c:0, d:0
+
+
+class _LostOpRun:
+    """A run whose graphs file lost the op of a contained trace (a damaged dump): its trace has no op type."""
+
+    def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict:
+        return {"graph_id": "g", "op_name": "lost", "op_type": None, "health": full(4, neg_inf=1)}
+
+    def op_entry(self, graph_id: str, op_name: str) -> None:
+        return None
+
+
+def test_a_skipped_source_whose_op_is_lost_still_matches_the_schema():
+    """RootCauseSkip.op_type is a string (wire.ts): an op the graphs file lost is "" there, as in an Alert."""
+    from api_helpers import load_schema, schema_errors
+
+    from tensorboard_plugin_dbg.analysis import explain
+
+    found = {"op_name": "r", "op_type": "RealDiv", "run_number": 1}
+    skip = explain._skip(_LostOpRun(), found, 3, 2)
+    assert skip["op_type"] == ""
+    assert schema_errors(load_schema(), "RootCauseSkip", skip) == []

@@ -11,17 +11,30 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import root_cause, rules
-from tensorboard_plugin_dbg.analysis.classify import PRODUCER, UNKNOWN
+from tensorboard_plugin_dbg.analysis.classify import PRODUCER, UNKNOWN, Classification
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.analysis.rules import tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import Thresholds
 from tensorboard_plugin_dbg.index.alert_order import AlertOrder
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
+
+Counts = npt.NDArray[np.int64]
+
+
+class Evaluated(TypedDict):
+    """rules.evaluate's answer, and whether the rules' scan is still running (then no finding is there yet)."""
+
+    findings: list[wire.AlertBody]
+    totals: dict[str, int]
+    needs: list[wire.RuleNeed]
+    pending: bool
 
 
 def nan_positions(
@@ -32,7 +45,7 @@ def nan_positions(
     cls = root_cause.classification(run) if producers_only else None
     mutes = tuple(mutes)
 
-    def build():
+    def build() -> tuple[AlertOrder, Classification | None, np.ndarray, np.ndarray]:
         masks = mute_rules.nan_masks(run, mutes) if mutes else None
         kinds = run.trace_arrays()["kind"]
         exec_types = run.execution_arrays()["op_type"]
@@ -57,21 +70,21 @@ def nan_positions(
 
 def rule_findings(
     run: RunQueries, thresholds: Thresholds, mutes: Sequence[mute_rules.Mute], wait: bool = False
-) -> tuple[list[dict[str, Any]], np.ndarray, dict[str, Any]]:
+) -> tuple[list[wire.AlertBody], Counts, Evaluated]:
     """(visible findings, findings hidden per mute, the whole evaluation with `pending`). While the dump is still
     being read, no rule is evaluated (each batch would make the whole-run scan stale). Once it is read, a request
     never waits for the scan (seconds at 10 M traces) unless `wait`: it is started on a thread of its own and the
     answer says `pending` until it is there (the dashboard asks again); the findings after it cost milliseconds."""
-    empty = {"findings": [], "totals": {}, "needs": [], "pending": not run.done}
+    empty: Evaluated = {"findings": [], "totals": {}, "needs": [], "pending": not run.done}
     if not run.done:
         return [], np.zeros(len(mutes), np.int64), empty
     if not wait and run.derived.peek("rule_scan", run.version) is None:
         start_scan(run).join(SCAN_WAIT)  # a small dump's scan is done by then: its answer is complete at once
         if run.derived.peek("rule_scan", run.version) is None:
             return [], np.zeros(len(mutes), np.int64), {**empty, "pending": True}
-    evaluated = {**rules.evaluate(run, thresholds), "pending": False}
+    evaluated: Evaluated = {**rules.evaluate(run, thresholds), "pending": False}
     hidden = np.zeros(len(mutes), np.int64)
-    visible = []
+    visible: list[wire.AlertBody] = []
     for f in evaluated["findings"]:
         by = mute_rules.finding_hidden(f, mutes)
         hidden[by] += 1
@@ -82,7 +95,7 @@ def rule_findings(
 
 SCAN_WAIT = 0.3  # seconds a request waits for a scan it started (a 100 k-trace dump's scan takes ~0.1 s)
 # run -> (version, thread) of the last scan started: one thread per run version (weak: a dropped run is forgotten)
-_STARTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_STARTED: weakref.WeakKeyDictionary[RunQueries, tuple[int, threading.Thread]] = weakref.WeakKeyDictionary()
 _STARTED_LOCK = threading.Lock()  # a leaf: guards _STARTED only, never held while anything else is taken
 
 

@@ -9,15 +9,27 @@ call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import alert_list, root_cause
 from tensorboard_plugin_dbg.analysis.classify import ROLE_NAMES
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, NAN_INF, Thresholds
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
+
+
+class _NanPage(TypedDict):
+    """The NaN/∞ part of a page: `total` (after the role filter and the mutes), `visible_all` (after the mutes
+    only), the alerts, and how many each mute hides."""
+
+    total: int
+    visible_all: int
+    alerts: list[wire.Alert]
+    hidden: npt.NDArray[np.int64]
 
 
 def alerts(
@@ -29,7 +41,7 @@ def alerts(
     mutes: Sequence[mute_rules.Mute] = (),
     thresholds: Thresholds = DEFAULTS,
     wait_rules: bool = False,
-) -> dict[str, Any]:
+) -> wire.AlertsResponseBody:
     """wire.ts AlertsResponse minus `run`: alerts [begin, end) of the list alert_list.py describes (NaN/∞ alerts in
     wall-time order, then the rule findings), after the `type` and role filters and the mutes, with `total` (after
     them), `totals_by_type` (after the mutes), `muted` (what each mute hides) and `needs` (rules this dump cannot
@@ -45,9 +57,11 @@ def alerts(
     nan_answer = _nan_page(run, begin, end, producers_only, mutes) if want_nan else _nan_page(run, 0, 0, False, mutes)
     shown = [] if producers_only else [f for f in findings if alert_type in (None, "", f["type"])]
     n_nan = nan_answer["total"] if want_nan else 0
-    rule_rows = [{**f, "index": n_nan + j} for j, f in enumerate(shown[max(begin - n_nan, 0) : max(end - n_nan, 0)])]
+    rule_rows: list[wire.Alert] = [
+        {**f, "index": n_nan + j} for j, f in enumerate(shown[max(begin - n_nan, 0) : max(end - n_nan, 0)])
+    ]
     rows = (nan_answer["alerts"] if want_nan else []) + rule_rows
-    totals = {NAN_INF: nan_answer["visible_all"]} if nan_answer["visible_all"] else {}
+    totals: dict[str, float] = {NAN_INF: nan_answer["visible_all"]} if nan_answer["visible_all"] else {}
     for f in findings:
         totals[f["type"]] = totals.get(f["type"], 0) + 1
     by_mute = (nan_answer["hidden"] if len(nan_answer["hidden"]) else np.zeros(len(mutes), np.int64)) + rule_hidden
@@ -65,9 +79,8 @@ def alerts(
 
 def _nan_page(
     run: RunQueries, begin: int, end: int, producers_only: bool, mutes: tuple[mute_rules.Mute, ...]
-) -> dict[str, Any]:
-    """The NaN/∞ part of a page: {"total" (after role filter and mutes), "visible_all" (after mutes only),
-    "alerts", "hidden" (per mute)}."""
+) -> _NanPage:
+    """The NaN/∞ part of a page (_NanPage)."""
     if not producers_only and not mutes:
         answer = run.alerts(begin, end, NAN_INF)  # as it always was
         _fill_roles(run, answer["alerts"], wait=run.done)
@@ -89,7 +102,7 @@ def _nan_page(
     return {"total": len(positions), "visible_all": len(visible), "alerts": rows, "hidden": hidden}
 
 
-def _fill_roles(run: RunQueries, page: list[dict[str, Any]], wait: bool) -> None:
+def _fill_roles(run: RunQueries, page: list[wire.Alert], wait: bool) -> None:
     if not page:
         return
     cls = root_cause.classification(run) if wait else root_cause.classification_if_ready(run)

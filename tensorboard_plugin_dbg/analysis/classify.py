@@ -22,6 +22,7 @@ through an edge no record shows; run after a NaN/∞ was already seen, it is cou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,10 +30,11 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis import containment
 from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.containment import Containment
-from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup, TraceLookup
+from tensorboard_plugin_dbg.wire.types import AlertRole
 
 NONE, PRODUCER, PROPAGATOR, CONTAINED, EXPECTED, UNKNOWN = 0, 1, 2, 3, 4, 5
-ROLE_NAMES = (None, "producer", "propagator", "contained", "expected", "unknown")
+ROLE_NAMES: tuple[AlertRole | None, ...] = (None, "producer", "propagator", "contained", "expected", "unknown")
 CANDIDATES = (PRODUCER, UNKNOWN)  # where the first NaN/∞ may have been born
 EAGER_SCAN_BACK = 256  # executions scanned back for an eager input's producer
 
@@ -94,7 +96,7 @@ def _first_rows(cols: RunColumns) -> np.ndarray:
 
 
 def _prior_traces(
-    cols: RunColumns, lookup, first: np.ndarray, tensors: np.ndarray, at: np.ndarray, lo: int
+    cols: RunColumns, lookup: Lookup, first: np.ndarray, tensors: np.ndarray, at: np.ndarray, lo: int
 ) -> np.ndarray:
     """lookup.before(tensors, at) for queries whose `at` lie in rows [lo, lo + _ROWS). An input's previous trace is
     almost always within the last training step, so the queries are answered first from the rows just before
@@ -137,7 +139,7 @@ def _unrecorded(cols: RunColumns, first: np.ndarray, tensors: np.ndarray, prior:
     return (prior < 0) & (traced | is_input)
 
 
-def _classify_traces(cols: RunColumns, lookup, contained: Containment) -> np.ndarray:
+def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -> np.ndarray:
     flags = cols.trace_nonfinite
     role = np.zeros(len(flags), np.int8)
     # A forwarding op (loop variable, variable read) run after the first NaN/∞ was seen carries it.
@@ -246,18 +248,19 @@ def _classify_executions(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
 class _Lazy:
     """The whole-run lookup, made on first use: with the per-step windows most runs never need it."""
 
-    def __init__(self, make):
-        self.make, self.made = make, None
+    def __init__(self, make: Callable[[], Lookup]) -> None:
+        self.make: Callable[[], Lookup] = make
+        self.made: Lookup | None = None
 
-    def _get(self):
+    def _get(self) -> Lookup:
         if self.made is None:
             self.made = self.make()
         return self.made
 
-    def before(self, tensors, at):
+    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         return self._get().before(tensors, at)
 
-    def after(self, tensors, at):
+    def after(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         return self._get().after(tensors, at)
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
-from tensorboard_plugin_dbg.analysis.trace_lookup import TraceLookup
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup, TraceLookup
 
 _BLOCK = 1 << 16  # non-finite rows decided per step (its pair arrays stay a few MB)
 _MAX_DEPTH = 64  # fixpoint iterations per block: the longest chain of contained ops followed
@@ -79,7 +79,7 @@ def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(ptr), owner[order]
 
 
-def find(cols: RunColumns, lookup) -> Containment:
+def find(cols: RunColumns, lookup: Lookup) -> Containment:
     """The contained rows of the run (lookup: classify's `before`/`after` trace lookup)."""
     flags = np.asarray(cols.trace_nonfinite)  # whole: 1 byte per trace, for this build only
     n_tensors = max(len(cols.tensor_is_input), int(cols.op_input_tensor.max()) + 1 if len(cols.op_input_tensor) else 0)
@@ -105,7 +105,7 @@ def find(cols: RunColumns, lookup) -> Containment:
     return Containment(rows, expected_from)
 
 
-def _after(cols: RunColumns, lookup, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
+def _after(cols: RunColumns, lookup: Lookup, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
     """lookup.after(tensors, at), answered first from the rows just after the queries (a sorted lookup of a few
     MB, built per block: the next trace of a consumer is nearly always within a step); only the queries that find
     nothing there ask the whole-run lookup (the last step's, mostly)."""
@@ -121,7 +121,17 @@ def _after(cols: RunColumns, lookup, tensors: np.ndarray, at: np.ndarray) -> np.
     return found
 
 
-def _block(cols, lookup, cons_ptr, cons_ops, alerts, contained, lo: int, hi: int, maybe: np.ndarray) -> np.ndarray:
+def _block(
+    cols: RunColumns,
+    lookup: Lookup,
+    cons_ptr: np.ndarray,
+    cons_ops: np.ndarray,
+    alerts: np.ndarray,
+    contained: np.ndarray,
+    lo: int,
+    hi: int,
+    maybe: np.ndarray,
+) -> np.ndarray:
     """Which of the non-finite rows alerts[lo:hi] are contained; only those at positions `maybe` can be."""
     block = np.zeros(hi - lo, bool)
     rows = alerts[lo:hi][maybe]

@@ -3,8 +3,6 @@ route, the dashboard's card and the report all show (analysis/root_cause.py asse
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import producer
@@ -12,19 +10,25 @@ from tensorboard_plugin_dbg.analysis.classify import Classification
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe_output
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 _ORIGINS = 3  # contained sources named
 
 
-def _where(frame: dict[str, Any] | None) -> str:
+def _where(frame: wire.StackFrame | None) -> str:
     if not frame:
         return ""
     return f" at {(frame.get('path') or '?').rsplit('/', 1)[-1]}:{frame['line']}"
 
 
 def skipped(
-    run: RunQueries, cols: RunColumns, cls: Classification, found: dict[str, Any], source: str, index: int
-) -> list[dict[str, Any]]:
+    run: RunQueries,
+    cols: RunColumns,
+    cls: Classification,
+    found: wire.RootCauseProducerBody,
+    source: str,
+    index: int,
+) -> list[wire.RootCauseSkip]:
     """wire.ts RootCauseSkip list: the sources of the contained non-finite values seen before the root cause (the
     ops whose inputs were not contained themselves: the mask's -inf constant, not the ops it flowed through)."""
     c = cls.contained
@@ -38,9 +42,9 @@ def skipped(
         return []
     ops = np.asarray(cols.trace_op[rows], np.int64)
     held = set(np.asarray(cols.trace_tensor[rows], np.int64).tolist())
-    out = []
+    out: list[wire.RootCauseSkip] = []
     for code in dict.fromkeys(ops.tolist()):
-        ins: Any = cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]] if code >= 0 else []
+        ins = cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]] if code >= 0 else np.zeros(0)
         if any(int(t) in held for t in ins):
             continue  # it only passed a contained value on
         out.append(_skip(run, found, int(rows[ops == code][0]), int(np.count_nonzero(ops == code))))
@@ -49,7 +53,7 @@ def skipped(
     return out
 
 
-def _skip(run: RunQueries, found: dict[str, Any], row: int, runs: int) -> dict[str, Any]:
+def _skip(run: RunQueries, found: wire.RootCauseProducerBody, row: int, runs: int) -> wire.RootCauseSkip:
     trace = run.graph_execution(row, max_elements=0)
     entry = run.op_entry(trace["graph_id"], trace["op_name"])
     frame, line = producer.user_frame(run, list(entry.stack_frame_ids) if entry else [])
@@ -58,11 +62,11 @@ def _skip(run: RunQueries, found: dict[str, Any], row: int, runs: int) -> dict[s
     text = (
         f"the {what} of {trace['op_name']} ({trace['op_type']}){_where(frame)} was absorbed by the ops that read it "
         f"in {runs:,} earlier run(s) (contained, so not the cause), until {by} turned it into a NaN/∞ that escaped "
-        f"at its run {found.get('run_number', 0) + 1}"
+        f"at its run {found['run_number'] + 1}"
     )
     return {
         "op_name": trace["op_name"],
-        "op_type": trace["op_type"],
+        "op_type": trace["op_type"] or "",  # an op the graphs file lost: "" (wire.ts: a string), as an Alert's
         "graph_execution_index": row,
         "runs": runs,
         "user_frame": frame,
@@ -71,12 +75,14 @@ def _skip(run: RunQueries, found: dict[str, Any], row: int, runs: int) -> dict[s
     }
 
 
-def found_message(p: dict[str, Any], skips: list[dict[str, Any]], first_kept: bool, dropped: int) -> str:
+def found_message(
+    p: wire.RootCauseProducerBody, skips: list[wire.RootCauseSkip], first_kept: bool, dropped: int
+) -> str:
     what = f"{p['op_type']} op '{p['op_name']}'" if p["op_name"] else f"eager {p['op_type']}"
     text = f"The first non-finite tensor came from {what}: {describe_output(p['output_health'])}."
     fwd = p.get("forward")
     if fwd:
-        code = f" ({fwd['source_line'].strip()})" if fwd.get("source_line") else ""
+        code = f" ({fwd['source_line'].strip()})" if fwd["source_line"] else ""
         text += (
             f" It is the gradient of {fwd['op_type']} op '{fwd['op_name']}'{_where(fwd['user_frame'])}{code}: the "
             f"NaN/∞ was born in the backward pass, during the gradient computation{_where(p['user_frame'])}; the "
@@ -85,9 +91,9 @@ def found_message(p: dict[str, Any], skips: list[dict[str, Any]], first_kept: bo
         )
     data = p.get("data")
     if data:
-        made = f", made by {data['source_op']}{_where(data['user_frame'])}" if data.get("source_op") else ""
+        made = f", made by {data['source_op']}{_where(data['user_frame'])}" if data["source_op"] else ""
         text += f" The data carried it: batch {data['batch'] + 1} from the input pipeline{made}."
-        if data.get("positions"):
+        if data["positions"]:
             text += f" {data['note']}, at " + ", ".join(str(tuple(pos)) for pos in data["positions"]) + "."
         else:
             text += f" {data['note']}"
@@ -112,7 +118,7 @@ def found_message(p: dict[str, Any], skips: list[dict[str, Any]], first_kept: bo
     return text
 
 
-def _inputs_sentence(p: dict[str, Any]) -> str:
+def _inputs_sentence(p: wire.RootCauseProducerBody) -> str:
     if not p["inputs"]:
         return ""
     described = "; ".join(i["description"] for i in p["inputs"])
@@ -120,7 +126,7 @@ def _inputs_sentence(p: dict[str, Any]) -> str:
         return f" Its inputs were finite or non-finite as in earlier runs that it absorbed: {described}."
     if p["inputs_known"]:
         return f" Its inputs were finite: {described}."
-    if (p["output_health"] or {}).get("mode") == "CURT_HEALTH":
+    if p["output_health"]["mode"] == "CURT_HEALTH":
         return (
             " Its inputs held no NaN or ∞, but CURT_HEALTH records nothing else, so the inputs' health "
             "(zeros, negatives, sizes) cannot be known; re-run with tensor_debug_mode='FULL_HEALTH'."

@@ -16,22 +16,24 @@ trace_vectors call for the page). The row order is cached per run version.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis.rules.findings import kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
+
+Rows = npt.NDArray[np.int64]
 
 MAX_ROWS = 200  # rows per page (the route's cap)
 MAX_COLUMNS = 1000
 DEFAULT_COLUMNS = 200
 
 
-def _row_order(run: RunQueries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _row_order(run: RunQueries) -> tuple[Rows, Rows, Rows]:
     """(kinds in row order, non-finite rows sorted by kind then row, their kinds), cached per version."""
 
-    def build():
+    def build() -> tuple[Rows, Rows, Rows]:
         arrays = run.trace_arrays()
         kinds = arrays["kind"]
         nf = np.asarray(arrays["nonfinite_rows"], np.int64)
@@ -61,7 +63,7 @@ def health_map(
     step_end: int | None = None,
     graph_id: str | None = None,
     op_name: str | None = None,
-) -> dict[str, Any]:
+) -> wire.HealthMapResponseBody:
     """Rows [begin, end) (or only the op `graph_id`/`op_name`'s slots), steps [step_begin, step_end) in at most
     `columns` bins."""
     kinds_order, nf_rows, nf_kinds = _row_order(run)
@@ -79,26 +81,31 @@ def health_map(
     step_begin = min(step_begin, step_end)
     width = max(1, -(-(step_end - step_begin) // max(columns, 1)))
     n_cols = -(-(step_end - step_begin) // width) if step_end > step_begin else 0
-    out_rows, reps = [], []
+    heads: list[tuple[int, int, int | None, list[float]]] = []  # (kind, steps, first non-finite step, counts)
+    reps: list[Rows] = []
     for k in page.tolist():
         seg = order[starts[k] : starts[k + 1]]
         lo, hi = np.searchsorted(nf_kinds, [k, k + 1])
         nf_steps = np.searchsorted(seg, nf_rows[lo:hi])  # the k-th trace of the kind = its step
-        cells = _cells(seg, nf_steps, step_begin, step_end, width, n_cols)
-        reps.append(cells["trace"])
-        out_rows.append(
-            {
-                "kind": k,
-                "graph_id": graphs[k],
-                "op_name": names[k],
-                "op_type": types[k],
-                "output_slot": int(kinds[k][2]),
-                "steps": int(len(seg)),
-                "first_nonfinite_step": int(nf_steps[0]) if len(nf_steps) else None,
-                **cells,
-            }
-        )
-    _fill_values(run, out_rows, reps)
+        nonfinite, trace = _cells(seg, nf_steps, step_begin, step_end, width, n_cols)
+        reps.append(trace)
+        heads.append((k, int(len(seg)), int(nf_steps[0]) if len(nf_steps) else None, nonfinite))
+    out_rows: list[wire.HealthMapRow] = [
+        {
+            "kind": k,
+            "graph_id": graphs[k],
+            "op_name": names[k],
+            "op_type": types[k],
+            "output_slot": int(kinds[k][2]),
+            "steps": n_steps,
+            "first_nonfinite_step": first_step,
+            "nonfinite": nonfinite,
+            "trace": rep.tolist(),
+            "zero": zero,
+            "changed": changed,
+        }
+        for (k, n_steps, first_step, nonfinite), rep, (zero, changed) in zip(heads, reps, _cell_values(run, reps))
+    ]
     return {
         "begin": begin,
         "end": begin + len(out_rows),
@@ -112,7 +119,10 @@ def health_map(
     }
 
 
-def _cells(seg, nf_steps, step_begin: int, step_end: int, width: int, n_cols: int) -> dict[str, Any]:
+def _cells(
+    seg: Rows, nf_steps: Rows, step_begin: int, step_end: int, width: int, n_cols: int
+) -> tuple[list[float], Rows]:
+    """(non-finite traces per bin, the trace each bin stands for: -1 where the kind was not traced)."""
     bins = np.arange(n_cols, dtype=np.int64)
     bin_lo = step_begin + bins * width
     bin_hi = np.minimum(bin_lo + width, min(step_end, len(seg)))
@@ -125,26 +135,27 @@ def _cells(seg, nf_steps, step_begin: int, step_end: int, width: int, n_cols: in
     rep_step = np.where(first_nf >= 0, first_nf, bin_hi - 1)
     has = bin_hi > bin_lo  # the kind was traced in this bin (a kind may have fewer steps than the longest)
     trace = np.where(has, seg[np.clip(rep_step, 0, max(len(seg) - 1, 0))] if len(seg) else -1, -1)
-    return {"nonfinite": counts.astype(np.int64).tolist(), "trace": trace.astype(np.int64)}
+    return counts.astype(np.int64).tolist(), trace.astype(np.int64)
 
 
-def _fill_values(run: RunQueries, rows: list[dict[str, Any]], reps: list[np.ndarray]) -> None:
-    """Zero fraction and shape/dtype change of each cell's trace: one trace_vectors call for the page."""
+def _cell_values(run: RunQueries, reps: list[Rows]) -> list[tuple[list[float | None], list[bool]]]:
+    """Zero fraction and shape/dtype change of each cell's trace, per row: one trace_vectors call for the page."""
     flat = np.concatenate(reps) if reps else np.zeros(0, np.int64)
     wanted = flat[flat >= 0]
     modes, vectors = run.trace_vectors(wanted) if len(wanted) else (np.zeros(0), np.zeros((0, 11)))
     at = 0
-    for row, rep in zip(rows, reps):
+    out: list[tuple[list[float | None], list[bool]]] = []
+    for rep in reps:
         n = len(rep)
         zero: list[float | None] = [None] * n
         changed = [False] * n
-        last_sig = None
+        last_sig: tuple[float, ...] | None = None
         for j, t in enumerate(rep.tolist()):
             if t < 0:
                 continue
             mode, v = int(modes[at]), vectors[at]
             at += 1
-            sig = None
+            sig: tuple[float, ...] | None = None
             if mode == 4 and np.isfinite(v[4]):  # FULL_HEALTH: [id, device, dtype, rank, size, ..., zero(9), ...]
                 zero[j] = float(v[9] / v[4]) if v[4] > 0 else None
                 sig = (v[2], v[3], v[4])
@@ -152,6 +163,5 @@ def _fill_values(run: RunQueries, rows: list[dict[str, Any]], reps: list[np.ndar
                 sig = tuple(v[1:10].tolist())
             changed[j] = last_sig is not None and sig is not None and sig != last_sig
             last_sig = sig if sig is not None else last_sig
-        row["trace"] = rep.tolist()
-        row["zero"] = zero
-        row["changed"] = changed
+        out.append((zero, changed))
+    return out

@@ -8,10 +8,13 @@ per-kind lookup tables; Python loops run over kinds and ops only (thousands, not
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis.columns import FORWARDING_OPS, RunColumns
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.naming import is_function_call
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader.schema import NO_FINITENESS_MODES
@@ -61,7 +64,7 @@ def gather(run: RunQueries) -> RunColumns:
     type_names = list(run.exec_op_types)
     is_function = np.array([is_function_call(name) for name in type_names], bool)
     e_func = is_function[execs["op_type"]] if len(type_names) else np.zeros(m, bool)
-    io_cache: dict[int, tuple] = {}
+    io_cache: dict[int, tuple[list[int], list[int], list[int]]] = {}
     # A weak reference: these columns are cached in the run's own derived-value cache; a strong one from the value
     # back to the run would make every run a reference cycle that only a full garbage collection frees.
     run_ref = weakref.ref(run)
@@ -73,7 +76,7 @@ def gather(run: RunQueries) -> RunColumns:
             got = io_cache[i] = _alive(run_ref).execution_io(i)
         return got
 
-    def make_lookup():
+    def make_lookup() -> Lookup:
         # the index's rows-by-kind permutation (cached there for op queries): no sorted copy of every trace here
         order, starts = _alive(run_ref).kind_rows()
         return KindRowsLookup(order, starts, kind_tensor)
@@ -112,7 +115,7 @@ def _outputs_by_op(kind_op: np.ndarray, kind_tensor: np.ndarray, n_ops: int) -> 
     return np.cumsum(ptr), pairs[:, 1].copy()
 
 
-def _alive(ref: weakref.ref) -> RunQueries:
+def _alive(ref: weakref.ref[RunQueries]) -> RunQueries:
     run = ref()
     if run is None:  # the catalog dropped the run while an analysis of it was still running
         raise LookupError("the run is gone")
@@ -130,7 +133,7 @@ class KindMapped:
     def __len__(self) -> int:
         return len(self._kind)
 
-    def __getitem__(self, rows):
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
         return self._map[self._kind[rows]]
 
 
@@ -150,7 +153,7 @@ class NonFiniteFlags:
     def __len__(self) -> int:
         return len(self._kind)
 
-    def __getitem__(self, key) -> np.ndarray:
+    def __getitem__(self, key: slice | npt.ArrayLike) -> np.ndarray:
         if isinstance(key, slice):
             start, stop, step = key.indices(len(self))
             if step != 1:
@@ -169,30 +172,30 @@ class NonFiniteFlags:
         hit = (self._bad[pos] == rows) if len(self._bad) else np.zeros(rows.shape, bool)
         return np.where(hit, np.int8(1), out).astype(np.int8)
 
-    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         out = self[0 : len(self)]
         return out if dtype is None else out.astype(dtype)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[np.int8]:
         return iter(np.asarray(self))
 
     # whole-column comparisons answer arrays, as the plain column did (object's default would answer False)
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> np.ndarray:  # type: ignore[override]
         return np.asarray(self) == other
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> np.ndarray:  # type: ignore[override]
         return np.asarray(self) != other
 
-    def __ge__(self, other):
+    def __ge__(self, other: npt.ArrayLike) -> np.ndarray:
         return np.asarray(self) >= other
 
-    def __gt__(self, other):
+    def __gt__(self, other: npt.ArrayLike) -> np.ndarray:
         return np.asarray(self) > other
 
-    def __le__(self, other):
+    def __le__(self, other: npt.ArrayLike) -> np.ndarray:
         return np.asarray(self) <= other
 
-    def __lt__(self, other):
+    def __lt__(self, other: npt.ArrayLike) -> np.ndarray:
         return np.asarray(self) < other
 
     __hash__ = None  # type: ignore[assignment]
@@ -211,14 +214,14 @@ class KindRowsLookup:
             if k + 1 < len(starts):  # a kind newer than the permutation has no rows in it yet
                 self.kinds_of.setdefault(t, []).append(k)
 
-    def before(self, tensors, at) -> np.ndarray:
+    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         return self._search(tensors, at, after=False)
 
-    def after(self, tensors, at) -> np.ndarray:
+    def after(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         """For each pair, the first row of tensor tensors[i] with row > at[i] (-1 when none)."""
         return self._search(tensors, at, after=True)
 
-    def _search(self, tensors, at, after: bool) -> np.ndarray:
+    def _search(self, tensors: np.ndarray, at: np.ndarray, after: bool) -> np.ndarray:
         tensors, at = np.asarray(tensors, np.int64), np.asarray(at, np.int64)
         out = np.full(len(tensors), -1, np.int64)
         if not len(tensors):

@@ -15,7 +15,7 @@ its caller (the root cause and the graph views use it).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -23,6 +23,18 @@ from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
+
+
+class Link(TypedDict):
+    """What a caller passed into a function input (function_input)."""
+
+    flag: int | None
+    health: wire.TensorHealth | None
+    execution_index: int | None
+    output_slot: int | None
+    op_type: str | None
+    why: str
 
 
 def caller_of(run: RunQueries, cols: RunColumns, graph_id: str, trace_row: int) -> int | None:
@@ -38,22 +50,19 @@ def caller_of(run: RunQueries, cols: RunColumns, graph_id: str, trace_row: int) 
     if called == graph_id:
         return e
     # GradientTape's forward functions are recorded with no graph id: their op type names the function
-    name = _info(run, graph_id).get("name") or ""
+    name = _name(_info(run, graph_id)) or ""
     if not called and name and f"_{name}_" in str(detail.get("op_type", "")):
         return e
     return None
 
 
-def function_input(
-    run: RunQueries, cols: RunColumns, graph_id: str, placeholder: str, trace_row: int
-) -> dict[str, Any]:
+def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder: str, trace_row: int) -> Link:
     """What the caller passed into function input `placeholder` for the call that trace `trace_row` ran in:
     {"flag": 1 non-finite / 0 finite / -1 cannot hold NaN (not a float) / None unknown, "health", "execution_index",
     "output_slot", "op_type", "why"} — `why` is one sentence for the user."""
     names = run.graph_op_names(graph_id)
     inputs = [n for n in names if (e := run.op_entry(graph_id, n)) is not None and e.op_type == "Placeholder"]
     graph_name = _graph_name(run, graph_id)
-    unknown: dict[str, Any] = {"flag": None, "health": None, "execution_index": None, "output_slot": None}
     call = caller_of(run, cols, graph_id, trace_row)
     if call is None:
         outer = _outer_name(run, graph_id)
@@ -62,12 +71,12 @@ def function_input(
             f"an input of {graph_name}, called{where}: TensorFlow records no op for a call between tf.functions, "
             "so the tensor passed in cannot be known"
         )
-        return {**unknown, "op_type": None, "why": why}
+        return _unknown(why)
     passed = list(cols.exec_io(call)[0])
     if placeholder not in inputs or len(inputs) != len(passed):
         why = f"an input of {graph_name}: its call (execution #{call}) passed {len(passed)} tensors for its "
         why += f"{len(inputs)} inputs, so which one it was cannot be told"
-        return {**unknown, "op_type": None, "why": why}
+        return _unknown(why)
     tensor_id = int(passed[inputs.index(placeholder)])
     src, slot = eager_producer(cols, tensor_id, call)
     if src < 0:
@@ -75,7 +84,7 @@ def function_input(
             f"passed in by execution #{call} ({graph_name}) as eager tensor {tensor_id}, which no recorded "
             "execution made (a constant or Python/numpy data converted by TensorFlow): its health cannot be known"
         )
-        return {**unknown, "op_type": None, "why": why}
+        return _unknown(why)
     detail = run.execution(src, max_elements=0)
     outputs = detail.get("outputs") or []
     health = outputs[slot] if slot < len(outputs) else None
@@ -95,6 +104,10 @@ def function_input(
     }
 
 
+def _unknown(why: str) -> Link:
+    return {"flag": None, "health": None, "execution_index": None, "output_slot": None, "op_type": None, "why": why}
+
+
 def _short(op_type: str) -> str:
     """`__inference_model_32` -> `model`: the function's own name."""
     for prefix in ("__inference_", "__forward_", "__backward_"):
@@ -103,18 +116,23 @@ def _short(op_type: str) -> str:
     return op_type
 
 
-def _info(run: RunQueries, graph_id: str | None) -> dict[str, Any]:
+def _info(run: RunQueries, graph_id: str | None) -> wire.GraphInfoBody | None:
     try:
-        return run.graph(graph_id) if graph_id else {}
+        return run.graph(graph_id) if graph_id else None
     except NotFound:
-        return {}
+        return None
+
+
+def _name(info: wire.GraphInfoBody | None) -> str | None:
+    return info["name"] if info else None
 
 
 def _graph_name(run: RunQueries, graph_id: str) -> str:
-    name = _info(run, graph_id).get("name")
+    name = _name(_info(run, graph_id))
     return f"tf.function `{name}`" if name else "a function"
 
 
 def _outer_name(run: RunQueries, graph_id: str) -> str | None:
-    name = _info(run, _info(run, graph_id).get("outer_graph_id")).get("name")
+    info = _info(run, graph_id)
+    name = _name(_info(run, info["outer_graph_id"] if info else None))
     return f"tf.function `{name}`" if name else None

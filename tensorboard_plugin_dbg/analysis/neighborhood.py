@@ -15,20 +15,50 @@ costs its answer: a breadth-first walk over at most `NODE_CAP` ops and one recor
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, TypedDict, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import index_columns, links, root_cause
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 NODE_CAP = 300
 MAX_HOPS = 8
 NOTES = [
     "Data edges only: TensorFlow's dump records no control dependencies, so none are drawn.",
 ]
+
+
+class _Node(TypedDict, total=False):
+    """A node while the walk builds it: wire.ts NeighborhoodNode's fields as they are set, and `near` (the trace
+    its health is read at) until _fill_health drops it; complete once _fill_health and _mark_path ran."""
+
+    id: str
+    depth: int
+    more_up: int
+    more_down: int
+    kind: Literal["op", "execution"]
+    graph_id: str | None
+    op_name: str | None
+    op_type: str
+    near: int | None
+    link: str
+    execution_index: int
+    health: wire.TensorHealth | None
+    output_slot: int | None
+    trace_index: int | None
+    role: wire.AlertRole | None
+    device: str | None
+    on_path: bool
+
+
+# (id, node, source slot, target slot, crosses a graph) of a data input of a node
+_Input = tuple[str, _Node, int, int, bool]
 
 
 @dataclass
@@ -62,11 +92,11 @@ def _graph(run: RunQueries, graph_id: str) -> _Graph:
 class _Walk:
     """The breadth-first walk and the answer it builds."""
 
-    def __init__(self, run: RunQueries, near: int | None):
+    def __init__(self, run: RunQueries, near: int | None) -> None:
         self.run, self.near = run, near
         self._cols: RunColumns | None = None
-        self.nodes: dict[str, dict[str, Any]] = {}
-        self.edges: list[dict[str, Any]] = []
+        self.nodes: dict[str, _Node] = {}
+        self.edges: list[wire.NeighborhoodEdge] = []
         self.truncated = False
 
     @property
@@ -77,7 +107,7 @@ class _Walk:
             self._cols = root_cause.columns_if_ready(self.run) or index_columns.gather(self.run)
         return self._cols
 
-    def add(self, node_id: str, node: dict[str, Any], depth: int) -> bool:
+    def add(self, node_id: str, node: _Node, depth: int) -> bool:
         if node_id in self.nodes:
             return False
         if len(self.nodes) >= NODE_CAP:
@@ -98,13 +128,23 @@ class _Walk:
         )
 
 
-def _op_node(graph_id: str, g: _Graph, i: int, near: int | None) -> dict[str, Any]:
+def _op_of(node: _Node) -> tuple[str, str]:
+    """(graph id, op name) of an op node: _op_node sets both (an execution node's are not used)."""
+    return cast(str, node["graph_id"]), cast(str, node["op_name"])
+
+
+def _op_node(graph_id: str, g: _Graph, i: int, near: int | None) -> _Node:
     return {"kind": "op", "graph_id": graph_id, "op_name": g.names[i], "op_type": g.types[i], "near": near}
 
 
 def neighborhood(
-    run: RunQueries, graph_id: str, op_name: str, hops: int, direction: str, near: int | None
-) -> dict[str, Any]:
+    run: RunQueries,
+    graph_id: str,
+    op_name: str,
+    hops: int,
+    direction: Literal["up", "down", "both"],
+    near: int | None,
+) -> wire.NeighborhoodResponseBody:
     """wire.ts NeighborhoodResponse minus `run`. `near`: the focused trace index (health is read at the trace of
     each op nearest it; the caller of a function input is the call that trace ran in)."""
     g = _graph(run, graph_id)
@@ -132,14 +172,15 @@ def neighborhood(
         "hops": hops,
         "direction": direction,
         "near": near,
-        "nodes": list(walk.nodes.values()),
+        # complete now: _fill_health set health, trace index, role and device and dropped `near`; _mark_path on_path
+        "nodes": [cast(wire.NeighborhoodNode, node) for node in walk.nodes.values()],
         "edges": walk.edges,
         "truncated": walk.truncated,
         "notes": NOTES,
     }
 
 
-def _expand_up(walk: _Walk, node: dict[str, Any], depth: int, hops: int, queue: deque) -> None:
+def _expand_up(walk: _Walk, node: _Node, depth: int, hops: int, queue: deque[tuple[str, int]]) -> None:
     ups = list(_upstream(walk, node))
     if -depth >= hops:
         node["more_up"] = len(ups)
@@ -153,17 +194,18 @@ def _expand_up(walk: _Walk, node: dict[str, Any], depth: int, hops: int, queue: 
             node["more_up"] += 1
 
 
-def _expand_down(walk: _Walk, node: dict[str, Any], depth: int, hops: int, queue: deque) -> None:
+def _expand_down(walk: _Walk, node: _Node, depth: int, hops: int, queue: deque[tuple[str, int]]) -> None:
     if node["kind"] != "op":
         return
-    g = _graph(walk.run, node["graph_id"])
-    downs = g.consumers[g.index[node["op_name"]]]
+    graph_id, op_name = _op_of(node)
+    g = _graph(walk.run, graph_id)
+    downs = g.consumers[g.index[op_name]]
     if depth >= hops:
         node["more_down"] = len(downs)
         return
     for c, slot, src_slot in downs:
-        dst_id = f"{node['graph_id']}:{g.names[c]}"
-        if walk.add(dst_id, _op_node(node["graph_id"], g, c, walk.near), depth + 1):
+        dst_id = f"{graph_id}:{g.names[c]}"
+        if walk.add(dst_id, _op_node(graph_id, g, c, walk.near), depth + 1):
             queue.append((dst_id, depth + 1))
         if dst_id in walk.nodes:
             walk.edge(node["id"], src_slot, dst_id, slot, False)
@@ -171,14 +213,14 @@ def _expand_down(walk: _Walk, node: dict[str, Any], depth: int, hops: int, queue
             node["more_down"] += 1
 
 
-def _upstream(walk: _Walk, node: dict[str, Any]):
+def _upstream(walk: _Walk, node: _Node) -> Iterator[_Input]:
     """(id, node, source slot, target slot, crosses a graph) of each data input of `node`."""
     if node["kind"] == "execution":
         yield from _into_called_graph(walk, node)
         return
-    graph_id = node["graph_id"]
+    graph_id, op_name = _op_of(node)
     g = _graph(walk.run, graph_id)
-    i = g.index[node["op_name"]]
+    i = g.index[op_name]
     if g.types[i] == "Placeholder":
         yield from _to_caller(walk, node)
         return
@@ -190,10 +232,11 @@ def _upstream(walk: _Walk, node: dict[str, Any]):
 _BRANCH_KINDS = ("_body_", "_cond_", "_true_", "_false_")
 
 
-def _to_caller(walk: _Walk, node: dict[str, Any]):
+def _to_caller(walk: _Walk, node: _Node) -> Iterator[_Input]:
     """A function input -> what the caller passed in: the control-flow op's input (While, If) in the outer graph,
     or the eager execution whose output an eager caller passed (when the dump has it)."""
-    flow = _control_flow(walk.run, node["graph_id"], node["op_name"])
+    graph_id, op_name = _op_of(node)
+    flow = _control_flow(walk.run, graph_id, op_name)
     if flow is not None:
         outer, src, slot = flow
         g = _graph(walk.run, outer)
@@ -204,22 +247,22 @@ def _to_caller(walk: _Walk, node: dict[str, Any]):
     near = node.get("near")
     if near is None or near < 0:
         return
-    link = links.function_input(walk.run, walk.cols, node["graph_id"], node["op_name"], near)
+    link = links.function_input(walk.run, walk.cols, graph_id, op_name, near)
     node["link"] = link["why"]
-    src = link["execution_index"]
-    if src is None:
+    call, out_slot = link["execution_index"], link["output_slot"]
+    if call is None or out_slot is None:  # both are known together
         return
-    detail = walk.run.execution(src, max_elements=0)
-    execution = {
+    detail = walk.run.execution(call, max_elements=0)
+    execution: _Node = {
         "kind": "execution",
         "graph_id": detail.get("graph_id"),
         "op_name": None,
         "op_type": detail["op_type"],
-        "execution_index": src,
+        "execution_index": call,
         "health": link["health"],
-        "output_slot": link["output_slot"],
+        "output_slot": out_slot,
     }
-    yield f"exec:{src}", execution, link["output_slot"], 0, True
+    yield f"exec:{call}", execution, out_slot, 0, True
 
 
 def _control_flow(run: RunQueries, graph_id: str, placeholder: str) -> tuple[str, str, int] | None:
@@ -249,7 +292,7 @@ def _control_flow(run: RunQueries, graph_id: str, placeholder: str) -> tuple[str
     return None
 
 
-def _into_called_graph(walk: _Walk, node: dict[str, Any]):
+def _into_called_graph(walk: _Walk, node: _Node) -> Iterator[_Input]:
     """A tf.function call's output -> the called graph's output op (Identity, Identity_1, … by slot), with the
     trace nearest the call (its traces precede its record)."""
     graph_id = node.get("graph_id")
@@ -278,12 +321,12 @@ def _fill_health(run: RunQueries, walk: _Walk) -> None:
         node.setdefault("role", None)
         if node["kind"] != "op":
             continue
-        rows_of_op = run.op_trace_rows(node["graph_id"], node["op_name"])
+        rows_of_op = run.op_trace_rows(*_op_of(node))
         row = _nearest(rows_of_op, node.get("near"), node["depth"])
         if row is None:
             continue
         trace = run.graph_execution(row, max_elements=0)
-        node.update(trace_index=row, health=trace["health"], device=trace.get("device_name"))
+        node["trace_index"], node["health"], node["device"] = row, trace["health"], trace.get("device_name")
         if cls is not None:
             node["role"] = root_cause.role_name(cls, "graph_execution", row)
     for node in walk.nodes.values():
@@ -291,7 +334,7 @@ def _fill_health(run: RunQueries, walk: _Walk) -> None:
         node.pop("near", None)
 
 
-def _nearest(rows: np.ndarray, near: int | None, depth: int) -> int | None:
+def _nearest(rows: npt.NDArray[np.int64], near: int | None, depth: int) -> int | None:
     """The op's trace of the focused step: upstream ops ran before the focus (the last trace at or before it),
     downstream ones after (the first at or after it); the nearest one when the step has none."""
     if not len(rows):
@@ -315,8 +358,8 @@ def _mark_path(run: RunQueries, walk: _Walk, start: str) -> None:
     for node in walk.nodes.values():
         node["on_path"] = False
     rc = root_cause.analysis_if_ready(run)
-    producer = (rc or {}).get("producer") or {}
-    source = f"{producer.get('graph_id')}:{producer.get('op_name')}"
+    producer = rc["producer"] if rc else None
+    source = f"{producer['graph_id']}:{producer['op_name']}" if producer else ""
     if source not in walk.nodes:
         return
     down = _reach(walk, source, forward=True)

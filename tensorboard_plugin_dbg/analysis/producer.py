@@ -1,19 +1,24 @@
 """The root cause's producer in detail (wire.ts RootCauseProducer): its inputs' health before it ran (a function
 input's from what the caller passed in, links.py), the forward op of a gradient op (gradients.py), what the data
-carried, a float16 overflow, and the user's lines — a handful of RunQueries calls for one tensor."""
+carried, a float16 overflow, and the user's lines — a handful of RunQueries calls for one tensor. Its inputs one
+by one: producer_inputs.py."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, TypedDict, cast
 
 import numpy as np
+import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import gradients, links, tensor_stats
+from tensorboard_plugin_dbg.analysis import gradients, producer_inputs, tensor_stats
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
-from tensorboard_plugin_dbg.analysis.health import describe, values_known
+from tensorboard_plugin_dbg.analysis.containment import Containment
+from tensorboard_plugin_dbg.analysis.health import values_known
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.reader import tensor_content
+from tensorboard_plugin_dbg.wire import types as wire
 
 # Ops that hand out what an input pipeline made: a NaN first seen there came with the data.
 DATA_OPS = frozenset(
@@ -27,33 +32,47 @@ DATA_OPS = frozenset(
 )
 _DTYPE_MAX = {"float16": "65504", "bfloat16": "3.39e38"}
 _POSITIONS = 16  # non-finite positions named for a data batch
+Source = producer_inputs.Source
 
 
-def graph_producer(run: RunQueries, cols: RunColumns, lookup: Any, index: int, contained: Any) -> dict[str, Any]:
+class PipelineSource(TypedDict):
+    """The dataset op a batch came from (wire.ts RootCauseData's last three fields)."""
+
+    source_op: str | None
+    user_frame: wire.StackFrame | None
+    source_line: str | None
+
+
+def graph_producer(
+    run: RunQueries, cols: RunColumns, lookup: Lookup, index: int, contained: Containment | None
+) -> wire.RootCauseProducerBody:
     row = run.graph_execution(index, max_elements=0)
+    op_inputs: list[wire.OpInput] = []
+    op_type, frame_ids = "", []
     try:
         op = run.op(row["graph_id"], row["op_name"], near=index)
+        op_inputs, op_type, frame_ids = op["inputs"], op["op_type"], op["stack_frame_ids"]
     except NotFound:  # the graphs file lost this op (damaged or cut short): still name the trace, without inputs
-        op = {"inputs": [], "op_type": "", "stack_frame_ids": []}
-    code = cols.trace_op[index]
-    tensors: Any = cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]] if code >= 0 else []
-    prior = lookup.before(np.asarray(tensors, np.int64), np.full(len(tensors), index, np.int64))
+        pass
+    tensors = producer_inputs.input_tensors(cols, index)
+    prior = lookup.before(tensors, np.full(len(tensors), index, np.int64))
     expected = contained.expected(tensors, prior + 1) if contained is not None else np.zeros(len(prior), bool)
     inputs = [
-        _graph_input(run, cols, row, index, inp, int(p), bool(x))
-        for inp, p, x in zip(op["inputs"], prior.tolist(), expected.tolist())
+        producer_inputs.graph_input(run, cols, row, index, inp, int(p), bool(x))
+        for inp, p, x in zip(op_inputs, prior.tolist(), expected.tolist())
     ]
     out = finish(
         run,
         "graph_execution",
         index,
         row["op_name"],
-        row.get("op_type") or op["op_type"],
+        row.get("op_type") or op_type,
         row["graph_id"],
         row["health"],
         inputs,
-        op["stack_frame_ids"],
+        frame_ids,
         row["wall_time"],
+        run_number := occurrence(cols.trace_tensor, index),
     )
     entry = run.op_entry(row["graph_id"], row["op_name"])
     forward = gradients.forward_op(run, row["graph_id"], entry) if entry is not None else None
@@ -66,94 +85,21 @@ def graph_producer(run: RunQueries, cols: RunColumns, lookup: Any, index: int, c
             "source_line": line,
         }
     if out["op_type"] in DATA_OPS:
-        out["data"] = _data(run, "graph_execution", index, occurrence(cols.trace_tensor, index), None)
+        out["data"] = _data(run, "graph_execution", index, run_number, None)
     return out
 
 
-def _graph_input(
-    run: RunQueries, cols: RunColumns, row: dict, index: int, inp: dict, p: int, expected: bool
-) -> dict[str, Any]:
-    name = f"{inp['op_name']}:{inp['output_slot']}"
-    op_type = (inp.get("op") or {}).get("op_type")
-    entry: dict[str, Any] = {
-        "slot": inp["slot"],
-        "op_name": inp["op_name"],
-        "output_slot": inp["output_slot"],
-        "op_type": op_type,
-        "traced": p >= 0,
-        "health": None,
-        "graph_execution_index": None,
-        "execution_index": None,
-    }
-    if p >= 0:
-        entry["health"] = run.graph_execution(p, max_elements=0)["health"]
-        entry["graph_execution_index"] = p
-        entry["description"] = f"{name} — {describe(entry['health'])}"
-        if expected:
-            entry["expected"] = True
-            entry["description"] += " (expected: the same non-finite input was absorbed in earlier runs)"
-    elif inp["traces"]["count"]:
-        entry["description"] = (
-            f"{name} — no trace of it before this op ran (a circular buffer keeps only the last records), "
-            "so its health cannot be known"
-        )
-    elif op_type == "Placeholder":
-        link = links.function_input(run, cols, row["graph_id"], inp["op_name"], index)
-        entry["execution_index"] = link["execution_index"]
-        if link["flag"] is not None and link["flag"] >= 0 and link["health"] is not None:
-            entry.update(traced=True, health=link["health"])
-        entry["linked"] = link["flag"] is not None
-        entry["description"] = f"{name} — {link['why']}"
-    else:
-        entry["description"] = f"{name} — not traced by TensorFlow (not a floating-point tensor, so not NaN/∞)"
-        entry["linked"] = True
-    return entry
-
-
-def input_sources(run: RunQueries, cols: RunColumns, lookup: Any, source: str, index: int) -> list[dict[str, Any]]:
-    """Each data input of graph trace (`source` "graph_execution") or execution `index`, as the root cause sees it:
-    {slot, name, health, description, and where its latest value before `index` was recorded: source, index,
-    output (index None when nowhere)}. For the Tensor Values view's inputs side by side."""
-    out = []
-    if source == "graph_execution":
-        row = run.graph_execution(index, max_elements=0)
-        try:
-            op_inputs = run.op(row["graph_id"], row["op_name"], near=index)["inputs"]
-        except NotFound:
-            op_inputs = []
-        code = cols.trace_op[index]
-        tensors: Any = cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]] if code >= 0 else []
-        prior = lookup.before(np.asarray(tensors, np.int64), np.full(len(tensors), index, np.int64))
-        for inp, p in zip(op_inputs, prior.tolist()):
-            entry = _graph_input(run, cols, row, index, inp, int(p), False)
-            where = ("graph_execution", int(p), entry["output_slot"]) if p >= 0 else (source, None, None)
-            out.append(_input_source(entry, f"{entry['op_name']}:{entry['output_slot']}", *where))
-        return out
-    detail = run.execution(index, max_elements=0)
-    for i, t in enumerate(detail["input_tensor_ids"]):
-        entry = _eager_input(run, cols, index, i, int(t))
-        found = entry["execution_index"] is not None and entry["traced"]
-        where = ("execution", entry["execution_index"], entry["output_slot"]) if found else (source, None, None)
-        name = f"{entry['op_type']}:{entry['output_slot']} (execution #{entry['execution_index']})" if found else None
-        out.append(_input_source(entry, name or entry["op_name"], *where))
-    return out
-
-
-def _input_source(entry: dict, name: str, source: str, index: int | None, output: int | None) -> dict[str, Any]:
-    return {"slot": entry["slot"], "name": name, "health": entry["health"], "description": entry["description"]} | {
-        "source": source,
-        "index": index,
-        "output": output,
-    }
-
-
-def eager_detail(run: RunQueries, cols: RunColumns, index: int) -> dict[str, Any]:
+def eager_detail(run: RunQueries, cols: RunColumns, index: int) -> wire.RootCauseProducerBody:
     detail = run.execution(index, max_elements=0)
     outputs = detail.get("outputs") or []
     flags = cols.exec_io(index)[2]
     slot = next((i for i, f in enumerate(flags) if f == 1), 0)
-    inputs = [_eager_input(run, cols, index, i, int(t)) for i, t in enumerate(detail["input_tensor_ids"])]
-    health = outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output record"}
+    inputs = [
+        producer_inputs.eager_input(run, cols, index, i, int(t)) for i, t in enumerate(detail["input_tensor_ids"])
+    ]
+    health: wire.TensorHealth = (
+        outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output record"}
+    )
     out = finish(
         run,
         "execution",
@@ -165,18 +111,20 @@ def eager_detail(run: RunQueries, cols: RunColumns, index: int) -> dict[str, Any
         inputs,
         detail.get("stack_frame_ids") or [],
         detail["wall_time"],
+        run_number := occurrence(cols.exec_op_type, index),
     )
     if detail["op_type"] in DATA_OPS:
-        out["data"] = _data(run, "execution", index, occurrence(cols.exec_op_type, index), slot)
-        out["data"].update(_pipeline_source(run, cols, index))
+        data = _data(run, "execution", index, run_number, slot)
+        data.update(_pipeline_source(run, cols, index))
+        out["data"] = data
     return out
 
 
-def _pipeline_source(run: RunQueries, cols: RunColumns, index: int) -> dict[str, Any]:
+def _pipeline_source(run: RunQueries, cols: RunColumns, index: int) -> PipelineSource:
     """The eager dataset op the batch came from (the first of its pipeline: `from_tensor_slices`, a reader), found
     by walking the tensor ids back: the iterator <- MakeIterator(dataset, iterator) <- each dataset op's first input.
     Its creation line is where the data was made."""
-    none: dict[str, Any] = {"source_op": None, "user_frame": None, "source_line": None}
+    none: PipelineSource = {"source_op": None, "user_frame": None, "source_line": None}
     ins = cols.exec_io(index)[0]
     types = list(run.exec_op_types)
     if not ins or "MakeIterator" not in types or len(cols.exec_op_type) <= index:
@@ -201,62 +149,29 @@ def _pipeline_source(run: RunQueries, cols: RunColumns, index: int) -> dict[str,
     return {"source_op": detail["op_type"], "user_frame": frame, "source_line": line}
 
 
-def _eager_input(run: RunQueries, cols: RunColumns, index: int, in_slot: int, tensor_id: int) -> dict[str, Any]:
-    src, out_slot = eager_producer(cols, tensor_id, index)
-    entry: dict[str, Any] = {
-        "slot": in_slot,
-        "op_name": f"tensor {tensor_id}",
-        "output_slot": max(out_slot, 0),
-        "op_type": None,
-        "traced": False,
-        "health": None,
-        "graph_execution_index": None,
-        "execution_index": None,
-    }
-    if src < 0:
-        entry["description"] = (
-            f"eager tensor {tensor_id} — not made by a recorded execution (a constant, Python/numpy data, or "
-            "made before dumping started): its health cannot be known"
-        )
-        return entry
-    src_detail = run.execution(src, max_elements=0)
-    src_outputs = src_detail.get("outputs") or []
-    entry.update(
-        op_name=f"{src_detail['op_type']} (execution #{src})",
-        op_type=src_detail["op_type"],
-        traced=out_slot < len(src_outputs),
-        execution_index=src,
-    )
-    where = f"{src_detail['op_type']}:{out_slot} (execution #{src})"
-    if entry["traced"] and src_outputs[out_slot].get("mode") == "EMPTY":
-        entry["traced"] = False
-    if entry["traced"]:
-        entry["health"] = src_outputs[out_slot]
-        entry["description"] = f"{where} — {describe(entry['health'])}"
-    else:
-        entry["description"] = f"{where} — not instrumented (not a floating-point tensor, so not NaN/∞)"
-        entry["linked"] = True
-    return entry
-
-
 def finish(
     run: RunQueries,
-    source: str,
+    source: Source,
     index: int,
     op_name: str | None,
     op_type: str,
     graph_id: str | None,
-    health: dict[str, Any],
-    inputs: list[dict[str, Any]],
+    health: wire.TensorHealth,
+    inputs: list[wire.RootCauseInput],
     frame_ids: list[str],
     wall_time: float,
-) -> dict[str, Any]:
+    run_number: int,
+) -> wire.RootCauseProducerBody:
+    """The producer without the fields run_verdict.py adds (graph name, device); `run_number`: its op's earlier
+    runs (0: its first)."""
     frame, line = user_frame(run, list(frame_ids))
     known = all(
         (i["traced"] and values_known(i["health"])) or (i.get("linked") and not i["traced"]) or i.get("expected")
         for i in inputs
     )
-    role = "unknown" if any(not i["traced"] and not i.get("linked") for i in inputs) else "producer"
+    role: Literal["producer", "unknown"] = (
+        "unknown" if any(not i["traced"] and not i.get("linked") for i in inputs) else "producer"
+    )
     return {
         "alert": {**find_alert(run, source, index, wall_time), "role": role},
         "role": role,
@@ -272,31 +187,38 @@ def finish(
         "forward": None,
         "data": None,
         "overflow": _overflow(health, inputs, known),
+        "run_number": run_number,
     }
 
 
-def _overflow(health: dict[str, Any], inputs: list[dict[str, Any]], known: bool) -> str | None:
+def _overflow(health: wire.TensorHealth, inputs: list[wire.RootCauseInput], known: bool) -> str | None:
     """ "float16" when a half-precision op made ∞ (not NaN) from finite inputs: its range was exceeded."""
-    dtype = (health or {}).get("dtype")
-    if dtype not in _DTYPE_MAX or not known or (health.get("nan") or 0) > 0:
+    dtype = health.get("dtype")
+    if not isinstance(dtype, str) or dtype not in _DTYPE_MAX or not known or _count(health, "nan") > 0:
         return None
-    if (health.get("pos_inf") or 0) + (health.get("neg_inf") or 0) == 0:
+    if _count(health, "pos_inf") + _count(health, "neg_inf") == 0:
         return None
     return f"overflow of {dtype}'s range (its largest finite value is {_DTYPE_MAX[dtype]})"
 
 
-def occurrence(codes: Any, index: int) -> int:
+def _count(health: wire.TensorHealth, key: str) -> float:
+    # a count, or None/absent where the mode does not record it
+    return cast(float, health.get(key) or 0)
+
+
+def occurrence(codes: npt.NDArray[np.integer], index: int) -> int:
     """How many earlier rows share row `index`'s code (0: its first run)."""
     if index <= 0 or len(codes) <= index:
         return 0
     return int(np.count_nonzero(np.asarray(codes[np.arange(index)]) == codes[index]))
 
 
-def _data(run: RunQueries, source: str, index: int, batch: int, slot: int | None) -> dict[str, Any]:
+def _data(run: RunQueries, source: Source, index: int, batch: int, slot: int | None) -> wire.RootCauseData:
     """What the input pipeline handed out: which batch (the op's k-th run), and with FULL_TENSOR where the bad
     elements are — the Tensor Values view's whole-tensor pass (tensor_stats.cached: read by offset, kept per
     tensor), not a list of the values."""
-    positions, note = None, "Values are recorded only with tensor_debug_mode='FULL_TENSOR'."
+    positions: list[list[float]] | None = None
+    note = "Values are recorded only with tensor_debug_mode='FULL_TENSOR'."
     try:
         record = run.tensor_record("graph" if source == "graph_execution" else "eager", index, slot)
         nonfinite = tensor_stats.cached(run, record)["nonfinite"] if record.location is not None else None
@@ -315,7 +237,7 @@ def _data(run: RunQueries, source: str, index: int, batch: int, slot: int | None
     }
 
 
-def find_alert(run: RunQueries, source: str, index: int, wall_time: float, scan: int = 20_000) -> dict[str, Any]:
+def find_alert(run: RunQueries, source: Source, index: int, wall_time: float, scan: int = 20_000) -> wire.Alert:
     """The Alert of this tensor at its position in the run's alert list. The first producer is
     nearly always among the first alerts (only a propagator can precede it, and that needs an earlier non-finite
     input), so a scan of the first ones suffices; past them (or while the list lags the classification) it is
@@ -334,7 +256,7 @@ def find_alert(run: RunQueries, source: str, index: int, wall_time: float, scan:
     return alert
 
 
-def user_frame(run: RunQueries, frame_ids: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+def user_frame(run: RunQueries, frame_ids: list[str]) -> tuple[wire.StackFrame | None, str | None]:
     """The innermost frame in user code (frames come outermost first) and the text of its line."""
     if not frame_ids:
         return None, None
@@ -348,7 +270,7 @@ def user_frame(run: RunQueries, frame_ids: list[str]) -> tuple[dict[str, Any] | 
     return None, None
 
 
-def _line_text(run: RunQueries, frame: dict[str, Any]) -> str | None:
+def _line_text(run: RunQueries, frame: wire.StackFrame) -> str | None:
     if frame.get("path") is None or frame.get("source_index", -1) < 0:
         return None
     try:

@@ -9,12 +9,13 @@ different things.
 
 from __future__ import annotations
 
-from typing import Any
+from typing_extensions import NotRequired, TypedDict
 
 from tensorboard_plugin_dbg.analysis import run_verdict
 from tensorboard_plugin_dbg.analysis.health import describe_output
 from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 # What one alert is: TensorFlow's own monitor counts one per output slot; an eager execution with two non-finite
 # outputs is one alert here. Said wherever a count of alerts is shown.
@@ -25,14 +26,46 @@ ALERT_UNIT = "one per non-finite traced tensor or eager execution"
 _STATUS_WORDS = {"clean_so_far": "NOT FINISHED"}
 
 
-def run_result(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> dict[str, Any]:
+class RuleReport(TypedDict):
+    """The report's rules of one run (__main__.py): findings left after the mutes, per-rule totals, how many the
+    mutes hid, the rules the dump cannot judge."""
+
+    findings: list[wire.AlertBody]
+    totals: dict[str, int]
+    muted: int
+    needs: list[wire.RuleNeed]
+
+
+class RunResult(TypedDict):
+    """The report's record of one run (its --json output): wire.ts RootCauseResponse's fields with the run's name
+    and error notices, and the rules; an unreadable run (__main__.py) has status "error" and the first seven only."""
+
+    run: str
+    status: str
+    message: str
+    producer: wire.RootCauseProducer | None
+    producers: float
+    propagators: float
+    notices: list[wire.Notice]
+    contained: NotRequired[float]
+    muted: NotRequired[float]
+    skipped: NotRequired[list[wire.RootCauseSkip]]
+    first_kept: NotRequired[bool]
+    rules: NotRequired[RuleReport]
+
+
+def run_result(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> RunResult:
     """The root cause of `run` (run_verdict.root_cause, after the `mutes`) with its name and its error notices."""
-    result = {"run": run.name, **run_verdict.root_cause(run, mutes)}
-    result["notices"] = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
-    return result
+    return result_of(run, run_verdict.root_cause(run, mutes))
 
 
-def holds_nonfinite(r: dict[str, Any]) -> bool:
+def result_of(run: RunQueries, root_cause: wire.RootCauseResponseBody) -> RunResult:
+    """The report's record of `run` with this root cause (run_verdict.root_cause)."""
+    notices = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
+    return {"run": run.name, **root_cause, "notices": notices}
+
+
+def holds_nonfinite(r: RunResult) -> bool:
     """A NaN/∞ not hidden by the mutes: a run whose every producer a mute hides (status clean, `muted` > 0) does
     not count."""
     if r["status"] == "found":
@@ -41,7 +74,7 @@ def holds_nonfinite(r: dict[str, Any]) -> bool:
     return bool(r["producers"] or r["propagators"]) and not all_muted
 
 
-def _where(p: dict[str, Any]) -> str:
+def _where(p: wire.RootCauseProducer) -> str:
     if not p["op_name"]:
         return f"eager {p['op_type']}"
     # The op type only where it says more than the name (no "Log (Log)").
@@ -50,7 +83,7 @@ def _where(p: dict[str, Any]) -> str:
     return f"op {p['op_name']}{kind}{graph}"
 
 
-def run_section(r: dict[str, Any]) -> str:
+def run_section(r: RunResult) -> str:
     """The report's lines for one run, each line once."""
     lines: list[str] = []
     head = f"run {r['run']}: {_STATUS_WORDS.get(r['status'], r['status'].upper())}"
@@ -81,9 +114,9 @@ def run_section(r: dict[str, Any]) -> str:
         data = p.get("data")
         if data:
             lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")
-            if data.get("positions"):
+            if data["positions"]:
                 lines.append("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]))
-            if data.get("source_op"):
+            if data["source_op"]:
                 lines.append(f"    made by {data['source_op']}")
                 lines.extend(frame_lines("  fix", data["user_frame"], data["source_line"]))
         lines.append("  inputs:" + ("" if p["inputs"] else " none"))
@@ -111,7 +144,7 @@ def run_section(r: dict[str, Any]) -> str:
     return "\n".join(dict.fromkeys(lines)) + "\n"
 
 
-def frame_lines(label: str, frame: dict[str, Any] | None, line: str | None) -> list[str]:
+def frame_lines(label: str, frame: wire.StackFrame | None, line: str | None) -> list[str]:
     if not frame:
         return []
     out = [f"{label} {frame.get('path') or '?'}:{frame['line']} in {frame['function']}"]
@@ -120,7 +153,7 @@ def frame_lines(label: str, frame: dict[str, Any] | None, line: str | None) -> l
     return out
 
 
-def summary_line(results: list[dict[str, Any]], code: int) -> str:
+def summary_line(results: list[RunResult], code: int) -> str:
     """E.g. "3 runs: 1 holds NaN/∞, 2 clean (exit 1)": the runs holding NaN/∞ are counted, not all runs."""
     n = len(results)
     bad = sum(1 for r in results if holds_nonfinite(r))
@@ -133,7 +166,7 @@ def summary_line(results: list[dict[str, Any]], code: int) -> str:
         parts.append(f"{clean} clean")
     if other:
         parts.append(f"{other} cannot tell")
-    warned = sum(1 for r in results if (r.get("rules") or {}).get("findings"))
+    warned = sum(1 for r in results if "rules" in r and r["rules"]["findings"])
     if warned:
         parts.append(f"{warned} with rule findings")
     return f"{n} run{'s' if n != 1 else ''}: {', '.join(parts) or 'none'} (exit {code})\n"

@@ -1,6 +1,7 @@
 """Root cause of a run's first NaN/∞: the first op whose inputs were finite and whose output was not.
 
-`analyze(run)` returns wire.ts RootCauseResponse minus `run`. Every alert's role (producer, propagator, contained,
+`analyze(run)` returns wire.ts RootCauseResponse minus `run` and `report_text`, its producer without the graph name
+and device (`Analysis`; run_verdict.py adds them). Every alert's role (producer, propagator, contained,
 expected, unknown: see classify.py and containment.py), for analysis/alerts.py to fill `Alert.role` and the
 `role=producer` filter:
 
@@ -17,11 +18,12 @@ cached per run version in the run's derived-value cache, so polling the route co
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import buffer, explain, index_columns, links, producer
+from tensorboard_plugin_dbg.analysis import buffer, explain, index_columns, links, producer, producer_inputs
 from tensorboard_plugin_dbg.analysis.classify import (
     CANDIDATES,
     CONTAINED,
@@ -34,9 +36,27 @@ from tensorboard_plugin_dbg.analysis.classify import (
 )
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup, Rows
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 T = TypeVar("T")
+
+
+class Analysis(TypedDict):
+    """The cached root cause: wire.ts RootCauseResponse minus `run` and `report_text`, its producer without
+    `graph_name` and `device` (run_verdict.py adds them per request, and says "clean_so_far")."""
+
+    status: Literal["clean", "found", "unknown"]
+    message: str
+    producer: wire.RootCauseProducerBody | None
+    skipped: list[wire.RootCauseSkip]
+    first_kept: bool
+    producers: int
+    propagators: int
+    contained: int
+    muted: int
+
 
 _LINKED = 64  # unknown traces whose function inputs are followed to their caller (the first ones: the root cause's)
 
@@ -58,23 +78,24 @@ def classification_if_ready(run: RunQueries) -> Classification | None:
 class _OnDemandLookup:
     """A lookup made when asked, so the cached analysis keeps no reference to the index's permutation."""
 
-    def __init__(self, make):
+    def __init__(self, make: Callable[[], Lookup]) -> None:
         self.make = make
 
-    def before(self, tensors, at):
+    def before(self, tensors: npt.NDArray[Any], at: npt.NDArray[Any]) -> Rows:
         return self.make().before(tensors, at)
 
-    def after(self, tensors, at):
+    def after(self, tensors: npt.NDArray[Any], at: npt.NDArray[Any]) -> Rows:
         return self.make().after(tensors, at)
 
 
-def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Any]:
-    def compute():
+def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Lookup]:
+    def compute() -> tuple[RunColumns, Classification, Lookup]:
         cols = index_columns.gather(run)
         cls, lookup = classify(cols)
         _follow_function_inputs(run, cols, cls, lookup)
         # the index's rows by kind, made again when asked: the cached value keeps no reference to the index's table
-        return cols, cls, _OnDemandLookup(cols.make_lookup)  # gather() always sets it
+        assert cols.make_lookup is not None  # gather() always sets it
+        return cols, cls, _OnDemandLookup(cols.make_lookup)
 
     return _cached(run, "classification", compute)
 
@@ -85,7 +106,7 @@ def columns_if_ready(run: RunQueries) -> RunColumns | None:
     return classified[0] if classified is not None else None
 
 
-def analysis_if_ready(run: RunQueries) -> dict[str, Any] | None:
+def analysis_if_ready(run: RunQueries) -> Analysis | None:
     """The root cause of the run's current version if it was already computed; never computes."""
     return run.derived.peek("root_cause", run.version)
 
@@ -95,7 +116,7 @@ def classification(run: RunQueries) -> Classification:
     return _classified(run)[1]
 
 
-def _follow_function_inputs(run: RunQueries, cols: RunColumns, cls: Classification, lookup: Any) -> None:
+def _follow_function_inputs(run: RunQueries, cols: RunColumns, cls: Classification, lookup: Lookup) -> None:
     """Settles the first unknown traces whose unrecorded inputs are function inputs by what their caller passed in
     (links.py): all finite -> producer, one non-finite -> propagator; otherwise they stay unknown."""
     for row in np.flatnonzero(cls.trace_role == UNKNOWN)[:_LINKED].tolist():
@@ -123,14 +144,14 @@ def _follow_function_inputs(run: RunQueries, cols: RunColumns, cls: Classificati
         cls.trace_role[row] = verdict
 
 
-def input_sources(run: RunQueries, source: str, index: int) -> list[dict[str, Any]]:
+def input_sources(run: RunQueries, source: producer_inputs.Source, index: int) -> list[producer_inputs.InputSource]:
     """producer.input_sources over the run's classification (cached per version): the data inputs of graph trace
     (`source` "graph_execution") or execution `index`, each with where its latest value before it was recorded."""
     cols, _cls, lookup = _classified(run)
-    return producer.input_sources(run, cols, lookup, source, index)
+    return producer_inputs.input_sources(run, cols, lookup, source, index)
 
 
-def role_name(cls: Classification, source: str, index: int) -> str | None:
+def role_name(cls: Classification, source: str, index: int) -> wire.AlertRole | None:
     roles = cls.trace_role if source == "graph_execution" else cls.exec_role
     return ROLE_NAMES[int(roles[index])] if 0 <= index < len(roles) else None
 
@@ -147,7 +168,7 @@ def roles_by_row(cls: Any, src: Any, idx: Any) -> np.ndarray:
     return roles
 
 
-def analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...] = ()) -> dict[str, Any]:
+def analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...] = ()) -> Analysis:
     """wire.ts RootCauseResponse minus `run`. `mutes` (rules/mutes.py): producers they hide are skipped, and the
     answer says how many. Cached per version, and per (version, mutes) when there are mutes."""
     if not mutes:
@@ -191,24 +212,47 @@ def _muted_note(mutes: tuple[mute_rules.Mute, ...], hidden: int) -> str:
     return f"{hidden:,} muted producer alert(s) skipped ({reasons})."
 
 
-def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> dict[str, Any]:
+def _answer(
+    status: Literal["clean", "found", "unknown"],
+    message: str,
+    counts: _Counts,
+    found: wire.RootCauseProducerBody | None = None,
+    skipped: list[wire.RootCauseSkip] | None = None,
+    first_kept: bool = False,
+) -> Analysis:
+    return {
+        "status": status,
+        "message": message,
+        "producer": found,
+        "skipped": skipped or [],
+        "first_kept": first_kept,
+        **counts,
+    }
+
+
+class _Counts(TypedDict):
+    producers: int
+    propagators: int
+    contained: int
+    muted: int
+
+
+def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> Analysis:
     cols, cls, lookup = _classified(run)
-    counts = {
+    first, muted = _first_unmuted(run, cols, cls, mutes)
+    counts: _Counts = {
         "producers": cls.producers,
         "propagators": cls.propagators,
         "contained": cls.count(CONTAINED, 4),
+        "muted": muted,
     }
-    first, muted = _first_unmuted(run, cols, cls, mutes)
-    counts["muted"] = muted
     n_traces, n_execs = len(cols.trace_wall), len(cols.exec_wall)
     if first is not None:
         source, index = first
         if source == "graph_execution":
             found = producer.graph_producer(run, cols, lookup, index, cls.contained)
-            found["run_number"] = producer.occurrence(cols.trace_tensor, index)
         else:
             found = producer.eager_detail(run, cols, index)
-            found["run_number"] = producer.occurrence(cols.exec_op_type, index)
         skipped = explain.skipped(run, cols, cls, found, source, index)
         dropped = buffer.dropped_calls(cols)
         evicted = any("circular buffer" in i["description"] for i in found["inputs"])
@@ -216,18 +260,10 @@ def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> dict[str, A
         message = explain.found_message(found, skipped, first_kept, dropped)
         if muted:
             message = _muted_note(mutes, muted) + " " + message
-        return {
-            "status": "found",
-            "message": message,
-            "producer": found,
-            "skipped": skipped,
-            "first_kept": first_kept,
-            **counts,
-        }
-    none: dict[str, Any] = {"producer": None, "skipped": [], "first_kept": False, **counts}
+        return _answer("found", message, counts, found, skipped, first_kept)
     if muted:
         message = _muted_note(mutes, muted) + " No producer is left unmuted: un-mute to see the root cause."
-        return {"status": "clean", "message": message, **none}
+        return _answer("clean", message, counts)
     gone = int(np.count_nonzero(cls.exec_traces_gone)) if cls.exec_traces_gone is not None else 0
     if gone:
         message = (
@@ -235,34 +271,34 @@ def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> dict[str, A
             "buffer (circular_buffer_size > 0, the default keeps 1,000 records) dropped them, so which op made "
             "it cannot be known. Re-run with circular_buffer_size=-1 to keep every record."
         )
-        return {"status": "unknown", "message": message, **{**none, "first_kept": True}}
+        return _answer("unknown", message, counts, first_kept=True)
     if counts["propagators"]:
         message = (
             f"{counts['propagators']:,} non-finite tensors, but every one had an input that was already "
             "non-finite: the first NaN/∞ came from before the earliest record kept (a circular buffer keeps "
             "only the last records) or from an untraced op, so its cause cannot be known."
         )
-        return {"status": "unknown", "message": message, **none}
+        return _answer("unknown", message, counts)
     if n_traces + n_execs == 0:
         message = (
             "No executions or graph execution traces recorded (yet), so whether a tensor went non-finite "
             "cannot be known. With a circular buffer (the default) they reach disk only when the program "
             "exits."
         )
-        return {"status": "unknown", "message": message, **none}
+        return _answer("unknown", message, counts)
     if not cls.any_finiteness_info:
         modes = ", ".join(m for m in run.info().get("debug_modes", []) if m != "UNSPECIFIED") or "this"
         message = (
             f"This run was dumped in {modes} mode, which records no NaN/∞ information: whether a tensor went "
             "non-finite cannot be known. Re-run with tensor_debug_mode='FULL_HEALTH'."
         )
-        return {"status": "unknown", "message": message, **none}
+        return _answer("unknown", message, counts)
     if counts["contained"]:
         message = (
             f"No NaN or ∞ escaped: {counts['contained']:,} non-finite tensors were all absorbed by the ops that "
             f"read them (e.g. a -inf mask before a softmax), in {n_traces:,} graph execution traces and "
             f"{n_execs:,} executions."
         )
-        return {"status": "clean", "message": message, **none}
+        return _answer("clean", message, counts)
     message = f"No NaN or ∞ in {n_traces:,} graph execution traces and {n_execs:,} executions."
-    return {"status": "clean", "message": message, **none}
+    return _answer("clean", message, counts)

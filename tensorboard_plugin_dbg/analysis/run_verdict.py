@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
+from tensorboard_plugin_dbg.analysis.root_cause import Analysis
 from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 
 def _graph_name(run: RunQueries, graph_id: str | None) -> str | None:
@@ -27,7 +27,7 @@ def _graph_name(run: RunQueries, graph_id: str | None) -> str | None:
         return None
 
 
-def _device(run: RunQueries, alert: dict[str, Any]) -> str | None:
+def _device(run: RunQueries, alert: wire.Alert) -> str | None:
     """Where a producer ran: its trace kind's device, or its eager execution's (first output's); None if unknown."""
     i = int(alert["source_index"])
     if alert["source"] == "graph_execution":
@@ -35,15 +35,15 @@ def _device(run: RunQueries, alert: dict[str, Any]) -> str | None:
     return run.executions(i, i + 1)["executions"][0].get("device")
 
 
-def _with_graph_name(run: RunQueries, rc: dict[str, Any]) -> dict[str, Any]:
-    p = rc.get("producer")
-    if not p:
-        return rc
-    named = {**p, "graph_name": _graph_name(run, p.get("graph_id")), "device": _device(run, p["alert"])}
+def _with_graph_name(run: RunQueries, rc: Analysis) -> wire.RootCauseResponseBody:
+    p = rc["producer"]
+    named: wire.RootCauseProducer | None = None
+    if p:
+        named = {**p, "graph_name": _graph_name(run, p["graph_id"]), "device": _device(run, p["alert"])}
     return {**rc, "producer": named}
 
 
-def _so_far(run: RunQueries, rc: dict[str, Any]) -> dict[str, Any]:
+def _so_far(run: RunQueries, rc: wire.RootCauseResponseBody) -> wire.RootCauseResponseBody:
     if rc["status"] != "clean" or run.done:
         return rc
     info = run.info()
@@ -56,29 +56,29 @@ def _so_far(run: RunQueries, rc: dict[str, Any]) -> dict[str, Any]:
     return {**rc, "status": "clean_so_far", "message": message}
 
 
-def root_cause(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> dict[str, Any]:
+def root_cause(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> wire.RootCauseResponseBody:
     """wire.ts RootCauseResponse minus `run` and `report_text`. `mutes` (rules/mutes.py): the producers they hide
     are skipped (root_cause.analyze)."""
-    return _with_graph_name(run, _so_far(run, root_cause_analysis.analyze(run, mutes)))
+    return _so_far(run, _with_graph_name(run, root_cause_analysis.analyze(run, mutes)))
 
 
-def summary(run: RunQueries) -> dict[str, Any]:
+def summary(run: RunQueries) -> wire.RunSummary:
     """wire.ts RunSummary, from the cached root cause of the run's current version (never computed here)."""
     if not run.done:
         return {"status": "indexing", "first_nan": None}
-    rc = run.derived.peek("root_cause", run.version)
+    rc = root_cause_analysis.analysis_if_ready(run)
     if rc is None:
         return {"status": "analyzing", "first_nan": None}
-    p = rc.get("producer")
+    p = rc["producer"]
     if not p:
         return {"status": rc["status"], "first_nan": None}
-    frame = p.get("user_frame") or {}
-    first = {
+    frame = p["user_frame"]
+    first: wire.FirstNan = {
         "op_name": p["op_name"],
         "op_type": p["op_type"],
-        "graph_name": _graph_name(run, p.get("graph_id")),
+        "graph_name": _graph_name(run, p["graph_id"]),
         "wall_time": p["alert"]["wall_time"],
-        "file": frame.get("path"),
-        "line": frame.get("line"),
+        "file": frame["path"] if frame else None,
+        "line": frame["line"] if frame else None,
     }
     return {"status": rc["status"], "first_nan": first}

@@ -12,12 +12,11 @@ rows, numpy, per index version; the kind -> op table, a loop over kinds, only wh
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from tensorboard_plugin_dbg.index.protocol import FileLineOps, RunQueries
 from tensorboard_plugin_dbg.reader.schema import NO_FINITENESS_MODES
+from tensorboard_plugin_dbg.wire import types as wire
 
 _NONE = np.iinfo(np.int64).max  # "no non-finite trace" in the first-row column
 
@@ -73,14 +72,16 @@ def op_health(run: RunQueries, table: FileLineOps) -> OpHealth:
     return run.derived.get("line_ops_health", key, lambda: _build_health(run, table.op_keys))
 
 
-def line_counts(run: RunQueries, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict:
+def line_counts(
+    run: RunQueries, index: int, begin_line: int | None = None, end_line: int | None = None
+) -> wire.SourceLineCountsResponseBody:
     """wire.ts SourceLineCountsResponse minus `run`: the lines of file `index` (within [begin_line, end_line]) that
     created graph ops, ascending. NotFound for an unknown file."""
     table = run.source_line_ops(index)
     lo = int(np.searchsorted(table.lines, begin_line, "left")) if begin_line is not None else 0
     hi = int(np.searchsorted(table.lines, end_line, "right")) if end_line is not None else len(table.lines)
     lines, ops, direct = table.lines[lo:hi], table.ops[lo:hi], table.direct[lo:hi]
-    out: dict[str, Any] = {"index": index, "total_ops": int(len(lines)), "lines": []}
+    out: wire.SourceLineCountsResponseBody = {"index": index, "total_ops": int(len(lines)), "lines": []}
     if not len(lines):
         return out
     health = op_health(run, table)
@@ -95,22 +96,22 @@ def line_counts(run: RunQueries, index: int, begin_line: int | None = None, end_
     return out
 
 
-def line_ops(run: RunQueries, index: int, line: int, begin: int, end: int) -> dict:
+def line_ops(run: RunQueries, index: int, line: int, begin: int, end: int) -> wire.LineOpsResponseBody:
     """wire.ts LineOpsResponse minus `run`: the graph ops line `line` of file `index` created, rows [begin, end):
     ops with a non-finite output first (earliest first non-finite trace first), then those made directly, then the
     rest, each group in creation order. Costs the line's ops (a sort of them) plus the page."""
     table = run.source_line_ops(index)
     lo, hi = table.line_span(line)
     ops, direct = table.ops[lo:hi].astype(np.int64), table.direct[lo:hi]
-    out: dict[str, Any] = {"index": index, "line": line, "total": int(hi - lo), "direct": int(direct.sum())}
+    total, n_direct = int(hi - lo), int(direct.sum())
     if hi == lo:
-        return {**out, "nonfinite": 0, "begin": 0, "end": 0, "rows": []}
+        return _line_page(index, line, total, n_direct, 0, 0, [])
     health = op_health(run, table)
     first = health.first[ops]
     order = np.lexsort((ops, ~direct, first))  # first: _NONE (no non-finite trace) sorts last
     page = order[begin:end]
     graph_names = {g: name for g, name, _outer in run.graph_entries()}
-    rows = []
+    rows: list[wire.LineOp] = []
     for i in page.tolist():
         op = int(ops[i])
         graph_id, op_name = table.op_keys[op]
@@ -127,5 +128,19 @@ def line_ops(run: RunQueries, index: int, line: int, begin: int, end: int) -> di
                 "first_nonfinite": int(first[i]) if first[i] != _NONE else None,
             }
         )
-    nonfinite = int((first != _NONE).sum())
-    return {**out, "nonfinite": nonfinite, "begin": begin, "end": begin + len(rows), "rows": rows}
+    return _line_page(index, line, total, n_direct, int((first != _NONE).sum()), begin, rows)
+
+
+def _line_page(
+    index: int, line: int, total: int, direct: int, nonfinite: int, begin: int, rows: list[wire.LineOp]
+) -> wire.LineOpsResponseBody:
+    return {
+        "index": index,
+        "line": line,
+        "total": total,
+        "direct": direct,
+        "nonfinite": nonfinite,
+        "begin": begin,
+        "end": begin + len(rows),
+        "rows": rows,
+    }

@@ -8,12 +8,24 @@ everything of the modulus |z| (NaN when a part is NaN and none is infinite). Str
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Literal, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.index.protocol import RunQueries, TensorRecord
 from tensorboard_plugin_dbg.reader import tensor_content
+from tensorboard_plugin_dbg.wire import types as wire
+
+
+class Summary(TypedDict):
+    """The whole-tensor part of wire.ts TensorResponse (None where the tensor holds strings)."""
+
+    stats: wire.TensorStats
+    histogram: wire.TensorHistogram | None
+    nonfinite: wire.NonFinitePositions | None
+
 
 BLOCK = 1 << 21  # elements per block: 8 MiB of float32, ~30 MiB of temporaries at most
 MAX_POSITIONS = 100  # first non-finite positions listed (C order)
@@ -87,12 +99,12 @@ def _numbers(block: np.ndarray) -> np.ndarray:
     return block
 
 
-def _blocks(loc: tensor_content.TensorLocation):
+def _blocks(loc: tensor_content.TensorLocation) -> Iterator[tuple[int, npt.NDArray[Any]]]:
     for first, block in tensor_content.blocks(loc, BLOCK):
         yield first, _numbers(block)
 
 
-def cached(run: RunQueries, record: TensorRecord, bins: int = DEFAULT_BINS) -> dict[str, Any]:
+def cached(run: RunQueries, record: TensorRecord, bins: int = DEFAULT_BINS) -> Summary:
     """compute() of a located tensor, once per (tensor, bins) in the run's derived cache: the dump's records never
     change, so the key is the record's place and the value is never stale. The Tensor Values view and the root
     cause (a data batch's bad elements) share it."""
@@ -101,7 +113,7 @@ def cached(run: RunQueries, record: TensorRecord, bins: int = DEFAULT_BINS) -> d
     return run.derived.get(f"tensor_summary:{record.key}", bins, lambda: compute(loc, bins))
 
 
-def compute(loc: tensor_content.TensorLocation, bins: int = DEFAULT_BINS) -> dict[str, Any]:
+def compute(loc: tensor_content.TensorLocation, bins: int = DEFAULT_BINS) -> Summary:
     """wire.ts TensorSummary: `stats`, `histogram` and `nonfinite` of the whole tensor."""
     if loc.storage is None:  # strings
         return {"stats": _stats_of(None, loc.size, "none"), "histogram": None, "nonfinite": None}
@@ -119,14 +131,16 @@ def compute(loc: tensor_content.TensorLocation, bins: int = DEFAULT_BINS) -> dic
             if x.dtype.kind == "f":
                 x = x[np.isfinite(x)]
             counts += _histogram(x, lo, hi, edges)
-    of = "modulus" if loc.dtype.startswith("complex") else "values"
+    of: Literal["modulus", "values"] = "modulus" if loc.dtype.startswith("complex") else "values"
     stats = _stats_of(p1, loc.size, of)
     if p1.n_finite:
-        stats.update(min=p1.lo, max=p1.hi, mean=mean, std=p1.std())
-    histogram = {
+        stats["min"], stats["max"], stats["mean"], stats["std"] = p1.lo, p1.hi, mean, p1.std()
+    histogram: wire.TensorHistogram = {
         "edges": edges.tolist(),
         "counts": counts.tolist(),
-        **{k: p1.counts[k] for k in ("nan", "neg_inf", "pos_inf")},
+        "nan": p1.counts["nan"],
+        "neg_inf": p1.counts["neg_inf"],
+        "pos_inf": p1.counts["pos_inf"],
     }
     return {"stats": stats, "histogram": histogram, "nonfinite": _nonfinite(p1)}
 
@@ -153,16 +167,29 @@ def _histogram(x: np.ndarray, lo: float, hi: float, edges: np.ndarray) -> np.nda
     return np.bincount(idx, minlength=bins)
 
 
-def _stats_of(p1: _Pass1 | None, size: int, of: str) -> dict[str, Any]:
-    counts = p1.counts if p1 is not None else dict.fromkeys(("nan", "neg_inf", "pos_inf", "neg", "zero", "pos"))
-    return {"of": of, "count": size, **counts, "min": None, "max": None, "mean": None, "std": None}
+def _stats_of(p1: _Pass1 | None, size: int, of: Literal["values", "modulus", "none"]) -> wire.TensorStats:
+    counts: dict[str, int | None] = {**p1.counts} if p1 is not None else {}  # strings: no class counts
+    return {
+        "of": of,
+        "count": size,
+        "nan": counts.get("nan"),
+        "neg_inf": counts.get("neg_inf"),
+        "pos_inf": counts.get("pos_inf"),
+        "neg": counts.get("neg"),
+        "zero": counts.get("zero"),
+        "pos": counts.get("pos"),
+        "min": None,
+        "max": None,
+        "mean": None,
+        "std": None,
+    }
 
 
-def _nonfinite(p1: _Pass1) -> dict[str, Any]:
+def _nonfinite(p1: _Pass1) -> wire.NonFinitePositions:
     total = p1.counts["nan"] + p1.counts["neg_inf"] + p1.counts["pos_inf"]
     flat = np.concatenate(p1.positions) if p1.positions else np.zeros(0, np.int64)
     positions = np.stack(np.unravel_index(flat, p1.shape), axis=1).tolist() if p1.shape else [[] for _ in flat]
-    per_axis: list[dict[str, Any] | None] = []
+    per_axis: list[wire.AxisCounts | None] = []
     for counts in p1.per_axis:
         if counts is None:
             per_axis.append(None)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypedDict, cast
 
-import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import root_cause, tensor_slices, tensor_stats
 from tensorboard_plugin_dbg.analysis.health import describe
 from tensorboard_plugin_dbg.index.protocol import NotFound, RecordGone, RunQueries, TensorRecord
+from tensorboard_plugin_dbg.index.tensor_queries import Source
 from tensorboard_plugin_dbg.reader import debug_values, tensor_content
+from tensorboard_plugin_dbg.wire import types as wire
 
 VALUES_NOTE = (
     'Values need tensor_debug_mode="FULL_TENSOR" (with op_regex=... to limit the dump\'s size: it matches op types).'
@@ -37,10 +39,21 @@ def _readable() -> Iterator[None]:
         raise RecordGone(f"the tensor's values can no longer be read: {exc.strerror or exc}") from exc
 
 
-def tensor(run: RunQueries, source: str, index: int, output: int | None, spec: str | None, bins: int) -> dict:
+class _NoValues(TypedDict, total=False):
+    """What a tensor without values says instead (_without_values)."""
+
+    dtype: str | None
+    shape: list[float] | None
+    size: float | None
+    note: str | None
+
+
+def tensor(
+    run: RunQueries, source: Source, index: int, output: int | None, spec: str | None, bins: int
+) -> wire.TensorResponseBody:
     """wire.ts TensorResponse minus `run`. Raises tensor_slices.SliceError for a slice that does not fit."""
     record = run.tensor_record(source, index, output)
-    out: dict[str, Any] = {
+    out: wire.TensorResponseBody = {
         "tensor": record.describe(),
         "dtype": None,
         "shape": None,
@@ -57,41 +70,44 @@ def tensor(run: RunQueries, source: str, index: int, output: int | None, spec: s
     if loc is None:
         out.update(_without_values(record))
         return out
-    out.update(dtype=loc.dtype, shape=list(loc.shape), size=loc.size, has_values=True)
+    out["dtype"], out["shape"], out["size"], out["has_values"] = loc.dtype, list(loc.shape), loc.size, True
     if loc.dtype == "bfloat16":
         out["note"] = "bfloat16: values shown widened to float32 (exact); the .npy holds the raw 16-bit words (<u2)."
     with _readable():
         if spec is not None:  # a bad slice fails before the whole-tensor pass
             out["slice"] = slice_values(loc, spec)
-        out.update(summary(run, record, bins))
+        whole = summary(run, record, bins)
+        out["stats"], out["histogram"], out["nonfinite"] = whole["stats"], whole["histogram"], whole["nonfinite"]
     return out
 
 
-def _without_values(record: TensorRecord) -> dict[str, Any]:
-    health = record.health or {}
+def _without_values(record: TensorRecord) -> _NoValues:
+    health = record.health
     if record.mode == "FULL_TENSOR":
         return {"note": f"No values: {record.reason or 'the record holds no tensor'}."}
-    shape = health.get("shape") if health.get("mode") == "SHAPE" and not health.get("shape_truncated") else None
+    shape = health["shape"] if health and health["mode"] == "SHAPE" and not health["shape_truncated"] else None
+    # dtype and size where the health mode records them (a count or a name; absent: None)
+    dtype, size = (health.get("dtype"), health.get("size")) if health else (None, None)
     return {
-        "dtype": health.get("dtype"),
+        "dtype": cast("str | None", dtype),
         "shape": shape,
-        "size": health.get("size"),
+        "size": cast("float | None", size),
         "note": f"This tensor was dumped in {record.mode} mode, which records no values. {VALUES_NOTE}",
     }
 
 
-def summary(run: RunQueries, record: TensorRecord, bins: int) -> dict[str, Any]:
+def summary(run: RunQueries, record: TensorRecord, bins: int) -> tensor_stats.Summary:
     """stats, histogram and nonfinite of a located tensor, computed once per (tensor, bins) (tensor_stats.cached)."""
     return tensor_stats.cached(run, record, bins)
 
 
-def slice_values(loc: tensor_content.TensorLocation, spec: str) -> dict[str, Any]:
+def slice_values(loc: tensor_content.TensorLocation, spec: str) -> wire.TensorSlice:
     """wire.ts TensorSlice of `spec` (tensor_slices grammar)."""
     normalized, shape, raw = tensor_slices.read(loc, spec)
     return {"spec": normalized, "shape": list(shape), "values": json_values(raw, loc.dtype)}
 
 
-def json_values(raw: np.ndarray, dtype: str) -> list:
+def json_values(raw: npt.NDArray[Any], dtype: str) -> list[wire.Num | bool | str]:
     """Stored elements as JSON values: numbers (the encoder spells NaN/±inf), booleans, complex and strings as
     text. No per-element work beyond tolist() for numeric dtypes."""
     values = debug_values.content_values(raw, dtype)
@@ -109,7 +125,7 @@ def npy_stream(loc: tensor_content.TensorLocation) -> Iterator[bytes]:
         yield from tensor_content.npy_chunks(loc)
 
 
-def npy(run: RunQueries, source: str, index: int, output: int | None) -> tuple[tensor_content.TensorLocation, str]:
+def npy(run: RunQueries, source: Source, index: int, output: int | None) -> tuple[tensor_content.TensorLocation, str]:
     """(location, file name) of a tensor's .npy; NotFound when it has no values."""
     record = run.tensor_record(source, index, output)
     if record.location is None:
@@ -121,16 +137,17 @@ def npy(run: RunQueries, source: str, index: int, output: int | None) -> tuple[t
     return record.location, f"{source}{index}_{name}_{record.output}{suffix}.npy"
 
 
-def inputs(run: RunQueries, source: str, index: int) -> dict[str, Any]:
+def inputs(run: RunQueries, source: Source, index: int) -> wire.TensorInputsResponseBody:
     """wire.ts TensorInputsResponse minus `run`: the tensor, and for each data input of its op the latest recorded
     value before it ran (graph: the input's trace; eager: the execution that output it), or why there is none."""
     record = run.tensor_record(source, index, None)
-    entries = []
+    entries: list[wire.TensorInput] = []
     for found in root_cause.input_sources(run, "graph_execution" if source == "graph" else "execution", index):
         ref = None
         if found["index"] is not None:
-            src = "graph" if found["source"] == "graph_execution" else "eager"
-            ref = run.tensor_record(src, found["index"], found["output"]).describe()
+            src: Source = "graph" if found["source"] == "graph_execution" else "eager"
+            output = found["output"]
+            ref = run.tensor_record(src, found["index"], None if output is None else int(output)).describe()
         health = found.get("health")
         entries.append(
             {

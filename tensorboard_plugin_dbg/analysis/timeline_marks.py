@@ -12,25 +12,29 @@ early holds millions of trace alerts); a request for B bins then costs B binary 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import alert_list
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+from tensorboard_plugin_dbg.index.alert_order import AlertOrder
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
+
+Rows = npt.NDArray[np.int64]
 
 DEFAULT_BINS = 500
 MAX_BINS = 2000
 
 
-def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> tuple[np.ndarray, np.ndarray]:
+def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> tuple[Rows, Rows]:
     """(the execution of each visible NaN/∞ alert, ascending; the alert-list index of each of them), cached per
     alert list and mutes (n_executions for a trace alert after the last execution record)."""
     table = run.alert_table(stale_ok=not run.done)
     mutes = tuple(mutes)
 
-    def build():
+    def build() -> tuple[AlertOrder, Rows, Rows]:
         positions = alert_list.nan_positions(run, table, mutes, False)[0] if mutes else None
         exec_wall = run.execution_arrays()["wall_time"]
         # written in order; a clock that stepped back must not break the binary search
@@ -51,7 +55,9 @@ def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> 
     return got[1], got[2]
 
 
-def marks(run: RunQueries, bins: int = DEFAULT_BINS, mutes: Sequence[mute_rules.Mute] = ()) -> dict[str, Any]:
+def marks(
+    run: RunQueries, bins: int = DEFAULT_BINS, mutes: Sequence[mute_rules.Mute] = ()
+) -> wire.TimelineMarksResponseBody:
     """wire.ts TimelineMarksResponse minus `run`: executions split into at most `bins` equal bins, each with its
     number of visible NaN/∞ alerts and the alert-list index of its first one (-1 when none)."""
     n = len(run.execution_arrays()["wall_time"])

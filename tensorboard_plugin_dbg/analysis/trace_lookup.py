@@ -4,9 +4,21 @@ index gives no rows-by-kind order, and the per-step windows of classify.py and c
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import numpy as np
+import numpy.typing as npt
 
 _BLOCK = 1 << 20  # queries handled per step: bounds the temporaries at ~8 bytes x a few x this
+Rows = npt.NDArray[np.int64]
+
+
+class Lookup(Protocol):
+    """What the classifier and the root cause ask of a trace lookup (TraceLookup, or one made when first asked)."""
+
+    def before(self, tensors: npt.NDArray[Any], at: npt.NDArray[Any]) -> Rows: ...
+
+    def after(self, tensors: npt.NDArray[Any], at: npt.NDArray[Any]) -> Rows: ...
 
 
 class TraceLookup:
@@ -17,7 +29,7 @@ class TraceLookup:
     sorted as uint16 (numpy's stable sort is then a radix sort, ~10x faster than on int64), the permutation is kept
     as int32, and the sorted keys are not kept (read back through the permutation)."""
 
-    def __init__(self, trace_tensor: np.ndarray):
+    def __init__(self, trace_tensor: npt.NDArray[np.integer]) -> None:
         n = len(trace_tensor)
         self.trace_tensor = trace_tensor
         if n and int(trace_tensor.min()) >= -1 and int(trace_tensor.max()) < 65535:
@@ -31,7 +43,7 @@ class TraceLookup:
         self.combined = combined  # sorted: key-major, index-minor
         self.order = order.astype(np.int32) if n < 2**31 else order
 
-    def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
+    def before(self, tensors: npt.NDArray[Any], at: npt.NDArray[Any]) -> Rows:
         if len(self.combined) == 0 or len(tensors) == 0:
             return np.full(len(tensors), -1, np.int64)
         out = np.empty(len(tensors), np.int64)
@@ -54,7 +66,7 @@ class TraceLookup:
             out[lo : lo + _BLOCK] = np.where(ok, rows, -1)
         return out
 
-    def after(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
+    def after(self, tensors: npt.NDArray[Any], at: npt.NDArray[Any]) -> Rows:
         """For each pair, the first trace of tensor code tensors[i] with index > at[i] (-1 when none)."""
         t = np.asarray(tensors, np.int64)
         if len(self.combined) == 0 or len(t) == 0:

@@ -7,7 +7,7 @@ logged and answered as `internal` / 500 (a bug to fix, never a way to report bad
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from werkzeug import Request, Response
@@ -41,7 +41,7 @@ class ApiApp:
     def __init__(self, get_catalog: Callable[[], Any]):
         self._get_catalog = get_catalog
 
-    def __call__(self, environ, start_response):
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         request = Request(environ)
         return self.respond(request)(environ, start_response)
 

@@ -6,16 +6,20 @@ true bug in our code reaches the client as `internal` / 500, and still as JSON, 
 
 from __future__ import annotations
 
-# Error codes (wire.ts ErrorResponse.code). Kept as constants so tests and the OpenAPI document use the same words.
-BAD_PARAMETER = "bad_parameter"  # 400: not an integer, out of bounds, begin > end, unknown value or name
-MISSING_PARAMETER = "missing_parameter"  # 400: a required parameter is absent (or empty)
-PAGE_TOO_LARGE = "page_too_large"  # 400: end - begin (or max_elements, or ids) over the cap
-NOT_FOUND = "not_found"  # 404: unknown route, run, index, graph, op or stack frame
-METHOD_NOT_ALLOWED = "method_not_allowed"  # 405: anything but GET
-NOT_READY = "not_ready"  # 503: reserved for "the index cannot answer yet"
-INTERNAL = "internal"  # 500: a bug in this plugin; the message says what broke
+from typing import Final
 
-STATUS_BY_CODE = {
+from tensorboard_plugin_dbg.wire.types import ErrorCode, ErrorResponse
+
+# Error codes (wire.ts ErrorResponse.code). Kept as constants so tests and the OpenAPI document use the same words.
+BAD_PARAMETER: Final = "bad_parameter"  # 400: not an integer, out of bounds, begin > end, unknown value or name
+MISSING_PARAMETER: Final = "missing_parameter"  # 400: a required parameter is absent (or empty)
+PAGE_TOO_LARGE: Final = "page_too_large"  # 400: end - begin (or max_elements, or ids) over the cap
+NOT_FOUND: Final = "not_found"  # 404: unknown route, run, index, graph, op or stack frame
+METHOD_NOT_ALLOWED: Final = "method_not_allowed"  # 405: anything but GET
+NOT_READY: Final = "not_ready"  # 503: reserved for "the index cannot answer yet"
+INTERNAL: Final = "internal"  # 500: a bug in this plugin; the message says what broke
+
+STATUS_BY_CODE: dict[ErrorCode, int] = {
     BAD_PARAMETER: 400,
     MISSING_PARAMETER: 400,
     PAGE_TOO_LARGE: 400,
@@ -29,7 +33,7 @@ STATUS_BY_CODE = {
 class ApiError(Exception):
     """A request the API refuses; `status` follows from `code` (see STATUS_BY_CODE)."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -40,6 +44,6 @@ def bad_parameter(message: str) -> ApiError:
     return ApiError(BAD_PARAMETER, message)
 
 
-def error_body(code: str, message: str) -> dict:
+def error_body(code: ErrorCode, message: str) -> ErrorResponse:
     """The JSON body of an error (wire.ts ErrorResponse)."""
     return {"error": {"code": code, "message": message}}

@@ -15,10 +15,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.api import errors
+from tensorboard_plugin_dbg.wire.types import ErrorCode
 
 PAGE_CAP = 1000
 # Largest integer a browser holds exactly (2**53 - 1): bigger ones could not have come from our client.
@@ -116,7 +117,7 @@ class Param:
             raise errors.bad_parameter(f"{self.name} must be >= {low}, got {value}")
         if value > high:
             # A cap on how much one response holds is "page too large"; other bounds are plain bad values.
-            code = errors.PAGE_TOO_LARGE if self.name == "max_elements" else errors.BAD_PARAMETER
+            code: ErrorCode = errors.PAGE_TOO_LARGE if self.name == "max_elements" else errors.BAD_PARAMETER
             raise errors.ApiError(code, f"{self.name} must be <= {high}, got {value}")
         return value
 
@@ -125,7 +126,12 @@ def _show(raw: str) -> str:
     return repr(raw if len(raw) <= 40 else raw[:40] + "...")
 
 
-def parse_params(params: Sequence[Param], args: Mapping[str, Sequence[str]], paged: bool = False) -> dict[str, Any]:
+# Parsed parameters by name: each value's type is its Param's kind (int, float, bool, str, enum, id list, mutes) or
+# None when absent; a handler reads the names its route declares.
+Params = dict[str, Any]
+
+
+def parse_params(params: Sequence[Param], args: Mapping[str, Sequence[str]], paged: bool = False) -> Params:
     """Typed values for `params` from the query `args` (name -> every value given), validated as RULES say.
 
     Returns every declared parameter, absent optional ones set to their default.
@@ -137,7 +143,7 @@ def parse_params(params: Sequence[Param], args: Mapping[str, Sequence[str]], pag
             raise errors.bad_parameter(f"unknown parameter {_show(name)}; this route takes {allowed}")
         if len(values) > 1:
             raise errors.bad_parameter(f"{name} is given {len(values)} times; give it once")
-    out: dict[str, Any] = {}
+    out: Params = {}
     for p in params:
         raw = (args.get(p.name) or [""])[0]
         if raw == "":
@@ -161,12 +167,20 @@ def check_page(begin: int, end: int) -> None:
         )
 
 
-def _check_range(values: dict[str, Any], low: str, high: str) -> None:
+def _check_range(values: Params, low: str, high: str) -> None:
     if values.get(low) is not None and values.get(high) is not None and values[low] > values[high]:
         raise errors.bad_parameter(f"{low} ({values[low]}) must be <= {high} ({values[high]})")
 
 
-def clamp_page(response: dict[str, Any], total: int) -> None:
+class Page(TypedDict):
+    """What every page response has (wire.ts AlertsResponse, ExecutionsResponse, ...): begin, end, total."""
+
+    begin: float
+    end: float
+    total: float
+
+
+def clamp_page(response: Page, total: int) -> None:
     """Clamps a page response's begin/end to [0, total], whatever the index did (RULES: clamped, documented)."""
     end = min(int(response["end"]), total)
     response["end"] = end

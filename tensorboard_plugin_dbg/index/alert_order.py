@@ -29,7 +29,7 @@ class ExplicitAlerts:
     def __len__(self) -> int:
         return len(self.src)
 
-    def page(self, positions: np.ndarray):
+    def page(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.src[positions], self.idx[positions], self.wall[positions]
 
     def blocks(self, size: int = _BLOCK) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
@@ -40,14 +40,16 @@ class ExplicitAlerts:
 class MergedAlerts:
     """Trace alerts `t_rows` (ascending rows whose wall times ascend too) with execution alerts at `e_pos`."""
 
-    def __init__(self, e_rows, e_wall, e_pos, t_rows, trace_wall):
+    def __init__(
+        self, e_rows: np.ndarray, e_wall: np.ndarray, e_pos: np.ndarray, t_rows: np.ndarray, trace_wall: np.ndarray
+    ) -> None:
         self.e_rows, self.e_wall, self.e_pos = e_rows, e_wall, e_pos
         self.t_rows, self.trace_wall = t_rows, trace_wall
 
     def __len__(self) -> int:
         return len(self.e_rows) + len(self.t_rows)
 
-    def page(self, positions: np.ndarray):
+    def page(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         positions = np.asarray(positions, np.int64)
         ne, nt = len(self.e_pos), len(self.t_rows)
         k = np.searchsorted(self.e_pos, positions, side="left")  # execution alerts before each position
@@ -64,7 +66,9 @@ class MergedAlerts:
             yield (lo, *self.page(np.arange(lo, min(lo + size, len(self)))))
 
 
-def build(e_rows: np.ndarray, e_wall: np.ndarray, t_rows: np.ndarray, trace_wall: np.ndarray):
+def build(
+    e_rows: np.ndarray, e_wall: np.ndarray, t_rows: np.ndarray, trace_wall: np.ndarray
+) -> ExplicitAlerts | MergedAlerts:
     """The alert list of execution alerts (rows, wall times) and trace alerts (ascending rows of `trace_wall`)."""
     e_rows = np.asarray(e_rows, np.int64)
     by = np.lexsort((e_rows, e_wall))

@@ -5,15 +5,28 @@ Roles (producer / propagator) are an analysis: analysis/alerts.py fills them in 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, cast
 
 import numpy as np
+import numpy.typing as npt
 
+from ..wire import types as wire
 from . import alert_order, record_reads
 from .exec_queries import ExecutionQueries
 from .state import RunState
 
 ALERT_TYPE = "InfNanAlert"  # the one alert type the index makes
+
+
+class AlertPage(TypedDict):
+    """The index's part of wire.ts AlertsResponse (roles null): analysis/alerts.py adds the rules' findings, the
+    mutes' counts, `needs` and `rules_pending`, the route `run`."""
+
+    begin: int
+    end: int
+    total: int
+    totals_by_type: dict[str, float]
+    alerts: list[wire.Alert]
 
 
 class AlertQueries:
@@ -26,7 +39,7 @@ class AlertQueries:
         run = self.run
         lengths = run.lengths()
 
-        def build():
+        def build() -> alert_order.AlertOrder:
             # Exactly the rows of the key (one published snapshot): every row they point at is already there.
             e_rows = run.exec_nf.view("row", lengths.exec_nf)
             return alert_order.build(
@@ -38,7 +51,7 @@ class AlertQueries:
 
         return run.derived.get("alerts", (lengths.exec_nf, lengths.trace_nf), build, stale_ok=stale_ok)
 
-    def _exec_alerts(self, rows: np.ndarray) -> list[tuple[dict[str, Any], list]]:
+    def _exec_alerts(self, rows: npt.NDArray[np.int64]) -> list[tuple[wire.ExecutionDigest, list[float | None]]]:
         """(digest, [neg_inf, pos_inf, nan, size] with null for unknown) of execution alert rows, in one go."""
         if not len(rows):
             return []
@@ -48,7 +61,13 @@ class AlertQueries:
             for digest, row_counts in zip(self.executions.digests(rows), counts.tolist())
         ]
 
-    def rows(self, page: np.ndarray, psrc: np.ndarray, pidx: np.ndarray, pwall: np.ndarray) -> list[dict[str, Any]]:
+    def rows(
+        self,
+        page: npt.NDArray[np.int64],
+        psrc: npt.NDArray[np.int8],
+        pidx: npt.NDArray[np.int64],
+        pwall: npt.NDArray[np.float64],
+    ) -> list[wire.Alert]:
         """wire.ts Alert of each position in `page`, whose (source, row, wall time) are psrc, pidx, pwall (roles
         null). The page's trace records are read in one go and their health vectors decoded together
         (record_reads.trace_healths), its executions' columns read once: the cost is the page's."""
@@ -56,17 +75,17 @@ class AlertQueries:
         t_info, healths, finite = record_reads.trace_kinds_healths(self.run, pidx[psrc == 1])
         traced = iter(zip(t_info, healths))
         executed = iter(self._exec_alerts(pidx[psrc == 0]))
-        out = []
+        out: list[wire.Alert] = []
         for p, s, i, w in zip(page.tolist(), psrc.tolist(), pidx.tolist(), pwall.tolist()):
             if s == 0:
                 digest, c = next(executed)
                 op_name, op_type, graph_id, slot = None, digest["op_type"], digest["graph_id"], 0
-                counts = {"neg_inf": c[0], "pos_inf": c[1], "nan": c[2], "size": c[3]}
+                neg_inf, pos_inf, nan, size = c
             else:
                 (graph_id, op_name, slot, _mode, _device), health = next(traced)
                 op = ops.get((graph_id, op_name))
                 op_type = op.op_type if op else ""
-                counts = {k: health.get(k) for k in ("neg_inf", "pos_inf", "nan", "size")}
+                neg_inf, pos_inf, nan, size = (_count(health, k) for k in ("neg_inf", "pos_inf", "nan", "size"))
             out.append(
                 {
                     "index": p,
@@ -78,14 +97,17 @@ class AlertQueries:
                     "op_type": op_type,
                     "graph_id": graph_id,
                     "output_slot": int(slot),
-                    **counts,
+                    "neg_inf": neg_inf,
+                    "pos_inf": pos_inf,
+                    "nan": nan,
+                    "size": size,
                     "role": None,
                 }
             )
         # exec alerts hold ints and None; trace healths were checked by trace_healths
         return record_reads.FiniteList(out) if finite and bool(np.isfinite(pwall).all()) else out
 
-    def page(self, begin: int, end: int, alert_type: str | None = None) -> dict[str, Any]:
+    def page(self, begin: int, end: int, alert_type: str | None = None) -> AlertPage:
         """wire.ts AlertsResponse minus `run`, roles null: alerts [begin, end) in wall-time order, `total` after
         the type filter, `totals_by_type`."""
         run = self.run
@@ -114,3 +136,8 @@ class AlertQueries:
             "totals_by_type": {ALERT_TYPE: len(table)} if len(table) else {},
             "alerts": self.rows(page, psrc, pidx, pwall),
         }
+
+
+def _count(health: wire.TensorHealth, key: str) -> float | None:
+    # a count of the health's mode, or None where the mode does not record it (its key is absent)
+    return cast("float | None", health.get(key))

@@ -14,10 +14,11 @@ the background). They are listed with the call: the dump records no thread.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from ..wire import types as wire
 from .errors import NotFound
 from .exec_queries import ExecutionQueries
 from .state import RunState
@@ -78,12 +79,12 @@ class CallQueries:
         wall = self.run.traces.view("wall_time", n)
         return np.flatnonzero((wall > lo) & (wall <= hi)).astype(np.int64)
 
-    def summary(self, call: CallRows, filtered: np.ndarray) -> dict[str, Any]:
+    def summary(self, call: CallRows, filtered: npt.NDArray[np.int64]) -> wire.CallInfo:
         """wire.ts CallInfo: the call, how many traces it holds, and its first non-finite trace among `filtered`
         (the rows the list shows: the call's rows under the other filters) with its position there."""
         run = self.run
         nf = run.trace_nf.view("row", run.lengths().trace_nf)
-        first = None
+        first: wire.CallInfoFirstNonfinite | None = None
         if len(filtered):
             lo, hi = np.searchsorted(nf, [filtered[0], filtered[-1] + 1])
             bad = nf[lo:hi]

@@ -11,12 +11,13 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
 
 from ..reader import file_sets as fsets
+from ..wire import types as wire
 from . import run_status
 from .errors import NotFound
 from .run_index import RunIndex
+from .state import Problem, notice_of
 
 
 class Catalog:
@@ -34,13 +35,13 @@ class Catalog:
         self.on_complete = on_complete
         self.refresh_interval = refresh_interval
         self._runs: dict[str, RunIndex] = {}
-        self._by_key: dict[tuple, RunIndex] = {}  # (directory, run id or prefix) -> run
+        self._by_key: dict[tuple[str, str], RunIndex] = {}  # (directory, run id or prefix) -> run
         self._run_ids: dict[tuple[str, str], str | None] = {}  # (directory, prefix) -> run id
         self._lock = threading.Lock()
         self._discover_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self._problems: list[dict[str, Any]] = []
+        self._problems: list[Problem] = []
         self.passes = 0
         if first_pass:
             self.refresh()
@@ -85,7 +86,7 @@ class Catalog:
             run_status.refresh_run(run)  # never raises; records the run's failures in its status
         self.passes += 1
 
-    def _discover(self) -> list[dict[str, Any]]:
+    def _discover(self) -> list[Problem]:
         """Updates the runs from the file sets found now; returns the notices for folders that cannot be listed."""
         errors: list[tuple[str, OSError]] = []
         found = fsets.find_file_sets(self.logdir, errors) if os.path.isdir(self.logdir) else []
@@ -130,8 +131,8 @@ class Catalog:
     def has_runs(self) -> bool:
         return bool(self._runs)
 
-    def notices(self) -> list[dict[str, Any]]:
-        out = [{k: v for k, v in p.items() if k != "trace"} for p in self._problems]
+    def notices(self) -> list[wire.Notice]:
+        out = [notice_of(p) for p in self._problems]
         if not self._runs and self.passes == 0:
             # Before the first pass has looked, "no dump found" would be a guess (and a wrong one for a big logdir).
             out.append({"code": "scanning", "severity": "info", "message": f"Scanning {self.logdir} for tfdbg2 dumps…"})
@@ -151,7 +152,7 @@ class Catalog:
         return out
 
 
-def _unlisted_notice(logdir: str, path: str, exc: OSError) -> dict[str, Any]:
+def _unlisted_notice(logdir: str, path: str, exc: OSError) -> Problem:
     rel = os.path.relpath(path, logdir).replace(os.sep, "/")
     rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # JSON-safe, as run names are
     return {

@@ -9,10 +9,9 @@ its file's. Both tables are built in blocks of rows (a few MB of temporaries at 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from ..wire import types as wire
 from .columns import LOC_SHIFT
 from .state import RunState
 
@@ -23,7 +22,7 @@ class DeviceQueries:
     def __init__(self, run: RunState):
         self.run = run
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> wire.DevicesResponseBody:
         """wire.ts DevicesResponse minus `run`: one entry per (device, host) that ran a traced op or an eager
         execution, with how many of each, sorted by device then host; and every host of the run."""
         run = self.run
@@ -31,7 +30,7 @@ class DeviceQueries:
         key = (lengths.traces, lengths.execs, len(run.kinds), len(run.files), len(run.devices))
         return run.derived.get("devices", key, lambda: self._summary(lengths.traces, lengths.execs))
 
-    def _summary(self, n_traces: int, n_execs: int) -> dict[str, Any]:
+    def _summary(self, n_traces: int, n_execs: int) -> wire.DevicesResponseBody:
         run = self.run
         files = len(run.files)
         counts: dict[tuple[str | None, str], list[int]] = {}
@@ -52,7 +51,7 @@ class DeviceQueries:
                 name = run.devices.get(key // files - 1)
                 entry = counts.setdefault((name, run.files[key % files].host), [0, 0])
                 entry[1] += count
-        devices = [
+        devices: list[wire.DeviceCount] = [
             {"device_name": d, "host": h, "graph_executions": g, "executions": e}
             for (d, h), (g, e) in sorted(counts.items(), key=lambda item: (item[0][0] is None, item[0]))
         ]

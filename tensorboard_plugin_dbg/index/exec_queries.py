@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..reader import debug_values, tensor_proto
 from ..reader.schema import MODE_NAMES, NO_FINITENESS_MODES
+from ..wire import types as wire
 from . import naming, record_reads
 from .errors import NotFound
 from .state import RunState
@@ -17,13 +19,13 @@ class ExecutionQueries:
     def __init__(self, run: RunState):
         self.run = run
 
-    def _event(self, index: int) -> Any:
+    def _event(self, index: int) -> Any:  # a DebugEvent: protobuf's classes carry no types
         n, arrays = self.run.execs.snapshot()
         if not 0 <= index < n:
             raise NotFound(f"execution {index} not found (run has {n})")
         return self.run.read_event(int(arrays["file"][index]), int(arrays["offset"][index]))
 
-    def _graph_id(self, index: int, arrays: dict[str, np.ndarray]) -> str | None:
+    def _graph_id(self, index: int, arrays: dict[str, npt.NDArray[Any]]) -> str | None:
         run = self.run
         code = int(arrays["graph"][index])
         if code >= 0:
@@ -52,7 +54,7 @@ class ExecutionQueries:
                 out.setdefault(g.name, []).append(g.graph_id)
         return out
 
-    def nf_counts(self, rows: np.ndarray, columns: tuple[str, ...]) -> np.ndarray:
+    def nf_counts(self, rows: npt.NDArray[np.int64], columns: tuple[str, ...]) -> npt.NDArray[np.float64]:
         """(len(rows), len(columns)) of the exec_nf columns at execution rows `rows`: their values for the rows
         that have a non-finite entry, those of a neighbouring entry (or 0) for the others, which callers skip."""
         exec_nf = self.run.exec_nf
@@ -62,7 +64,7 @@ class ExecutionQueries:
         at = np.minimum(np.searchsorted(nf_rows, rows), len(nf_rows) - 1)
         return np.stack([exec_nf.view(c)[at] for c in columns], axis=1)
 
-    def digests(self, rows: np.ndarray) -> list[dict[str, Any]]:
+    def digests(self, rows: npt.NDArray[np.int64]) -> list[wire.ExecutionDigest]:
         """wire.ts ExecutionDigest of each execution row (below the published length). The columns are read once
         per page, not once per row and field; marked finite for the JSON encoder when the wall times are."""
         run = self.run
@@ -83,7 +85,7 @@ class ExecutionQueries:
             a["device"][rows].tolist(),
         )
         devices = run.devices
-        out = []
+        out: list[wire.ExecutionDigest] = []
         for k, (i, mode, op_code, nonfinite, wall, num_outputs, file_code, row_counts, device) in enumerate(columns):
             op_type = op_types[op_code]
             if nonfinite:
@@ -109,7 +111,7 @@ class ExecutionQueries:
             )
         return record_reads.FiniteList(out) if bool(np.isfinite(walls).all()) else out
 
-    def page(self, begin: int, end: int) -> dict[str, Any]:
+    def page(self, begin: int, end: int) -> wire.ExecutionsResponseBody:
         """wire.ts ExecutionsResponse minus `run`."""
         n = self.run.lengths().execs
         end = min(end, n)
@@ -117,33 +119,32 @@ class ExecutionQueries:
         rows = np.arange(begin, end, dtype=np.int64)
         return {"begin": begin, "end": end, "total": n, "executions": self.digests(rows)}
 
-    def detail(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
+    def detail(self, index: int, max_elements: int = 1000) -> wire.ExecutionDetail:
         """wire.ts ExecutionDetail. Raises NotFound for index >= count."""
         run = self.run
         ex = self._event(index).execution
-        out = self.digests(np.array([index], np.int64))[0]
+        digest = self.digests(np.array([index], np.int64))[0]
         mode = int(ex.tensor_debug_mode)
         protos = list(ex.tensor_protos)
-        outputs, values = [], []
+        outputs: list[wire.TensorHealth] = []
+        values: list[wire.TensorValue | None] = []
         for slot in range(max(int(ex.num_outputs), len(protos))):
             proto = protos[slot] if slot < len(protos) else None
             outputs.append(debug_values.decode_debug_value(mode, proto, eager=True))
             values.append(tensor_proto.tensor_value(proto, 0, max_elements) if mode == 7 else None)
         device_ids = [int(d) for d in ex.output_tensor_device_ids]
-        graph = run.graphs.get(out["graph_id"]) if out["graph_id"] else None
-        out.update(
-            {
-                "input_tensor_ids": [int(t) for t in ex.input_tensor_ids],
-                "output_tensor_ids": [int(t) for t in ex.output_tensor_ids],
-                "output_tensor_device_ids": device_ids,
-                "output_devices": [run.devices.get(d) for d in device_ids],
-                "outputs": outputs,
-                "values": values,
-                "stack_frame_ids": list(ex.code_location.stack_frame_ids),
-                "graph_name": graph.name if graph else None,
-            }
-        )
-        return out
+        graph = run.graphs.get(digest["graph_id"]) if digest["graph_id"] else None
+        return {
+            **digest,
+            "input_tensor_ids": [int(t) for t in ex.input_tensor_ids],
+            "output_tensor_ids": [int(t) for t in ex.output_tensor_ids],
+            "output_tensor_device_ids": list(device_ids),
+            "output_devices": [run.devices.get(d) for d in device_ids],
+            "outputs": outputs,
+            "values": values,
+            "stack_frame_ids": list(ex.code_location.stack_frame_ids),
+            "graph_name": graph.name if graph else None,
+        }
 
     def io(self, index: int) -> tuple[list[int], list[int], list[int]]:
         """(input tensor ids, output tensor ids, per-output flag: 1 non-finite, 0 finite, -1 the mode cannot tell)

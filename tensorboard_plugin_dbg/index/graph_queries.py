@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..wire import types as wire
 from .errors import NotFound
 from .state import RunState
 from .trace_queries import TraceQueries
@@ -13,13 +12,15 @@ class GraphQueries:
     def __init__(self, run: RunState, traces: TraceQueries):
         self.run, self.traces = run, traces
 
-    def graph(self, graph_id: str) -> dict[str, Any]:
+    def graph(self, graph_id: str) -> wire.GraphInfoBody:
         """wire.ts GraphInfo minus `run`."""
         run = self.run
         entry = run.graphs.get(graph_id)
         if entry is None:
             raise NotFound(f"graph {graph_id!r} not found")
-        inner = [{"graph_id": g.graph_id, "name": g.name} for g in list(run.graphs.values()) if g.outer_id == graph_id]
+        inner: list[wire.GraphRef] = [
+            {"graph_id": g.graph_id, "name": g.name} for g in list(run.graphs.values()) if g.outer_id == graph_id
+        ]
         return {
             "graph_id": graph_id,
             "name": entry.name,
@@ -29,19 +30,19 @@ class GraphQueries:
             "op_count": len(entry.op_names),
         }
 
-    def _summary(self, graph_id: str, op_name: str) -> dict[str, Any] | None:
+    def _summary(self, graph_id: str, op_name: str) -> wire.OpSummary | None:
         op = self.run.ops.get((graph_id, op_name))
         if op is None:
             return None
         return {"graph_id": graph_id, "op_name": op_name, "op_type": op.op_type, "num_outputs": op.num_outputs}
 
-    def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, Any]:
+    def op(self, graph_id: str, op_name: str, near: int | None = None) -> wire.OpInfoBody:
         """wire.ts OpInfo minus `run`. `near` picks which trace indices are listed (the nearest 1,000)."""
         run, traces = self.run, self.traces
         entry = run.ops.get((graph_id, op_name))
         if entry is None:
             raise NotFound(f"op {op_name!r} not found in graph {graph_id!r}")
-        inputs = [
+        inputs: list[wire.OpInput] = [
             {
                 "slot": i,
                 "op_name": producer,
@@ -51,7 +52,7 @@ class GraphQueries:
             }
             for i, (producer, out_slot) in enumerate(entry.inputs)
         ]
-        by_slot: dict[int, list] = {s: [] for s in range(entry.num_outputs)}
+        by_slot: dict[int, list[wire.OpConsumer]] = {s: [] for s in range(entry.num_outputs)}
         for out_slot, consumer, input_slot in list(run.consumers.get((graph_id, op_name), [])):
             by_slot.setdefault(out_slot, []).append(
                 {

@@ -4,6 +4,8 @@ appends it to the run's state (state.py). The query side over that state is run_
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +27,11 @@ _WHAT_BY_SUFFIX = {
     "execution": ("execution",),
     "graphs": ("graph_op_creation", "debugged_graph", "debugged_device"),
 }
+
+
+# execution columns decoded but not yet appended: column name -> values (numbers and flags; "nf": the rows' non-finite
+# count tuples), appended in one go by _flush_executions
+_Pending = dict[str, list[Any]]
 
 
 class RunIngestion(RunState):
@@ -71,7 +78,7 @@ class RunIngestion(RunState):
             self.done = complete
             return changed
 
-    def _progress(self):
+    def _progress(self) -> tuple[tuple[int, ...], int, int, int]:
         return tuple(s.offset for s in self.files), len(self.damages), len(self.graphs), len(self.frames)
 
     def read_file(self, code: int, state: FileState) -> None:
@@ -173,7 +180,7 @@ class RunIngestion(RunState):
                 self.trace_nf.append({"row": batch.nonfinite_rows + first_row})
             return
         data = buf.tobytes() if state.suffix != "source_files" else None
-        pending: dict = {}
+        pending: _Pending = {}
         for start, length in zip(result.starts.tolist(), result.lengths.tolist()):
             payload = data[start : start + length] if data is not None else buf[start : start + length].tobytes()
             event = schema.parse_event(payload)
@@ -190,7 +197,7 @@ class RunIngestion(RunState):
                 self._ingest_event(code, state, event, what, base + start)
         self._flush_executions(pending)
 
-    def _ingest_event(self, code: int, state: FileState, event, what: str, offset: int) -> None:
+    def _ingest_event(self, code: int, state: FileState, event: Any, what: str, offset: int) -> None:
         if what == "debug_metadata":
             self.tf_version = event.debug_metadata.tensorflow_version or None
             self.run_id = event.debug_metadata.tfdbg_run_id or None
@@ -214,7 +221,7 @@ class RunIngestion(RunState):
         elif what == "debugged_device":
             self.devices[int(event.debugged_device.device_id)] = event.debugged_device.device_name
 
-    def _ingest_op(self, op, host: str) -> None:
+    def _ingest_op(self, op: Any, host: str) -> None:  # op: a GraphOpCreation (protobuf: untyped)
         inputs = []
         for name in op.input_names:
             producer, _, slot = name.rpartition(":")
@@ -240,18 +247,18 @@ class RunIngestion(RunState):
         for input_slot, (producer, out_slot) in enumerate(inputs):
             self.consumers.setdefault((op.graph_id, producer), []).append((out_slot, op.op_name, input_slot))
 
-    def _stack(self, frame_ids) -> tuple[str, ...]:
+    def _stack(self, frame_ids: Iterable[str]) -> tuple[str, ...]:
         stack = tuple(frame_ids)
         return self._stacks.setdefault(stack, stack)
 
-    def _intern(self, table: list, codes: dict, value: str) -> int:
+    def _intern(self, table: list[str], codes: dict[str, int], value: str) -> int:
         code = codes.get(value)
         if code is None:
             code = codes[value] = len(table)
             table.append(value)
         return code
 
-    def _ingest_execution(self, code: int, event, offset: int, pending: dict) -> None:
+    def _ingest_execution(self, code: int, event: Any, offset: int, pending: _Pending) -> None:
         """Decodes one execution into `pending` (lists per column), appended in one go by _flush_executions."""
         ex = event.execution
         mode = int(ex.tensor_debug_mode)
@@ -285,7 +292,7 @@ class RunIngestion(RunState):
         ):
             pending.setdefault(name, []).append(value)
 
-    def _flush_executions(self, pending: dict) -> None:
+    def _flush_executions(self, pending: _Pending) -> None:
         nf = pending.pop("nf", [])
         if pending:  # rows before the side table that points at them (see above)
             self.execs.append({name: np.array(values) for name, values in pending.items()})

@@ -13,6 +13,7 @@ stack is walked once; the per-op expansion is numpy. Cost: distinct stacks x the
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -51,7 +52,9 @@ class LineOpMap:
         return got
 
 
-def _stack_entries(stack: tuple, frames: dict, user_files: list[bool], only: int | None) -> list[tuple[int, int, bool]]:
+def _stack_entries(
+    stack: Sequence[str], frames: dict[str, tuple[int, int, str, str]], user_files: list[bool], only: int | None
+) -> list[tuple[int, int, bool]]:
     """(file index, line, direct) of the innermost frame in each user file (`only`: in that one file) of one
     creation stack (outermost first)."""
     out: list[tuple[int, int, bool]] = []
@@ -79,7 +82,7 @@ def build(run: RunState, only: int | None = None) -> LineOpMap:
     user_files = [frame_rules.is_user_path(s.path) for s in list(run.sources)]
     op_items = list(run.ops.items())
     op_keys = [key for key, _ in op_items]
-    stack_ids: dict[tuple, int] = {}
+    stack_ids: dict[Sequence[str], int] = {}
     flat_file: list[int] = []
     flat_line: list[int] = []
     flat_direct: list[bool] = []

@@ -1,8 +1,8 @@
 """What the index offers the layers above it (API routes, analyses, the headless report).
 
-The API layer depends on these two protocols only, never on the index's internals. Every query returns plain
-Python values (dicts, lists, ints, floats, strings, numpy scalars allowed) shaped exactly as the wire types in
-`frontend/src/api/wire.ts` name them, minus the `run` field the route adds. Queries raise `NotFound` for an unknown
+The API layer depends on these two protocols only, never on the index's internals. Every query returns the wire
+type its docstring names (wire/types.py, generated from the schema of `frontend/src/api/wire.ts`): its `Body`,
+without the `run` field the route adds. Queries raise `NotFound` for an unknown
 index, graph, op or frame; parameters arrive already validated (non-negative ints, begin <= end, page size within
 the cap), so the index never sees a malformed request.
 
@@ -13,16 +13,19 @@ Thread safety: queries may run on any thread while the refresher appends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
+from ..reader.traces import Kind
+from ..wire import types as wire
 from .alert_order import AlertOrder
+from .alert_queries import AlertPage
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
 from .line_ops import FileLineOps
 from .state import OpEntry
-from .tensor_queries import TensorRecord
+from .tensor_queries import Source, TensorRecord
 from .trace_filter import NO_FILTER, TraceFilter
 
 __all__ = ["Catalog", "FileLineOps", "NotFound", "RecordGone", "RunQueries", "TensorRecord", "TraceFilter"]
@@ -41,11 +44,11 @@ class RunQueries(Protocol):
     derived: DerivedCache
     exec_op_types: list[str]  # execution op type by code (execution_arrays()["op_type"])
 
-    def info(self) -> dict[str, Any]:
-        """wire.ts RunInfo."""
+    def info(self) -> wire.RunInfoBody:
+        """wire.ts RunInfo without `summary` (the `runs` route adds it)."""
         ...
 
-    def alerts(self, begin: int, end: int, alert_type: str | None = None) -> dict[str, Any]:
+    def alerts(self, begin: int, end: int, alert_type: str | None = None) -> AlertPage:
         """wire.ts AlertsResponse minus `run`, roles null (analysis/alerts.py fills them): alerts [begin, end) in
         wall-time order across executions and graph executions, with `total` (after the type filter) and
         `totals_by_type`. end <= begin: the totals only, O(1)."""
@@ -56,57 +59,59 @@ class RunQueries(Protocol):
         thread rebuilds it."""
         ...
 
-    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list:
+    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list[wire.Alert]:
         """wire.ts Alert (role null) of alert-list positions `page` whose (source, row, wall time) are given."""
         ...
 
-    def executions(self, begin: int, end: int) -> dict[str, Any]:
+    def executions(self, begin: int, end: int) -> wire.ExecutionsResponseBody:
         """wire.ts ExecutionsResponse minus `run`."""
         ...
 
-    def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
+    def execution(self, index: int, max_elements: int = 1000) -> wire.ExecutionDetail:
         """wire.ts ExecutionDetail. Raises NotFound for index >= count."""
         ...
 
     def graph_executions(
         self, begin: int, end: int, filters: TraceFilter = NO_FILTER, call: int | None = None
-    ) -> dict[str, Any]:
+    ) -> wire.GraphExecutionsResponseBody:
         """wire.ts GraphExecutionsResponse minus `run`: the traces `filters` keeps (trace_filter.py says how each
         field matches), among those of `call` when given (an eager execution index: a tf.function call's traces,
         with `call` describing it; NotFound for an eager op); `total` is the filtered total."""
         ...
 
-    def device_counts(self) -> dict[str, Any]:
+    def device_counts(self) -> wire.DevicesResponseBody:
         """wire.ts DevicesResponse minus `run`: each (device, host) with its graph traces and eager executions."""
         ...
 
-    def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
+    def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> wire.GraphExecutionDetail:
         """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
         ...
 
-    def tensor_record(self, source: str, index: int, output: int | None = None) -> TensorRecord:
+    def tensor_record(self, source: Source, index: int, output: int | None = None) -> TensorRecord:
         """One debug tensor: `source` "graph" (trace `index`; `output`, when given, must be its slot) or "eager"
         (execution `index`, output `output`, default 0). FULL_TENSOR values are located in the file, not read
         (tensor_queries.py). Raises NotFound for an unknown index or output, RecordGone when the file shrank."""
         ...
 
-    def graph(self, graph_id: str) -> dict[str, Any]:
+    def graph(self, graph_id: str) -> wire.GraphInfoBody:
         """wire.ts GraphInfo minus `run`."""
         ...
 
-    def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, Any]:
+    def op(self, graph_id: str, op_name: str, near: int | None = None) -> wire.OpInfoBody:
         """wire.ts OpInfo minus `run`. `near` picks which trace indices are listed (the nearest 1,000)."""
         ...
 
-    def source_files(self) -> dict[str, Any]:
+    def source_files(self) -> wire.SourceFilesResponseBody:
         """wire.ts SourceFilesResponse minus `run`."""
         ...
 
-    def source_file(self, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
+    def source_file(
+        self, index: int, begin_line: int | None = None, end_line: int | None = None
+    ) -> wire.SourceFileResponseBody:
         """wire.ts SourceFileResponse minus `run` (lines 1-based, inclusive; clamped to the file)."""
         ...
 
-    def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
+    def stack_frames(self, ids: Sequence[str]) -> wire.StackFramesResponseBody:
         """wire.ts StackFramesResponse minus `run`, frames in request order. NotFound names the first unknown id."""
         ...
 
@@ -126,7 +131,7 @@ class RunQueries(Protocol):
         nonfinite flag, device id: -1 none)."""
         ...
 
-    def kind_info(self, kind: int) -> tuple:
+    def kind_info(self, kind: int) -> Kind:
         """(graph_id, op_name, output_slot, mode, device_name) of a trace kind code."""
         ...
 
@@ -179,7 +184,7 @@ class Catalog(Protocol):
         """Raises NotFound for an unknown name."""
         ...
 
-    def notices(self) -> list[dict[str, Any]]:
+    def notices(self) -> list[wire.Notice]:
         """Logdir-level wire.ts Notice list (e.g. 'no_dump_found' with where it looked)."""
         ...
 

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ..reader import debug_values, health_gather, health_vectors, schema, tensor_content, tfrecord
+from ..reader.traces import Kind
+from ..wire import types as wire
 from .columns import LOC_MASK, LOC_SHIFT
 from .errors import RecordGone
+
+if TYPE_CHECKING:  # state.py imports this module
+    from .state import RunState
+
+T = TypeVar("T")
+Rows = npt.NDArray[np.int64]
 
 # read_trace_payloads: a gap this wide between two of a page's records starts a new read (one pread costs about as
 # much as copying ~16 KiB, so bridging smaller gaps is cheaper; a 1,000-row page reads at most ~16 MiB).
@@ -20,10 +30,12 @@ _GAP = 16 << 10
 # records lie ~0.5 MB apart, and bigger reads made their page cost 50% more than a contiguous one.
 _PAGE_TAIL = 1024
 _REREAD_MAX = 1 << 20  # a longer record (a big FULL_TENSOR) is left to run.read_event
-_NO_TENSOR = {"mode": "NO_TENSOR"}
+_NO_TENSOR: wire.HealthNoTensor = {"mode": "NO_TENSOR"}
 
 
-def read_trace_payloads(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def read_trace_payloads(
+    run: RunState, rows: Rows
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(buf, starts, lengths): the serialized DebugEvent of trace row rows[k] is buf[starts[k]:starts[k] +
     lengths[k]]; lengths[k] is -1 where the read did not cover the record whole (a long record: read it with
     run.read_event). One pread per run of neighbouring records (see _GAP), no per-row Python."""
@@ -75,14 +87,14 @@ def read_trace_payloads(run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return buf, starts, np.where(whole, lengths, -1)
 
 
-def trace_hosts(run, rows: np.ndarray) -> list[str]:
+def trace_hosts(run: RunState, rows: Rows) -> list[str]:
     """The host of each trace row (that of the file holding its record)."""
 
     files = run.files
     return [files[c].host for c in (run.traces.view("loc")[rows] >> LOC_SHIFT).tolist()]
 
 
-def trace_kinds_healths(run, rows: np.ndarray) -> tuple[list, list, bool]:
+def trace_kinds_healths(run: RunState, rows: Rows) -> tuple[list[Kind], list[wire.TensorHealth], bool]:
     """(kind tuple of each trace row, its TensorHealth, whether every float in them is finite): what a page of
     graph executions or of alerts shows of each trace row, its health decoded as trace_healths does."""
     kinds = run.kinds.kinds
@@ -91,27 +103,27 @@ def trace_kinds_healths(run, rows: np.ndarray) -> tuple[list, list, bool]:
     return info, healths, finite
 
 
-def trace_healths(run, rows: np.ndarray, modes: np.ndarray) -> tuple[list, bool]:
+def trace_healths(run: RunState, rows: Rows, modes: Rows) -> tuple[list[wire.TensorHealth], bool]:
     """(TensorHealth of each trace row, whether every float in them is finite); modes[k] is row k's debug mode
     (from its kind). The same dicts as decode_debug_value on each row's parsed record, with one file read for the
     page and the health vectors of TF's regular records decoded together from the bytes
     (health_gather.record_healths); only the other records are parsed with protobuf."""
     rows = np.asarray(rows, np.int64)
     modes = np.asarray(modes, np.int64)
-    out: list = [None] * len(rows)
+    out: list[wire.TensorHealth] = [_NO_TENSOR] * len(rows)  # placeholders: each one is set below
     finite = True  # health vectors decode to ints and bools; only FULL_TENSOR summaries hold floats
     read = np.flatnonzero(modes != 1)  # NO_TENSOR carries no value: nothing to read
     for k in np.flatnonzero(modes == 1).tolist():
-        out[k] = dict(_NO_TENSOR)
+        out[k] = {"mode": "NO_TENSOR"}
     if not len(read):
         return out, finite
     buf, starts, lengths = read_trace_payloads(run, rows[read])
     fast = health_gather.record_healths(buf, starts, lengths, modes[read])
     if len(read) == len(rows):
-        out = fast
+        out = cast(list[wire.TensorHealth], fast)  # its None entries are filled below
     else:
         for j, k in enumerate(read.tolist()):
-            out[k] = fast[j]
+            out[k] = cast(wire.TensorHealth, fast[j])  # None entries are filled below
     for j in [j for j, health in enumerate(fast) if health is None]:
         # not the regular layout: protobuf, as one record read would
         k = int(read[j])
@@ -120,7 +132,7 @@ def trace_healths(run, rows: np.ndarray, modes: np.ndarray) -> tuple[list, bool]
     return out, finite
 
 
-def trace_vectors(run, rows: np.ndarray, summary: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def trace_vectors(run: RunState, rows: Rows, summary: bool = False) -> tuple[Rows, npt.NDArray[np.float64]]:
     """(mode of each trace row, its debug vector as in tfdbg2-format.md, float64, NaN-padded to 11 columns; NaN
     where the mode has no vector: NO_TENSOR, FULL_TENSOR). For whole-run scans (analysis/rules): one file read per
     block of neighbouring rows and the vectors gathered together (health_gather.record_vectors); records off TF's
@@ -152,7 +164,7 @@ def trace_vectors(run, rows: np.ndarray, summary: bool = False) -> tuple[np.ndar
     return modes, vectors
 
 
-def record_length(run, row: int) -> int:
+def record_length(run: RunState, row: int) -> int:
     """The payload length of trace row `row`'s record, from its header (-1 when it cannot be read)."""
     loc = int(run.traces.view("loc")[row])
     try:
@@ -164,19 +176,19 @@ def record_length(run, row: int) -> int:
     return int.from_bytes(head, "little") if len(head) == 8 else -1
 
 
-def big_full_tensor(run, row: int, mode: int) -> bool:
+def big_full_tensor(run: RunState, row: int, mode: int) -> bool:
     """A FULL_TENSOR record too long to parse per request (full_tensor_health reads it instead)."""
     return mode == 7 and record_length(run, row) > _REREAD_MAX
 
 
-def full_tensor_health(run, row: int) -> dict:
+def full_tensor_health(run: RunState, row: int) -> wire.TensorHealth:
     """HealthFullTensor of a big FULL_TENSOR trace, read from the file in blocks (tensor_content.summarize), never
     parsed whole nor kept in the record cache; computed once per record (records never change) in the run's derived
     cache."""
     loc = int(run.traces.view("loc")[row])
     code, offset = loc >> LOC_SHIFT, loc & LOC_MASK
 
-    def build() -> dict:
+    def build() -> wire.TensorHealth:
         try:
             location = tensor_content.locate(run.files[code].path, offset, 10, 5, 0)
             if location is None:
@@ -188,7 +200,9 @@ def full_tensor_health(run, row: int) -> dict:
     return run.derived.get(f"full_tensor_health:{code}:{offset}", 0, build)
 
 
-def _parsed_health(run, row: int, mode: int, buf: np.ndarray, start: int, length: int) -> dict:
+def _parsed_health(
+    run: RunState, row: int, mode: int, buf: npt.NDArray[np.uint8], start: int, length: int
+) -> wire.TensorHealth:
     if length < 0 and big_full_tensor(run, row, mode):
         return full_tensor_health(run, row)
     event = schema.parse_event(buf[start : start + length].tobytes()) if length >= 0 else None
@@ -201,7 +215,7 @@ def _parsed_health(run, row: int, mode: int, buf: np.ndarray, start: int, length
     return debug_values.decode_debug_value(mode, t.tensor_proto or None)
 
 
-class FiniteList(list):
+class FiniteList(list[T]):
     """A list its producer checked: every float in it is finite, and it holds only str, int, float, bool, None and
     lists and str-keyed dicts of those. The JSON encoder (api/json_encoding.py) takes it as is for its fast path
     instead of looking for non-finite floats itself (which costs as much as encoding)."""
@@ -209,7 +223,7 @@ class FiniteList(list):
     json_finite = True
 
 
-def finite_floats(values) -> bool:
+def finite_floats(values: Iterable[object]) -> bool:
     """Whether every float among `values` (a flat iterable) is finite."""
     return all(math.isfinite(v) for v in values if isinstance(v, float))
 

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
 from ..reader.file_sets import FileSet
 from ..reader.schema import MODE_NAMES
+from ..wire import types as wire
 from . import line_ops, record_reads, run_status
 from .alert_order import AlertOrder
-from .alert_queries import ALERT_TYPE, AlertQueries
+from .alert_queries import ALERT_TYPE, AlertPage, AlertQueries
 from .call_queries import CallQueries
 from .device_queries import DeviceQueries
 from .exec_queries import ExecutionQueries
 from .graph_queries import GraphQueries
 from .ingest import RunIngestion
 from .source_queries import SourceQueries
-from .tensor_queries import TensorQueries, TensorRecord
+from .tensor_queries import Source, TensorQueries, TensorRecord
 from .trace_filter import NO_FILTER, TraceFilter
 from .trace_queries import TraceQueries
 
@@ -40,7 +40,7 @@ class RunIndex(RunIngestion):
         logdir: str,
         file_sets: list[FileSet],
         on_complete: Callable[[RunIndex], None] | None = None,
-    ):
+    ) -> None:
         super().__init__(name, logdir, file_sets)
         self.on_complete = on_complete
         self.device_queries = DeviceQueries(self)
@@ -67,7 +67,7 @@ class RunIndex(RunIngestion):
             logger.exception("dbg: analysing run %s failed", self.name)
 
     # ------------------------------------------------------------------------------------ protocol.RunQueries
-    def info(self) -> dict[str, Any]:
+    def info(self) -> wire.RunInfoBody:
         # Counts from one published set of lengths: O(1), whatever the dump's size (the alert count is the two
         # side tables' lengths; sorting them is only needed for a page of alerts).
         lengths = self.lengths()
@@ -100,19 +100,19 @@ class RunIndex(RunIngestion):
             },
         }
 
-    def alerts(self, begin: int, end: int, alert_type: str | None = None) -> dict[str, Any]:
+    def alerts(self, begin: int, end: int, alert_type: str | None = None) -> AlertPage:
         return self.alert_queries.page(begin, end, alert_type)
 
     def alert_table(self, stale_ok: bool = False) -> AlertOrder:
         return self.alert_queries.table(stale_ok)
 
-    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list:
+    def alert_rows(self, page: np.ndarray, src: np.ndarray, rows: np.ndarray, walls: np.ndarray) -> list[wire.Alert]:
         return self.alert_queries.rows(page, src, rows, walls)
 
-    def executions(self, begin: int, end: int) -> dict[str, Any]:
+    def executions(self, begin: int, end: int) -> wire.ExecutionsResponseBody:
         return self.exec_queries.page(begin, end)
 
-    def execution(self, index: int, max_elements: int = 1000) -> dict[str, Any]:
+    def execution(self, index: int, max_elements: int = 1000) -> wire.ExecutionDetail:
         return self.exec_queries.detail(index, max_elements)
 
     def execution_io(self, index: int) -> tuple[list[int], list[int], list[int]]:
@@ -120,7 +120,7 @@ class RunIndex(RunIngestion):
 
     def graph_executions(
         self, begin: int, end: int, filters: TraceFilter = NO_FILTER, call: int | None = None
-    ) -> dict[str, Any]:
+    ) -> wire.GraphExecutionsResponseBody:
         if call is None:
             return {**self.trace_queries.page(begin, end, filters), "call": None}
         one = self.call_queries.call(call)
@@ -128,16 +128,16 @@ class RunIndex(RunIngestion):
         shown = self.trace_queries.matching(filters, within=one.rows)
         return {**answer, "call": self.call_queries.summary(one, one.rows if shown is None else shown)}
 
-    def device_counts(self) -> dict[str, Any]:
+    def device_counts(self) -> wire.DevicesResponseBody:
         return self.device_queries.summary()
 
-    def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
+    def graph_execution(self, index: int, begin: int = 0, max_elements: int = 1000) -> wire.GraphExecutionDetail:
         return self.trace_queries.detail(index, begin, max_elements)
 
-    def tensor_record(self, source: str, index: int, output: int | None = None) -> TensorRecord:
+    def tensor_record(self, source: Source, index: int, output: int | None = None) -> TensorRecord:
         return self.tensor_queries.record(source, index, output)
 
-    def trace_health(self, index: int) -> dict[str, Any]:
+    def trace_health(self, index: int) -> wire.TensorHealth:
         return self.trace_queries.health(index)
 
     def kind_rows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -152,19 +152,21 @@ class RunIndex(RunIngestion):
     def graph_entries(self) -> list[tuple[str, str, str | None]]:
         return [(g.graph_id, g.name, g.outer_id) for g in list(self.graphs.values())]
 
-    def graph(self, graph_id: str) -> dict[str, Any]:
+    def graph(self, graph_id: str) -> wire.GraphInfoBody:
         return self.graph_queries.graph(graph_id)
 
-    def op(self, graph_id: str, op_name: str, near: int | None = None) -> dict[str, Any]:
+    def op(self, graph_id: str, op_name: str, near: int | None = None) -> wire.OpInfoBody:
         return self.graph_queries.op(graph_id, op_name, near)
 
-    def source_files(self) -> dict[str, Any]:
+    def source_files(self) -> wire.SourceFilesResponseBody:
         return self.source_queries.files()
 
-    def source_file(self, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
+    def source_file(
+        self, index: int, begin_line: int | None = None, end_line: int | None = None
+    ) -> wire.SourceFileResponseBody:
         return self.source_queries.file(index, begin_line, end_line)
 
-    def stack_frames(self, ids: Sequence[str]) -> dict[str, Any]:
+    def stack_frames(self, ids: Sequence[str]) -> wire.StackFramesResponseBody:
         return self.source_queries.frames(ids)
 
     def source_line_ops(self, index: int) -> line_ops.FileLineOps:

@@ -8,12 +8,28 @@ import errno
 import os
 import stat
 import traceback
-from typing import Any
+from typing import Protocol
+
+from ..wire import types as wire
+from .state import FileState, Problem, RunState, notice_of
 
 MAX_PROBLEMS = 20  # files with a standing read failure listed in the status (one notice per file)
 
 
-def stat_file(state) -> bool:
+class _Reading(Protocol):
+    """What the failure bookkeeping needs of a run being read (ingest.RunIngestion, which imports this module)."""
+
+    name: str
+    problems: list[Problem]
+
+    def rel_path(self, path: str) -> str: ...
+
+    def read_file(self, code: int, state: FileState) -> None: ...
+
+    def refresh(self) -> bool: ...
+
+
+def stat_file(state: FileState) -> bool:
     """Sets state.size and state.missing from the file on disk; False when there is no file (yet). Raises OSError when
     something else is in its place: open() fails on a directory and blocks on a FIFO until a writer comes."""
     try:
@@ -32,7 +48,7 @@ def stat_file(state) -> bool:
     return True
 
 
-def read_file_noting_failure(run, code: int, state) -> bool:
+def read_file_noting_failure(run: _Reading, code: int, state: FileState) -> bool:
     """run.read_file(code, state); False when it failed, the failure then being the file's notice. Never raises:
     one bad file must not stop the pass (the run's other files are still read), nor one bad pass the next."""
     try:
@@ -46,7 +62,7 @@ def read_file_noting_failure(run, code: int, state) -> bool:
     return True
 
 
-def record_failure(run, state, exc: BaseException) -> None:
+def record_failure(run: _Reading, state: FileState, exc: BaseException) -> None:
     """Makes `exc`, raised while reading `state`'s file, that file's one standing problem in the run's status
     (replacing its previous one: a cause that stays is one notice, not one per pass).
 
@@ -60,7 +76,7 @@ def record_failure(run, state, exc: BaseException) -> None:
             errno.EPERM: "operation not permitted",
             errno.EISDIR: "it is a directory, not a file",
         }.get(exc.errno, exc.strerror or repr(exc))
-        notice = {
+        notice: Problem = {
             "code": "unreadable_file",
             "severity": "error",
             "message": (
@@ -83,20 +99,20 @@ def record_failure(run, state, exc: BaseException) -> None:
     run.problems = [p for p in run.problems if p.get("file") != rel][-(MAX_PROBLEMS - 1) :] + [notice]
 
 
-def clear_failure(run, state) -> None:
+def clear_failure(run: _Reading, state: FileState) -> None:
     """The file was read (or is gone) in this pass: its old failure is no longer the run's status."""
     if run.problems:
         rel = run.rel_path(state.path)
         run.problems = [p for p in run.problems if p.get("file") != rel]
 
 
-def status_notices(run) -> list[dict[str, Any]]:
+def status_notices(run: RunState) -> list[wire.Notice]:
     """The notices of the run's status: its problems first (damaged records, standing read failures, files missing,
     shrunk or ending inside a record), then the explanations of empty panels."""
     return [*_damage_notices(run), *_problem_notices(run), *_file_notices(run), *_empty_panel_notices(run)]
 
 
-def _damage_notices(run) -> list[dict[str, Any]]:
+def _damage_notices(run: RunState) -> list[wire.Notice]:
     return [
         {
             "code": "damaged_record",
@@ -110,12 +126,12 @@ def _damage_notices(run) -> list[dict[str, Any]]:
     ]
 
 
-def _problem_notices(run) -> list[dict[str, Any]]:
+def _problem_notices(run: RunState) -> list[wire.Notice]:
     # the standing read failures (record_failure), without the traceback kept for the logs
-    return [{k: v for k, v in problem.items() if k != "trace"} for problem in list(run.problems)]
+    return [notice_of(problem) for problem in list(run.problems)]
 
 
-def _read_files(run) -> list:
+def _read_files(run: RunState) -> list[FileState]:
     """The files the reader reads: traces come from every file set, everything else from the earliest one only."""
     primary = run.file_sets[0].prefix
     return [
@@ -125,8 +141,8 @@ def _read_files(run) -> list:
     ]
 
 
-def _file_notices(run) -> list[dict[str, Any]]:
-    notices = []
+def _file_notices(run: RunState) -> list[wire.Notice]:
+    notices: list[wire.Notice] = []
     for state in _read_files(run):
         if state.missing:
             notices.append(_missing_file(run, state))
@@ -137,7 +153,7 @@ def _file_notices(run) -> list[dict[str, Any]]:
     return notices
 
 
-def _missing_file(run, state) -> dict[str, Any]:
+def _missing_file(run: RunState, state: FileState) -> wire.Notice:
     name = os.path.basename(state.path)
     return {
         "code": "missing_file",
@@ -152,7 +168,7 @@ def _missing_file(run, state) -> dict[str, Any]:
     }
 
 
-def _shrunk_file(run, state) -> dict[str, Any]:
+def _shrunk_file(run: RunState, state: FileState) -> wire.Notice:
     # Shrank below what was read (cut, or replaced by a shorter file): the rows already served stay; they point
     # into the lost part, so reading their details back fails until the file grows back.
     return {
@@ -168,7 +184,7 @@ def _shrunk_file(run, state) -> dict[str, Any]:
     }
 
 
-def _ends_inside_a_record(state) -> bool:
+def _ends_inside_a_record(state: FileState) -> bool:
     """The file ends inside a record: its next record needs more bytes than the file has (a tail shorter than a
     header: needed is unknown). An unread file, or one whose pass is between two read chunks, is not partial."""
     return not state.resyncing and (
@@ -176,7 +192,7 @@ def _ends_inside_a_record(state) -> bool:
     )
 
 
-def _partial_record(run, state) -> dict[str, Any]:
+def _partial_record(run: RunState, state: FileState) -> wire.Notice:
     # A live writer's last flush may end mid-record (read on the next pass); a file that stays like this was cut
     # short. Either way the user sees where reading stopped instead of a silent "still indexing".
     return {
@@ -191,7 +207,7 @@ def _partial_record(run, state) -> dict[str, Any]:
     }
 
 
-def _empty_panel_notices(run) -> list[dict[str, Any]]:
+def _empty_panel_notices(run: RunState) -> list[wire.Notice]:
     """Why a panel is empty. These must not blame the program when a file could not be read: `unread` holds the
     suffixes of the files missing or failing."""
     failing = {p.get("file") for p in run.problems}
@@ -210,7 +226,9 @@ def _empty_panel_notices(run) -> list[dict[str, Any]]:
     return [n for n in notices if n is not None]
 
 
-def _circular_buffer(run, n_exec: int, n_traces: int, sizes: dict, unread: set) -> dict[str, Any] | None:
+def _circular_buffer(
+    run: RunState, n_exec: int, n_traces: int, sizes: dict[str, int], unread: set[str]
+) -> wire.Notice | None:
     if not (
         run.ops
         and n_exec == 0
@@ -231,7 +249,7 @@ def _circular_buffer(run, n_exec: int, n_traces: int, sizes: dict, unread: set) 
     }
 
 
-def _no_tensor_mode(run) -> dict[str, Any] | None:
+def _no_tensor_mode(run: RunState) -> wire.Notice | None:
     modes = run.debug_modes()
     if not (modes and all(m == 1 for m in modes)):
         return None
@@ -245,7 +263,7 @@ def _no_tensor_mode(run) -> dict[str, Any] | None:
     }
 
 
-def _eager_only(run, n_exec: int, n_traces: int, unread: set) -> dict[str, Any] | None:
+def _eager_only(run: RunState, n_exec: int, n_traces: int, unread: set[str]) -> wire.Notice | None:
     if not (n_exec and not run.graphs and n_traces == 0 and not {"graphs", "graph_execution_traces"} & unread):
         return None
     return {
@@ -255,19 +273,19 @@ def _eager_only(run, n_exec: int, n_traces: int, unread: set) -> dict[str, Any] 
     }
 
 
-def _no_executions(run, n_exec: int, sizes: dict, unread: set) -> dict[str, Any] | None:
+def _no_executions(run: RunState, n_exec: int, sizes: dict[str, int], unread: set[str]) -> wire.Notice | None:
     if n_exec == 0 and (sizes.get("metadata") or 0) > 0 and run.done and "execution" not in unread:
         return {"code": "no_executions", "severity": "info", "message": "No executions recorded."}
     return None
 
 
-def _no_graph_executions(run, n_exec: int, n_traces: int, unread: set) -> dict[str, Any] | None:
+def _no_graph_executions(run: RunState, n_exec: int, n_traces: int, unread: set[str]) -> wire.Notice | None:
     if n_traces == 0 and n_exec > 0 and run.done and "graph_execution_traces" not in unread:
         return {"code": "no_graph_executions", "severity": "info", "message": "No graph executions recorded."}
     return None
 
 
-def _still_indexing(run) -> dict[str, Any] | None:
+def _still_indexing(run: RunState) -> wire.Notice | None:
     if run.done:
         return None
     return {
@@ -277,7 +295,7 @@ def _still_indexing(run) -> dict[str, Any] | None:
     }
 
 
-def refresh_run(run) -> None:
+def refresh_run(run: _Reading) -> None:
     """run.refresh() for the catalog's pass. RunIndex.refresh records its files' failures itself; anything raised
     outside them becomes the run's one file-less `refresh_failed` notice (until a pass succeeds), so one run's
     failure neither skips the other runs nor ends the refresher thread."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from ..wire import types as wire
 from . import frames as frame_rules
 from . import record_reads
 from .errors import NotFound
@@ -15,7 +15,7 @@ class SourceQueries:
     def __init__(self, run: RunState):
         self.run = run
 
-    def files(self) -> dict[str, Any]:
+    def files(self) -> wire.SourceFilesResponseBody:
         """wire.ts SourceFilesResponse minus `run`."""
         return {
             "files": [
@@ -33,12 +33,14 @@ class SourceQueries:
     def _op_lines(self, index: int) -> list[int]:
         run = self.run
 
-        def build():
+        def build() -> list[int]:
             return sorted({line for (fi, line, _f, _h) in list(run.frames.values()) if fi == index})
 
         return run.derived.get(f"op_lines:{index}", len(run.frames), build)
 
-    def file(self, index: int, begin_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
+    def file(
+        self, index: int, begin_line: int | None = None, end_line: int | None = None
+    ) -> wire.SourceFileResponseBody:
         """wire.ts SourceFileResponse minus `run` (lines 1-based, inclusive; clamped to the file)."""
         run = self.run
         if not 0 <= index < len(run.sources):
@@ -63,7 +65,7 @@ class SourceQueries:
             "op_lines": record_reads.FiniteList(self._op_lines(index)),
         }
 
-    def frame(self, frame_id: str) -> dict[str, Any]:
+    def frame(self, frame_id: str) -> wire.StackFrame:
         """wire.ts StackFrame."""
         run = self.run
         fr = run.frames.get(frame_id)
@@ -82,6 +84,6 @@ class SourceQueries:
             "is_user": frame_rules.is_user_path(path) if path else False,
         }
 
-    def frames(self, ids: Sequence[str]) -> dict[str, Any]:
+    def frames(self, ids: Sequence[str]) -> wire.StackFramesResponseBody:
         """wire.ts StackFramesResponse minus `run`, frames in request order."""
         return {"frames": [self.frame(i) for i in ids]}

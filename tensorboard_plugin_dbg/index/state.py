@@ -14,17 +14,31 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from typing_extensions import NotRequired
 
 from ..reader import schema, tfrecord, trace_periodic, traces
 from ..reader.file_sets import SUFFIXES, FileSet
+from ..reader.traces import Kind
+from ..wire import types as wire
 from .columns import LOC_MASK, LOC_SHIFT, Columns, Lengths
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
 
 _CACHED_MAX = 1 << 20  # read_event keeps records up to this long in its LRU cache
+
+
+class Problem(wire.Notice):
+    """A problem notice as the run (or the catalog) keeps it: with the traceback of its failure, never sent."""
+
+    trace: NotRequired[str]
+
+
+def notice_of(problem: Problem) -> wire.Notice:
+    """The notice a problem shows: the problem without its traceback."""
+    return cast(wire.Notice, {k: v for k, v in problem.items() if k != "trace"})
 
 
 @dataclasses.dataclass
@@ -55,9 +69,9 @@ class OpEntry:
     graph_id: str
     op_name: str
     op_type: str
-    inputs: list  # [(producer op name, output slot)]
+    inputs: list[tuple[str, int]]  # [(producer op name, output slot)]
     num_outputs: int
-    output_tensor_ids: list
+    output_tensor_ids: list[int]
     stack_frame_ids: Sequence[str]  # a tuple shared by every op made through the same stack (run_index._stack)
     host: str | None
     device_name: str | None
@@ -68,7 +82,7 @@ class GraphEntry:
     graph_id: str
     name: str
     outer_id: str | None
-    op_names: list = dataclasses.field(default_factory=list)
+    op_names: list[str] = dataclasses.field(default_factory=list)
 
 
 class RunState:
@@ -82,16 +96,17 @@ class RunState:
         self.files: list[FileState] = []
         self.ingest_lock = threading.Lock()  # held by the refresher for a pass (lock order: derived.py)
         self._cache_lock = threading.Lock()
-        self._record_cache: OrderedDict = OrderedDict()
-        self._source_cache: OrderedDict = OrderedDict()
+        self._record_cache: OrderedDict[tuple[int, int], Any] = OrderedDict()  # Any: a DebugEvent
+        self._source_cache: OrderedDict[int, list[str]] = OrderedDict()
         self.tf_version: str | None = None
         self.run_id: str | None = None
         self.start_time: float | None = None
         self.sources: list[SourceEntry] = []
-        self.frames: dict[str, tuple] = {}  # id -> (file_index, line, func, host)
+        self.frames: dict[str, tuple[int, int, str, str]] = {}  # id -> (file_index, line, func, host)
         self.graphs: dict[str, GraphEntry] = {}
         self.ops: dict[tuple[str, str], OpEntry] = {}
-        self.consumers: dict[tuple[str, str], list] = {}  # producer -> [(output_slot, consumer, input_slot)]
+        # producer -> [(output_slot, consumer, input_slot)]
+        self.consumers: dict[tuple[str, str], list[tuple[int, str, int]]] = {}
         self.devices: dict[int, str] = {}
         self.exec_op_types: list[str] = []
         self._exec_type_codes: dict[str, int] = {}
@@ -120,7 +135,7 @@ class RunState:
         self.kinds = traces.TraceKinds()
         self.exec_modes: set[int] = set()
         self.damages: dict[tuple[int, int], str] = {}
-        self.problems: list[dict[str, Any]] = []  # refresh failures (kept short)
+        self.problems: list[Problem] = []  # refresh failures (kept short)
         self.last_refresh: float | None = None
         self.done = False
         self.version = 0
@@ -174,7 +189,7 @@ class RunState:
         return modes
 
     # ------------------------------------------------------------------------------------ columns, read-only
-    def kind_info(self, kind: int) -> tuple:
+    def kind_info(self, kind: int) -> Kind:
         """(graph_id, op_name, output_slot, mode, device_name) of a trace kind."""
         return self.kinds.kinds[kind]
 
@@ -216,7 +231,7 @@ class RunState:
             g = entry.outer_id if entry else None
         return chain[::-1]
 
-    def graph_chain(self, graph_id: str) -> list[dict[str, str]]:
+    def graph_chain(self, graph_id: str) -> list[wire.GraphRef]:
         """wire.ts GraphRef of each graph of graph_chain_ids."""
         return [
             {"graph_id": g, "name": self.graphs[g].name if g in self.graphs else ""}

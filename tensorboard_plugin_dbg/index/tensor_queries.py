@@ -9,16 +9,18 @@ modes' records are small and decoded into their health (what the view shows inst
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Literal
 
 from ..reader import debug_values, tensor_content
 from ..reader.schema import MODE_NAMES
+from ..wire import types as wire
 from .columns import LOC_MASK, LOC_SHIFT
 from .errors import NotFound, RecordGone
 from .state import RunState
 
 FULL_TENSOR = 7
-SOURCES = ("graph", "eager")
+Source = Literal["graph", "eager"]
+SOURCES: tuple[Source, ...] = ("graph", "eager")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,21 +29,21 @@ class TensorRecord:
     (and None for FULL_TENSOR); `reason` says why a FULL_TENSOR value has no location. `key` names the value for
     caches (it never changes: dump records are written once)."""
 
-    source: str
+    source: Source
     index: int
     output: int
-    mode: str
+    mode: wire.DebugModeName
     op_name: str | None
     op_type: str | None
     graph_id: str | None
     wall_time: float
     num_outputs: int
-    key: tuple
+    key: tuple[str, int, int, int]  # (source, file code, offset, output)
     location: tensor_content.TensorLocation | None = None
-    health: dict[str, Any] | None = None
+    health: wire.TensorHealth | None = None
     reason: str | None = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> wire.TensorRef:
         """The wire.ts TensorRef fields of this tensor."""
         return {
             "source": self.source,
@@ -59,7 +61,7 @@ class TensorQueries:
     def __init__(self, run: RunState):
         self.run = run
 
-    def record(self, source: str, index: int, output: int | None) -> TensorRecord:
+    def record(self, source: Source, index: int, output: int | None) -> TensorRecord:
         if source == "graph":
             return self._trace(index, output)
         return self._execution(index, 0 if output is None else output)
@@ -131,14 +133,14 @@ class TensorQueries:
             return dataclasses.replace(base, reason="this output was not recorded (TensorFlow dumps float tensors)")
         return dataclasses.replace(base, location=location)
 
-    def _graph_health(self, index: int, mode: int) -> dict[str, Any]:
+    def _graph_health(self, index: int, mode: int) -> wire.TensorHealth:
         try:
             t = self.run.read_trace_event(index).graph_execution_trace
         except RecordGone as exc:
             return {"mode": "UNKNOWN", "reason": str(exc)}
         return debug_values.decode_debug_value(mode, t.tensor_proto or None)
 
-    def _eager_health(self, file_code: int, offset: int, output: int, mode: int) -> dict[str, Any]:
+    def _eager_health(self, file_code: int, offset: int, output: int, mode: int) -> wire.TensorHealth:
         try:
             protos = self.run.read_event(file_code, offset).execution.tensor_protos
         except RecordGone as exc:

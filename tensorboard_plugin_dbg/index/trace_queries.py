@@ -8,12 +8,13 @@ filtered page costs the number of matching rows, and an op's trace list costs th
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from ..reader import debug_values, tensor_content, tensor_proto
 from ..reader.schema import MODE_NAMES
+from ..wire import types as wire
 from . import kind_order, record_reads
 from .columns import LOC_MASK, LOC_SHIFT
 from .device_queries import DeviceQueries
@@ -25,8 +26,18 @@ MAX_INDICES = 1000  # trace indices listed per op (the nearest to the focused tr
 _STALE_ROWS = 1 << 16  # _rows_of_kinds: appended rows scanned rather than rebuilding the permutation
 
 
+class TracePage(TypedDict):
+    """wire.ts GraphExecutionsResponse minus `run` and `call` (RunIndex.graph_executions adds `call`)."""
+
+    begin: int
+    end: int
+    total: int
+    unfiltered_total: int
+    rows: list[wire.GraphExecutionRow]
+
+
 class TraceQueries:
-    def __init__(self, run: RunState, devices: DeviceQueries):
+    def __init__(self, run: RunState, devices: DeviceQueries) -> None:
         self.run = run
         self.devices = devices
 
@@ -36,7 +47,9 @@ class TraceQueries:
         run = self.run
         n = run.lengths().traces
 
-        def build():  # a blocked counting sort: int32 out, no temporaries of the run's size (see kind_order.py)
+        def build() -> tuple[
+            np.ndarray, np.ndarray
+        ]:  # a blocked counting sort: int32 out, no temporaries of the run's size (see kind_order.py)
             return kind_order.rows_by_kind(run.traces.view("kind")[:n], len(run.kinds))
 
         return run.derived.get("kind_rows", (n, len(run.kinds)), build)
@@ -46,7 +59,7 @@ class TraceQueries:
     ) -> np.ndarray:
         run = self.run
 
-        def build():
+        def build() -> np.ndarray:
             needle = op_name.lower() if op_name else None
             wanted_type = op_type.lower() if op_type is not None else None  # "log" finds Log: people type lower case
             out = []
@@ -152,8 +165,8 @@ class TraceQueries:
         """(graph_id, op_name) -> {output_slot: [kind codes]}."""
         run = self.run
 
-        def build():
-            out: dict = {}
+        def build() -> dict[tuple[str, str], dict[int, list[int]]]:
+            out: dict[tuple[str, str], dict[int, list[int]]] = {}
             for code, (g, name, slot, _mode, _dev) in enumerate(list(run.kinds.kinds)):
                 out.setdefault((g, name), {}).setdefault(slot, []).append(code)
             return out
@@ -167,7 +180,7 @@ class TraceQueries:
         rows = self._rows_of_kinds(np.array(kinds, dtype=np.int64))
         return rows[rows < len(self.run.traces)]
 
-    def indices(self, rows: np.ndarray, near: int | None) -> dict[str, Any]:
+    def indices(self, rows: np.ndarray, near: int | None) -> wire.TraceIndices:
         """wire.ts TraceIndices: how many rows, and at most MAX_INDICES of them (those nearest `near`)."""
         if len(rows) <= MAX_INDICES:
             picked = rows
@@ -183,7 +196,7 @@ class TraceQueries:
     # ------------------------------------------------------------------------------------ pages and one trace
     def page(
         self, begin: int, end: int, filters: TraceFilter = NO_FILTER, within: np.ndarray | None = None
-    ) -> dict[str, Any]:
+    ) -> TracePage:
         """wire.ts GraphExecutionsResponse minus `run` (and `call`): rows under the filters, among `within`
         (sorted rows, e.g. one call's) when given."""
         n = self.run.lengths().traces
@@ -194,7 +207,7 @@ class TraceQueries:
         page = np.arange(begin, end, dtype=np.int64) if rows is None else rows[begin:end]
         return {"begin": begin, "end": end, "total": int(total), "unfiltered_total": n, "rows": self.rows(page)}
 
-    def rows(self, page: np.ndarray) -> list[dict[str, Any]]:
+    def rows(self, page: np.ndarray) -> list[wire.GraphExecutionRow]:
         """wire.ts GraphExecutionRow of each trace row in `page` (rows below lengths().traces). Per page, not per
         row: the columns are sliced once, the records read in one go and the health vectors decoded together
         (record_reads.trace_healths); the list is marked finite for the JSON encoder when its floats (wall times
@@ -204,7 +217,7 @@ class TraceQueries:
         walls = run.traces.view("wall_time")[page]
         info, healths, finite = record_reads.trace_kinds_healths(run, page)
         hosts = record_reads.trace_hosts(run, page)
-        out = []
+        out: list[wire.GraphExecutionRow] = []
         for i, (g, name, slot, _mode, device), wall, host, health in zip(
             page.tolist(), info, walls.tolist(), hosts, healths
         ):
@@ -224,12 +237,12 @@ class TraceQueries:
             )
         return record_reads.FiniteList(out) if finite and bool(np.isfinite(walls).all()) else out
 
-    def health(self, index: int) -> dict[str, Any]:
+    def health(self, index: int) -> wire.TensorHealth:
         """The decoded debug value of one trace (NotFound past the published length)."""
         t = self.run.trace_event(index).graph_execution_trace
         return debug_values.decode_debug_value(int(t.tensor_debug_mode), t.tensor_proto or None)
 
-    def _big_value(self, index: int, begin: int, max_elements: int) -> dict[str, Any] | None:
+    def _big_value(self, index: int, begin: int, max_elements: int) -> wire.TensorValue | None:
         """tensor_value's answer for a big FULL_TENSOR record: its elements [begin, begin + max_elements) read by
         offset."""
         loc = int(self.run.traces.view("loc")[index])
@@ -244,7 +257,7 @@ class TraceQueries:
         part = debug_values.content_values(tensor_content.read_range(location, b, e - b), location.dtype)
         return tensor_proto.value_dict(part, location.dtype, list(location.shape), location.size, b)
 
-    def detail(self, index: int, begin: int = 0, max_elements: int = 1000) -> dict[str, Any]:
+    def detail(self, index: int, begin: int = 0, max_elements: int = 1000) -> wire.GraphExecutionDetail:
         """wire.ts GraphExecutionDetail; `begin`/`max_elements` slice a FULL_TENSOR value by flat element."""
         run = self.run
         n, a = run.traces.snapshot()
@@ -252,7 +265,8 @@ class TraceQueries:
             raise NotFound(f"graph execution {index} not found (run has {n})")
         graph_id, op_name, slot, mode, device = run.kinds.kinds[int(a["kind"][index])]
         op = run.ops.get((graph_id, op_name))
-        value = None
+        value: wire.TensorValue | None = None
+        health: wire.TensorHealth
         if record_reads.big_full_tensor(run, index, int(mode)):  # read from the file, not parsed and cached whole
             health = record_reads.full_tensor_health(run, index)
             value = self._big_value(index, begin, max_elements)

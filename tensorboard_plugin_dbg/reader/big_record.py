@@ -20,12 +20,14 @@ A bad data CRC is DAMAGED; a record the file does not hold whole yet is PARTIAL 
 from __future__ import annotations
 
 import dataclasses
+import io
 import struct
 
 import numpy as np
 
 from . import crc32c, full_tensor, tensor_content, tensor_proto, tfrecord
 from .tensor_content import ContentError, Window, fields
+from .traces import Kind
 
 THRESHOLD = 16 << 20  # records at least this long are streamed (tests lower it)
 PIECE = 2 << 20  # bytes per read: the fastest here (1 MiB: more syscalls; 8 MiB: the piece leaves the caches)
@@ -45,7 +47,7 @@ class Streamed:
     length: int = 0
     end: int = 0
     wall_time: float = 0.0
-    kind: tuple = ()
+    kind: Kind = ("", "", 0, 0, "")  # set for OK
     nonfinite: bool = False
     next_needed: int = 0  # 16 + the next record's length when its header checks and it is THRESHOLD long or more
 
@@ -119,7 +121,7 @@ class _Stream:
     the data CRC and, for the content (`run`'s `content`), looking each piece over for a non-finite element.
     (A helper thread reading the next piece while this one checks the last was slower here: the CRC holds the GIL.)"""
 
-    def __init__(self, f, crc: int):
+    def __init__(self, f: io.FileIO, crc: int):
         self.f, self.crc = f, crc
         self.buf = np.empty(PIECE, np.uint8)
         self.nonfinite = False
@@ -140,7 +142,7 @@ class _Stream:
         return True
 
 
-def _fill(f, view: np.ndarray) -> int:
+def _fill(f: io.FileIO, view: np.ndarray) -> int:
     """Reads into all of `view` unless the file ends first; the bytes read."""
     got = 0
     while got < len(view):
@@ -193,7 +195,7 @@ def read_trace(path: str, offset: int) -> Streamed:
         return _decoded(_Sparse(prefix, tail, content.end), content, stream, offset, length)
 
 
-def _verdict(f, stream: _Stream, offset: int, length: int) -> Streamed | None:
+def _verdict(f: io.FileIO, stream: _Stream, offset: int, length: int) -> Streamed | None:
     """PARTIAL or DAMAGED from the data CRC after the payload; None when it checks."""
     footer = f.read(4)
     if len(footer) < 4:
@@ -203,7 +205,7 @@ def _verdict(f, stream: _Stream, offset: int, length: int) -> Streamed | None:
     return None
 
 
-def _next_needed(f) -> int:
+def _next_needed(f: io.FileIO) -> int:
     """Streamed.next_needed from the 12 bytes after the record (where the file is positioned)."""
     head = f.read(12)
     if len(head) < 12 or crc32c.mask(crc32c.crc32c(head[:8])) != struct.unpack_from("<I", head, 8)[0]:

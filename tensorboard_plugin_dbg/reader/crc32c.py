@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -246,7 +247,7 @@ class Words:
         return (self.flat[i].astype(np.uint64) | (self.flat[i + 1].astype(np.uint64) << np.uint64(32))).view(np.float64)
 
 
-_INIT_TABLE: list = []
+_INIT_TABLE: list[Any] = []
 
 
 def _init_terms() -> np.ndarray:
@@ -387,7 +388,7 @@ def crc32c_python(data: bytes) -> int:
     return r ^ 0xFFFFFFFF
 
 
-def mask(crc):
+def mask(crc: Any) -> Any:  # an int, or a uint32 array
     """TFRecord's masked CRC; works on ints and uint32 arrays."""
     if isinstance(crc, np.ndarray):
         c = crc.astype(np.uint32)

@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from ..wire import types as wire
+
 # full_tensor's helpers are part of this module's interface (the layers above call them through it)
 from .full_tensor import (  # noqa: F401
     COUNT_BLOCK,
     content_values,
     count_nonfinite,
+    health_summary,
     string_content,
     summarize_blocks,
     widen_bfloat16,
@@ -27,7 +30,7 @@ from .health_vectors import health_from_vector
 from .tensor_proto import is_empty_proto, parse_tensor_proto, tensor_to_numpy
 
 
-def _health_vector(proto) -> np.ndarray:
+def _health_vector(proto: Any) -> np.ndarray:  # a TensorProto (protobuf: untyped)
     if proto.tensor_content:
         return (
             np.frombuffer(proto.tensor_content, dtype="<f8")
@@ -37,13 +40,11 @@ def _health_vector(proto) -> np.ndarray:
     return np.array(list(proto.double_val) or list(proto.float_val), dtype=np.float64)
 
 
-def summarize_array(arr: np.ndarray, dtype: str, shape: list[int]) -> dict[str, Any]:
+def summarize_array(arr: np.ndarray, dtype: str, shape: list[int]) -> wire.HealthFullTensor:
     """HealthFullTensor for a decoded tensor."""
-    out: dict[str, Any] = {"mode": "FULL_TENSOR", "dtype": dtype, "shape": shape, "size": int(arr.size)}
-    nulls = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos", "min", "max", "mean"))
+    counts = ("neg_inf", "pos_inf", "nan", "neg", "zero", "pos")
     if arr.dtype == object or arr.dtype.kind == "c":
-        out.update(nulls)
-        return out
+        return health_summary(dtype, shape, int(arr.size), dict.fromkeys(counts), None)
     if arr.dtype == np.bool_:
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "f":
@@ -55,24 +56,19 @@ def summarize_array(arr: np.ndarray, dtype: str, shape: list[int]) -> dict[str, 
     else:
         nan = posinf = neginf = np.zeros(0, dtype=bool)
         finite = arr.astype(np.float64)
-    out.update(
-        {
-            "neg_inf": int(neginf.sum()),
-            "pos_inf": int(posinf.sum()),
-            "nan": int(nan.sum()),
-            "neg": int((finite < 0).sum()),
-            "zero": int((finite == 0).sum()),
-            "pos": int((finite > 0).sum()),
-        }
-    )
-    if finite.size:
-        out.update({"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())})
-    else:
-        out.update({"min": None, "max": None, "mean": None})
-    return out
+    found: dict[str, int | None] = {
+        "neg_inf": int(neginf.sum()),
+        "pos_inf": int(posinf.sum()),
+        "nan": int(nan.sum()),
+        "neg": int((finite < 0).sum()),
+        "zero": int((finite == 0).sum()),
+        "pos": int((finite > 0).sum()),
+    }
+    stats = (float(finite.min()), float(finite.max()), float(finite.mean())) if finite.size else None
+    return health_summary(dtype, shape, int(arr.size), found, stats)
 
 
-def summarize_full_tensor(proto) -> dict[str, Any]:
+def summarize_full_tensor(proto: Any) -> wire.HealthFullTensor | wire.HealthUnknown:
     try:
         arr, dtype, shape = tensor_to_numpy(proto)
     except Exception as exc:  # noqa: BLE001
@@ -83,7 +79,7 @@ def summarize_full_tensor(proto) -> dict[str, Any]:
     return summarize_array(arr, dtype, shape)
 
 
-def decode_debug_value(mode: int, data: bytes | None, eager: bool = False) -> dict[str, Any]:
+def decode_debug_value(mode: int, data: bytes | None, eager: bool = False) -> wire.TensorHealth:
     """TensorHealth for one debug tensor (serialized TensorProto bytes) recorded under `mode` (enum value)."""
     if mode == 1:
         return {"mode": "NO_TENSOR"}
@@ -115,10 +111,9 @@ def nonfinite_counts(mode: int, data: bytes | None) -> tuple[float, float, float
             return None
         return count_nonfinite(stored, dtype) if stored.dtype != object else None
     health = decode_debug_value(mode, data)
-    m = health.get("mode")
-    if m == "CURT_HEALTH":
+    if health["mode"] == "CURT_HEALTH":
         return (-1.0, -1.0, -1.0, -1.0) if health["any_inf_or_nan"] else None
-    counted = m in ("CONCISE_HEALTH", "FULL_HEALTH")
-    if counted and (health["neg_inf"] or health["pos_inf"] or health["nan"]):
-        return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]), float(health["size"]))
+    if health["mode"] == "CONCISE_HEALTH" or health["mode"] == "FULL_HEALTH":
+        if health["neg_inf"] or health["pos_inf"] or health["nan"]:
+            return (float(health["neg_inf"]), float(health["pos_inf"]), float(health["nan"]), float(health["size"]))
     return None

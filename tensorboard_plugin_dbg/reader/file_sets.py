@@ -89,7 +89,9 @@ def find_file_sets(logdir: str, errors: list[tuple[str, OSError]] | None = None)
     return sorted(_drop_duplicates(found, entries), key=lambda s: (s.directory, s.epoch, s.prefix))
 
 
-def _drop_duplicates(found: dict, entries: list) -> list[FileSet]:
+def _drop_duplicates(
+    found: dict[tuple[str, str], FileSet], entries: list[tuple[tuple[str, str], str, bool]]
+) -> list[FileSet]:
     """The file sets minus those whose every file is a file of one other set (symlinked dump files): sets reached
     with fewer links claim their files first."""
     files: dict[tuple[str, str], list[str]] = {}

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..wire import types as wire
+
 
 def widen_bfloat16(raw: np.ndarray) -> np.ndarray:
     """bfloat16 values (their raw 16-bit words, "<u2") as float32: the same numbers, exactly."""
@@ -66,15 +68,14 @@ def count_nonfinite(stored: np.ndarray, dtype: str) -> tuple[float, float, float
     return (float(neg), float(pos), float(nan), float(len(stored))) if neg or pos or nan else None
 
 
-def summarize_blocks(parts: Iterable[np.ndarray], dtype: str, shape: list[int], size: int) -> dict:
+def summarize_blocks(parts: Iterable[np.ndarray], dtype: str, shape: list[int], size: int) -> wire.HealthFullTensor:
     """debug_values.summarize_array of a big tensor (wire.ts HealthFullTensor) from its decoded blocks, never the whole
     tensor at once nor widened to float64: the same counts, min and max, the mean summed in float64 block by block."""
-    counts = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos"), 0)
+    counts = dict.fromkeys(_COUNTS, 0)
     lo, hi, total, n = np.inf, -np.inf, 0.0, 0
     for x in parts:
         if x.dtype.kind in "cO":  # complex, strings: no counts or stats, as summarize_array says
-            nulls = dict.fromkeys(("neg_inf", "pos_inf", "nan", "neg", "zero", "pos", "min", "max", "mean"))
-            return {"mode": "FULL_TENSOR", "dtype": dtype, "shape": shape, "size": size, **nulls}
+            return health_summary(dtype, shape, size, dict.fromkeys(_COUNTS), None)
         if x.dtype.kind == "f":
             finite = np.isfinite(x)
             if not finite.all():
@@ -91,5 +92,29 @@ def summarize_blocks(parts: Iterable[np.ndarray], dtype: str, shape: list[int], 
             lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
             total += float(np.add.reduce(x, dtype=np.float64))
             n += len(x)
-    out = {"mode": "FULL_TENSOR", "dtype": dtype, "shape": shape, "size": size, **counts}
-    return {**out, **({"min": lo, "max": hi, "mean": total / n} if n else dict.fromkeys(("min", "max", "mean")))}
+    return health_summary(dtype, shape, size, {**counts}, (lo, hi, total / n) if n else None)
+
+
+_COUNTS = ("neg_inf", "pos_inf", "nan", "neg", "zero", "pos")
+
+
+def health_summary(
+    dtype: str, shape: list[int], size: int, counts: dict[str, int | None], stats: tuple[float, float, float] | None
+) -> wire.HealthFullTensor:
+    """HealthFullTensor of the counts and the (min, max, mean) of the finite elements (None: none, or no stats)."""
+    lo, hi, mean = stats if stats is not None else (None, None, None)
+    return {
+        "mode": "FULL_TENSOR",
+        "dtype": dtype,
+        "shape": list(shape),
+        "size": size,
+        "neg_inf": counts["neg_inf"],
+        "pos_inf": counts["pos_inf"],
+        "nan": counts["nan"],
+        "neg": counts["neg"],
+        "zero": counts["zero"],
+        "pos": counts["pos"],
+        "min": lo,
+        "max": hi,
+        "mean": mean,
+    }

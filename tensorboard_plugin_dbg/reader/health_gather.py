@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..wire import types as wire
 from .health_vectors import HEALTH_LEN, VECTOR_BYTES, health_rows
 from .trace_layout import fixed_layout
 
@@ -19,11 +20,13 @@ SUMMARY_ELEMENTS = {
 }  # after the shape's length 4: dim { size: <one byte> }
 
 
-def record_healths(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray) -> list:
+def record_healths(
+    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray
+) -> list[wire.TensorHealth | None]:
     """decode_debug_value(modes[k], <the record's tensor_proto>) for serialized DebugEvents buf[starts[k]:
     starts[k] + lengths[k]] holding graph execution traces, for the records whose bytes are TF's regular layout;
     None for the others (and where lengths[k] < 0), which the caller parses with protobuf (see record_vectors)."""
-    out: list = [None] * len(starts)
+    out: list[wire.TensorHealth | None] = [None] * len(starts)
     ok, vectors = record_vectors(buf, starts, lengths, modes)
     for mode in np.unique(modes[ok]).tolist():
         sel = np.flatnonzero(ok & (modes == mode))

@@ -5,17 +5,19 @@ page of them at once, and back (`vector_of`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from ..wire import types as wire
 from .schema import MODE_NAMES
 from .tensor_proto import DTYPES, dtype_name
 
 HEALTH_LEN = {2: 2, 3: 5, 4: 11, 5: 10}  # mode -> elements of its vector
 
 
-def health_from_vector(mode: int, v: np.ndarray) -> dict[str, Any]:
+def health_from_vector(mode: int, v: np.ndarray) -> wire.TensorHealth:
     """TensorHealth from a health-mode debug vector (already a float64 array)."""
     need = HEALTH_LEN.get(mode)
     if need is None:
@@ -29,15 +31,15 @@ def health_from_vector(mode: int, v: np.ndarray) -> dict[str, Any]:
 
 # The TensorHealth dict of each health mode, from its vector's elements as ints (non-finite ones as 0) and
 # whether element 1 is non-zero (CURT_HEALTH's flag). One place builds these dicts, for one vector and for a page.
-def _curt(i: list[int], flagged: bool) -> dict[str, Any]:
+def _curt(i: list[int], flagged: bool) -> wire.HealthCurt:
     return {"mode": "CURT_HEALTH", "tensor_id": i[0], "any_inf_or_nan": flagged}
 
 
-def _concise(i: list[int], flagged: bool) -> dict[str, Any]:
+def _concise(i: list[int], flagged: bool) -> wire.HealthConcise:
     return {"mode": "CONCISE_HEALTH", "tensor_id": i[0], "size": i[1], "neg_inf": i[2], "pos_inf": i[3], "nan": i[4]}
 
 
-def _full(i: list[int], flagged: bool) -> dict[str, Any]:
+def _full(i: list[int], flagged: bool) -> wire.HealthFull:
     return {
         "mode": "FULL_HEALTH",
         "tensor_id": i[0],
@@ -54,7 +56,7 @@ def _full(i: list[int], flagged: bool) -> dict[str, Any]:
     }
 
 
-def _shape(i: list[int], flagged: bool) -> dict[str, Any]:
+def _shape(i: list[int], flagged: bool) -> wire.HealthShape:
     rank = i[2]
     kept = min(rank, 6)
     return {
@@ -63,12 +65,12 @@ def _shape(i: list[int], flagged: bool) -> dict[str, Any]:
         "dtype": _DTYPE_NAMES.get(i[1]) or dtype_name(i[1]),
         "rank": rank,
         "size": i[3],
-        "shape": i[4 : 4 + kept],
+        "shape": [*i[4 : 4 + kept]],
         "shape_truncated": rank > 6,
     }
 
 
-_BUILD = {2: _curt, 3: _concise, 4: _full, 5: _shape}
+_BUILD: dict[int, Callable[[list[int], bool], wire.TensorHealth]] = {2: _curt, 3: _concise, 4: _full, 5: _shape}
 _DTYPE_NAMES = {code: entry[0] for code, entry in DTYPES.items()}
 
 
@@ -77,7 +79,7 @@ _DTYPE_NAMES = {code: entry[0] for code, entry in DTYPES.items()}
 _EXACT_INT = 2.0**62
 
 
-def health_rows(mode: int, vectors: np.ndarray) -> list[dict[str, Any]]:
+def health_rows(mode: int, vectors: np.ndarray) -> list[wire.TensorHealth]:
     """health_from_vector of each row of `vectors` (float64, shape (N, k), k >= the mode's vector length), for a
     page of health-mode traces at once: the float -> int conversion is one numpy operation instead of a Python
     loop per element. Gives exactly what health_from_vector gives, row by row (tests/test_debug_values_batch.py)."""
@@ -122,7 +124,7 @@ _VECTOR_FIELDS = {
 _DTYPE_CODES = {name: code for code, name in _DTYPE_NAMES.items()}
 
 
-def vector_of(health: dict[str, Any] | None) -> np.ndarray:
+def vector_of(health: Mapping[str, Any] | None) -> np.ndarray:  # any mode's TensorHealth, read by field name
     """The debug vector (NaN-padded to 11) a health dict was decoded from: the inverse of health_from_vector, for
     the rare records the vectorized path leaves to protobuf."""
     out = np.full(11, np.nan)

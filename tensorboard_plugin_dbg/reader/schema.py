@@ -13,6 +13,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from ..wire.types import DebugModeName
+
 _PACKAGE = "tbdbg_schema"
 _F = descriptor_pb2.FieldDescriptorProto
 
@@ -130,7 +132,7 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
     return fdp
 
 
-def _message_classes() -> dict:
+def _message_classes() -> dict[str, Any]:
     pool = descriptor_pool.DescriptorPool()
     fdp = _build_file()
     if hasattr(pool, "AddSerializedFile"):  # every protobuf runtime from 3.20 to 6.x
@@ -154,7 +156,7 @@ Execution = _CLASSES["Execution"]
 GraphExecutionTrace = _CLASSES["GraphExecutionTrace"]
 
 # TensorDebugMode enum values (debug_event.proto).
-MODE_NAMES = {
+MODE_NAMES: dict[int, DebugModeName] = {
     0: "UNSPECIFIED",
     1: "NO_TENSOR",
     2: "CURT_HEALTH",
@@ -169,7 +171,7 @@ MODE_BY_NAME = {v: k for k, v in MODE_NAMES.items()}
 NO_FINITENESS_MODES = (1, 5)
 
 
-def parse_event(data: bytes):
+def parse_event(data: bytes) -> Any:  # a DebugEvent or None: protobuf's classes carry no types
     """A DebugEvent from its serialized bytes, or None when the bytes do not parse (never raises)."""
     event = DebugEvent()
     try:

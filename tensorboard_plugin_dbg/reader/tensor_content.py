@@ -17,9 +17,11 @@ import io
 import os
 import struct
 from collections.abc import Iterator
+from typing import BinaryIO
 
 import numpy as np
 
+from ..wire.types import HealthFullTensor
 from . import debug_values, full_tensor, tensor_proto
 
 _WINDOW = 1 << 16  # bytes read at once while walking tags
@@ -56,7 +58,7 @@ class TensorLocation:
 class Window:
     """Reads a file around a position through a small buffer (tags and lengths are a few bytes each)."""
 
-    def __init__(self, f):
+    def __init__(self, f: BinaryIO) -> None:
         self.f = f
         self.base = 0
         self.buf = b""
@@ -210,7 +212,7 @@ def int32(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def trace_in_record(data: memoryview) -> tuple[float, tuple, TensorLocation | None]:
+def trace_in_record(data: memoryview) -> tuple[float, tuple[str, str, int, int, str], TensorLocation | None]:
     """(wall time, (context id, op name, output slot, mode, device), tensor) of one serialized graph execution
     trace, walking its fields instead of parsing it: a FULL_TENSOR record of hundreds of MB is neither copied nor
     decoded (its tensor's `content_offset` is relative to `data`). Raises ContentError when the bytes are not a
@@ -218,7 +220,7 @@ def trace_in_record(data: memoryview) -> tuple[float, tuple, TensorLocation | No
     return walk_trace(MemoryWindow(data), len(data))
 
 
-def walk_trace(w: Window, length: int) -> tuple[float, tuple, TensorLocation | None]:
+def walk_trace(w: Window, length: int) -> tuple[float, tuple[str, str, int, int, str], TensorLocation | None]:
     """trace_in_record over the record's bytes as `w` reads them (in memory, or the kept head and tail of a record
     streamed by big_record.py)."""
     wall, span = 0.0, None
@@ -287,7 +289,7 @@ def blocks(loc: TensorLocation, elements: int) -> Iterator[tuple[int, np.ndarray
         yield first, debug_values.content_values(raw, loc.dtype)
 
 
-def summarize(loc: TensorLocation) -> dict:
+def summarize(loc: TensorLocation) -> HealthFullTensor:
     """debug_values.summarize_array of the whole tensor (wire.ts HealthFullTensor), reading it in blocks: the same
     dict for a tensor of one block, and the same counts, min and max (a mean summed block by block in float64) for a
     bigger one, without holding it in memory or widening it to float64."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..wire import types as wire
 from .full_tensor import string_content, widen_bfloat16
 
 # DataType enum value -> (wire name, numpy dtype or None, TensorProto typed field used for scalars).
@@ -42,13 +43,13 @@ def dtype_name(enum_value: int) -> str:
     return entry[0] if entry else f"dtype_{int(enum_value)}"
 
 
-def _tensor_proto_class():
+def _tensor_proto_class() -> Any:  # protobuf classes carry no types
     from tensorboard.compat.proto import tensor_pb2
 
     return tensor_pb2.TensorProto
 
 
-def parse_tensor_proto(data: bytes):
+def parse_tensor_proto(data: bytes) -> Any:
     """TensorBoard's TensorProto from bytes, or None when it does not parse."""
     proto = _tensor_proto_class()()
     try:
@@ -58,7 +59,7 @@ def parse_tensor_proto(data: bytes):
     return proto
 
 
-def tensor_to_numpy(proto, raw_bfloat16: bool = False) -> tuple[np.ndarray, str, list[int]]:
+def tensor_to_numpy(proto: Any, raw_bfloat16: bool = False) -> tuple[np.ndarray, str, list[int]]:
     """(flat array, dtype name, shape). Strings come back as an object array of bytes. bfloat16 comes back widened
     to float32, or as its raw 16-bit words ("<u2") with `raw_bfloat16`."""
     name, np_dtype, typed_field = DTYPES.get(proto.dtype, (dtype_name(proto.dtype), None, None))
@@ -94,11 +95,11 @@ def tensor_to_numpy(proto, raw_bfloat16: bool = False) -> tuple[np.ndarray, str,
     return arr[:size], name, shape
 
 
-def is_empty_proto(proto) -> bool:
+def is_empty_proto(proto: Any) -> bool:
     return proto.dtype == 0 and not proto.tensor_content and not proto.tensor_shape.dim
 
 
-def _json_value(x, kind: str):
+def _json_value(x: Any, kind: str) -> wire.Num | bool | str:
     if kind == "O":
         return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
     if kind == "b":
@@ -110,7 +111,7 @@ def _json_value(x, kind: str):
     return int(x)
 
 
-def tensor_value(data: bytes | None, begin: int = 0, max_elements: int = 1000) -> dict[str, Any] | None:
+def tensor_value(data: bytes | None, begin: int = 0, max_elements: int = 1000) -> wire.TensorValue | None:
     """wire.ts TensorValue of a FULL_TENSOR debug tensor, elements [begin, begin + max_elements)."""
     if data is None:
         return None
@@ -127,14 +128,14 @@ def tensor_value(data: bytes | None, begin: int = 0, max_elements: int = 1000) -
     return value_dict(arr[b:e], dtype, shape, size, b)
 
 
-def value_dict(part: np.ndarray, dtype: str, shape: list[int], size: int, begin: int) -> dict[str, Any]:
+def value_dict(part: np.ndarray, dtype: str, shape: list[int], size: int, begin: int) -> wire.TensorValue:
     """wire.ts TensorValue of the elements `part` (decoded), which start at flat element `begin`."""
     kind = part.dtype.kind
     items = part.tolist() if kind != "O" else list(part)
     end = begin + len(part)
     return {
         "dtype": dtype,
-        "shape": shape,
+        "shape": [*shape],
         "size": size,
         "begin": begin,
         "end": end,

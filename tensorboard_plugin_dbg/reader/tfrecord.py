@@ -72,7 +72,9 @@ def _find_header(buf: np.ndarray, words: crc32c.Words, begin: int) -> int:
     return -1
 
 
-def _walk_heads(mv, words: crc32c.Words, pos: int, n: int, hint: np.ndarray | None = None):
+def _walk_heads(
+    mv: memoryview, words: crc32c.Words, pos: int, n: int, hint: np.ndarray | None = None
+) -> tuple[np.ndarray, int, str, int]:
     """Header positions from `pos` on, until the bytes end or a length is impossible.
 
     Returns (positions, next position, 'end' | 'partial' | 'impossible', bytes needed for a partial record).
@@ -196,7 +198,17 @@ def _lengths(words: crc32c.Words, heads: np.ndarray) -> np.ndarray:
     return words.u32(heads).astype(np.int64) | (words.u32(heads + 4).astype(np.int64) << 32)
 
 
-def _finish(buf, words, base, starts, lengths, pos, resyncing, damages, needed) -> Scan:
+def _finish(
+    buf: np.ndarray,
+    words: crc32c.Words,
+    base: int,
+    starts: list[np.ndarray],
+    lengths: list[np.ndarray],
+    pos: int,
+    resyncing: bool,
+    damages: list[Damage],
+    needed: int,
+) -> Scan:
     s = np.concatenate(starts) if starts else np.zeros(0, np.int64)
     ln = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
     if len(s):

@@ -48,7 +48,18 @@ def _hash(words: np.ndarray, length: np.ndarray, h: np.ndarray) -> np.ndarray:
     return (h ^ length.astype(np.uint64)) * _PRIME
 
 
-def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds, seed: int) -> np.ndarray:
+def _identify(
+    buf: np.ndarray,
+    words: crc32c.Words,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    a0: np.ndarray,
+    alen: np.ndarray,
+    b0: np.ndarray,
+    blen: np.ndarray,
+    kinds: tr.TraceKinds,
+    seed: int,
+) -> np.ndarray:
     """Kind code of each record from its identity spans; -1 where undecodable or not verified."""
     m = len(a0)
     kind = np.full(m, -1, np.int64)
@@ -85,7 +96,7 @@ def _identify(buf, words, starts, ends, a0, alen, b0, blen, kinds: tr.TraceKinds
     return kind
 
 
-def _lookup(kinds: tr.TraceKinds, keys: np.ndarray):
+def _lookup(kinds: tr.TraceKinds, keys: np.ndarray) -> tuple[tr.IdentityStore, np.ndarray, np.ndarray]:
     """(identity store, each key's entry position in it, whether the key is known there)."""
     store = kinds.identity_store()
     at = np.minimum(np.searchsorted(store.keys, keys), max(len(store.keys) - 1, 0))
@@ -93,7 +104,17 @@ def _lookup(kinds: tr.TraceKinds, keys: np.ndarray):
     return store, at, known
 
 
-def _identify_subset(buf, words, starts, ends, sel, kinds, kind, content, clen) -> None:
+def _identify_subset(
+    buf: np.ndarray,
+    words: crc32c.Words,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    sel: np.ndarray,
+    kinds: tr.TraceKinds,
+    kind: np.ndarray,
+    content: np.ndarray,
+    clen: np.ndarray,
+) -> None:
     """Kinds (and content vectors) of records `sel`, in place: fixed layout first, generic walker for the rest."""
     ok, a0, alen, b0, blen, c0, cl = identity_spans(buf, starts[sel], ends[sel])
     for seed in (1, 2):

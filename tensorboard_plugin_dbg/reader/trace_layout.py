@@ -11,14 +11,18 @@ from __future__ import annotations
 import numpy as np
 
 
-def fixed_layout(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
+def fixed_layout(
+    buf: np.ndarray, s: np.ndarray, e: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The expected layout (module docstring), checked for all records buf[s:e] at once: every field once, in
     order, with one-byte lengths; a one- or two-byte length of the trace message, which ends the record.
     Returns (ok, t, proto, content, clen): where the trace message, its TensorProto and the TensorProto's content
     vector start, and the vector's length. Positions past the buffer only come from records it rejects. The bytes
     are gathered a few per record at a time: a page of ~100 records pays numpy's per-call cost, not the bytes."""
 
-    def at(pos, offsets):  # (records, len(offsets)) bytes at pos + offsets (uint8: sums with positions are int64)
+    def at(
+        pos: np.ndarray, offsets: np.ndarray
+    ) -> np.ndarray:  # (records, len(offsets)) bytes at pos + offsets (uint8: sums with positions are int64)
         return buf.take(pos[:, None] + offsets, mode="clip")
 
     head = at(s, _HEAD)  # wall_time tag, trace tag, the trace message's length (one or two bytes)
@@ -57,14 +61,19 @@ _MID_EXPECT = np.array([0x20, 0x2A, 0x08, 0x02, 0x12])
 _MID_SMALL = np.array([1, 3, 7])  # mode, the TensorProto's length, the shape's length: one-byte varints
 
 
-def identity_spans(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
+Spans = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]  # ok, a0, alen, b0, blen, content, clen
+
+
+def identity_spans(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> Spans:
     """fixed_layout as _identify_subset takes it: ok, the identity spans [s + 9, content) and [content + clen, e),
     and the content vector."""
     ok, _t, _proto, content, clen = fixed_layout(buf, s, e)
     return ok, s + 9, content - (s + 9), content + clen, e - (content + clen), content, clen
 
 
-def _varint(buf: np.ndarray, pos: np.ndarray, active: np.ndarray):
+def _varint(buf: np.ndarray, pos: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     val = np.zeros(len(pos), np.uint64)
     nbytes = np.zeros(len(pos), np.int64)
     cont = active.copy()
@@ -79,7 +88,9 @@ def _varint(buf: np.ndarray, pos: np.ndarray, active: np.ndarray):
     return val, nbytes, cont
 
 
-def _walk(buf: np.ndarray, begin: np.ndarray, end: np.ndarray, ok: np.ndarray, max_field: int):
+def _walk(
+    buf: np.ndarray, begin: np.ndarray, end: np.ndarray, ok: np.ndarray, max_field: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Generic walker: fields 1..max_field, each at most once, in order, wire type 0 or 2. Returns (tag
     position, value start, value) as (max_field + 1, M) arrays (-1 / 0 where absent), and ok."""
     m = len(begin)
@@ -118,7 +129,7 @@ def _walk(buf: np.ndarray, begin: np.ndarray, end: np.ndarray, ok: np.ndarray, m
     return tagpos, vstart, value, ok
 
 
-def generic_identity_spans(buf: np.ndarray, s: np.ndarray, e: np.ndarray):
+def generic_identity_spans(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> Spans:
     """Same outputs as identity_spans, for records the fixed path rejected (multi-byte lengths, no slot ...)."""
     ok = (e - s >= 12) & (buf[np.minimum(s, len(buf) - 1)] == 0x09) & (buf[np.minimum(s + 9, len(buf) - 1)] == 0x52)
     tlen, tnb, too_long = _varint(buf, s + 10, ok)

@@ -69,7 +69,9 @@ def paint(lo: np.ndarray, hi: np.ndarray, size: int) -> np.ndarray:
     return np.where(np.cumsum(edges[:size]) > 0, 0xFF, 0).astype(np.uint8)
 
 
-def identity_mask(starts, ends, kind, content, clen, base: int, size: int) -> np.ndarray:
+def identity_mask(
+    starts: np.ndarray, ends: np.ndarray, kind: np.ndarray, content: np.ndarray, clen: np.ndarray, base: int, size: int
+) -> np.ndarray:
     """Mask of the bytes [base, base + size) that must not change for a record to inherit: for each decoded record
     its wall_time tag and everything after the wall time but its content vector (the identity spans of
     trace_fast, whole after the wall time when there is no content vector: clen -1); every byte of a record not
@@ -83,7 +85,17 @@ def identity_mask(starts, ends, kind, content, clen, base: int, size: int) -> np
     return paint(lo, hi, size)
 
 
-def inherit_periodic(buf, starts, ends, period, count, kind, content, clen, mask=None):
+def inherit_periodic(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    period: int,
+    count: int,
+    kind: np.ndarray,
+    content: np.ndarray,
+    clen: np.ndarray,
+    mask: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Records [period, count) whose identity bytes equal those of the record one cycle earlier take its kind
     (and content offset). The comparison is one XOR over the block of full cycles, one more for the partial cycle
     after them (a chunk rarely ends at a step's end); `mask`: the template's identity_mask when already known.
@@ -129,7 +141,7 @@ class Carry:
     CRC), where each starts in them, their lengths, fast-path kinds (-1: not identified), content offsets (from
     the record's start), content lengths, and their identity_mask. Empty until a chunk shows a period."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.data: np.ndarray | None = None
         # all set together with `data` (see carry()); Any: numpy arrays once set
         self.rel: Any = None
@@ -139,7 +151,16 @@ class Carry:
         self.clen: Any = None
         self.mask: Any = None
 
-    def inherit(self, buf, starts, lengths, period, kind, content, clen) -> np.ndarray:
+    def inherit(
+        self,
+        buf: np.ndarray,
+        starts: np.ndarray,
+        lengths: np.ndarray,
+        period: int,
+        kind: np.ndarray,
+        content: np.ndarray,
+        clen: np.ndarray,
+    ) -> np.ndarray:
         """Gives the chunk's first `period` records the kind, content offset and length of the carried record in
         the same place when their identity bytes are equal; returns the records among them left to decode."""
         everything = np.arange(period)
@@ -158,7 +179,16 @@ class Carry:
         content[got] = starts[got] + self.content[got]
         return np.flatnonzero(~same)
 
-    def keep(self, buf, starts, ends, period, kind, content, clen) -> None:
+    def keep(
+        self,
+        buf: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        period: int,
+        kind: np.ndarray,
+        content: np.ndarray,
+        clen: np.ndarray,
+    ) -> None:
         """Carries the chunk's last `period` records (nothing when the chunk showed no period)."""
         if not period or len(starts) < period:
             self.data = None

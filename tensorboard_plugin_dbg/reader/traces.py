@@ -16,16 +16,18 @@ import numpy as np
 
 from . import debug_values, schema, tensor_content
 
-Kind = tuple  # (graph_id, op_name, output_slot, mode, device_name)
+Kind = tuple[str, str, int, int, str]  # (graph_id, op_name, output_slot, mode, device_name)
+Counts = tuple[float, float, float, float]  # non-finite counts: -inf, +inf, NaN, size
 
 
 class TraceKinds:
     """Interned trace identities. Appends only; readers may index `kinds` concurrently."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.kinds: list[Kind] = []
         self._by_tuple: dict[Kind, int] = {}
-        self.by_hash: dict[int, tuple] = {}  # fast-path key -> (kind, a words, b words, a length, b length)
+        # fast-path key -> (kind code, a words, b words, a length, b length)
+        self.by_hash: dict[int, tuple[int, np.ndarray, np.ndarray, int, int]] = {}
         self._lock = threading.Lock()
         self._store: IdentityStore | None = None  # by_hash as arrays, rebuilt when it grows (see identity_store)
 
@@ -75,7 +77,7 @@ class IdentityStore:
         wa = max(self.a_words.shape[0], other.a_words.shape[0])
         wb = max(self.b_words.shape[0], other.b_words.shape[0])
 
-        def words(x, y, w):
+        def words(x: np.ndarray, y: np.ndarray, w: int) -> np.ndarray:
             out = np.zeros((w, x.shape[1] + y.shape[1]), np.uint32)
             out[: x.shape[0], : x.shape[1]], out[: y.shape[0], x.shape[1] :] = x, y
             return out
@@ -94,7 +96,7 @@ class IdentityStore:
         )
 
     @staticmethod
-    def build(by_hash: dict) -> IdentityStore:
+    def build(by_hash: dict[int, tuple[int, np.ndarray, np.ndarray, int, int]]) -> IdentityStore:
         items = sorted(by_hash.items())
         wa = max((len(e[1]) for _, e in items), default=0)
         wb = max((len(e[2]) for _, e in items), default=0)
@@ -128,7 +130,7 @@ class TraceBatch:
 _BIG = 1 << 20  # records at least this long (FULL_TENSOR values) are walked, not parsed: see decode_big
 
 
-def decode_big(data: memoryview) -> tuple[float, Kind, tuple | None] | None:
+def decode_big(data: memoryview) -> tuple[float, Kind, Counts | None] | None:
     """decode_one of a big FULL_TENSOR record without parsing or copying its tensor: the fields are walked
     (tensor_content.trace_in_record) and the non-finite elements counted in blocks over the record's own bytes.
     None when the walk does not apply (then protobuf decides)."""
@@ -141,7 +143,7 @@ def decode_big(data: memoryview) -> tuple[float, Kind, tuple | None] | None:
     return wall, kind, debug_values.count_nonfinite(tensor_content.stored_values(loc, data), loc.dtype)
 
 
-def decode_one(data: bytes | memoryview) -> tuple[float, Kind, tuple | None] | None:
+def decode_one(data: bytes | memoryview) -> tuple[float, Kind, Counts | None] | None:
     """(wall_time, kind, nonfinite counts or None) of one serialized trace event, or None."""
     if len(data) >= _BIG:
         decoded = decode_big(memoryview(data))

@@ -9,23 +9,33 @@ Cached in the run's derived-value cache: the scan per version, the findings per 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from tensorboard_plugin_dbg.analysis.rules import config, retracing, tensor_rules, tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
 from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
-__all__ = ["DEFAULTS", "Thresholds", "evaluate"]
+__all__ = ["DEFAULTS", "Evaluation", "Thresholds", "evaluate"]
 
 
-def evaluate(run: RunQueries, thresholds: Thresholds = DEFAULTS) -> dict[str, Any]:
+class Evaluation(TypedDict):
+    """The rules' answer for one run version: findings in wall-time order, per-rule totals, the rules it cannot
+    judge."""
+
+    findings: list[wire.AlertBody]
+    totals: dict[str, int]
+    needs: list[wire.RuleNeed]
+
+
+def evaluate(run: RunQueries, thresholds: Thresholds = DEFAULTS) -> Evaluation:
     """{"findings": [wire.ts Alert with type = the rule ...] (wall-time order), "totals": {rule: n},
     "needs": [wire.ts RuleNeed ...]} of the run's current version."""
     return run.derived.get("rule_findings", (run.version, thresholds), lambda: _evaluate(run, thresholds))
 
 
-def _evaluate(run: RunQueries, t: Thresholds) -> dict[str, Any]:
+def _evaluate(run: RunQueries, t: Thresholds) -> Evaluation:
     stats = tensor_scan.scan(run)
     kinds, _graphs, _names, types = kind_table(run)
     found = [
@@ -42,10 +52,10 @@ def _evaluate(run: RunQueries, t: Thresholds) -> dict[str, Any]:
     return {"findings": found, "totals": totals, "needs": needs(run)}
 
 
-def needs(run: RunQueries) -> list[dict[str, Any]]:
+def needs(run: RunQueries) -> list[wire.RuleNeed]:
     """The rules whose data this run's debug modes do not record, and the call that would record it."""
     modes = set(run.info().get("debug_modes", []))
-    out = []
+    out: list[wire.RuleNeed] = []
     for rule in config.ALERT_TYPES:
         wanted = config.NEEDS[rule]
         if wanted and not modes.intersection(wanted):

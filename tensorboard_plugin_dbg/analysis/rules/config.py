@@ -7,20 +7,33 @@ in api/routes/lists.py, parsed in api/params.py) and a flag of `report` (the sam
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any, Final
 
-NAN_INF = "InfNanAlert"  # the NaN/∞ alert type (index/alert_queries.py ALERT_TYPE), as it always was
-RETRACING = "retracing"
-SHAPE_CHANGE = "shape_change"
-DTYPE_CHANGE = "dtype_change"
-ALL_ZERO = "all_zero"
-DEAD_RELU = "dead_relu"
-VALUE_EXPLOSION = "value_explosion"
-VALUE_VANISHING = "value_vanishing"
-RULE_TYPES = (RETRACING, SHAPE_CHANGE, DTYPE_CHANGE, ALL_ZERO, DEAD_RELU, VALUE_EXPLOSION, VALUE_VANISHING)
-ALERT_TYPES = (NAN_INF, *RULE_TYPES)
+from tensorboard_plugin_dbg.wire.types import AlertType, DebugModeName
+
+# Final: each name's type is its literal, so the wire types (AlertType) check them
+NAN_INF: Final = "InfNanAlert"  # the NaN/∞ alert type (index/alert_queries.py ALERT_TYPE), as it always was
+RETRACING: Final = "retracing"
+SHAPE_CHANGE: Final = "shape_change"
+DTYPE_CHANGE: Final = "dtype_change"
+ALL_ZERO: Final = "all_zero"
+DEAD_RELU: Final = "dead_relu"
+VALUE_EXPLOSION: Final = "value_explosion"
+VALUE_VANISHING: Final = "value_vanishing"
+RULE_TYPES: tuple[AlertType, ...] = (
+    RETRACING,
+    SHAPE_CHANGE,
+    DTYPE_CHANGE,
+    ALL_ZERO,
+    DEAD_RELU,
+    VALUE_EXPLOSION,
+    VALUE_VANISHING,
+)
+ALERT_TYPES: tuple[AlertType, ...] = (NAN_INF, *RULE_TYPES)
 
 # The modes whose records each rule reads (any of them will do); retracing reads graphs and executions only.
-NEEDS: dict[str, tuple[str, ...]] = {
+NEEDS: dict[AlertType, tuple[DebugModeName, ...]] = {
     NAN_INF: ("CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "FULL_TENSOR"),
     RETRACING: (),
     SHAPE_CHANGE: ("SHAPE", "FULL_HEALTH"),  # FULL_HEALTH records rank and size, SHAPE the dimensions too
@@ -30,7 +43,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     VALUE_EXPLOSION: ("FULL_TENSOR",),  # magnitudes: no health mode records min/max
     VALUE_VANISHING: ("FULL_TENSOR",),
 }
-TITLES = {
+TITLES: dict[AlertType, str] = {
     NAN_INF: "NaN/∞",
     RETRACING: "repeated function traces (retracing)",
     SHAPE_CHANGE: "output shape changed across steps",
@@ -74,7 +87,7 @@ THRESHOLD_DOCS = {
 }
 
 
-def thresholds_from(values: dict) -> Thresholds:
+def thresholds_from(values: Mapping[str, Any]) -> Thresholds:
     """Thresholds from parsed parameters (absent or None: the default)."""
     given = {f.name: values[f.name] for f in dataclasses.fields(Thresholds) if values.get(f.name) is not None}
     return dataclasses.replace(DEFAULTS, **given)

@@ -65,7 +65,16 @@ class KindSteps:
         unset = self.first_change[c][kinds] < 0
         self.first_change[c][kinds[unset]] = pos[at[unset]]
 
-    def _runs(self, z, ks, idx, seg_first, seg_start, seg_last, pos) -> None:
+    def _runs(
+        self,
+        z: np.ndarray,
+        ks: np.ndarray,
+        idx: np.ndarray,
+        seg_first: np.ndarray,
+        seg_start: np.ndarray,
+        seg_last: np.ndarray,
+        pos: np.ndarray,
+    ) -> None:
         # where the current run began within the block: the row after the last unflagged step of the kind, or the
         # kind's first row in the block (then the run carried from earlier blocks continues it)
         began = np.maximum.accumulate(np.where(~z, idx + 1, np.where(seg_first, idx, -1)))

@@ -25,6 +25,7 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis.rules.config import ALERT_TYPES, NAN_INF
 from tensorboard_plugin_dbg.analysis.rules.findings import kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 MAX_MUTES = 50
 MAX_PATTERN = 500
@@ -43,7 +44,7 @@ class Mute:
     graph_id: str | None = None
     reason: str = ""
     # the compiled op_name pattern (set once in __post_init__; not part of equality or the cache key)
-    _name_re: re.Pattern | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _name_re: re.Pattern[str] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not (self.rule or self.op_type or self.op_name or self.graph_id):
@@ -66,11 +67,11 @@ class Mute:
     def matches_rule(self, alert_type: str) -> bool:
         return self.rule is None or self.rule == alert_type
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, str | None]:  # the report's --json echo of its mutes
         return {f: getattr(self, f) for f in FIELDS}
 
 
-def _compile(pattern: str | None) -> re.Pattern | None:
+def _compile(pattern: str | None) -> re.Pattern[str] | None:
     if pattern is None:
         return None
     if pattern.startswith("re:"):
@@ -129,7 +130,7 @@ def parse_text(text: str) -> Mute:
     return from_objects([values])[0]
 
 
-def key(mutes: Sequence[Mute]) -> tuple:
+def key(mutes: Sequence[Mute]) -> tuple[tuple[str | None, ...], ...]:
     """A cache key: what the mutes hide (reasons excluded)."""
     return tuple((m.rule, m.op_type, m.op_name, m.graph_id) for m in mutes)
 
@@ -153,7 +154,11 @@ def nan_masks(run: RunQueries, mutes: Sequence[Mute]) -> tuple[np.ndarray, np.nd
 
 
 def alert_hidden(
-    src: np.ndarray, rows: np.ndarray, trace_kind: np.ndarray, exec_type: np.ndarray, masks: tuple
+    src: np.ndarray,
+    rows: np.ndarray,
+    trace_kind: np.ndarray,
+    exec_type: np.ndarray,
+    masks: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
     """bool[mutes, alerts]: which mute hides each alert (source 0 execution / 1 trace, row), vectorized."""
     by_kind, by_exec = masks
@@ -166,7 +171,7 @@ def alert_hidden(
     return out
 
 
-def finding_hidden(finding: dict[str, Any], mutes: Sequence[Mute]) -> list[int]:
+def finding_hidden(finding: wire.AlertBody, mutes: Sequence[Mute]) -> list[int]:
     """Indices of the mutes hiding a rule finding."""
     return [
         m

@@ -26,11 +26,15 @@ from tensorboard_plugin_dbg.analysis.rules.tensor_rules import describe
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import KindStats
 from tensorboard_plugin_dbg.index.naming import function_name, is_function_call
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.reader.traces import Kind
+from tensorboard_plugin_dbg.wire import types as wire
 
 _SHOWN = 4  # traces whose differing value the evidence spells out
 
 
-def find(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str], t: config.Thresholds) -> list:
+def find(
+    run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str], t: config.Thresholds
+) -> list[wire.AlertBody]:
     graphs_by_name: dict[str, list[str]] = defaultdict(list)
     for graph_id, name, _outer in run.graph_entries():
         # unnamed (the eager context) and TF's own halves of a function (__forward_/__backward_) are not user code
@@ -40,7 +44,7 @@ def find(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str]
     kinds_by_graph: dict[str, list[int]] = defaultdict(list)
     for k, info in enumerate(kinds):
         kinds_by_graph[info[0]].append(k)
-    out = []
+    out: list[wire.AlertBody] = []
     for name, graph_ids in graphs_by_name.items():
         traced = max(len(graph_ids), len(calls.get(name, ())))
         if traced < t.retrace_min:
@@ -93,7 +97,14 @@ def _first_calls(run: RunQueries) -> dict[str, list[int]]:
     return out
 
 
-def _what_differed(run, stats: KindStats, kinds, types, graph_ids, kinds_by_graph) -> str:
+def _what_differed(
+    run: RunQueries,
+    stats: KindStats,
+    kinds: list[Kind],
+    types: list[str],
+    graph_ids: list[str],
+    kinds_by_graph: dict[str, list[int]],
+) -> str:
     # the first step of each op (by name and slot) in each trace
     per_graph = []
     for g in graph_ids:

@@ -4,15 +4,16 @@ kinds plus one record read per finding for its evidence."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis.rules import config
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import FULL_TENSOR, KindStats
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader.tensor_proto import dtype_name
+from tensorboard_plugin_dbg.reader.traces import Kind
+from tensorboard_plugin_dbg.wire import types as wire
 
 RELU_TYPES = frozenset({"Relu", "Relu6"})
 # All-zero by construction, not by training: never an alert.
@@ -20,7 +21,7 @@ ZERO_BY_DESIGN = frozenset({"Const", "ZerosLike", "Fill", "Zeros", "Placeholder"
 FULL_TENSOR_LIMIT = 20_000  # FULL_TENSOR traces decoded for magnitudes (one record read each)
 
 
-def describe(mode: float, v: np.ndarray) -> str:
+def describe(mode: float, v: npt.NDArray[np.float64]) -> str:
     if not np.isfinite(v[0]):
         return "unknown"
     if int(mode) == 5:  # SHAPE: the dims
@@ -30,9 +31,10 @@ def describe(mode: float, v: np.ndarray) -> str:
     return f"{dtype_name(int(v[2]))} rank {int(v[3])} size {int(v[4])}"
 
 
-def changes(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str]) -> list[dict[str, Any]]:
+def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str]) -> list[wire.AlertBody]:
     """shape_change and dtype_change findings: one per kind whose output changed between two of its steps."""
-    out = []
+    out: list[wire.AlertBody] = []
+    rule: wire.AlertType
     for rule, counts, first in (
         (config.SHAPE_CHANGE, stats.shape_changes, stats.first_shape_change),
         (config.DTYPE_CHANGE, stats.dtype_changes, stats.first_dtype_change),
@@ -69,9 +71,11 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[s
     return out
 
 
-def zeros(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str], t: config.Thresholds) -> list:
+def zeros(
+    run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str], t: config.Thresholds
+) -> list[wire.AlertBody]:
     """dead_relu (ReLU outputs) and all_zero (other tensors) findings: all zero for enough consecutive steps."""
-    out = []
+    out: list[wire.AlertBody] = []
     walls = run.trace_arrays()["wall_time"]
     for k in np.flatnonzero(stats.zero_run > 0).tolist():
         relu = types[k] in RELU_TYPES
@@ -89,7 +93,7 @@ def zeros(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str
             f"{what} for {run_len} consecutive step(s) (steps {first_step + 1}-{first_step + run_len} of "
             f"{int(stats.steps[k])})"
         )
-        rule = config.DEAD_RELU if relu else config.ALL_ZERO
+        rule: wire.AlertType = config.DEAD_RELU if relu else config.ALL_ZERO
         out.append(
             finding(
                 rule,
@@ -105,10 +109,12 @@ def zeros(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str
     return out
 
 
-def magnitudes(run: RunQueries, stats: KindStats, kinds: list[tuple], types: list[str], t: config.Thresholds) -> list:
+def magnitudes(
+    run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str], t: config.Thresholds
+) -> list[wire.AlertBody]:
     """value_explosion (max |x| grows by growth_factor for growth_steps consecutive steps) and value_vanishing (a
     gradient's non-zero max |x| below vanish_floor for vanish_steps steps), over FULL_TENSOR kinds."""
-    out: list[dict[str, Any]] = []
+    out: list[wire.AlertBody] = []
     walls = run.trace_arrays()["wall_time"]
     budget = FULL_TENSOR_LIMIT
     for k, info in enumerate(kinds):
@@ -150,7 +156,7 @@ def _is_gradient(op_name: str) -> bool:
     return op_name.startswith(("gradient_tape/", "gradients/")) or "Grad" in op_name
 
 
-def _first_run(flags: np.ndarray, length: int) -> int:
+def _first_run(flags: npt.NDArray[np.bool_], length: int) -> int:
     """Index where `length` consecutive True first end, or -1."""
     if length <= 0 or len(flags) < length:
         return -1
@@ -160,8 +166,7 @@ def _first_run(flags: np.ndarray, length: int) -> int:
 
 
 def _max_abs(run: RunQueries, row: int) -> float:
-    health = run.graph_execution(row, max_elements=0).get("health") or {}
-    lo, hi = health.get("min"), health.get("max")
-    if lo is None or hi is None:
-        return np.nan
-    return float(max(abs(lo), abs(hi)))
+    health = run.graph_execution(row, max_elements=0)["health"]
+    if health["mode"] != "FULL_TENSOR" or health["min"] is None or health["max"] is None:
+        return np.nan  # no values recorded, or none finite
+    return float(max(abs(float(health["min"])), abs(float(health["max"]))))

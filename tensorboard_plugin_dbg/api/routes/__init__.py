@@ -17,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from tensorboard_plugin_dbg.api import openapi as openapi_document
+from tensorboard_plugin_dbg.api.params import Params
 from tensorboard_plugin_dbg.api.routes import analysis, graph, lists, runs, source, tensors
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog
 
 
-def openapi(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
+def openapi(catalog: Catalog, p: Params) -> dict[str, Any]:  # an OpenAPI document: not a wire type
     return openapi_document.document(ROUTES)
 
 

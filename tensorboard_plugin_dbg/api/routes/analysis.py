@@ -3,34 +3,33 @@ map. (The rules' thresholds are parameters of the alert list: lists.py.)"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.analysis import health_map as health_map_analysis
-from tensorboard_plugin_dbg.analysis import report_text, timeline_marks
-from tensorboard_plugin_dbg.api.params import Param
-from tensorboard_plugin_dbg.api.routes.shared import BEGIN, MUTES, RUN, page, with_run
+from tensorboard_plugin_dbg.analysis import report_text, run_verdict, timeline_marks
+from tensorboard_plugin_dbg.api.params import Param, Params
+from tensorboard_plugin_dbg.api.routes.shared import BEGIN, MUTES, RUN, clamped
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 
-def timeline_marks_route(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, timeline_marks.marks(run, p["bins"], p["mutes"] or ()))
+def timeline_marks_route(run: RunQueries, p: Params) -> wire.TimelineMarksResponse:
+    return {"run": run.name, **timeline_marks.marks(run, p["bins"], p["mutes"] or ())}
 
 
-def root_cause(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def root_cause(run: RunQueries, p: Params) -> wire.RootCauseResponse:
     # The card's "copy as text" is the report's section for this run: one formatter (analysis/report_text.py).
-    result = report_text.run_result(run, p["mutes"] or ())
-    answer = {k: v for k, v in result.items() if k not in ("run", "notices")}
-    return with_run(run, {**answer, "report_text": report_text.run_section(result)})
+    answer = run_verdict.root_cause(run, p["mutes"] or ())
+    text = report_text.run_section(report_text.result_of(run, answer))
+    return {"run": run.name, **answer, "report_text": text}
 
 
-def health_map(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def health_map(run: RunQueries, p: Params) -> wire.HealthMapResponse:
     # a page holds at most MAX_ROWS ops (each with up to `columns` cells): clamped, as the description says
     end = min(p["end"], p["begin"] + health_map_analysis.MAX_ROWS)
     answer = health_map_analysis.health_map(
         run, p["begin"], end, p["columns"], p["step_begin"], p["step_end"], p["graph_id"], p["op_name"]
     )
-    return page(run, answer)
+    return {"run": run.name, **clamped(answer)}
 
 
 ROUTES: tuple[RouteSpec, ...] = (

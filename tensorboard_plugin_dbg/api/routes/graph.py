@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.analysis import neighborhood
-from tensorboard_plugin_dbg.api.params import Param
-from tensorboard_plugin_dbg.api.routes.shared import RUN, with_run
+from tensorboard_plugin_dbg.api.params import Param, Params
+from tensorboard_plugin_dbg.api.routes.shared import RUN
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 
-def graph(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, run.graph(p["graph_id"]))
+def graph(run: RunQueries, p: Params) -> wire.GraphInfo:
+    return {"run": run.name, **run.graph(p["graph_id"])}
 
 
-def op(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, run.op(p["graph_id"], p["op_name"], near=p["near"]))
+def op(run: RunQueries, p: Params) -> wire.OpInfo:
+    return {"run": run.name, **run.op(p["graph_id"], p["op_name"], near=p["near"])}
 
 
-def graph_neighborhood(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def graph_neighborhood(run: RunQueries, p: Params) -> wire.NeighborhoodResponse:
     answer = neighborhood.neighborhood(run, p["graph_id"], p["op_name"], p["hops"], p["direction"], p["near"])
-    return with_run(run, answer)
+    return {"run": run.name, **answer}
 
 
 ROUTES: tuple[RouteSpec, ...] = (

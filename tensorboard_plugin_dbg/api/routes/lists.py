@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.analysis import alerts as alert_analysis
 from tensorboard_plugin_dbg.analysis.rules import config as rule_config
-from tensorboard_plugin_dbg.api.params import Param
-from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END, INDEX, MUTES, RUN, page, with_run
+from tensorboard_plugin_dbg.api.params import Param, Params
+from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END, INDEX, MUTES, RUN, clamped
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import RunQueries, TraceFilter
+from tensorboard_plugin_dbg.wire import types as wire
 
 ALERT_TYPES = rule_config.ALERT_TYPES  # the NaN/∞ type (InfNanAlert) and the rules'
 ALERT_ROLES = ("producer",)
@@ -62,22 +61,22 @@ HOST = Param(
 )
 
 
-def alerts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def alerts(run: RunQueries, p: Params) -> wire.AlertsResponse:
     producers_only = p["role"] == "producer"
     thresholds = rule_config.thresholds_from(p)
     answer = alert_analysis.alerts(run, p["begin"], p["end"], p["type"], producers_only, p["mutes"] or (), thresholds)
-    return page(run, answer)
+    return {"run": run.name, **clamped(answer)}
 
 
-def executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return page(run, run.executions(p["begin"], p["end"]))
+def executions(run: RunQueries, p: Params) -> wire.ExecutionsResponse:
+    return {"run": run.name, **clamped(run.executions(p["begin"], p["end"]))}
 
 
-def execution(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def execution(run: RunQueries, p: Params) -> wire.ExecutionDetail:
     return run.execution(p["index"], max_elements=p["max_elements"])
 
 
-def graph_executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def graph_executions(run: RunQueries, p: Params) -> wire.GraphExecutionsResponse:
     filters = TraceFilter(
         op_type=p["op_type"],
         op_name=p["op_name"],
@@ -86,14 +85,14 @@ def graph_executions(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
         device=p["device"],
         host=p["host"],
     )
-    return page(run, run.graph_executions(p["begin"], p["end"], filters, call=p["call"]))
+    return {"run": run.name, **clamped(run.graph_executions(p["begin"], p["end"], filters, call=p["call"]))}
 
 
-def devices(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, run.device_counts())
+def devices(run: RunQueries, p: Params) -> wire.DevicesResponse:
+    return {"run": run.name, **run.device_counts()}
 
 
-def graph_execution(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def graph_execution(run: RunQueries, p: Params) -> wire.GraphExecutionDetail:
     return run.graph_execution(p["index"], begin=p["begin"], max_elements=p["max_elements"])
 
 

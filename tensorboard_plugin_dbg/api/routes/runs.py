@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.analysis import run_verdict
+from tensorboard_plugin_dbg.api.params import Params
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog
+from tensorboard_plugin_dbg.wire import types as wire
 
 
-def runs(catalog: Catalog, p: dict[str, Any]) -> dict[str, Any]:
+def runs(catalog: Catalog, p: Params) -> wire.RunsResponse:
     # Each run's summary comes from its cached root cause only (run_verdict.summary): this route is polled.
-    runs = [{**r.info(), "summary": run_verdict.summary(r)} for r in catalog.runs()]
+    runs: list[wire.RunInfo] = [{**r.info(), "summary": run_verdict.summary(r)} for r in catalog.runs()]
     return {"logdir": catalog.logdir, "runs": runs, "notices": catalog.notices()}
 
 

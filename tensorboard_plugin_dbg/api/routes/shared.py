@@ -1,13 +1,13 @@
-"""What several route groups share: the run, page and list-position parameters, the mutes, and the two ways a
-handler shapes the index's answer (adding the `run` name, clamping a page)."""
+"""What several route groups share: the run, page and list-position parameters, the mutes, and how a handler
+shapes a page (`clamped`). Each handler adds the `run` name itself, first as wire.ts lists it
+(`{"run": run.name, **answer}`): the index's answer (a wire type's `Body`) does not carry it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
-from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, clamp_page
-from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.api.params import PAGE_CAP, Page, Param, clamp_page
 
 RUN = Param("run", "str", "Run name, as listed by `runs` (RunInfo.name).", required=True)
 BEGIN = Param("begin", "int", "First row of the page (0-based).", required=True)
@@ -22,11 +22,10 @@ MUTES = Param(
 )
 
 
-def with_run(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
-    # The run name first, as wire.ts lists it; the index's answer does not carry it.
-    return {"run": run.name, **answer}
+P = TypeVar("P", bound=Page)
 
 
-def page(run: RunQueries, answer: dict[str, Any]) -> dict[str, Any]:
+def clamped(answer: P) -> P:
+    """A page answer with its bounds clamped to the total (params.clamp_page)."""
     clamp_page(answer, int(answer["total"]))
-    return with_run(run, answer)
+    return answer

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.analysis import source_lines
-from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param
-from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END, INDEX, RUN, page, with_run
+from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, Params
+from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END, INDEX, RUN, clamped
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 LINES = (  # a range of one file's lines: source_file's and source_line_counts'
     Param("begin_line", "int", "First line (1-based).", minimum=1),
@@ -16,24 +15,24 @@ LINES = (  # a range of one file's lines: source_file's and source_line_counts'
 )
 
 
-def source_files(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, run.source_files())
+def source_files(run: RunQueries, p: Params) -> wire.SourceFilesResponse:
+    return {"run": run.name, **run.source_files()}
 
 
-def source_file(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, run.source_file(p["index"], begin_line=p["begin_line"], end_line=p["end_line"]))
+def source_file(run: RunQueries, p: Params) -> wire.SourceFileResponse:
+    return {"run": run.name, **run.source_file(p["index"], begin_line=p["begin_line"], end_line=p["end_line"])}
 
 
-def source_line_counts(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, source_lines.line_counts(run, p["index"], p["begin_line"], p["end_line"]))
+def source_line_counts(run: RunQueries, p: Params) -> wire.SourceLineCountsResponse:
+    return {"run": run.name, **source_lines.line_counts(run, p["index"], p["begin_line"], p["end_line"])}
 
 
-def line_ops(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return page(run, source_lines.line_ops(run, p["index"], p["line"], p["begin"], p["end"]))
+def line_ops(run: RunQueries, p: Params) -> wire.LineOpsResponse:
+    return {"run": run.name, **clamped(source_lines.line_ops(run, p["index"], p["line"], p["begin"], p["end"]))}
 
 
-def stack_frames(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, run.stack_frames(p["ids"]))
+def stack_frames(run: RunQueries, p: Params) -> wire.StackFramesResponse:
+    return {"run": run.name, **run.stack_frames(p["ids"])}
 
 
 ROUTES: tuple[RouteSpec, ...] = (

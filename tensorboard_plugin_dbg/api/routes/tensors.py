@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.analysis import tensor_slices, tensor_stats, tensor_values
 from tensorboard_plugin_dbg.api import errors
-from tensorboard_plugin_dbg.api.params import Param
-from tensorboard_plugin_dbg.api.routes.shared import RUN, with_run
+from tensorboard_plugin_dbg.api.params import Param, Params
+from tensorboard_plugin_dbg.api.routes.shared import RUN
 from tensorboard_plugin_dbg.api.spec import Binary, RouteSpec
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.index.tensor_queries import SOURCES
 from tensorboard_plugin_dbg.reader import tensor_content
+from tensorboard_plugin_dbg.wire import types as wire
 
 NPY = "application/octet-stream"
 
@@ -20,15 +19,15 @@ OUTPUT = Param("output", "int", "Output slot (eager: default 0; graph: the trace
 TENSOR = (RUN, SOURCE, Param("index", "int", "graph_executions or executions index.", required=True), OUTPUT)
 
 
-def tensor(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
+def tensor(run: RunQueries, p: Params) -> wire.TensorResponse:
     try:
         answer = tensor_values.tensor(run, p["source"], p["index"], p["output"], p["slice"], p["bins"])
     except tensor_slices.SliceError as exc:
         raise errors.ApiError(errors.PAGE_TOO_LARGE if exc.too_large else errors.BAD_PARAMETER, str(exc)) from exc
-    return with_run(run, answer)
+    return {"run": run.name, **answer}
 
 
-def tensor_npy(run: RunQueries, p: dict[str, Any]) -> Binary:
+def tensor_npy(run: RunQueries, p: Params) -> Binary:
     loc, filename = tensor_values.npy(run, p["source"], p["index"], p["output"])
     return Binary(
         tensor_values.npy_stream(loc),
@@ -39,8 +38,8 @@ def tensor_npy(run: RunQueries, p: dict[str, Any]) -> Binary:
     )
 
 
-def tensor_inputs(run: RunQueries, p: dict[str, Any]) -> dict[str, Any]:
-    return with_run(run, tensor_values.inputs(run, p["source"], p["index"]))
+def tensor_inputs(run: RunQueries, p: Params) -> wire.TensorInputsResponse:
+    return {"run": run.name, **tensor_values.inputs(run, p["source"], p["index"])}
 
 
 ROUTES: tuple[RouteSpec, ...] = (

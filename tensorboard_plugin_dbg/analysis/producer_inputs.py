@@ -1,0 +1,170 @@
+"""Each data input of a tensor's op as the root cause sees it (wire.ts RootCauseInput): its health before the op
+ran (a graph input's latest trace, a function input's from what the caller passed in: links.py; an eager input's
+producing execution), and where that value was recorded (for the Tensor Values view's inputs side by side)."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from tensorboard_plugin_dbg.analysis import links
+from tensorboard_plugin_dbg.analysis.classify import eager_producer
+from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.health import describe
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
+from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
+
+Source = Literal["graph_execution", "execution"]
+
+
+class InputSource(TypedDict):
+    """One data input as the Tensor Values view's inputs list needs it (tensor_values.inputs makes the wire.ts
+    TensorInput of it): where its latest value before the op ran was recorded (index None: nowhere)."""
+
+    slot: float
+    name: str
+    health: wire.TensorHealth | None
+    description: str
+    source: Source
+    index: int | None
+    output: float | None
+
+
+def input_tensors(cols: RunColumns, index: int) -> npt.NDArray[np.int64]:
+    """The tensor ids of the data inputs of graph trace `index`'s op (none when its op is unknown)."""
+    code = cols.trace_op[index]
+    if code < 0:
+        return np.zeros(0, np.int64)
+    return np.asarray(cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]], np.int64)
+
+
+def graph_input(
+    run: RunQueries,
+    cols: RunColumns,
+    row: wire.GraphExecutionDetail,
+    index: int,
+    inp: wire.OpInput,
+    p: int,
+    expected: bool,
+) -> wire.RootCauseInput:
+    name = f"{inp['op_name']}:{inp['output_slot']}"
+    summary = inp.get("op")
+    op_type = summary.get("op_type") if summary else None
+    entry: wire.RootCauseInput = {
+        "slot": inp["slot"],
+        "op_name": inp["op_name"],
+        "output_slot": inp["output_slot"],
+        "op_type": op_type,
+        "traced": p >= 0,
+        "health": None,
+        "graph_execution_index": None,
+        "execution_index": None,
+        "description": "",  # each branch below says it
+    }
+    if p >= 0:
+        entry["health"] = health = run.graph_execution(p, max_elements=0)["health"]
+        entry["graph_execution_index"] = p
+        entry["description"] = f"{name} — {describe(health)}"
+        if expected:
+            entry["expected"] = True
+            entry["description"] += " (expected: the same non-finite input was absorbed in earlier runs)"
+    elif inp["traces"]["count"]:
+        entry["description"] = (
+            f"{name} — no trace of it before this op ran (a circular buffer keeps only the last records), "
+            "so its health cannot be known"
+        )
+    elif op_type == "Placeholder":
+        link = links.function_input(run, cols, row["graph_id"], inp["op_name"], index)
+        entry["execution_index"] = link["execution_index"]
+        if link["flag"] is not None and link["flag"] >= 0 and link["health"] is not None:
+            entry["traced"], entry["health"] = True, link["health"]
+        entry["linked"] = link["flag"] is not None
+        entry["description"] = f"{name} — {link['why']}"
+    else:
+        entry["description"] = f"{name} — not traced by TensorFlow (not a floating-point tensor, so not NaN/∞)"
+        entry["linked"] = True
+    return entry
+
+
+def eager_input(run: RunQueries, cols: RunColumns, index: int, in_slot: int, tensor_id: int) -> wire.RootCauseInput:
+    src, out_slot = eager_producer(cols, tensor_id, index)
+    entry: wire.RootCauseInput = {
+        "slot": in_slot,
+        "op_name": f"tensor {tensor_id}",
+        "output_slot": max(out_slot, 0),
+        "op_type": None,
+        "traced": False,
+        "health": None,
+        "graph_execution_index": None,
+        "execution_index": None,
+        "description": "",  # each branch below says it
+    }
+    if src < 0:
+        entry["description"] = (
+            f"eager tensor {tensor_id} — not made by a recorded execution (a constant, Python/numpy data, or "
+            "made before dumping started): its health cannot be known"
+        )
+        return entry
+    src_detail = run.execution(src, max_elements=0)
+    src_outputs = src_detail.get("outputs") or []
+    entry["op_name"] = f"{src_detail['op_type']} (execution #{src})"
+    entry["op_type"] = src_detail["op_type"]
+    entry["traced"] = out_slot < len(src_outputs)
+    entry["execution_index"] = src
+    where = f"{src_detail['op_type']}:{out_slot} (execution #{src})"
+    if entry["traced"] and src_outputs[out_slot].get("mode") == "EMPTY":
+        entry["traced"] = False
+    if entry["traced"]:
+        entry["health"] = health = src_outputs[out_slot]
+        entry["description"] = f"{where} — {describe(health)}"
+    else:
+        entry["description"] = f"{where} — not instrumented (not a floating-point tensor, so not NaN/∞)"
+        entry["linked"] = True
+    return entry
+
+
+def input_sources(run: RunQueries, cols: RunColumns, lookup: Lookup, source: Source, index: int) -> list[InputSource]:
+    """Each data input of graph trace (`source` "graph_execution") or execution `index`, as the root cause sees it:
+    {slot, name, health, description, and where its latest value before `index` was recorded: source, index,
+    output (index None when nowhere)}. For the Tensor Values view's inputs side by side."""
+    out: list[InputSource] = []
+    where: tuple[Source, int | None, float | None]
+    if source == "graph_execution":
+        row = run.graph_execution(index, max_elements=0)
+        try:
+            op_inputs = run.op(row["graph_id"], row["op_name"], near=index)["inputs"]
+        except NotFound:
+            op_inputs = []
+        tensors = input_tensors(cols, index)
+        prior = lookup.before(tensors, np.full(len(tensors), index, np.int64))
+        for inp, p in zip(op_inputs, prior.tolist()):
+            entry = graph_input(run, cols, row, index, inp, int(p), False)
+            where = ("graph_execution", int(p), entry["output_slot"]) if p >= 0 else (source, None, None)
+            out.append(_input_source(entry, f"{entry['op_name']}:{entry['output_slot']}", *where))
+        return out
+    detail = run.execution(index, max_elements=0)
+    for i, t in enumerate(detail["input_tensor_ids"]):
+        entry = eager_input(run, cols, index, i, int(t))
+        at = entry["execution_index"]
+        found = at is not None and entry["traced"]
+        where = ("execution", int(at), entry["output_slot"]) if at is not None and found else (source, None, None)
+        name = f"{entry['op_type']}:{entry['output_slot']} (execution #{entry['execution_index']})" if found else None
+        out.append(_input_source(entry, name or entry["op_name"], *where))
+    return out
+
+
+def _input_source(
+    entry: wire.RootCauseInput, name: str, source: Source, index: int | None, output: float | None
+) -> InputSource:
+    return {
+        "slot": entry["slot"],
+        "name": name,
+        "health": entry["health"],
+        "description": entry["description"],
+        "source": source,
+        "index": index,
+        "output": output,
+    }

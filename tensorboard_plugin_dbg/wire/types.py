@@ -1,0 +1,1159 @@
+"""The wire types (every JSON answer of the API) as Python types, from `api/wire_schema.json`.
+
+Generated — do not edit; run `python scripts/gen_wire_types.py` (tests/test_contract.py fails when this file is stale).
+The bottom layer: every layer may import it, it imports nothing of the package. A `<Name>Body` is `<Name>` without
+the fields a layer above adds (ADDED_ABOVE in the generator: `run`, ...): what the layer below returns.
+`Num` is a float that may be non-finite: Python code holds a float, the one JSON encoder spells NaN/±Inf as strings.
+"""
+
+from typing import Literal, TypeAlias
+
+from typing_extensions import NotRequired, TypedDict
+
+AlertRole: TypeAlias = Literal["producer", "unknown", "propagator", "contained", "expected"]
+
+
+# InfNanAlert: a NaN/∞ (the index's alert list). The others are the alert rules (analysis/rules/config.py): retracing,
+# output shape/dtype change across steps, all-zero tensors, dead ReLUs, value explosion/vanishing.
+AlertType: TypeAlias = Literal[
+    "InfNanAlert",
+    "retracing",
+    "shape_change",
+    "dtype_change",
+    "all_zero",
+    "dead_relu",
+    "value_explosion",
+    "value_vanishing",
+]
+
+
+class StackFrame(TypedDict):
+    """wire.ts `StackFrame` (its schema definition carries no description)."""
+
+    function: str
+    host: str | None
+    id: str
+    is_user: bool
+    line: float
+    # Null while the frame's source file record has not arrived (it is resolved later, never dropped).
+    path: str | None
+    source_index: float
+
+
+class AlertBody(TypedDict):
+    """`Alert` without `index`: what the layer below returns (the one above adds `index`)."""
+
+    # Rule findings: how many (traces of a function, consecutive steps, changes).
+    count: NotRequired[float]
+    # Rule findings: what was seen, in words (shapes before/after, steps all zero, what differed between traces).
+    evidence: NotRequired[str]
+    # Retracing: the function's name and its traces' graph ids.
+    function: NotRequired[str]
+    graph_id: str | None
+    graph_ids: NotRequired[list[str]]
+    nan: float | None
+    # Counts that triggered it; null where the mode does not record them (CURT_HEALTH records only "any").
+    neg_inf: float | None
+    # Graph op name; for an eager execution, null.
+    op_name: str | None
+    op_type: str
+    output_slot: float
+    pos_inf: float | None
+    # Root-cause classification (analysis/classify.py, containment.py); null until the analysis has run, or finite.
+    # producer: its inputs were finite; unknown: some input was not recorded (a function input whose caller's tensor is
+    # not in the dump, a record a circular buffer dropped); propagator: an input was already non-finite; contained: the
+    # ops reading it gave finite outputs this step (a -inf mask before a softmax); expected: the same tensor was
+    # contained in an earlier step.
+    role: AlertRole | None
+    size: float | None
+    # Which list the tensor lives in.
+    source: Literal["execution", "graph_execution"]
+    # Index in that list.
+    source_index: float
+    source_line: NotRequired[str | None]
+    # Rule findings only (analysis/rules/findings.py finding): the step (0-based k-th trace) it is about.
+    step: NotRequired[float]
+    type: AlertType | str
+    # Rule findings: the user's line (the op's creation, or a retraced function's call site).
+    user_frame: NotRequired[StackFrame | None]
+    wall_time: float
+
+
+class Alert(AlertBody):
+    """wire.ts `Alert` (its schema definition carries no description)."""
+
+    # Position in the run's wall-time ordered alert list (what begin/end page over).
+    index: float
+
+
+class MutedCounts(TypedDict):
+    """What the request's mutes hid: in all, and per mute in request order (an alert two mutes match counts in both)."""
+
+    by_mute: list[float]
+    total: float
+
+
+DebugModeName: TypeAlias = Literal[
+    "NO_TENSOR",
+    "CURT_HEALTH",
+    "CONCISE_HEALTH",
+    "FULL_HEALTH",
+    "SHAPE",
+    "FULL_NUMERICS",
+    "FULL_TENSOR",
+    "UNSPECIFIED",
+]
+
+
+class RuleNeed(TypedDict):
+    """A rule this dump cannot judge: the modes it needs and the call that records them (analysis/rules needs())."""
+
+    call: str
+    needs: list[DebugModeName]
+    rule: AlertType
+    title: str
+
+
+class AlertsResponseBody(TypedDict):
+    """`AlertsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    alerts: list[Alert]
+    begin: float
+    end: float
+    muted: MutedCounts
+    # Rules whose data this dump lacks (empty until the dump is read to its end).
+    needs: list[RuleNeed]
+    # The rules' whole-run pass is still running (or the dump is still being read): their findings come later.
+    rules_pending: bool
+    # Total matching the `type` filter (or all).
+    total: float
+    totals_by_type: dict[str, float]
+
+
+class AlertsResponse(AlertsResponseBody):
+    """wire.ts `AlertsResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class AxisCounts(TypedDict):
+    """Non-finite elements per index along one axis (only indices holding some; the first 1,000)."""
+
+    count: list[float]
+    index: list[float]
+    truncated: bool
+
+
+class CallInfoFirstNonfinite(TypedDict):
+    """wire.ts `CallInfoFirstNonfinite` (its schema definition carries no description)."""
+
+    index: float
+    position: float
+
+
+class CallInfo(TypedDict):
+    """One tf.function call opened in Graph Execution — `index/call_queries.py:CallQueries.summary`."""
+
+    # Its first trace with a NaN/∞ among the rows listed, and that row's position in the list; null when none.
+    first_nonfinite: CallInfoFirstNonfinite | None
+    # The graph it ran; null when the dump cannot name it.
+    graph_id: str | None
+    graph_name: str
+    # The call's eager execution index.
+    index: float
+    op_type: str
+    # Traces written while it ran (before the other filters).
+    traces: float
+
+
+class DeviceCount(TypedDict):
+    """Where ops ran: one device on one host, with how many of the run's records ran there."""
+
+    # Full device name, e.g. '/job:localhost/replica:0/task:0/device:CPU:1'; null: recorded without one.
+    device_name: str | None
+    executions: float
+    graph_executions: float
+    # The host whose file set holds the records.
+    host: str
+
+
+class DevicesResponseBody(TypedDict):
+    """`DevicesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # Sorted by device name, then host; only pairs with at least one trace or execution.
+    devices: list[DeviceCount]
+    # Every host of the run (RunInfo.hosts).
+    hosts: list[str]
+
+
+class DevicesResponse(DevicesResponseBody):
+    """wire.ts `DevicesResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+# Machine-readable error codes: the constants of `api/errors.py` (its STATUS_BY_CODE gives each one's HTTP status).
+ErrorCode: TypeAlias = Literal[
+    "bad_parameter",
+    "missing_parameter",
+    "page_too_large",
+    "not_found",
+    "method_not_allowed",
+    "not_ready",
+    "internal",
+]
+
+
+class ErrorResponseError(TypedDict):
+    """wire.ts `ErrorResponseError` (its schema definition carries no description)."""
+
+    code: ErrorCode
+    message: str
+
+
+class ErrorResponse(TypedDict):
+    """Produced by `api/errors.py:error_body`."""
+
+    error: ErrorResponseError
+
+
+class HealthConcise(TypedDict):
+    """wire.ts `HealthConcise` (its schema definition carries no description)."""
+
+    mode: Literal["CONCISE_HEALTH"]
+    nan: float
+    neg_inf: float
+    pos_inf: float
+    size: float
+    tensor_id: float
+
+
+class HealthCurt(TypedDict):
+    """wire.ts `HealthCurt` (its schema definition carries no description)."""
+
+    any_inf_or_nan: bool
+    mode: Literal["CURT_HEALTH"]
+    tensor_id: float
+
+
+class HealthEmpty(TypedDict):
+    """An eager output that health modes did not instrument (a non-float output): an empty TensorProto placeholder."""
+
+    mode: Literal["EMPTY"]
+
+
+class HealthFull(TypedDict):
+    """wire.ts `HealthFull` (its schema definition carries no description)."""
+
+    device_id: float
+    # DataType name without the DT_ prefix, lower case: 'float32', 'float16', 'bfloat16', 'int32', ...
+    dtype: str
+    mode: Literal["FULL_HEALTH"]
+    nan: float
+    neg: float
+    neg_inf: float
+    pos: float
+    pos_inf: float
+    rank: float
+    size: float
+    tensor_id: float
+    zero: float
+
+
+# A float that may be non-finite.
+Num: TypeAlias = float | Literal["NaN", "Infinity", "-Infinity"]
+
+
+class HealthFullTensor(TypedDict):
+    """Summary of a FULL_TENSOR value (the values themselves come from `graph_execution` / `execution`)."""
+
+    dtype: str
+    max: Num | None
+    mean: Num | None
+    # Over finite elements; null when there are none or the dtype is not numeric.
+    min: Num | None
+    mode: Literal["FULL_TENSOR"]
+    nan: float | None
+    neg: float | None
+    # Counts are null for non-numeric dtypes (string, bool counted as 0/1, resource ...).
+    neg_inf: float | None
+    pos: float | None
+    pos_inf: float | None
+    shape: list[float]
+    size: float
+    zero: float | None
+
+
+class HealthNoTensor(TypedDict):
+    """wire.ts `HealthNoTensor` (its schema definition carries no description)."""
+
+    mode: Literal["NO_TENSOR"]
+
+
+class HealthShape(TypedDict):
+    """wire.ts `HealthShape` (its schema definition carries no description)."""
+
+    dtype: str
+    mode: Literal["SHAPE"]
+    rank: float
+    # The last min(rank, 6) dimensions, as recorded (TF keeps only 6).
+    shape: list[float]
+    # True when rank > 6 and leading dimensions were not recorded.
+    shape_truncated: bool
+    size: float
+    tensor_id: float
+
+
+class HealthUnknown(TypedDict):
+    """Anything the decoder did not understand; the UI shows "unknown" and never throws."""
+
+    mode: Literal["UNKNOWN"]
+    reason: str
+
+
+TensorHealth: TypeAlias = (
+    HealthNoTensor
+    | HealthCurt
+    | HealthConcise
+    | HealthFull
+    | HealthShape
+    | HealthFullTensor
+    | HealthEmpty
+    | HealthUnknown
+)
+
+
+class TensorValue(TypedDict):
+    """The full value of a FULL_TENSOR tensor, flattened in row-major order, sliced by element range."""
+
+    # Element range [begin, end) of `values` within the flattened tensor.
+    begin: float
+    dtype: str
+    end: float
+    shape: list[float]
+    size: float
+    # True when end - begin < size.
+    truncated: bool
+    # Numbers for numeric dtypes, booleans for bool, strings (UTF-8, invalid bytes replaced) for string.
+    values: list[Num | bool | str]
+
+
+class ExecutionDetail(TypedDict):
+    """wire.ts `ExecutionDetail` (its schema definition carries no description)."""
+
+    alert: bool
+    # The device of its first output (full name; an op's outputs are on its device), null without outputs.
+    device: str | None
+    # The graph a function call ran, from `graph_id` or, when TF left it empty, joined by wall time; null for ops.
+    graph_id: str | None
+    graph_name: str | None
+    host: str
+    index: float
+    input_tensor_ids: list[float]
+    is_function: bool
+    nan: float | None
+    # Sum of non-finite counts over the outputs (null where unknown), and whether any output is non-finite.
+    neg_inf: float | None
+    num_outputs: float
+    # Op type for an eager op, function name (e.g. '__inference_train_step_123') for a tf.function call.
+    op_type: str
+    # Device names for each output (resolved from `debugged_device`), null where unknown.
+    output_devices: list[str | None]
+    output_tensor_device_ids: list[float]
+    output_tensor_ids: list[float]
+    # One entry per output slot; HealthEmpty for an output that was not instrumented.
+    outputs: list[TensorHealth]
+    pos_inf: float | None
+    stack_frame_ids: list[str]
+    tensor_debug_mode: DebugModeName
+    # FULL_TENSOR values per output (first `max_elements`), null entries otherwise.
+    values: list[TensorValue | None]
+    wall_time: float
+
+
+class ExecutionDigest(TypedDict):
+    """wire.ts `ExecutionDigest` (its schema definition carries no description)."""
+
+    alert: bool
+    # The device of its first output (full name; an op's outputs are on its device), null without outputs.
+    device: str | None
+    # The graph a function call ran, from `graph_id` or, when TF left it empty, joined by wall time; null for ops.
+    graph_id: str | None
+    host: str
+    index: float
+    is_function: bool
+    nan: float | None
+    # Sum of non-finite counts over the outputs (null where unknown), and whether any output is non-finite.
+    neg_inf: float | None
+    num_outputs: float
+    # Op type for an eager op, function name (e.g. '__inference_train_step_123') for a tf.function call.
+    op_type: str
+    pos_inf: float | None
+    tensor_debug_mode: DebugModeName
+    wall_time: float
+
+
+class ExecutionsResponseBody(TypedDict):
+    """`ExecutionsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    begin: float
+    end: float
+    executions: list[ExecutionDigest]
+    total: float
+
+
+class ExecutionsResponse(ExecutionsResponseBody):
+    """wire.ts `ExecutionsResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class FirstNan(TypedDict):
+    """The first NaN/∞ of a run: its producing op and the user's line."""
+
+    file: str | None
+    # Name of the producer's graph (the tf.function), null for eager ops or when unknown.
+    graph_name: str | None
+    line: float | None
+    op_name: str | None
+    op_type: str
+    wall_time: float
+
+
+class GraphExecutionDetail(TypedDict):
+    """wire.ts `GraphExecutionDetail` (its schema definition carries no description)."""
+
+    device_name: str | None
+    # Graph ids, outermost first, ending with `graph_id`.
+    graph_chain: list[str]
+    graph_id: str
+    graph_name: str
+    health: TensorHealth
+    host: str
+    index: float
+    op_name: str
+    # Null when the op is not (yet) in the graphs file.
+    op_type: str | None
+    output_slot: float
+    tensor_debug_mode: DebugModeName
+    # For FULL_TENSOR traces: the value, sliced by the `begin`/`max_elements` parameters.
+    value: TensorValue | None
+    wall_time: float
+
+
+class GraphExecutionRow(TypedDict):
+    """wire.ts `GraphExecutionRow` (its schema definition carries no description)."""
+
+    device_name: str | None
+    graph_id: str
+    health: TensorHealth
+    host: str
+    index: float
+    op_name: str
+    # Null when the op is not (yet) in the graphs file.
+    op_type: str | None
+    output_slot: float
+    wall_time: float
+
+
+class GraphExecutionsResponseBody(TypedDict):
+    """`GraphExecutionsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    begin: float
+    # With the `call` filter: the tf.function call whose traces these are; null without it.
+    call: CallInfo | None
+    end: float
+    rows: list[GraphExecutionRow]
+    # Rows matching the filters.
+    total: float
+    # Rows in the run regardless of filters.
+    unfiltered_total: float
+
+
+class GraphExecutionsResponse(GraphExecutionsResponseBody):
+    """wire.ts `GraphExecutionsResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class GraphRef(TypedDict):
+    """wire.ts `GraphRef` (its schema definition carries no description)."""
+
+    graph_id: str
+    name: str
+
+
+class GraphInfoBody(TypedDict):
+    """`GraphInfo` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # Outermost first, ending with this graph.
+    chain: list[GraphRef]
+    graph_id: str
+    inner_graphs: list[GraphRef]
+    name: str
+    op_count: float
+    outer_graph_id: str | None
+
+
+class GraphInfo(GraphInfoBody):
+    """wire.ts `GraphInfo` (its schema definition carries no description)."""
+
+    run: str
+
+
+class HealthMapRow(TypedDict):
+    """One row of the health map: an op's output slot over its steps, binned (analysis/health_map.py health_map)."""
+
+    # Per cell: shape or dtype differs from the previous cell's.
+    changed: list[bool]
+    first_nonfinite_step: float | None
+    graph_id: str
+    kind: float
+    # Per cell: traces holding NaN/∞.
+    nonfinite: list[float]
+    op_name: str
+    op_type: str
+    output_slot: float
+    # How many times this output was traced (its steps).
+    steps: float
+    # Per cell: the graph_executions index it stands for (first non-finite, else the bin's last); -1 none.
+    trace: list[float]
+    # Per cell: the cell's trace's zero fraction (FULL_HEALTH), null where unknown.
+    zero: list[float | None]
+
+
+class HealthMapResponseBody(TypedDict):
+    """`HealthMapResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    begin: float
+    # Steps per cell.
+    bin: float
+    columns: float
+    end: float
+    rows: list[HealthMapRow]
+    step_begin: float
+    step_end: float
+    # The most steps of any row.
+    steps: float
+    # Rows (op output slots) in all.
+    total: float
+
+
+class HealthMapResponse(HealthMapResponseBody):
+    """analysis/health_map.py health_map: ops (NaN/∞ first) x step bins."""
+
+    run: str
+
+
+class LineOp(TypedDict):
+    """wire.ts `LineOp` (its schema definition carries no description)."""
+
+    # Made directly by this line (not through a call it makes).
+    direct: bool
+    # graph_executions index of its first trace with -inf, +inf or NaN; null when none.
+    first_nonfinite: float | None
+    graph_id: str
+    graph_name: str
+    nonfinite_traces: float
+    op_name: str
+    op_type: str
+    # TensorFlow recorded its health: a trace in a mode that counts NaN/∞ (not NO_TENSOR or SHAPE). Function-input
+    # placeholders, for one, are never traced.
+    traced: bool
+
+
+class LineOpsResponseBody(TypedDict):
+    """`LineOpsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    begin: float
+    direct: float
+    end: float
+    index: float
+    line: float
+    nonfinite: float
+    # Non-finite ones first, then direct ones, each group in creation order.
+    rows: list[LineOp]
+    # Ops listed at this line; `direct` and `nonfinite` count among them.
+    total: float
+
+
+class LineOpsResponse(LineOpsResponseBody):
+    """wire.ts `LineOpsResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class NeighborhoodEdge(TypedDict):
+    """wire.ts `NeighborhoodEdge` (its schema definition carries no description)."""
+
+    # The edge crosses a function boundary (a caller's tensor into a function input, a call into its graph).
+    cross_graph: bool
+    source: str
+    source_slot: float
+    target: str
+    target_slot: float
+
+
+class NeighborhoodNode(TypedDict):
+    """One node of the graph around an op (analysis/neighborhood.py neighborhood)."""
+
+    # Hops from the focused op: negative upstream, positive downstream.
+    depth: float
+    device: str | None
+    execution_index: NotRequired[float]
+    graph_id: str | None
+    health: TensorHealth | None
+    # `graph_id:op_name` for an op, `exec:N` for the eager execution a function input came from.
+    id: str
+    kind: Literal["op", "execution"]
+    # For a function input: where its value came from, or why that cannot be known.
+    link: NotRequired[str]
+    more_down: float
+    # Edges not followed (the hop limit or the node cap).
+    more_up: float
+    # On a path from the root cause's producer to the focused op.
+    on_path: bool
+    op_name: str | None
+    op_type: str
+    output_slot: NotRequired[float]
+    role: AlertRole | None
+    # The op's trace of the focused step (graph_executions index); null when the op has none.
+    trace_index: float | None
+
+
+class NeighborhoodResponseBody(TypedDict):
+    """`NeighborhoodResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    direction: Literal["up", "down", "both"]
+    edges: list[NeighborhoodEdge]
+    graph_id: str
+    hops: float
+    near: float | None
+    nodes: list[NeighborhoodNode]
+    # What the picture cannot show (no control edges in a dump).
+    notes: list[str]
+    op_name: str
+    # The node cap was reached: some edges end in a `more` count.
+    truncated: bool
+
+
+class NeighborhoodResponse(NeighborhoodResponseBody):
+    """wire.ts `NeighborhoodResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class NonFinitePositions(TypedDict):
+    """Where the non-finite elements are (`analysis/tensor_stats.py:_nonfinite`)."""
+
+    # One entry per axis; null for an axis longer than 2^20.
+    per_axis: list[AxisCounts | None]
+    # The first 100 positions in C order, each an index tuple.
+    positions: list[list[float]]
+    total: float
+    truncated: bool
+
+
+# Every notice code the backend sends. Problems with the dump's files come from `index/run_status.py` and
+# `index/catalog.py` (unreadable folders, failed refresh passes); the explanations of an empty panel from
+# `index/run_status.py`, and `no_dump_found` from `index/catalog.py` and `plugin.py`.
+NoticeCode: TypeAlias = Literal[
+    "damaged_record",
+    "refresh_failed",
+    "unreadable_file",
+    "missing_file",
+    "partial_record",
+    "circular_buffer",
+    "no_tensor_mode",
+    "eager_only",
+    "no_dump_found",
+    "scanning",
+    "no_graph_executions",
+    "no_executions",
+    "still_indexing",
+]
+
+
+class Notice(TypedDict):
+    """A problem or explanation shown to the user (status line, empty-panel reason)."""
+
+    code: NoticeCode
+    # Path relative to the run's directory, when the notice is about one file.
+    file: NotRequired[str]
+    message: str
+    # Byte offset in that file.
+    offset: NotRequired[float]
+    severity: Literal["error", "warning", "info"]
+
+
+class OpSummary(TypedDict):
+    """wire.ts `OpSummary` (its schema definition carries no description)."""
+
+    graph_id: str
+    num_outputs: float
+    op_name: str
+    op_type: str
+
+
+class TraceIndices(TypedDict):
+    """Trace indices of one op output (or of the whole op), capped."""
+
+    # Number of traces.
+    count: float
+    # Up to 1,000 indices into graph_executions: the nearest to `near` when given, else the first.
+    indices: list[float]
+
+
+class OpConsumer(TypedDict):
+    """wire.ts `OpConsumer` (its schema definition carries no description)."""
+
+    # Input slot of the consumer.
+    input_slot: float
+    op: OpSummary | None
+    op_name: str
+    traces: TraceIndices
+
+
+class OpInfoConsumersItem(TypedDict):
+    """wire.ts `OpInfoConsumersItem` (its schema definition carries no description)."""
+
+    consumers: list[OpConsumer]
+    output_slot: float
+
+
+class OpInput(TypedDict):
+    """wire.ts `OpInput` (its schema definition carries no description)."""
+
+    # Null when the producing op is not in the graph (should not happen, but dumps can be partial).
+    op: OpSummary | None
+    op_name: str
+    # Output slot of the producing op.
+    output_slot: float
+    # Input slot of the focused op.
+    slot: float
+    # Traces of that producing op's output slot. count 0 means "not traced" (e.g. a function-input Placeholder).
+    traces: TraceIndices
+
+
+class OpInfoBody(TypedDict):
+    """`OpInfo` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # One entry per output slot, each listing its consumers.
+    consumers: list[OpInfoConsumersItem]
+    device_name: str | None
+    graph_chain: list[GraphRef]
+    graph_id: str
+    host: str | None
+    inputs: list[OpInput]
+    num_outputs: float
+    op_name: str
+    op_type: str
+    output_tensor_ids: list[float]
+    stack_frame_ids: list[str]
+    # Traces of this op (all output slots).
+    traces: TraceIndices
+
+
+class OpInfo(OpInfoBody):
+    """wire.ts `OpInfo` (its schema definition carries no description)."""
+
+    run: str
+
+
+class RootCauseData(TypedDict):
+    """The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where."""
+
+    # 0-based: the iterator op's run that handed it out.
+    batch: float
+    note: str
+    # Index tuples of the first non-finite elements; null when the mode records no values.
+    positions: list[list[float]] | None
+    source_line: str | None
+    # The pipeline's first dataset op (e.g. TensorSliceDataset) and the user's line that made it.
+    source_op: str | None
+    user_frame: StackFrame | None
+
+
+class RootCauseForward(TypedDict):
+    """The forward op a gradient op differentiates (analysis/gradients.py forward_op): the line to fix."""
+
+    op_name: str
+    op_type: str
+    source_line: str | None
+    user_frame: StackFrame | None
+
+
+class RootCauseInput(TypedDict):
+    """wire.ts `RootCauseInput` (its schema definition carries no description)."""
+
+    # Human sentence, e.g. "probs:0 — 1 zero among 1,000 elements" or "not traced by TensorFlow".
+    description: str
+    # The eager execution whose output it was (an eager input, or what the caller passed into a function input).
+    execution_index: float | None
+    # Non-finite as in earlier runs where its consumers absorbed it (not what broke this op).
+    expected: NotRequired[bool]
+    # Index of that trace in graph_executions; null when not traced.
+    graph_execution_index: float | None
+    # Its most recent health before the producer ran; null when not traced.
+    health: TensorHealth | None
+    # Not recorded, but known not to matter (not a floating-point tensor) or followed to the caller's tensor.
+    linked: NotRequired[bool]
+    op_name: str
+    op_type: str | None
+    output_slot: float
+    # Input slot of the producer op.
+    slot: float
+    # False when TF did not trace that tensor (e.g. a function-input Placeholder, a gradient graph).
+    traced: bool
+
+
+class RootCauseProducerBody(TypedDict):
+    """`RootCauseProducer` without `graph_name`, `device`: what the layer below returns (the one above adds
+    `graph_name`, `device`)."""
+
+    alert: Alert
+    # Set when an input pipeline's op handed out the first non-finite tensor.
+    data: RootCauseData | None
+    # Set when the producer is a gradient op: the forward op, whose line is the one to fix.
+    forward: RootCauseForward | None
+    graph_id: str | None
+    inputs: list[RootCauseInput]
+    # False when the inputs' health cannot be known (CURT_HEALTH, untraced inputs, eager inputs).
+    inputs_known: bool
+    op_name: str | None
+    op_type: str
+    output_health: TensorHealth
+    # e.g. "overflow of float16's range (its largest finite value is 65504)"; null otherwise.
+    overflow: str | None
+    # producer: its inputs were recorded finite; unknown: some input was not recorded (see its description).
+    role: Literal["producer", "unknown"]
+    # 0-based: how many times this op (or eager op type) ran before.
+    run_number: float
+    # Text of the user frame's line, when the source file is in the dump.
+    source_line: str | None
+    stack_frame_ids: list[str]
+    # Innermost frame in user code (not TensorFlow, Keras, site-packages, the standard library).
+    user_frame: StackFrame | None
+
+
+class RootCauseProducer(RootCauseProducerBody):
+    """wire.ts `RootCauseProducer` (its schema definition carries no description)."""
+
+    # Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded.
+    device: str | None
+    # Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown.
+    graph_name: str | None
+
+
+class RootCauseSkip(TypedDict):
+    """A contained non-finite source the analysis skipped (analysis/explain.py skipped)."""
+
+    description: str
+    graph_execution_index: float
+    op_name: str
+    op_type: str
+    # How many of its runs were contained before the root cause.
+    runs: float
+    source_line: str | None
+    user_frame: StackFrame | None
+
+
+class RootCauseResponseBody(TypedDict):
+    """`RootCauseResponse` without `run`, `report_text`: what the layer below returns (the one above adds `run`,
+    `report_text`)."""
+
+    contained: float
+    # A circular buffer dropped earlier records: the producer is the first non-finite tensor kept.
+    first_kept: bool
+    # One sentence for the user, including what cannot be known.
+    message: str
+    # Producers hidden by the request's mutes that came before the one shown (or all of them when none is left).
+    muted: float
+    producer: RootCauseProducer | None
+    # Alert counts by role (producers include the unknowns; contained include the expected).
+    producers: float
+    propagators: float
+    # Contained non-finite sources passed over on the way to the producer.
+    skipped: list[RootCauseSkip]
+    # clean: no non-finite tensor; clean_so_far: none in what was read, but the run is not fully read yet
+    # (`analysis/run_verdict.py:root_cause`); found: a producer was identified; unknown: non-finite seen, cause
+    # unknowable.
+    status: Literal["clean", "clean_so_far", "found", "unknown"]
+
+
+class RootCauseResponse(RootCauseResponseBody):
+    """wire.ts `RootCauseResponse` (its schema definition carries no description)."""
+
+    # This run's section of the headless report, word for word (`analysis/report_text.py:run_section`): what the card's
+    # "copy as text" copies.
+    report_text: str
+    run: str
+
+
+class RunCounts(TypedDict):
+    """wire.ts `RunCounts` (its schema definition carries no description)."""
+
+    alerts: float
+    alerts_by_type: dict[str, float]
+    executions: float
+    graph_executions: float
+    graphs: float
+    ops: float
+    source_files: float
+    stack_frames: float
+
+
+class RunStatus(TypedDict):
+    """wire.ts `RunStatus` (its schema definition carries no description)."""
+
+    bytes_read: float
+    bytes_total: float
+    # True once a refresh pass has read every file to its end (it turns false again when files grow).
+    done: bool
+    # Wall time of the last completed refresh pass, null before the first.
+    last_refresh: float | None
+    notices: list[Notice]
+
+
+class RunSummary(TypedDict):
+    """One run's line in the runs overview. indexing: not fully read; analyzing: read, root cause not built yet."""
+
+    first_nan: FirstNan | None
+    status: Literal["indexing", "analyzing", "clean", "found", "unknown"]
+
+
+class RunInfoBody(TypedDict):
+    """`RunInfo` without `summary`: what the layer below returns (the one above adds `summary`)."""
+
+    counts: RunCounts
+    debug_modes: list[DebugModeName]
+    hosts: list[str]
+    # Directory relative to the logdir (for a dump directly in the logdir: the logdir's folder name, or '.' when a sub-
+    # folder has that name), plus '#<run id prefix>' when one directory holds several run ids. Stable: use it as the
+    # `run` parameter.
+    name: str
+    start_time: float | None
+    status: RunStatus
+    tf_version: str | None
+    tfdbg_run_id: str | None
+
+
+class RunInfo(RunInfoBody):
+    """wire.ts `RunInfo` (its schema definition carries no description)."""
+
+    # Added by `api/routes.py:runs` from `analysis/run_verdict.py:summary` (cached values only, never computed).
+    summary: RunSummary
+
+
+class RunsResponse(TypedDict):
+    """wire.ts `RunsResponse` (its schema definition carries no description)."""
+
+    logdir: str
+    # Logdir-level notices, e.g. 'no_dump_found' with where it looked.
+    notices: list[Notice]
+    runs: list[RunInfo]
+
+
+class SourceFileRef(TypedDict):
+    """wire.ts `SourceFileRef` (its schema definition carries no description)."""
+
+    host: str
+    index: float
+    # True for the user's code (not TensorFlow, Keras, site-packages or the standard library).
+    is_user: bool
+    line_count: float
+    path: str
+
+
+class SourceFileResponseBody(TypedDict):
+    """`SourceFileResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # 1-based, inclusive.
+    begin_line: float
+    end_line: float
+    host: str
+    index: float
+    line_count: float
+    lines: list[str]
+    # 1-based lines of this file at which some op was created (graph ops and eager executions).
+    op_lines: list[float]
+    path: str
+
+
+class SourceFileResponse(SourceFileResponseBody):
+    """wire.ts `SourceFileResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class SourceFilesResponseBody(TypedDict):
+    """`SourceFilesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    files: list[SourceFileRef]
+
+
+class SourceFilesResponse(SourceFilesResponseBody):
+    """wire.ts `SourceFilesResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class SourceLineCount(TypedDict):
+    """One line that created graph ops."""
+
+    # Of those, made directly here (the rest through a call this line makes).
+    direct: float
+    line: float
+    # Of those, ops with a non-finite output in some trace.
+    nonfinite: float
+    # Graph ops listed at this line.
+    ops: float
+
+
+class SourceLineCountsResponseBody(TypedDict):
+    """`SourceLineCountsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    index: float
+    lines: list[SourceLineCount]
+    # Sum of `ops` over the lines.
+    total_ops: float
+
+
+class SourceLineCountsResponse(SourceLineCountsResponseBody):
+    """wire.ts `SourceLineCountsResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class StackFramesResponseBody(TypedDict):
+    """`StackFramesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    frames: list[StackFrame]
+
+
+class StackFramesResponse(StackFramesResponseBody):
+    """wire.ts `StackFramesResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+class TensorHistogram(TypedDict):
+    """Histogram of the finite elements: counts[i] in [edges[i], edges[i + 1]); the non-finite counts beside it."""
+
+    counts: list[float]
+    edges: list[Num]
+    nan: float
+    neg_inf: float
+    pos_inf: float
+
+
+class TensorRef(TypedDict):
+    """Which tensor: `index/tensor_queries.py:TensorRecord.describe`. graph: a graph execution trace (output = its
+    slot); eager: an execution's output."""
+
+    graph_id: str | None
+    index: float
+    op_name: str | None
+    op_type: str | None
+    output: float
+    source: Literal["graph", "eager"]
+    tensor_debug_mode: DebugModeName
+    wall_time: float
+
+
+class TensorInput(TypedDict):
+    """wire.ts `TensorInput` (its schema definition carries no description)."""
+
+    description: str
+    # e.g. "shifted:0" or "Sub:0 (execution #19)".
+    name: str
+    slot: float
+    # The latest recorded tensor of this input before the op ran; null when none was recorded.
+    tensor: TensorRef | None
+
+
+class TensorInputsResponseBody(TypedDict):
+    """`TensorInputsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    inputs: list[TensorInput]
+    tensor: TensorRef
+
+
+class TensorInputsResponse(TensorInputsResponseBody):
+    """Produced by `api/routes.py:tensor_inputs`: the data inputs of the tensor's op."""
+
+    run: str
+
+
+class TensorSlice(TypedDict):
+    """Values of a numpy basic slice (`analysis/tensor_values.py:slice_values`), flattened in C order of `shape`."""
+
+    shape: list[float]
+    # The slice as parsed, one item per axis (e.g. "0,1:3,:").
+    spec: str
+    # Numbers (bfloat16 widened to float32), booleans, complex as "(re+imj)" text, strings as text.
+    values: list[Num | bool | str]
+
+
+class TensorStats(TypedDict):
+    """Whole-tensor numbers (`analysis/tensor_stats.py:compute`). Classes and stats are of the values, of the modulus
+    |z| for complex (`of`), none for strings (counts null). min/max/mean/std: of the finite elements."""
+
+    count: float
+    max: Num | None
+    mean: Num | None
+    min: Num | None
+    nan: float | None
+    neg: float | None
+    neg_inf: float | None
+    of: Literal["values", "modulus", "none"]
+    pos: float | None
+    pos_inf: float | None
+    std: Num | None
+    zero: float | None
+
+
+class TensorResponseBody(TypedDict):
+    """`TensorResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    dtype: str | None
+    has_values: bool
+    health: TensorHealth | None
+    histogram: TensorHistogram | None
+    nonfinite: NonFinitePositions | None
+    note: str | None
+    shape: list[float] | None
+    size: float | None
+    slice: TensorSlice | None
+    stats: TensorStats | None
+    tensor: TensorRef
+
+
+class TensorResponse(TensorResponseBody):
+    """Produced by `api/routes.py:tensor`. Without values (not FULL_TENSOR), `health` says what the mode carries and
+    `note` how to record values; dtype/shape/size come from the health where it has them."""
+
+    run: str
+
+
+class TimelineMarksResponseBody(TypedDict):
+    """`TimelineMarksResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # Trace alerts written after the last execution record (a call still running, or whose record was lost).
+    after_last: float
+    # Visible NaN/∞ alerts in all.
+    alerts: float
+    # NaN/∞ alerts per bin, after the mutes (a graph trace's alert at the call that ran it).
+    counts: list[float]
+    # Bin i holds executions [edges[i], edges[i + 1]).
+    edges: list[float]
+    # The run's eager executions (the timeline's length).
+    executions: float
+    # Alert-list index of each bin's first alert; -1 when the bin has none.
+    first_alert: list[float]
+
+
+class TimelineMarksResponse(TimelineMarksResponseBody):
+    """wire.ts `TimelineMarksResponse` (its schema definition carries no description)."""
+
+    run: str
