@@ -7,6 +7,7 @@ thread. A MirroredStrategy step spans two CPUs: each op says its device."""
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 
 import dumps
@@ -28,7 +29,13 @@ def _draw(page, frame, hops: str = "8") -> dict:
     with page.expect_response(lambda r: "graph_neighborhood" in r.url and f"hops={hops}" in r.url) as answer:
         field.fill(hops)
         field.dispatch_event("change")
-    frame.locator("[data-testid=gs-drawn][data-layout=worker]").wait_for(timeout=30_000)
+    # The drawing of this answer: laid out in the worker and its nodes in the page. (Waiting for the layout's mark
+    # alone once saw no node under CI's load: a re-render emptied the panel between the mark and the count.)
+    drawn = frame.locator("[data-testid=gs-drawn][data-layout=worker]")
+    nodes = frame.locator("[data-testid=gs-drawn][data-layout=worker] [data-testid=gs-node]")
+    deadline = time.monotonic() + 30
+    while not (drawn.count() == 1 and nodes.count() > 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return answer.value.json()
 
 
