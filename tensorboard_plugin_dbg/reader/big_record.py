@@ -20,11 +20,8 @@ A bad data CRC is DAMAGED; a record the file does not hold whole yet is PARTIAL 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import struct
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -120,49 +117,29 @@ def _locate_content(head: bytes, length: int) -> _Content | None:
 
 
 class _Stream:
-    """Reads the payload from where the file is positioned, a piece at a time through two reused buffers, extending
+    """Reads the payload from where the file is positioned, a piece at a time through one reused buffer, extending
     the data CRC and, for the content (`run`'s `content`), looking each piece over for a non-finite element.
-    The look runs on a helper thread while the next piece is read and its CRC computed: numpy's test releases the
-    GIL, so on a second core it is nearly free (the CRC holds the GIL: a thread reading ahead of it was slower)."""
+    (A helper thread reading the next piece while this one checks the last was slower here: the CRC holds the GIL.)"""
 
     def __init__(self, f: io.FileIO, crc: int):
         self.f, self.crc = f, crc
-        self.bufs = (np.empty(PIECE, np.uint8), np.empty(PIECE, np.uint8))
+        self.buf = np.empty(PIECE, np.uint8)
         self.nonfinite = False
 
     def run(self, n: int, content: _Content | None = None) -> bool:
         """Reads the next `n` payload bytes; False when the file ends first."""
         # whole elements per piece (the content's first byte starts the first): none is split across two pieces
         step = PIECE - PIECE % np.dtype(content.storage).itemsize if content is not None else PIECE
-        look: Future[bool] | None = None  # the look at the piece before: its buffer is refilled only after it
-        try:
-            for i, size in enumerate(_sizes(n, step)):
-                piece = self.bufs[i % 2][:size]
-                if _fill(self.f, piece) < size:
-                    return False
-                self.crc = crc32c.extend(self.crc, piece)
-                if look is not None:
-                    self.nonfinite = self.nonfinite or look.result()
-                    look = None
-                if content is not None and not self.nonfinite:  # one seen flags the row: no more to look for
-                    look = _looker().submit(_has_nonfinite, piece, content)
-            return True
-        finally:
-            if look is not None:  # an exception or a short file: the buffer is not touched after this returns
-                self.nonfinite = self.nonfinite or look.result()
-
-
-def _sizes(n: int, step: int) -> Iterator[int]:
-    """The sizes of the pieces `n` bytes are read in."""
-    while n > 0:
-        yield min(step, n)
-        n -= step
-
-
-@functools.cache
-def _looker() -> ThreadPoolExecutor:
-    """The one thread that looks over streamed pieces (made on first use: most dumps have no big record)."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbg-big-record")
+        while n > 0:
+            size = min(step, n)
+            piece = self.buf[:size]
+            if _fill(self.f, piece) < size:
+                return False
+            self.crc = crc32c.extend(self.crc, piece)
+            if content is not None and not self.nonfinite:  # one seen flags the row: no more to look for
+                self.nonfinite = _has_nonfinite(piece, content)
+            n -= size
+        return True
 
 
 def _fill(f: io.FileIO, view: np.ndarray) -> int:
