@@ -134,16 +134,12 @@ class RunIngestion(RunState):
         FALLBACK leaves the record to the chunk path."""
         streamed = big_record.read_trace(state.path, state.offset)
         if streamed.status == big_record.OK:
-            first_row = len(self.traces)
-            self.traces.append(
-                {
-                    "kind": np.array([self.kinds.code(streamed.kind)], np.int32),
-                    "wall_time": np.array([streamed.wall_time], np.float64),
-                    "loc": np.array([(streamed.offset + 12) | (code << LOC_SHIFT)], np.int64),
-                }
+            self._append_traces(
+                np.array([self.kinds.code(streamed.kind)], np.int32),
+                np.array([streamed.wall_time], np.float64),
+                np.array([(streamed.offset + 12) | (code << LOC_SHIFT)], np.int64),
+                np.array([0] if streamed.nonfinite else [], np.int64),
             )
-            if streamed.nonfinite:
-                self.trace_nf.append({"row": np.array([first_row], np.int64)})
             self.publish()
         elif streamed.status == big_record.DAMAGED:
             self.damages.setdefault((code, streamed.offset), "data CRC mismatch")
@@ -165,19 +161,25 @@ class RunIngestion(RunState):
             self.traces.reserve(expect)
             self.trace_nf.reserve(expect)  # at most one row per trace
 
+    def _append_traces(
+        self, kind: np.ndarray, wall_time: np.ndarray, loc: np.ndarray, nonfinite_rows: np.ndarray
+    ) -> None:
+        """Appends trace rows; `nonfinite_rows`: those holding NaN/inf, counted from the first appended row."""
+        first_row = len(self.traces)
+        # rows first, then the side table that points at them: a concurrent reader never sees a dangling row
+        self.traces.append({"kind": kind, "wall_time": wall_time, "loc": loc})
+        if len(nonfinite_rows):
+            self.trace_nf.append({"row": nonfinite_rows + first_row})
+
     def _ingest(self, code: int, state: FileState, result: tfrecord.Scan) -> None:
         buf, base = result.buf, result.base
         if state.suffix == "graph_execution_traces":
             batch = trace_fast.decode_traces(buf, result.starts, result.lengths, self.kinds, result.words, state.carry)
             for start in batch.unparsed:
                 self.damages.setdefault((code, base + start - 12), "record does not decode as a trace")
-            first_row = len(self.traces)
-            # rows first, then the side table that points at them: a concurrent reader never sees a dangling row
-            self.traces.append(
-                {"kind": batch.kind, "wall_time": batch.wall_time, "loc": (batch.offset + base) | (code << LOC_SHIFT)}
+            self._append_traces(
+                batch.kind, batch.wall_time, (batch.offset + base) | (code << LOC_SHIFT), batch.nonfinite_rows
             )
-            if len(batch.nonfinite_rows):
-                self.trace_nf.append({"row": batch.nonfinite_rows + first_row})
             return
         data = buf.tobytes() if state.suffix != "source_files" else None
         pending: _Pending = {}

@@ -169,8 +169,8 @@ def read_trace(path: str, offset: int) -> Streamed:
         head = f.read(12)
         if len(head) < 12:
             return Streamed(PARTIAL, offset)
-        length = struct.unpack_from("<Q", head)[0]
-        if crc32c.mask(crc32c.crc32c(head[:8])) != struct.unpack_from("<I", head, 8)[0] or length > tfrecord.MAX_RECORD:
+        length = _length(head)
+        if length is None:
             return Streamed(FALLBACK, offset)  # the scanner reports (and resyncs past) a bad header
         prefix = f.read(min(PREFIX, length))
         if len(prefix) < min(PREFIX, length):
@@ -207,11 +207,17 @@ def _verdict(f: io.FileIO, stream: _Stream, offset: int, length: int) -> Streame
 
 def _next_needed(f: io.FileIO) -> int:
     """Streamed.next_needed from the 12 bytes after the record (where the file is positioned)."""
-    head = f.read(12)
+    length = _length(f.read(12))
+    return 16 + length if length is not None and length >= THRESHOLD else 0
+
+
+def _length(head: bytes) -> int | None:
+    """The payload length a 12-byte record header gives, or None when the header is short, fails its CRC or gives
+    more than a record may hold."""
     if len(head) < 12 or crc32c.mask(crc32c.crc32c(head[:8])) != struct.unpack_from("<I", head, 8)[0]:
-        return 0
-    length = struct.unpack_from("<Q", head)[0]
-    return 16 + length if THRESHOLD <= length <= tfrecord.MAX_RECORD else 0
+        return None
+    length: int = struct.unpack_from("<Q", head)[0]
+    return length if length <= tfrecord.MAX_RECORD else None
 
 
 def _decoded(w: _Sparse, content: _Content, stream: _Stream, offset: int, length: int) -> Streamed:
