@@ -24,8 +24,11 @@ from typing import Any
 
 import numpy as np
 
+# (the C extension reads bytes or a numpy array, without a copy; not a writable memoryview)
+_Data = bytes | np.ndarray
 
-def _native_crc32c() -> tuple[Callable[[bytes], int], Callable[[int, bytes], int]] | None:
+
+def _native_crc32c() -> tuple[Callable[[_Data], int], Callable[[int, _Data], int]] | None:
     """google_crc32c's (value, extend) when its C extension is there (its pure-Python fallback is slower than ours)."""
     try:
         import google_crc32c
@@ -38,7 +41,7 @@ def _native_crc32c() -> tuple[Callable[[bytes], int], Callable[[int, bytes], int
 
 NATIVE = _native_crc32c()  # None: the numpy path only (tests set it to None to check the fallback)
 NATIVE_MIN = 32  # bytes: shorter slices are faster vectorized than with one native call each
-_PIECE = 1 << 20  # a longer slice is copied to bytes (the native call takes bytes only) one piece at a time
+_SLICE_MAX = 1 << 20  # a longer slice of a bytes chunk is read through the array instead (slicing bytes copies)
 
 _POLY = 0x82F63B78
 _MASK_DELTA = 0xA282EAD8
@@ -341,21 +344,19 @@ def crc32c_many(
 
 def _native_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """CRC-32C of each slice through the native library: one call per slice, from the bytes object the buffer was
-    made from when it is one (a chunk read from a file), else from per-slice copies (a long one piece by piece,
-    so a 256 MiB record costs 1 MiB of copy at a time, not 256)."""
+    made from when it is one (a chunk read from a file: slicing bytes is the cheapest per call for short records),
+    else from the array's own slices (the C extension reads a numpy array without a copy: a 256 MiB record costs
+    no copy at all)."""
     assert NATIVE is not None
-    value, extend = NATIVE
+    value = NATIVE[0]
     base = buf.base
     whole = base if isinstance(base, bytes) and len(base) == buf.nbytes and buf.ndim == 1 else None
-    crcs = []
-    for s, n in zip(starts.tolist(), lengths.tolist()):
-        if n <= _PIECE:
-            crcs.append(value(whole[s : s + n] if whole is not None else buf[s : s + n].tobytes()))
-            continue
-        crc = 0
-        for a in range(s, s + n, _PIECE):
-            crc = extend(crc, buf[a : min(a + _PIECE, s + n)].tobytes())
-        crcs.append(crc)
+    if whole is None:
+        return np.array([value(buf[s : s + n]) for s, n in zip(starts.tolist(), lengths.tolist())], np.uint32)
+    crcs = [
+        value(whole[s : s + n] if n <= _SLICE_MAX else buf[s : s + n])
+        for s, n in zip(starts.tolist(), lengths.tolist())
+    ]
     return np.array(crcs, np.uint32)
 
 
@@ -366,7 +367,7 @@ def extend(crc: int, piece: np.ndarray) -> int:
     bytes, plus the piece's raw CRC)."""
     n = len(piece)
     if NATIVE is not None:
-        return NATIVE[1](crc, piece)  # type: ignore[arg-type]  # (the C extension reads any read-only buffer)
+        return NATIVE[1](crc, piece)
     if n == 0:
         return crc
     piece_crc = int(crc32c_many(piece, np.array([0]), np.array([n]))[0])
