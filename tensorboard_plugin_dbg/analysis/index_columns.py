@@ -79,7 +79,7 @@ def gather(run: RunQueries) -> RunColumns:
     def make_lookup() -> Lookup:
         # the index's rows-by-kind permutation (cached there for op queries): no sorted copy of every trace here
         order, starts = _alive(run_ref).kind_rows()
-        return KindRowsLookup(order, starts, kind_tensor)
+        return KindRowsLookup(order, starts, kind_tensor, n)
 
     return RunColumns(
         trace_wall=traces["wall_time"],
@@ -205,10 +205,11 @@ class KindRowsLookup:
     """trace_lookup.TraceLookup's `before(tensors, at)` answered from the index's rows-by-kind permutation (`order`,
     `starts`: the rows of kind k ascending in order[starts[k]:starts[k + 1]]): per distinct tensor, one binary
     search per kind that traces it (a tensor traced on several devices or in several modes has several kinds;
-    the latest row among them wins)."""
+    the latest row among them wins). Only rows below `n_rows` (the columns' rows) are answered: the permutation
+    can be newer than the columns, when the refresher appended traces between the two reads."""
 
-    def __init__(self, order: np.ndarray, starts: np.ndarray, kind_tensor: np.ndarray):
-        self.order, self.starts = order, starts
+    def __init__(self, order: np.ndarray, starts: np.ndarray, kind_tensor: np.ndarray, n_rows: int):
+        self.order, self.starts, self.n_rows = order, starts, n_rows
         self.kinds_of: dict[int, list[int]] = {}
         for k, t in enumerate(kind_tensor.tolist()):
             if k + 1 < len(starts):  # a kind newer than the permutation has no rows in it yet
@@ -229,7 +230,8 @@ class KindRowsLookup:
         by = np.argsort(tensors, kind="stable")
         uniq, first = np.unique(tensors[by], return_index=True)
         bounds = np.append(first, len(by)).tolist()
-        none = np.iinfo(np.int64).max if after else -1
+        # an int64 scalar, not a Python int: np.where against the int32 rows would wrap the Python int to -1
+        none = np.int64(np.iinfo(np.int64).max if after else -1)
         for i, t in enumerate(uniq.tolist()):
             kinds = self.kinds_of.get(t)
             if not kinds:
@@ -239,6 +241,7 @@ class KindRowsLookup:
             best = np.full(len(q), none, np.int64)
             for k in kinds:
                 seg = self.order[self.starts[k] : self.starts[k + 1]]
+                seg = seg[: int(np.searchsorted(seg, self.n_rows))]
                 if not len(seg):
                     continue
                 if after:
