@@ -20,9 +20,9 @@ def plugins_for(which: str) -> list:
     if which == "debugger-v2":
         return default.get_static_plugins()
     if which == "dbg":
-        from tensorboard_plugin_dbg.plugin import DbgPlugin
+        from tensorboard_plugin_dbg.plugin import DbgLoader  # --dbg_logdir included
 
-        return static + [DbgPlugin]
+        return static + [DbgLoader]
     return static
 
 

@@ -54,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    report.add_argument("logdir", help="a dump directory, or a folder holding several (each is a run)")
+    report.add_argument(
+        "logdir", help="a dump directory, or a folder holding several (each is a run); or a URL: gs://, s3://, ..."
+    )
     report.add_argument("--run", help="only this run (a name as listed by the report)")
     report.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     report.add_argument(
@@ -98,8 +100,11 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         mutes = tuple(mute_rules.parse_text(text) for text in args.mute)
     except mute_rules.MuteError as e:
         return _fail(args, out, f"--mute: {e}")
-    logdir = os.path.abspath(args.logdir)
-    if not os.path.isdir(logdir):
+    from tensorboard_plugin_dbg.reader import storage
+
+    remote = storage.is_remote(args.logdir)  # a URL: its listing's failure is the catalog's notice (below)
+    logdir = args.logdir if remote else os.path.abspath(args.logdir)
+    if not remote and not os.path.isdir(logdir):
         return _fail(args, out, f"{args.logdir}: no such directory")
     try:
         catalog = Catalog(logdir)  # never started: one read pass, no background thread

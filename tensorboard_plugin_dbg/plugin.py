@@ -6,6 +6,10 @@ TensorBoard loads the tab as `data/plugin_entry.html?name=dbg`, which sets `<bas
 TensorBoard constructs every plugin at startup, so the constructor does nothing costly: the catalog of runs is made
 on first use (the first `is_active()` from `/data/plugins_listing`, or the first API request), once per plugin
 instance, and its background refresher started then.
+
+The Debugger reads TensorBoard's `--logdir`, or the place its own flag `--dbg_logdir URL` names (`DbgLoader`, the
+entry point, defines it): a bucket (gs://, s3://, any fsspec URL: reader/storage) when TensorBoard's own reader cannot
+read it (s3:// with TensorFlow installed), or to keep dumps apart from event files.
 """
 
 from __future__ import annotations
@@ -74,7 +78,8 @@ class DbgPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
     def __init__(self, context: base_plugin.TBContext, catalog_factory: Callable[[str], Any] | None = None):
-        self._logdir = context.logdir or ""
+        # --dbg_logdir (DbgLoader) wins over TensorBoard's --logdir; flags is None when constructed without them
+        self._logdir = getattr(context.flags, "dbg_logdir", "") or context.logdir or ""
         self._factory = catalog_factory or _default_catalog_factory
         self._catalog: Any = None
         self._catalog_made_at = 0.0
@@ -115,3 +120,22 @@ class DbgPlugin(base_plugin.TBPlugin):
 
     def frontend_metadata(self) -> Any:  # base_plugin.FrontendMetadata (TensorBoard ships no types)
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=TAB_NAME, disable_reload=True)
+
+
+class DbgLoader(base_plugin.TBLoader):
+    """The plugin's entry point: adds `--dbg_logdir` to TensorBoard's flags, then loads DbgPlugin."""
+
+    def define_flags(self, parser: Any) -> None:  # an argparse parser (TensorBoard ships no types)
+        parser.add_argument(
+            "--dbg_logdir",
+            metavar="URL",
+            type=str,
+            default="",
+            help=(
+                "Debugger (dbg) plugin: read tfdbg2 dumps here instead of under --logdir: a local folder or a URL "
+                '(gs://, s3://, any fsspec URL; pip install "tensorboard-plugin-dbg[gcs]" or "[s3]").'
+            ),
+        )
+
+    def load(self, context: base_plugin.TBContext) -> DbgPlugin:
+        return DbgPlugin(context)

@@ -4,7 +4,7 @@
  */
 import type { Controller } from './controller/controller.ts';
 import type { Readiness } from './ready.ts';
-import type { RunInfo } from './api/wire.ts';
+import type { RemoteCost, RunInfo } from './api/wire.ts';
 import type { State } from './store/store.ts';
 import { el } from './widgets/panel.ts';
 import { bySeverity, hasProblems, progressText, summarizeNotices } from './widgets/notices.ts';
@@ -95,6 +95,8 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
       progress.hidden = !prog;
       progress.value = info.status.bytes_total > 0 ? info.status.bytes_read / info.status.bytes_total : 0;
     }
+    const cost = s.runs.data?.remote_cost;
+    if (cost) parts.push(remoteCostText(cost));
     // The logdir's own problems (a folder that cannot be listed, a failed scan) show whether or not runs exist.
     const logdirNotices = (s.runs.data?.notices ?? []).filter(
       (n) => n.code !== 'no_dump_found' && n.code !== 'scanning',
@@ -104,4 +106,10 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
     if (s.runs.status === 'ready' || s.runs.status === 'error') readiness.runsRendered();
   };
   ctl.store.subscribe(update);
+}
+
+/** The status line's remote cost: "remote: 12 requests · 40.2 MiB" (listings, ranged reads and size lookups). */
+export function remoteCostText(cost: RemoteCost): string {
+  const requests = cost.lists + cost.gets + cost.heads;
+  return `remote: ${requests.toLocaleString('en-US')} requests · ${(cost.bytes / 2 ** 20).toFixed(1)} MiB`;
 }

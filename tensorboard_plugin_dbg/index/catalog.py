@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Callable
 
 from ..reader import file_sets as fsets
+from ..reader import storage
 from ..wire import types as wire
 from . import run_status
 from .errors import NotFound
@@ -30,8 +31,9 @@ class Catalog:
         first_pass: bool = True,
         on_complete: Callable[[RunIndex], None] | None = None,
     ):
-        """`on_complete(run)`: see RunIndex (the layers above warm their whole-run values with it)."""
-        self.logdir = logdir
+        """`on_complete(run)`: see RunIndex (the layers above warm their whole-run values with it). `logdir`: a
+        local path or a URL (reader/storage: gs://, s3://, any fsspec scheme)."""
+        self.logdir = storage.normalize(logdir)
         self.on_complete = on_complete
         self.refresh_interval = refresh_interval
         self._runs: dict[str, RunIndex] = {}
@@ -89,7 +91,8 @@ class Catalog:
     def _discover(self) -> list[Problem]:
         """Updates the runs from the file sets found now; returns the notices for folders that cannot be listed."""
         errors: list[tuple[str, OSError]] = []
-        found = fsets.find_file_sets(self.logdir, errors) if os.path.isdir(self.logdir) else []
+        remote = storage.is_remote(self.logdir)
+        found = fsets.find_file_sets(self.logdir, errors) if remote or os.path.isdir(self.logdir) else []
         for fs in found:
             key = (fs.directory, fs.prefix)
             run_id = self._run_ids.get(key)
@@ -153,6 +156,16 @@ class Catalog:
 
 
 def _unlisted_notice(logdir: str, path: str, exc: OSError) -> Problem:
+    if storage.is_remote(logdir):
+        return {
+            "code": "unreadable_file",
+            "severity": "error",
+            "file": ".",
+            "message": (
+                f"Cannot list {logdir}: {exc.strerror or exc!r}. Runs already read still show; the listing is "
+                f"tried again on every refresh (each request waits at most {storage.REQUEST_TIMEOUT_S:g} s)."
+            ),
+        }
     rel = os.path.relpath(path, logdir).replace(os.sep, "/")
     rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # JSON-safe, as run names are
     return {

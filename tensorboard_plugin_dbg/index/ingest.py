@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reader import big_record, crc32c, debug_values, schema, tfrecord, trace_fast
+from ..reader import big_record, crc32c, debug_values, schema, storage, tfrecord, trace_fast
 from ..reader.file_sets import SUFFIXES, FileSet
 from . import record_reads, run_status
 from .columns import LOC_SHIFT
@@ -101,7 +101,7 @@ class RunIngestion(RunState):
             # against the last step of the previous chunk, trace_periodic.Carry).
             step = min(tfrecord.cycle_bytes(state.hint) * STEPS + 4096, MAX_CHUNK)
             want = min(state.size - state.offset, max(CHUNK, step, state.needed))
-            with open(state.path, "rb") as f:
+            with storage.open_read(state.path, storage.STREAM_BLOCK) as f:
                 f.seek(state.offset)
                 data = f.read(want)
             if not data:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from ..reader import debug_values, health_gather, health_vectors, schema, tensor_content, tfrecord
+from ..reader import debug_values, health_gather, health_vectors, schema, storage, tensor_content, tfrecord
 from ..reader.traces import Kind
 from ..wire import types as wire
 from .columns import LOC_MASK, LOC_SHIFT
@@ -52,17 +51,14 @@ def read_trace_payloads(
         sel = sel[np.argsort(offsets[sel], kind="stable")]
         off = offsets[sel]
         cuts = (np.flatnonzero(np.diff(off) > _GAP) + 1).tolist()
-        fd = os.open(run.files[code].path, os.O_RDONLY)
-        try:
+        with storage.preader(run.files[code].path) as pread:
             for lo, hi in zip([0, *cuts], [*cuts, len(off)]):
                 first = int(off[lo]) - 12
-                data = os.pread(fd, int(off[hi - 1]) + _PAGE_TAIL - first, first)
+                data = pread(int(off[hi - 1]) + _PAGE_TAIL - first, first)
                 starts[sel[lo:hi]] = off[lo:hi] - first + base
                 limits[sel[lo:hi]] = base + len(data)
                 parts.append(data)
                 base += len(data)
-        finally:
-            os.close(fd)
     buf = np.frombuffer(b"".join(parts), np.uint8)
     if not n:
         return buf, starts, np.full(n, -1, np.int64)
@@ -76,7 +72,7 @@ def read_trace_payloads(
         extra = []
         for k in short.tolist():
             code, offset = int(codes[k]), int(offsets[k])
-            with open(run.files[code].path, "rb") as f:
+            with storage.open_read(run.files[code].path) as f:
                 f.seek(offset)
                 data = f.read(int(lengths[k]))
             starts[k], limits[k] = base, base + len(data)
@@ -168,7 +164,7 @@ def record_length(run: RunState, row: int) -> int:
     """The payload length of trace row `row`'s record, from its header (-1 when it cannot be read)."""
     loc = int(run.traces.view("loc")[row])
     try:
-        with open(run.files[loc >> LOC_SHIFT].path, "rb") as f:
+        with storage.open_read(run.files[loc >> LOC_SHIFT].path) as f:
             f.seek((loc & LOC_MASK) - 12)
             head = f.read(8)
     except OSError:

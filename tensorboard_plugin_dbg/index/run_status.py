@@ -10,6 +10,7 @@ import stat
 import traceback
 from typing import Protocol
 
+from ..reader import storage
 from ..wire import types as wire
 from .state import FileState, Problem, RunState, notice_of
 
@@ -31,7 +32,16 @@ class _Reading(Protocol):
 
 def stat_file(state: FileState) -> bool:
     """Sets state.size and state.missing from the file on disk; False when there is no file (yet). Raises OSError when
-    something else is in its place: open() fails on a directory and blocks on a FIFO until a writer comes."""
+    something else is in its place: open() fails on a directory and blocks on a FIFO until a writer comes. A remote
+    object's size comes from the refresh's listing (no request)."""
+    if storage.is_remote(state.path):
+        try:
+            state.size = storage.remote_size(state.path)
+        except FileNotFoundError:
+            state.missing = True
+            return False
+        state.missing = False
+        return True
     try:
         st = os.stat(state.path)
     except FileNotFoundError:  # (a dangling link too) other errors, e.g. a link loop, are the file's notice

@@ -19,7 +19,7 @@ from typing import Any, cast
 import numpy as np
 from typing_extensions import NotRequired
 
-from ..reader import schema, tfrecord, trace_periodic, traces
+from ..reader import schema, storage, tfrecord, trace_periodic, traces
 from ..reader.file_sets import SUFFIXES, FileSet
 from ..reader.traces import Kind
 from ..wire import types as wire
@@ -171,7 +171,7 @@ class RunState:
         return os.path.basename(state.path).startswith(self.file_sets[0].prefix + ".")
 
     def rel_path(self, path: str) -> str:
-        return os.path.relpath(path, self.directory)
+        return storage.relpath(path, self.directory)
 
     def hosts(self) -> list[str]:
         return sorted({fs.host for fs in self.file_sets})
@@ -264,7 +264,7 @@ class RunState:
                 return event
         path = self.files[file_code].path
         try:
-            with open(path, "rb") as f:
+            with storage.open_read(path) as f:
                 f.seek(offset - 12)
                 head = f.read(12)
                 length = int.from_bytes(head[:8], "little")

@@ -25,7 +25,7 @@ import struct
 
 import numpy as np
 
-from . import crc32c, full_tensor, tensor_content, tensor_proto, tfrecord
+from . import crc32c, full_tensor, storage, tensor_content, tensor_proto, tfrecord
 from .tensor_content import ContentError, Window, fields
 from .traces import Kind
 
@@ -121,7 +121,7 @@ class _Stream:
     the data CRC and, for the content (`run`'s `content`), looking each piece over for a non-finite element.
     (A helper thread reading the next piece while this one checks the last was slower here: the CRC holds the GIL.)"""
 
-    def __init__(self, f: io.FileIO, crc: int):
+    def __init__(self, f: io.RawIOBase, crc: int):
         self.f, self.crc = f, crc
         self.buf = np.empty(PIECE, np.uint8)
         self.nonfinite = False
@@ -142,7 +142,7 @@ class _Stream:
         return True
 
 
-def _fill(f: io.FileIO, view: np.ndarray) -> int:
+def _fill(f: io.RawIOBase, view: np.ndarray) -> int:
     """Reads into all of `view` unless the file ends first; the bytes read."""
     got = 0
     while got < len(view):
@@ -164,7 +164,7 @@ def _has_nonfinite(piece: np.ndarray, content: _Content) -> bool:
 
 def read_trace(path: str, offset: int) -> Streamed:
     """Streams the record whose 12-byte header is at `offset` in the graph execution traces file `path`."""
-    with open(path, "rb", buffering=0) as f:
+    with storage.open_unbuffered(path) as f:
         f.seek(offset)
         head = f.read(12)
         if len(head) < 12:
@@ -195,7 +195,7 @@ def read_trace(path: str, offset: int) -> Streamed:
         return _decoded(_Sparse(prefix, tail, content.end), content, stream, offset, length)
 
 
-def _verdict(f: io.FileIO, stream: _Stream, offset: int, length: int) -> Streamed | None:
+def _verdict(f: io.RawIOBase, stream: _Stream, offset: int, length: int) -> Streamed | None:
     """PARTIAL or DAMAGED from the data CRC after the payload; None when it checks."""
     footer = f.read(4)
     if len(footer) < 4:
@@ -205,7 +205,7 @@ def _verdict(f: io.FileIO, stream: _Stream, offset: int, length: int) -> Streame
     return None
 
 
-def _next_needed(f: io.FileIO) -> int:
+def _next_needed(f: io.RawIOBase) -> int:
     """Streamed.next_needed from the 12 bytes after the record (where the file is positioned)."""
     length = _length(f.read(12))
     return 16 + length if length is not None and length >= THRESHOLD else 0

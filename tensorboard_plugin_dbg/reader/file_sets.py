@@ -14,7 +14,7 @@ import stat
 
 import numpy as np
 
-from . import schema, tfrecord
+from . import schema, storage, tfrecord
 
 SUFFIXES = ("metadata", "source_files", "stack_frames", "graphs", "execution", "graph_execution_traces")
 _NAME = re.compile(r"^tfdbg_events\.(\d+)\.(.+)\.(" + "|".join(SUFFIXES) + r")$")
@@ -29,7 +29,7 @@ class FileSet:
     run_id: str | None = None  # from the metadata file, once readable
 
     def path(self, suffix: str) -> str:
-        return os.path.join(self.directory, f"{self.prefix}.{suffix}")
+        return storage.join(self.directory, f"{self.prefix}.{suffix}")
 
 
 def find_file_sets(logdir: str, errors: list[tuple[str, OSError]] | None = None) -> list[FileSet]:
@@ -38,7 +38,10 @@ def find_file_sets(logdir: str, errors: list[tuple[str, OSError]] | None = None)
     Symlinked folders and files are followed: a run folder is often a link to a dump kept elsewhere. Every folder is
     walked once by its real path, and the link-free folders first, so a link loop ends, and a dump reachable both
     directly and through links (or through two links) is listed once, under its most direct path. A folder that cannot
-    be listed is appended to `errors` (when given) instead of hiding the rest of the logdir."""
+    be listed is appended to `errors` (when given) instead of hiding the rest of the logdir. A remote logdir (a URL)
+    is listed once, recursively (find_remote_file_sets)."""
+    if storage.is_remote(logdir):
+        return find_remote_file_sets(logdir, errors)
     root = os.path.abspath(logdir)
     walked: set[str] = set()  # real paths of the folders walked
     links: list[str] = []  # symlinked folders, followed once every link-free folder is walked
@@ -89,6 +92,26 @@ def find_file_sets(logdir: str, errors: list[tuple[str, OSError]] | None = None)
     return sorted(_drop_duplicates(found, entries), key=lambda s: (s.directory, s.epoch, s.prefix))
 
 
+def find_remote_file_sets(logdir: str, errors: list[tuple[str, OSError]] | None = None) -> list[FileSet]:
+    """Every file set under a remote logdir, from one recursive listing (dump files at any depth); a listing that
+    fails (unreachable endpoint, denied credentials, no such bucket) is appended to `errors`."""
+    try:
+        listed = storage.list_files(logdir)
+    except OSError as exc:
+        if errors is None:
+            raise
+        errors.append((logdir, exc))
+        return []
+    found: dict[tuple[str, str], FileSet] = {}
+    for url in listed:
+        directory, _, name = url.rpartition("/")
+        m = _NAME.match(name)
+        if m and (directory, name[: -len(m.group(3)) - 1]) not in found:
+            key = (directory, name[: -len(m.group(3)) - 1])
+            found[key] = FileSet(directory, key[1], int(m.group(1)), m.group(2))
+    return sorted(found.values(), key=lambda s: (s.directory, s.epoch, s.prefix))
+
+
 def _drop_duplicates(
     found: dict[tuple[str, str], FileSet], entries: list[tuple[tuple[str, str], str, bool]]
 ) -> list[FileSet]:
@@ -113,6 +136,13 @@ def _drop_duplicates(
 
 def read_run_id(file_set: FileSet) -> str | None:
     """The tfdbg_run_id in the set's metadata file, or None while it is not readable yet."""
+    if storage.is_remote(file_set.directory):
+        try:
+            with storage.open_read(file_set.path("metadata")) as f:
+                data = f.read(1 << 16)
+        except OSError:
+            return None
+        return _run_id_in(data)
     try:
         # O_NONBLOCK: a FIFO under a dump file's name must not hang discovery until some process writes to it.
         fd = os.open(file_set.path("metadata"), os.O_RDONLY | os.O_NONBLOCK)
@@ -122,6 +152,10 @@ def read_run_id(file_set: FileSet) -> str | None:
             data = f.read(1 << 16)
     except OSError:
         return None
+    return _run_id_in(data)
+
+
+def _run_id_in(data: bytes) -> str | None:
     result = tfrecord.scan(np.frombuffer(data, dtype=np.uint8), 0)
     for start, length in zip(result.starts.tolist(), result.lengths.tolist()):
         event = schema.parse_event(data[start : start + length])
@@ -133,8 +167,8 @@ def read_run_id(file_set: FileSet) -> str | None:
 def _top_name(root: str, by_dir: dict[str, list[FileSet]]) -> str:
     """The name of the run in the logdir itself: the folder's name (what a person calls it; "." told nothing in the
     picker, the URL or the report), or "." when it has none (the root) or a run below is already called that."""
-    name = os.path.basename(root.rstrip(os.sep))
-    below = {os.path.relpath(d, root).split(os.sep)[0] for d in by_dir}
+    name = storage.basename(root.rstrip(os.sep).rstrip("/"))
+    below = {storage.relpath(d, root).split("/")[0] for d in by_dir}
     return name if name and name not in below else "."
 
 
@@ -145,10 +179,9 @@ def group_runs(logdir: str, file_sets: list[FileSet]) -> dict[str, list[FileSet]
     for fs in file_sets:
         by_dir.setdefault(fs.directory, []).append(fs)
     runs: dict[str, list[FileSet]] = {}
-    root = os.path.abspath(logdir)
+    root = logdir if storage.is_remote(logdir) else os.path.abspath(logdir)
     for directory, sets in by_dir.items():
-        rel = os.path.relpath(directory, root)
-        rel = "." if rel == "." else rel.replace(os.sep, "/")
+        rel = storage.relpath(directory, root)
         # A directory name that is not UTF-8 arrives with surrogate escapes, which no client can send back (a URL
         # query decodes to U+FFFD; JS encodeURIComponent throws): the run's name uses U+FFFD for those bytes.
         rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

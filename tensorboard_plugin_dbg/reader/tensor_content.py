@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import os
 import struct
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -22,7 +21,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..wire.types import HealthFullTensor
-from . import debug_values, full_tensor, tensor_proto
+from . import debug_values, full_tensor, storage, tensor_proto
 
 _WINDOW = 1 << 16  # bytes read at once while walking tags
 _GAP = 1 << 16  # read_elements: elements closer than this (in bytes) are read in one span
@@ -157,11 +156,11 @@ def locate(path: str, payload_offset: int, message_field: int, proto_field: int,
     `message_field` (trace: 10, 5, 0; execution output K: 9, 7, K). None when there is no such TensorProto or it is
     empty (an eager placeholder). Raises ContentError when the bytes are not what the index saw, OSError when the
     file cannot be read."""
-    with open(path, "rb") as f:
+    with storage.open_read(path) as f:
         w = Window(f)
         length = int.from_bytes(w.read(payload_offset - 12, 8), "little")
         end = payload_offset + length
-        if end > os.fstat(f.fileno()).st_size:
+        if end > storage.size_of(f):
             raise ContentError("the record is cut short (the file shrank after it was indexed)")
         message = _nth(w, payload_offset, end, message_field, 0)
         found = _nth(w, *message, proto_field, nth) if message else None
@@ -260,7 +259,7 @@ def read_range(loc: TensorLocation, first: int, count: int) -> np.ndarray:
     if loc.small is not None:
         return loc.small[first : first + count]
     out = np.empty(count, loc.storage)
-    with open(loc.path, "rb") as f:
+    with storage.open_unbuffered(loc.path, storage.RANDOM_BLOCK) as f:
         f.seek(loc.content_offset + first * loc.itemsize)
         got = f.readinto(out.data)
     if got != out.nbytes:
@@ -332,7 +331,7 @@ def npy_chunks(loc: TensorLocation, chunk: int = 1 << 20) -> Iterator[bytes]:
     if loc.small is not None:
         yield np.ascontiguousarray(loc.small, loc.storage).tobytes()
         return
-    with open(loc.path, "rb") as f:
+    with storage.open_read(loc.path, storage.STREAM_BLOCK) as f:
         f.seek(loc.content_offset)
         left = loc.content_bytes
         while left > 0:

@@ -760,6 +760,19 @@ class OpInfo(OpInfoBody):
     run: str
 
 
+class RemoteCost(TypedDict):
+    """What reading a remote logdir (gs://, s3://, any fsspec URL) cost this process so far: storage.cost()."""
+
+    # bytes the ranged reads fetched
+    bytes: float
+    # ranged reads
+    gets: float
+    # size lookups of objects no listing covered
+    heads: float
+    # listing requests (the service answers 1,000 objects a page)
+    lists: float
+
+
 class RootCauseData(TypedDict):
     """The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where."""
 
@@ -951,6 +964,8 @@ class RunsResponse(TypedDict):
     logdir: str
     # Logdir-level notices, e.g. 'no_dump_found' with where it looked.
     notices: list[Notice]
+    # Present once the process has read a remote logdir.
+    remote_cost: NotRequired[RemoteCost]
     runs: list[RunInfo]
 
 

@@ -92,9 +92,23 @@ export interface RunSummary {
   first_nan: FirstNan | null;
 }
 
+/** What reading a remote logdir (gs://, s3://, any fsspec URL) cost this process so far: storage.cost(). */
+export interface RemoteCost {
+  /** listing requests (the service answers 1,000 objects a page) */
+  lists: number;
+  /** ranged reads */
+  gets: number;
+  /** size lookups of objects no listing covered */
+  heads: number;
+  /** bytes the ranged reads fetched */
+  bytes: number;
+}
+
 export interface RunsResponse {
   logdir: string;
   runs: RunInfo[];
   /** Logdir-level notices, e.g. 'no_dump_found' with where it looked. */
   notices: Notice[];
+  /** Present once the process has read a remote logdir. */
+  remote_cost?: RemoteCost;
 }

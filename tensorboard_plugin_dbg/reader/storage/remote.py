@@ -1,0 +1,196 @@
+"""Reading objects of a remote logdir: one recursive listing per refresh, ranged reads from known offsets.
+
+- Sizes come from the last listing that covered an object (a refresh lists the logdir once): an idle refresh of a
+  finished run asks nothing more, since its files' offsets already equal their sizes.
+- A read fetches [offset, offset + block) — `STREAM_BLOCK` (8 MiB) for the indexer's sequential reads, `RANDOM_BLOCK`
+  for reading records back and tensor values — and keeps what came back in a small LRU (`BUFFER_CAP` bytes, in
+  memory: nothing is ever written into the logdir). A growing object is read from the offset reading stopped at: a
+  buffer that ended at the old end still answers what it holds, the rest is fetched from there on.
+- An object that shrank or was replaced (its size or version changed) loses its buffers.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from . import backends
+
+STREAM_BLOCK = 8 << 20
+RANDOM_BLOCK = 256 << 10
+BUFFER_CAP = 32 << 20  # bytes of fetched ranges kept, all objects together
+
+
+class Cost:
+    """What remote reading cost this process (the status bar's figure; thread-safe counters)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lists = self.gets = self.heads = self.bytes = 0
+
+    def add(self, lists: int = 0, gets: int = 0, heads: int = 0, nbytes: int = 0) -> None:
+        with self.lock:
+            self.lists += lists
+            self.gets += gets
+            self.heads += heads
+            self.bytes += nbytes
+
+    def snapshot(self) -> tuple[int, int, int, int]:
+        with self.lock:
+            return self.lists, self.gets, self.heads, self.bytes
+
+
+COST = Cost()
+
+
+class RemoteStore:
+    """One fsspec file system (one URL scheme) and what is known of its objects."""
+
+    def __init__(self, protocol: str):
+        self.protocol = protocol
+        self.fs = backends.make_fs(protocol)
+        self._lock = threading.Lock()
+        self._sizes: dict[str, tuple[int, str]] = {}  # url -> (size, version) from the last listing covering it
+        self._listed: set[str] = set()  # roots whose listing is current
+        self._buffers: OrderedDict[tuple[str, int], bytes] = OrderedDict()  # (url, start) -> bytes, LRU
+        self._buffered = 0
+
+    # --------------------------------------------------------------------------------------------- naming
+    def url(self, path: str) -> str:
+        """The canonical URL of `path` (what listings return, so names compare as strings)."""
+        return str(self.fs.unstrip_protocol(self.fs._strip_protocol(path))).rstrip("/")
+
+    def _call(self, what: str, url: str, name: str, *args: Any, **kwargs: Any) -> Any:
+        """fs.`name`(*args) bounded by backends.REQUEST_TIMEOUT_S; errors as backends.describe says."""
+        try:
+            if getattr(self.fs, "async_impl", False):
+                from fsspec.asyn import sync
+
+                coro_fn = getattr(self.fs, "_" + name)
+                return sync(self.fs.loop, coro_fn, *args, timeout=backends.REQUEST_TIMEOUT_S, **kwargs)
+            return getattr(self.fs, name)(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - every backend raises its own kinds
+            raise backends.describe(exc, what, url) from exc
+
+    # --------------------------------------------------------------------------------------------- listing
+    def list_files(self, root: str) -> dict[str, int]:
+        """Every object under `root` (a URL) -> its size: one recursive listing (paged by the service)."""
+        root = self.url(root)
+        found = self._call("listing", root, "find", self.fs._strip_protocol(root), detail=True)
+        COST.add(lists=max(1, -(-len(found) // 1000)))  # S3 and GCS answer 1,000 objects a page
+        sizes: dict[str, tuple[int, str]] = {}
+        for name, info in found.items():
+            if info.get("type", "file") == "directory":
+                continue
+            version = str(info.get("ETag") or info.get("generation") or info.get("etag") or info.get("mtime") or "")
+            sizes[self.url(name)] = (int(info.get("size") or 0), version)
+        with self._lock:
+            under = root + "/"
+            for url, (old_size, old_version) in list(self._sizes.items()):
+                if not url.startswith(under):
+                    continue
+                new = sizes.get(url)
+                if new is None:  # deleted
+                    del self._sizes[url]
+                    self._drop_buffers(url)
+                elif new[0] < old_size or (new[0] == old_size and new[1] != old_version):
+                    self._drop_buffers(url)  # shrank or replaced: what was fetched may be stale (a grown object's
+                    # first bytes are those read before: dump files are only appended to)
+            self._sizes.update(sizes)
+            self._listed.add(root)
+        return {url: size for url, (size, _) in sizes.items()}
+
+    def size(self, url: str) -> int:
+        """The object's size: from the last listing covering it, else asked (one HEAD). FileNotFoundError when
+        a current listing of its folder does not hold it."""
+        with self._lock:
+            known = self._sizes.get(url)
+            listed = any(url.startswith(root + "/") for root in self._listed)
+        if known is not None:
+            return known[0]
+        if listed:
+            raise FileNotFoundError(2, f"{url} is not in the latest listing (deleted?)", url)
+        info = self._call("asking the size of", url, "info", self.fs._strip_protocol(url))
+        COST.add(heads=1)
+        return int(info.get("size") or 0)
+
+    # --------------------------------------------------------------------------------------------- reading
+    def read(self, url: str, start: int, n: int, block: int) -> bytes:
+        """Bytes [start, start + n) of the object (fewer at its end), fetched `block` bytes at a time."""
+        size = self.size(url)
+        end = min(start + n, size)
+        if start >= end:
+            return b""
+        held = self._buffered_range(url, start, end)
+        if held is not None:
+            return held
+        fetch_end = min(size, max(end, start + block))
+        data = self._call("reading", url, "cat_file", self.fs._strip_protocol(url), start=start, end=fetch_end)
+        COST.add(gets=1, nbytes=len(data))
+        if len(data) < end - start:  # the object is shorter than listed: truncated or replaced meanwhile
+            with self._lock:
+                self._sizes.pop(url, None)
+                self._drop_buffers(url)
+            return bytes(data)
+        self._keep(url, start, bytes(data))
+        return bytes(data[: end - start])
+
+    def _buffered_range(self, url: str, start: int, end: int) -> bytes | None:
+        with self._lock:
+            for (b_url, b_start), data in reversed(self._buffers.items()):
+                if b_url == url and b_start <= start and end <= b_start + len(data):
+                    self._buffers.move_to_end((b_url, b_start))
+                    return data[start - b_start : end - b_start]
+        return None
+
+    def _keep(self, url: str, start: int, data: bytes) -> None:
+        if len(data) > BUFFER_CAP // 2:
+            return
+        with self._lock:
+            old = self._buffers.pop((url, start), None)
+            self._buffered -= len(old) if old is not None else 0
+            self._buffers[(url, start)] = data
+            self._buffered += len(data)
+            while self._buffered > BUFFER_CAP and self._buffers:
+                _, dropped = self._buffers.popitem(last=False)
+                self._buffered -= len(dropped)
+
+    def _drop_buffers(self, url: str) -> None:  # under self._lock
+        for key in [k for k in self._buffers if k[0] == url]:
+            self._buffered -= len(self._buffers.pop(key))
+
+
+class RemoteFile(io.RawIOBase):
+    """A read-only, seekable file over one object (read/readinto/seek/tell, as the reader uses a local file)."""
+
+    def __init__(self, store: RemoteStore, url: str, block: int):
+        super().__init__()
+        self.store, self.url, self.block = store, url, block
+        self.size = store.size(url)  # raises FileNotFoundError when it is gone
+        self.pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.pos, io.SEEK_END: self.size}[whence]
+        self.pos = max(0, base + offset)
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def readinto(self, buffer: Any) -> int:  # buffer: any writable buffer (bytearray, memoryview, numpy data)
+        view = memoryview(buffer).cast("B")
+        data = self.store.read(self.url, self.pos, len(view), self.block)
+        view[: len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+    def pread(self, n: int, offset: int) -> bytes:
+        return self.store.read(self.url, offset, n, self.block)
