@@ -162,7 +162,7 @@ def _unlisted_notice(logdir: str, path: str, exc: OSError) -> Problem:
             "severity": "error",
             "file": ".",
             "message": (
-                f"Cannot list {logdir}: {exc.strerror or exc!r}. Runs already read still show; the listing is "
+                f"Cannot list {logdir}: {exc.strerror or repr(exc)}. Runs already read still show; the listing is "
                 f"tried again on every refresh (each request waits at most {storage.REQUEST_TIMEOUT_S:g} s)."
             ),
         }

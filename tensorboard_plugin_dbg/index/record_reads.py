@@ -51,14 +51,18 @@ def read_trace_payloads(
         sel = sel[np.argsort(offsets[sel], kind="stable")]
         off = offsets[sel]
         cuts = (np.flatnonzero(np.diff(off) > _GAP) + 1).tolist()
-        with storage.preader(run.files[code].path) as pread:
-            for lo, hi in zip([0, *cuts], [*cuts, len(off)]):
-                first = int(off[lo]) - 12
-                data = pread(int(off[hi - 1]) + _PAGE_TAIL - first, first)
-                starts[sel[lo:hi]] = off[lo:hi] - first + base
-                limits[sel[lo:hi]] = base + len(data)
-                parts.append(data)
-                base += len(data)
+        path = run.files[code].path
+        try:
+            with storage.preader(path) as pread:
+                for lo, hi in zip([0, *cuts], [*cuts, len(off)]):
+                    first = int(off[lo]) - 12
+                    data = pread(int(off[hi - 1]) + _PAGE_TAIL - first, first)
+                    starts[sel[lo:hi]] = off[lo:hi] - first + base
+                    limits[sel[lo:hi]] = base + len(data)
+                    parts.append(data)
+                    base += len(data)
+        except OSError as exc:  # deleted (or a remote object gone or unreachable) since it was indexed: a 4xx
+            raise RecordGone(f"{storage.basename(path)} cannot be read back: {exc.strerror or exc}") from exc
     buf = np.frombuffer(b"".join(parts), np.uint8)
     if not n:
         return buf, starts, np.full(n, -1, np.int64)

@@ -54,17 +54,18 @@ def _s3() -> Any:
     except ImportError as exc:
         raise RemoteError(errno.ENOSYS, 's3:// needs s3fs: pip install "tensorboard-plugin-dbg[s3]"') from exc
     endpoint = _s3_endpoint()
-    return s3fs.S3FileSystem(
+    fs = s3fs.S3FileSystem(
         client_kwargs={"endpoint_url": endpoint} if endpoint else {},
         config_kwargs={
             "connect_timeout": CONNECT_TIMEOUT_S,
             "read_timeout": REQUEST_TIMEOUT_S,
             "retries": {"max_attempts": 2, "mode": "standard"},
         },
-        retries=2,
         use_listings_cache=False,  # every refresh lists afresh: a listing cache would hide new objects
         skip_instance_cache=True,
     )
+    fs.retries = 2  # s3fs's own retries of a failed call (5 by default), on top of botocore's
+    return fs
 
 
 def _gcs() -> Any:
