@@ -14,10 +14,10 @@ import sys
 import time
 
 import pytest
-import remote_servers as rs
 from api_helpers import get, make_app, ok, url, wait_indexed
 from werkzeug.test import Client
 
+from harness import remote_servers as rs
 from tensorboard_plugin_dbg.__main__ import build_parser
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader import storage

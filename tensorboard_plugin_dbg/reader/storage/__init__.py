@@ -118,3 +118,10 @@ def cost() -> RemoteCost | None:
         return None
     lists, gets, heads, nbytes = COST.snapshot()
     return {"lists": lists, "gets": gets, "heads": heads, "bytes": nbytes}
+
+
+def forget() -> None:
+    """Drops every remote store (its file system, listings and fetched ranges): the next read starts cold. For
+    benchmarks and tests that compare a cold read with another."""
+    with _stores_lock:
+        _stores.clear()

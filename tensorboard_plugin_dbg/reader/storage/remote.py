@@ -5,22 +5,27 @@
 - A read fetches [offset, offset + block) — `STREAM_BLOCK` (8 MiB) for the indexer's sequential reads, `RANDOM_BLOCK`
   for reading records back and tensor values — and keeps what came back in a small LRU (`BUFFER_CAP` bytes, in
   memory: nothing is ever written into the logdir). A growing object is read from the offset reading stopped at: a
-  buffer that ended at the old end still answers what it holds, the rest is fetched from there on.
+  buffer that ended at the old end still answers what it holds, the rest is fetched from there on. While the indexer
+  decodes one block, the next is fetched on a background thread (one per scheme), so transfer and decoding overlap.
+  `DBG_REMOTE_BLOCK_MIB` sets the indexer's block (default 8, at least 8).
 - An object that shrank or was replaced (its size or version changed) loses its buffers.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from . import backends
 
-STREAM_BLOCK = 8 << 20
+STREAM_BLOCK = max(8, int(os.environ.get("DBG_REMOTE_BLOCK_MIB", "8"))) << 20  # the indexer's ranged reads
 RANDOM_BLOCK = 256 << 10
-BUFFER_CAP = 32 << 20  # bytes of fetched ranges kept, all objects together
+BUFFER_CAP = max(32 << 20, 4 * STREAM_BLOCK)  # bytes of fetched ranges kept, all objects together (a block read,
+# the next one fetched meanwhile, the random reads')
 
 
 class Cost:
@@ -56,6 +61,8 @@ class RemoteStore:
         self._listed: set[str] = set()  # roots whose listing is current
         self._buffers: OrderedDict[tuple[str, int], bytes] = OrderedDict()  # (url, start) -> bytes, LRU
         self._buffered = 0
+        self._pending: dict[tuple[str, int], tuple[int, Future[None]]] = {}  # (url, start) -> (end, fetch in flight)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"dbg-prefetch-{protocol}")
 
     # --------------------------------------------------------------------------------------------- naming
     def url(self, path: str) -> str:
@@ -118,32 +125,75 @@ class RemoteStore:
 
     # --------------------------------------------------------------------------------------------- reading
     def read(self, url: str, start: int, n: int, block: int) -> bytes:
-        """Bytes [start, start + n) of the object (fewer at its end), fetched `block` bytes at a time."""
+        """Bytes [start, start + n) of the object (fewer at its end), fetched `block` bytes at a time. A sequential
+        reader's next block (block >= STREAM_BLOCK) is fetched in the background while it decodes this one; a read
+        across the end of a fetched range takes the rest from the next (awaited when in flight)."""
         size = self.size(url)
         end = min(start + n, size)
-        if start >= end:
-            return b""
-        held = self._buffered_range(url, start, end)
-        if held is not None:
-            return held
-        fetch_end = min(size, max(end, start + block))
-        data = self._call("reading", url, "cat_file", self.fs._strip_protocol(url), start=start, end=fetch_end)
-        COST.add(gets=1, nbytes=len(data))
-        if len(data) < end - start:  # the object is shorter than listed: truncated or replaced meanwhile
-            with self._lock:
-                self._sizes.pop(url, None)
-                self._drop_buffers(url)
-            return bytes(data)
-        self._keep(url, start, bytes(data))
-        return bytes(data[: end - start])
+        pieces: list[bytes] = []
+        pos = start
+        while pos < end:
+            held = self._buffered_range(url, pos, end) or self._awaited(url, pos, end)
+            if held is None:
+                data = self._fetch(url, pos, min(size, max(end, pos + block)))
+                if not data:  # the object is shorter than listed: truncated or replaced meanwhile
+                    with self._lock:
+                        self._sizes.pop(url, None)
+                        self._drop_buffers(url)
+                    break
+                self._keep(url, pos, data)
+                held = (data[: end - pos], pos + len(data))
+            pieces.append(held[0])
+            pos += len(held[0])
+            if block >= STREAM_BLOCK and held[1] < size:
+                self._prefetch(url, held[1], min(size, held[1] + block))
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
-    def _buffered_range(self, url: str, start: int, end: int) -> bytes | None:
+    def _fetch(self, url: str, start: int, end: int) -> bytes:
+        data = self._call("reading", url, "cat_file", self.fs._strip_protocol(url), start=start, end=end)
+        COST.add(gets=1, nbytes=len(data))
+        return bytes(data)
+
+    def _buffered_range(self, url: str, start: int, end: int) -> tuple[bytes, int] | None:
+        """(bytes [start, min(end, where the buffer ends)), where the buffer ends) from a fetched range holding
+        `start`; None when none does."""
         with self._lock:
             for (b_url, b_start), data in reversed(self._buffers.items()):
-                if b_url == url and b_start <= start and end <= b_start + len(data):
+                if b_url == url and b_start <= start < b_start + len(data):
                     self._buffers.move_to_end((b_url, b_start))
-                    return data[start - b_start : end - b_start]
+                    return data[start - b_start : end - b_start], b_start + len(data)
         return None
+
+    def _awaited(self, url: str, start: int, end: int) -> tuple[bytes, int] | None:
+        """The range from a background fetch in flight that covers `start` (None when none does, or it failed:
+        the caller then fetches, and reports the failure itself)."""
+        with self._lock:
+            pending = [
+                f for (p_url, p_start), (p_end, f) in self._pending.items() if p_url == url and p_start <= start < p_end
+            ]
+        for future in pending:
+            try:
+                future.result(timeout=backends.REQUEST_TIMEOUT_S + 5)
+            except Exception:  # noqa: BLE001 - the synchronous fetch after this raises it in words
+                pass
+        return self._buffered_range(url, start, end) if pending else None
+
+    def _prefetch(self, url: str, start: int, end: int) -> None:
+        """Fetches [start, end) in the background unless it is held or in flight already."""
+        with self._lock:
+            if (url, start) in self._pending or (url, start) in self._buffers:
+                return
+            future = self._pool.submit(self._prefetched, url, start, end)
+            self._pending[(url, start)] = (end, future)
+
+    def _prefetched(self, url: str, start: int, end: int) -> None:
+        try:
+            data = self._fetch(url, start, end)
+            if len(data) == end - start:
+                self._keep(url, start, data)
+        finally:
+            with self._lock:
+                self._pending.pop((url, start), None)
 
     def _keep(self, url: str, start: int, data: bytes) -> None:
         if len(data) > BUFFER_CAP // 2:

@@ -1,4 +1,4 @@
-"""Loopback object stores for the remote-logdir tests and bench/remote.py: moto's S3 server and
+"""Loopback object stores for tests/test_remote_logdir.py and bench/remote.py: moto's S3 server and
 gcp-storage-emulator, each a subprocess on 127.0.0.1 stopped on exit; the environment that keeps every client on
 loopback (dummy credentials, cloud metadata lookups pointed at a closed loopback port); and a socket guard that
 records any connection beyond loopback.
@@ -111,7 +111,15 @@ def moto_server(env: dict[str, str] | None = None) -> contextlib.AbstractContext
 def gcs_emulator() -> contextlib.AbstractContextManager[str]:
     """gcp-storage-emulator (in memory) on loopback; yields its endpoint URL."""
     port = free_port()
-    cmd = [os.path.join(BIN, "gcp-storage-emulator"), "start", "--host", "127.0.0.1", "--port", str(port), "--in-memory"]
+    cmd = [
+        os.path.join(BIN, "gcp-storage-emulator"),
+        "start",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--in-memory",
+    ]
     return _server(cmd, port, "/storage/v1/b?project=test-project")
 
 
