@@ -123,3 +123,24 @@ test("a live run's devices are asked again as it grows, at most every REFRESH_MS
   await settle();
   assert.equal(asked(), 3);
 });
+
+test('a host of a multi-host run says when it first went non-finite, after the first host', () => {
+  const resp: DevicesResponse = {
+    run: 'r',
+    devices: [
+      { device_name: CPU0, host: 'worker-0', graph_executions: 10, executions: 0 },
+      { device_name: CPU0, host: 'worker-3', graph_executions: 8, executions: 0 },
+      { device_name: CPU0, host: 'worker-5', graph_executions: 4, executions: 0 },
+    ],
+    hosts: ['worker-0', 'worker-3', 'worker-5'],
+    host_facts: [
+      { host: 'worker-0', graph_executions: 10, first_nonfinite: { index: 9, wall_time: 12.5, after_first_s: 2.25 } },
+      { host: 'worker-3', graph_executions: 8, first_nonfinite: { index: 14, wall_time: 10.25, after_first_s: 0 } },
+      { host: 'worker-5', graph_executions: 4, first_nonfinite: null },
+    ],
+  };
+  assert.deepEqual(
+    facetOptions(resp, {}).hosts.map((o) => o.label),
+    ['worker-0 · NaN/∞ +2.25 s', 'worker-3 · first NaN/∞', 'worker-5'],
+  );
+});

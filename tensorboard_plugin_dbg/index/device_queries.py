@@ -55,7 +55,32 @@ class DeviceQueries:
             {"device_name": d, "host": h, "graph_executions": g, "executions": e}
             for (d, h), (g, e) in sorted(counts.items(), key=lambda item: (item[0][0] is None, item[0]))
         ]
-        return {"devices": devices, "hosts": run.hosts()}
+        return {"devices": devices, "hosts": run.hosts(), "host_facts": self._host_facts(by_kind_file, n_traces)}
+
+    def _host_facts(self, by_kind_file: np.ndarray, n_traces: int) -> list[wire.HostFacts]:
+        """Per host: its traces and its earliest non-finite trace by wall time (from the non-finite side table:
+        a few rows, not a whole-run pass), and how long after the run's first one that came."""
+        run = self.run
+        files = len(run.files)
+        per_file = by_kind_file.reshape(-1, files).sum(axis=0) if files else np.zeros(0, np.int64)
+        nf_rows = run.trace_nf.view("row", run.lengths().trace_nf).astype(np.int64)
+        nf_rows = nf_rows[nf_rows < n_traces]
+        nf_codes = run.traces.view("loc", n_traces)[nf_rows] >> LOC_SHIFT
+        nf_wall = run.traces.view("wall_time", n_traces)[nf_rows]
+        facts: list[wire.HostFacts] = []
+        for host in run.hosts():
+            codes = [c for c, f in enumerate(run.files) if f.host == host]
+            mine = np.flatnonzero(np.isin(nf_codes, codes))
+            first: wire.HostFirstNonfinite | None = None
+            if len(mine):
+                k = int(mine[np.argmin(nf_wall[mine])])
+                first = {"index": int(nf_rows[k]), "wall_time": float(nf_wall[k]), "after_first_s": 0.0}
+            facts.append({"host": host, "graph_executions": int(per_file[codes].sum()), "first_nonfinite": first})
+        earliest = min((f["first_nonfinite"]["wall_time"] for f in facts if f["first_nonfinite"]), default=0.0)
+        for f in facts:
+            if f["first_nonfinite"]:
+                f["first_nonfinite"]["after_first_s"] = f["first_nonfinite"]["wall_time"] - earliest
+        return facts
 
     def kind_devices(self) -> frozenset[str]:
         """The devices of the run's trace kinds ("" for a trace recorded without one); kinds only grow, so their

@@ -177,11 +177,32 @@ class DeviceCount(TypedDict):
     host: str
 
 
+class HostFirstNonfinite(TypedDict):
+    """wire.ts `HostFirstNonfinite` (its schema definition carries no description)."""
+
+    # Seconds after the first host of the run went non-finite (0 for that host).
+    after_first_s: float
+    # The trace's index in the run's graph execution list.
+    index: float
+    wall_time: float
+
+
+class HostFacts(TypedDict):
+    """One host of a multi-host run (file sets sharing a tfdbg_run_id): its traces and when it first went non-finite."""
+
+    # Its earliest graph execution trace (by wall time) holding NaN/∞; null: none.
+    first_nonfinite: HostFirstNonfinite | None
+    graph_executions: float
+    host: str
+
+
 class DevicesResponseBody(TypedDict):
     """`DevicesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
 
     # Sorted by device name, then host; only pairs with at least one trace or execution.
     devices: list[DeviceCount]
+    # Per host, sorted by host (index/device_queries.py host_facts).
+    host_facts: NotRequired[list[HostFacts]]
     # Every host of the run (RunInfo.hosts).
     hosts: list[str]
 

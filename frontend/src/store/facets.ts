@@ -3,7 +3,7 @@
  * (controller/device_facets.ts fetches it): pure functions the panel draws from.
  */
 import type { GraphExecutionFilters } from '../api/requests.ts';
-import type { DevicesResponse } from '../api/wire.ts';
+import type { DevicesResponse, HostFacts } from '../api/wire.ts';
 import { deviceLabels } from '../widgets/devices.ts';
 
 export interface FacetOption {
@@ -34,10 +34,22 @@ export function facetOptions(resp: DevicesResponse | null, chosen: GraphExecutio
   if (chosen.host && !byHost.has(chosen.host)) byHost.set(chosen.host, 0);
   const names = [...byDevice.keys()].sort();
   const labels = deviceLabels(names);
+  const hostLabels = new Map((resp?.host_facts ?? []).map((f) => [f.host, hostLabel(f)]));
   return {
     devices: names.map((value) => ({ value, label: labels.get(value) ?? value, traces: byDevice.get(value) ?? 0 })),
-    hosts: [...byHost.keys()].sort().map((value) => ({ value, label: value, traces: byHost.get(value) ?? 0 })),
+    hosts: [...byHost.keys()].sort().map((value) => ({
+      value,
+      label: hostLabels.get(value) ?? value,
+      traces: byHost.get(value) ?? 0,
+    })),
   };
+}
+
+/** A host as its facet shows it: "worker-3 · first NaN/∞", "worker-0 · NaN/∞ +2.15 s" (after the first host). */
+export function hostLabel(f: HostFacts): string {
+  const nf = f.first_nonfinite;
+  if (!nf) return f.host;
+  return nf.after_first_s === 0 ? `${f.host} · first NaN/∞` : `${f.host} · NaN/∞ +${nf.after_first_s.toFixed(2)} s`;
 }
 
 /** A facet is worth showing when it can tell rows apart, or when it filters the list now (so it can be cleared). */

@@ -136,10 +136,28 @@ export interface DeviceCount {
   executions: number;
 }
 
+/** One host of a multi-host run (file sets sharing a tfdbg_run_id): its traces and when it first went non-finite. */
+export interface HostFacts {
+  host: string;
+  graph_executions: number;
+  /** Its earliest graph execution trace (by wall time) holding NaN/∞; null: none. */
+  first_nonfinite: HostFirstNonfinite | null;
+}
+
+export interface HostFirstNonfinite {
+  /** The trace's index in the run's graph execution list. */
+  index: number;
+  wall_time: number;
+  /** Seconds after the first host of the run went non-finite (0 for that host). */
+  after_first_s: number;
+}
+
 export interface DevicesResponse {
   run: string;
   /** Sorted by device name, then host; only pairs with at least one trace or execution. */
   devices: DeviceCount[];
   /** Every host of the run (RunInfo.hosts). */
   hosts: string[];
+  /** Per host, sorted by host (index/device_queries.py host_facts). */
+  host_facts?: HostFacts[];
 }
