@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from . import backends
+from .range_stream import RangeStream
 
 STREAM_BLOCK = max(8, int(os.environ.get("DBG_REMOTE_BLOCK_MIB", "8"))) << 20  # the indexer's ranged reads
 RANDOM_BLOCK = 256 << 10
@@ -62,6 +63,8 @@ class RemoteStore:
         self._buffers: OrderedDict[tuple[str, int], bytes] = OrderedDict()  # (url, start) -> bytes, LRU
         self._buffered = 0
         self._pending: dict[tuple[str, int], tuple[int, Future[None]]] = {}  # (url, start) -> (end, fetch in flight)
+        self._streams: dict[str, RangeStream] = {}  # url -> its open sequential stream (S3)
+        self._stream_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"dbg-prefetch-{protocol}")
 
     # --------------------------------------------------------------------------------------------- naming
@@ -135,7 +138,12 @@ class RemoteStore:
         while pos < end:
             held = self._buffered_range(url, pos, end) or self._awaited(url, pos, end)
             if held is None:
-                data = self._fetch(url, pos, min(size, max(end, pos + block)))
+                fetch_end = min(size, max(end, pos + block))
+                data = (
+                    self._fetch_block(url, pos, fetch_end)
+                    if block >= STREAM_BLOCK
+                    else self._fetch(url, pos, fetch_end)
+                )
                 if not data:  # the object is shorter than listed: truncated or replaced meanwhile
                     with self._lock:
                         self._sizes.pop(url, None)
@@ -148,6 +156,24 @@ class RemoteStore:
             if block >= STREAM_BLOCK and held[1] < size:
                 self._prefetch(url, held[1], min(size, held[1] + block))
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    def _fetch_block(self, url: str, start: int, end: int) -> bytes:
+        """A sequential reader's block: from the object's open stream when it stands at `start` (or a new one,
+        S3 only: range_stream.py), else a ranged read."""
+        if self.protocol not in ("s3", "s3a"):
+            return self._fetch(url, start, end)
+        with self._stream_lock:
+            stream = self._streams.get(url)
+            if stream is None or stream.pos != start:
+                if stream is not None:
+                    stream.close()
+                stream = self._streams[url] = RangeStream(self.fs, url, start, self.size(url))
+                COST.add(gets=1)
+            data = stream.read(end - start)
+            COST.add(nbytes=len(data))
+            if stream.done:
+                self._streams.pop(url, None)
+        return data
 
     def _fetch(self, url: str, start: int, end: int) -> bytes:
         data = self._call("reading", url, "cat_file", self.fs._strip_protocol(url), start=start, end=end)
@@ -188,7 +214,7 @@ class RemoteStore:
 
     def _prefetched(self, url: str, start: int, end: int) -> None:
         try:
-            data = self._fetch(url, start, end)
+            data = self._fetch_block(url, start, end)
             if len(data) == end - start:
                 self._keep(url, start, data)
         finally:
