@@ -84,3 +84,36 @@ def test_two_run_ids_in_one_folder_are_two_runs_never_a_blank_page(demo_dump, tm
         assert all(r["counts"]["graph_executions"] > 0 for r in runs["runs"])
     finally:
         plugin.catalog().stop()
+
+
+def test_a_multi_host_run_reserves_its_trace_columns_once(demo_dump, tmp_path, monkeypatch):
+    """The trace columns are sized for every host's traces file at the first chunk: sized per file (or grown), each
+    next host's file copied the columns (old + new held at once: +22 MiB peak at 8 x 125 k traces, bench/hosts.py)."""
+    from tensorboard_plugin_dbg.index import columns
+
+    for k in range(4):
+        _copy_as_host(demo_dump, str(tmp_path / "logs" / "run"), f"worker-{k}")
+    copies = []
+    real_reserve = columns.Columns.reserve
+
+    def spy(self, capacity):
+        if len(self) and capacity > self.capacity():
+            copies.append((len(self), self.capacity(), capacity))
+        return real_reserve(self, capacity)
+
+    real_append = columns.Columns.append
+
+    def append_spy(self, values):
+        count = len(next(iter(values.values())))
+        if len(self) and len(self) + count > self.capacity():
+            copies.append((len(self), self.capacity(), len(self) + count))
+        return real_append(self, values)
+
+    monkeypatch.setattr(columns.Columns, "reserve", spy)
+    monkeypatch.setattr(columns.Columns, "append", append_spy)
+    from tensorboard_plugin_dbg.index.catalog import Catalog
+
+    run = Catalog(str(tmp_path / "logs")).runs()[0]
+    assert run.info()["hosts"] == [f"worker-{k}" for k in range(4)]
+    assert run.traces.capacity() >= len(run.traces) > 1024  # more rows than a column starts with
+    assert copies == []

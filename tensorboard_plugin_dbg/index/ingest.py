@@ -53,6 +53,7 @@ class RunIngestion(RunState):
                 range(len(self.files)), key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path)
             )
             failed = set()  # files whose read raised in this pass: settled until the next (their notice says why)
+            self._stat_trace_files()
             for code in ordered:
                 state = self.files[code]
                 if not self.reads_file(state):
@@ -113,9 +114,7 @@ class RunIngestion(RunState):
                 self.damages.setdefault((code, damage.offset), damage.reason)
             if len(result.starts):
                 if state.suffix == "graph_execution_traces":
-                    self._reserve_traces(
-                        len(result.starts), result.next_offset - state.offset, state.size - state.offset
-                    )
+                    self._reserve_traces(len(result.starts), result.next_offset - state.offset, self._traces_left())
                 self._ingest(code, state, result)
                 self.publish()
             progressed = result.next_offset > state.offset
@@ -150,10 +149,27 @@ class RunIngestion(RunState):
             state.hint = np.array([streamed.length], np.int64) if streamed.status == big_record.OK else None
         return streamed.status
 
+    def _stat_trace_files(self) -> None:
+        """Every traces file's size before the pass reads any (a multi-host run has one per host), so the first
+        chunk sizes the trace columns for them all (_traces_left). A file that cannot be stat'ed is read's to report."""
+        for state in self.files:
+            if state.suffix == "graph_execution_traces":
+                try:
+                    run_status.stat_file(state)
+                except OSError:
+                    pass
+
+    def _traces_left(self) -> int:
+        """Bytes of every traces file not read yet (as last stat'ed)."""
+        return sum(
+            max(0, s.size - s.offset) for s in self.files if s.suffix == "graph_execution_traces" and not s.missing
+        )
+
     def _reserve_traces(self, records: int, nbytes: int, remaining: int) -> None:
-        """Sizes the trace columns for the whole file from this chunk's record density (a dump's trace records
-        are nearly the same size), so ingesting a big file never copies them to grow. Reserved rows cost no
-        resident memory until written (Columns.reserve); too low an estimate just falls back to growing."""
+        """Sizes the trace columns for every traces file left (a multi-host run's too: sized per file, each next
+        host's file copied them, old and new held at once) from this chunk's record density (a dump's trace
+        records are nearly the same size), so ingesting never copies them to grow. Reserved rows cost no resident
+        memory until written (Columns.reserve); too low an estimate just falls back to growing."""
         if nbytes <= 0 or remaining <= nbytes:
             return
         expect = len(self.traces) + int(records * remaining / nbytes * 1.02) + 1024
