@@ -79,7 +79,8 @@ class DbgPlugin(base_plugin.TBPlugin):
 
     def __init__(self, context: base_plugin.TBContext, catalog_factory: Callable[[str], Any] | None = None):
         # --dbg_logdir (DbgLoader) wins over TensorBoard's --logdir; flags is None when constructed without them
-        self._logdir = getattr(context.flags, "dbg_logdir", "") or context.logdir or ""
+        self._asked_for = getattr(context.flags, "dbg_logdir", "") or ""
+        self._logdir = self._asked_for or context.logdir or ""
         self._factory = catalog_factory or _default_catalog_factory
         self._catalog: Any = None
         self._catalog_made_at = 0.0
@@ -112,6 +113,8 @@ class DbgPlugin(base_plugin.TBPlugin):
         if not self._logdir:
             return False
         catalog = self.catalog()
+        if self._asked_for:  # the user pointed the Debugger somewhere: its tab shows, with why it is empty if it is
+            return True
         while not catalog.has_runs():
             if time.monotonic() >= self._catalog_made_at + FIRST_DISCOVERY_WAIT_S:
                 return False
