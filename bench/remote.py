@@ -101,17 +101,21 @@ def run(dump: str, others: int) -> dict:
             # idle refresh of the finished run
             catalog = Catalog("s3://bench")
             before = remote.COST.snapshot()
+            logged = len(rs.server_log(endpoint).splitlines())
             catalog.refresh()
             after = remote.COST.snapshot()
+            out["idle_requests_seen_by_server"] = rs.server_log(endpoint).splitlines()[logged:]
             out.update(idle_lists=after[0] - before[0], idle_gets=after[1] - before[1], idle_heads=after[2] - before[2])
             # discovery among many other objects
             fs.pipe({f"s3://bench/other/{i // 1000:02d}/object-{i:05d}.txt": b"x" for i in range(others)})
             storage.forget()
             before = remote.COST.snapshot()
+            logged = rs.server_log(endpoint).count("list-type=2")
             t = time.perf_counter()
             found = file_sets.find_file_sets("s3://bench")
             out["discovery_s"] = time.perf_counter() - t
             out["discovery_lists"] = remote.COST.snapshot()[0] - before[0]
+            out["discovery_lists_seen_by_server"] = rs.server_log(endpoint).count("list-type=2") - logged
             out["raw_listing_s"] = raw_listing_seconds(endpoint, "bench")
             out["objects"] = others + len(os.listdir(dump))
             out["discovery_lists_bound"] = math.ceil(out["objects"] / 1000) + 1

@@ -19,6 +19,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from typing import IO
 
 BIN = os.path.dirname(sys.executable)
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -73,6 +74,20 @@ def patched_environ(values: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+_LOGS: dict[str, IO[bytes]] = {}  # endpoint -> the running server's log (request lines)
+
+
+def server_log(endpoint: str) -> str:
+    """What the server at `endpoint` logged so far: one line per request it answered (werkzeug's access log)."""
+    log = _LOGS[endpoint]
+    log.flush()
+    position = log.tell()
+    log.seek(0)
+    text = log.read().decode("utf-8", "replace")
+    log.seek(position)
+    return text
+
+
 @contextlib.contextmanager
 def _server(cmd: list[str], port: int, ready_path: str, env: dict[str, str] | None = None) -> Iterator[str]:
     endpoint = f"http://127.0.0.1:{port}"
@@ -89,8 +104,10 @@ def _server(cmd: list[str], port: int, ready_path: str, env: dict[str, str] | No
                     log.seek(0)
                     raise RuntimeError(f"{cmd[0]} did not start: {exc}\n{log.read()[-2000:].decode()}") from exc
                 time.sleep(0.1)
+        _LOGS[endpoint] = log
         yield endpoint
     finally:
+        _LOGS.pop(endpoint, None)
         proc.terminate()
         try:
             proc.wait(timeout=10)

@@ -111,10 +111,14 @@ def test_remote_cost_listing_and_idle_refresh(stores):
     catalog = Catalog(stores["urls"]["s3"])
     assert catalog.runs()[0].info()["status"]["done"]
     before = remote.COST.snapshot()
+    logged = rs.server_log(stores["s3"]).count("\n")
     for _ in range(3):
         catalog.refresh()
     lists, gets, heads, nbytes = (a - b for a, b in zip(remote.COST.snapshot(), before))
     assert (lists, gets, heads, nbytes) == (3, 0, 0, 0)
+    # and as the server saw them: three listings of the bucket, no object read or asked about
+    requests = rs.server_log(stores["s3"]).splitlines()[logged:]
+    assert len(requests) == 3 and all('"GET /logs?list-type=2' in line for line in requests), requests
     app, plugin = make_app(stores["urls"]["s3"])
     try:
         cost = wait_indexed(Client(app))["remote_cost"]
