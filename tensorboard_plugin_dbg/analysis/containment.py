@@ -65,7 +65,7 @@ class Containment:
 _NEVER = np.iinfo(np.int64).max
 
 
-def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
+def consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
     """CSR tensor code -> the ops that read it (the transpose of op_input_ptr / op_input_tensor)."""
     n_ops = len(cols.op_input_ptr) - 1
     owner = np.repeat(np.arange(n_ops), np.diff(cols.op_input_ptr))
@@ -86,7 +86,7 @@ def find(cols: RunColumns, lookup: Lookup) -> Containment:
     expected_from = np.full(n_tensors + 1, _NEVER, np.int64)
     if len(cols.op_output_tensor) == 0 or not np.any(flags == 1):
         return Containment(np.zeros(0, np.int64), expected_from)
-    cons_ptr, cons_ops = _consumers(cols)
+    cons_ptr, cons_ops = consumers(cols)
     alerts = np.flatnonzero(flags == 1)
     finite = np.flatnonzero(flags == 0)
     contained = np.zeros(len(alerts), bool)

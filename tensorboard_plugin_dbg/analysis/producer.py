@@ -14,9 +14,10 @@ from tensorboard_plugin_dbg.analysis import gradients, producer_inputs, tensor_s
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
-from tensorboard_plugin_dbg.analysis.health import values_known
+from tensorboard_plugin_dbg.analysis.health import describe_output, values_known
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
+from tensorboard_plugin_dbg.index.state import OpEntry
 from tensorboard_plugin_dbg.reader import tensor_content
 from tensorboard_plugin_dbg.wire import types as wire
 
@@ -75,17 +76,44 @@ def graph_producer(
         run_number := occurrence(cols.trace_tensor, index),
     )
     entry = run.op_entry(row["graph_id"], row["op_name"])
-    forward = gradients.forward_op(run, row["graph_id"], entry) if entry is not None else None
-    if forward is not None:
-        frame, line = user_frame(run, list(forward.stack_frame_ids))
-        out["forward"] = {
-            "op_name": forward.op_name,
-            "op_type": forward.op_type,
-            "user_frame": frame,
-            "source_line": line,
-        }
+    if entry is not None:
+        out["forward"] = _forward(run, cols, row["graph_id"], entry, contained)
     if out["op_type"] in DATA_OPS:
         out["data"] = _data(run, "graph_execution", index, run_number, None)
+    return out
+
+
+def _forward(
+    run: RunQueries, cols: RunColumns, graph_id: str, entry: OpEntry, contained: Containment | None
+) -> wire.RootCauseForward | None:
+    """The forward op of gradient op `entry` (gradients.py) with its line, and the tf.where trap said in one
+    sentence when the forward op's own non-finite value was masked (contained) in the forward pass."""
+
+    def masked_row(fwd: OpEntry) -> int:
+        rows = np.asarray(run.op_trace_rows(graph_id, fwd.op_name), np.int64)
+        rows = rows[rows < len(cols.trace_wall)]
+        hit = rows[contained.contained(rows)] if contained is not None and len(rows) else rows[:0]
+        return int(hit[0]) if len(hit) else -1
+
+    forward = gradients.forward_op(run, graph_id, entry, lambda fwd: masked_row(fwd) >= 0)
+    if forward is None:
+        return None
+    frame, line = user_frame(run, list(forward.stack_frame_ids))
+    out: wire.RootCauseForward = {
+        "op_name": forward.op_name,
+        "op_type": forward.op_type,
+        "user_frame": frame,
+        "source_line": line,
+    }
+    row = masked_row(forward)
+    if row >= 0:
+        what = describe_output(run.graph_execution(row, max_elements=0)["health"])
+        out["why"] = (
+            f"The forward pass masked the {what} of {forward.op_type} op '{forward.op_name}' (a tf.where), but "
+            f"the gradient flows through the masked branch too: the derivative of {forward.op_type} is infinite "
+            "there and ∞ × 0 = NaN, so make the op's input safe before it (tf.where(z > 0, z, 1.0) inside it), "
+            "not only its output."
+        )
     return out
 
 

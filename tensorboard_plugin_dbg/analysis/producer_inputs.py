@@ -70,7 +70,7 @@ def graph_input(
         entry["description"] = f"{name} — {describe(health)}"
         if expected:
             entry["expected"] = True
-            entry["description"] += " (expected: the same non-finite input was absorbed in earlier runs)"
+            entry["description"] += " (expected: the same non-finite input was absorbed in its earlier executions)"
     elif inp["traces"]["count"]:
         entry["description"] = (
             f"{name} — no trace of it before this op ran (a circular buffer keeps only the last records), "

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing_extensions import NotRequired, TypedDict
 
 from tensorboard_plugin_dbg.analysis import run_verdict
+from tensorboard_plugin_dbg.analysis.explain import ordinal
 from tensorboard_plugin_dbg.analysis.health import describe_output
 from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -99,7 +100,7 @@ def run_section(r: RunResult) -> str:
         label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
         lines.append(
             f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
-            f", its run {p.get('run_number', 0) + 1}"
+            f", its {ordinal(p.get('run_number', 0) + 1)} execution"
         )
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
@@ -111,6 +112,8 @@ def run_section(r: RunResult) -> str:
             kind = "" if fwd["op_type"] == fwd["op_name"] else f" ({fwd['op_type']})"
             lines.append(f"  gradient of: op {fwd['op_name']}{kind} — the forward op, its line is the one to fix")
             lines.extend(frame_lines("  fix", fwd["user_frame"], fwd["source_line"]))
+            if fwd.get("why"):
+                lines.append(f"  why: {fwd['why']}")
         data = p.get("data")
         if data:
             lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")

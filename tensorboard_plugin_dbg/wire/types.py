@@ -781,6 +781,9 @@ class RootCauseForward(TypedDict):
     op_type: str
     source_line: str | None
     user_frame: StackFrame | None
+    # One sentence on why the gradient broke where the forward pass did not (the tf.where trap: the forward value was
+    # masked, its derivative was not); absent when there is nothing to add.
+    why: NotRequired[str]
 
 
 class RootCauseInput(TypedDict):

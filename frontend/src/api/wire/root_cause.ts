@@ -35,6 +35,9 @@ export interface RootCauseForward {
   op_type: string;
   user_frame: StackFrame | null;
   source_line: string | null;
+  /** One sentence on why the gradient broke where the forward pass did not (the tf.where trap: the forward value
+   * was masked, its derivative was not); absent when there is nothing to add. */
+  why?: string;
 }
 
 /** The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where. */

@@ -57,7 +57,7 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
   // The op type only where it says more than the name (no "Log Log").
   if (p.op_name && p.op_type !== p.op_name) title.append(el('span', 'muted', ` ${p.op_type}`));
   if (p.graph_name) title.append(el('span', 'muted rc-graph', ` in ${p.graph_name} (tf.function)`));
-  title.append(el('span', 'muted', ` · run ${p.run_number + 1}`));
+  title.append(el('span', 'muted', ` · execution ${p.run_number + 1}`));
   if (p.user_frame)
     title.append(el('span', 'rc-where-short', ` · ${baseName(p.user_frame.path)}:${p.user_frame.line}`));
   if (rc.report_text) title.append(copyButton(rc.report_text));
