@@ -59,3 +59,48 @@ def test_skip_keeps_the_link_when_the_data_path_exists():
     result = analyze(only_run(dumps.make_dump("nan_masked_softmax")))
     (skip,) = result["skipped"]
     assert "until Softmax turned it into a NaN/∞" in skip["description"], skip["description"]
+
+
+def _program_log(dump_dir: str) -> dict[str, float]:
+    """The figures the program printed last ("steps S applied A scale X"): what TensorFlow did, not a guess."""
+    with open(os.path.join(os.path.dirname(dump_dir), "program.log")) as f:
+        line = next(x for x in f.read().splitlines()[::-1] if x.startswith("steps "))
+    words = line.split()
+    return {words[i]: float(words[i + 1]) for i in range(0, len(words), 2)}
+
+
+@pytest.mark.parametrize("variant", ["loop", "fit"])
+def test_loss_scale_overflow_steps_are_benign_and_counted(variant):
+    dump_dir = dumps.make_dump("loss_scale", "FULL_HEALTH", variant)
+    facts = _program_log(dump_dir)
+    skipped = int(facts["steps"] - facts["applied"])
+    assert skipped >= 1  # the program is built to overflow at first
+    assert facts["scale"] * 2**skipped == 2**15  # Keras halves its initial 2**15 once per skipped step
+    run = only_run(dump_dir)
+    result = analyze(run)
+    assert result["status"] == "clean", result["message"]
+    assert result["producers"] == 0 and result["contained"] >= skipped
+    message = result["message"]
+    assert f"{skipped} step(s) overflowed by design and were skipped" in message, message
+    assert f"lowered its loss scale {skipped} time(s)" in message and "LossScaleOptimizer" in message
+    text = report_text.run_section(report_text.run_result(run))
+    assert message in text
+
+
+@pytest.mark.parametrize("variant", ["loop", "fit"])
+def test_rules_say_a_zero_bias_was_not_updated_in_skipped_steps(variant):
+    from tensorboard_plugin_dbg.analysis import rules
+
+    run = only_run(dumps.make_dump("loss_scale", "FULL_HEALTH", variant))
+    zero = [f for f in rules.evaluate(run)["findings"] if f["type"] in ("all_zero", "dead_relu")]
+    biases = [f for f in zero if "BiasAdd/Cast" in f["op_name"] or "Add/Cast" in f["op_name"]]
+    assert biases, [f["op_name"] for f in zero]
+    for f in biases:
+        assert "skipped by LossScaleOptimizer's overflow check" in f["evidence"], f["evidence"]
+
+
+def test_a_nan_in_the_data_is_not_hidden_by_the_loss_scale_guard():
+    result = analyze(only_run(dumps.make_dump("loss_scale", "FULL_HEALTH", "loop_nan")))
+    assert result["status"] == "found", result["message"]
+    p = result["producer"]
+    assert not p["op_name"].startswith("gradient_tape/") and p["forward"] is None, p["op_name"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+import numpy as np
+
 from tensorboard_plugin_dbg.analysis.rules import config, retracing, tensor_rules, tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
 from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
@@ -41,7 +43,7 @@ def _evaluate(run: RunQueries, t: Thresholds) -> Evaluation:
     found = [
         *retracing.find(run, stats, kinds, types, t),
         *tensor_rules.changes(run, stats, kinds, types),
-        *tensor_rules.zeros(run, stats, kinds, types, t),
+        *tensor_rules.zeros(run, stats, kinds, types, t, lambda: _skipped_steps(run)),
         *tensor_rules.magnitudes(run, stats, kinds, types, t),
     ]
     found.sort(key=lambda f: (f["wall_time"], config.RULE_TYPES.index(f["type"])))
@@ -50,6 +52,19 @@ def _evaluate(run: RunQueries, t: Thresholds) -> Evaluation:
     for f in found:
         totals[f["type"]] = totals.get(f["type"], 0) + 1
     return {"findings": found, "totals": totals, "needs": needs(run)}
+
+
+def _skipped_steps(run: RunQueries) -> tuple[np.ndarray, str]:
+    """(sorted wall times of the steps a finiteness check skipped, who skipped them): the root cause's guards
+    (analysis/guards.py), from its classification (cached per run version; computed here only for a run with an
+    all-zero or dead-ReLU finding)."""
+    from tensorboard_plugin_dbg.analysis import root_cause  # root_cause imports rules.mutes: imported when used
+
+    g = root_cause.classification(run).guards
+    if g is None or not g.steps:
+        return np.zeros(0), ""
+    walls = np.sort(np.asarray(run.trace_arrays()["wall_time"][g.step_rows], np.float64))
+    return walls, "LossScaleOptimizer's overflow check" if g.loss_scale else "a finiteness check"
 
 
 def needs(run: RunQueries) -> list[wire.RuleNeed]:
