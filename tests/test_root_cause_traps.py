@@ -104,3 +104,33 @@ def test_a_nan_in_the_data_is_not_hidden_by_the_loss_scale_guard():
     assert result["status"] == "found", result["message"]
     p = result["producer"]
     assert not p["op_name"].startswith("gradient_tape/") and p["forward"] is None, p["op_name"]
+
+
+FIT_CASES = [
+    ("array", "FULL_TENSOR", "# FIT"),
+    ("array", "FULL_HEALTH", "# FIT"),
+    ("dict", "FULL_TENSOR", "# FIT"),
+    ("dataset", "FULL_TENSOR", "# DATASET"),
+    ("dataset", "FULL_HEALTH", "# DATASET"),
+]
+
+
+@pytest.mark.parametrize("variant,mode,marker", FIT_CASES, ids=[f"{c[0]}-{c[1]}" for c in FIT_CASES])
+def test_keras_fit_names_the_batch_and_the_line_that_built_the_data(variant, mode, marker):
+    """features[13, 2] is NaN and fit takes batches of 8 without shuffling: batch 2 (0-based 1), sample 5, feature
+    2; the dataset's line is the one that built it (fit's own line when fit builds the pipeline from arrays)."""
+    run = only_run(dumps.make_dump("nan_fit_data", mode, variant))
+    result = analyze(run)
+    assert result["status"] == "found", result["message"]
+    data = result["producer"]["data"]
+    assert data is not None, result["message"]
+    assert data["batch"] == 1
+    assert _line_of(data["user_frame"], "nan_fit_data") == culprit_line("nan_fit_data", marker)
+    if mode == "FULL_TENSOR":
+        assert data["positions"] == [[5, 2]]
+        assert "1 non-finite element(s)" in data["note"]
+    else:
+        assert data["positions"] is None and "1 NaN among 32 elements" in data["note"], data["note"]
+    assert "The data carried it: batch 2" in result["message"]
+    text = report_text.run_section(report_text.run_result(run))
+    assert f"fix {dumps.program_path('nan_fit_data')}:{culprit_line('nan_fit_data', marker)}" in text

@@ -129,7 +129,7 @@ def found_message(
         if data["positions"]:
             text += f" {data['note']}, at " + ", ".join(str(tuple(pos)) for pos in data["positions"]) + "."
         else:
-            text += f" {data['note']}"
+            text += f" {data['note']}" + ("" if data["note"].endswith(".") else ".")
     if p.get("overflow"):
         text += f" This is an {p['overflow']}."
     if not data:  # an iterator's only input is the iterator itself
