@@ -134,3 +134,27 @@ def test_keras_fit_names_the_batch_and_the_line_that_built_the_data(variant, mod
     assert "The data carried it: batch 2" in result["message"]
     text = report_text.run_section(report_text.run_result(run))
     assert f"fix {dumps.program_path('nan_fit_data')}:{culprit_line('nan_fit_data', marker)}" in text
+
+
+def test_the_model_input_inside_fit_is_linked_to_the_same_steps_batch():
+    """one_step_on_data is called from inside multi_step_on_iterator (no op records that call): its input is the
+    batch the caller's IteratorGetNext handed out in the same step, so the first op that reads the NaN batch has
+    a known, non-finite input (a propagator), not 'cannot be known'."""
+    from tensorboard_plugin_dbg.analysis.root_cause import classification, input_sources, role_name
+
+    run = only_run(dumps.make_dump("nan_fit_data", "FULL_HEALTH", "dataset"))
+    cls = classification(run)
+    names = {gid: name for gid, name, _outer in run.graph_entries()}
+    rows = run.graph_executions(0, 100_000)["rows"]
+    first = next(
+        r
+        for r in rows
+        if names[r["graph_id"]] == "one_step_on_data"
+        and r["health"].get("nan")
+        and any(i["name"].startswith("data") for i in input_sources(run, "graph_execution", r["index"]))
+    )
+    inputs = input_sources(run, "graph_execution", first["index"])
+    (batch,) = [i for i in inputs if i["name"].startswith("data")]
+    assert "IteratorGetNext:0" in batch["description"] and "same step" in batch["description"], batch
+    assert batch["health"]["nan"] == 1
+    assert role_name(cls, "graph_execution", first["index"]) == "propagator"

@@ -32,16 +32,7 @@ from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader import tensor_content
 from tensorboard_plugin_dbg.wire import types as wire
 
-# Ops that hand out what an input pipeline made: a NaN first seen there came with the data.
-DATA_OPS = frozenset(
-    {
-        "IteratorGetNext",
-        "IteratorGetNextSync",
-        "IteratorGetNextAsOptional",
-        "OptionalGetValue",
-        "MultiDeviceIteratorGetNextFromShard",
-    }
-)
+DATA_OPS = links.DATA_OPS
 _POSITIONS = 16  # non-finite positions named for a data batch
 _DATA_GRAPH = "Dataset_"  # TensorFlow's name prefix of a tf.data function's graph
 

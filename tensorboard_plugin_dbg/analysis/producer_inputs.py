@@ -79,6 +79,7 @@ def graph_input(
     elif op_type == "Placeholder":
         link = links.function_input(run, cols, row["graph_id"], inp["op_name"], index)
         entry["execution_index"] = link["execution_index"]
+        entry["graph_execution_index"] = link.get("graph_execution_index")
         if link["flag"] is not None and link["flag"] >= 0 and link["health"] is not None:
             entry["traced"], entry["health"] = True, link["health"]
         entry["linked"] = link["flag"] is not None
