@@ -158,3 +158,28 @@ def test_the_model_input_inside_fit_is_linked_to_the_same_steps_batch():
     assert "IteratorGetNext:0" in batch["description"] and "same step" in batch["description"], batch
     assert batch["health"]["nan"] == 1
     assert role_name(cls, "graph_execution", first["index"]) == "propagator"
+
+
+def test_a_run_with_only_rule_findings_is_not_called_clean(capsys):
+    from tensorboard_plugin_dbg.__main__ import main as cli_main
+
+    code = cli_main(["report", dumps.make_dump("loss_scale", "FULL_HEALTH", "loop")])
+    out = capsys.readouterr().out
+    assert code == 3  # warnings only
+    head = next(x for x in out.splitlines() if x.startswith("run "))
+    assert "CLEAN" not in head and "rule finding" in head, head
+    assert "1 clean" not in out.splitlines()[-1] and "1 with rule findings" in out.splitlines()[-1]
+
+
+def test_runs_overview_names_the_line_to_fix_and_the_rule_findings():
+    from tensorboard_plugin_dbg.analysis import rules, run_verdict
+
+    run = only_run(dumps.make_dump("nan_where_grad", "FULL_HEALTH", "log"))
+    analyze(run)
+    first = run_verdict.summary(run)["first_nan"]
+    assert first["line"] == culprit_line("nan_where_grad", "# FIX-log")  # the where line, not tape.gradient's
+    clean = only_run(dumps.make_dump("loss_scale", "FULL_HEALTH", "loop"))
+    analyze(clean)
+    assert run_verdict.summary(clean).get("rule_findings") is None  # not computed yet: not claimed either way
+    found = len(rules.evaluate(clean)["findings"])
+    assert found and run_verdict.summary(clean)["rule_findings"] == found

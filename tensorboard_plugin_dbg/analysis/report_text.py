@@ -87,7 +87,11 @@ def _where(p: wire.RootCauseProducer) -> str:
 def run_section(r: RunResult) -> str:
     """The report's lines for one run, each line once."""
     lines: list[str] = []
-    head = f"run {r['run']}: {_STATUS_WORDS.get(r['status'], r['status'].upper())}"
+    findings = len(r["rules"]["findings"]) if "rules" in r else 0
+    status = _STATUS_WORDS.get(r["status"], r["status"].upper())
+    if r["status"] == "clean" and findings:  # no NaN/∞, but not "clean": the rules found something
+        status = f"NO NaN/∞, {findings:,} rule finding(s)"
+    head = f"run {r['run']}: {status}"
     if r["producers"] or r["propagators"]:
         head += f" — {r['producers']:,} producer / {r['propagators']:,} propagator alerts ({ALERT_UNIT})"
     p = r.get("producer")
@@ -147,6 +151,10 @@ def run_section(r: RunResult) -> str:
     return "\n".join(dict.fromkeys(lines)) + "\n"
 
 
+def _warned(r: RunResult) -> bool:
+    return "rules" in r and bool(r["rules"]["findings"])
+
+
 def frame_lines(label: str, frame: wire.StackFrame | None, line: str | None) -> list[str]:
     if not frame:
         return []
@@ -157,11 +165,14 @@ def frame_lines(label: str, frame: wire.StackFrame | None, line: str | None) -> 
 
 
 def summary_line(results: list[RunResult], code: int) -> str:
-    """E.g. "3 runs: 1 holds NaN/∞, 2 clean (exit 1)": the runs holding NaN/∞ are counted, not all runs."""
+    """E.g. "3 runs: 1 holds NaN/∞, 2 clean (exit 1)": the runs holding NaN/∞ are counted, not all runs; a run
+    with rule findings is counted with them, not as clean."""
     n = len(results)
     bad = sum(1 for r in results if holds_nonfinite(r))
-    clean = sum(1 for r in results if r["status"] == "clean" and not holds_nonfinite(r))
-    other = n - bad - clean
+    warned = sum(1 for r in results if _warned(r))
+    no_nan = [r for r in results if r["status"] == "clean" and not holds_nonfinite(r)]
+    other = n - bad - len(no_nan)
+    clean = sum(1 for r in no_nan if not _warned(r))  # a run with rule findings is not called clean
     parts = []
     if bad:
         parts.append(f"{bad} {'holds' if bad == 1 else 'hold'} NaN/∞")
@@ -169,7 +180,6 @@ def summary_line(results: list[RunResult], code: int) -> str:
         parts.append(f"{clean} clean")
     if other:
         parts.append(f"{other} cannot tell")
-    warned = sum(1 for r in results if "rules" in r and r["rules"]["findings"])
     if warned:
         parts.append(f"{warned} with rule findings")
     return f"{n} run{'s' if n != 1 else ''}: {', '.join(parts) or 'none'} (exit {code})\n"

@@ -4,8 +4,9 @@
   becomes "clean_so_far" with how much was read. This is decided here, per request, and not inside the cached
   analysis: the analysis is built (analysis/alerts.py: warm) just before the index publishes `done`, so a cached
   verdict would keep the "so far" of that moment.
-- `summary(run)`: the runs overview's one line per run (status and the first NaN's op and line), only from what is
-  already cached: `runs` is polled every second for every run and must never start a whole-run analysis.
+- `summary(run)`: the runs overview's one line per run (status, the first NaN's op and the line to fix, the rule
+  findings when they were computed), only from what is already cached: `runs` is polled every second for every
+  run and must never start a whole-run analysis.
 """
 
 from __future__ import annotations
@@ -70,9 +71,16 @@ def summary(run: RunQueries) -> wire.RunSummary:
     if rc is None:
         return {"status": "analyzing", "first_nan": None}
     p = rc["producer"]
+    findings = _cached_rule_findings(run)
     if not p:
-        return {"status": rc["status"], "first_nan": None}
+        out: wire.RunSummary = {"status": rc["status"], "first_nan": None}
+        return {**out, "rule_findings": findings} if findings is not None else out
+    # the line to fix: the forward op's for a NaN born in the backward pass, the dataset's for data, else its own
     frame = p["user_frame"]
+    if p["forward"] and p["forward"]["user_frame"]:
+        frame = p["forward"]["user_frame"]
+    elif p["data"] and p["data"]["user_frame"]:
+        frame = p["data"]["user_frame"]
     first: wire.FirstNan = {
         "op_name": p["op_name"],
         "op_type": p["op_type"],
@@ -81,4 +89,14 @@ def summary(run: RunQueries) -> wire.RunSummary:
         "file": frame["path"] if frame else None,
         "line": frame["line"] if frame else None,
     }
-    return {"status": rc["status"], "first_nan": first}
+    out = {"status": rc["status"], "first_nan": first}
+    return {**out, "rule_findings": findings} if findings is not None else out
+
+
+def _cached_rule_findings(run: RunQueries) -> int | None:
+    """How many rule findings (default thresholds) the run's current version has, if they were computed already
+    (never computed here: `runs` is polled); None when not known yet."""
+    from tensorboard_plugin_dbg.analysis.rules import DEFAULTS  # rules/__init__ reads root_cause: imported late
+
+    evaluated = run.derived.peek("rule_findings", (run.version, DEFAULTS))
+    return len(evaluated["findings"]) if evaluated is not None else None

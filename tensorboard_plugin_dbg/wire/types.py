@@ -409,7 +409,8 @@ class ExecutionsResponse(ExecutionsResponseBody):
 
 
 class FirstNan(TypedDict):
-    """The first NaN/∞ of a run: its producing op and the user's line."""
+    """The first NaN/∞ of a run: its producing op and the line to fix (the forward op's for a NaN born in the backward
+    pass, the dataset's for data, else the producer's own user line)."""
 
     file: str | None
     # Name of the producer's graph (the tf.function), null for eager ops or when unknown.
@@ -922,6 +923,8 @@ class RunSummary(TypedDict):
     """One run's line in the runs overview. indexing: not fully read; analyzing: read, root cause not built yet."""
 
     first_nan: FirstNan | None
+    # How many alert rules found something (default thresholds), once the rules were evaluated; absent before.
+    rule_findings: NotRequired[float]
     status: Literal["indexing", "analyzing", "clean", "found", "unknown"]
 
 
