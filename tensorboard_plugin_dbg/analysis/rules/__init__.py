@@ -13,7 +13,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis.rules import config, retracing, tensor_rules, tensor_scan
+from tensorboard_plugin_dbg.analysis.rules import config, growth_origin, retracing, tensor_rules, tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
 from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -46,6 +46,7 @@ def _evaluate(run: RunQueries, t: Thresholds) -> Evaluation:
         *tensor_rules.zeros(run, stats, kinds, types, t, lambda: _skipped_steps(run)),
         *tensor_rules.magnitudes(run, stats, kinds, types, t),
     ]
+    found = growth_origin.collapse(run, found)  # one explosion/vanishing finding where the growth starts
     found.sort(key=lambda f: (f["wall_time"], config.RULE_TYPES.index(f["type"])))
     add_user_lines(run, found)
     totals: dict[str, int] = {}
