@@ -24,7 +24,7 @@ ALERT_UNIT = "one per non-finite traced tensor or eager execution"
 
 
 # A run not read to its end is not called clean (run_verdict.root_cause).
-_STATUS_WORDS = {"clean_so_far": "NOT FINISHED"}
+_STATUS_WORDS = {"clean_so_far": "NOT FINISHED", "reading": "READING"}
 
 
 class RuleReport(TypedDict):

@@ -53,6 +53,7 @@ class RunIngestion(RunState):
                 range(len(self.files)), key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path)
             )
             failed = set()  # files whose read raised in this pass: settled until the next (their notice says why)
+            self._stat_all()
             for code in ordered:
                 state = self.files[code]
                 if not self.reads_file(state):
@@ -77,6 +78,16 @@ class RunIngestion(RunState):
                 record_reads.trim_heap()
             self.done = complete
             return changed
+
+    def _stat_all(self) -> None:
+        """Every file the pass will read gets its size first: the progress (bytes read of bytes on disk) is then
+        over the whole run from the first file on, and never reads 100 % before the largest file is counted."""
+        for state in self.files:
+            if self.reads_file(state):
+                try:
+                    run_status.stat_file(state)
+                except OSError:
+                    pass  # its read says why, as the file's notice
 
     def _progress(self) -> tuple[tuple[int, ...], int, int, int]:
         return tuple(s.offset for s in self.files), len(self.damages), len(self.graphs), len(self.frames)

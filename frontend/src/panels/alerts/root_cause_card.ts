@@ -15,6 +15,7 @@ import { baseName } from '../stack_trace/fold.ts';
 const TITLES: Record<string, string> = {
   clean: 'No non-finite values',
   clean_so_far: 'No NaN/∞ so far (still reading)',
+  reading: 'Reading…',
   unknown: 'Root cause unknown',
 };
 
