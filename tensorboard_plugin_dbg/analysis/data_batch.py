@@ -28,6 +28,7 @@ from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe_output
 from tensorboard_plugin_dbg.analysis.producer_inputs import Source
+from tensorboard_plugin_dbg.analysis.user_lines import user_frame
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader import tensor_content
 from tensorboard_plugin_dbg.wire import types as wire
@@ -144,8 +145,6 @@ def pipeline_source(run: RunQueries, cols: RunColumns, iterator: Sequence[int], 
     """The eager dataset op the iterator tensor (`iterator`: its id, or none) was made from, by walking the tensor
     ids back from the last `MakeIterator(dataset, iterator)` before execution `before`, then each dataset op's
     first input, to the first dataset op of the pipeline. Its creation line is where the data was made."""
-    from tensorboard_plugin_dbg.analysis.producer import user_frame  # producer imports this module
-
     types = list(run.exec_op_types)
     if not iterator or "MakeIterator" not in types or len(cols.exec_op_type) < before:
         return _NONE

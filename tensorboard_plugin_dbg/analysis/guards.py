@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tensorboard_plugin_dbg.analysis import index_columns
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -47,6 +48,20 @@ class Guards:
 
 def _none() -> Guards:
     return Guards(np.zeros(0, np.int64))
+
+
+def cached(run: RunQueries, cols: RunColumns | None = None, lookup: Lookup | None = None) -> Guards:
+    """The guarded rows of the run's current version, kept in its derived-value cache (root_cause.py computes
+    them with its columns; the rules ask for them when a value stayed zero)."""
+
+    def compute() -> Guards:
+        have = cols if cols is not None else index_columns.gather(run)
+        if lookup is not None:
+            return find(run, have, lookup)
+        assert have.make_lookup is not None  # gather() always sets it
+        return find(run, have, have.make_lookup())
+
+    return run.derived.get("guards", run.version, compute)
 
 
 def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:

@@ -1,7 +1,7 @@
 """The root cause's producer in detail (wire.ts RootCauseProducer): its inputs' health before it ran (a function
 input's from what the caller passed in, links.py), the forward op of a gradient op (gradients.py), what the data
 carried, a float16 overflow, and the user's lines — a handful of RunQueries calls for one tensor. Its inputs one
-by one: producer_inputs.py."""
+by one: producer_inputs.py. `user_frame` (user_lines.py) is re-exported here for its callers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
 from tensorboard_plugin_dbg.analysis.health import describe_output, values_known
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
+from tensorboard_plugin_dbg.analysis.user_lines import user_frame
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.index.state import OpEntry
 from tensorboard_plugin_dbg.wire import types as wire
@@ -207,27 +208,3 @@ def find_alert(run: RunQueries, source: Source, index: int, wall_time: float, sc
         one = np.ones(1, np.int64)
         alert = run.alert_rows(-one, one.astype(np.int8) * src_code, one * index, np.array([wall_time]))[0]
     return alert
-
-
-def user_frame(run: RunQueries, frame_ids: list[str]) -> tuple[wire.StackFrame | None, str | None]:
-    """The innermost frame in user code (frames come outermost first) and the text of its line."""
-    if not frame_ids:
-        return None, None
-    try:
-        frames = run.stack_frames(frame_ids)["frames"]
-    except LookupError:
-        return None, None
-    for frame in reversed(frames):
-        if frame.get("is_user"):  # index/frames.py: the one rule of what is user code
-            return frame, _line_text(run, frame)
-    return None, None
-
-
-def _line_text(run: RunQueries, frame: wire.StackFrame) -> str | None:
-    if frame.get("path") is None or frame.get("source_index", -1) < 0:
-        return None
-    try:
-        lines = run.source_file(int(frame["source_index"]), int(frame["line"]), int(frame["line"]))["lines"]
-    except LookupError:
-        return None
-    return lines[0] if lines else None

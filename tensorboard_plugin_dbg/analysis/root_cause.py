@@ -93,7 +93,7 @@ def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Lookup]:
     def compute() -> tuple[RunColumns, Classification, Lookup]:
         cols = index_columns.gather(run)
         lookup = trace_lookup(cols)
-        found_guards = guards.find(run, cols, lookup)
+        found_guards = guards.cached(run, cols, lookup)
         cls, lookup = classify(cols, found_guards.rows, lookup)
         cls.guards = found_guards
         _follow_function_inputs(run, cols, cls, lookup)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
 from tensorboard_plugin_dbg.analysis.root_cause import Analysis
+from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS
 from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
@@ -110,7 +111,5 @@ def summary(run: RunQueries) -> wire.RunSummary:
 def _cached_rule_findings(run: RunQueries) -> int | None:
     """How many rule findings (default thresholds) the run's current version has, if they were computed already
     (never computed here: `runs` is polled); None when not known yet."""
-    from tensorboard_plugin_dbg.analysis.rules import DEFAULTS  # rules/__init__ reads root_cause: imported late
-
     evaluated = run.derived.peek("rule_findings", (run.version, DEFAULTS))
     return len(evaluated["findings"]) if evaluated is not None else None

@@ -13,6 +13,7 @@ from typing import TypedDict
 
 import numpy as np
 
+from tensorboard_plugin_dbg.analysis import guards
 from tensorboard_plugin_dbg.analysis.rules import config, growth_origin, retracing, tensor_rules, tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
 from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
@@ -56,13 +57,11 @@ def _evaluate(run: RunQueries, t: Thresholds) -> Evaluation:
 
 
 def _skipped_steps(run: RunQueries) -> tuple[np.ndarray, str]:
-    """(sorted wall times of the steps a finiteness check skipped, who skipped them): the root cause's guards
-    (analysis/guards.py), from its classification (cached per run version; computed here only for a run with an
-    all-zero or dead-ReLU finding)."""
-    from tensorboard_plugin_dbg.analysis import root_cause  # root_cause imports rules.mutes: imported when used
-
-    g = root_cause.classification(run).guards
-    if g is None or not g.steps:
+    """(sorted wall times of the steps a finiteness check skipped, who skipped them): analysis/guards.py's answer
+    (cached per run version, shared with the root cause; asked only for a run with an all-zero or dead-ReLU
+    finding)."""
+    g = guards.cached(run)
+    if not g.steps:
         return np.zeros(0), ""
     walls = np.sort(np.asarray(run.trace_arrays()["wall_time"][g.step_rows], np.float64))
     return walls, "LossScaleOptimizer's overflow check" if g.loss_scale else "a finiteness check"
