@@ -74,6 +74,7 @@ def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:
     _uniq, first = np.unique(codes, return_index=True)
     kinds = run.trace_arrays()["kind"]
     graphs = run.graph_entries()
+    kind_graphs: list[str] | None = None  # each trace kind's graph id, made when a tensor is only checked
     readers: dict[str, dict[tuple[str, int], list[OpEntry]]] = {}
     rows_out: list[np.ndarray] = []
     conds: dict[str, None] = {}
@@ -87,7 +88,9 @@ def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:
         ops = readers[graph_id].get((trace["op_name"], int(trace["output_slot"])), [])
         if not ops or any(op.op_type not in CHECK_OPS | COND_OPS for op in ops):
             continue
-        branch_kinds = _branch_kinds(run, graphs, graph_id, [op for op in ops if op.op_type in COND_OPS])
+        if kind_graphs is None:
+            kind_graphs = [run.kind_info(k)[0] for k in range(int(kinds.max()) + 1 if len(kinds) else 0)]
+        branch_kinds = _branch_kinds(kind_graphs, graphs, graph_id, [op for op in ops if op.op_type in COND_OPS])
         rows = alerts[codes == codes[at]]
         # its step: from its previous trace to its next one (a branch's traces may be written before the caller's)
         same = np.full(len(rows), codes[at], np.int64)
@@ -136,7 +139,7 @@ def _readers(run: RunQueries, graph_id: str) -> dict[tuple[str, int], list[OpEnt
 
 
 def _branch_kinds(
-    run: RunQueries, graphs: list[tuple[str, str, str | None]], graph_id: str, conds: list[OpEntry]
+    kind_graphs: list[str], graphs: list[tuple[str, str, str | None]], graph_id: str, conds: list[OpEntry]
 ) -> np.ndarray:
     """bool per trace kind: the kind's graph is a branch of one of `conds` (or nested in one)."""
     patterns = [re.compile(re.escape(c.op_name.replace("/", "_")) + r"_(true|false)_\d+") for c in conds]
@@ -146,9 +149,7 @@ def _branch_kinds(
         more = {gid for gid, _name, outer in graphs if outer in branch and gid not in branch}
         branch |= more
         grew = bool(more)
-    kinds = run.trace_arrays()["kind"]
-    n_kinds = int(kinds.max()) + 1 if len(kinds) else 0
-    return np.array([run.kind_info(k)[0] in branch for k in range(n_kinds)], bool)
+    return np.array([g in branch for g in kind_graphs], bool)
 
 
 def _skipped(cols: RunColumns, kinds: np.ndarray, branch_kinds: np.ndarray, start: int, end: int) -> bool:

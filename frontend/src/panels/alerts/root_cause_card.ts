@@ -83,6 +83,11 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
       el('span', 'muted', ` ${p.forward.op_type}`),
     );
     card.append(fwd, sourceLine(p.forward.user_frame, p.forward.source_line, 'fix', 'rc-fix'));
+    if (p.forward.why) {
+      const why = el('div', 'rc-line rc-note', p.forward.why);
+      why.dataset.testid = 'rc-why';
+      card.append(why);
+    }
   }
   if (p.data) {
     const data = el('div', 'rc-line rc-data');
