@@ -20,7 +20,9 @@ export function runStatusText(r: RunInfo): string {
   if (n > 0) return `${n.toLocaleString('en-US')} alert${n === 1 ? '' : 's'}`;
   switch (r.summary?.status) {
     case 'clean': {
-      const rules = r.summary.rule_findings ?? 0;
+      // "clean" only once the rules are judged too: a run with only rule findings is not clean
+      const rules = r.summary.rule_findings;
+      if (rules === undefined) return 'no NaN/∞';
       return rules > 0 ? `no NaN/∞, ${rules} rule finding${rules === 1 ? '' : 's'}` : 'clean';
     }
     case 'analyzing':
