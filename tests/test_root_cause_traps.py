@@ -183,3 +183,14 @@ def test_runs_overview_names_the_line_to_fix_and_the_rule_findings():
     assert run_verdict.summary(clean).get("rule_findings") is None  # not computed yet: not claimed either way
     found = len(rules.evaluate(clean)["findings"])
     assert found and run_verdict.summary(clean)["rule_findings"] == found
+
+
+def test_a_programs_own_finiteness_check_contains_but_is_not_called_by_design():
+    """The where trap behind the program's own check (apply the gradient only when finite): the NaN never reaches
+    the weights, so nothing escapes; the answer says a check skipped the step and names where to look, without
+    calling it a loss scale's overflow by design."""
+    result = analyze(only_run(dumps.make_dump("nan_where_grad", "FULL_HEALTH", "guarded")))
+    assert result["status"] == "clean", result["message"]
+    message = result["message"]
+    assert "1 step(s) were skipped by a finiteness check" in message and "by design" not in message, message
+    assert "the first was gradient_tape/" in message, message

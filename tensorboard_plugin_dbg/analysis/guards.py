@@ -13,8 +13,11 @@ A non-finite trace row r of tensor t is **guarded** (containment.py counts it co
   `_false_N`, and the graphs nested in them, have traces there) and every one of their traces was finite: the
   value never reached an applied update.
 
-The containment of the ops that fed t (the gradient's MatMul whose only reader is the guarded cast) then follows
-from containment.py's own rule, seeded with these rows.
+A gradient op's non-finite output that no op of its graph reads (the gradient of an input nobody asked for:
+TensorFlow computes it, nothing uses it) never reaches an update either, and is guarded too, in the steps a check
+skipped. Only a gradient's: any other unread value may be passed to a nested tf.function, a call TensorFlow records
+no op for. The containment of the ops that fed t (the gradient's MatMul whose only reader is the guarded cast) then
+follows from containment.py's own rule, seeded with these rows.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import index_columns
+from tensorboard_plugin_dbg.analysis import gradients, index_columns
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -35,6 +38,7 @@ COND_OPS = frozenset({"If", "StatelessIf"})
 _TENSORS = 256  # distinct non-finite tensors looked at (a run that went NaN everywhere is not guarded)
 _ROWS = 1 << 16  # non-finite rows looked at
 _STEP = 1 << 17  # rows of one step looked through for the conditionals' branches
+_NEAR = 1 << 12  # an unread gradient row this close to a checked one is of the same skipped step
 
 
 @dataclass
@@ -44,6 +48,7 @@ class Guards:
     step_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # that tensor's guarded rows
     conds: list[str] = field(default_factory=list)  # the conditionals that skipped them
     loss_scale: bool = False  # a conditional made by Keras's LossScaleOptimizer (by its creation stack)
+    first_op: str = ""  # the op of the first row a finiteness check guarded
 
 
 def _none() -> Guards:
@@ -79,6 +84,7 @@ def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:
     rows_out: list[np.ndarray] = []
     conds: dict[str, None] = {}
     step_rows, loss_scale = np.zeros(0, np.int64), False
+    dead: list[np.ndarray] = []  # unread gradient rows, kept only in the steps a check skipped
     for at in sorted(first.tolist())[:_TENSORS]:
         row = int(alerts[at])
         trace = run.graph_execution(row, max_elements=0)
@@ -86,7 +92,12 @@ def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:
         if graph_id not in readers:
             readers[graph_id] = _readers(run, graph_id)
         ops = readers[graph_id].get((trace["op_name"], int(trace["output_slot"])), [])
-        if not ops or any(op.op_type not in CHECK_OPS | COND_OPS for op in ops):
+        # a gradient op's output read by nothing (the gradient of an input nobody asked for) reaches no update; any
+        # other unread output may go to a call between tf.functions, which TensorFlow records no op for
+        if not ops and readers[graph_id] and gradients.is_backward(trace["op_name"]):
+            dead.append(alerts[codes == codes[at]])
+            continue
+        if any(op.op_type not in CHECK_OPS | COND_OPS for op in ops):
             continue
         if kind_graphs is None:
             kind_graphs = [run.kind_info(k)[0] for k in range(int(kinds.max()) + 1 if len(kinds) else 0)]
@@ -108,7 +119,17 @@ def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:
                     loss_scale = loss_scale or _made_by_loss_scale(run, op)
     if not rows_out:
         return _none()
-    return Guards(np.unique(np.concatenate(rows_out)), len(step_rows), step_rows, list(conds), loss_scale)
+    rows_out.extend(_near(np.sort(np.concatenate(rows_out)), d) for d in dead)
+    checked = run.graph_execution(int(step_rows[0]), max_elements=0)["op_name"] if len(step_rows) else ""
+    return Guards(np.unique(np.concatenate(rows_out)), len(step_rows), step_rows, list(conds), loss_scale, checked)
+
+
+def _near(checked: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The `rows` within _NEAR rows of a row a finiteness check guarded (its step)."""
+    at = np.searchsorted(checked, rows)
+    after = checked[np.minimum(at, len(checked) - 1)]
+    before = checked[np.maximum(at - 1, 0)]
+    return rows[(np.abs(after - rows) < _NEAR) | (np.abs(rows - before) < _NEAR)]
 
 
 def describe(g: Guards) -> str:
@@ -116,16 +137,18 @@ def describe(g: Guards) -> str:
     if not g.steps:
         return ""
     conds = ", ".join(f"`{c}`" for c in g.conds[:3]) or "a conditional"
-    text = (
-        f"{g.steps:,} step(s) overflowed by design and were skipped: their {len(g.rows):,} non-finite "
-        f"gradient tensor(s) were read only by finiteness checks (IsFinite) and {conds}, which applied no update then"
-    )
+    read = f"read only by finiteness checks (IsFinite) and {conds}, which applied no update then"
     if g.loss_scale:
-        text += (
-            f" (LossScaleOptimizer: it lowered its loss scale {g.steps:,} time(s), once per skipped step, until the "
-            "float16 gradients fit)"
+        return (
+            f"{g.steps:,} step(s) overflowed by design and were skipped: their {len(g.rows):,} non-finite gradient "
+            f"tensor(s) were {read} (LossScaleOptimizer: it lowered its loss scale {g.steps:,} time(s), once per "
+            "skipped step, until the float16 gradients fit)."
         )
-    return text + "."
+    # the program's own check: the skip is harmless, but why those values were non-finite is still worth a look
+    return (
+        f"{g.steps:,} step(s) were skipped by a finiteness check: their {len(g.rows):,} non-finite tensor(s) were "
+        f"{read}; the first was {g.first_op}, if those steps should not have been skipped."
+    )
 
 
 def _readers(run: RunQueries, graph_id: str) -> dict[tuple[str, int], list[OpEntry]]:

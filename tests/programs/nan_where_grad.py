@@ -2,7 +2,8 @@
 the gradient of the log is 1/z * 0 = inf * 0 = NaN where z is 0, and the where passes that NaN on to the weights.
 The backward pass is plain ops (Reciprocal, Mul, Select...) under gradient_tape/... or gradients/..., not a `...Grad`
 op. The line to fix is the where line (FIX-<variant>); the gradient line is marked TAPE-tape / TAPE-graph.
-Args: DUMP_DIR [MODE] [VARIANT: log | div | tf_gradients]."""
+Variant guarded: the step applies the gradient only when it is finite (the NaN never reaches the weights).
+Args: DUMP_DIR [MODE] [VARIANT: log | div | tf_gradients | guarded]."""
 
 import _common
 
@@ -29,7 +30,10 @@ def train_step(x):
         z = tf.nn.relu(w * x)
         loss = tf.reduce_sum(forward(z))
     grad = gradient(loss, tape)
-    w.assign_sub(0.1 * grad)
+    if variant == "guarded":  # the program's own check: apply only finite gradients
+        tf.cond(tf.reduce_all(tf.math.is_finite(grad)), lambda: w.assign_sub(0.1 * grad), lambda: w.assign(w))
+    else:
+        w.assign_sub(0.1 * grad)
     return loss
 
 
