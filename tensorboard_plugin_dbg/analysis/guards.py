@@ -97,22 +97,16 @@ def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:
         if not ops and readers[graph_id] and gradients.is_backward(trace["op_name"]):
             dead.append(alerts[codes == codes[at]])
             continue
-        if any(op.op_type not in CHECK_OPS | COND_OPS for op in ops):
+        if not ops or any(op.op_type not in CHECK_OPS | COND_OPS for op in ops):
             continue
         if kind_graphs is None:
             kind_graphs = [run.kind_info(k)[0] for k in range(int(kinds.max()) + 1 if len(kinds) else 0)]
         branch_kinds = _branch_kinds(kind_graphs, graphs, graph_id, [op for op in ops if op.op_type in COND_OPS])
-        rows = alerts[codes == codes[at]]
-        # its step: from its previous trace to its next one (a branch's traces may be written before the caller's)
-        same = np.full(len(rows), codes[at], np.int64)
-        starts, ends = lookup.before(same, rows), lookup.after(same, rows)
-        starts = np.where(starts >= 0, starts + 1, np.maximum(rows - _STEP, 0))
-        ends = np.where(ends >= 0, ends, np.minimum(rows + _STEP, len(kinds)))
-        ok = np.array([_skipped(cols, kinds, branch_kinds, s, e) for s, e in zip(starts.tolist(), ends.tolist())])
-        if ok.any():
-            rows_out.append(rows[ok])
-            if int(ok.sum()) > len(step_rows):
-                step_rows = rows[ok]
+        guarded = _guarded_rows(cols, lookup, kinds, branch_kinds, alerts[codes == codes[at]], int(codes[at]))
+        if len(guarded):
+            rows_out.append(guarded)
+            if len(guarded) > len(step_rows):
+                step_rows = guarded
             for op in ops:
                 if op.op_type in COND_OPS:
                     conds.setdefault(op.op_name)
@@ -122,6 +116,19 @@ def find(run: RunQueries, cols: RunColumns, lookup: Lookup) -> Guards:
     rows_out.extend(_near(np.sort(np.concatenate(rows_out)), d) for d in dead)
     checked = run.graph_execution(int(step_rows[0]), max_elements=0)["op_name"] if len(step_rows) else ""
     return Guards(np.unique(np.concatenate(rows_out)), len(step_rows), step_rows, list(conds), loss_scale, checked)
+
+
+def _guarded_rows(
+    cols: RunColumns, lookup: Lookup, kinds: np.ndarray, branch_kinds: np.ndarray, rows: np.ndarray, code: int
+) -> np.ndarray:
+    """The non-finite `rows` of tensor `code` whose step ran its conds' branches, all finite."""
+    # its step: from its previous trace to its next one (a branch's traces may be written before the caller's)
+    same = np.full(len(rows), code, np.int64)
+    starts, ends = lookup.before(same, rows), lookup.after(same, rows)
+    starts = np.where(starts >= 0, starts + 1, np.maximum(rows - _STEP, 0))
+    ends = np.where(ends >= 0, ends, np.minimum(rows + _STEP, len(kinds)))
+    ok = [_skipped(cols, kinds, branch_kinds, s, e) for s, e in zip(starts.tolist(), ends.tolist())]
+    return rows[np.asarray(ok, bool)]
 
 
 def _near(checked: np.ndarray, rows: np.ndarray) -> np.ndarray:
