@@ -96,10 +96,10 @@ def _force_whole_run_lookup() -> None:
 
     original = root_cause.classify
 
-    def classify_with_lookup(cols):
+    def classify_with_lookup(cols, *args, **kwargs):  # classify(cols, guarded, lookup) since #29
         if cols.make_lookup is not None:
             cols.make_lookup()
-        return original(cols)
+        return original(cols, *args, **kwargs)
 
     root_cause.classify = classify_with_lookup
 

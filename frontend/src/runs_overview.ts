@@ -19,8 +19,12 @@ export function runStatusText(r: RunInfo): string {
   const n = r.counts.alerts;
   if (n > 0) return `${n.toLocaleString('en-US')} alert${n === 1 ? '' : 's'}`;
   switch (r.summary?.status) {
-    case 'clean':
-      return 'clean';
+    case 'clean': {
+      // "clean" only once the rules are judged too: a run with only rule findings is not clean
+      const rules = r.summary.rule_findings;
+      if (rules === undefined) return 'no NaN/∞';
+      return rules > 0 ? `no NaN/∞, ${rules} rule finding${rules === 1 ? '' : 's'}` : 'clean';
+    }
     case 'analyzing':
       return 'analyzing';
     default:

@@ -123,7 +123,7 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .rc-card.rc-found:hover { background: var(--sel); }
 .rc-card.rc-clean { border-left-color: var(--ok); }
 /* Not fully read yet: neutral, never the green all-clear. */
-.rc-card.rc-clean_so_far { border-left-color: var(--info); color: var(--fg); }
+.rc-card.rc-clean_so_far, .rc-card.rc-reading { border-left-color: var(--info); color: var(--fg); }
 .rc-copy { float: right; font-size: 10px; padding: 0 4px; margin-left: 6px; }
 .rc-where-short { display: none; color: var(--link); }
 .alert-unit { font-size: 10px; padding: 0 2px; }

@@ -74,7 +74,7 @@ export function runInfo(
     },
     status: { bytes_read: 10, bytes_total: 10, done, last_refresh: 1, notices: [] },
     summary: done
-      ? { status: firstNan ? 'found' : 'clean', first_nan: firstNan }
+      ? { status: firstNan ? 'found' : 'clean', first_nan: firstNan, rule_findings: 0 }
       : { status: 'indexing', first_nan: null },
   };
 }

@@ -7,6 +7,11 @@ test('the picker says what each run holds: alerts, clean, indexing n %, analyzin
   assert.equal(runLabel(runInfo('a', 10, 165)), 'a — 165 alerts');
   assert.equal(runLabel(runInfo('a', 10, 1)), 'a — 1 alert');
   assert.equal(runLabel(runInfo('clean', 10, 0)), 'clean — clean');
+  const warned = runInfo('w', 10, 0);
+  warned.summary = { status: 'clean', first_nan: null, rule_findings: 3 };
+  assert.equal(runStatusText(warned), 'no NaN/∞, 3 rule findings', 'a run with only rule findings is not clean');
+  warned.summary = { status: 'clean', first_nan: null };
+  assert.equal(runStatusText(warned), 'no NaN/∞', 'not called clean before its rules are judged');
   const reading = runInfo('big', 10, 0, false);
   reading.status.bytes_read = 41;
   reading.status.bytes_total = 100;

@@ -99,15 +99,23 @@ _STARTED: weakref.WeakKeyDictionary[RunQueries, tuple[int, threading.Thread]] = 
 _STARTED_LOCK = threading.Lock()  # a leaf: guards _STARTED only, never held while anything else is taken
 
 
+def _scan_and_judge(run: RunQueries) -> None:
+    """The rules' scan, then their findings at the default thresholds: the runs overview says "clean" only of a
+    run whose rules found nothing (run_verdict.summary reads them from the cache)."""
+    tensor_scan.scan(run)
+    rules.evaluate(run)
+
+
 def start_scan(run: RunQueries) -> threading.Thread:
-    """Builds the rules' scan of the run's current version on a daemon thread (once per version) and returns the
-    thread. The build takes only the run's derived-value lock (index/derived.py lock order), as a request's would."""
+    """Builds the rules' scan and default findings of the run's current version on a daemon thread (once per
+    version) and returns the thread. The build takes only the run's derived-value lock (index/derived.py lock
+    order), as a request's would."""
     version = run.version
     with _STARTED_LOCK:
         started = _STARTED.get(run)
         if started is not None and started[0] == version:
             return started[1]
-        thread = threading.Thread(target=tensor_scan.scan, args=(run,), name=f"dbg-rules-{run.name}", daemon=True)
+        thread = threading.Thread(target=_scan_and_judge, args=(run,), name=f"dbg-rules-{run.name}", daemon=True)
         # started before another request can see it: a thread joined before it starts raises (the stress harness
         # caught that); start() takes no lock of ours, so the leaf lock stays a leaf
         thread.start()

@@ -30,6 +30,7 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis import containment
 from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.containment import Containment
+from tensorboard_plugin_dbg.analysis.guards import Guards
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup, TraceLookup
 from tensorboard_plugin_dbg.wire.types import AlertRole
 
@@ -46,6 +47,7 @@ class Classification:
     any_finiteness_info: bool  # False for runs dumped only in SHAPE / NO_TENSOR mode (nothing can be known)
     contained: Containment | None = None
     exec_traces_gone: np.ndarray | None = None  # bool[E]: a tf.function call whose traces a circular buffer dropped
+    guards: Guards | None = None  # the non-finite values only finiteness checks read in skipped steps (guards.py)
 
     def count(self, *roles: int) -> int:
         return sum(int(np.count_nonzero(self.trace_role == r) + np.count_nonzero(self.exec_role == r)) for r in roles)
@@ -264,10 +266,18 @@ class _Lazy:
         return self._get().after(tensors, at)
 
 
-def classify(cols: RunColumns) -> tuple[Classification, _Lazy]:
-    lookup = _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: TraceLookup(cols.trace_tensor))
+def trace_lookup(cols: RunColumns) -> _Lazy:
+    """The whole-run trace lookup, made on first use."""
+    return _Lazy(cols.make_lookup if cols.make_lookup is not None else lambda: TraceLookup(cols.trace_tensor))
+
+
+def classify(
+    cols: RunColumns, guarded: np.ndarray | None = None, lookup: _Lazy | None = None
+) -> tuple[Classification, _Lazy]:
+    """`guarded`: rows contained by design (guards.py), seeding containment."""
+    lookup = lookup if lookup is not None else trace_lookup(cols)
     info = bool(np.any(np.asarray(cols.trace_nonfinite) >= 0) or np.any(cols.exec_nonfinite >= 0))
-    contained = containment.find(cols, lookup)
+    contained = containment.find(cols, lookup, guarded)
     traces = _classify_traces(cols, lookup, contained)
     execs, gone = _classify_executions(cols)
     return Classification(traces, execs, info, contained, gone), lookup

@@ -65,7 +65,7 @@ class Containment:
 _NEVER = np.iinfo(np.int64).max
 
 
-def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
+def consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
     """CSR tensor code -> the ops that read it (the transpose of op_input_ptr / op_input_tensor)."""
     n_ops = len(cols.op_input_ptr) - 1
     owner = np.repeat(np.arange(n_ops), np.diff(cols.op_input_ptr))
@@ -79,20 +79,23 @@ def _consumers(cols: RunColumns) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(ptr), owner[order]
 
 
-def find(cols: RunColumns, lookup: Lookup) -> Containment:
-    """The contained rows of the run (lookup: classify's `before`/`after` trace lookup)."""
+def find(cols: RunColumns, lookup: Lookup, seed: np.ndarray | None = None) -> Containment:
+    """The contained rows of the run (lookup: classify's `before`/`after` trace lookup). `seed`: rows known to be
+    contained already (guards.py: read only by finiteness checks in a skipped step); the ops that fed them are
+    judged by the same rule."""
     flags = np.asarray(cols.trace_nonfinite)  # whole: 1 byte per trace, for this build only
     n_tensors = max(len(cols.tensor_is_input), int(cols.op_input_tensor.max()) + 1 if len(cols.op_input_tensor) else 0)
     expected_from = np.full(n_tensors + 1, _NEVER, np.int64)
     if len(cols.op_output_tensor) == 0 or not np.any(flags == 1):
         return Containment(np.zeros(0, np.int64), expected_from)
-    cons_ptr, cons_ops = _consumers(cols)
+    cons_ptr, cons_ops = consumers(cols)
     alerts = np.flatnonzero(flags == 1)
     finite = np.flatnonzero(flags == 0)
-    contained = np.zeros(len(alerts), bool)
-    if not len(finite):  # nothing finite anywhere: nothing absorbed
+    seeded = np.isin(alerts, seed) if seed is not None and len(seed) else np.zeros(len(alerts), bool)
+    contained = seeded.copy()
+    if not len(finite) and not seeded.any():  # nothing finite anywhere: nothing absorbed
         return Containment(np.zeros(0, np.int64), expected_from)
-    for hi in range(len(alerts), 0, -_BLOCK):  # last block first: consumers' rows are later
+    for hi in range(len(alerts), 0, -_BLOCK) if len(finite) else ():  # last block first: consumers' rows are later
         lo = max(0, hi - _BLOCK)
         near = np.minimum(np.searchsorted(finite, alerts[lo:hi], "right"), len(finite) - 1)
         maybe = np.flatnonzero((finite[near] > alerts[lo:hi]) & (finite[near] - alerts[lo:hi] <= _REACH))
@@ -133,7 +136,8 @@ def _block(
     maybe: np.ndarray,
 ) -> np.ndarray:
     """Which of the non-finite rows alerts[lo:hi] are contained; only those at positions `maybe` can be."""
-    block = np.zeros(hi - lo, bool)
+    block = contained[lo:hi].copy()  # the seeded rows stay contained
+    seeded = block[maybe].copy()
     rows = alerts[lo:hi][maybe]
     tensors = np.asarray(cols.trace_tensor[rows], np.int64)
     owner, ops = csr_items(cons_ptr, cons_ops, tensors)
@@ -154,7 +158,7 @@ def _block(
     for _ in range(_MAX_DEPTH):
         absorbed = later | (in_block & block[np.where(in_block, at - lo, 0)])
         ok = (pair_flag == 0) | ((pair_flag == 1) & absorbed)
-        new = candidate & (np.bincount(owner[~ok], minlength=n) == 0)
+        new = seeded | (candidate & (np.bincount(owner[~ok], minlength=n) == 0))
         if np.array_equal(new, block[maybe]):
             break
         block[maybe] = new

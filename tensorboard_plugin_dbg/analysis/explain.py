@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import producer
+from tensorboard_plugin_dbg.analysis import containment, producer
 from tensorboard_plugin_dbg.analysis.classify import Classification
-from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.health import describe_output
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
 _ORIGINS = 3  # contained sources named
+_PATH_OPS = 20_000  # ops walked to tell whether a contained value flows into the root cause
 
 
 def _where(frame: wire.StackFrame | None) -> str:
@@ -42,18 +43,45 @@ def skipped(
         return []
     ops = np.asarray(cols.trace_op[rows], np.int64)
     held = set(np.asarray(cols.trace_tensor[rows], np.int64).tolist())
+    target = int(cols.trace_op[index]) if source == "graph_execution" else -1
     out: list[wire.RootCauseSkip] = []
     for code in dict.fromkeys(ops.tolist()):
         ins = cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]] if code >= 0 else np.zeros(0)
         if any(int(t) in held for t in ins):
             continue  # it only passed a contained value on
-        out.append(_skip(run, found, int(rows[ops == code][0]), int(np.count_nonzero(ops == code))))
+        linked = target >= 0 and data_path(cols, code, target)
+        out.append(_skip(run, found, int(rows[ops == code][0]), int(np.count_nonzero(ops == code)), linked))
         if len(out) == _ORIGINS:
             break
     return out
 
 
-def _skip(run: RunQueries, found: wire.RootCauseProducerBody, row: int, runs: int) -> wire.RootCauseSkip:
+def data_path(cols: RunColumns, start: int, target: int, limit: int = _PATH_OPS) -> bool:
+    """Whether op `target` reads, directly or through other ops, a traced output of op `start` (op codes; a walk
+    over at most `limit` ops along the graph's data edges)."""
+    cons_ptr, cons_ops = containment.consumers(cols)
+    seen, frontier = {start}, [start]
+    while frontier and len(seen) < limit:
+        _owner, outs = csr_items(cols.op_output_ptr, cols.op_output_tensor, np.asarray(frontier, np.int64))
+        _owner, readers = csr_items(cons_ptr, cons_ops, outs)
+        frontier = [op for op in dict.fromkeys(np.asarray(readers).tolist()) if op not in seen]
+        if target in frontier:
+            return True
+        seen.update(frontier)
+    return False
+
+
+def ordinal(count: float) -> str:
+    """1 -> "1st", 2 -> "2nd", 11 -> "11th": the op's n-th execution (TensorBoard's "run" is the folder)."""
+    n = int(count)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n:,}{suffix}"
+
+
+def _skip(
+    run: RunQueries, found: wire.RootCauseProducerBody, row: int, runs: int, linked: bool = True
+) -> wire.RootCauseSkip:
+    """`linked`: a data path joins the skipped op to the root cause, so "until X turned it into a NaN" is true."""
     trace = run.graph_execution(row, max_elements=0)
     entry = run.op_entry(trace["graph_id"], trace["op_name"])
     frame, line = producer.user_frame(run, list(entry.stack_frame_ids) if entry else [])
@@ -61,9 +89,12 @@ def _skip(run: RunQueries, found: wire.RootCauseProducerBody, row: int, runs: in
     by = found["op_name"] or found["op_type"]
     text = (
         f"the {what} of {trace['op_name']} ({trace['op_type']}){_where(frame)} was absorbed by the ops that read it "
-        f"in {runs:,} earlier run(s) (contained, so not the cause), until {by} turned it into a NaN/∞ that escaped "
-        f"at its run {found['run_number'] + 1}"
+        f"in {runs:,} execution(s) before (contained, so not the cause)"
     )
+    if linked:
+        text += f", until {by} turned it into a NaN/∞ that escaped at its {ordinal(found['run_number'] + 1)} execution"
+    else:
+        text += f"; it does not flow into {by}"
     return {
         "op_name": trace["op_name"],
         "op_type": trace["op_type"] or "",  # an op the graphs file lost: "" (wire.ts: a string), as an Alert's
@@ -89,6 +120,8 @@ def found_message(
             "forward op's line is the one to fix (e.g. keep its input away from the point where its derivative "
             "is infinite)."
         )
+        if fwd.get("why"):
+            text += f" {fwd['why']}"
     data = p.get("data")
     if data:
         made = f", made by {data['source_op']}{_where(data['user_frame'])}" if data["source_op"] else ""
@@ -96,7 +129,7 @@ def found_message(
         if data["positions"]:
             text += f" {data['note']}, at " + ", ".join(str(tuple(pos)) for pos in data["positions"]) + "."
         else:
-            text += f" {data['note']}"
+            text += f" {data['note']}" + ("" if data["note"].endswith(".") else ".")
     if p.get("overflow"):
         text += f" This is an {p['overflow']}."
     if not data:  # an iterator's only input is the iterator itself
@@ -123,7 +156,7 @@ def _inputs_sentence(p: wire.RootCauseProducerBody) -> str:
         return ""
     described = "; ".join(i["description"] for i in p["inputs"])
     if p["inputs_known"] and any(i.get("expected") for i in p["inputs"]):
-        return f" Its inputs were finite or non-finite as in earlier runs that it absorbed: {described}."
+        return f" Its inputs were finite or non-finite as in its earlier executions, which it absorbed: {described}."
     if p["inputs_known"]:
         return f" Its inputs were finite: {described}."
     if p["output_health"]["mode"] == "CURT_HEALTH":

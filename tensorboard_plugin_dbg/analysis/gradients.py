@@ -3,21 +3,28 @@
 When the tape runs inside a tf.function, the backward ops are in the same graph and traced. The first non-finite
 tensor is then often made by a gradient op (`gradient_tape/norm/SqrtGrad`: 0.5 / sqrt(0) = +∞), and its creation
 stack points at `tape.gradient(...)`; the line to change is the forward op it differentiates (`tf.norm(...)`: add an
-epsilon). TensorFlow names gradient ops after the forward op's name scope (`gradient_tape/<scope>/<Type>Grad` under
-GradientTape, `gradients/<op>_grad/...` under tf.gradients) and feeds them the forward op's output or inputs, so the
-forward op is found by its data edges first and by its name second:
+epsilon). TensorFlow builds a forward op's gradient under a name scope made from the forward op's own scope
+(`gradient_tape/<scope>/...` under GradientTape, `gradients/<op>_grad/...` under tf.gradients), from whatever ops
+its gradient function uses (`SqrtGrad`, or plain `Reciprocal` and `Mul` for `Log`), and feeds them the forward op's
+inputs or outputs. So the forward op is found by the tape's naming and the data edges, never by a list of op types:
 
 1. an input of the gradient op that is a forward op of the differentiated type (`SqrtGrad` reads `norm/Sqrt:0`);
 2. the op named like the gradient's scope (`gradient_tape/mul/Mul` -> `mul`; `gradients/x/Log_grad/...` -> `x/Log`);
-3. in that scope, the one forward op of the differentiated type, or the only forward input of the gradient op.
+3. among the forward ops of that scope whose inputs or outputs the gradient op reads (directly, or through the
+   gradient ops of the same scope that feed it): the one of the differentiated type, the only one, the one whose
+   forward value was masked (`masked`: the tf.where trap, `gradient_tape/Reciprocal` reads `Relu:0`, which `Relu`
+   made and both `Log` and `Greater` read; the log's -inf was masked), or any when they all share one stack.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.index.state import OpEntry
 
 _MARKERS = ("gradient_tape/", "gradients/")
+_HOPS = 3  # gradient ops of the same scope walked back to reach the forward tensors they read
 
 
 def is_backward(op_name: str | None, op_type: str = "") -> bool:
@@ -40,8 +47,15 @@ def _scope(op_name: str) -> str:
     return ""
 
 
-def forward_op(run: RunQueries, graph_id: str, op: OpEntry) -> OpEntry | None:
-    """The forward op that gradient op `op` differentiates, or None when neither its edges nor its name tell."""
+def _parent(op_name: str) -> str:
+    return op_name.rsplit("/", 1)[0] if "/" in op_name else ""
+
+
+def forward_op(
+    run: RunQueries, graph_id: str, op: OpEntry, masked: Callable[[OpEntry], bool] | None = None
+) -> OpEntry | None:
+    """The forward op that gradient op `op` differentiates, or None when neither its edges nor its name tell.
+    `masked(entry)`: whether that forward op's non-finite value was absorbed in the forward pass (containment)."""
     if not is_backward(op.op_name, op.op_type):
         return None
     wanted = op.op_type[: -len("Grad")] if op.op_type.endswith("Grad") else None
@@ -53,12 +67,51 @@ def forward_op(run: RunQueries, graph_id: str, op: OpEntry) -> OpEntry | None:
     named = _forward(run, graph_id, scope) if scope else None
     if named is not None:
         return named
-    in_scope = [e for e in forward_inputs if e.op_name.startswith(scope + "/")] if scope else []
+    touched = _touched(run, graph_id, op, scope)
     if wanted:
-        typed = [e for e in in_scope if e.op_type == wanted]
+        typed = [e for e in touched if e.op_type == wanted]
         if len(typed) == 1:
             return typed[0]
-    return in_scope[0] if len(in_scope) == 1 else None
+    if len(touched) == 1:
+        return touched[0]
+    hidden = [e for e in touched if masked is not None and masked(e)]
+    if len(hidden) == 1:
+        return hidden[0]
+    stacks = {tuple(e.stack_frame_ids) for e in touched}
+    return touched[0] if len(stacks) == 1 else None
+
+
+def _touched(run: RunQueries, graph_id: str, op: OpEntry, scope: str) -> list[OpEntry]:
+    """The forward ops of `scope` that made or read a forward tensor the gradient op reads: directly when it reads
+    any, else through the gradient ops of the same scope that feed it (up to _HOPS back)."""
+    read: set[tuple[str, int]] = set()
+    frontier, seen = [op], {op.op_name}
+    for _ in range(_HOPS):
+        nxt = []
+        for entry in frontier:
+            for name, slot in entry.inputs:
+                source = run.op_entry(graph_id, name)
+                if source is None or name in seen:
+                    continue
+                seen.add(name)
+                if not is_backward(name):
+                    read.add((name, slot))
+                elif _scope(name) == scope:
+                    nxt.append(source)
+        if read or not nxt:
+            break
+        frontier = nxt
+    if not read:
+        return []
+    makers = {name for name, _ in read}
+    out: list[OpEntry] = []
+    for name in run.graph_op_names(graph_id):
+        if is_backward(name) or _parent(name) != scope:
+            continue
+        forward = run.op_entry(graph_id, name)
+        if forward is not None and (name in makers or any(inp in read for inp in forward.inputs)):
+            out.append(forward)
+    return out
 
 
 def _forward(run: RunQueries, graph_id: str, name: str) -> OpEntry | None:

@@ -9,8 +9,10 @@ call's traces precede its record).
 
 When the function was called from inside another tf.function, TF 2.21 records no op for that call
 (`StatefulPartitionedCall` ops get no creation record), so the tensor passed in cannot be known from the dump; the
-link then says so and why, rather than guessing. This module is the one place that walks from a function input to
-its caller (the root cause and the graph views use it).
+link then says so and why, rather than guessing — except for the one call whose arguments are known: Keras 3's
+`multi_step_on_iterator` calls `one_step_on_data` with the batch its iterator op handed out in that step. This
+module is the one place that walks from a function input to its caller (the root cause and the graph views use
+it).
 """
 
 from __future__ import annotations
@@ -18,12 +20,24 @@ from __future__ import annotations
 from typing import TypedDict
 
 import numpy as np
+from typing_extensions import NotRequired
 
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
+
+# Ops that hand out what an input pipeline made: a NaN first seen there came with the data.
+DATA_OPS = frozenset(
+    {
+        "IteratorGetNext",
+        "IteratorGetNextSync",
+        "IteratorGetNextAsOptional",
+        "OptionalGetValue",
+        "MultiDeviceIteratorGetNextFromShard",
+    }
+)
 
 
 class Link(TypedDict):
@@ -35,6 +49,7 @@ class Link(TypedDict):
     output_slot: int | None
     op_type: str | None
     why: str
+    graph_execution_index: NotRequired[int]  # the trace it was (a batch the caller's iterator op handed out)
 
 
 def caller_of(run: RunQueries, cols: RunColumns, graph_id: str, trace_row: int) -> int | None:
@@ -64,6 +79,10 @@ def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder
     inputs = [n for n in names if (e := run.op_entry(graph_id, n)) is not None and e.op_type == "Placeholder"]
     graph_name = _graph_name(run, graph_id)
     call = caller_of(run, cols, graph_id, trace_row)
+    if call is None and placeholder in inputs:
+        batch = _outer_batch(run, cols, graph_id, inputs.index(placeholder), trace_row)
+        if batch is not None:
+            return batch
     if call is None:
         outer = _outer_name(run, graph_id)
         where = f" from inside {outer}" if outer else ""
@@ -102,6 +121,43 @@ def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder
         "op_type": detail["op_type"],
         "why": why,
     }
+
+
+def _outer_batch(run: RunQueries, cols: RunColumns, graph_id: str, position: int, trace_row: int) -> Link | None:
+    """Input `position` of a function called from inside another tf.function that reads a batch (Keras 3's
+    `multi_step_on_iterator` calls `one_step_on_data(next(iterator))`): the caller's iterator op hands out the
+    function's arguments, flattened in the same order as its inputs, so input k is that op's output k — of the same
+    step: its trace nearest in time to `trace_row` (a callee's traces may be written before its caller's)."""
+    info = _info(run, graph_id)
+    outer = info["outer_graph_id"] if info else None
+    if not outer:
+        return None
+    for name in run.graph_op_names(outer):
+        entry = run.op_entry(outer, name)
+        if entry is None or entry.op_type not in DATA_OPS or position >= entry.num_outputs:
+            continue
+        rows = np.asarray(run.op_trace_rows(outer, name, position), np.int64)
+        rows = rows[rows < len(cols.trace_wall)]
+        if not len(rows):
+            continue
+        row = int(rows[np.argmin(np.abs(cols.trace_wall[rows] - cols.trace_wall[trace_row]))])
+        health = run.graph_execution(row, max_elements=0)["health"]
+        flag = int(cols.trace_nonfinite[row])
+        why = (
+            f"an input of {_graph_name(run, graph_id)}, called from inside {_outer_name(run, graph_id)} with the "
+            f"batch its {name} handed out in the same step: {name}:{position} (graph execution #{row}) — "
+            f"{describe(health)}"
+        )
+        return {
+            "flag": flag,
+            "health": health,
+            "execution_index": None,
+            "output_slot": position,
+            "op_type": entry.op_type,
+            "why": why,
+            "graph_execution_index": row,
+        }
+    return None
 
 
 def _unknown(why: str) -> Link:

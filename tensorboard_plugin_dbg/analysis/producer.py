@@ -1,46 +1,27 @@
 """The root cause's producer in detail (wire.ts RootCauseProducer): its inputs' health before it ran (a function
 input's from what the caller passed in, links.py), the forward op of a gradient op (gradients.py), what the data
 carried, a float16 overflow, and the user's lines — a handful of RunQueries calls for one tensor. Its inputs one
-by one: producer_inputs.py."""
+by one: producer_inputs.py. `user_frame` (user_lines.py) is re-exported here for its callers."""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict, cast
+from typing import Literal, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import gradients, producer_inputs, tensor_stats
-from tensorboard_plugin_dbg.analysis.classify import eager_producer
+from tensorboard_plugin_dbg.analysis import data_batch, gradients, producer_inputs
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
-from tensorboard_plugin_dbg.analysis.health import values_known
+from tensorboard_plugin_dbg.analysis.health import describe_output, values_known
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
+from tensorboard_plugin_dbg.analysis.user_lines import user_frame
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
-from tensorboard_plugin_dbg.reader import tensor_content
+from tensorboard_plugin_dbg.index.state import OpEntry
 from tensorboard_plugin_dbg.wire import types as wire
 
-# Ops that hand out what an input pipeline made: a NaN first seen there came with the data.
-DATA_OPS = frozenset(
-    {
-        "IteratorGetNext",
-        "IteratorGetNextSync",
-        "IteratorGetNextAsOptional",
-        "OptionalGetValue",
-        "MultiDeviceIteratorGetNextFromShard",
-    }
-)
 _DTYPE_MAX = {"float16": "65504", "bfloat16": "3.39e38"}
-_POSITIONS = 16  # non-finite positions named for a data batch
 Source = producer_inputs.Source
-
-
-class PipelineSource(TypedDict):
-    """The dataset op a batch came from (wire.ts RootCauseData's last three fields)."""
-
-    source_op: str | None
-    user_frame: wire.StackFrame | None
-    source_line: str | None
 
 
 def graph_producer(
@@ -75,17 +56,43 @@ def graph_producer(
         run_number := occurrence(cols.trace_tensor, index),
     )
     entry = run.op_entry(row["graph_id"], row["op_name"])
-    forward = gradients.forward_op(run, row["graph_id"], entry) if entry is not None else None
-    if forward is not None:
-        frame, line = user_frame(run, list(forward.stack_frame_ids))
-        out["forward"] = {
-            "op_name": forward.op_name,
-            "op_type": forward.op_type,
-            "user_frame": frame,
-            "source_line": line,
-        }
-    if out["op_type"] in DATA_OPS:
-        out["data"] = _data(run, "graph_execution", index, run_number, None)
+    if entry is not None:
+        out["forward"] = _forward(run, cols, row["graph_id"], entry, contained)
+    out["data"] = data_batch.graph_data(run, cols, index, out["op_type"], run_number)
+    return out
+
+
+def _forward(
+    run: RunQueries, cols: RunColumns, graph_id: str, entry: OpEntry, contained: Containment | None
+) -> wire.RootCauseForward | None:
+    """The forward op of gradient op `entry` (gradients.py) with its line, and the tf.where trap said in one
+    sentence when the forward op's own non-finite value was masked (contained) in the forward pass."""
+
+    def masked_row(fwd: OpEntry) -> int:
+        rows = np.asarray(run.op_trace_rows(graph_id, fwd.op_name), np.int64)
+        rows = rows[rows < len(cols.trace_wall)]
+        hit = rows[contained.contained(rows)] if contained is not None and len(rows) else rows[:0]
+        return int(hit[0]) if len(hit) else -1
+
+    forward = gradients.forward_op(run, graph_id, entry, lambda fwd: masked_row(fwd) >= 0)
+    if forward is None:
+        return None
+    frame, line = user_frame(run, list(forward.stack_frame_ids))
+    out: wire.RootCauseForward = {
+        "op_name": forward.op_name,
+        "op_type": forward.op_type,
+        "user_frame": frame,
+        "source_line": line,
+    }
+    row = masked_row(forward)
+    if row >= 0:
+        what = describe_output(run.graph_execution(row, max_elements=0)["health"])
+        out["why"] = (
+            f"The forward pass masked the {what} of {forward.op_type} op '{forward.op_name}' (a tf.where), but "
+            f"the gradient flows through the masked branch too: the derivative of {forward.op_type} is infinite "
+            "there and ∞ × 0 = NaN, so make the op's input safe before it (tf.where(z > 0, z, 1.0) inside it), "
+            "not only its output."
+        )
     return out
 
 
@@ -113,40 +120,11 @@ def eager_detail(run: RunQueries, cols: RunColumns, index: int) -> wire.RootCaus
         detail["wall_time"],
         run_number := occurrence(cols.exec_op_type, index),
     )
-    if detail["op_type"] in DATA_OPS:
-        data = _data(run, "execution", index, run_number, slot)
-        data.update(_pipeline_source(run, cols, index))
+    if detail["op_type"] in data_batch.DATA_OPS:
+        data = data_batch.batch("execution", run, index, run_number, slot, health)
+        data.update(data_batch.pipeline_source(run, cols, cols.exec_io(index)[0][:1], index))
         out["data"] = data
     return out
-
-
-def _pipeline_source(run: RunQueries, cols: RunColumns, index: int) -> PipelineSource:
-    """The eager dataset op the batch came from (the first of its pipeline: `from_tensor_slices`, a reader), found
-    by walking the tensor ids back: the iterator <- MakeIterator(dataset, iterator) <- each dataset op's first input.
-    Its creation line is where the data was made."""
-    none: PipelineSource = {"source_op": None, "user_frame": None, "source_line": None}
-    ins = cols.exec_io(index)[0]
-    types = list(run.exec_op_types)
-    if not ins or "MakeIterator" not in types or len(cols.exec_op_type) <= index:
-        return none
-    make = np.flatnonzero(np.asarray(cols.exec_op_type[:index]) == types.index("MakeIterator"))
-    dataset = next((int(cols.exec_io(int(e))[0][0]) for e in make[::-1] if ins[0] in cols.exec_io(int(e))[0][1:]), None)
-    source, at = None, int(make[-1]) if len(make) else index
-    while dataset is not None:
-        src, _slot = eager_producer(cols, dataset, at)
-        if src < 0:
-            break
-        op_type = str(run.exec_op_types[int(cols.exec_op_type[src])])
-        if "Dataset" not in op_type:
-            break
-        source, at = src, src
-        ins_src = cols.exec_io(src)[0]
-        dataset = int(ins_src[0]) if ins_src else None
-    if source is None:
-        return none
-    detail = run.execution(source, max_elements=0)
-    frame, line = user_frame(run, detail.get("stack_frame_ids") or [])
-    return {"source_op": detail["op_type"], "user_frame": frame, "source_line": line}
 
 
 def finish(
@@ -213,30 +191,6 @@ def occurrence(codes: npt.NDArray[np.integer], index: int) -> int:
     return int(np.count_nonzero(np.asarray(codes[np.arange(index)]) == codes[index]))
 
 
-def _data(run: RunQueries, source: Source, index: int, batch: int, slot: int | None) -> wire.RootCauseData:
-    """What the input pipeline handed out: which batch (the op's k-th run), and with FULL_TENSOR where the bad
-    elements are — the Tensor Values view's whole-tensor pass (tensor_stats.cached: read by offset, kept per
-    tensor), not a list of the values."""
-    positions: list[list[float]] | None = None
-    note = "Values are recorded only with tensor_debug_mode='FULL_TENSOR'."
-    try:
-        record = run.tensor_record("graph" if source == "graph_execution" else "eager", index, slot)
-        nonfinite = tensor_stats.cached(run, record)["nonfinite"] if record.location is not None else None
-    except (LookupError, OSError, tensor_content.ContentError):  # the value is gone: say what the mode records
-        nonfinite = None
-    if nonfinite is not None:
-        positions = nonfinite["positions"][:_POSITIONS]
-        note = f"{nonfinite['total']:,} non-finite element(s)"
-    return {
-        "batch": batch,
-        "positions": positions,
-        "note": note,
-        "source_op": None,
-        "user_frame": None,
-        "source_line": None,
-    }
-
-
 def find_alert(run: RunQueries, source: Source, index: int, wall_time: float, scan: int = 20_000) -> wire.Alert:
     """The Alert of this tensor at its position in the run's alert list. The first producer is
     nearly always among the first alerts (only a propagator can precede it, and that needs an earlier non-finite
@@ -254,27 +208,3 @@ def find_alert(run: RunQueries, source: Source, index: int, wall_time: float, sc
         one = np.ones(1, np.int64)
         alert = run.alert_rows(-one, one.astype(np.int8) * src_code, one * index, np.array([wall_time]))[0]
     return alert
-
-
-def user_frame(run: RunQueries, frame_ids: list[str]) -> tuple[wire.StackFrame | None, str | None]:
-    """The innermost frame in user code (frames come outermost first) and the text of its line."""
-    if not frame_ids:
-        return None, None
-    try:
-        frames = run.stack_frames(frame_ids)["frames"]
-    except LookupError:
-        return None, None
-    for frame in reversed(frames):
-        if frame.get("is_user"):  # index/frames.py: the one rule of what is user code
-            return frame, _line_text(run, frame)
-    return None, None
-
-
-def _line_text(run: RunQueries, frame: wire.StackFrame) -> str | None:
-    if frame.get("path") is None or frame.get("source_index", -1) < 0:
-        return None
-    try:
-        lines = run.source_file(int(frame["source_index"]), int(frame["line"]), int(frame["line"]))["lines"]
-    except LookupError:
-        return None
-    return lines[0] if lines else None

@@ -70,7 +70,7 @@ def graph_input(
         entry["description"] = f"{name} — {describe(health)}"
         if expected:
             entry["expected"] = True
-            entry["description"] += " (expected: the same non-finite input was absorbed in earlier runs)"
+            entry["description"] += " (expected: the same non-finite input was absorbed in its earlier executions)"
     elif inp["traces"]["count"]:
         entry["description"] = (
             f"{name} — no trace of it before this op ran (a circular buffer keeps only the last records), "
@@ -79,6 +79,7 @@ def graph_input(
     elif op_type == "Placeholder":
         link = links.function_input(run, cols, row["graph_id"], inp["op_name"], index)
         entry["execution_index"] = link["execution_index"]
+        entry["graph_execution_index"] = link.get("graph_execution_index")
         if link["flag"] is not None and link["flag"] >= 0 and link["health"] is not None:
             entry["traced"], entry["health"] = True, link["health"]
         entry["linked"] = link["flag"] is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing_extensions import NotRequired, TypedDict
 
 from tensorboard_plugin_dbg.analysis import run_verdict
+from tensorboard_plugin_dbg.analysis.explain import ordinal
 from tensorboard_plugin_dbg.analysis.health import describe_output
 from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -23,7 +24,7 @@ ALERT_UNIT = "one per non-finite traced tensor or eager execution"
 
 
 # A run not read to its end is not called clean (run_verdict.root_cause).
-_STATUS_WORDS = {"clean_so_far": "NOT FINISHED"}
+_STATUS_WORDS = {"clean_so_far": "NOT FINISHED", "reading": "READING"}
 
 
 class RuleReport(TypedDict):
@@ -86,7 +87,11 @@ def _where(p: wire.RootCauseProducer) -> str:
 def run_section(r: RunResult) -> str:
     """The report's lines for one run, each line once."""
     lines: list[str] = []
-    head = f"run {r['run']}: {_STATUS_WORDS.get(r['status'], r['status'].upper())}"
+    findings = len(r["rules"]["findings"]) if "rules" in r else 0
+    status = _STATUS_WORDS.get(r["status"], r["status"].upper())
+    if r["status"] == "clean" and findings:  # no NaN/∞, but not "clean": the rules found something
+        status = f"NO NaN/∞, {findings:,} rule finding(s)"
+    head = f"run {r['run']}: {status}"
     if r["producers"] or r["propagators"]:
         head += f" — {r['producers']:,} producer / {r['propagators']:,} propagator alerts ({ALERT_UNIT})"
     p = r.get("producer")
@@ -99,7 +104,7 @@ def run_section(r: RunResult) -> str:
         label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
         lines.append(
             f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
-            f", its run {p.get('run_number', 0) + 1}"
+            f", its {ordinal(p.get('run_number', 0) + 1)} execution"
         )
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
@@ -111,6 +116,8 @@ def run_section(r: RunResult) -> str:
             kind = "" if fwd["op_type"] == fwd["op_name"] else f" ({fwd['op_type']})"
             lines.append(f"  gradient of: op {fwd['op_name']}{kind} — the forward op, its line is the one to fix")
             lines.extend(frame_lines("  fix", fwd["user_frame"], fwd["source_line"]))
+            if fwd.get("why"):
+                lines.append(f"  why: {fwd['why']}")
         data = p.get("data")
         if data:
             lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")
@@ -144,6 +151,10 @@ def run_section(r: RunResult) -> str:
     return "\n".join(dict.fromkeys(lines)) + "\n"
 
 
+def _warned(r: RunResult) -> bool:
+    return "rules" in r and bool(r["rules"]["findings"])
+
+
 def frame_lines(label: str, frame: wire.StackFrame | None, line: str | None) -> list[str]:
     if not frame:
         return []
@@ -154,11 +165,14 @@ def frame_lines(label: str, frame: wire.StackFrame | None, line: str | None) -> 
 
 
 def summary_line(results: list[RunResult], code: int) -> str:
-    """E.g. "3 runs: 1 holds NaN/∞, 2 clean (exit 1)": the runs holding NaN/∞ are counted, not all runs."""
+    """E.g. "3 runs: 1 holds NaN/∞, 2 clean (exit 1)": the runs holding NaN/∞ are counted, not all runs; a run
+    with rule findings is counted with them, not as clean."""
     n = len(results)
     bad = sum(1 for r in results if holds_nonfinite(r))
-    clean = sum(1 for r in results if r["status"] == "clean" and not holds_nonfinite(r))
-    other = n - bad - clean
+    warned = sum(1 for r in results if _warned(r))
+    no_nan = [r for r in results if r["status"] == "clean" and not holds_nonfinite(r)]
+    other = n - bad - len(no_nan)
+    clean = sum(1 for r in no_nan if not _warned(r))  # a run with rule findings is not called clean
     parts = []
     if bad:
         parts.append(f"{bad} {'holds' if bad == 1 else 'hold'} NaN/∞")
@@ -166,7 +180,6 @@ def summary_line(results: list[RunResult], code: int) -> str:
         parts.append(f"{clean} clean")
     if other:
         parts.append(f"{other} cannot tell")
-    warned = sum(1 for r in results if "rules" in r and r["rules"]["findings"])
     if warned:
         parts.append(f"{warned} with rule findings")
     return f"{n} run{'s' if n != 1 else ''}: {', '.join(parts) or 'none'} (exit {code})\n"

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import buffer, explain, index_columns, links, producer, producer_inputs
+from tensorboard_plugin_dbg.analysis import buffer, explain, guards, index_columns, links, producer, producer_inputs
 from tensorboard_plugin_dbg.analysis.classify import (
     CANDIDATES,
     CONTAINED,
@@ -33,6 +33,7 @@ from tensorboard_plugin_dbg.analysis.classify import (
     UNKNOWN,
     Classification,
     classify,
+    trace_lookup,
 )
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
@@ -91,7 +92,10 @@ class _OnDemandLookup:
 def _classified(run: RunQueries) -> tuple[RunColumns, Classification, Lookup]:
     def compute() -> tuple[RunColumns, Classification, Lookup]:
         cols = index_columns.gather(run)
-        cls, lookup = classify(cols)
+        lookup = trace_lookup(cols)
+        found_guards = guards.cached(run, cols, lookup)
+        cls, lookup = classify(cols, found_guards.rows, lookup)
+        cls.guards = found_guards
         _follow_function_inputs(run, cols, cls, lookup)
         # the index's rows by kind, made again when asked: the cached value keeps no reference to the index's table
         assert cols.make_lookup is not None  # gather() always sets it
@@ -258,6 +262,8 @@ def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> Analysis:
         evicted = any("circular buffer" in i["description"] for i in found["inputs"])
         first_kept = dropped > 0 or evicted
         message = explain.found_message(found, skipped, first_kept, dropped)
+        if cls.guards is not None and cls.guards.steps:
+            message += " " + guards.describe(cls.guards)
         if muted:
             message = _muted_note(mutes, muted) + " " + message
         return _answer("found", message, counts, found, skipped, first_kept)
@@ -296,9 +302,10 @@ def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> Analysis:
     if counts["contained"]:
         message = (
             f"No NaN or ∞ escaped: {counts['contained']:,} non-finite tensors were all absorbed by the ops that "
-            f"read them (e.g. a -inf mask before a softmax), in {n_traces:,} graph execution traces and "
-            f"{n_execs:,} executions."
+            f"read them (a -inf mask before a softmax, a gradient skipped by a finiteness check), in "
+            f"{n_traces:,} graph execution traces and {n_execs:,} executions."
         )
-        return _answer("clean", message, counts)
+        note = guards.describe(cls.guards) if cls.guards is not None else ""
+        return _answer("clean", f"{message} {note}".strip(), counts)
     message = f"No NaN or ∞ in {n_traces:,} graph execution traces and {n_execs:,} executions."
     return _answer("clean", message, counts)

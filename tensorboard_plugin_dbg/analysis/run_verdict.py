@@ -1,17 +1,20 @@
 """What the dashboard and the report say about a whole run, on top of the cached root cause.
 
 - `root_cause(run)`: root_cause.analyze, except that a run not yet read to its end is never called clean: "clean"
-  becomes "clean_so_far" with how much was read. This is decided here, per request, and not inside the cached
-  analysis: the analysis is built (analysis/alerts.py: warm) just before the index publishes `done`, so a cached
-  verdict would keep the "so far" of that moment.
-- `summary(run)`: the runs overview's one line per run (status and the first NaN's op and line), only from what is
-  already cached: `runs` is polled every second for every run and must never start a whole-run analysis.
+  becomes "clean_so_far" with how much was analysed, and "reading" while the analysis has not seen every row the
+  header counts (it says nothing about rows it has not looked at, e.g. no "nothing recorded yet"). This is decided
+  here, per request, and not inside the cached analysis: the analysis is built (analysis/alerts.py: warm) just
+  before the index publishes `done`, so a cached verdict would keep the "so far" of that moment.
+- `summary(run)`: the runs overview's one line per run (status, the first NaN's op and the line to fix, the rule
+  findings when they were computed), only from what is already cached: `runs` is polled every second for every
+  run and must never start a whole-run analysis.
 """
 
 from __future__ import annotations
 
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
 from tensorboard_plugin_dbg.analysis.root_cause import Analysis
+from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS
 from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
@@ -44,16 +47,29 @@ def _with_graph_name(run: RunQueries, rc: Analysis) -> wire.RootCauseResponseBod
 
 
 def _so_far(run: RunQueries, rc: wire.RootCauseResponseBody) -> wire.RootCauseResponseBody:
-    if rc["status"] != "clean" or run.done:
+    """While the run is read, only what the analysis looked at is claimed: it is built per run version, and a pass
+    publishes rows long before it bumps the version, so it may have seen fewer rows than the header counts."""
+    if rc["status"] == "found" or run.done:
         return rc
     info = run.info()
     counts, status = info["counts"], info["status"]
     share = status["bytes_read"] / status["bytes_total"] if status["bytes_total"] else 0.0
+    cols = root_cause_analysis.columns_if_ready(run)
+    seen = (len(cols.trace_wall), len(cols.exec_wall)) if cols is not None else (0, 0)
+    covered = seen[0] >= counts["graph_executions"] and seen[1] >= counts["executions"]
+    if rc["status"] == "clean" and covered:
+        message = (
+            f"No NaN/∞ in the first {seen[0]:,} graph execution traces read so far (and {seen[1]:,} executions; "
+            f"{int(share * 100)} % of the dump read): not finished yet."
+        )
+        return {**rc, "status": "clean_so_far", "message": message}
+    if covered and rc["status"] != "clean":
+        return rc  # what it says (e.g. nothing recorded yet) is about every row there is
     message = (
-        f"No NaN/∞ in the first {counts['graph_executions']:,} graph execution traces read so far "
-        f"(and {counts['executions']:,} executions; {int(share * 100)} % of the dump read): not finished yet."
+        f"Reading the dump ({int(share * 100)} % so far, {counts['graph_executions']:,} graph execution traces and "
+        f"{counts['executions']:,} executions): the root cause is given once they are analysed."
     )
-    return {**rc, "status": "clean_so_far", "message": message}
+    return {**rc, "status": "reading", "message": message}
 
 
 def root_cause(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> wire.RootCauseResponseBody:
@@ -70,9 +86,16 @@ def summary(run: RunQueries) -> wire.RunSummary:
     if rc is None:
         return {"status": "analyzing", "first_nan": None}
     p = rc["producer"]
+    findings = _cached_rule_findings(run)
     if not p:
-        return {"status": rc["status"], "first_nan": None}
+        out: wire.RunSummary = {"status": rc["status"], "first_nan": None}
+        return {**out, "rule_findings": findings} if findings is not None else out
+    # the line to fix: the forward op's for a NaN born in the backward pass, the dataset's for data, else its own
     frame = p["user_frame"]
+    if p["forward"] and p["forward"]["user_frame"]:
+        frame = p["forward"]["user_frame"]
+    elif p["data"] and p["data"]["user_frame"]:
+        frame = p["data"]["user_frame"]
     first: wire.FirstNan = {
         "op_name": p["op_name"],
         "op_type": p["op_type"],
@@ -81,4 +104,12 @@ def summary(run: RunQueries) -> wire.RunSummary:
         "file": frame["path"] if frame else None,
         "line": frame["line"] if frame else None,
     }
-    return {"status": rc["status"], "first_nan": first}
+    out = {"status": rc["status"], "first_nan": first}
+    return {**out, "rule_findings": findings} if findings is not None else out
+
+
+def _cached_rule_findings(run: RunQueries) -> int | None:
+    """How many rule findings (default thresholds) the run's current version has, if they were computed already
+    (never computed here: `runs` is polled); None when not known yet."""
+    evaluated = run.derived.peek("rule_findings", (run.version, DEFAULTS))
+    return len(evaluated["findings"]) if evaluated is not None else None

@@ -53,7 +53,7 @@ class RunIngestion(RunState):
                 range(len(self.files)), key=lambda i: (SUFFIXES.index(self.files[i].suffix), self.files[i].path)
             )
             failed = set()  # files whose read raised in this pass: settled until the next (their notice says why)
-            self._stat_trace_files()
+            self._stat_all()
             for code in ordered:
                 state = self.files[code]
                 if not self.reads_file(state):
@@ -78,6 +78,17 @@ class RunIngestion(RunState):
                 record_reads.trim_heap()
             self.done = complete
             return changed
+
+    def _stat_all(self) -> None:
+        """Every file the pass will read gets its size first: the progress (bytes read of bytes on disk) is then
+        over the whole run from the first file on, and never reads 100 % before the largest file is counted; and
+        the first chunk sizes the trace columns for every host's traces file (_traces_left)."""
+        for state in self.files:
+            if self.reads_file(state):
+                try:
+                    run_status.stat_file(state)
+                except OSError:
+                    pass  # its read says why, as the file's notice
 
     def _progress(self) -> tuple[tuple[int, ...], int, int, int]:
         return tuple(s.offset for s in self.files), len(self.damages), len(self.graphs), len(self.frames)
@@ -148,16 +159,6 @@ class RunIngestion(RunState):
             # as the chunk path's scan of the record leaves it (a damaged record: no hint)
             state.hint = np.array([streamed.length], np.int64) if streamed.status == big_record.OK else None
         return streamed.status
-
-    def _stat_trace_files(self) -> None:
-        """Every traces file's size before the pass reads any (a multi-host run has one per host), so the first
-        chunk sizes the trace columns for them all (_traces_left). A file that cannot be stat'ed is read's to report."""
-        for state in self.files:
-            if state.suffix == "graph_execution_traces":
-                try:
-                    run_status.stat_file(state)
-                except OSError:
-                    pass
 
     def _traces_left(self) -> int:
         """Bytes of every traces file not read yet (as last stat'ed)."""

@@ -430,7 +430,8 @@ class ExecutionsResponse(ExecutionsResponseBody):
 
 
 class FirstNan(TypedDict):
-    """The first NaN/∞ of a run: its producing op and the user's line."""
+    """The first NaN/∞ of a run: its producing op and the line to fix (the forward op's for a NaN born in the backward
+    pass, the dataset's for data, else the producer's own user line)."""
 
     file: str | None
     # Name of the producer's graph (the tf.function), null for eager ops or when unknown.
@@ -815,6 +816,9 @@ class RootCauseForward(TypedDict):
     op_type: str
     source_line: str | None
     user_frame: StackFrame | None
+    # One sentence on why the gradient broke where the forward pass did not (the tf.where trap: the forward value was
+    # masked, its derivative was not); absent when there is nothing to add.
+    why: NotRequired[str]
 
 
 class RootCauseInput(TypedDict):
@@ -910,9 +914,9 @@ class RootCauseResponseBody(TypedDict):
     # Contained non-finite sources passed over on the way to the producer.
     skipped: list[RootCauseSkip]
     # clean: no non-finite tensor; clean_so_far: none in what was read, but the run is not fully read yet
-    # (`analysis/run_verdict.py:root_cause`); found: a producer was identified; unknown: non-finite seen, cause
-    # unknowable.
-    status: Literal["clean", "clean_so_far", "found", "unknown"]
+    # (`analysis/run_verdict.py:root_cause`); reading: the run is being read and the analysis has not seen the rows the
+    # header counts yet; found: a producer was identified; unknown: non-finite seen, cause unknowable.
+    status: Literal["clean", "clean_so_far", "reading", "found", "unknown"]
 
 
 class RootCauseResponse(RootCauseResponseBody):
@@ -953,6 +957,8 @@ class RunSummary(TypedDict):
     """One run's line in the runs overview. indexing: not fully read; analyzing: read, root cause not built yet."""
 
     first_nan: FirstNan | None
+    # How many alert rules found something (default thresholds), once the rules were evaluated; absent before.
+    rule_findings: NotRequired[float]
     status: Literal["indexing", "analyzing", "clean", "found", "unknown"]
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from tensorboard_plugin_dbg.analysis.rules import config, retracing, tensor_rules, tensor_scan
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis import guards
+from tensorboard_plugin_dbg.analysis.rules import config, growth_origin, retracing, tensor_rules, tensor_scan
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
 from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -41,15 +44,27 @@ def _evaluate(run: RunQueries, t: Thresholds) -> Evaluation:
     found = [
         *retracing.find(run, stats, kinds, types, t),
         *tensor_rules.changes(run, stats, kinds, types),
-        *tensor_rules.zeros(run, stats, kinds, types, t),
+        *tensor_rules.zeros(run, stats, kinds, types, t, lambda: _skipped_steps(run)),
         *tensor_rules.magnitudes(run, stats, kinds, types, t),
     ]
+    found = growth_origin.collapse(run, found)  # one explosion/vanishing finding where the growth starts
     found.sort(key=lambda f: (f["wall_time"], config.RULE_TYPES.index(f["type"])))
     add_user_lines(run, found)
     totals: dict[str, int] = {}
     for f in found:
         totals[f["type"]] = totals.get(f["type"], 0) + 1
     return {"findings": found, "totals": totals, "needs": needs(run)}
+
+
+def _skipped_steps(run: RunQueries) -> tuple[np.ndarray, str]:
+    """(sorted wall times of the steps a finiteness check skipped, who skipped them): analysis/guards.py's answer
+    (cached per run version, shared with the root cause; asked only for a run with an all-zero or dead-ReLU
+    finding)."""
+    g = guards.cached(run)
+    if not g.steps:
+        return np.zeros(0), ""
+    walls = np.sort(np.asarray(run.trace_arrays()["wall_time"][g.step_rows], np.float64))
+    return walls, "LossScaleOptimizer's overflow check" if g.loss_scale else "a finiteness check"
 
 
 def needs(run: RunQueries) -> list[wire.RuleNeed]:

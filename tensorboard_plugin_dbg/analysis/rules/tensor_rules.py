@@ -4,6 +4,8 @@ kinds plus one record read per finding for its evidence."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -72,11 +74,19 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
 
 
 def zeros(
-    run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str], t: config.Thresholds
+    run: RunQueries,
+    stats: KindStats,
+    kinds: list[Kind],
+    types: list[str],
+    t: config.Thresholds,
+    skipped: Callable[[], tuple[npt.NDArray[np.float64], str]] | None = None,
 ) -> list[wire.AlertBody]:
-    """dead_relu (ReLU outputs) and all_zero (other tensors) findings: all zero for enough consecutive steps."""
+    """dead_relu (ReLU outputs) and all_zero (other tensors) findings: all zero for enough consecutive steps.
+    `skipped()`: (sorted wall times of the steps whose update a finiteness check skipped, who skipped them), asked
+    once there is a finding: a value that stayed zero while its updates were skipped says so."""
     out: list[wire.AlertBody] = []
     walls = run.trace_arrays()["wall_time"]
+    skipped_walls: tuple[npt.NDArray[np.float64], str] | None = None
     for k in np.flatnonzero(stats.zero_run > 0).tolist():
         relu = types[k] in RELU_TYPES
         need = t.dead_steps if relu else t.zero_steps
@@ -93,6 +103,9 @@ def zeros(
             f"{what} for {run_len} consecutive step(s) (steps {first_step + 1}-{first_step + run_len} of "
             f"{int(stats.steps[k])})"
         )
+        if skipped is not None:
+            skipped_walls = skipped_walls if skipped_walls is not None else skipped()
+            evidence += _skipped_note(skipped_walls, walls[row], walls[int(stats.order[end])], run_len)
         rule: wire.AlertType = config.DEAD_RELU if relu else config.ALL_ZERO
         out.append(
             finding(
@@ -107,6 +120,18 @@ def zeros(
             )
         )
     return out
+
+
+def _skipped_note(skipped: tuple[npt.NDArray[np.float64], str], first: float, last: float, run_len: int) -> str:
+    """How many of the updates between the first and the last of these zero steps were skipped ("": none)."""
+    walls, by = skipped
+    n = int(np.searchsorted(walls, last, "right") - np.searchsorted(walls, first, "left"))
+    if n <= 0:
+        return ""
+    return (
+        f"; {n} of the {max(run_len - 1, n)} update(s) between these steps were skipped by {by} (non-finite "
+        "gradients), so it could not change then: not a sign of a dead unit by itself"
+    )
 
 
 def magnitudes(

@@ -35,6 +35,9 @@ export interface RootCauseForward {
   op_type: string;
   user_frame: StackFrame | null;
   source_line: string | null;
+  /** One sentence on why the gradient broke where the forward pass did not (the tf.where trap: the forward value
+   * was masked, its derivative was not); absent when there is nothing to add. */
+  why?: string;
 }
 
 /** The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where. */
@@ -95,9 +98,9 @@ export interface RootCauseProducer {
 export interface RootCauseResponse {
   run: string;
   /** clean: no non-finite tensor; clean_so_far: none in what was read, but the run is not fully read yet
-   * (`analysis/run_verdict.py:root_cause`); found: a producer was identified; unknown: non-finite seen, cause
-   * unknowable. */
-  status: 'clean' | 'clean_so_far' | 'found' | 'unknown';
+   * (`analysis/run_verdict.py:root_cause`); reading: the run is being read and the analysis has not seen the rows
+   * the header counts yet; found: a producer was identified; unknown: non-finite seen, cause unknowable. */
+  status: 'clean' | 'clean_so_far' | 'reading' | 'found' | 'unknown';
   /** One sentence for the user, including what cannot be known. */
   message: string;
   producer: RootCauseProducer | null;

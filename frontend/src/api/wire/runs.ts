@@ -75,7 +75,8 @@ export interface RunInfo {
   summary: RunSummary;
 }
 
-/** The first NaN/∞ of a run: its producing op and the user's line. */
+/** The first NaN/∞ of a run: its producing op and the line to fix (the forward op's for a NaN born in the backward
+ * pass, the dataset's for data, else the producer's own user line). */
 export interface FirstNan {
   op_name: string | null;
   op_type: string;
@@ -90,6 +91,8 @@ export interface FirstNan {
 export interface RunSummary {
   status: 'indexing' | 'analyzing' | 'clean' | 'found' | 'unknown';
   first_nan: FirstNan | null;
+  /** How many alert rules found something (default thresholds), once the rules were evaluated; absent before. */
+  rule_findings?: number;
 }
 
 /** What reading a remote logdir (gs://, s3://, any fsspec URL) cost this process so far: storage.cost(). */

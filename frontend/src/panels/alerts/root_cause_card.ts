@@ -15,6 +15,7 @@ import { baseName } from '../stack_trace/fold.ts';
 const TITLES: Record<string, string> = {
   clean: 'No non-finite values',
   clean_so_far: 'No NaN/∞ so far (still reading)',
+  reading: 'Reading…',
   unknown: 'Root cause unknown',
 };
 
@@ -57,7 +58,7 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
   // The op type only where it says more than the name (no "Log Log").
   if (p.op_name && p.op_type !== p.op_name) title.append(el('span', 'muted', ` ${p.op_type}`));
   if (p.graph_name) title.append(el('span', 'muted rc-graph', ` in ${p.graph_name} (tf.function)`));
-  title.append(el('span', 'muted', ` · run ${p.run_number + 1}`));
+  title.append(el('span', 'muted', ` · execution ${p.run_number + 1}`));
   if (p.user_frame)
     title.append(el('span', 'rc-where-short', ` · ${baseName(p.user_frame.path)}:${p.user_frame.line}`));
   if (rc.report_text) title.append(copyButton(rc.report_text));
@@ -82,6 +83,11 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
       el('span', 'muted', ` ${p.forward.op_type}`),
     );
     card.append(fwd, sourceLine(p.forward.user_frame, p.forward.source_line, 'fix', 'rc-fix'));
+    if (p.forward.why) {
+      const why = el('div', 'rc-line rc-note', p.forward.why);
+      why.dataset.testid = 'rc-why';
+      card.append(why);
+    }
   }
   if (p.data) {
     const data = el('div', 'rc-line rc-data');
