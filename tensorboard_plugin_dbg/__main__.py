@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, kind in THRESHOLD_FLAGS.items():
         report.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=f"rule threshold {name}")
     report.set_defaults(handler=cmd_report)
+    from tensorboard_plugin_dbg import replay_cli  # no TensorFlow: the program replays in a child process
+
+    replay_cli.add_parser(sub)
     return parser
 
 
