@@ -116,6 +116,13 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         except NotFound:
             names = ", ".join(r.name for r in runs) or "none"
             return _fail(args, out, f"no run named {args.run!r} under {args.logdir} (runs: {names})")
+    capsules = (0, 0)
+    if not args.json:  # NaN capsules (tensorboard_plugin_dbg.capsule) under the logdir: trigger, where, replay verdict
+        from tensorboard_plugin_dbg.analysis.capsule_text import report_capsules
+
+        capsules = report_capsules(logdir, out)
+    if not runs and capsules[0]:  # capsules not replayed yet: each one is a NaN seen in training
+        return EXIT_NONFINITE if capsules[1] else EXIT_UNREADABLE
     if not runs:
         why = "; ".join(n["message"] for n in notices) or "no tfdbg2 dump (tfdbg_events.*) found"
         return _fail(args, out, f"{args.logdir}: no tfdbg2 dump found ({why})")

@@ -57,6 +57,7 @@ def capsule_section(folder: str) -> str:
     """The lines `report` prints for one capsule folder (a damaged one says what is wrong)."""
     try:
         manifest = capsule_files.read_manifest(folder)
+        capsule_files.check_files(folder, manifest)
     except capsule_files.CapsuleError as e:
         return f"capsule {folder}: DAMAGED: {e}\n"
     lines = [
@@ -68,3 +69,14 @@ def capsule_section(folder: str) -> str:
     if capsule_files.read_verdict(folder) is None:
         lines.append(f"  replay it: {replay_command(folder, manifest)}")
     return "\n".join(lines) + "\n"
+
+
+def report_capsules(logdir: str, out: Any) -> tuple[int, int]:
+    """`report`'s capsule sections for every capsule under `logdir`: (capsules found, readable ones)."""
+    folders = capsule_files.capsules_below(logdir)
+    readable = 0
+    for folder in folders:
+        section = capsule_section(folder)
+        readable += "DAMAGED" not in section.splitlines()[0]
+        out.write(section + "\n")
+    return len(folders), readable

@@ -94,7 +94,6 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     def watch(self, model: Any, optimizer: Any) -> None:
         """Before the loop: the model and optimizer whose state a capsule holds (restored here in replay mode)."""
         self.capsule.attach(model, optimizer)
-        self.model = model
         replay = self.capsule.replay
         if replay is not None:
             try:

@@ -84,6 +84,22 @@ def find_capsules(folder: str) -> list[str]:
     return sorted(found, key=_captured_order)
 
 
+def capsules_below(logdir: str, depth: int = 3) -> list[str]:
+    """Capsule folders anywhere under `logdir` down to `depth` levels (a logdir of capsules, or its parent)."""
+    root = os.path.abspath(logdir)
+    found: list[str] = []
+    for folder, subfolders, _ in os.walk(root):
+        level = folder[len(root) :].count(os.sep)
+        if is_capsule(folder):
+            found.append(folder)
+            subfolders[:] = []  # a capsule's replay/ is a dump, not a capsule
+        elif level >= depth:
+            subfolders[:] = []
+        else:
+            subfolders.sort()
+    return sorted(found, key=_captured_order)
+
+
 def _captured_order(folder: str) -> tuple[str, str]:
     try:
         with open(os.path.join(folder, MANIFEST)) as f:
@@ -126,17 +142,28 @@ def read_manifest(folder: str) -> dict[str, Any]:
     return manifest
 
 
-def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:
+def check_files(folder: str, manifest: dict[str, Any]) -> None:
+    """Every array file the manifest lists is there with its size (cheap: no array is read)."""
+    for group in GROUPS:
+        _group_file(folder, manifest, group)
+
+
+def _group_file(folder: str, manifest: dict[str, Any], group: str) -> tuple[str, dict[str, Any]]:
     entry = manifest["files"].get(group)
-    if entry is None:
+    if not isinstance(entry, dict) or "file" not in entry:
         raise CapsuleError(f"{os.path.join(folder, MANIFEST)}: no entry for the {group} file")
-    path = os.path.join(folder, entry["file"])
+    path = os.path.join(folder, os.path.basename(str(entry["file"])))
     try:
         size = os.path.getsize(path)
     except OSError:
         raise CapsuleError(f"{path}: missing") from None
-    if size != entry["bytes"]:
-        raise CapsuleError(f"{path}: truncated or changed ({size} bytes, the manifest says {entry['bytes']})")
+    if size != entry.get("bytes"):
+        raise CapsuleError(f"{path}: truncated or changed ({size} bytes, the manifest says {entry.get('bytes')})")
+    return path, entry
+
+
+def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:
+    path, entry = _group_file(folder, manifest, group)
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}

@@ -105,6 +105,7 @@ def main():
     if args.nested:  # x as a nested tuple inside a dict: (x[:, :3], (x[:, 3:4], x[:, 4:]))
         x = {"pair": (x[:, :3], (x[:, 3:4], x[:, 4:]))}
         model = nested_model(model)
+    keep_batch(args, x, y, sample_weight)
     result = {"ended": "finished"}
     try:
         history = model.fit(
@@ -131,6 +132,27 @@ def nested_model(model):
     inputs = {"pair": (keras.Input((3,)), (keras.Input((1,)), keras.Input((1,))))}
     a, (b, c) = inputs["pair"]
     return _wrapped(model, inputs, keras.layers.Concatenate()([a, b, c]))
+
+
+def keep_batch(args, x, y, sample_weight):
+    """The poisoned step's batch, named as the capsule names it (rows in order: fit runs with shuffle=False)."""
+    rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
+    named = {"x": x, "y": y, "sample_weight": sample_weight}
+    flat = {}
+    for name, value in named.items():
+        _flatten(name, value, rows, flat)
+    np.savez(os.path.join(args.out, "batch.npz"), **flat)
+
+
+def _flatten(name, value, rows, flat):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flatten(f"{name}/{key}", item, rows, flat)
+    elif isinstance(value, tuple):
+        for i, item in enumerate(value):
+            _flatten(f"{name}/{i}", item, rows, flat)
+    elif value is not None:
+        flat[name] = value[rows]
 
 
 def _wrapped(model, inputs, features):
