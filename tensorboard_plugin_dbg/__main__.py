@@ -14,6 +14,13 @@ TensorFlow.
              has a non-finite tensor but some run cannot tell (SHAPE / NO_TENSOR modes, nothing recorded yet)
           3  warnings only: no non-finite tensor, every run judged, but some rule found something
 
+        Before the runs, each NaN capsule under LOGDIR (tensorboard_plugin_dbg.capsule): its trigger, step and replay
+        verdict; capsules not yet replayed (no dump) make exit 1 (2 when all are damaged).
+
+    replay CAPSULE [--mode FULL_HEALTH|FULL_TENSOR] [-- python train.py ARGS]
+        Re-runs a NaN capsule's step under tfdbg2 in the user's program (replay_cli.py); exit 0 reproduced,
+        1 not reproduced, 2 cannot replay.
+
 New subcommands are added as argparse subparsers in `build_parser`.
 """
 
