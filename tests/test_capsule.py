@@ -13,11 +13,13 @@ import sys
 
 import numpy as np
 import pytest
+from werkzeug.test import Client
 
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
+from tests.api_helpers import load_schema, make_app, ok, schema_errors
 
 pytestmark = pytest.mark.slow
 BATCHES_PER_EPOCH = 96 // 8  # capsule_fit.py: SAMPLES // BATCH
@@ -227,3 +229,32 @@ def test_a_missing_file_and_an_unknown_version_are_named(capsule_copy, capsys):
 def test_a_folder_without_capsules(tmp_path):
     with pytest.raises(capsule.CapsuleError, match="not a NaN capsule"):
         capsule.load(str(tmp_path))
+
+
+def test_the_capsules_route_lists_sound_and_damaged_capsules(tmp_path):
+    """The dashboard's answer: a sound capsule with the poisoned sample first, a damaged one marked (never a 500),
+    a manifest with fields of the wrong type marked too."""
+    logdir = tmp_path / "logdir"
+    source = os.path.join(run("capsule_fit", "--nan-input"), "capsules")
+    for name in ("a", "b", "c"):
+        shutil.copytree(source, logdir / name)
+    b = capsule.load(str(logdir / "b")).path
+    os.remove(os.path.join(b, "batch.npz"))
+    c = capsule.load(str(logdir / "c")).path
+    with open(os.path.join(c, "manifest.json")) as f:
+        manifest = json.load(f)
+    with open(os.path.join(c, "manifest.json"), "w") as f:
+        json.dump(dict(manifest, trigger="loss"), f)
+    app, _ = make_app(str(logdir))
+    answer = ok(Client(app), "capsules")
+    assert schema_errors(load_schema(), "CapsulesResponse", answer) == []
+    by_path = {os.path.dirname(c["path"]): c for c in answer["capsules"]}
+    sound = by_path["a"]
+    assert sound["status"] == "ok" and sound["step"] == 4 and sound["replay_run"] is None
+    assert "replay" in sound["replay_command"] and sound["verdict"] is None
+    first = sound["samples"][0]
+    assert (first["array"], first["sample"], first["nonfinite"]) == ("x", 3, 1)  # which sample did it: the NaN one
+    assert all(s["nonfinite"] == 0 for s in sound["samples"][1:])
+    assert sound["bad_weights"] == []
+    assert by_path["b"]["status"] == "damaged" and "batch.npz: missing" in by_path["b"]["error"]
+    assert by_path["c"]["status"] == "damaged" and "'trigger' is not a dict" in by_path["c"]["error"]

@@ -54,9 +54,15 @@ def _mtime(path: str) -> float:
 def summary(folder: str, logdir: str) -> wire.CapsuleInfo:
     rel = os.path.relpath(folder, logdir)
     try:
-        capsule = capsule_files.load(folder)
+        return _summary(capsule_files.load(folder), rel)
     except capsule_files.CapsuleError as e:
         return {"path": rel, "status": "damaged", "error": str(e)}
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a manifest of the right version, wrong fields
+        return {"path": rel, "status": "damaged", "error": f"{rel}: unexpected content ({type(e).__name__}: {e})"}
+
+
+def _summary(capsule: capsule_files.Capsule, rel: str) -> wire.CapsuleInfo:
+    folder = capsule.path
     manifest = capsule.manifest
     trigger = manifest["trigger"]
     verdict = capsule.verdict

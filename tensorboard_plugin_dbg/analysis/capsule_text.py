@@ -10,7 +10,7 @@ from typing import Any
 from tensorboard_plugin_dbg.reader import capsule_files
 
 VERDICT_WORDS = {
-    "reproduced": "reproduced (the same trigger: the code or the data, not chance)",
+    "reproduced": "reproduced (the step goes non-finite again: the code or the data, not chance)",
     "not_reproduced": "NOT reproduced",
     "cannot_replay": "cannot replay",
 }
@@ -60,6 +60,13 @@ def capsule_section(folder: str) -> str:
         capsule_files.check_files(folder, manifest)
     except capsule_files.CapsuleError as e:
         return f"capsule {folder}: DAMAGED: {e}\n"
+    try:
+        return _section(folder, manifest)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # the right version, unexpected fields
+        return f"capsule {folder}: DAMAGED: unexpected content in its manifest ({type(e).__name__}: {e})\n"
+
+
+def _section(folder: str, manifest: dict[str, Any]) -> str:
     lines = [
         f"capsule {folder}",
         f"  trigger: {trigger_text(manifest['trigger'])}",

@@ -89,7 +89,8 @@ class Watch:
         checked = [] if self.loss_scaled() else [_values(g) for _, g in present]
         if loss is not None:
             checked.insert(0, loss)
-        finite = tf.reduce_all(tf.stack([tf.reduce_all(tf.math.is_finite(t)) for t in checked]))
+        checks = [tf.reduce_all(tf.math.is_finite(t)) for t in checked]
+        finite = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
         spec, leaves = structure.flatten(batch, fit) if batch is not None else ({"kind": "none"}, [])
         snapshot = self.traced_snapshot or []
 
@@ -116,7 +117,7 @@ class Watch:
 
     def _on_trigger(self, spec: Any, sizes: tuple[int, int], layout: Any, *values: Any) -> bool:
         batch_names, grad_names, snap_names, has_loss = layout
-        arrays = [v.numpy() for v in values]
+        arrays = [np.asarray(v) for v in values]  # a view of the tensor's buffer (.numpy() copies)
         n_batch, n_grads = sizes
         batch = dict(zip(batch_names, arrays[:n_batch]))
         loss = arrays[n_batch] if has_loss else None
@@ -143,9 +144,9 @@ class Watch:
         self, spec: Any, batch: dict[str, np.ndarray], snapshot: dict[str, np.ndarray], trigger: Any, step: int
     ) -> str:
         names = structure.unique_names([v.path for v in self.model.variables])
-        weights = {n: snapshot[n] if n in snapshot else v.numpy() for n, v in zip(names, self.model.variables)}
+        weights = {n: snapshot[n] if n in snapshot else _read(v) for n, v in zip(names, self.model.variables)}
         opt_names = structure.unique_names([v.path for v in self.optimizer.variables])
-        optimizer = {n: v.numpy() for n, v in zip(opt_names, self.optimizer.variables)}
+        optimizer = {n: _read(v) for n, v in zip(opt_names, self.optimizer.variables)}
         manifest = {
             "step": step,
             "epoch": self.epoch,
@@ -163,6 +164,13 @@ class Watch:
         return writer.write_capsule(self.directory, f"capsule-step{step:09d}", manifest, groups)
 
 
+def _read(variable: Any) -> np.ndarray:
+    """A Keras variable's value as numpy without the copy `.numpy()` makes (the read is a fresh tensor already:
+    nothing else writes to it)."""
+    value = getattr(variable, "value", variable)
+    return np.asarray(value.read_value() if hasattr(value, "read_value") else value)
+
+
 def _values(grad: Any) -> Any:
     return grad.values if hasattr(grad, "values") and hasattr(grad, "indices") else grad  # IndexedSlices
 
@@ -173,6 +181,8 @@ def _trigger(loss: np.ndarray | None, grads: dict[str, np.ndarray]) -> dict[str,
     for kind, name, value in [("loss", "loss", loss)] + [("gradient", n, g) for n, g in grads.items()]:
         if value is None:
             continue
+        if np.issubdtype(value.dtype, np.inexact) and np.isfinite(value).all():
+            continue  # one pass for the finite ones (most of them), the three counts for the bad
         health = capsule_files.health_counts(value)
         if health["nan"] or health["pos_inf"] or health["neg_inf"]:
             bad.append({"kind": kind, "name": name, "health": health})

@@ -136,9 +136,11 @@ def read_manifest(folder: str) -> dict[str, Any]:
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
         raise CapsuleError(f"{path}: unknown format version {version!r} (this reader knows {FORMAT_VERSION})")
-    for key in ("step", "trigger", "files", "batch_structure"):
+    for key, kind in (("step", int), ("trigger", dict), ("files", dict), ("batch_structure", dict)):
         if key not in manifest:
             raise CapsuleError(f"{path}: field {key!r} is missing")
+        if not isinstance(manifest[key], kind) or isinstance(manifest[key], bool):
+            raise CapsuleError(f"{path}: field {key!r} is not a {kind.__name__}")
     return manifest
 
 

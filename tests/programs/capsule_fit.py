@@ -3,7 +3,7 @@ at a known step. The program keeps its own copies of that step's batch and of ev
 before that step (OUT/expected.npz), for the test to compare with the capsule.
 
 Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--dict] [--sample-weight] [--mixed] [--clean]
-[--random-poison] [--nested]. Capsules go to OUT/capsules; OUT/result.json says how training ended.
+[--random-poison] [--nested] [--nan-input]. Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
 import argparse
@@ -62,6 +62,8 @@ def data(args):
     y = rng.normal(size=(SAMPLES, 1)).astype("float32")
     if not args.clean:
         x[args.poison_step * BATCH + POISONED_ROW, 2] = -1.0
+    if args.nan_input:  # the data itself carries the NaN
+        x[args.poison_step * BATCH + POISONED_ROW, 2] = np.nan
     if args.random_poison:  # the NaN depends on a draw the capsule does not hold: a replay cannot reproduce it
         x[args.poison_step * BATCH + POISONED_ROW, 2] = 1.0
     inputs = {"a": x[:, :3], "b": x[:, 3:]} if args.dict else x
@@ -89,7 +91,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=4)
-    for flag in ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested"):
+    for flag in ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input"):
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
