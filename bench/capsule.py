@@ -73,7 +73,9 @@ def worker(kind: str, setting: str, steps: int, out: str) -> dict:
         if out:  # the replay bench's capsule: the last sample of the last batch poisoned
             x[-1, 0] = np.nan
         marks: list[float] = []
-        timer = keras.callbacks.LambdaCallback(on_train_batch_end=lambda b, logs: marks.append(time.perf_counter()))
+        # Marks at each batch's begin: a batch-end hook would make Keras sync and convert the logs every step in all
+        # three settings alike (and give up its asynchronous batch ends), hiding what the watch itself costs.
+        timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
         callbacks = [timer]
         if setting == "capsule":
             from tensorboard_plugin_dbg.capsule import NanCapsule

@@ -24,8 +24,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
 
     model.fit(x, y, callbacks=[NanCapsule("capsules/")])
 
-    on_nan: "stop" (end training, the default), "skip" (leave the update out, go on, list the batch in
-    capsules/skipped.jsonl) or "raise" (NanCapsuleError after the step). max_capsules: capsules written per run (skip
+    on_nan: "stop" (end training, the default: the step after the trigger applies nothing and ends the loop), "skip"
+    (leave the update out, go on, list the batch in capsules/skipped.jsonl) or "raise" (NanCapsuleError at the next
+    step's begin or the epoch's end). max_capsules: capsules written per run (skip
     mode goes on listing the later ones). With a LossScaleOptimizer, gradients that overflow are its business (it
     skips those steps): only a non-finite loss triggers.
 
@@ -70,15 +71,23 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
         self.capsule.epoch = epoch
 
+    # No on_train_batch_end: Keras then turns every step's logs into Python numbers (a device sync per step) and
+    # gives up dispatching batch ends asynchronously. A trigger is handled at the next step's begin instead (that
+    # step applies nothing: the halt flag is set in the graph) or at the epoch's end.
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+        self._after_trigger()
         self.capsule.batch_index = batch
 
-    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+    def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+        self._after_trigger()
+
+    def _after_trigger(self) -> None:
         if self.capsule.pending is not None and self._handle() == "stop":
             self.model.stop_training = True
 
     def on_train_end(self, logs: Any = None) -> None:
         _uninstall(self.model)
+        self._after_trigger()
 
     def _handle(self) -> str:
         """After a step that triggered: what the loop does next ('stop', 'skip'; 'raise' raises)."""
