@@ -25,6 +25,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETTINGS = ("none", "capsule", "full_health")
+PROGRAMS = ("mlp", "conv")
 WARMUP = 50
 
 
@@ -132,12 +133,12 @@ def spawn(*args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def overhead(steps: int, reps: int) -> dict:
+def overhead(steps: int, reps: int, programs: tuple[str, ...], settings: tuple[str, ...]) -> dict:
     figures: dict[str, dict[str, list[float]]] = {}
-    for kind in ("mlp", "conv"):
+    for kind in programs:
         figures[kind] = {s: [] for s in SETTINGS}
         for _ in range(reps):
-            for setting in SETTINGS:
+            for setting in settings:
                 figures[kind][setting].append(spawn(kind, setting, str(steps), "")["median_ms"])
     return figures
 
@@ -181,12 +182,20 @@ def main() -> None:
     p.add_argument("--big-mb", type=int, default=100)
     p.add_argument("--no-big", action="store_true")
     p.add_argument("--no-replay", action="store_true")
+    p.add_argument("--programs", default=",".join(PROGRAMS), help="mlp,conv")
+    p.add_argument("--no-reference", action="store_true", help="leave FULL_HEALTH out (the watch's overhead only)")
     args = p.parse_args()
+    settings = SETTINGS[:2] if args.no_reference else SETTINGS
     print(f"step time, median of {args.reps} runs' medians ({args.steps} steps, after {WARMUP} warm-up steps)")
     print(f"{'program':8} {'none ms':>8} {'capsule ms':>11} {'overhead':>9} {'FULL_HEALTH ms':>15} {'x':>6}")
-    for kind, by_setting in overhead(args.steps, args.reps).items():
-        none, watch, full = (statistics.median(by_setting[s]) for s in SETTINGS)
+    for kind, by_setting in overhead(args.steps, args.reps, tuple(args.programs.split(",")), settings).items():
+        none, watch, full = (statistics.median(by_setting[s]) if by_setting[s] else float("nan") for s in SETTINGS)
         print(f"{kind:8} {none:8.2f} {watch:11.2f} {100 * (watch / none - 1):8.1f}% {full:15.2f} {full / none:6.1f}")
+        fastest = {s: min(v) for s, v in by_setting.items() if v}  # the least disturbed run of each (shared host)
+        print(
+            f"         fastest runs: none {fastest['none']:.2f}, capsule {fastest['capsule']:.2f} ms: "
+            f"{100 * (fastest['capsule'] / fastest['none'] - 1):.1f}% overhead"
+        )
         print(f"         runs: {json.dumps({s: [round(v, 2) for v in by_setting[s]] for s in SETTINGS})}")
     if not args.no_big:
         big = big_capture(args.big_mb)

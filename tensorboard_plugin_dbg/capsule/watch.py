@@ -111,7 +111,9 @@ class Watch:
                     self.halt.assign(True)
                 return tf.logical_not(tf.identity(handled))
 
-        return tf.cond(self.halt, lambda: tf.constant(False), lambda: tf.cond(finite, apply, capture))
+        # One cond on the every-step path (finite and not halted); the halt is told apart only on the other.
+        go = tf.logical_and(finite, tf.logical_not(self.halt))
+        return tf.cond(go, apply, lambda: tf.cond(self.halt, lambda: tf.constant(False), capture))
 
     # --- Python side of the capture -----------------------------------------------------------------------------
 
