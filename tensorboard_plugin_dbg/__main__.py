@@ -14,6 +14,13 @@ TensorFlow.
              has a non-finite tensor but some run cannot tell (SHAPE / NO_TENSOR modes, nothing recorded yet)
           3  warnings only: no non-finite tensor, every run judged, but some rule found something
 
+        Before the runs, each NaN capsule under LOGDIR (tensorboard_plugin_dbg.capsule): its trigger, step and replay
+        verdict; capsules not yet replayed (no dump) make exit 1 (2 when all are damaged).
+
+    replay CAPSULE [--mode FULL_HEALTH|FULL_TENSOR] [-- python train.py ARGS]
+        Re-runs a NaN capsule's step under tfdbg2 in the user's program (replay_cli.py); exit 0 reproduced,
+        1 not reproduced, 2 cannot replay.
+
 New subcommands are added as argparse subparsers in `build_parser`.
 """
 
@@ -69,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, kind in THRESHOLD_FLAGS.items():
         report.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=f"rule threshold {name}")
     report.set_defaults(handler=cmd_report)
+    from tensorboard_plugin_dbg import replay_cli  # no TensorFlow: the program replays in a child process
+
+    replay_cli.add_parser(sub)
     return parser
 
 
@@ -118,6 +128,13 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         except NotFound:
             names = ", ".join(r.name for r in runs) or "none"
             return _fail(args, out, f"no run named {args.run!r} under {args.logdir} (runs: {names})")
+    capsules = (0, 0)
+    if not args.json:  # NaN capsules (tensorboard_plugin_dbg.capsule) under the logdir: trigger, where, replay verdict
+        from tensorboard_plugin_dbg.analysis.capsule_text import report_capsules
+
+        capsules = report_capsules(logdir, out)
+    if not runs and capsules[0]:  # capsules not replayed yet: each one is a NaN seen in training
+        return EXIT_NONFINITE if capsules[1] else EXIT_UNREADABLE
     if not runs:
         why = "; ".join(n["message"] for n in notices) or "no tfdbg2 dump (tfdbg_events.*) found"
         return _fail(args, out, f"{args.logdir}: no tfdbg2 dump found ({why})")

@@ -35,9 +35,20 @@ def program_path(name: str) -> str:
     return os.path.join(PROGRAMS, name + ".py")
 
 
+# Programs whose output the package's own code writes (NaN capsules, #26): that code's source is in their key too.
+CAPSULE_SOURCES = tuple(
+    sorted(
+        os.path.join(ROOT, "tensorboard_plugin_dbg", "capsule", f)
+        for f in os.listdir(os.path.join(ROOT, "tensorboard_plugin_dbg", "capsule"))
+        if f.endswith(".py")
+    )
+) + (os.path.join(ROOT, "tensorboard_plugin_dbg", "reader", "capsule_files.py"),)
+
+
 def _key(name: str, args: tuple[str, ...]) -> str:
     h = hashlib.sha1()
-    for path in (program_path(name), DEMO_SOURCE, os.path.join(PROGRAMS, "_common.py")):
+    sources = CAPSULE_SOURCES if name.startswith("capsule_") else ()
+    for path in (program_path(name), DEMO_SOURCE, os.path.join(PROGRAMS, "_common.py"), *sources):
         if os.path.exists(path):
             with open(path, "rb") as f:
                 h.update(f.read())

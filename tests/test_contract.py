@@ -52,7 +52,7 @@ pytestmark = pytest.mark.slow  # every route on 15 real dumps (~7 s to serve, ~7
 # covered at once), with the arguments the other suites use so the dump cache is shared: programs taking a MODE run
 # in FULL_HEALTH; EXTRA adds other debug modes (CURT_HEALTH, SHAPE, NO_TENSOR, CONCISE_HEALTH, FULL_TENSOR values).
 # `live*` programs wait for a gate and never finish on their own; the demo comes from its fixture.
-EXCLUDED = {"demo", "live", "live_dashboard", "modes"}
+EXCLUDED = {"demo", "live", "live_dashboard", "modes", "capsule_fit", "capsule_loop"}  # capsule_*: no dump
 EXTRA = (
     ("nan_div", "CURT_HEALTH"),
     ("nan_div", "SHAPE"),
@@ -110,6 +110,7 @@ def logdir(demo_dump, tmp_path_factory):
     root = tmp_path_factory.mktemp("contract-logdir")
     for prog, path in zip((("demo",), *PROGRAMS), (demo_dump, *made)):
         shutil.copytree(path, root / "-".join(prog))
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_fit"), "capsules"), root / "capsules")  # route `capsules`
     return str(root)
 
 
@@ -126,6 +127,8 @@ def answers(served):
     client, _, runs = served
     assert len(runs["runs"]) == 1 + len(PROGRAMS), [r["name"] for r in runs["runs"]]
     out = [("runs", {}, 200, runs), ("openapi.json", {}, 200, ok(client, "openapi.json"))]
+    out.append(("capsules", {}, 200, capsules := ok(client, "capsules")))
+    assert [c["status"] for c in capsules["capsules"]] == ["ok"]
 
     def ask(route, **params):
         status, _, body = get(client, url(route, **params))

@@ -10,6 +10,7 @@ import { el } from './widgets/panel.ts';
 import { bySeverity, hasProblems, progressText, summarizeNotices } from './widgets/notices.ts';
 import { StatusBar } from './widgets/status_bar.ts';
 import { RunsOverview, runLabel } from './runs_overview.ts';
+import { CapsulesPanel } from './capsules_panel.ts';
 
 export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Readiness): void {
   const picker = el('select', 'run-picker');
@@ -33,16 +34,19 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
   overviewBtn.dataset.testid = 'runs-overview-open';
   overviewBtn.title = 'Every run: hosts, mode, traces, alerts, first NaN/∞, status (sortable)';
   overviewBtn.addEventListener('click', () => overview.toggle());
+  const capsules = new CapsulesPanel(ctl);
   header.append(
     el('b', '', 'Debugger'),
     back,
     pickerLabel,
     overviewBtn,
+    capsules.button,
     progress,
     bar.line,
     bar.toggle,
     bar.list,
     overview.element,
+    capsules.element,
   );
   picker.addEventListener('change', () => {
     ctl.chooseRun(picker.value);

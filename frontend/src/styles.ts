@@ -140,6 +140,12 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .tensor-detail { margin-top: 6px; font-size: 11px; }
 .td-row { white-space: nowrap; } .td-key { display: inline-block; min-width: 84px; color: var(--muted); }
 .runs-overview-open { font-size: 11px; }
+.capsules-open { font-size: 11px; }
+.capsules-panel { position: absolute; top: 100%; left: 8px; z-index: 21; max-height: 70vh; max-width: 90vw; overflow: auto; background: var(--panel); border: 1px solid var(--line); box-shadow: 0 4px 12px rgba(0,0,0,.2); padding: 4px 8px; font-size: 12px; }
+.capsule-card { border-bottom: 1px solid var(--line); padding: 6px 0; display: flex; flex-direction: column; gap: 3px; }
+.capsule-title { font-weight: 600; } .capsule-bad, .capsule-error, .capsule-trigger { color: var(--nan); }
+.capsule-command-line { display: flex; gap: 4px; align-items: center; } .capsule-command { font-family: Menlo, Consolas, monospace; font-size: 11px; white-space: pre-wrap; word-break: break-all; }
+.capsule-samples { border-collapse: collapse; } .capsule-samples td, .capsule-samples th { padding: 1px 6px; text-align: left; } .capsule-samples caption { text-align: left; color: var(--muted); }
 .runs-overview { position: absolute; top: 100%; left: 8px; z-index: 20; max-height: 60vh; overflow: auto; background: var(--panel); border: 1px solid var(--line); box-shadow: 0 4px 12px rgba(0,0,0,.2); }
 .runs-table { border-collapse: collapse; font-size: 12px; }
 .runs-table th, .runs-table td { padding: 3px 8px; text-align: left; white-space: nowrap; border-bottom: 1px solid var(--line); }

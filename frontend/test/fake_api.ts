@@ -126,6 +126,10 @@ export class FakeApi implements Api {
     };
   }
 
+  async capsules() {
+    this.calls.push('capsules');
+    return { logdir: '/logdir', capsules: [] };
+  }
   async runs() {
     this.calls.push('runs');
     return { logdir: '/l', runs: this.runsList, notices: [] };

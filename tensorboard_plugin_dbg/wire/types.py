@@ -166,6 +166,93 @@ class CallInfo(TypedDict):
     traces: float
 
 
+class CapsuleArrayInfo(TypedDict):
+    """One batch array or variable of the capsule (what Tensor Values can open through `capsule_array`)."""
+
+    dtype: str
+    group: Literal["batch", "weights", "optimizer"]
+    name: str
+    shape: list[float]
+
+
+class CapsuleBadWeight(TypedDict):
+    """A model variable (or optimizer slot) of the capsule holding non-finite values."""
+
+    group: Literal["weights", "optimizer"]
+    name: str
+    nan: float
+    neg_inf: float
+    pos_inf: float
+    size: float
+
+
+class CapsuleHealth(TypedDict):
+    """Health counts of one array (the trigger, a weight)."""
+
+    nan: float
+    neg_inf: float
+    pos_inf: float
+    size: float
+
+
+class CapsuleSample(TypedDict):
+    """One sample (row along the first axis) of a batch array: its non-finite count, max |x| of its finite values."""
+
+    array: str
+    max_abs: float
+    nonfinite: float
+    sample: float
+
+
+class CapsuleTrigger(TypedDict):
+    """What triggered the capture: the loss, or the first non-finite gradient (named by its variable's path)."""
+
+    health: CapsuleHealth
+    kind: Literal["loss", "gradient", "unknown"]
+    name: str
+    # The trigger in words, as `report` prints it.
+    text: str
+
+
+# What the replay of a capsule found: the same step non-finite again, finite, or no replay possible.
+CapsuleVerdict: TypeAlias = Literal["reproduced", "not_reproduced", "cannot_replay"]
+
+
+class CapsuleInfo(TypedDict):
+    """One capsule folder: damaged ones carry `error` and nothing else of the capture."""
+
+    arrays: NotRequired[list[CapsuleArrayInfo]]
+    # Variables and optimizer slots holding non-finite values (none expected: the capture precedes the update).
+    bad_weights: NotRequired[list[CapsuleBadWeight]]
+    batch_index: NotRequired[float | None]
+    epoch: NotRequired[float | None]
+    error: NotRequired[str]
+    # The capsule's folder relative to the logdir.
+    path: str
+    # The command that replays this capsule (copyable).
+    replay_command: NotRequired[str]
+    # The run holding the replay's dump, once replayed (open it for the root cause and the line).
+    replay_run: NotRequired[str | None]
+    # Per sample of each batch array, the ones with non-finite values first, then by max |x| (at most 50).
+    samples: NotRequired[list[CapsuleSample]]
+    # Batch samples in all (before the cap of `samples`).
+    samples_total: NotRequired[float]
+    status: Literal["ok", "damaged"]
+    step: NotRequired[float]
+    trigger: NotRequired[CapsuleTrigger]
+    # The replay's verdict, null before any replay.
+    verdict: NotRequired[CapsuleVerdict | None]
+    # The verdict in words, as `report` prints it.
+    verdict_text: NotRequired[str]
+
+
+class CapsulesResponse(TypedDict):
+    """Every capsule under the logdir, first captured first."""
+
+    capsules: list[CapsuleInfo]
+    logdir: str
+
+
 class DeviceCount(TypedDict):
     """Where ops ran: one device on one host, with how many of the run's records ran there."""
 

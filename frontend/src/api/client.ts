@@ -20,6 +20,7 @@ import type {
   OpInfo,
   RootCauseResponse,
   RunsResponse,
+  CapsulesResponse,
   SourceFileResponse,
   SourceFilesResponse,
   SourceLineCountsResponse,
@@ -58,6 +59,8 @@ export function tensorNpyUrl(run: string, t: TensorTarget): string {
 /** What the store needs from the backend; the HTTP client implements it and unit tests use a fake. */
 export interface Api {
   runs(): Promise<RunsResponse>;
+  /** The NaN capsules under the logdir (#26): the capsule cards. */
+  capsules(): Promise<CapsulesResponse>;
   /** `mutes`: the JSON the `mutes` parameter takes (store/mutes.ts mutesParam), or undefined for none. */
   alerts(run: string, begin: number, end: number, type?: string, mutes?: string): Promise<AlertsResponse>;
   executions(run: string, begin: number, end: number): Promise<ExecutionsResponse>;
@@ -152,6 +155,9 @@ export class HttpApi implements Api {
 
   runs() {
     return this.get<RunsResponse>('runs');
+  }
+  capsules() {
+    return this.get<CapsulesResponse>('capsules');
   }
   alerts(run: string, begin: number, end: number, type?: string, mutes?: string) {
     return this.get<AlertsResponse>('alerts', { run, begin, end, type, mutes });

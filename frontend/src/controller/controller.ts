@@ -12,7 +12,7 @@
  */
 import type { Api } from '../api/client.ts';
 import type { GraphExecutionFilters } from '../api/requests.ts';
-import type { Alert, RootCauseProducer, StackFrame } from '../api/wire.ts';
+import type { Alert, CapsulesResponse, RootCauseProducer, StackFrame } from '../api/wire.ts';
 import { Store, failed, idle, loading, ready, errorText, runViewState, type GraphView } from '../store/store.ts';
 import { browserUrl, type UrlIO, type UrlState } from './url.ts';
 import { ListsLoader } from './lists_loader.ts';
@@ -165,6 +165,11 @@ export class Controller {
   }
 
   /** The user picked a run (the picker, the runs overview): it stays, whatever the default becomes. */
+  /** The NaN capsules under the logdir (the capsule cards ask when opened: not part of the polled state). */
+  capsules(): Promise<CapsulesResponse> {
+    return this.api.capsules();
+  }
+
   chooseRun(run: string): void {
     this.pickedByDefault = false;
     if (run !== this.store.state.run) this.selectRun(run);

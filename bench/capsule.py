@@ -1,0 +1,215 @@
+"""NaN capsule (#26): what watching costs, what a capture and a replay take.
+
+    .venv/bin/python bench/capsule.py [--steps 600] [--reps 3] [--big-mb 100] [--no-big] [--no-replay]
+
+In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
+step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
+reference. Each (program, setting) runs in its own process, the settings interleaved --reps times (A B C A B C ...)
+so that a drifting machine moves all three alike; the figure is the median over the reps of each run's median step
+time after 50 warm-up steps. Then: the capsule of a model of --big-mb MB of weights (Adam: its state is twice that
+again) written at a NaN on the first step, timed inside the process (the capture's whole Python side: reading the
+variables and writing the files); and `replay` of the MLP's capsule, timed from outside, TensorFlow's start included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETTINGS = ("none", "capsule", "full_health")
+PROGRAMS = ("mlp", "conv")
+WARMUP = 50
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES=os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+# --- worker side (TensorFlow) -------------------------------------------------------------------------------------
+
+
+def build(kind: str, keras, big_mb: int = 0):
+    if kind == "mlp":
+        layers = [keras.Input((64,)), keras.layers.Dense(256, activation="relu"), keras.layers.Dense(256, "relu")]
+        return keras.Sequential([*layers, keras.layers.Dense(10)]), (64,)
+    if kind == "conv":
+        layers = [
+            keras.Input((28, 28, 1)),
+            keras.layers.Conv2D(16, 3, activation="relu"),
+            keras.layers.MaxPooling2D(),
+            keras.layers.Conv2D(32, 3, activation="relu"),
+            keras.layers.GlobalAveragePooling2D(),
+        ]
+        return keras.Sequential([*layers, keras.layers.Dense(10)]), (28, 28, 1)
+    width = int((big_mb * 2**20 / 4 / 2) ** 0.5)  # two square Dense layers hold big_mb MB of float32
+    layers = [keras.Input((width,)), keras.layers.Dense(width), keras.layers.Dense(width), keras.layers.Dense(10)]
+    return keras.Sequential(layers), (width,)
+
+
+def worker(kind: str, setting: str, steps: int, out: str) -> dict:
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    dump = tempfile.mkdtemp(prefix="capsule-bench-dump-")
+    try:
+        if setting == "full_health":
+            tf.debugging.experimental.enable_dump_debug_info(dump, "FULL_HEALTH", circular_buffer_size=1000)
+        keras.utils.set_random_seed(0)
+        model, shape = build(kind, keras)
+        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        batches = 100
+        x = np.random.default_rng(0).normal(size=(64 * batches, *shape)).astype("float32")
+        y = np.random.default_rng(1).integers(0, 10, size=64 * batches)
+        if out:  # the replay bench's capsule: the last sample of the last batch poisoned
+            x[-1, 0] = np.nan
+        marks: list[float] = []
+        # Marks at each batch's begin: a batch-end hook would make Keras sync and convert the logs every step in all
+        # three settings alike (and give up its asynchronous batch ends), hiding what the watch itself costs.
+        timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
+        callbacks = [timer]
+        if setting == "capsule":
+            from tensorboard_plugin_dbg.capsule import NanCapsule
+
+            callbacks.append(NanCapsule(out or os.path.join(dump, "capsules")))
+        model.fit(x, y, batch_size=64, epochs=-(-steps // batches), shuffle=False, verbose=0, callbacks=callbacks)
+        step_ms = [1000 * (b - a) for a, b in zip(marks[WARMUP:], marks[WARMUP + 1 :])]
+        dumped = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(dump) for f in fs)
+        return {"median_ms": statistics.median(step_ms), "steps": len(marks), "dump_bytes": dumped}
+    finally:
+        if setting == "full_health":
+            tf.debugging.experimental.disable_dump_debug_info()
+        shutil.rmtree(dump, ignore_errors=True)
+
+
+def big_worker(big_mb: int, out: str) -> dict:
+    import keras
+    import numpy as np
+
+    from tensorboard_plugin_dbg.capsule import NanCapsule, watch
+
+    timings: list[float] = []
+    original = watch.Watch._on_trigger
+
+    def timed(self, *args):
+        start = time.perf_counter()
+        try:
+            return original(self, *args)
+        finally:
+            timings.append(time.perf_counter() - start)
+
+    watch.Watch._on_trigger = timed
+    model, shape = build("big", keras, big_mb)
+    model.compile("adam", "mse")
+    x = np.ones((8, *shape), "float32")
+    x[0, 0] = np.nan
+    capsule = NanCapsule(out)
+    model.fit(x, np.zeros((8, 10), "float32"), batch_size=8, epochs=1, verbose=0, callbacks=[capsule])
+    folder = capsule.captured[0]
+    sizes = {f: os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)}
+    weights_bytes = sum(int(np.prod(v.shape)) * 4 for v in model.weights)
+    return {"capture_s": timings[0], "weights_mb": weights_bytes / 2**20, "files_mb": sum(sizes.values()) / 2**20}
+
+
+# --- driver -------------------------------------------------------------------------------------------------------
+
+
+def spawn(*args: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", *args], capture_output=True, text=True, env=env(), check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-3000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def overhead(steps: int, reps: int, programs: tuple[str, ...], settings: tuple[str, ...]) -> dict:
+    figures: dict[str, dict[str, list[float]]] = {}
+    for kind in programs:
+        figures[kind] = {s: [] for s in SETTINGS}
+        for _ in range(reps):
+            for setting in settings:
+                figures[kind][setting].append(spawn(kind, setting, str(steps), "")["median_ms"])
+    return figures
+
+
+def replay_time(steps: int) -> dict:
+    work = tempfile.mkdtemp(prefix="capsule-bench-")
+    try:
+        spawn("mlp", "capsule", str(steps), work)
+        folder = os.path.join(work, os.listdir(work)[0])
+        program = [sys.executable, __file__, "--worker", "mlp", "capsule", str(steps), work]
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", folder, "--", *program],
+            capture_output=True,
+            text=True,
+            env=env(),
+            check=False,
+        )
+        return {"replay_s": time.perf_counter() - start, "exit": proc.returncode}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def big_capture(big_mb: int) -> dict:
+    work = tempfile.mkdtemp(prefix="capsule-bench-big-")
+    try:
+        return spawn("big", "capsule", str(big_mb), work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--worker"]:
+        kind, setting, number, out = (sys.argv[2:] + [""])[:4]
+        result = big_worker(int(number), out) if kind == "big" else worker(kind, setting, int(number), out)
+        print(json.dumps(result))
+        return
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=600)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--big-mb", type=int, default=100)
+    p.add_argument("--no-big", action="store_true")
+    p.add_argument("--no-replay", action="store_true")
+    p.add_argument("--programs", default=",".join(PROGRAMS), help="mlp,conv")
+    p.add_argument("--no-reference", action="store_true", help="leave FULL_HEALTH out (the watch's overhead only)")
+    args = p.parse_args()
+    settings = SETTINGS[:2] if args.no_reference else SETTINGS
+    print(f"step time, median of {args.reps} runs' medians ({args.steps} steps, after {WARMUP} warm-up steps)")
+    print(f"{'program':8} {'none ms':>8} {'capsule ms':>11} {'overhead':>9} {'FULL_HEALTH ms':>15} {'x':>6}")
+    for kind, by_setting in overhead(args.steps, args.reps, tuple(args.programs.split(",")), settings).items():
+        none, watch, full = (statistics.median(by_setting[s]) if by_setting[s] else float("nan") for s in SETTINGS)
+        print(f"{kind:8} {none:8.2f} {watch:11.2f} {100 * (watch / none - 1):8.1f}% {full:15.2f} {full / none:6.1f}")
+        fastest = {s: min(v) for s, v in by_setting.items() if v}  # the least disturbed run of each (shared host)
+        print(
+            f"         fastest runs: none {fastest['none']:.2f}, capsule {fastest['capsule']:.2f} ms: "
+            f"{100 * (fastest['capsule'] / fastest['none'] - 1):.1f}% overhead"
+        )
+        print(f"         runs: {json.dumps({s: [round(v, 2) for v in by_setting[s]] for s in SETTINGS})}")
+    if not args.no_big:
+        big = big_capture(args.big_mb)
+        print(
+            f"capture of a {big['weights_mb']:.0f} MB model (Adam: {big['files_mb']:.0f} MB written): "
+            f"{big['capture_s']:.2f} s"
+        )
+    if not args.no_replay:
+        replay = replay_time(args.steps)
+        print(
+            f"replay of the MLP's capsule, TensorFlow's start included: {replay['replay_s']:.1f} s "
+            f"(exit {replay['exit']})"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+// Wire types (see ../wire.ts): NaN capsules (#26) under the logdir: the capsule cards.
+
+// ---------------------------------------------------------------------------------------------------------------
+// capsules — produced by `api/routes/capsules.py:capsules` (analysis/capsule_summary.py)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Health counts of one array (the trigger, a weight). */
+export interface CapsuleHealth {
+  size: number;
+  nan: number;
+  pos_inf: number;
+  neg_inf: number;
+}
+
+/** What triggered the capture: the loss, or the first non-finite gradient (named by its variable's path). */
+export interface CapsuleTrigger {
+  kind: 'loss' | 'gradient' | 'unknown';
+  name: string;
+  health: CapsuleHealth;
+  /** The trigger in words, as `report` prints it. */
+  text: string;
+}
+
+/** One sample (row along the first axis) of a batch array: its non-finite count, max |x| of its finite values. */
+export interface CapsuleSample {
+  array: string;
+  sample: number;
+  nonfinite: number;
+  max_abs: number;
+}
+
+/** A model variable (or optimizer slot) of the capsule holding non-finite values. */
+export interface CapsuleBadWeight extends CapsuleHealth {
+  name: string;
+  group: 'weights' | 'optimizer';
+}
+
+/** One batch array or variable of the capsule (what Tensor Values can open through `capsule_array`). */
+export interface CapsuleArrayInfo {
+  group: 'batch' | 'weights' | 'optimizer';
+  name: string;
+  dtype: string;
+  shape: number[];
+}
+
+/** What the replay of a capsule found: the same step non-finite again, finite, or no replay possible. */
+export type CapsuleVerdict = 'reproduced' | 'not_reproduced' | 'cannot_replay';
+
+/** One capsule folder: damaged ones carry `error` and nothing else of the capture. */
+export interface CapsuleInfo {
+  /** The capsule's folder relative to the logdir. */
+  path: string;
+  status: 'ok' | 'damaged';
+  error?: string;
+  step?: number;
+  epoch?: number | null;
+  batch_index?: number | null;
+  trigger?: CapsuleTrigger;
+  /** The replay's verdict, null before any replay. */
+  verdict?: CapsuleVerdict | null;
+  /** The verdict in words, as `report` prints it. */
+  verdict_text?: string;
+  /** The command that replays this capsule (copyable). */
+  replay_command?: string;
+  /** The run holding the replay's dump, once replayed (open it for the root cause and the line). */
+  replay_run?: string | null;
+  /** Per sample of each batch array, the ones with non-finite values first, then by max |x| (at most 50). */
+  samples?: CapsuleSample[];
+  /** Batch samples in all (before the cap of `samples`). */
+  samples_total?: number;
+  /** Variables and optimizer slots holding non-finite values (none expected: the capture precedes the update). */
+  bad_weights?: CapsuleBadWeight[];
+  arrays?: CapsuleArrayInfo[];
+}
+
+/** Every capsule under the logdir, first captured first. */
+export interface CapsulesResponse {
+  logdir: string;
+  capsules: CapsuleInfo[];
+}

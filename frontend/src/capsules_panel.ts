@@ -1,0 +1,120 @@
+/**
+ * NaN capsules (#26), opened from the header's "Capsules…" button: one card per capsule under the logdir — trigger,
+ * step / epoch / batch, the replay's verdict, the replay command (copyable), the batch per sample (bad samples
+ * first: which sample did it), the variables holding non-finite values — and, once replayed, a button that opens the
+ * replay's run, whose root cause names the line. A damaged capsule's card says what is wrong. Asked when opened
+ * (the `capsules` route), never polled.
+ */
+import type { Controller } from './controller/controller.ts';
+import type { CapsuleInfo, CapsuleSample } from './api/wire.ts';
+import { el } from './widgets/panel.ts';
+
+const SAMPLES_SHOWN = 8;
+
+function placeText(c: CapsuleInfo): string {
+  const parts = [`step ${c.step ?? '?'}`];
+  if (c.epoch !== null && c.epoch !== undefined) parts.push(`epoch ${c.epoch}`);
+  if (c.batch_index !== null && c.batch_index !== undefined) parts.push(`batch ${c.batch_index}`);
+  return parts.join(' · ');
+}
+
+function sampleTable(samples: CapsuleSample[], total: number): HTMLElement {
+  const table = el('table', 'capsule-samples');
+  table.dataset.testid = 'capsule-samples';
+  const head = el('tr');
+  for (const label of ['batch array', 'sample', 'non-finite', 'max |x| (finite)']) head.append(el('th', '', label));
+  const body = el('tbody');
+  for (const s of samples.slice(0, SAMPLES_SHOWN)) {
+    const tr = el('tr', s.nonfinite > 0 ? 'capsule-bad' : '');
+    for (const c of [s.array, String(s.sample), String(s.nonfinite), s.max_abs.toPrecision(4)])
+      tr.append(el('td', '', c));
+    body.append(tr);
+  }
+  const thead = el('thead');
+  thead.append(head);
+  table.append(thead, body);
+  const caption = el('caption', '', `per sample, the bad ones first (${Math.min(total, SAMPLES_SHOWN)} of ${total})`);
+  table.prepend(caption);
+  return table;
+}
+
+export class CapsulesPanel {
+  readonly element = el('div', 'capsules-panel');
+  readonly button = el('button', 'capsules-open', 'Capsules…');
+  private count = -1;
+
+  constructor(private readonly ctl: Controller) {
+    this.element.dataset.testid = 'capsules-panel';
+    this.element.hidden = true;
+    this.button.dataset.testid = 'capsules-open';
+    this.button.title = 'NaN capsules: the batch and the state captured at the first NaN, and their replays';
+    this.button.hidden = true;
+    this.button.addEventListener('click', () => this.toggle());
+    // A replay that finishes adds a run: ask again, so the card's verdict and its run button appear.
+    ctl.store.subscribe((s, prev) => {
+      if ((s.runs.data?.runs.length ?? 0) !== (prev.runs.data?.runs.length ?? 0)) void this.load();
+    });
+    void this.load();
+  }
+
+  toggle(): void {
+    this.element.hidden = !this.element.hidden;
+    if (!this.element.hidden) void this.load();
+  }
+
+  private async load(): Promise<void> {
+    let capsules: CapsuleInfo[];
+    try {
+      capsules = (await this.ctl.capsules()).capsules;
+    } catch (e) {
+      this.element.replaceChildren(el('div', 'capsule-error', `Cannot load capsules: ${String(e)}`));
+      return;
+    }
+    this.count = capsules.length;
+    this.button.hidden = this.count === 0;
+    this.button.textContent = `Capsules (${this.count})…`;
+    this.element.replaceChildren(...capsules.map((c) => this.card(c)));
+    this.element.dataset.ready = 'true';
+  }
+
+  private card(c: CapsuleInfo): HTMLElement {
+    const card = el('div', 'capsule-card');
+    card.dataset.testid = 'capsule-card';
+    card.dataset.path = c.path;
+    card.append(el('div', 'capsule-title', c.path));
+    if (c.status === 'damaged') {
+      card.classList.add('capsule-damaged');
+      card.append(el('div', 'capsule-error', `DAMAGED: ${c.error ?? ''}`));
+      return card;
+    }
+    const trigger = el('div', 'capsule-trigger', `trigger: ${c.trigger?.text ?? '?'}`);
+    trigger.dataset.testid = 'capsule-trigger';
+    const verdict = el('div', `capsule-verdict capsule-${c.verdict ?? 'none'}`, `replay: ${c.verdict_text ?? ''}`);
+    verdict.dataset.testid = 'capsule-verdict';
+    card.append(trigger, el('div', 'capsule-place', placeText(c)), verdict);
+    const command = el('code', 'capsule-command', c.replay_command ?? '');
+    command.dataset.testid = 'capsule-command';
+    const copy = el('button', 'capsule-copy', 'Copy');
+    copy.title = 'Copy the replay command';
+    copy.addEventListener('click', () => void navigator.clipboard?.writeText(c.replay_command ?? ''));
+    const commandLine = el('div', 'capsule-command-line');
+    commandLine.append(command, copy);
+    card.append(commandLine);
+    if (c.replay_run) {
+      const open = el('button', 'capsule-open-run', `Open the replay (${c.replay_run})`);
+      open.dataset.testid = 'capsule-open-run';
+      open.addEventListener('click', () => {
+        this.element.hidden = true;
+        this.ctl.chooseRun(c.replay_run as string);
+      });
+      card.append(open);
+    }
+    card.append(sampleTable(c.samples ?? [], c.samples_total ?? 0));
+    const bad = c.bad_weights ?? [];
+    const weights = bad.length
+      ? `variables holding non-finite values: ${bad.map((w) => `${w.name} (${w.nan + w.pos_inf + w.neg_inf})`).join(', ')}`
+      : 'variables holding non-finite values: none (the capture precedes the update)';
+    card.append(el('div', bad.length ? 'capsule-weights capsule-bad' : 'capsule-weights', weights));
+    return card;
+  }
+}

@@ -1,0 +1,130 @@
+"""The capsule cards' answer (route `capsules`): every NaN capsule under the logdir with its trigger, place in
+training, replay verdict and command, the batch per sample (the bad samples first: which sample did it) and the
+variables holding non-finite values. A damaged capsule is listed as such, with the reader's message.
+
+A capsule's arrays are read once per version of its files (the manifest's and the verdict's mtimes): the route may
+be asked again and again while the dashboard is open."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis import capsule_text
+from tensorboard_plugin_dbg.index.protocol import Catalog
+from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.wire import types as wire
+
+SAMPLES_SHOWN = 50
+_cache: dict[str, tuple[tuple[float, float], wire.CapsuleInfo]] = {}
+_cache_lock = threading.Lock()
+
+
+def capsules(catalog: Catalog) -> wire.CapsulesResponse:
+    logdir = os.path.abspath(catalog.logdir)
+    run_names = [r.name for r in catalog.runs()]
+    infos = [_cached(folder, logdir, run_names) for folder in capsule_files.capsules_below(logdir)]
+    return {"logdir": catalog.logdir, "capsules": infos}
+
+
+def _cached(folder: str, logdir: str, run_names: list[str]) -> wire.CapsuleInfo:
+    version = (_mtime(os.path.join(folder, capsule_files.MANIFEST)), _mtime(os.path.join(folder, "replay.json")))
+    with _cache_lock:
+        hit = _cache.get(folder)
+    if hit is not None and hit[0] == version:
+        info = hit[1]
+    else:
+        info = summary(folder, logdir)
+        with _cache_lock:
+            _cache[folder] = (version, info)
+    replay_dir = os.path.relpath(os.path.join(folder, capsule_files.REPLAY_DIR), logdir)
+    replay_run = next((n for n in run_names if n == replay_dir or n.startswith(replay_dir + "#")), None)
+    return {**info, "replay_run": replay_run} if info["status"] == "ok" else info
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return -1.0
+
+
+def summary(folder: str, logdir: str) -> wire.CapsuleInfo:
+    rel = os.path.relpath(folder, logdir)
+    try:
+        return _summary(capsule_files.load(folder), rel)
+    except capsule_files.CapsuleError as e:
+        return {"path": rel, "status": "damaged", "error": str(e)}
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a manifest of the right version, wrong fields
+        return {"path": rel, "status": "damaged", "error": f"{rel}: unexpected content ({type(e).__name__}: {e})"}
+
+
+def _summary(capsule: capsule_files.Capsule, rel: str) -> wire.CapsuleInfo:
+    folder = capsule.path
+    manifest = capsule.manifest
+    trigger = manifest["trigger"]
+    verdict = capsule.verdict
+    samples = _samples(capsule.batch)
+    return {
+        "path": rel,
+        "status": "ok",
+        "step": capsule.step,
+        "epoch": manifest.get("epoch"),
+        "batch_index": manifest.get("batch_index"),
+        "trigger": {
+            "kind": trigger.get("kind", "unknown"),
+            "name": str(trigger.get("name")),
+            "health": _health(trigger.get("health") or {}),
+            "text": capsule_text.trigger_text(trigger),
+        },
+        "verdict": verdict.get("verdict") if verdict else None,
+        "verdict_text": capsule_text.verdict_text(verdict),
+        "replay_command": capsule_text.replay_command(folder, manifest),
+        "replay_run": None,
+        "samples": samples[:SAMPLES_SHOWN],
+        "samples_total": len(samples),
+        "bad_weights": _bad_weights(capsule),
+        "arrays": _arrays(capsule),
+    }
+
+
+def _health(counts: dict[str, int]) -> wire.CapsuleHealth:
+    return {
+        "size": int(counts.get("size", 0)),
+        "nan": int(counts.get("nan", 0)),
+        "pos_inf": int(counts.get("pos_inf", 0)),
+        "neg_inf": int(counts.get("neg_inf", 0)),
+    }
+
+
+def _arrays(capsule: capsule_files.Capsule) -> list[wire.CapsuleArrayInfo]:
+    listed: list[wire.CapsuleArrayInfo] = []
+    for name, a in capsule.batch.items():
+        listed.append({"group": "batch", "name": name, "dtype": str(a.dtype), "shape": [int(d) for d in a.shape]})
+    for name, a in capsule.weights.items():
+        listed.append({"group": "weights", "name": name, "dtype": str(a.dtype), "shape": [int(d) for d in a.shape]})
+    for name, a in capsule.optimizer.items():
+        listed.append({"group": "optimizer", "name": name, "dtype": str(a.dtype), "shape": [int(d) for d in a.shape]})
+    return listed
+
+
+def _samples(batch: dict[str, np.ndarray]) -> list[wire.CapsuleSample]:
+    rows: list[wire.CapsuleSample] = [
+        {"array": name, "sample": int(s["sample"]), "nonfinite": int(s["nonfinite"]), "max_abs": float(s["max_abs"])}
+        for name, array in batch.items()
+        for s in capsule_files.per_sample_health(array)
+    ]
+    rows.sort(key=lambda r: (-r["nonfinite"], -r["max_abs"], r["array"], r["sample"]))
+    return rows
+
+
+def _bad_weights(capsule: capsule_files.Capsule) -> list[wire.CapsuleBadWeight]:
+    bad: list[wire.CapsuleBadWeight] = []
+    for group, arrays in (("weights", capsule.weights), ("optimizer", capsule.optimizer)):
+        for name, array in arrays.items():
+            h = _health(capsule_files.health_counts(array))
+            if h["nan"] or h["pos_inf"] or h["neg_inf"]:
+                bad.append({"name": name, "group": "weights" if group == "weights" else "optimizer", **h})
+    return bad

@@ -1,0 +1,130 @@
+"""Replay mode, in the user's own program: `python -m tensorboard_plugin_dbg replay CAPSULE -- python train.py`
+sets the environment variables below; the NanCapsule in the program then turns tfdbg2 on before anything is traced,
+restores the capsule's weights and optimizer state, runs the captured batch through one training step, writes the
+verdict (replay.json beside the dump in CAPSULE/replay/) and ends the program."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+from tensorboard_plugin_dbg.reader import capsule_files
+
+from . import structure
+
+CAPSULE_ENV = "TBDBG_CAPSULE_REPLAY"  # the capsule folder to replay
+MODE_ENV = "TBDBG_CAPSULE_REPLAY_MODE"  # FULL_HEALTH (default) or FULL_TENSOR
+MODES = ("FULL_HEALTH", "FULL_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "SHAPE")
+EXIT_DONE, EXIT_CANNOT = 0, 2
+
+
+class Replay:
+    def __init__(self, capsule_path: str, mode: str) -> None:
+        self.mode = mode
+        self.folder = os.path.abspath(capsule_path)
+        self.capsule: capsule_files.Capsule | None = None
+        self.trigger: dict[str, Any] | None = None
+        try:
+            self.capsule = capsule_files.load(capsule_path)
+            self.folder = self.capsule.path
+        except capsule_files.CapsuleError as e:
+            self.cannot(str(e))
+        self.dump_dir = os.path.join(self.folder, capsule_files.REPLAY_DIR)
+
+    def start_dumping(self) -> None:
+        import tensorflow as tf
+
+        shutil.rmtree(self.dump_dir, ignore_errors=True)
+        tf.debugging.experimental.enable_dump_debug_info(
+            self.dump_dir, tensor_debug_mode=self.mode, circular_buffer_size=-1
+        )
+
+    def restore(self, model: Any, optimizer: Any) -> None:
+        """The capsule's weights into the model and its optimizer state into the optimizer (built if need be)."""
+        assert self.capsule is not None
+        if not optimizer.built:
+            optimizer.build(model.trainable_variables)
+        _assign(model.variables, self.capsule.weights, "model")
+        _assign(optimizer.variables, self.capsule.optimizer, "optimizer")
+
+    def batch(self) -> Any:
+        """The captured batch, nested as captured, tuples where lists were (tf.data stacks lists)."""
+        assert self.capsule is not None
+        return _tuples(self.capsule.batch_structure())
+
+    def record(self, trigger: dict[str, Any]) -> None:
+        if self.trigger is None:
+            self.trigger = trigger
+
+    def finish(self) -> None:
+        """The verdict written, the dump flushed, the program ended."""
+        import tensorflow as tf
+
+        assert self.capsule is not None
+        tf.debugging.experimental.disable_dump_debug_info()
+        expected = self.capsule.trigger
+        same = self.trigger is not None and (self.trigger["kind"], self.trigger["name"]) == (
+            expected["kind"],
+            expected["name"],
+        )
+        if same:
+            verdict, why = "reproduced", "the replayed step hit the same trigger"
+        elif self.trigger is not None:
+            # Same batch, same state, non-finite again: the code or the data. Dumping swaps some fused kernels for
+            # plain ones, which may move the first non-finite (a NaN gradient behind a finite loss, or the loss).
+            verdict = "reproduced"
+            why = (
+                f"the replayed step went non-finite too, first at {self.trigger['name']} (captured: {expected['name']})"
+            )
+        else:
+            verdict = "not_reproduced"
+            why = (
+                "the replayed step stayed finite: the NaN depended on something the capsule does not hold "
+                "(non-deterministic kernels, state outside the model and optimizer) or on a transient hardware fault"
+            )
+        self._write(
+            {"verdict": verdict, "reason": why, "same_trigger": same, "trigger": self.trigger, "mode": self.mode}
+        )
+        raise SystemExit(EXIT_DONE)
+
+    def cannot(self, reason: str) -> None:
+        self._write({"verdict": "cannot_replay", "reason": reason, "trigger": None, "mode": self.mode})
+        raise SystemExit(EXIT_CANNOT)
+
+    def _write(self, verdict: dict[str, Any]) -> None:
+        if os.path.isdir(self.folder):
+            with open(os.path.join(self.folder, capsule_files.VERDICT), "w", encoding="utf-8") as f:
+                json.dump(verdict, f, indent=1, default=str)
+
+
+def from_env() -> Replay | None:
+    path = os.environ.get(CAPSULE_ENV)
+    if not path:
+        return None
+    mode = os.environ.get(MODE_ENV, "FULL_HEALTH")
+    return Replay(path, mode if mode in MODES else "FULL_HEALTH")
+
+
+def _assign(variables: Any, arrays: dict[str, Any], what: str) -> None:
+    names = structure.unique_names([v.path for v in variables])
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ReplayMismatch(f"the program's {what} has variables the capsule lacks: {', '.join(missing[:5])}")
+    for name, variable in zip(names, variables):
+        if tuple(variable.shape) != arrays[name].shape:
+            raise ReplayMismatch(f"{name}: shape {tuple(variable.shape)} in the program, {arrays[name].shape} captured")
+        variable.assign(arrays[name])
+
+
+class ReplayMismatch(Exception):
+    """The program's model or optimizer is not the one captured."""
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return tuple(_tuples(v) for v in value)
+    return value

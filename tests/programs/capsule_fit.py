@@ -1,0 +1,167 @@
+"""A Keras program trained with fit and a NanCapsule: one poisoned sample (a negative feature, whose sqrt is NaN)
+at a known step. The program keeps its own copies of that step's batch and of every model and optimizer variable
+before that step (OUT/expected.npz), for the test to compare with the capsule.
+
+Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--dict] [--sample-weight] [--mixed] [--clean]
+[--random-poison] [--nested] [--nan-input]. Capsules go to OUT/capsules; OUT/result.json says how training ended.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tensorboard_plugin_dbg.capsule import NanCapsule, NanCapsuleError
+
+BATCH, SAMPLES, POISONED_ROW = 8, 96, 3
+
+
+class SqrtFeatures(keras.layers.Layer):
+    def call(self, x):
+        return tf.sqrt(x)  # CULPRIT
+
+
+class KeepPreStep(keras.callbacks.Callback):
+    """The program's own copies of every variable at the start of the poisoned step."""
+
+    def __init__(self, step, out):
+        super().__init__()
+        self.step, self.out, self.seen = step, out, 0
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if self.seen == self.step:
+            arrays = {"w:" + v.path: v.numpy() for v in self.model.variables}
+            arrays.update({"o:" + v.path: v.numpy() for v in self.model.optimizer.variables})
+            np.savez(os.path.join(self.out, "pre_step.npz"), **arrays)
+        self.seen += 1
+
+
+def build(args):
+    inputs = {"a": keras.Input((3,), name="a"), "b": keras.Input((2,), name="b")} if args.dict else keras.Input((5,))
+    features = keras.layers.Concatenate()([inputs["a"], inputs["b"]]) if args.dict else inputs
+    h = SqrtFeatures()(features)
+    h = keras.layers.Dense(16, activation="relu")(h)
+    h = keras.layers.Dropout(0.25)(h)
+    h = keras.layers.BatchNormalization()(h)
+    model = keras.Model(inputs, keras.layers.Dense(1, dtype="float32")(h))
+    optimizer = keras.optimizers.Adam(1e-3)
+    if args.mixed:  # a scale so large that the first steps overflow on purpose (the LossScaleOptimizer skips them)
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer, initial_scale=2.0**40)
+    model.compile(optimizer=optimizer, loss="mse")
+    return model
+
+
+def data(args):
+    rng = np.random.default_rng(0)
+    x = np.abs(rng.normal(size=(SAMPLES, 5))).astype("float32")
+    y = rng.normal(size=(SAMPLES, 1)).astype("float32")
+    if not args.clean:
+        x[args.poison_step * BATCH + POISONED_ROW, 2] = -1.0
+    if args.nan_input:  # the data itself carries the NaN
+        x[args.poison_step * BATCH + POISONED_ROW, 2] = np.nan
+    if args.random_poison:  # the NaN depends on a draw the capsule does not hold: a replay cannot reproduce it
+        x[args.poison_step * BATCH + POISONED_ROW, 2] = 1.0
+    inputs = {"a": x[:, :3], "b": x[:, 3:]} if args.dict else x
+    weights = np.linspace(0.5, 1.5, SAMPLES).astype("float32") if args.sample_weight else None
+    return inputs, y, weights
+
+
+CALLS = tf.Variable(0, trainable=False)  # a counter outside the model and optimizer: the capsule does not hold it
+
+
+class RandomPoison(keras.layers.Layer):
+    """Makes the input negative at one call of the program's run: state that the capsule cannot restore."""
+
+    def __init__(self, step, **kwargs):
+        super().__init__(**kwargs)
+        self.step = step
+
+    def call(self, x):
+        CALLS.assign_add(1)
+        return tf.where(tf.equal(CALLS, self.step + 1), -x, x)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--on-nan", default="stop")
+    p.add_argument("--poison-step", type=int, default=4)
+    for flag in ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input"):
+        p.add_argument("--" + flag, action="store_true")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.mixed:
+        keras.mixed_precision.set_global_policy("mixed_float16")
+    keras.utils.set_random_seed(0)
+    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
+    model = build(args)
+    x, y, sample_weight = data(args)
+    if args.random_poison:
+        inputs = keras.Input((5,))
+        model = _wrapped(model, inputs, RandomPoison(args.poison_step)(inputs))
+    if args.nested:  # x as a nested tuple inside a dict: (x[:, :3], (x[:, 3:4], x[:, 4:]))
+        x = {"pair": (x[:, :3], (x[:, 3:4], x[:, 4:]))}
+        model = nested_model(model)
+    keep_batch(args, x, y, sample_weight)
+    result = {"ended": "finished"}
+    try:
+        history = model.fit(
+            x,
+            y,
+            sample_weight=sample_weight,
+            batch_size=BATCH,
+            epochs=2,
+            shuffle=False,
+            verbose=0,
+            callbacks=[capsule, KeepPreStep(args.poison_step, args.out)],
+        )
+        result["epochs"] = len(history.history.get("loss", []))
+    except NanCapsuleError as e:
+        result = {"ended": "raised", "message": str(e)}
+    result.update(captured=capsule.captured, steps=int(model.optimizer.iterations.numpy()), triggers=capsule.triggered)
+    if args.mixed:
+        result["scale"] = float(model.optimizer.dynamic_scale.numpy())
+    with open(os.path.join(args.out, "result.json"), "w") as f:
+        json.dump(result, f)
+
+
+def nested_model(model):
+    inputs = {"pair": (keras.Input((3,)), (keras.Input((1,)), keras.Input((1,))))}
+    a, (b, c) = inputs["pair"]
+    return _wrapped(model, inputs, keras.layers.Concatenate()([a, b, c]))
+
+
+def keep_batch(args, x, y, sample_weight):
+    """The poisoned step's batch, named as the capsule names it (rows in order: fit runs with shuffle=False)."""
+    rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
+    named = {"x": x, "y": y, "sample_weight": sample_weight}
+    flat = {}
+    for name, value in named.items():
+        _flatten(name, value, rows, flat)
+    np.savez(os.path.join(args.out, "batch.npz"), **flat)
+
+
+def _flatten(name, value, rows, flat):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flatten(f"{name}/{key}", item, rows, flat)
+    elif isinstance(value, tuple):
+        for i, item in enumerate(value):
+            _flatten(f"{name}/{i}", item, rows, flat)
+    elif value is not None:
+        flat[name] = value[rows]
+
+
+def _wrapped(model, inputs, features):
+    outer = keras.Model(inputs, model(features))
+    outer.compile(optimizer=model.optimizer, loss="mse")
+    return outer
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""NaN capsule (#26): real Keras programs (tests/programs/capsule_fit.py with model.fit, capsule_loop.py with its own
+tf.function loop) poison one sample at a known step; the capsule must hold that step's batch bit for bit and every
+variable as it was before the step (the programs keep their own copies), the update must not be applied, and the
+replay must re-run the step under tfdbg2 and name the culprit line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from werkzeug.test import Client
+
+from tensorboard_plugin_dbg import capsule
+from tensorboard_plugin_dbg.__main__ import main
+from tensorboard_plugin_dbg.reader import capsule_files
+from tests import dumps
+from tests.api_helpers import load_schema, make_app, ok, schema_errors
+
+pytestmark = pytest.mark.slow
+BATCHES_PER_EPOCH = 96 // 8  # capsule_fit.py: SAMPLES // BATCH
+
+
+def run(program: str, *args: str) -> str:
+    """The output folder of tests/programs/PROGRAM.py ARGS (made once, cached like the dumps)."""
+    return dumps.make_dump(program, *args)
+
+
+def result(out: str) -> dict:
+    with open(os.path.join(out, "result.json")) as f:
+        return json.load(f)
+
+
+def assert_capsule_is_the_step(out: str, step: int) -> capsule.Capsule:
+    c = capsule.load(os.path.join(out, "capsules"))
+    assert c.step == step
+    expected_batch = np.load(os.path.join(out, "batch.npz"))
+    assert sorted(c.batch) == sorted(expected_batch.files)
+    for name in expected_batch.files:
+        assert c.batch[name].dtype == expected_batch[name].dtype
+        assert c.batch[name].tobytes() == expected_batch[name].tobytes(), name  # bit for bit (NaN included)
+    pre = np.load(os.path.join(out, "pre_step.npz"))
+    for key in pre.files:
+        held = c.weights if key.startswith("w:") else c.optimizer
+        assert np.array_equal(held[key[2:]], pre[key]), key
+    assert len([k for k in pre.files if k.startswith("w:")]) == len(c.weights)
+    return c
+
+
+def test_fit_stops_at_the_poisoned_step_with_its_batch_and_the_state_before_it():
+    out = run("capsule_fit")
+    c = assert_capsule_is_the_step(out, 4)
+    ended = result(out)
+    assert ended["captured"] == [c.path] and ended["steps"] == 4  # stopped; the poisoned update was not applied
+    assert (c.manifest["epoch"], c.manifest["batch_index"], c.manifest["source"]) == (0, 4, "fit")
+    trigger = c.trigger
+    assert trigger["kind"] in ("loss", "gradient") and trigger["health"]["nan"] > 0
+    assert c.manifest["program"]["argv"][0].endswith("capsule_fit.py")
+    assert {"tensorflow", "keras", "numpy"} <= set(c.manifest["versions"])
+    assert c.manifest["devices"] and "seed_generator/seed_generator_state" in c.weights
+    assert (c.batch["x"] < 0).sum() == 1
+
+
+def test_dict_inputs_and_sample_weights_are_captured_by_name():
+    out = run("capsule_fit", "--dict", "--sample-weight")
+    c = assert_capsule_is_the_step(out, 4)
+    assert sorted(c.batch) == ["sample_weight", "x/a", "x/b", "y"]
+    nested = c.batch_structure()
+    assert isinstance(nested, tuple) and set(nested[0]) == {"a", "b"}
+
+
+def test_a_nested_tuple_batch_keeps_its_nesting():
+    out = run("capsule_fit", "--nested")
+    c = assert_capsule_is_the_step(out, 4)
+    x = c.batch_structure()[0]
+    assert isinstance(x["pair"], tuple) and isinstance(x["pair"][1], tuple) and x["pair"][1][0].shape == (8, 1)
+
+
+def test_a_trigger_at_the_very_first_step():
+    out = run("capsule_fit", "--poison-step", "0")
+    c = assert_capsule_is_the_step(out, 0)
+    assert result(out)["steps"] == 0 and int(c.optimizer["adam/iteration"]) == 0
+
+
+def test_skip_mode_goes_on_and_lists_every_skipped_batch():
+    out = run("capsule_fit", "--on-nan", "skip")
+    ended = result(out)
+    assert ended["epochs"] == 2 and len(ended["captured"]) == 1  # one capsule, training went on
+    with open(os.path.join(out, "capsules", "skipped.jsonl")) as f:
+        skipped = [json.loads(line) for line in f]
+    # the poisoned sample comes back in the second epoch: both its updates left out, nothing else
+    assert [(s["epoch"], s["batch_index"]) for s in skipped] == [(0, 4), (1, 4)]
+    assert ended["steps"] == 2 * BATCHES_PER_EPOCH - 2
+    assert skipped[0]["capsule"] == ended["captured"][0] and skipped[1]["capsule"] is None
+
+
+def test_raise_mode_raises_after_writing_the_capsule():
+    ended = result(out := run("capsule_fit", "--on-nan", "raise"))
+    assert ended["ended"] == "raised" and os.path.basename(ended["captured"][0]) in ended["message"]
+    assert_capsule_is_the_step(out, 4)
+
+
+def test_a_run_without_nan_writes_nothing_and_mixed_precision_overflow_is_not_a_trigger():
+    clean = run("capsule_fit", "--clean")
+    assert result(clean)["captured"] == [] and not os.path.exists(os.path.join(clean, "capsules"))
+    mixed = run("capsule_fit", "--clean", "--mixed")
+    ended = result(mixed)
+    assert ended["scale"] < 2.0**40  # the LossScaleOptimizer did meet overflowing steps and skipped them
+    assert ended["captured"] == [] and not os.path.exists(os.path.join(mixed, "capsules"))
+    assert ended["epochs"] == 2
+
+
+def test_custom_loop_in_a_tf_function():
+    out = run("capsule_loop")
+    c = assert_capsule_is_the_step(out, 3)
+    assert c.trigger["kind"] == "loss" and c.manifest["source"] == "custom_loop"
+    assert result(out)["iterations"] == 3
+    assert sorted(c.batch) == ["0/raw", "1"]
+
+
+def test_custom_loop_eager_skip():
+    out = run("capsule_loop", "--eager", "--on-nan", "skip")
+    ended = result(out)
+    assert ended["steps"] == 16 and ended["iterations"] == 14  # 2 epochs of 8 batches, 2 left out
+    assert_capsule_is_the_step(out, 3)
+
+
+def test_load_needs_no_tensorflow():
+    folder = os.path.join(run("capsule_fit"), "capsules")
+    code = (
+        "import sys; from tensorboard_plugin_dbg import capsule; c = capsule.load(sys.argv[1]);"
+        "print(c.step, 'tensorflow' in sys.modules, 'keras' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, folder], capture_output=True, text=True, env=dumps.env_for_tf())
+    assert proc.stdout.split() == ["4", "False", "False"], proc.stderr
+
+
+# --- replay -------------------------------------------------------------------------------------------------------
+
+
+def replay(tmp_path, program: str, *args: str) -> tuple[int, str, str]:
+    """`replay` run on a copy of PROGRAM's capsule (the cached one stays as written): exit, output, the copy."""
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(run(program, *args), "capsules"), folder)
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--"]
+    command += [sys.executable, dumps.program_path(program), str(tmp_path / "out"), *args]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr, str(folder)
+
+
+def test_replay_reproduces_and_names_the_line(tmp_path):
+    code, text, folder = replay(tmp_path, "capsule_fit")
+    assert code == 0, text
+    assert "replay: reproduced" in text
+    assert "capsule_fit.py:" in text and "return tf.sqrt(x)  # CULPRIT" in text
+    report = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", folder],
+        capture_output=True,
+        text=True,
+        env=dumps.env_for_tf(),
+    )
+    assert "reproduced" in report.stdout and "# CULPRIT" in report.stdout and report.returncode == 1
+
+
+def test_replay_of_a_custom_loop(tmp_path):
+    code, text, _ = replay(tmp_path, "capsule_loop")
+    assert code == 0, text
+    assert 'logged = tf.math.log(features["raw"] + 1.0)  # CULPRIT' in text
+
+
+def test_a_nan_that_depended_on_state_outside_the_capsule_is_not_reproduced(tmp_path):
+    code, text, folder = replay(tmp_path, "capsule_fit", "--random-poison")
+    assert code == 1, text
+    assert "NOT reproduced" in text and "stayed finite" in text
+    assert capsule_files.read_verdict(capsule.load(folder).path)["verdict"] == "not_reproduced"
+
+
+def test_replay_of_a_program_without_nan_capsule_cannot_replay(tmp_path):
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(run("capsule_fit"), "capsules"), folder)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--", sys.executable, "-c", "pass"],
+        capture_output=True,
+        text=True,
+        env=dumps.env_for_tf(),
+    )
+    assert proc.returncode == 2 and "without replaying the step" in proc.stdout
+
+
+# --- damaged capsules ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def capsule_copy(tmp_path) -> str:
+    source = capsule.load(os.path.join(run("capsule_fit"), "capsules")).path
+    target = tmp_path / "capsules" / os.path.basename(source)
+    shutil.copytree(source, target)
+    return str(target)
+
+
+def test_a_truncated_file_is_named(capsule_copy):
+    path = os.path.join(capsule_copy, "weights.npz")
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+    with pytest.raises(capsule.CapsuleError, match=r"weights\.npz: truncated"):
+        capsule.load(capsule_copy)
+    assert main(["replay", capsule_copy, "--", sys.executable, "-c", "pass"]) == 2
+
+
+def test_a_missing_file_and_an_unknown_version_are_named(capsule_copy, capsys):
+    os.remove(os.path.join(capsule_copy, "optimizer.npz"))
+    with pytest.raises(capsule.CapsuleError, match=r"optimizer\.npz: missing"):
+        capsule.load(capsule_copy)
+    manifest_path = os.path.join(capsule_copy, "manifest.json")
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    with open(manifest_path, "w") as f:
+        json.dump(dict(manifest, format_version=99), f)
+    with pytest.raises(capsule.CapsuleError, match="unknown format version 99"):
+        capsule.load(capsule_copy)
+    assert main(["report", os.path.dirname(capsule_copy)]) == 2
+    assert "DAMAGED" in capsys.readouterr().out
+
+
+def test_a_folder_without_capsules(tmp_path):
+    with pytest.raises(capsule.CapsuleError, match="not a NaN capsule"):
+        capsule.load(str(tmp_path))
+
+
+def test_the_capsules_route_lists_sound_and_damaged_capsules(tmp_path):
+    """The dashboard's answer: a sound capsule with the poisoned sample first, a damaged one marked (never a 500),
+    a manifest with fields of the wrong type marked too."""
+    logdir = tmp_path / "logdir"
+    source = os.path.join(run("capsule_fit", "--nan-input"), "capsules")
+    for name in ("a", "b", "c"):
+        shutil.copytree(source, logdir / name)
+    b = capsule.load(str(logdir / "b")).path
+    os.remove(os.path.join(b, "batch.npz"))
+    c = capsule.load(str(logdir / "c")).path
+    with open(os.path.join(c, "manifest.json")) as f:
+        manifest = json.load(f)
+    with open(os.path.join(c, "manifest.json"), "w") as f:
+        json.dump(dict(manifest, trigger="loss"), f)
+    app, _ = make_app(str(logdir))
+    answer = ok(Client(app), "capsules")
+    assert schema_errors(load_schema(), "CapsulesResponse", answer) == []
+    by_path = {os.path.dirname(c["path"]): c for c in answer["capsules"]}
+    sound = by_path["a"]
+    assert sound["status"] == "ok" and sound["step"] == 4 and sound["replay_run"] is None
+    assert "replay" in sound["replay_command"] and sound["verdict"] is None
+    first = sound["samples"][0]
+    assert (first["array"], first["sample"], first["nonfinite"]) == ("x", 3, 1)  # which sample did it: the NaN one
+    assert all(s["nonfinite"] == 0 for s in sound["samples"][1:])
+    assert sound["bad_weights"] == []
+    assert by_path["b"]["status"] == "damaged" and "batch.npz: missing" in by_path["b"]["error"]
+    assert by_path["c"]["status"] == "damaged" and "'trigger' is not a dict" in by_path["c"]["error"]
