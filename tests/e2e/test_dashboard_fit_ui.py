@@ -1,0 +1,72 @@
+"""End-to-end (issue #30, "a dashboard that reads right at every size, theme and step") on the demo dump: health
+chips that fit their cell, WCAG AA contrast of every text in both themes, and the layout at small sizes."""
+
+from __future__ import annotations
+
+from contrast_js import CONTRAST_JS
+from e2e_helpers import screenshot
+from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
+
+# Per Graph Execution row in view: the chips cut by the cell's edge, the non-finite chips shown, the "+N" chip's
+# tooltip.
+_CHIP_ROWS_JS = """
+() => [...document.querySelectorAll('[data-testid=ge-list] .vl-row[data-ge-index]')].map((r) => {
+  const cell = r.querySelector('.ge-health').getBoundingClientRect();
+  const chips = [...r.querySelectorAll('.ge-health .chip')];
+  const cut = chips.filter((c) => { const b = c.getBoundingClientRect(); return b.right > cell.right + 0.5; });
+  return { index: r.dataset.geIndex, texts: chips.map((c) => c.textContent), cut: cut.map((c) => c.textContent),
+           nonfinite: chips.filter((c) => /chip-(neginf|posinf|nan)/.test(c.className)).length,
+           more: r.querySelector('.chip-more')?.title ?? null };
+})
+"""
+
+
+def test_health_chips_fit_their_cell(browser, demo_logdir, demo_facts):
+    """At 1440x900 no chip of a Graph Execution row is cut by its cell: the non-finite counts always show, the
+    others as fit, and a "+N" chip's tooltip holds the rest."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    try:
+        from conftest import ConsoleWatch
+
+        page.console_watch = ConsoleWatch(page)
+        with TensorBoardProcess(demo_logdir) as tb:
+            frame = open_dashboard(page, tb)
+            wait_text(by_testid(frame, "root-cause"), r"Root cause")
+            by_testid(frame, "root-cause").click()  # focuses the Log row: rows with -∞ and every count in view
+            wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"Log")
+            rows = frame.evaluate(_CHIP_ROWS_JS)
+            assert len(rows) > 5
+            cut = [r for r in rows if r["cut"]]
+            assert not cut, cut
+            log = next(r for r in rows if r["index"] == str(demo_facts["log_index"]))
+            assert log["nonfinite"] >= 1 and f"-∞ {demo_facts['log']['neg_inf']:,}" in log["texts"], log
+            assert any(r["more"] for r in rows), rows  # at this width some row needs its "+N" chip
+            for r in rows:
+                if r["more"]:
+                    assert r["more"].count("\n") + 1 == int(r["texts"][-1].lstrip("+")), r
+            assert_no_console_errors(page)
+    finally:
+        context.close()
+
+
+def test_every_text_meets_wcag_aa_in_both_themes(page, demo_logdir):
+    """Every drawn text (the drawn graph's node labels and badges, the panels' texts) has a contrast of 4.5:1 or
+    more against what it is drawn on (3:1 for large text), in the light and the dark theme."""
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        wait_text(by_testid(frame, "root-cause"), r"Root cause")
+        by_testid(frame, "root-cause").click()
+        by_testid(frame, "gs-mode").click()  # draw the graph
+        frame.wait_for_selector("[data-testid=gs-node][data-health=nonfinite]", timeout=20_000)
+        failures = {}
+        for theme in ("light", "dark"):
+            if theme == "dark":
+                page.evaluate("document.body.classList.add('dark-mode')")
+                frame.wait_for_function("document.body.classList.contains('dbg-dark')", timeout=5000)
+            screenshot(page, f"contrast-{theme}")
+            failures[theme] = frame.evaluate(CONTRAST_JS, None)
+        assert failures == {"light": [], "dark": []}, failures
+        assert_no_console_errors(page)
