@@ -70,3 +70,64 @@ def test_every_text_meets_wcag_aa_in_both_themes(page, demo_logdir):
             failures[theme] = frame.evaluate(CONTRAST_JS, None)
         assert failures == {"light": [], "dark": []}, failures
         assert_no_console_errors(page)
+
+
+# The drawn graph's scale (screen px per drawing unit: the svg's viewBox drawn with "meet") and, per node, whether a
+# label runs past its node's box or into its device badge.
+_DRAWN_JS = """
+() => {
+  const svg = document.querySelector('.gs-svg');
+  const vb = svg.viewBox.baseVal;
+  const scale = Math.min(svg.clientWidth / vb.width, svg.clientHeight / vb.height);
+  const bad = [];
+  for (const node of document.querySelectorAll('[data-testid=gs-node], [data-testid=gs-group-node]')) {
+    const box = [...node.children].filter((c) => c.tagName === 'rect').at(-1).getBoundingClientRect();
+    const badge = node.querySelector('.gs-device')?.getBoundingClientRect();
+    for (const t of node.querySelectorAll('.gs-node-name, .gs-node-sub')) {
+      const r = t.getBoundingClientRect();
+      if (r.right > box.right + 0.5) bad.push(['out of its node', t.textContent]);
+      const named = t.classList.contains('gs-node-name');
+      if (badge && named && r.right > badge.left + 0.5) bad.push(['under the badge', t.textContent]);
+    }
+  }
+  const font = (cls) => parseFloat(getComputedStyle(document.querySelector(cls)).fontSize) * scale;
+  return { scale, name: font('.gs-node-name'), sub: font('.gs-node-sub'), bad };
+}
+"""
+
+
+def test_drawn_graph_stays_readable_and_maximises(page, demo_logdir):
+    """At 3 hops "Fit" and the wheel never draw labels below 9 px (the rest is reached by panning); no label runs
+    out of its node; the maximise control shows the graph over the dashboard and Esc brings it back."""
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        wait_text(by_testid(frame, "root-cause"), r"Root cause")
+        by_testid(frame, "root-cause").click()
+        by_testid(frame, "gs-mode").click()
+        by_testid(frame, "gs-hops").fill("3")
+        by_testid(frame, "gs-hops").dispatch_event("change")
+        frame.wait_for_function(
+            "document.querySelectorAll('[data-testid=gs-node]').length > 8 && "
+            "document.querySelector('[data-testid=gs-drawn]').dataset.layout !== 'pending'",
+            timeout=20_000,
+        )
+        by_testid(frame, "gs-fit").click()
+        fitted = frame.evaluate(_DRAWN_JS)
+        assert fitted["sub"] >= 8.99 and fitted["name"] >= 8.99, fitted  # 9 px, less float rounding
+        assert fitted["bad"] == [], fitted["bad"]
+        assert by_testid(frame, "gs-pan-hint").is_visible()  # 3 hops do not fit this pane at a readable size
+        svg = frame.locator(".gs-svg")
+        svg.hover()
+        for _ in range(15):
+            page.mouse.wheel(0, 400)
+        assert frame.evaluate(_DRAWN_JS)["sub"] >= 8.99
+        panel = by_testid(frame, "panel-graph-structure")
+        small = panel.bounding_box()
+        by_testid(frame, "gs-maximise").click()
+        big = panel.bounding_box()
+        assert big["width"] * big["height"] > 3 * small["width"] * small["height"], (small, big)
+        frame.wait_for_function("document.activeElement !== null")
+        screenshot(page, "drawn-graph-maximised")
+        page.keyboard.press("Escape")
+        assert panel.bounding_box()["width"] == small["width"]
+        assert_no_console_errors(page)
