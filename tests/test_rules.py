@@ -239,6 +239,16 @@ def test_health_map_nan_rows_first_and_cells():
     assert [r["op_name"] for r in one["rows"]] == ["user_sqrt"] and one["total"] == 1
 
 
+def test_health_map_op_filter_matches_name_or_type_in_any_case():
+    run = run_of("nan_library_const")
+    every = health_map.health_map(run, 0, 50, columns=10)["rows"]
+    for needle in ("SQRT", "sentinel", "Const"):
+        got = health_map.health_map(run, 0, 50, columns=10, op_contains=needle)
+        want = [r for r in every if needle.lower() in (r["op_name"] + "\n" + r["op_type"]).lower()]
+        assert 0 < len(want) < len(every)  # the needle picks some ops, not all
+        assert [r["kind"] for r in got["rows"]] == [r["kind"] for r in want] and got["total"] == len(want)
+
+
 def test_health_map_shape_change_and_bins():
     m = health_map.health_map(run_of("shape_change"), 0, 10, columns=2)
     logits = next(r for r in m["rows"] if r["op_name"] == "logits")

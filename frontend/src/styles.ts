@@ -115,6 +115,10 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .health-map-legend { font-size: 11px; padding: 2px 8px; }
 .health-map-scroll { flex: 1 1 0; overflow: auto; padding: 4px 8px; }
 .health-map-canvas { cursor: crosshair; display: block; }
+.health-map.docked { top: 50%; box-shadow: 0 -4px 12px rgba(0,0,0,.25); }
+.health-map-filter { width: 12em; }
+.health-map-tip { position: absolute; z-index: 2; max-width: 320px; white-space: pre-wrap; overflow-wrap: anywhere; pointer-events: none;
+  background: var(--bg); color: var(--fg); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; font-size: 11px; box-shadow: 0 2px 8px rgba(0,0,0,.2); }
 .gs-spark { display: flex; gap: 6px; align-items: center; padding: 2px 6px; font-size: 11px; }
 .health-map[hidden], .mute-form[hidden], .gs-spark[hidden] { display: none; }
 .alert-row[data-role="producer"] .alert-op { font-weight: 700; }

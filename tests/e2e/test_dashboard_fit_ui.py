@@ -131,3 +131,41 @@ def test_drawn_graph_stays_readable_and_maximises(page, demo_logdir):
         page.keyboard.press("Escape")
         assert panel.bounding_box()["width"] == small["width"]
         assert_no_console_errors(page)
+
+
+def test_health_map_click_shows_its_focus_tooltip_and_filter(page, demo_logdir, demo_facts):
+    """A cell click focuses its trace where it can be seen (the map docks to the lower half, the cell stays
+    outlined); hovering says what a cell holds, with the op's whole name; the filter keeps matching ops only."""
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        run = tb.get_json("/data/plugin/dbg/runs")["runs"][0]["name"]
+        by_testid(frame, "open-health-map").click()
+        canvas = by_testid(frame, "health-map-canvas")
+        frame.wait_for_function("document.querySelector('[data-testid=health-map-canvas]').dataset.cellWidth")
+        geo = canvas.evaluate("c => ({...c.dataset})")
+        m = tb.get_json(f"/data/plugin/dbg/health_map?run={run}&begin=0&end=60&columns=200")
+        r = next(i for i, row in enumerate(m["rows"]) if row["op_name"] == "Log")
+        c = next(j for j, n in enumerate(m["rows"][r]["nonfinite"]) if n > 0)
+        x = int(geo["labelWidth"]) + c * int(geo["cellWidth"]) + int(geo["cellWidth"]) // 2
+        y = int(geo["headerHeight"]) + r * int(geo["cellHeight"]) + int(geo["cellHeight"]) // 2
+        canvas.hover(position={"x": x, "y": y})
+        tip = wait_text(by_testid(frame, "health-map-tip"), r"Log")
+        assert "(Log)" in tip and "NaN/∞" in tip and f"#{m['rows'][r]['trace'][c]}" in tip, tip
+        canvas.click(position={"x": x, "y": y})
+        focused = frame.locator("[data-testid=ge-list] .vl-row.focused")
+        wait_text(focused, r"Log")
+        assert focused.get_attribute("data-ge-index") == str(m["rows"][r]["trace"][c])
+        # the focused row is on screen, not under the map
+        hit = frame.evaluate(
+            "() => { const b = document.querySelector('[data-testid=ge-list] .vl-row.focused').getBoundingClientRect();"
+            " return document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2)?.closest('.vl-row')"
+            "?.dataset.geIndex ?? null; }"
+        )
+        assert hit == str(m["rows"][r]["trace"][c])
+        assert canvas.get_attribute("data-marked-trace") == str(m["rows"][r]["trace"][c])
+        screenshot(page, "health-map-docked")
+        by_testid(frame, "health-map-filter").fill("softmax")
+        frame.wait_for_function(
+            "document.querySelector('[data-testid=health-map]').textContent.includes('ops 1–1 of 1')", timeout=10_000
+        )
+        assert_no_console_errors(page)
