@@ -192,6 +192,7 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .tl-box.alert { border-color: var(--nan); box-shadow: 0 0 0 1px var(--nan); }
 .tl-box.alert::after { content: ''; position: relative; }
 .tl-box.selected { outline: 2px solid var(--accent); outline-offset: 1px; }
+.tl-box.ran-focus { outline: 2px dashed var(--link); outline-offset: 1px; }
 .tl-range { color: var(--muted); white-space: nowrap; }
 .tl-detail { padding: 2px 8px; overflow: auto; flex: 1 1 0; }
 .tl-detail-head { font-weight: 600; }

@@ -3,6 +3,7 @@ chips that fit their cell, WCAG AA contrast of every text in both themes, and th
 
 from __future__ import annotations
 
+import dumps
 from contrast_js import CONTRAST_JS
 from e2e_helpers import screenshot
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
@@ -168,4 +169,28 @@ def test_health_map_click_shows_its_focus_tooltip_and_filter(page, demo_logdir, 
         frame.wait_for_function(
             "document.querySelector('[data-testid=health-map]').textContent.includes('ops 1–1 of 1')", timeout=10_000
         )
+        assert_no_console_errors(page)
+
+
+def test_timeline_follows_a_graph_traces_focus(page):
+    """Focusing a trace of a late call (go to #) brings the timeline's window to the call that ran it and marks it
+    (tests/programs/timeline_calls.py: 600 steps of eager op, call, eager op; each call writes the same traces)."""
+    from tensorflow.python.debug.lib import debug_events_reader as der  # the oracle: tests write and read with TF
+
+    dump = dumps.make_dump("timeline_calls")
+    with der.DebugDataReader(dump) as reader:
+        reader.update()
+        calls = [i for i, e in enumerate(reader.executions()) if e.op_type.startswith("__inference_step")]
+        per_call = len(reader.graph_execution_traces()) // len(calls)
+    k = 500  # far past the timeline's first window
+    with TensorBoardProcess(dump) as tb:
+        frame = open_dashboard(page, tb)
+        jump = by_testid(frame, "jump-index")
+        jump.fill(str(k * per_call + 1))
+        jump.press("Enter")
+        wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r".")
+        marked = frame.locator(".tl-box.ran-focus")
+        marked.wait_for(timeout=20_000)
+        assert marked.get_attribute("data-index") == str(calls[k])
+        assert marked.is_visible()
         assert_no_console_errors(page)

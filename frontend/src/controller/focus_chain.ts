@@ -141,6 +141,7 @@ export class FocusChain {
       const detail = await this.api.graphExecution(run, index);
       if (!live()) return;
       this.store.set({ focusDetail: ready(detail) });
+      if (detail.call_index !== null) this.parts.timeline.reveal(detail.call_index); // the call that ran it
       const op = await this.api.op(run, detail.graph_id, detail.op_name, index);
       if (!live()) return;
       this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });
