@@ -100,6 +100,8 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .alert-type-row { display: flex; justify-content: space-between; text-align: left; }
 .alert-count { font-weight: 600; color: var(--nan); }
 .alert-row { grid-template-columns: 36px 14px minmax(60px, 2fr) minmax(40px, 1fr) auto 22px; gap: 4px; }
+.alert-row.finding { grid-template-columns: 36px 14px minmax(50px, 1fr) minmax(80px, 3fr) auto 22px; }
+.alert-evidence { font-size: 11px; }
 .alert-mute { padding: 0 2px; font-size: 11px; opacity: 0.5; border: none; background: none; cursor: pointer; }
 .alert-row:hover .alert-mute { opacity: 1; }
 .chip-rule { background: #f9a82533; }

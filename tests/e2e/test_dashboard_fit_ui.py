@@ -194,3 +194,21 @@ def test_timeline_follows_a_graph_traces_focus(page):
         assert marked.get_attribute("data-index") == str(calls[k])
         assert marked.is_visible()
         assert_no_console_errors(page)
+
+
+def test_a_rule_findings_text_is_in_its_row(page):
+    """A finding (dead ReLU) says its evidence in the row itself, not only in a tooltip."""
+    with TensorBoardProcess(dumps.make_dump("dead_relu")) as tb:
+        frame = open_dashboard(page, tb)
+        dead = frame.locator("[data-testid=alert-type][data-type=dead_relu]")
+        wait_text(dead, r"Dead ReLU\s+1", timeout_ms=30_000)
+        dead.click()
+        row = by_testid(frame, "alert-row").first
+        wait_text(row, r"hidden_relu")
+        evidence = row.locator("[data-testid=alert-evidence]")
+        assert evidence.is_visible()
+        text = evidence.inner_text()
+        assert len(text) > 10 and text == row.get_attribute("title")
+        box, cell = row.bounding_box(), evidence.bounding_box()
+        assert cell["width"] > 80 and cell["x"] + cell["width"] <= box["x"] + box["width"]
+        assert_no_console_errors(page)

@@ -68,6 +68,7 @@ export class AlertsPanel {
           a,
           (alert) => this.mutes.openForm(alert),
           (alert) => ctl.tensors.open(alertTarget(alert)),
+          ctl.store.state.alertType === null, // the list mixes types: each finding names its rule
         ),
       rowClass: (_i, a) => (a && a.index === this.ctl.store.state.alertIndex ? 'focused' : null),
       onSelect: (_i, a) => a && void this.ctl.focusAlert(a),
@@ -221,6 +222,7 @@ function renderAlertRow(
   a: Alert | undefined,
   onMute: (a: Alert) => void,
   openValues: (a: Alert) => void,
+  mixedTypes: boolean,
 ): void {
   row.classList.add('alert-row');
   if (!a) {
@@ -234,8 +236,13 @@ function renderAlertRow(
   const name = el('span', 'alert-op', a.op_name ?? a.op_type);
   name.title = `${a.op_name ?? '(eager)'} ${a.op_type} · ${a.source} #${a.source_index}`;
   const chips = el('span', 'chips');
+  // a rule's finding says its evidence in the row (where an alert says its op type), whole in the tooltip
+  let detail = el('span', 'alert-type muted', a.op_type === a.op_name ? '' : a.op_type);
+  row.classList.toggle('finding', a.evidence !== undefined);
   if (a.evidence !== undefined) {
-    chips.append(el('span', 'chip chip-rule', TYPE_LABEL[a.type] ?? a.type));
+    if (mixedTypes) chips.append(el('span', 'chip chip-rule', TYPE_LABEL[a.type] ?? a.type));
+    detail = el('span', 'alert-evidence', a.evidence);
+    detail.dataset.testid = 'alert-evidence';
     row.title = a.evidence;
   } else
     for (const c of healthChips(alertHealth(a))) {
@@ -262,14 +269,7 @@ function renderAlertRow(
     e.stopPropagation();
     onMute(a);
   });
-  row.replaceChildren(
-    el('span', 'alert-idx', String(a.index)),
-    role,
-    name,
-    el('span', 'alert-type muted', a.op_type === a.op_name ? '' : a.op_type),
-    chips,
-    mute,
-  );
+  row.replaceChildren(el('span', 'alert-idx', String(a.index)), role, name, detail, chips, mute);
 }
 
 const ROLE_MARK = { producer: '●', unknown: '◐', propagator: '○', contained: '◌', expected: '◌', none: '·' };
