@@ -135,14 +135,19 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .rc-copy { float: right; font-size: 10px; padding: 0 4px; margin-left: 6px; }
 .rc-where-short { display: none; color: var(--link); }
 .alert-unit { font-size: 10px; padding: 0 2px; }
-/* A short Alerts pane: the card is one line (op, graph, file:line); its details are a click away. */
+/* A short Alerts pane: the card keeps what a decision needs — the op and its file:line on one line, then the
+ * output's and each input's health (their chips, without the words) — and leaves the rest a click away. */
 .panel.has-rc .panel-body { container-type: size; }
 @container (max-height: 360px) {
-  .rc-card { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 2px 6px; }
-  .rc-card .rc-line, .rc-card .rc-src, .rc-card.rc-found .rc-msg { display: none; }
-  .rc-card .rc-title { display: inline; margin: 0; }
+  .rc-card { padding: 2px 6px; }
+  .rc-card:not(.rc-found) { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  .rc-card .rc-title { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; margin: 0; }
+  .rc-card .rc-title > .muted, .rc-card .rc-copy { display: none; }
   .rc-card .rc-where-short { display: inline; }
-  .rc-card .rc-copy { float: none; line-height: 14px; }
+  .rc-card .rc-src, .rc-card.rc-found .rc-msg, .rc-card .rc-desc, .rc-card .rc-forward, .rc-card .rc-data,
+  .rc-card .rc-skip, .rc-card .rc-note { display: none; }
+  .rc-card .rc-line { flex-wrap: nowrap; overflow: hidden; white-space: nowrap; }
+  .rc-card:not(.rc-found) .rc-title { display: inline; }
   .rc-card:not(.rc-found) .rc-msg { display: inline; margin-left: 6px; }
 }
 .tensor-detail { margin-top: 6px; font-size: 11px; }

@@ -3,6 +3,8 @@ chips that fit their cell, WCAG AA contrast of every text in both themes, and th
 
 from __future__ import annotations
 
+import re
+
 import dumps
 from contrast_js import CONTRAST_JS
 from e2e_helpers import screenshot
@@ -212,3 +214,48 @@ def test_a_rule_findings_text_is_in_its_row(page):
         box, cell = row.bounding_box(), evidence.bounding_box()
         assert cell["width"] > 80 and cell["x"] + cell["width"] <= box["x"] + box["width"]
         assert_no_console_errors(page)
+
+
+def _inside(inner, outer) -> bool:
+    return (
+        inner["x"] >= outer["x"] - 0.5
+        and inner["y"] >= outer["y"] - 0.5
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 0.5
+    )
+
+
+def test_small_window_card_shows_op_line_and_input_health_and_source_fills(browser, demo_logdir, demo_facts):
+    """At 1024x700 the root-cause card still shows the op, its file:line and the output's and input's health (whole
+    chips, inside the card), and Source Code and Stack Trace show the root cause's line without a click."""
+    context = browser.new_context(viewport={"width": 1024, "height": 700})
+    page = context.new_page()
+    try:
+        from conftest import ConsoleWatch
+
+        page.console_watch = ConsoleWatch(page)
+        with TensorBoardProcess(demo_logdir) as tb:
+            frame = open_dashboard(page, tb)
+            card = by_testid(frame, "root-cause")
+            wait_text(card, r"Root cause")
+            box = card.bounding_box()
+            where = card.locator(".rc-where-short")
+            assert where.is_visible() and re.fullmatch(r" · buggy_mlp\.py:\d+", where.inner_text()), where.inner_text()
+            assert _inside(where.bounding_box(), box) and _inside(card.locator(".rc-op").bounding_box(), box)
+            out = card.locator(".rc-line").first.locator(".chip-neginf")
+            zeros = by_testid(frame, "rc-input").locator(".chip-warn")
+            for chip, text in (
+                (out, f"-∞ {demo_facts['log']['neg_inf']:,}"),
+                (zeros, f"0×{demo_facts['probs']['zero']:,}"),
+            ):
+                assert chip.is_visible() and chip.inner_text() == text
+                assert _inside(chip.bounding_box(), box), (chip.bounding_box(), box)
+            # no click: the dashboard opened on the root cause
+            line = frame.locator(".cm-focus-line")
+            line.wait_for(timeout=20_000)
+            assert "log(probs)" in line.inner_text()
+            wait_text(frame.locator("[data-testid=stack-frame].selected"), r"buggy_mlp\.py")
+            screenshot(page, "small-1024x700")
+            assert_no_console_errors(page)
+    finally:
+        context.close()
