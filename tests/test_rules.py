@@ -138,6 +138,16 @@ def test_mute_moves_the_root_cause(muted):
     assert root_cause.analyze(run)["producer"]["op_name"] == "missing_sentinel/value"  # the unmuted cache is intact
 
 
+def test_the_muted_note_names_only_the_mutes_that_skipped_something():
+    run = run_of("nan_library_const")
+    muted = mutes.parse_json(
+        '[{"op_name": "re:^missing_", "reason": "library constant"}, {"op_type": "Nothing", "reason": "never hit"}]'
+    )
+    after = root_cause.analyze(run, muted)
+    assert after["muted"] == 2 and "(library constant)" in after["message"]
+    assert "never hit" not in after["message"], after["message"]
+
+
 def test_mutes_filter_alerts_and_count_what_they_hide():
     run = run_of("nan_library_const")
     plain = alerts.alerts(run, 0, 100, wait_rules=True)

@@ -102,7 +102,8 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .alert-row { grid-template-columns: 36px 14px minmax(60px, 2fr) minmax(40px, 1fr) auto 22px; gap: 4px; }
 .alert-row.finding { grid-template-columns: 36px 14px minmax(50px, 1fr) minmax(80px, 3fr) auto 22px; }
 .alert-evidence { font-size: 11px; }
-.alert-mute { padding: 0 2px; font-size: 11px; opacity: 0.5; border: none; background: none; cursor: pointer; }
+.icon { vertical-align: -2px; flex: 0 0 auto; }
+.alert-mute { padding: 0 2px; font-size: 11px; opacity: 0.75; border: none; background: none; cursor: pointer; }
 .alert-row:hover .alert-mute { opacity: 1; }
 .chip-rule { background: #f9a82533; }
 .mutes { margin: 2px 4px; }
@@ -199,6 +200,7 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .tl-box.alert { border-color: var(--nan); box-shadow: 0 0 0 1px var(--nan); }
 .tl-box.alert::after { content: ''; position: relative; }
 .tl-box.selected { outline: 2px solid var(--accent); outline-offset: 1px; }
+.tl-after { position: absolute; right: 4px; top: 0; font-size: 10px; line-height: 12px; color: var(--fg); background: var(--bg); padding: 0 3px; pointer-events: none; }
 .tl-box.ran-focus { outline: 2px dashed var(--link); outline-offset: 1px; }
 .tl-range { color: var(--muted); white-space: nowrap; }
 .tl-detail { padding: 2px 8px; overflow: auto; flex: 1 1 0; }

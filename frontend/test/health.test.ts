@@ -156,6 +156,8 @@ test('zeros flowing into log / division and negatives into sqrt / log stand out'
   assert.deepEqual(warn(softmax, 'Reciprocal'), ['0×300']);
   assert.deepEqual(warn(softmax, 'Rsqrt'), ['0×300']);
   assert.deepEqual(warn(softmax, 'Relu'), []);
+  assert.deepEqual(warn(softmax, 'SqrtGrad', 0), ['0×300']); // the gradient of sqrt divides by its output
+  assert.deepEqual(warn(softmax, 'SqrtGrad', 1), []);
   const negs = { ...softmax, neg: 4, zero: 0, pos: 996 };
   assert.deepEqual(warn(negs, 'Sqrt'), ['−×4']);
   assert.deepEqual(warn(negs, 'Log'), ['−×4']);

@@ -29,6 +29,7 @@ const ZERO_BREAKS: Record<string, number | 'any'> = {
   Reciprocal: 0,
   Inv: 0,
   Rsqrt: 0,
+  SqrtGrad: 0, // dy * 0.5 / y: a zero y (the forward Sqrt's output) divides by zero
   Pow: 'any',
 };
 const NEG_BREAKS: Record<string, number | 'any'> = { Sqrt: 0, Rsqrt: 0, Log: 0, Xlogy: 1, Pow: 0 };

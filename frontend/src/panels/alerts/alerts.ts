@@ -7,6 +7,7 @@ import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { Alert, NoticeCode, TensorHealth } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
+import { muteIcon } from '../../widgets/icons.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { healthChips } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
@@ -237,7 +238,7 @@ function renderAlertRow(
   name.title = `${a.op_name ?? '(eager)'} ${a.op_type} · ${a.source} #${a.source_index}`;
   const chips = el('span', 'chips');
   // a rule's finding says its evidence in the row (where an alert says its op type), whole in the tooltip
-  let detail = el('span', 'alert-type muted', a.op_type === a.op_name ? '' : a.op_type);
+  let detail = el('span', 'alert-type muted', a.op_type);
   row.classList.toggle('finding', a.evidence !== undefined);
   if (a.evidence !== undefined) {
     if (mixedTypes) chips.append(el('span', 'chip chip-rule', TYPE_LABEL[a.type] ?? a.type));
@@ -260,7 +261,8 @@ function renderAlertRow(
     });
     chips.append(values);
   }
-  const mute = el('button', 'alert-mute', '🔇');
+  const mute = el('button', 'alert-mute');
+  mute.append(muteIcon());
   mute.dataset.testid = 'alert-mute';
   mute.title = 'Mute alerts like this one (with a reason)';
   // the row selects on click: the button's own click must not also focus the alert

@@ -154,8 +154,8 @@ export class GraphExecutionPanel {
     const name = el('span', 'ge-op', item.op_name);
     name.title = `${item.op_name}${item.op_type && item.op_type !== item.op_name ? ` (${item.op_type})` : ''}`;
     row.dataset.geIndex = String(item.index);
-    // The op type only where it differs from the name (no "Log Log").
-    const type = el('span', 'ge-type', item.op_type === item.op_name ? '' : (item.op_type ?? '?'));
+    // The op type always: a blank cell reads as "no type" (a name equal to its type is common: Log, MatMul).
+    const type = el('span', 'ge-type', item.op_type ?? '?');
     type.title = item.op_type ?? 'op not in the graphs file';
     const health = el('span', 'ge-health');
     const values = el('button', 'tv-open-btn', 'values');
