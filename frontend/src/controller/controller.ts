@@ -33,8 +33,16 @@ import { firstAlertType, followGrowth, type GrowthParts } from './run_growth.ts'
 export type { UrlIO };
 
 /** The device and host facets of filters (or of a URL state), without empty ones. */
-function facetsOf(f: { device?: string; host?: string }): { device?: string; host?: string } {
-  return { ...(f.device ? { device: f.device } : {}), ...(f.host ? { host: f.host } : {}) };
+function facetsOf(f: { device?: string; host?: string; call?: number }): {
+  device?: string;
+  host?: string;
+  call?: number;
+} {
+  return {
+    ...(f.device ? { device: f.device } : {}),
+    ...(f.host ? { host: f.host } : {}),
+    ...(f.call !== undefined ? { call: f.call } : {}),
+  };
 }
 
 export class Controller {
@@ -84,6 +92,8 @@ export class Controller {
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
+      // the timeline's window is in the URL (replaced, not a history entry): a permalink opens where it was
+      if (s.run !== null && s.run === prev.run && s.timeline.begin !== prev.timeline.begin) this.saveUrl();
     });
     this.rules = new RulesIntents(store, api, {
       saveUrl: () => this.saveUrl(),
@@ -216,7 +226,7 @@ export class Controller {
     void this.rootCause.load().then(() => this.focusRootCauseAtStart());
     this.rules.runShown();
     this.deviceFacets.runShown();
-    this.timeline.show(0);
+    this.timeline.show(restore?.run === run ? (restore.timeline ?? 0) : 0);
     this.loadAfterFirstPaint();
     if (restore?.run === run && restore.focus) {
       // a permalink's focus with its facets: both as they were (the list is not scrolled to a row it cannot place)
@@ -235,6 +245,7 @@ export class Controller {
         alert: s.alertIndex,
         ...(s.mutes.length ? { mutes: s.mutes } : {}),
         ...facetsOf(s.geFilters),
+        ...(s.timeline.begin ? { timeline: s.timeline.begin } : {}),
       },
       push,
     );
