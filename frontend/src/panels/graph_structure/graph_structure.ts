@@ -4,6 +4,7 @@
  * an input TensorFlow did not trace says so instead of highlighting nothing. For an eager execution it shows the
  * execution's op, inputs and outputs.
  */
+import { graphKind } from '../../widgets/graph_names.ts';
 import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type {
@@ -32,7 +33,7 @@ const KEPT_CHOICES = 32;
  * name in the dump; its UUID says nothing to a person), else a short id. */
 export function graphLabel(chain: GraphRef[], graphId: string): string {
   const named = chain.filter((g) => g.name);
-  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (tf.function)`;
+  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (${graphKind(named.at(-1)!.name)})`;
   return `in graph ${graphId.slice(0, 8)}…`;
 }
 
