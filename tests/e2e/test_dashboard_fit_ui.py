@@ -259,3 +259,30 @@ def test_small_window_card_shows_op_line_and_input_health_and_source_fills(brows
             assert_no_console_errors(page)
     finally:
         context.close()
+
+
+# The panel (its data-testid) holding the focused element, or what it is when outside any panel.
+_FOCUSED_PANEL_JS = """
+() => {
+  const a = document.activeElement;
+  if (!a || a === document.body) return 'body';
+  const panel = a.closest('[data-testid^=panel-]');
+  return panel ? panel.dataset.testid : (a.dataset.testid || a.tagName);
+}
+"""
+
+
+def test_tab_reaches_every_panel_one_stop_per_list(page, demo_logdir):
+    """From the top, Tab reaches Source Code and Stack Trace within 30 presses: a list is one stop (arrows move
+    inside it), not a stop per row's buttons."""
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        by_testid(frame, "alert-row").first.wait_for(timeout=20_000)
+        frame.locator("body").click(position={"x": 2, "y": 2})
+        seen = []
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            seen.append(frame.evaluate(_FOCUSED_PANEL_JS))
+        assert "panel-source-code" in seen and "panel-stack-trace" in seen, ", ".join(seen)
+        assert seen.count("panel-alerts") <= 8, seen  # its buttons, the card, the list: not two per row
+        assert_no_console_errors(page)

@@ -52,7 +52,7 @@ export class Controller {
   private readonly poll: RunsPoll;
   /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
   private firstPaintOver = false;
-  /** The run whose root cause was focused when it was shown (focusRootCauseAtStart). */
+  /** The run whose root cause was focused when it was shown (previewRootCauseAtStart). */
   private autoFocused: string | null = null;
   private readonly lists: ListsLoader;
   /** The timeline's window: paging, zoom, a minimap click or dragged range, the panel's width. */
@@ -134,19 +134,19 @@ export class Controller {
     if (!this.firstPaintOver) return;
     void this.timeline.loadMarks();
     void this.sources.loadFiles();
-    this.focusRootCauseAtStart();
+    this.previewRootCauseAtStart();
   }
 
-  /** A run shown without a focus focuses its root cause once the page is drawn, so Source Code and Stack Trace
-   * show its line and stack without a click; once per run shown, never over a focus the user or the URL chose (the
-   * first focus replaces the URL's entry: Back does not step into an empty dashboard). */
-  private focusRootCauseAtStart(): void {
+  /** A run shown without a focus previews its root cause once the page is drawn: Source Code and Stack Trace show
+   * its line and stack without a click (focus_chain.ts previewRootCause: no focus is made, so nothing else moves);
+   * once per run shown, never over a focus the user or the URL chose. */
+  private previewRootCauseAtStart(): void {
     const s = this.store.state;
     const rc = s.rootCause.data;
     if (!this.firstPaintOver || s.run === null || s.focus !== null || this.autoFocused === s.run) return;
     if (rc?.run !== s.run || rc.status !== 'found' || !rc.producer) return;
     this.autoFocused = s.run;
-    void this.focus.focusRootCause(rc.producer);
+    void this.focus.previewRootCause(rc.producer);
   }
 
   private async refreshRuns(): Promise<boolean> {
@@ -223,7 +223,7 @@ export class Controller {
     });
     if (save) this.saveUrl();
     if (run === null) return;
-    void this.rootCause.load().then(() => this.focusRootCauseAtStart());
+    void this.rootCause.load().then(() => this.previewRootCauseAtStart());
     this.rules.runShown();
     this.deviceFacets.runShown();
     this.timeline.show(restore?.run === run ? (restore.timeline ?? 0) : 0);

@@ -254,6 +254,7 @@ function renderAlertRow(
   if (a.function === undefined) {
     const values = el('button', 'tv-open-btn', 'values');
     values.dataset.testid = 'alert-values';
+    values.tabIndex = -1; // the list is one Tab stop (arrows move inside it); these buttons are for the pointer
     values.title = 'Show this tensor in Tensor Values';
     values.addEventListener('click', (e) => {
       e.stopPropagation();
@@ -264,6 +265,7 @@ function renderAlertRow(
   const mute = el('button', 'alert-mute');
   mute.append(muteIcon());
   mute.dataset.testid = 'alert-mute';
+  mute.tabIndex = -1;
   mute.title = 'Mute alerts like this one (with a reason)';
   // the row selects on click: the button's own click must not also focus the alert
   mute.addEventListener('mousedown', (e) => e.stopPropagation());

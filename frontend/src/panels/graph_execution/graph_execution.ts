@@ -160,6 +160,7 @@ export class GraphExecutionPanel {
     const health = el('span', 'ge-health');
     const values = el('button', 'tv-open-btn', 'values');
     values.dataset.testid = 'ge-values';
+    values.tabIndex = -1; // the list is one Tab stop (arrows move inside it)
     values.addEventListener('click', (e) => {
       e.stopPropagation();
       this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
