@@ -72,7 +72,7 @@ button:disabled { opacity: .45; cursor: default; }
 .vl-row.selected:not(.focused) { box-shadow: inset 3px 0 0 var(--accent); }
 .vl-row > span { overflow: hidden; text-overflow: ellipsis; }
 /* Health right after the name: in a narrow pane names truncate and dtype/shape go, never the health counts. */
-.ge-row { display: grid; grid-template-columns: 52px minmax(48px, 1.3fr) minmax(128px, 1.5fr) minmax(0, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); gap: 4px; }
+.ge-row { display: grid; grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); gap: 4px; }
 .ge-device { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--muted); }
 .ge-facet { max-width: 10em; }
 .ge-row .chips { overflow: hidden; }
