@@ -273,6 +273,7 @@ class FakeRun(ColumnarFromPages):
             "value": None,
             "graph_name": "f",
             "graph_chain": ["g2", self.rows[index]["graph_id"]],
+            "call_index": None,
         }
 
     def tensor_record(self, source, index, output=None):

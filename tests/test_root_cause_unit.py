@@ -326,3 +326,15 @@ def test_a_skipped_source_whose_op_is_lost_still_matches_the_schema():
     skip = explain._skip(_LostOpRun(), found, 3, 2)
     assert skip["op_type"] == ""
     assert schema_errors(load_schema(), "RootCauseSkip", skip) == []
+
+
+def test_an_untraced_identity_is_not_called_a_non_float():
+    """TensorFlow's dump callback skips Identity (and the control-flow ops) whatever their dtype: a float32 Identity
+    feeding the producer has no trace, and that says nothing about its values."""
+    from tensorboard_plugin_dbg.analysis.producer_inputs import untraced_reason
+
+    why, harmless = untraced_reason("Identity")
+    assert "TensorFlow does not instrument Identity" in why and not harmless
+    assert "floating-point" not in why
+    why, harmless = untraced_reason("Cast")
+    assert "not a floating-point tensor" in why and harmless

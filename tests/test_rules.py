@@ -142,6 +142,16 @@ def test_mute_moves_the_root_cause(muted):
     assert root_cause.analyze(run)["producer"]["op_name"] == "missing_sentinel/value"  # the unmuted cache is intact
 
 
+def test_the_muted_note_names_only_the_mutes_that_skipped_something():
+    run = run_of("nan_library_const")
+    muted = mutes.parse_json(
+        '[{"op_name": "re:^missing_", "reason": "library constant"}, {"op_type": "Nothing", "reason": "never hit"}]'
+    )
+    after = root_cause.analyze(run, muted)
+    assert after["muted"] == 2 and "(library constant)" in after["message"]
+    assert "never hit" not in after["message"], after["message"]
+
+
 def test_mutes_filter_alerts_and_count_what_they_hide():
     run = run_of("nan_library_const")
     plain = alerts.alerts(run, 0, 100, wait_rules=True)
@@ -241,6 +251,16 @@ def test_health_map_nan_rows_first_and_cells():
     assert detail["op_name"] == "user_sqrt" and detail["health"]["nan"] == 2
     one = health_map.health_map(run, 0, 10, op_name="user_sqrt")
     assert [r["op_name"] for r in one["rows"]] == ["user_sqrt"] and one["total"] == 1
+
+
+def test_health_map_op_filter_matches_name_or_type_in_any_case():
+    run = run_of("nan_library_const")
+    every = health_map.health_map(run, 0, 50, columns=10)["rows"]
+    for needle in ("SQRT", "sentinel", "Const"):
+        got = health_map.health_map(run, 0, 50, columns=10, op_contains=needle)
+        want = [r for r in every if needle.lower() in (r["op_name"] + "\n" + r["op_type"]).lower()]
+        assert 0 < len(want) < len(every)  # the needle picks some ops, not all
+        assert [r["kind"] for r in got["rows"]] == [r["kind"] for r in want] and got["total"] == len(want)
 
 
 def test_health_map_shape_change_and_bins():

@@ -62,6 +62,15 @@ def test_a_calls_rows_are_the_traces_it_wrote(dump):
             assert answer["rows"][got_first["position"]]["index"] == first_bad
 
 
+def test_a_traces_detail_names_the_call_that_ran_it(dump):
+    _path, run, (execs, traces) = dump
+    calls = [i for i, (_w, op_type, _b) in enumerate(execs) if op_type.startswith("__inference_step")]
+    per_call = len(traces) // len(calls)
+    for k in (0, 13, STEPS - 1):
+        for row in (k * per_call, (k + 1) * per_call - 1):  # its first and last trace
+            assert run.graph_execution(row, max_elements=0)["call_index"] == calls[k]
+
+
 def test_the_call_filter_combines_with_the_others(dump):
     _path, run, (execs, _traces) = dump
     call = [i for i, e in enumerate(execs) if e[1].startswith("__inference")][13]  # a step whose log is -inf

@@ -1,14 +1,16 @@
 /** The dashboard's CSS, injected once by render(): light and dark palettes as custom properties. */
 export const CSS = `
 :root, body { margin: 0; height: 100%; }
-body { --bg: #fff; --panel: #fafafa; --fg: #212121; --muted: #757575; --line: #e0e0e0; --head: #f1f3f4;
-  --sel: #fff3c4; --focus: #ffe082; --input: #e3f2fd; --accent: #f57c00; --link: #1565c0;
-  --neginf: #1e63c6; --posinf: #e65100; --nan: #c62828; --ok: #2e7d32; --info: #546e7a; --unknown: #8d6e63;
-  --fn: #7e57c2; --op: #26a69a; --split: #e0e0e0;
+body { --bg: #fff; --panel: #fafafa; --fg: #212121; --muted: #5f6368; --line: #e0e0e0; --head: #f1f3f4;
+  --sel: #fff3c4; --focus: #ffe082; --input: #e3f2fd; --accent: #f57c00; --link: #0d47a1;
+  --neginf: #1e63c6; --posinf: #b84a00; --nan: #b71c1c; --ok: #2e7d32; --info: #546e7a; --unknown: #8d6e63;
+  --fn: #7e57c2; --op: #00796b; --split: #e0e0e0; --chip-fg: #fff;
+  --h-nonfinite: #fde2e0; --h-finite: #e6f4ea; --h-contained: #eee;
   font: 12px/1.35 Roboto, "Segoe UI", Arial, sans-serif; background: var(--bg); color: var(--fg); overflow: hidden; }
 body.dbg-dark { --bg: #202124; --panel: #292a2d; --fg: #e8eaed; --muted: #9aa0a6; --line: #3c4043; --head: #303134;
-  --sel: #4a4220; --focus: #6b5a1e; --input: #17324d; --link: #8ab4f8; --split: #3c4043;
-  --neginf: #64a0ff; --posinf: #ff9e40; --nan: #ff6b6b; --ok: #81c995; --info: #9ab; --unknown: #bcaaa4; }
+  --sel: #4a4220; --focus: #3d3412; --input: #17324d; --chip-fg: #202124;
+  --h-nonfinite: #5c2523; --h-finite: #1f3a27; --h-contained: #333; --link: #8ab4f8; --split: #3c4043;
+  --neginf: #64a0ff; --posinf: #ff9e40; --nan: #ff8a80; --ok: #81c995; --info: #9ab; --unknown: #bcaaa4; --op: #4db6ac; }
 * { box-sizing: border-box; }
 button, input, select { font: inherit; color: inherit; }
 input, select { background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 1px 4px; }
@@ -70,7 +72,7 @@ button:disabled { opacity: .45; cursor: default; }
 .vl-row.selected:not(.focused) { box-shadow: inset 3px 0 0 var(--accent); }
 .vl-row > span { overflow: hidden; text-overflow: ellipsis; }
 /* Health right after the name: in a narrow pane names truncate and dtype/shape go, never the health counts. */
-.ge-row { display: grid; grid-template-columns: 52px minmax(48px, 1.3fr) minmax(128px, 1.5fr) minmax(0, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); gap: 4px; }
+.ge-row { display: grid; grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); gap: 4px; }
 .ge-device { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--muted); }
 .ge-facet { max-width: 10em; }
 .ge-row .chips { overflow: hidden; }
@@ -85,7 +87,7 @@ button:disabled { opacity: .45; cursor: default; }
 .ge-note { padding: 2px 6px; background: var(--sel); font-size: 11px; }
 .focus-back { font-size: 11px; }
 .chips { display: inline-flex; gap: 3px; }
-.chip { border-radius: 8px; padding: 0 6px; font-size: 11px; line-height: 16px; white-space: nowrap; color: #fff; }
+.chip { border-radius: 8px; padding: 0 6px; font-size: 11px; line-height: 16px; white-space: nowrap; color: var(--chip-fg); }
 .chip-neginf { background: var(--neginf); } .chip-posinf { background: var(--posinf); } .chip-nan { background: var(--nan); }
 .chip-bad { background: var(--nan); } .chip-ok { background: transparent; color: var(--ok); border: 1px solid var(--ok); }
 .chip-info { background: transparent; color: var(--info); border: 1px solid var(--info); }
@@ -98,7 +100,10 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .alert-type-row { display: flex; justify-content: space-between; text-align: left; }
 .alert-count { font-weight: 600; color: var(--nan); }
 .alert-row { grid-template-columns: 36px 14px minmax(60px, 2fr) minmax(40px, 1fr) auto 22px; gap: 4px; }
-.alert-mute { padding: 0 2px; font-size: 11px; opacity: 0.5; border: none; background: none; cursor: pointer; }
+.alert-row.finding { grid-template-columns: 36px 14px minmax(50px, 1fr) minmax(80px, 3fr) auto 22px; }
+.alert-evidence { font-size: 11px; }
+.icon { vertical-align: -2px; flex: 0 0 auto; }
+.alert-mute { padding: 0 2px; font-size: 11px; opacity: 0.75; border: none; background: none; cursor: pointer; }
 .alert-row:hover .alert-mute { opacity: 1; }
 .chip-rule { background: #f9a82533; }
 .mutes { margin: 2px 4px; }
@@ -113,6 +118,10 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .health-map-legend { font-size: 11px; padding: 2px 8px; }
 .health-map-scroll { flex: 1 1 0; overflow: auto; padding: 4px 8px; }
 .health-map-canvas { cursor: crosshair; display: block; }
+.health-map.docked { top: 50%; box-shadow: 0 -4px 12px rgba(0,0,0,.25); }
+.health-map-filter { width: 12em; }
+.health-map-tip { position: absolute; z-index: 2; max-width: 320px; white-space: pre-wrap; overflow-wrap: anywhere; pointer-events: none;
+  background: var(--bg); color: var(--fg); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; font-size: 11px; box-shadow: 0 2px 8px rgba(0,0,0,.2); }
 .gs-spark { display: flex; gap: 6px; align-items: center; padding: 2px 6px; font-size: 11px; }
 .health-map[hidden], .mute-form[hidden], .gs-spark[hidden] { display: none; }
 .alert-row[data-role="producer"] .alert-op { font-weight: 700; }
@@ -127,14 +136,19 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .rc-copy { float: right; font-size: 10px; padding: 0 4px; margin-left: 6px; }
 .rc-where-short { display: none; color: var(--link); }
 .alert-unit { font-size: 10px; padding: 0 2px; }
-/* A short Alerts pane: the card is one line (op, graph, file:line); its details are a click away. */
+/* A short Alerts pane: the card keeps what a decision needs — the op and its file:line on one line, then the
+ * output's and each input's health (their chips, without the words) — and leaves the rest a click away. */
 .panel.has-rc .panel-body { container-type: size; }
 @container (max-height: 360px) {
-  .rc-card { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 2px 6px; }
-  .rc-card .rc-line, .rc-card .rc-src, .rc-card.rc-found .rc-msg { display: none; }
-  .rc-card .rc-title { display: inline; margin: 0; }
+  .rc-card { padding: 2px 6px; }
+  .rc-card:not(.rc-found) { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  .rc-card .rc-title { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; margin: 0; }
+  .rc-card .rc-title > .muted, .rc-card .rc-copy { display: none; }
   .rc-card .rc-where-short { display: inline; }
-  .rc-card .rc-copy { float: none; line-height: 14px; }
+  .rc-card .rc-src, .rc-card.rc-found .rc-msg, .rc-card .rc-desc, .rc-card .rc-forward, .rc-card .rc-data,
+  .rc-card .rc-skip, .rc-card .rc-note { display: none; }
+  .rc-card .rc-line { flex-wrap: nowrap; overflow: hidden; white-space: nowrap; }
+  .rc-card:not(.rc-found) .rc-title { display: inline; }
   .rc-card:not(.rc-found) .rc-msg { display: inline; margin-left: 6px; }
 }
 .tensor-detail { margin-top: 6px; font-size: 11px; }
@@ -162,14 +176,15 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .gs-svg { flex: 1; width: 100%; min-height: 180px; cursor: grab; background: var(--bg); }
 .gs-node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1; }
 .gs-node { cursor: pointer; } .gs-node:focus { outline: none; } .gs-node:focus rect { stroke: var(--link); stroke-width: 2; }
-.gs-node.h-nonfinite rect { fill: #fde2e0; stroke: var(--nan); } .gs-node.h-finite rect { fill: #e6f4ea; }
-.gs-node.h-contained rect { fill: #eee; stroke-dasharray: 3 2; } .gs-node.h-untraced rect { stroke-dasharray: 2 2; }
+/* Health fills are theme colours: pale in light, deep in dark, so the names on them keep 4.5:1 in both. */
+.gs-node.h-nonfinite rect { fill: var(--h-nonfinite); stroke: var(--nan); } .gs-node.h-finite rect { fill: var(--h-finite); }
+.gs-node.h-contained rect { fill: var(--h-contained); stroke-dasharray: 3 2; } .gs-node.h-untraced rect { stroke-dasharray: 2 2; }
 .gs-node.on-path rect { stroke: #e8710a; stroke-width: 3; } .gs-node.focused rect { stroke: var(--link); stroke-width: 3; }
 .gs-node-name { font-size: 11px; font-weight: 600; fill: currentColor; } .gs-node-sub { font-size: 10px; fill: var(--muted); }
 .gs-edge-line { fill: none; stroke: var(--muted); stroke-width: 1.2; } .gs-edge-line.cross { stroke-dasharray: 5 3; stroke: #e8710a; }
 .gs-arrowhead { fill: var(--muted); }
 .gs-legend { font-size: 11px; padding: 2px 4px; } .gs-legend-item { padding: 0 4px; margin-right: 4px; border-radius: 3px; }
-.gs-legend-item.h-nonfinite { background: #fde2e0; } .gs-legend-item.h-finite { background: #e6f4ea; } .gs-legend-item.h-contained { background: #eee; }
+.gs-legend-item.h-nonfinite { background: var(--h-nonfinite); } .gs-legend-item.h-finite { background: var(--h-finite); } .gs-legend-item.h-contained { background: var(--h-contained); }
 .rc-note { color: var(--nan); font-size: 11px; } .rc-skip { font-size: 11px; } .rc-which { font-size: 11px; }
 .alert-row[data-role="contained"], .alert-row[data-role="expected"] { color: var(--muted); opacity: 0.8; }
 .role-unknown { color: var(--nan); } .role-contained, .role-expected { color: var(--muted); }
@@ -187,10 +202,12 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .ge-call { display: inline-flex; align-items: center; gap: 2px; padding: 0 4px; border: 1px solid var(--accent); border-radius: 3px; white-space: nowrap; }
 .ge-call[hidden] { display: none; }
 .ge-call-close { border: none; background: none; padding: 0 2px; cursor: pointer; }
-.tl-box.fn { background: var(--fn); } .tl-box.op { background: var(--op); }
+.tl-box.fn { background: var(--fn); } .tl-box.op { background: var(--op); color: var(--chip-fg); }
 .tl-box.alert { border-color: var(--nan); box-shadow: 0 0 0 1px var(--nan); }
 .tl-box.alert::after { content: ''; position: relative; }
 .tl-box.selected { outline: 2px solid var(--accent); outline-offset: 1px; }
+.tl-after { position: absolute; right: 4px; top: 0; font-size: 10px; line-height: 12px; color: var(--fg); background: var(--bg); padding: 0 3px; pointer-events: none; }
+.tl-box.ran-focus { outline: 2px dashed var(--link); outline-offset: 1px; }
 .tl-range { color: var(--muted); white-space: nowrap; }
 .tl-detail { padding: 2px 8px; overflow: auto; flex: 1 1 0; }
 .tl-detail-head { font-weight: 600; }
@@ -219,7 +236,7 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .cm-ops-marker { font: 600 10px/14px Menlo, Consolas, monospace; min-width: 22px; padding: 0 3px; margin: 0; border: 1px solid var(--op);
   border-radius: 7px; background: var(--bg); color: var(--op); cursor: pointer; }
 .cm-ops-marker.through { border-style: dashed; }
-.cm-ops-marker.nonfinite { background: var(--nan); border-color: var(--nan); color: #fff; }
+.cm-ops-marker.nonfinite { background: var(--nan); border-color: var(--nan); color: var(--chip-fg); }
 .cm-ops-marker:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
 .line-ops-pop { position: absolute; z-index: 10; min-width: 280px; max-width: min(560px, 95%); max-height: 60%; display: flex;
   flex-direction: column; background: var(--panel); border: 1px solid var(--line); border-radius: 4px; box-shadow: 0 4px 16px rgba(0,0,0,.25); }

@@ -230,6 +230,7 @@ export class FakeApi implements Api {
       value: null,
       graph_name: 'train_step',
       graph_chain: ['g1'],
+      call_index: index >= 5 && index < 10 ? 4 : null, // every call ran traces 5..9
     };
   }
   async graph(): Promise<never> {

@@ -156,6 +156,8 @@ test('zeros flowing into log / division and negatives into sqrt / log stand out'
   assert.deepEqual(warn(softmax, 'Reciprocal'), ['0×300']);
   assert.deepEqual(warn(softmax, 'Rsqrt'), ['0×300']);
   assert.deepEqual(warn(softmax, 'Relu'), []);
+  assert.deepEqual(warn(softmax, 'SqrtGrad', 0), ['0×300']); // the gradient of sqrt divides by its output
+  assert.deepEqual(warn(softmax, 'SqrtGrad', 1), []);
   const negs = { ...softmax, neg: 4, zero: 0, pos: 996 };
   assert.deepEqual(warn(negs, 'Sqrt'), ['−×4']);
   assert.deepEqual(warn(negs, 'Log'), ['−×4']);
@@ -203,4 +205,45 @@ test('the detail pane lists every count the mode records, and the mode', () => {
     'counts: not recorded by CURT_HEALTH',
   ]);
   assert.deepEqual(rows(null), ['mode: unknown']);
+});
+
+test('chips that do not fit: non-finite counts always, others as fit, the rest in a "+N" chip', async () => {
+  const { fitChips } = await import('../src/widgets/chip_fit.ts');
+  const measure = (t: string) => t.length * 6; // 6 px a character
+  const h = {
+    mode: 'FULL_HEALTH',
+    tensor_id: 1,
+    size: 700,
+    neg_inf: 0,
+    pos_inf: 0,
+    nan: 634,
+    neg: 66,
+    zero: 634,
+    pos: 0,
+  };
+  const chips = healthChips(h);
+  assert.deepEqual(
+    chips.map((c) => c.text),
+    ['NaN 634', '−×66', '0×634'],
+  );
+  const texts = (w: number | null) => {
+    const fit = fitChips(chips, w, measure);
+    return [...fit.shown.map((c) => c.text), ...(fit.more ? [fit.more.text] : [])];
+  };
+  assert.deepEqual(texts(null), ['NaN 634', '−×66', '0×634']); // width not known yet: everything
+  assert.deepEqual(texts(500), ['NaN 634', '−×66', '0×634']);
+  assert.deepEqual(texts(56 + 3 + 38 + 3 + 26), ['NaN 634', '−×66', '+1']); // NaN, −×66, then room for "+1" only
+  assert.deepEqual(texts(60), ['NaN 634', '+2']); // too narrow for any other: the non-finite count stays
+  assert.deepEqual(texts(10), ['NaN 634', '+2']); // even narrower than the NaN chip: it is never dropped
+  const more = fitChips(chips, 60, measure).more!;
+  assert.match(more.title, /−×66: 66 negative elements/);
+  assert.match(more.title, /0×634: 634 zeros/);
+  // Every chip width the fit promises stays within the width (when the must-show chips fit at all).
+  for (let w = 56 + 3 + 26; w < 200; w++) {
+    // from the width of "NaN 634" + "+2": the fit never overflows
+    const fit = fitChips(chips, w, measure);
+    const all = [...fit.shown, ...(fit.more ? [fit.more] : [])];
+    const used = all.reduce((sum, c, i) => sum + measure(c.text) + 14 + (i ? 3 : 0), 0);
+    assert.ok(used <= w, `width ${w}: ${used}`);
+  }
 });

@@ -248,3 +248,27 @@ test('n then p pressed fast: p starts from where n went', async () => {
   await settle();
   assert.equal(store.state.alertIndex, 0, 'p from the first alert stays on it, not the last alert');
 });
+
+test('a permalink keeps the opened call and the timeline window', async () => {
+  const state = {
+    run: 'a',
+    focus: { kind: 'graph_execution' as const, index: 7 },
+    alert: null,
+    call: 4,
+    timeline: 120,
+  };
+  const text = encodeUrlState(state);
+  assert.match(text, /call=4/);
+  assert.match(text, /tl=120/);
+  assert.deepEqual(decodeUrlState(text), state);
+  assert.deepEqual(decodeUrlState('run=a&call=-1&tl=x'), { run: 'a', focus: null, alert: null }); // malformed: ignored
+  const url = memUrl({ run: 'a', focus: { kind: 'graph_execution', index: 7 }, alert: null, call: 4 });
+  const { store, api } = await startController(url);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(store.state.geFilters.call, 4);
+  assert.ok(
+    api.calls.some((c) => c.startsWith('graph_executions a') && c.endsWith('call 4')),
+    api.calls.join('\n'),
+  );
+  assert.equal(url.value.call, 4, 'the URL still holds the call');
+});

@@ -39,3 +39,11 @@ test('the op type filter typed while a call is open keeps the call', async () =>
   assert.equal(store.state.geFilters.call, 4);
   assert.ok(store.state.openedCall !== null);
 });
+
+test('the minimap says when alerts come after the last execution record', async () => {
+  const { afterLastText } = await import('../src/panels/timeline/minimap.ts');
+  assert.equal(afterLastText(null), '');
+  assert.equal(afterLastText({ alerts: 5, after_last: 0 }), '');
+  assert.match(afterLastText({ alerts: 3, after_last: 3 }), /every alert \(3 alerts\) comes after the last execution/);
+  assert.equal(afterLastText({ alerts: 10, after_last: 1 }), '+ 1 alert after the last execution record');
+});

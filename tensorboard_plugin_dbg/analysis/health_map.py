@@ -63,14 +63,20 @@ def health_map(
     step_end: int | None = None,
     graph_id: str | None = None,
     op_name: str | None = None,
+    op_contains: str | None = None,
 ) -> wire.HealthMapResponseBody:
-    """Rows [begin, end) (or only the op `graph_id`/`op_name`'s slots), steps [step_begin, step_end) in at most
-    `columns` bins."""
+    """Rows [begin, end) (or only the op `graph_id`/`op_name`'s slots; or only ops whose name or type holds
+    `op_contains`, case-insensitive), steps [step_begin, step_end) in at most `columns` bins."""
     kinds_order, nf_rows, nf_kinds = _row_order(run)
     kinds, graphs, names, types = kind_table(run)
     if op_name is not None:
         kinds_order = np.array(
             [k for k in kinds_order.tolist() if names[k] == op_name and graph_id in (None, graphs[k])], np.int64
+        )
+    if op_contains:
+        needle = op_contains.lower()
+        kinds_order = np.array(
+            [k for k in kinds_order.tolist() if needle in names[k].lower() or needle in types[k].lower()], np.int64
         )
     order, starts = run.kind_rows()
     lengths = np.diff(starts)

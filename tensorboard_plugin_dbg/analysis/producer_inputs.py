@@ -85,9 +85,26 @@ def graph_input(
         entry["linked"] = link["flag"] is not None
         entry["description"] = f"{name} — {link['why']}"
     else:
-        entry["description"] = f"{name} — not traced by TensorFlow (not a floating-point tensor, so not NaN/∞)"
-        entry["linked"] = True
+        why, harmless = untraced_reason(op_type)
+        entry["description"] = f"{name} — {why}"
+        entry["linked"] = harmless
     return entry
+
+
+# Op types TensorFlow's dump callback never instruments, whatever their dtype (TF's
+# `op_callbacks_common.OP_CALLBACK_SKIP_OPS`, the graph-side ones): a float32 Identity is not traced either.
+SKIPPED_BY_TF = frozenset(
+    {"Enter", "Exit", "Identity", "If", "LoopCond", "Merge", "NextIteration", "StatelessIf",
+     "StatefulPartitionedCall", "Switch", "While", "RemoteCall"}
+)  # fmt: skip
+
+
+def untraced_reason(op_type: str | None) -> tuple[str, bool]:
+    """(why a graph input has no trace, whether that means it cannot be NaN/∞) for an input that is not a
+    function input and was never traced."""
+    if op_type in SKIPPED_BY_TF:
+        return f"not traced: TensorFlow does not instrument {op_type} ops, so its health cannot be known", False
+    return "not traced by TensorFlow (not a floating-point tensor, so not NaN/∞)", True
 
 
 def eager_input(run: RunQueries, cols: RunColumns, index: int, in_slot: int, tensor_id: int) -> wire.RootCauseInput:

@@ -182,11 +182,11 @@ def analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...] = ()) -> Analysi
 
 def _first_unmuted(
     run: RunQueries, cols: RunColumns, cls: Classification, mutes: tuple[mute_rules.Mute, ...]
-) -> tuple[tuple[str, int] | None, int]:
-    """(the first producer or unknown no mute hides, how many hidden ones came before it), vectorized: the mutes
-    are matched per trace kind and per execution op type, never per alert."""
+) -> tuple[tuple[str, int] | None, int, tuple[mute_rules.Mute, ...]]:
+    """(the first producer or unknown no mute hides, how many hidden ones came before it, the mutes that hid
+    them), vectorized: the mutes are matched per trace kind and per execution op type, never per alert."""
     if not mutes:
-        return cls.first_producer(cols), 0
+        return cls.first_producer(cols), 0, ()
     by_kind, by_exec = mute_rules.nan_masks(run, mutes)
     t = np.flatnonzero(np.isin(cls.trace_role, CANDIDATES))
     e = np.flatnonzero(np.isin(cls.exec_role, CANDIDATES))
@@ -203,12 +203,20 @@ def _first_unmuted(
         picks.append((float(cols.trace_wall[t_ok[0]]), 0, "graph_execution", int(t_ok[0])))
     if len(e_ok):
         picks.append((float(cols.exec_wall[e_ok[0]]), 1, "execution", int(e_ok[0])))
-    if not picks:
-        return None, int(len(t) + len(e))
-    wall, _, source, index = min(picks)
-    before = int(np.count_nonzero(cols.trace_wall[t[t_hidden]] <= wall))
-    before += int(np.count_nonzero(cols.exec_wall[e[e_hidden]] < wall))
-    return (source, index), before
+    t_skipped, e_skipped = t[t_hidden], e[e_hidden]
+    first: tuple[str, int] | None = None
+    if picks:
+        wall, _, source, index = min(picks)
+        first = (source, index)
+        t_skipped = t_skipped[cols.trace_wall[t_skipped] <= wall]
+        e_skipped = e_skipped[cols.exec_wall[e_skipped] < wall]
+    # the mutes that hid a skipped one (a mute that skipped nothing is not named in the note)
+    used = np.zeros(len(mutes), bool)
+    if len(t_skipped):
+        used |= np.asarray(by_kind[:, kinds[t_skipped]].any(axis=1))
+    if len(e_skipped):
+        used |= np.asarray(by_exec[:, types[e_skipped]].any(axis=1))
+    return first, int(len(t_skipped) + len(e_skipped)), tuple(m for m, u in zip(mutes, used) if u)
 
 
 def _muted_note(mutes: tuple[mute_rules.Mute, ...], hidden: int) -> str:
@@ -243,7 +251,7 @@ class _Counts(TypedDict):
 
 def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> Analysis:
     cols, cls, lookup = _classified(run)
-    first, muted = _first_unmuted(run, cols, cls, mutes)
+    first, muted, skipping = _first_unmuted(run, cols, cls, mutes)
     counts: _Counts = {
         "producers": cls.producers,
         "propagators": cls.propagators,
@@ -265,10 +273,10 @@ def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> Analysis:
         if cls.guards is not None and cls.guards.steps:
             message += " " + guards.describe(cls.guards)
         if muted:
-            message = _muted_note(mutes, muted) + " " + message
+            message = _muted_note(skipping, muted) + " " + message
         return _answer("found", message, counts, found, skipped, first_kept)
     if muted:
-        message = _muted_note(mutes, muted) + " No producer is left unmuted: un-mute to see the root cause."
+        message = _muted_note(skipping, muted) + " No producer is left unmuted: un-mute to see the root cause."
         return _answer("clean", message, counts)
     gone = int(np.count_nonzero(cls.exec_traces_gone)) if cls.exec_traces_gone is not None else 0
     if gone:

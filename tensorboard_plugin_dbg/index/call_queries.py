@@ -7,8 +7,12 @@ single trace file's wall times ascend, so the window is a row range found by bin
 the call holds, not what the run holds. Several hosts' trace files (rows not in wall-time order) fall back to one
 masked pass over the run, cached per call.
 
-What a window cannot tell apart: traces another thread wrote meanwhile (e.g. a `tf.data` function running ahead in
-the background). They are listed with the call: the dump records no thread.
+A window also holds traces another thread wrote meanwhile (a `tf.data` map function running ahead in the
+background, e.g. Keras's `Dataset_map_format_example` beside its train function). The dump records no thread, but
+every trace names its graph, and every graph its outer graph (the graph it was traced inside): a call's traces are
+the window's rows of its function's graph and of the graphs traced inside it (nested tf.functions, loop and scan
+bodies), found per trace kind, so the filter costs the kinds, not the rows. When the dump cannot name the call's
+graph, the window is kept whole.
 """
 
 from __future__ import annotations
@@ -73,7 +77,28 @@ class CallQueries:
             rows = np.arange(np.searchsorted(wall, lo, "right"), np.searchsorted(wall, hi, "right"), dtype=np.int64)
         else:
             rows = run.derived.get(f"call_rows:{index}", n, lambda: self._masked(lo, hi, n))
-        return CallRows(index, digest["op_type"], digest["graph_id"], rows)
+        graph_id = digest["graph_id"]
+        if graph_id and len(rows):
+            kinds = run.traces.view("kind", n)[rows]
+            rows = rows[self._kinds_inside(graph_id)[kinds]]
+        return CallRows(index, digest["op_type"], graph_id, rows)
+
+    def _kinds_inside(self, graph_id: str) -> npt.NDArray[np.bool_]:
+        """Per trace kind: whether its graph is `graph_id` or was traced inside it (its outer-graph chain holds
+        it). Cached per (kinds, graphs) count: a graph record read later can only add kinds."""
+        run = self.run
+
+        def build() -> npt.NDArray[np.bool_]:
+            inside: dict[str, bool] = {}
+            codes = list(run.kinds.kinds)
+            wanted = np.zeros(len(codes), bool)
+            for code, (g, _name, _slot, _mode, _dev) in enumerate(codes):
+                if g not in inside:
+                    inside[g] = graph_id in run.graph_chain_ids(g)
+                wanted[code] = inside[g]
+            return wanted
+
+        return run.derived.get(f"call_kinds:{graph_id}", (len(run.kinds), len(run.graphs)), build)
 
     def _masked(self, lo: float, hi: float, n: int) -> np.ndarray:
         wall = self.run.traces.view("wall_time", n)

@@ -293,4 +293,19 @@ class TraceQueries:
             "value": value,
             "graph_name": graph.name if graph else "",
             "graph_chain": run.graph_chain_ids(graph_id),
+            "call_index": self._call_of(float(a["wall_time"][index])),
         }
+
+    def _call_of(self, wall: float) -> int | None:
+        """The execution whose window holds a trace written at `wall`: the first execution record written at or
+        after it (a call's traces precede its record, call_queries.py); None past the last record."""
+        run = self.run
+        n_exec, arrays = run.execs.snapshot()
+
+        def build() -> np.ndarray:  # written in order; a clock that stepped back must not break the search
+            walls = arrays["wall_time"][:n_exec]
+            return np.maximum.accumulate(walls) if n_exec else walls
+
+        ascending = run.derived.get("exec_walls_ascending", n_exec, build)
+        e = int(np.searchsorted(ascending, wall, "left"))
+        return e if e < n_exec else None

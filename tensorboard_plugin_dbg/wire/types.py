@@ -532,6 +532,9 @@ class FirstNan(TypedDict):
 class GraphExecutionDetail(TypedDict):
     """wire.ts `GraphExecutionDetail` (its schema definition carries no description)."""
 
+    # The eager execution (a tf.function call) whose window holds the trace: the first execution record written at or
+    # after it; null past the last record. The timeline scrolls to it and marks it.
+    call_index: float | None
     device_name: str | None
     # Graph ids, outermost first, ending with `graph_id`.
     graph_chain: list[str]

@@ -63,8 +63,8 @@ def test_panel_interactions(page, demo_logdir):
         wait_text(by_testid(frame, "gs-focus-op"), r"^Log")
         screenshot(page, "ui-2-graph-navigation")
 
-        # Filters: op type (whole name, any case), op name contains; the count says "N of M". The type column is
-        # blank where the type equals the name (no "Log Log"); its title holds the type.
+        # Filters: op type (whole name, any case), op name contains; the count says "N of M". The type column shows
+        # the type, also where it equals the name; its title holds the type.
         by_testid(frame, "filter-op-type").fill("log")
         wait_text(by_testid(frame, "ge-count"), r"^6 of 282$")
         types = frame.locator("[data-testid=ge-list] .vl-row .ge-type").evaluate_all("els => els.map(e => e.title)")

@@ -44,8 +44,10 @@ def test_drawn_graph_crosses_the_function_boundary_and_walks(page):
         screenshot(page, "graph-1-drawn-across-functions")
         # Walk: Softmax, then its input stack, then mul — three hops by clicking; Graph Execution follows.
         for name in ("Softmax", "stack", "mul"):
-            by_testid(frame, "gs-fit").click()  # each drawing opens at 1:1 on its focus: fit it all in view
-            _node(frame, f":{name}").first.click()
+            # each drawing opens at 1:1 on its focus, and Fit stops at readable labels (8 hops do not fit the pane):
+            # the node is reached as a keyboard user reaches it, focused and Enter (a node is a button)
+            _node(frame, f":{name}").first.focus()
+            page.keyboard.press("Enter")
             wait_text(by_testid(frame, "gs-focus-op"), rf"^{name}\b")
             wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), rf"\b{name}\b")
             frame.locator(f"[data-testid=gs-node].focused[data-id$=':{name}']").wait_for(timeout=20_000)

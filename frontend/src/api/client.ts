@@ -100,6 +100,8 @@ export interface HealthMapQuery {
   columns: number;
   graphId?: string;
   opName?: string;
+  /** Only ops whose name or type holds this text (case-insensitive). */
+  opContains?: string;
 }
 
 type Params = Record<string, string | number | boolean | undefined | null>;
@@ -242,6 +244,7 @@ export class HttpApi implements Api {
       columns,
       graph_id: q.graphId,
       op_name: q.opName,
+      op_contains: q.opContains || undefined,
     });
   }
   tensor(run: string, t: TensorTarget, slice?: string, bins?: number) {

@@ -33,8 +33,16 @@ import { firstAlertType, followGrowth, type GrowthParts } from './run_growth.ts'
 export type { UrlIO };
 
 /** The device and host facets of filters (or of a URL state), without empty ones. */
-function facetsOf(f: { device?: string; host?: string }): { device?: string; host?: string } {
-  return { ...(f.device ? { device: f.device } : {}), ...(f.host ? { host: f.host } : {}) };
+function facetsOf(f: { device?: string; host?: string; call?: number }): {
+  device?: string;
+  host?: string;
+  call?: number;
+} {
+  return {
+    ...(f.device ? { device: f.device } : {}),
+    ...(f.host ? { host: f.host } : {}),
+    ...(f.call !== undefined ? { call: f.call } : {}),
+  };
 }
 
 export class Controller {
@@ -44,6 +52,8 @@ export class Controller {
   private readonly poll: RunsPoll;
   /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
   private firstPaintOver = false;
+  /** The run whose root cause was focused when it was shown (previewRootCauseAtStart). */
+  private autoFocused: string | null = null;
   private readonly lists: ListsLoader;
   /** The timeline's window: paging, zoom, a minimap click or dragged range, the panel's width. */
   readonly timeline: TimelineLoader;
@@ -82,6 +92,8 @@ export class Controller {
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
+      // the timeline's window is in the URL (replaced, not a history entry): a permalink opens where it was
+      if (s.run !== null && s.run === prev.run && s.timeline.begin !== prev.timeline.begin) this.saveUrl();
     });
     this.rules = new RulesIntents(store, api, {
       saveUrl: () => this.saveUrl(),
@@ -122,6 +134,19 @@ export class Controller {
     if (!this.firstPaintOver) return;
     void this.timeline.loadMarks();
     void this.sources.loadFiles();
+    this.previewRootCauseAtStart();
+  }
+
+  /** A run shown without a focus previews its root cause once the page is drawn: Source Code and Stack Trace show
+   * its line and stack without a click (focus_chain.ts previewRootCause: no focus is made, so nothing else moves);
+   * once per run shown, never over a focus the user or the URL chose. */
+  private previewRootCauseAtStart(): void {
+    const s = this.store.state;
+    const rc = s.rootCause.data;
+    if (!this.firstPaintOver || s.run === null || s.focus !== null || this.autoFocused === s.run) return;
+    if (rc?.run !== s.run || rc.status !== 'found' || !rc.producer) return;
+    this.autoFocused = s.run;
+    void this.focus.previewRootCause(rc.producer);
   }
 
   private async refreshRuns(): Promise<boolean> {
@@ -203,10 +228,10 @@ export class Controller {
     });
     if (save) this.saveUrl();
     if (run === null) return;
-    void this.rootCause.load();
+    void this.rootCause.load().then(() => this.previewRootCauseAtStart());
     this.rules.runShown();
     this.deviceFacets.runShown();
-    this.timeline.show(0);
+    this.timeline.show(restore?.run === run ? (restore.timeline ?? 0) : 0);
     this.loadAfterFirstPaint();
     if (restore?.run === run && restore.focus) {
       // a permalink's focus with its facets: both as they were (the list is not scrolled to a row it cannot place)
@@ -225,6 +250,7 @@ export class Controller {
         alert: s.alertIndex,
         ...(s.mutes.length ? { mutes: s.mutes } : {}),
         ...facetsOf(s.geFilters),
+        ...(s.timeline.begin ? { timeline: s.timeline.begin } : {}),
       },
       push,
     );

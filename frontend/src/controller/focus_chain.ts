@@ -65,6 +65,23 @@ export class FocusChain {
       this.parts.sources.show({ fileIndex: fix.source_index, line: fix.line }, { selectedFrameId: null });
   }
 
+  /** With nothing focused: Source Code and Stack Trace show the root cause's line and creation stack (a preview:
+   * no focus, no list moved, no history entry), so they are not empty until a click. Dropped the moment anything
+   * is focused. */
+  async previewRootCause(p: RootCauseProducer): Promise<void> {
+    const run = this.store.state.run;
+    const idle = () => this.store.state.focus === null && run === this.store.state.run;
+    if (run === null || !idle()) return;
+    try {
+      await this.loadStack(run, p.stack_frame_ids, idle);
+      const fix = fixFrame(p);
+      if (idle() && fix && fix !== p.user_frame && fix.path !== null)
+        this.parts.sources.show({ fileIndex: fix.source_index, line: fix.line }, { selectedFrameId: null });
+    } catch {
+      // a preview only: the panels keep their "select an alert" text
+    }
+  }
+
   focusAlert(alert: Alert): Promise<void> {
     if (alert.source === 'execution') return this.focusExecution(alert.source_index, alert.index);
     return this.focusGraphExecution(alert.source_index, alert.index);
@@ -141,6 +158,7 @@ export class FocusChain {
       const detail = await this.api.graphExecution(run, index);
       if (!live()) return;
       this.store.set({ focusDetail: ready(detail) });
+      if (detail.call_index !== null) this.parts.timeline.reveal(detail.call_index); // the call that ran it
       const op = await this.api.op(run, detail.graph_id, detail.op_name, index);
       if (!live()) return;
       this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });

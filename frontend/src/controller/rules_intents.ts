@@ -81,6 +81,13 @@ export class RulesIntents {
     if (open) void this.loader.loadMap(0);
   }
 
+  /** The health map's rows: only ops whose name or type holds `text` ('' for all), from the first. */
+  filterHealthMap(text: string): void {
+    if (text === this.store.state.healthMapOps) return;
+    this.store.set({ healthMapOps: text });
+    void this.loader.loadMap(0);
+  }
+
   /** Next (dir 1) or previous (-1) page of the health map's rows. */
   pageHealthMap(dir: number): void {
     const m = this.store.state.healthMap.data;

@@ -51,7 +51,8 @@ export class RulesLoader {
     const seq = ++this.mapSeq;
     this.store.set({ healthMap: loading(this.store.state.healthMap) });
     try {
-      const resp = await this.api.healthMap(run, { begin, end: begin + MAP_ROWS, columns: MAP_COLUMNS });
+      const opContains = this.store.state.healthMapOps;
+      const resp = await this.api.healthMap(run, { begin, end: begin + MAP_ROWS, columns: MAP_COLUMNS, opContains });
       if (seq === this.mapSeq && run === this.store.state.run) this.store.set({ healthMap: ready(resp) });
     } catch (e) {
       if (seq === this.mapSeq) this.store.set({ healthMap: failed(e) });

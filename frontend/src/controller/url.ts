@@ -18,6 +18,10 @@ export interface UrlState {
   /** Graph Execution's device and host facets (full names), when set. */
   device?: string;
   host?: string;
+  /** The tf.function call opened in Graph Execution (its execution index). */
+  call?: number;
+  /** The timeline's first execution in view. */
+  timeline?: number;
 }
 
 const PARENT_PARAM = 'dbg';
@@ -30,6 +34,8 @@ export function encodeUrlState(s: UrlState): string {
   if (s.mutes && s.mutes.length) q.set('mutes', JSON.stringify(s.mutes));
   if (s.device) q.set('device', s.device);
   if (s.host) q.set('host', s.host);
+  if (s.call !== undefined) q.set('call', String(s.call));
+  if (s.timeline) q.set('tl', String(s.timeline));
   return q.toString();
 }
 
@@ -49,6 +55,8 @@ export function decodeUrlState(text: string): UrlState {
   // The server checks a facet's name (a malformed one is a 400 the list shows); here only its presence.
   const device = q.get('device') || undefined;
   const host = q.get('host') || undefined;
+  const call = nonNegInt(q.get('call'));
+  const timeline = nonNegInt(q.get('tl'));
   return {
     run: q.get('run'),
     focus,
@@ -56,6 +64,8 @@ export function decodeUrlState(text: string): UrlState {
     ...(mutes ? { mutes } : {}),
     ...(device ? { device } : {}),
     ...(host ? { host } : {}),
+    ...(call !== null ? { call } : {}),
+    ...(timeline ? { timeline } : {}),
   };
 }
 

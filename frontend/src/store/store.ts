@@ -144,6 +144,8 @@ export interface State {
   alertSummary: Loadable<AlertsResponse>;
   /** The health map view (op x step) is open, and its page of rows. */
   healthMapOpen: boolean;
+  /** The health map's op filter (a name or type fragment; '' for every op). */
+  healthMapOps: string;
   healthMap: Loadable<HealthMapResponse>;
   /** The focused op's health across steps (Graph Structure's sparkline). */
   opHealth: Loadable<HealthMapResponse>;
@@ -197,7 +199,7 @@ export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageS
 /** Everything that belongs to one run's view: cleared when another run is selected. */
 export function runViewState(): Omit<
   State,
-  'runs' | 'run' | 'geScroll' | 'mutes' | 'healthMapOpen' | 'graphView' | 'canGoBack'
+  'runs' | 'run' | 'geScroll' | 'mutes' | 'healthMapOpen' | 'healthMapOps' | 'graphView' | 'canGoBack'
 > {
   return {
     alertSummary: idle(),
@@ -239,6 +241,7 @@ export function initialState(): State {
     geScroll: null,
     mutes: [],
     healthMapOpen: false,
+    healthMapOps: '',
     graphView: { mode: 'list', hops: 2 },
     canGoBack: false,
     ...runViewState(),

@@ -6,6 +6,7 @@
  * in a warning style when they flow into an op they break (zeros into log or a division, negatives into sqrt or
  * log): the clue to a log(0) is the zeros of the tensor before it.
  */
+import { chipTextWidth, fitChips } from './chip_fit.ts';
 
 export type ChipKind = 'neginf' | 'posinf' | 'nan' | 'ok' | 'info' | 'unknown' | 'empty' | 'bad' | 'count' | 'warn';
 
@@ -28,6 +29,7 @@ const ZERO_BREAKS: Record<string, number | 'any'> = {
   Reciprocal: 0,
   Inv: 0,
   Rsqrt: 0,
+  SqrtGrad: 0, // dy * 0.5 / y: a zero y (the forward Sqrt's output) divides by zero
   Pow: 'any',
 };
 const NEG_BREAKS: Record<string, number | 'any'> = { Sqrt: 0, Rsqrt: 0, Log: 0, Xlogy: 1, Pow: 0 };
@@ -236,13 +238,17 @@ function detailOf(h: unknown): Array<[string, string]> {
   return rows;
 }
 
-/** A <span class="chips"> holding the chips (text only; titles explain them). */
-export function renderHealth(h: unknown, use?: HealthUse): HTMLSpanElement {
+/** A <span class="chips"> holding the chips (text only; titles explain them); `width`: the px the chips may take
+ * (chip_fit.ts: non-finite chips always, the rest as fit, a "+N" chip for those left out). */
+export function renderHealth(h: unknown, use?: HealthUse, width: number | null = null): HTMLSpanElement {
   const wrap = document.createElement('span');
   wrap.className = 'chips';
-  for (const c of healthChips(h, use)) {
+  const all = healthChips(h, use);
+  const { shown, more } = fitChips(all, width, chipTextWidth);
+  if (more) wrap.title = all.map((c) => `${c.text}: ${c.title}`).join('\n');
+  for (const c of more ? [...shown, more] : shown) {
     const s = document.createElement('span');
-    s.className = `chip chip-${c.kind}`;
+    s.className = `chip chip-${c.kind}${c === more ? ' chip-more' : ''}`;
     s.textContent = c.text;
     s.title = c.title;
     wrap.appendChild(s);

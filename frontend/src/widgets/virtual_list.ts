@@ -51,6 +51,7 @@ export class VirtualList<T> {
     if (opts.testId) this.element.dataset.testid = opts.testId;
     this.scroller = document.createElement('div');
     this.scroller.className = 'vl-scroller';
+    this.scroller.tabIndex = -1; // the list element is the one Tab stop (Chromium makes a scrollable box one too)
     this.layer = document.createElement('div');
     this.layer.className = 'vl-layer';
     this.spacer = document.createElement('div');

@@ -27,7 +27,15 @@ def health_map(run: RunQueries, p: Params) -> wire.HealthMapResponse:
     # a page holds at most MAX_ROWS ops (each with up to `columns` cells): clamped, as the description says
     end = min(p["end"], p["begin"] + health_map_analysis.MAX_ROWS)
     answer = health_map_analysis.health_map(
-        run, p["begin"], end, p["columns"], p["step_begin"], p["step_end"], p["graph_id"], p["op_name"]
+        run,
+        p["begin"],
+        end,
+        p["columns"],
+        p["step_begin"],
+        p["step_end"],
+        p["graph_id"],
+        p["op_name"],
+        p["op_contains"] or None,
     )
     return {"run": run.name, **clamped(answer)}
 
@@ -85,6 +93,7 @@ ROUTES: tuple[RouteSpec, ...] = (
             Param("step_end", "int", "One past the last step (default: the last step)."),
             Param("graph_id", "str", "With op_name: only this graph's op."),
             Param("op_name", "str", "Only this op's output slots (exact name)."),
+            Param("op_contains", "str", "Only ops whose name or type holds this text (case-insensitive)."),
         ),
         health_map,
         "HealthMapResponse",

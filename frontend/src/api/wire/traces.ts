@@ -120,6 +120,9 @@ export interface GraphExecutionDetail extends GraphExecutionRow {
   graph_name: string;
   /** Graph ids, outermost first, ending with `graph_id`. */
   graph_chain: string[];
+  /** The eager execution (a tf.function call) whose window holds the trace: the first execution record written at
+   * or after it; null past the last record. The timeline scrolls to it and marks it. */
+  call_index: number | null;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type { Alert, NoticeCode, TensorHealth } from '../../api/wire.ts';
 import { Panel, el } from '../../widgets/panel.ts';
+import { muteIcon } from '../../widgets/icons.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { healthChips } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
@@ -68,6 +69,7 @@ export class AlertsPanel {
           a,
           (alert) => this.mutes.openForm(alert),
           (alert) => ctl.tensors.open(alertTarget(alert)),
+          ctl.store.state.alertType === null, // the list mixes types: each finding names its rule
         ),
       rowClass: (_i, a) => (a && a.index === this.ctl.store.state.alertIndex ? 'focused' : null),
       onSelect: (_i, a) => a && void this.ctl.focusAlert(a),
@@ -221,6 +223,7 @@ function renderAlertRow(
   a: Alert | undefined,
   onMute: (a: Alert) => void,
   openValues: (a: Alert) => void,
+  mixedTypes: boolean,
 ): void {
   row.classList.add('alert-row');
   if (!a) {
@@ -234,8 +237,13 @@ function renderAlertRow(
   const name = el('span', 'alert-op', a.op_name ?? a.op_type);
   name.title = `${a.op_name ?? '(eager)'} ${a.op_type} · ${a.source} #${a.source_index}`;
   const chips = el('span', 'chips');
+  // a rule's finding says its evidence in the row (where an alert says its op type), whole in the tooltip
+  let detail = el('span', 'alert-type muted', a.op_type);
+  row.classList.toggle('finding', a.evidence !== undefined);
   if (a.evidence !== undefined) {
-    chips.append(el('span', 'chip chip-rule', TYPE_LABEL[a.type] ?? a.type));
+    if (mixedTypes) chips.append(el('span', 'chip chip-rule', TYPE_LABEL[a.type] ?? a.type));
+    detail = el('span', 'alert-evidence', a.evidence);
+    detail.dataset.testid = 'alert-evidence';
     row.title = a.evidence;
   } else
     for (const c of healthChips(alertHealth(a))) {
@@ -246,6 +254,7 @@ function renderAlertRow(
   if (a.function === undefined) {
     const values = el('button', 'tv-open-btn', 'values');
     values.dataset.testid = 'alert-values';
+    values.tabIndex = -1; // the list is one Tab stop (arrows move inside it); these buttons are for the pointer
     values.title = 'Show this tensor in Tensor Values';
     values.addEventListener('click', (e) => {
       e.stopPropagation();
@@ -253,8 +262,10 @@ function renderAlertRow(
     });
     chips.append(values);
   }
-  const mute = el('button', 'alert-mute', '🔇');
+  const mute = el('button', 'alert-mute');
+  mute.append(muteIcon());
   mute.dataset.testid = 'alert-mute';
+  mute.tabIndex = -1;
   mute.title = 'Mute alerts like this one (with a reason)';
   // the row selects on click: the button's own click must not also focus the alert
   mute.addEventListener('mousedown', (e) => e.stopPropagation());
@@ -262,14 +273,7 @@ function renderAlertRow(
     e.stopPropagation();
     onMute(a);
   });
-  row.replaceChildren(
-    el('span', 'alert-idx', String(a.index)),
-    role,
-    name,
-    el('span', 'alert-type muted', a.op_type === a.op_name ? '' : a.op_type),
-    chips,
-    mute,
-  );
+  row.replaceChildren(el('span', 'alert-idx', String(a.index)), role, name, detail, chips, mute);
 }
 
 const ROLE_MARK = { producer: '●', unknown: '◐', propagator: '○', contained: '◌', expected: '◌', none: '·' };

@@ -8,6 +8,7 @@ import type { State } from '../../store/store.ts';
 import type { Alert } from '../../api/wire.ts';
 import { describeMute, muteFor, type MuteScope } from '../../store/mutes.ts';
 import { el } from '../../widgets/panel.ts';
+import { muteIcon } from '../../widgets/icons.ts';
 
 const SCOPES: [MuteScope, string][] = [
   ['op_name', 'this op name'],
@@ -72,7 +73,9 @@ export class MutesBar {
         off.title = 'Un-mute';
         off.addEventListener('click', () => this.ctl.rules.removeMute(i));
         chip.title = m.reason ? `Reason: ${m.reason}` : 'No reason given';
-        chip.append(el('span', 'mute-desc', `🔇 ${describeMute(m)}`), count, el('span', 'muted', m.reason), off);
+        const desc = el('span', 'mute-desc', ` ${describeMute(m)}`);
+        desc.prepend(muteIcon());
+        chip.append(desc, count, el('span', 'muted', m.reason), off);
         return chip;
       }),
     );

@@ -13,12 +13,15 @@ import { jumpError } from '../../store/focus_math.ts';
 import { Panel, el } from '../../widgets/panel.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { dtypeShape, renderHealth } from '../../widgets/health.ts';
+import { chipTextWidth } from '../../widgets/chip_fit.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { shortDevice } from '../../widgets/devices.ts';
 import { FacetSelect } from './facet_select.ts';
 
 export const ROW_HEIGHT = 24;
+/** The "values" button beside the chips, less its text: padding, border, margin and the chips' gap. */
+const VALUES_PAD = 16;
 
 export class GraphExecutionPanel {
   readonly panel = new Panel('Graph Execution', 'panel-graph-execution');
@@ -40,6 +43,9 @@ export class GraphExecutionPanel {
   private pendingScroll: number | null = null;
   /** The first page of a newly selected run is still to be drawn (readiness). */
   private readyPending = false;
+  /** The px the health chips may take in a row (the health column less its "values" button), from a
+   * ResizeObserver on the header's cell: rows are fitted while drawn, reading no layout (chip_fit.ts). */
+  private chipsWidth: number | null = null;
 
   constructor(
     private readonly ctl: Controller,
@@ -61,11 +67,22 @@ export class GraphExecutionPanel {
     const head = el('div', 'ge-row ge-head');
     for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape', 'device'])
       head.append(el('span', '', t));
+    this.watchHealthColumn(head.children[2] as HTMLElement);
     this.note.dataset.testid = 'ge-note';
     this.note.hidden = true;
     this.jumpMsg.hidden = true;
     this.panel.body.append(this.note, head, this.list.element);
     ctl.store.subscribe((s, prev) => this.update(s, prev));
+  }
+
+  private watchHealthColumn(cell: HTMLElement): void {
+    if (typeof ResizeObserver === 'undefined') return;
+    new ResizeObserver(([entry]) => {
+      const width = Math.floor((entry?.contentRect.width ?? 0) - chipTextWidth('values') - VALUES_PAD);
+      if (width === this.chipsWidth) return;
+      this.chipsWidth = width > 0 ? width : null;
+      this.list.draw();
+    }).observe(cell);
   }
 
   private buildTools(): void {
@@ -137,17 +154,18 @@ export class GraphExecutionPanel {
     const name = el('span', 'ge-op', item.op_name);
     name.title = `${item.op_name}${item.op_type && item.op_type !== item.op_name ? ` (${item.op_type})` : ''}`;
     row.dataset.geIndex = String(item.index);
-    // The op type only where it differs from the name (no "Log Log").
-    const type = el('span', 'ge-type', item.op_type === item.op_name ? '' : (item.op_type ?? '?'));
+    // The op type always: a blank cell reads as "no type" (a name equal to its type is common: Log, MatMul).
+    const type = el('span', 'ge-type', item.op_type ?? '?');
     type.title = item.op_type ?? 'op not in the graphs file';
     const health = el('span', 'ge-health');
     const values = el('button', 'tv-open-btn', 'values');
     values.dataset.testid = 'ge-values';
+    values.tabIndex = -1; // the list is one Tab stop (arrows move inside it)
     values.addEventListener('click', (e) => {
       e.stopPropagation();
       this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
     });
-    health.append(renderHealth(item.health), values);
+    health.append(renderHealth(item.health, undefined, this.chipsWidth), values);
     const device = el('span', 'ge-device', item.device_name ? shortDevice(item.device_name) : '');
     device.title = item.device_name ? `${item.device_name} on ${item.host}` : `no device recorded (host ${item.host})`;
     row.replaceChildren(

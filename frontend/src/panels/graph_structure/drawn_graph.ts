@@ -33,6 +33,17 @@ export interface DrawnGraphIntents {
 
 type View = { x: number; y: number; w: number; h: number };
 
+/** The smallest zoom: the drawing's 10 px labels are never drawn below 9 px (past it, Fit and the wheel stop, and
+ * the rest of a big neighbourhood is reached by panning or in the maximised panel). */
+export const MIN_SCALE = 0.9;
+
+/** The viewBox of an svg of `size` px centred on (cx, cy) at `scale` screen px per drawing unit. */
+function viewAt(cx: number, cy: number, size: { w: number; h: number }, scale: number): View {
+  const w = size.w / scale;
+  const h = size.h / scale;
+  return { x: cx - w / 2, y: cy - h / 2, w, h };
+}
+
 /** What dagre is asked: the drawn items (leaves), the expanded scopes (clusters) and the merged edges. */
 export function layoutRequest(d: DrawnGraph): LayoutRequest {
   return {
@@ -51,6 +62,13 @@ export class DrawnGraphView {
   private readonly root = svg('svg', { class: 'gs-svg', role: 'group' });
   private readonly content = svg('g', { class: 'gs-content' });
   private readonly status = el('div', 'gs-layout-status', 'laying out…');
+  private readonly panHint = el(
+    'div',
+    'gs-pan-hint',
+    'Zoomed out as far as labels stay readable: drag to pan, or ⤢ Maximise',
+  );
+  /** The svg's size in px, from a ResizeObserver (the maximised panel resizes it: the scale and centre stay). */
+  private size = { w: 0, h: 0 };
   private readonly tree: ScopeTree;
   private readonly defaults: Set<string>;
   private readonly badged: ReturnType<typeof deviceBadges>;
@@ -74,7 +92,10 @@ export class DrawnGraphView {
     this.badged = deviceBadges(n.nodes, focusId);
     this.root.append(arrowDefs(), this.content);
     attachPanZoom(this.root, this.view, () => this.apply());
-    this.element.append(this.tools(), this.status, this.root, legend(n, this.tree.groups.length > 0));
+    this.panHint.dataset.testid = 'gs-pan-hint';
+    this.panHint.hidden = true;
+    this.element.append(this.tools(), this.status, this.panHint, this.root, legend(n, this.tree.groups.length > 0));
+    new ResizeObserver(() => this.resized()).observe(this.root);
     this.element.dataset.groups = String(this.tree.groups.length);
     this.relayout(null);
   }
@@ -92,12 +113,37 @@ export class DrawnGraphView {
       button('gs-expand-all', 'Expand all', 'Open every name scope', () => this.setAll(false));
       button('gs-collapse-all', 'Collapse all', 'Close every name scope', () => this.setAll(true));
     }
-    button('gs-fit', 'Fit', 'Show the whole neighbourhood', () => {
-      this.centred = true;
-      Object.assign(this.view, { x: 0, y: 0, ...this.extent });
-      this.apply();
-    });
+    button('gs-fit', 'Fit', 'Show the whole neighbourhood (as far as its labels stay readable)', () => this.fit());
     return box;
+  }
+
+  /** The whole drawing, or, where it would need labels below MIN_SCALE, the part around the focused op at it. */
+  private fit(): void {
+    this.centred = true;
+    const { w, h } = this.size;
+    const whole = w && h ? Math.min(w / this.extent.w, h / this.extent.h) : 1;
+    if (!w || !h || whole >= MIN_SCALE) {
+      Object.assign(this.view, { x: 0, y: 0, ...this.extent });
+      this.panHint.hidden = true;
+    } else {
+      const at = this.placed?.boxes[this.focusId];
+      const [cx, cy] = at ? [at.x, at.y] : [this.extent.w / 2, this.extent.h / 2];
+      Object.assign(this.view, viewAt(cx, cy, this.size, MIN_SCALE));
+      this.panHint.hidden = false;
+    }
+    this.apply();
+  }
+
+  /** The svg changed size: the same scale and centre in the new size. */
+  private resized(): void {
+    const w = this.root.clientWidth;
+    const h = this.root.clientHeight;
+    const old = this.size;
+    this.size = { w, h };
+    if (!w || !h || !old.w || !old.h || !this.centred) return;
+    const scale = Math.min(old.w / this.view.w, old.h / this.view.h);
+    Object.assign(this.view, viewAt(this.view.x + this.view.w / 2, this.view.y + this.view.h / 2, this.size, scale));
+    this.apply();
   }
 
   private setAll(collapsed: boolean): void {
@@ -154,7 +200,8 @@ export class DrawnGraphView {
           this.intents.focusExecution(node.execution_index);
         else if (node.graph_id && node.op_name) this.intents.focusOp(node.graph_id, node.op_name);
       };
-      parts.push(opNode(node, at, { focused: node.id === this.focusId, badge: this.badged(node), activate }));
+      const scope = item.parent ? (this.tree.byId.get(item.parent)?.path ?? null) : null;
+      parts.push(opNode(node, at, { focused: node.id === this.focusId, badge: this.badged(node), activate, scope }));
     }
     // keyboard focus survives a toggle: the header or node that was focused has the same id after it
     const focused = (document.activeElement as Element | null)?.closest?.('[data-id]')?.getAttribute('data-id');
@@ -205,8 +252,11 @@ function attachPanZoom(root: SVGSVGElement, view: View, apply: () => void) {
     'wheel',
     (e) => {
       e.preventDefault();
-      const k = e.deltaY > 0 ? 1.15 : 1 / 1.15;
       const rect = root.getBoundingClientRect();
+      // zooming out stops where the labels would go below MIN_SCALE ("meet": the smaller ratio is the scale)
+      const most = Math.min(rect.width / MIN_SCALE / view.w, rect.height / MIN_SCALE / view.h);
+      const k = e.deltaY > 0 ? Math.max(1, Math.min(1.15, most)) : 1 / 1.15;
+      if (k === 1) return;
       const fx = rect.width ? (e.clientX - rect.left) / rect.width : 0.5;
       const fy = rect.height ? (e.clientY - rect.top) / rect.height : 0.5;
       view.x += view.w * fx * (1 - k);

@@ -7,12 +7,15 @@ import type { NeighborhoodNode, NeighborhoodResponse } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
 import type { Box } from './layout.ts';
 import { healthClass, type CollapsedGroup, type DrawnEdge, type ScopeGroup } from './scopes.ts';
+import { DEVICE_FONT, fitLabel, measureText, NAME_FONT, SCOPE_FONT, SUB_FONT, withinScope } from './label_fit.ts';
 
 const SVG = 'http://www.w3.org/2000/svg';
 export const NODE_W = 150;
 export const NODE_H = 38;
 /** The band at the top of a scope's box that holds its header (dagre leaves ~17 px above a cluster's first rank). */
 const HEAD_H = 15;
+/** A node's text inset from its left edge and the room kept right of it. */
+const PAD = 6;
 
 export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) {
   const node = document.createElementNS(SVG, tag);
@@ -57,24 +60,39 @@ export function deviceBadges(nodes: NeighborhoodNode[], focusId: string): (node:
   return (n) => !!n.device && (counts.size > 1 || n.device !== reference);
 }
 
+const badgeWidth = (device: string) => Math.ceil(measureText(shortDevice(device), DEVICE_FONT)) + 6;
+
 function badge(device: string): SVGGElement {
   const short = shortDevice(device);
-  const w = 6 * short.length + 6;
+  const w = badgeWidth(device);
   const g = svg('g', { class: 'gs-device', transform: `translate(${NODE_W - w - 2},2)` });
   g.dataset.testid = 'gs-device';
   const tip = svg('title');
   tip.textContent = device;
-  g.append(tip, svg('rect', { width: w, height: 12, rx: 2 }), text('gs-device-text', 3, 9.5, short));
+  g.append(tip, svg('rect', { width: w, height: 13, rx: 2 }), text('gs-device-text', 3, 10, short));
   return g;
 }
 
-function opLabel(n: NeighborhoodNode): [string, string] {
+/** The node's two lines, cut to the node's width (the name to what the device badge leaves). `scope`: the path of
+ * the scope box it is drawn in (its name is shown without it). */
+function opLabel(n: NeighborhoodNode, scope: string | null, badged: boolean): [string, string] {
+  const nameRoom = NODE_W - 2 * PAD - (badged && n.device ? badgeWidth(n.device) + 4 : 0);
+  const subRoom = NODE_W - 2 * PAD;
   if (n.kind === 'execution')
-    return [`${n.op_type}`, `eager call #${n.execution_index ?? '?'} → out ${n.output_slot ?? 0}`];
-  const name = n.op_name ?? n.op_type;
-  const short = name.length > 22 ? '…' + name.slice(-21) : name;
+    return [
+      fitLabel(n.op_type, nameRoom, NAME_FONT, measureText, 'start'),
+      fitLabel(
+        `eager call #${n.execution_index ?? '?'} → out ${n.output_slot ?? 0}`,
+        subRoom,
+        SUB_FONT,
+        measureText,
+        'start',
+      ),
+    ];
+  const name = withinScope(n.op_name ?? n.op_type, scope);
   const more = n.more_up + n.more_down ? ` · +${n.more_up + n.more_down} more` : '';
-  return [short, `${n.op_type}${more}`];
+  const type = fitLabel(n.op_type, subRoom - measureText(more, SUB_FONT), SUB_FONT, measureText, 'start');
+  return [fitLabel(name, nameRoom, NAME_FONT, measureText, 'end'), `${type}${more}`];
 }
 
 const topLeft = (at: Box) => `translate(${at.x - at.width / 2},${at.y - at.height / 2})`;
@@ -82,9 +100,9 @@ const topLeft = (at: Box) => `translate(${at.x - at.width / 2},${at.y - at.heigh
 export function opNode(
   node: NeighborhoodNode,
   at: Box,
-  opts: { focused: boolean; badge: boolean; activate: () => void },
+  opts: { focused: boolean; badge: boolean; activate: () => void; scope: string | null },
 ): SVGGElement {
-  const [title, sub] = opLabel(node);
+  const [title, sub] = opLabel(node, opts.scope, opts.badge);
   const health = healthClass(node);
   const group = svg('g', {
     class: `gs-node h-${health}${node.on_path ? ' on-path' : ''}${opts.focused ? ' focused' : ''}`,
@@ -102,8 +120,8 @@ export function opNode(
   group.append(
     tip,
     svg('rect', { width: NODE_W, height: NODE_H, rx: 4 }),
-    text('gs-node-name', 6, 15, title),
-    text('gs-node-sub', 6, 30, sub),
+    text('gs-node-name', PAD, 15, title),
+    text('gs-node-sub', PAD, 30, sub),
   );
   if (opts.badge && node.device) group.append(badge(node.device));
   return group;
@@ -125,7 +143,7 @@ export function collapsedNode(c: CollapsedGroup, at: Box, expand: () => void): S
   asButton(g, `scope ${c.group.path}, ${c.count} ops, ${c.health}${bad}: expand`, expand);
   const tip = svg('title');
   tip.textContent = `${c.group.path} (${c.count} ops${bad})${c.devices.length ? '\non ' + c.devices.join(', ') : ''}`;
-  const label = c.group.label.length > 21 ? '…' + c.group.label.slice(-20) : c.group.label;
+  const label = fitLabel(c.group.label, NODE_W - 2 * PAD - measureText('▸ ', NAME_FONT), NAME_FONT, measureText, 'end');
   g.append(
     tip,
     // a second outline behind the node's own: a stack of ops
@@ -150,7 +168,9 @@ export function scopeBox(group: ScopeGroup, at: Box, collapse: () => void): SVGG
   asButton(head, `scope ${group.path}, ${group.members.length} ops: collapse`, collapse);
   const tip = svg('title');
   tip.textContent = `${group.path}: ${group.members.length} ops (click to collapse)`;
-  const label = `▾ ${group.label} · ${group.members.length}`;
+  const count = ` · ${group.members.length}`;
+  const room = at.width - 10 - measureText(`▾ ${count}`, SCOPE_FONT);
+  const label = `▾ ${fitLabel(group.label, room, SCOPE_FONT, measureText, 'end')}${count}`;
   head.append(tip, svg('rect', { width: at.width, height: HEAD_H, rx: 4 }), text('gs-group-label', 5, 11, label));
   g.append(svg('rect', { class: 'gs-group-box', width: at.width, height: at.height, rx: 5 }), head);
   return g;

@@ -4,6 +4,7 @@
  * an input TensorFlow did not trace says so instead of highlighting nothing. For an eager execution it shows the
  * execution's op, inputs and outputs.
  */
+import { graphKind } from '../../widgets/graph_names.ts';
 import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type {
@@ -22,6 +23,7 @@ import { drawCells, prepareCanvas } from '../../widgets/health_cells.ts';
 import { renderTensorDetail } from '../../widgets/tensor_detail.ts';
 import { nearestBefore } from '../../store/focus_math.ts';
 import { DrawnGraphView } from './drawn_graph.ts';
+import { maximiseButton } from './maximise.ts';
 import { LayoutClient } from './layout_client.ts';
 
 /** How many neighbourhoods' scope choices the panel remembers (Back and forth over a walk finds them again). */
@@ -31,7 +33,7 @@ const KEPT_CHOICES = 32;
  * name in the dump; its UUID says nothing to a person), else a short id. */
 export function graphLabel(chain: GraphRef[], graphId: string): string {
   const named = chain.filter((g) => g.name);
-  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (tf.function)`;
+  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (${graphKind(named.at(-1)!.name)})`;
   return `in graph ${graphId.slice(0, 8)}…`;
 }
 
@@ -78,6 +80,7 @@ export class GraphStructurePanel {
   private toolbar = el('div', 'gs-toolbar');
   private modeButton = el('button', 'gs-mode');
   private hopsInput = el('input', 'gs-hops');
+  private maximise = maximiseButton(this.panel.element);
   private drawn: { data: NeighborhoodResponse; focusId: string; node: HTMLElement } | null = null;
   /** One layout worker for the panel's drawings (a newer drawing's layout makes an older one's stale). */
   private readonly layouts = new LayoutClient();
@@ -152,7 +155,7 @@ export class GraphStructurePanel {
     Object.assign(this.hopsInput, { type: 'number', min: '1', max: '8', title: 'hops around the op' });
     this.hopsInput.dataset.testid = 'gs-hops';
     this.hopsInput.addEventListener('change', () => this.ctl.setGraphView({ hops: Number(this.hopsInput.value) }));
-    this.toolbar.append(this.modeButton, el('span', 'muted', ' hops '), this.hopsInput);
+    this.toolbar.append(this.modeButton, el('span', 'muted', ' hops '), this.hopsInput, this.maximise);
   }
 
   private opButton(graphId: string, name: string, op: OpSummary | null, testid: string): HTMLElement {
@@ -189,6 +192,7 @@ export class GraphStructurePanel {
     this.modeButton.textContent = view.mode === 'drawn' ? 'List' : 'Draw graph';
     this.hopsInput.value = String(view.hops);
     this.hopsInput.hidden = view.mode !== 'drawn';
+    this.maximise.hidden = view.mode !== 'drawn';
     if (op.data && view.mode === 'drawn') return this.renderDrawn(s, `${op.data.graph_id}:${op.data.op_name}`);
     if (op.data) this.renderOp(op.data, s);
     const d = s.focusDetail.data;

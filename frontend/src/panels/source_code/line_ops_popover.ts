@@ -4,6 +4,7 @@
  * on it) focuses it; "more" fetches the next page; Esc or × closes. Renders `State.lineOps` only; the panel places it
  * beside the line.
  */
+import { graphKind, graphLabels } from '../../widgets/graph_names.ts';
 import type { Controller } from '../../controller/controller.ts';
 import type { LineOpsView } from '../../store/store.ts';
 import type { LineOp } from '../../api/wire.ts';
@@ -78,7 +79,8 @@ export class LineOpsPopover {
 
   private drawRows(view: LineOpsView): void {
     const data = view.list.data;
-    this.list.replaceChildren(...(data?.rows ?? []).map((op) => this.row(op)));
+    const labels = graphLabels(data?.rows ?? []);
+    this.list.replaceChildren(...(data?.rows ?? []).map((op) => this.row(op, labels.get(op.graph_id) ?? op.graph_id)));
     const parts: HTMLElement[] = [];
     if (view.list.status === 'loading') parts.push(el('span', 'muted', 'Loading…'));
     if (view.list.status === 'error') parts.push(el('span', 'line-ops-error', `Could not list: ${view.list.error}`));
@@ -93,22 +95,23 @@ export class LineOpsPopover {
     this.foot.replaceChildren(...parts);
   }
 
-  private row(op: LineOp): HTMLElement {
+  /** `graph`: the graph's label in this list (numbered where two graphs share a name). */
+  private row(op: LineOp, graph: string): HTMLElement {
     const h = healthMark(op);
     const b = el('button', `line-op h-${h.cls}`);
     b.type = 'button';
     b.dataset.testid = 'line-op';
     b.dataset.op = op.op_name;
     b.dataset.health = h.cls;
-    b.title = `${op.op_name} (${op.op_type}) in ${op.graph_name || op.graph_id} — ${h.words}; ${
+    b.title = `${op.op_name} (${op.op_type}) in ${graph} (${graphKind(op.graph_name)}, graph ${op.graph_id}) — ${h.words}; ${
       op.direct ? 'made by this line' : 'made through a call this line makes'
     }. Click to focus it.`;
     b.append(
       el('span', `line-op-mark h-${h.cls}`, h.mark),
       el('span', 'line-op-name', op.op_name),
       // the type only where it says more than the name (no "Log Log"), as the Graph Execution list does
-      el('span', 'line-op-type', op.op_type === op.op_name ? '' : op.op_type),
-      el('span', 'line-op-graph', op.graph_name || op.graph_id),
+      el('span', 'line-op-type', op.op_type),
+      el('span', 'line-op-graph', graph),
       el('span', 'line-op-how', op.direct ? 'direct' : 'via call'),
     );
     b.addEventListener('click', () => void this.ctl.lineOps.focusOp(op));

@@ -5,9 +5,12 @@
  *
  * The handler sits on the button, not in the gutter's `domEventHandlers`: those find the line from the pointer's
  * height, which a keyboard-made click does not have.
+ *
+ * The markers are one Tab stop (a roving tabindex: the last one used, else the first drawn), Up and Down move
+ * between them: a file with 40 marked lines is not 40 Tab stops on the way to Stack Trace.
  */
 import { RangeSet, RangeSetBuilder, StateEffect, StateField, type EditorState } from '@codemirror/state';
-import { GutterMarker, gutter } from '@codemirror/view';
+import { EditorView, GutterMarker, gutter } from '@codemirror/view';
 import type { SourceLineCount } from '../../api/wire.ts';
 
 /** Asks for the list of a line's ops (the panel passes the controller's intent). */
@@ -51,6 +54,9 @@ class OpsMarker extends GutterMarker {
     b.setAttribute('aria-label', b.title);
     b.dataset.testid = 'line-ops-marker';
     b.dataset.line = String(c.line);
+    b.tabIndex = -1; // markerRoving gives one marker the Tab stop
+    b.addEventListener('keydown', (e) => moveAmongMarkers(b, e));
+    b.addEventListener('focus', () => (lastUsed = c.line));
     b.addEventListener('click', (e) => {
       e.preventDefault();
       this.open(c.line);
@@ -83,8 +89,36 @@ const markersField = StateField.define<RangeSet<GutterMarker>>({
   },
 });
 
+/** The line of the marker last focused (the roving Tab stop returns to it while it is drawn). */
+let lastUsed: number | null = null;
+
+function markersIn(el: Element): HTMLButtonElement[] {
+  return [...(el.closest('.cm-editor') ?? el).querySelectorAll<HTMLButtonElement>('.cm-ops-marker')].filter(
+    (m) => Number(m.dataset.line) > 0, // not the gutter's width spacer
+  );
+}
+
+function moveAmongMarkers(b: HTMLButtonElement, e: KeyboardEvent): void {
+  if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+  e.preventDefault();
+  const all = markersIn(b);
+  const next = all[all.indexOf(b) + (e.key === 'ArrowDown' ? 1 : -1)];
+  if (!next) return;
+  b.tabIndex = -1;
+  next.tabIndex = 0;
+  next.focus();
+}
+
+/** After each update (markers drawn as lines scroll into view): exactly one drawn marker is a Tab stop. */
+const markerRoving = EditorView.updateListener.of((u) => {
+  const all = markersIn(u.view.dom);
+  const stop = all.find((m) => m.dataset.line === String(lastUsed)) ?? all[0];
+  for (const m of all) m.tabIndex = m === stop ? 0 : -1;
+});
+
 /** The gutter's extension: the field of markers and the gutter that shows them (left of the line numbers). */
 export const opGutter = [
+  markerRoving,
   markersField,
   gutter({
     class: 'cm-ops-gutter',

@@ -21,6 +21,8 @@ export class Minimap {
   private canvas = el('canvas', 'tl-marks');
   private window = el('span', 'tl-window');
   private selection = el('span', 'tl-selection');
+  /** Alerts the bins cannot place (written after the last execution record), said rather than left blank. */
+  private after = el('span', 'tl-after');
   private marks: TimelineMarksResponse | null = null;
   private total = 0;
   private dragFrom: number | null = null;
@@ -31,7 +33,9 @@ export class Minimap {
     this.element.title = 'The whole run; red marks are NaN/∞ alerts. Click to go there, drag to zoom to a range.';
     this.window.dataset.testid = 'tl-window';
     this.selection.hidden = true;
-    this.element.append(this.canvas, this.window, this.selection);
+    this.after.dataset.testid = 'tl-after';
+    this.after.hidden = true;
+    this.element.append(this.canvas, this.window, this.selection, this.after);
     this.element.addEventListener('pointerdown', (e) => this.press(e));
     this.element.addEventListener('pointermove', (e) => this.move(e));
     this.element.addEventListener('pointerup', (e) => this.release(e));
@@ -47,6 +51,9 @@ export class Minimap {
     const marked = marks ? marks.counts.filter((c) => c > 0).length : 0;
     this.element.dataset.alerts = String(marks?.alerts ?? 0);
     this.element.dataset.markedBins = String(marked);
+    const after = afterLastText(marks);
+    this.after.textContent = after;
+    this.after.hidden = !after;
     this.paint();
   }
 
@@ -105,4 +112,15 @@ export class Minimap {
       g.fillRect(Math.floor(x0), h - bar, Math.max(Math.ceil(ratio), x1 - x0), bar);
     });
   }
+}
+
+/** What the minimap says of alerts written after the last execution record ('' when there are none): a trace of
+ * a call whose record was never written (the program stopped, or its buffer was not flushed) has no place. */
+export function afterLastText(marks: Pick<TimelineMarksResponse, 'alerts' | 'after_last'> | null): string {
+  const n = marks?.after_last ?? 0;
+  if (!marks || n <= 0) return '';
+  const count = `${n.toLocaleString('en-US')} alert${n === 1 ? '' : 's'}`;
+  return n >= marks.alerts
+    ? `every alert (${count}) comes after the last execution record: none to mark here`
+    : `+ ${count} after the last execution record`;
 }

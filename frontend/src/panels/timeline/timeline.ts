@@ -160,7 +160,8 @@ export class TimelinePanel {
     else if (t.page.status === 'idle' && s.runs !== prev.runs) this.showEmpty(); // the reason follows the notices
     if (t !== prev.timeline || s.timelineMarks !== prev.timelineMarks)
       this.minimap.draw(s.timelineMarks, this.total(), t.begin, t.size);
-    if (s.focus !== prev.focus || s.geFilters.call !== prev.geFilters.call) this.markFocus();
+    if (s.focus !== prev.focus || s.geFilters.call !== prev.geFilters.call || s.focusDetail !== prev.focusDetail)
+      this.markFocus();
     if (s.focusDetail !== prev.focusDetail) this.renderDetail(s);
   }
 
@@ -226,9 +227,13 @@ export class TimelinePanel {
   private markFocus(): void {
     const s = this.ctl.store.state;
     const f = s.focus;
+    // a focused graph trace marks the call that ran it (the focus chain brought the window to it)
+    const d = f?.kind === 'graph_execution' ? s.focusDetail.data : null;
+    const ran = d && 'call_index' in d && d.index === f?.index ? String(d.call_index) : null;
     for (const b of this.boxes.children) {
       const box = b as HTMLElement;
       box.classList.toggle('selected', f?.kind === 'execution' && String(f.index) === box.dataset.index);
+      box.classList.toggle('ran-focus', ran === box.dataset.index);
       box.classList.toggle('opened', String(s.geFilters.call) === box.dataset.index);
     }
   }
