@@ -14,6 +14,9 @@ TensorFlow.
              has a non-finite tensor but some run cannot tell (SHAPE / NO_TENSOR modes, nothing recorded yet)
           3  warnings only: no non-finite tensor, every run judged, but some rule found something
 
+    compare A B [--json] [--html FILE] [--atol X] [--rtol Y] [--tol PATTERN=X ...]
+        Where two runs of one program start to differ (compare_cli.py says more).
+
 New subcommands are added as argparse subparsers in `build_parser`.
 """
 
@@ -66,7 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for name, kind in THRESHOLD_FLAGS.items():
         report.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=f"rule threshold {name}")
+    report.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page to FILE")
     report.set_defaults(handler=cmd_report)
+    from tensorboard_plugin_dbg import compare_cli
+
+    compare_cli.add_parser(sub)
     return parser
 
 
@@ -147,6 +154,11 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
             _print_rules(result, out)
         _print_needs(results, out)
         out.write("\n" + report_text.summary_line(results, code))
+    if args.html:
+        from tensorboard_plugin_dbg.analysis import html_page
+
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(html_page.report_page(logdir, code, results))
     return code
 
 

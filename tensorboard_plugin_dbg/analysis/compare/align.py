@@ -1,0 +1,118 @@
+"""Which record of run A is which record of run B.
+
+Graph traces align on (function name without its numeric suffix, op name, output slot, occurrence): the k-th trace
+of `step`'s `dense/MatMul:0` in A is the k-th in B, whatever graph ids TensorFlow gave the two traces of `step`
+(`__inference_step_123` vs `_456`). All of it is vectorized over the trace columns: a 1 M-trace run is a few sorts.
+
+Eager executions align on their op-type sequences (function calls by function name without suffix), as `diff`
+aligns lines: identical sequences pair one to one, others through difflib's longest matching blocks, so an op added
+in B is *only in B* and the ops after it still pair.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+
+import numpy as np
+
+from tensorboard_plugin_dbg.index.naming import is_function_call
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+
+_SUFFIX = re.compile(r"(_\d+)+$")
+
+
+def function_base(name: str) -> str:
+    """`__inference_train_step_1234` -> `train_step`: the numeric suffixes differ between runs and retraces."""
+    return _SUFFIX.sub("", name.removeprefix("__inference_"))
+
+
+@dataclasses.dataclass
+class TraceKeys:
+    """A run's graph traces under the shared key vocabulary: key code of every row and its occurrence."""
+
+    key: np.ndarray  # int64[T]: key code of each trace row
+    occurrence: np.ndarray  # int64[T]: how many earlier rows share its key
+    mode: np.ndarray  # int8[T]: tensor_debug_mode of each row
+    wall: np.ndarray  # float64[T]
+
+
+def trace_keys(run: RunQueries, vocab: dict[tuple[str, str, int], int]) -> TraceKeys:
+    arrays = run.trace_arrays()
+    kinds = np.asarray(arrays["kind"], np.int64)
+    n_kinds = int(kinds.max()) + 1 if len(kinds) else 0
+    names = {gid: function_base(name) for gid, name, _outer in run.graph_entries()}
+    kind_key = np.zeros(n_kinds, np.int64)
+    kind_mode = np.zeros(n_kinds, np.int8)
+    for k in range(n_kinds):
+        graph_id, op_name, slot, mode, _device = run.kind_info(k)
+        key = (names.get(graph_id, graph_id), op_name, int(slot))
+        kind_key[k] = vocab.setdefault(key, len(vocab))
+        kind_mode[k] = mode
+    key = kind_key[kinds]
+    return TraceKeys(key, occurrences(key), kind_mode[kinds], np.asarray(arrays["wall_time"], np.float64))
+
+
+def occurrences(codes: np.ndarray) -> np.ndarray:
+    """For each position, how many earlier positions hold the same code (0 for the first)."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(ordered)) + 1] if len(codes) else np.zeros(0, np.int64)
+    counts = np.diff(np.r_[starts, len(codes)])
+    occ = np.empty(len(codes), np.int64)
+    occ[order] = np.arange(len(codes)) - np.repeat(starts, counts)
+    return occ
+
+
+@dataclasses.dataclass
+class Pairs:
+    """Aligned rows, in B's order: a[i] in A is b[i] in B. Rows only in one run listed apart."""
+
+    a: np.ndarray
+    b: np.ndarray
+    only_a: np.ndarray
+    only_b: np.ndarray
+
+
+def align_traces(a: TraceKeys, b: TraceKeys) -> Pairs:
+    ida = (a.key << 32) | a.occurrence
+    idb = (b.key << 32) | b.occurrence
+    _common, ia, ib = np.intersect1d(ida, idb, assume_unique=True, return_indices=True)
+    order = np.argsort(ib, kind="stable")
+    ia, ib = ia[order].astype(np.int64), ib[order].astype(np.int64)
+    only_a = np.setdiff1d(np.arange(len(ida)), ia, assume_unique=True)
+    only_b = np.setdiff1d(np.arange(len(idb)), ib, assume_unique=True)
+    return Pairs(ia, ib, only_a, only_b)
+
+
+def key_overlap(a: TraceKeys, b: TraceKeys) -> float:
+    """Shared distinct keys over all distinct keys (1.0 when neither run has a graph trace)."""
+    ka, kb = np.unique(a.key), np.unique(b.key)
+    union = len(np.union1d(ka, kb))
+    return len(np.intersect1d(ka, kb)) / union if union else 1.0
+
+
+def exec_names(run: RunQueries) -> list[str]:
+    """Each execution's op type, a function call named by its function without the numeric suffix."""
+    codes = np.asarray(run.execution_arrays()["op_type"], np.int64)
+    by_code = [function_base(t) if is_function_call(t) else t for t in run.exec_op_types]
+    return [by_code[c] for c in codes.tolist()]
+
+
+def align_executions(names_a: list[str], names_b: list[str]) -> tuple[Pairs, float]:
+    """(aligned executions, similarity 0..1 of the two op-type sequences)."""
+    if names_a == names_b:
+        both = np.arange(len(names_a), dtype=np.int64)
+        return Pairs(both, both.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64)), 1.0
+    matcher = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False)
+    ia: list[int] = []
+    ib: list[int] = []
+    for block in matcher.get_matching_blocks():
+        ia += range(block.a, block.a + block.size)
+        ib += range(block.b, block.b + block.size)
+    pa, pb = np.asarray(ia, np.int64), np.asarray(ib, np.int64)
+    only_a = np.setdiff1d(np.arange(len(names_a)), pa)
+    only_b = np.setdiff1d(np.arange(len(names_b)), pb)
+    total = len(names_a) + len(names_b)
+    return Pairs(pa, pb, only_a, only_b), (2 * len(pa) / total if total else 1.0)

@@ -1,0 +1,120 @@
+"""Which aligned pairs differ: graph traces by blocks of debug vectors (health modes) or value by value
+(FULL_TENSOR), eager executions output by output. Also the structural change an alignment can hide: one op key
+whose op type differs (relu -> elu under one name) differs at every occurrence."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorboard_plugin_dbg.analysis.compare.align import Pairs, TraceKeys
+from tensorboard_plugin_dbg.analysis.compare.metrics import Metric, Tolerances, health_differs, tensor_metric
+from tensorboard_plugin_dbg.index.protocol import RunQueries
+
+FULL_TENSOR, NO_TENSOR = 7, 1
+BLOCK = 1 << 16  # trace rows whose vectors are read at once: 2 x 64 K x 11 float64 = 11 MiB
+
+
+def trace_differences(
+    run_a: RunQueries, run_b: RunQueries, pairs: Pairs, ka: TraceKeys, kb: TraceKeys, tol: Tolerances
+) -> tuple[np.ndarray, dict[int, Metric]]:
+    """(bool per pair: differs, Metric of the FULL_TENSOR pairs that differ keyed by pair position)."""
+    differs = np.zeros(len(pairs.b), bool)
+    metrics: dict[int, Metric] = {}
+    modes = kb.mode[pairs.b]
+    mode_a = ka.mode[pairs.a]
+    differs |= modes != mode_a
+    for mode in np.unique(modes).tolist():
+        at = np.flatnonzero(modes == mode)
+        if mode == FULL_TENSOR:
+            metrics.update(_full_tensor(run_a, run_b, pairs, at, tol, differs))
+        elif mode != NO_TENSOR:
+            for first in range(0, len(at), BLOCK):
+                part = at[first : first + BLOCK]
+                _ma, va = run_a.trace_vectors(pairs.a[part])
+                _mb, vb = run_b.trace_vectors(pairs.b[part])
+                differs[part] |= health_differs(int(mode), va, vb)
+    return differs, metrics
+
+
+def _full_tensor(
+    run_a: RunQueries, run_b: RunQueries, pairs: Pairs, at: np.ndarray, tol: Tolerances, differs: np.ndarray
+) -> dict[int, Metric]:
+    out: dict[int, Metric] = {}
+    for i in at.tolist():
+        metric = graph_tensor_metric(run_a, run_b, int(pairs.a[i]), int(pairs.b[i]), tol)
+        if metric is not None and metric.get("differs"):
+            differs[i] = True
+            out[i] = metric
+    return out
+
+
+def graph_tensor_metric(run_a: RunQueries, run_b: RunQueries, row_a: int, row_b: int, tol: Tolerances) -> Metric | None:
+    rec_a, rec_b = run_a.tensor_record("graph", row_a), run_b.tensor_record("graph", row_b)
+    if rec_a.location is None or rec_b.location is None:
+        return None
+    loc_b = rec_b.location
+    return tensor_metric(rec_a.location, loc_b, tol.of(loc_b.dtype, rec_b.op_name))
+
+
+def op_type_changes(run_a: RunQueries, run_b: RunQueries, pairs: Pairs, ka: TraceKeys, kb: TraceKeys) -> np.ndarray:
+    """bool per pair: the aligned ops' types differ (checked once per distinct key)."""
+    out = np.zeros(len(pairs.b), bool)
+    keys, first = np.unique(kb.key[pairs.b], return_index=True)
+    kind_a, kind_b = run_a.trace_arrays()["kind"], run_b.trace_arrays()["kind"]
+    for key, i in zip(keys.tolist(), first.tolist()):
+        type_a = _op_type(run_a, int(kind_a[pairs.a[i]]))
+        type_b = _op_type(run_b, int(kind_b[pairs.b[i]]))
+        if type_a and type_b and type_a != type_b:
+            out |= kb.key[pairs.b] == key
+    return out
+
+
+def _op_type(run: RunQueries, kind: int) -> str | None:
+    graph_id, op_name, _slot, _mode, _device = run.kind_info(kind)
+    entry = run.op_entry(graph_id, op_name)
+    return entry.op_type if entry is not None else None
+
+
+def execution_differences(
+    run_a: RunQueries, run_b: RunQueries, pairs: Pairs, tol: Tolerances
+) -> tuple[np.ndarray, dict[int, Metric]]:
+    """(bool per aligned execution: some output differs, the Metric of the first differing output)."""
+    differs = np.zeros(len(pairs.b), bool)
+    metrics: dict[int, Metric] = {}
+    for i, (ea, eb) in enumerate(zip(pairs.a.tolist(), pairs.b.tolist())):
+        metric = execution_metric(run_a, run_b, ea, eb, tol)
+        if metric is not None and metric.get("differs"):
+            differs[i] = True
+            metrics[i] = metric
+    return differs, metrics
+
+
+def execution_metric(run_a: RunQueries, run_b: RunQueries, ea: int, eb: int, tol: Tolerances) -> Metric | None:
+    """The first differing output of two aligned executions (None: all outputs the same or none recorded)."""
+    da, db = run_a.execution(ea, max_elements=0), run_b.execution(eb, max_elements=0)
+    if len(da["outputs"]) != len(db["outputs"]):
+        return {"differs": True, "summary": f"{len(da['outputs'])} → {len(db['outputs'])} outputs"}
+    for out, (ha, hb) in enumerate(zip(da["outputs"], db["outputs"])):
+        if db["tensor_debug_mode"] == "FULL_TENSOR":
+            ra, rb = run_a.tensor_record("eager", ea, out), run_b.tensor_record("eager", eb, out)
+            if ra.location is None or rb.location is None:
+                continue
+            metric = tensor_metric(ra.location, rb.location, tol.of(rb.location.dtype, db["op_type"]))
+        else:
+            metric = _health_dict_metric(dict(ha), dict(hb))
+        if metric.get("differs"):
+            return {**metric, "summary": f"output {out}: {metric.get('summary')}"}
+    return None
+
+
+def _health_dict_metric(ha: dict[str, object], hb: dict[str, object]) -> Metric:
+    """Differences between two wire.ts TensorHealth dicts (the tensor id is a run's own numbering)."""
+    counts: dict[str, list[float]] = {}
+    text = []
+    for field in sorted((set(ha) | set(hb)) - {"tensor_id", "device_id"}):
+        x, y = ha.get(field), hb.get(field)
+        if x != y and not (isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y)):
+            text.append(f"{field} {x} → {y}")
+            if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+                counts[field] = [float(x), float(y)]
+    return {"differs": bool(text), "counts": counts, "summary": ", ".join(text) or "same"}
