@@ -52,7 +52,8 @@ def _finding(first: dict[str, Any] | None) -> str:
         return "<div class='card ok' id='finding'><b>No divergence</b>: every aligned tensor within tolerance.</div>"
     metric = (first.get("metric") or {}).get("summary")
     rows = "".join(
-        f"<tr><td>{_e(i['name'])}</td><td>{_e(i['status'])}</td><td>{_e((i.get('metric') or {}).get('summary'))}</td></tr>"
+        f"<tr><td>{_e(i['name'])}</td><td>{_e(i['status'])}</td><td>{_e((i.get('metric') or {}).get('summary'))}"
+        "</td></tr>"
         for i in first.get("inputs", [])
     )
     inputs = f"<table><tr><th>input</th><th>status</th><th>difference</th></tr>{rows}</table>" if rows else ""
@@ -99,8 +100,8 @@ def report_page(logdir: str, code: int, results: list[report_text.RunResult]) ->
         ok = r["status"] == "clean"
         body.append(f"<div class='card{' ok' if ok else ''}'><b>run {_e(r['run'])}</b>: {_e(r['message'])}</div>")
         body.append(f"<pre>{_e(report_text.run_section(r))}</pre>")
-        for f in r.get("rules", {}).get("findings", []):
-            frame = f.get("user_frame") or {}
+        for f in r["rules"]["findings"] if "rules" in r else []:
+            frame: dict[str, Any] = dict(f.get("user_frame") or {})
             where = f"{frame.get('path')}:{frame.get('line')}" if frame else ""
             body.append(f"<p>{_e(f['type'])}: {_e(f['op_name'])} — {_e(f['evidence'])} <code>{_e(where)}</code></p>")
     return _page(f"report {logdir}", "".join(body))

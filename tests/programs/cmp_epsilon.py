@@ -13,5 +13,5 @@ def loss(probs):
     return -tf.reduce_mean(logs, name="nll")
 
 
-for i in range(3):
+for _i in range(3):
     loss(tf.constant([0.0, 0.25, 0.75, 0.0]))

@@ -47,8 +47,8 @@ def trace_keys(run: RunQueries, vocab: dict[tuple[str, str, int], int]) -> Trace
     kind_mode = np.zeros(n_kinds, np.int8)
     for k in range(n_kinds):
         graph_id, op_name, slot, mode, _device = run.kind_info(k)
-        key = (names.get(graph_id, graph_id), op_name, int(slot))
-        kind_key[k] = vocab.setdefault(key, len(vocab))
+        name = (names.get(graph_id, graph_id), op_name, int(slot))
+        kind_key[k] = vocab.setdefault(name, len(vocab))
         kind_mode[k] = mode
     key = kind_key[kinds]
     return TraceKeys(key, occurrences(key), kind_mode[kinds], np.asarray(arrays["wall_time"], np.float64))

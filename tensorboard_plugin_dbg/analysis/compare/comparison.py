@@ -60,7 +60,10 @@ class Comparison:
         }
 
 
-def compare(run_a: RunQueries, run_b: RunQueries, tol: Tolerances = Tolerances()) -> Comparison:
+DEFAULT_TOLERANCES = Tolerances()
+
+
+def compare(run_a: RunQueries, run_b: RunQueries, tol: Tolerances = DEFAULT_TOLERANCES) -> Comparison:
     for run, side in ((run_a, "A"), (run_b, "B")):
         if not run.done:
             raise CompareError("run_not_ready", f"run {side} ({run.name}) is still being written: compare it when done")

@@ -86,7 +86,8 @@ def first_divergence(c: Comparison) -> Finding | None:
         return _finding(kind, why, found["a"], found["b"], found["metric"], inputs, [])
     if len(c.divergent):  # every candidate looked at had a differing input: report the earliest as it is
         found = entry(c, *c.divergent[0].tolist())
-        return _finding("value", "the earliest tensor in B that differs", found["a"], found["b"], found["metric"], [], [])
+        why = "the earliest tensor in B that differs"
+        return _finding("value", why, found["a"], found["b"], found["metric"], [], [])
     return _structural(c)
 
 

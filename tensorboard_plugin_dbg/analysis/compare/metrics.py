@@ -149,7 +149,7 @@ def tensor_metric(loc_a: TensorLocation, loc_b: TensorLocation, tol: tuple[float
     xa = _as_float(debug_values.content_values(raw_a, loc_a.dtype))
     xb = _as_float(debug_values.content_values(raw_b, loc_b.dtype))
     stats = _value_stats(xa, xb, tol)
-    out.update(stats)  # type: ignore[typeddict-item]
+    out.update(stats)
     if loc_a.dtype != loc_b.dtype:
         out["differs"] = True
         out["summary"] = f"dtype {loc_a.dtype} → {loc_b.dtype}; " + str(out["summary"])
