@@ -30,20 +30,28 @@ def function_base(name: str) -> str:
 
 @dataclasses.dataclass
 class TraceKeys:
-    """A run's graph traces under the shared key vocabulary: key code of every row and its occurrence."""
+    """A run's graph traces under the shared key vocabulary. int32 columns: a comparison's memory is counted
+    against one run's index (issue #27: at most 2x), and the index itself keeps ~26 B per trace."""
 
-    key: np.ndarray  # int64[T]: key code of each trace row
-    occurrence: np.ndarray  # int64[T]: how many earlier rows share its key
-    mode: np.ndarray  # int8[T]: tensor_debug_mode of each row
-    wall: np.ndarray  # float64[T]
+    key: np.ndarray  # int32[T]: key code of each trace row
+    occurrence: np.ndarray  # int32[T]: how many earlier rows share its key
+    by_key: np.ndarray  # int32[T]: the rows sorted by key (stable: each key's rows in order)
+    starts: np.ndarray  # int64[K + 1]: key k's rows are by_key[starts[k]:starts[k + 1]]
+    kind_mode: np.ndarray  # int8[kinds]: tensor_debug_mode of each trace kind
+    kinds: np.ndarray  # [T]: each row's kind (the index's column, not a copy)
+    wall: np.ndarray  # float64[T] (the index's column, not a copy)
+
+    def modes(self, rows: np.ndarray) -> np.ndarray:
+        """tensor_debug_mode of the given rows."""
+        return self.kind_mode[self.kinds[rows]]
 
 
 def trace_keys(run: RunQueries, vocab: dict[tuple[str, str, int], int]) -> TraceKeys:
     arrays = run.trace_arrays()
-    kinds = np.asarray(arrays["kind"], np.int64)
+    kinds = np.asarray(arrays["kind"])
     n_kinds = int(kinds.max()) + 1 if len(kinds) else 0
     names = {gid: function_base(name) for gid, name, _outer in run.graph_entries()}
-    kind_key = np.zeros(n_kinds, np.int64)
+    kind_key = np.zeros(n_kinds, np.int32)
     kind_mode = np.zeros(n_kinds, np.int8)
     for k in range(n_kinds):
         graph_id, op_name, slot, mode, _device = run.kind_info(k)
@@ -51,18 +59,24 @@ def trace_keys(run: RunQueries, vocab: dict[tuple[str, str, int], int]) -> Trace
         kind_key[k] = vocab.setdefault(name, len(vocab))
         kind_mode[k] = mode
     key = kind_key[kinds]
-    return TraceKeys(key, occurrences(key), kind_mode[kinds], np.asarray(arrays["wall_time"], np.float64))
+    by_key = np.argsort(key, kind="stable").astype(np.int32)  # (argsort's int64 answer is freed at once)
+    counts = np.bincount(key, minlength=len(vocab)) if len(key) else np.zeros(len(vocab), np.int64)
+    starts = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    in_order = np.arange(len(key), dtype=np.int32)  # position in by_key, less its key's start: the occurrence
+    in_order -= np.repeat(starts[:-1].astype(np.int32), counts)
+    occurrence = np.empty(len(key), np.int32)
+    occurrence[by_key] = in_order
+    del in_order
+    wall = np.asarray(arrays["wall_time"], np.float64)
+    return TraceKeys(key, occurrence, by_key, starts, kind_mode, kinds, wall)
 
 
-def occurrences(codes: np.ndarray) -> np.ndarray:
-    """For each position, how many earlier positions hold the same code (0 for the first)."""
-    order = np.argsort(codes, kind="stable")
-    ordered = codes[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(ordered)) + 1] if len(codes) else np.zeros(0, np.int64)
-    counts = np.diff(np.r_[starts, len(codes)])
-    occ = np.empty(len(codes), np.int64)
-    occ[order] = np.arange(len(codes)) - np.repeat(starts, counts)
-    return occ
+def _count(keys: TraceKeys, key: np.ndarray) -> np.ndarray:
+    """How many traces of each given key the run holds (0 for a key it never saw)."""
+    n = len(keys.starts) - 1
+    inside = key < n
+    counts = np.diff(keys.starts).astype(np.int32)
+    return np.where(inside, counts[np.minimum(key, max(n - 1, 0))] if n else 0, 0).astype(np.int32, copy=False)
 
 
 @dataclasses.dataclass
@@ -76,14 +90,16 @@ class Pairs:
 
 
 def align_traces(a: TraceKeys, b: TraceKeys) -> Pairs:
-    ida = (a.key << 32) | a.occurrence
-    idb = (b.key << 32) | b.occurrence
-    _common, ia, ib = np.intersect1d(ida, idb, assume_unique=True, return_indices=True)
-    order = np.argsort(ib, kind="stable")
-    ia, ib = ia[order].astype(np.int64), ib[order].astype(np.int64)
-    only_a = np.setdiff1d(np.arange(len(ida)), ia, assume_unique=True)
-    only_b = np.setdiff1d(np.arange(len(idb)), ib, assume_unique=True)
-    return Pairs(ia, ib, only_a, only_b)
+    """The k-th trace of a key in B pairs with the k-th of that key in A: a B row pairs when A holds more than
+    `occurrence` traces of its key, and its A row is read off A's rows sorted by key (no sort of both runs)."""
+    matched_b = b.occurrence < _count(a, b.key)
+    rows_b = np.flatnonzero(matched_b).astype(np.int32)
+    only_b = np.flatnonzero(~matched_b).astype(np.int32)
+    del matched_b
+    key = b.key[rows_b]
+    rows_a = a.by_key[a.starts.astype(np.int32)[key] + b.occurrence[rows_b]]
+    only_a = np.flatnonzero(a.occurrence >= _count(b, a.key)).astype(np.int32)
+    return Pairs(rows_a, rows_b, only_a, only_b)
 
 
 def key_overlap(a: TraceKeys, b: TraceKeys) -> float:

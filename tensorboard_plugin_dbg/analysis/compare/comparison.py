@@ -87,7 +87,8 @@ def compare(run_a: RunQueries, run_b: RunQueries, tol: Tolerances = DEFAULT_TOLE
 
 def _modes(run: RunQueries, keys: align.TraceKeys) -> set[int]:
     exec_modes = np.asarray(run.execution_arrays()["mode"])
-    return set(np.unique(keys.mode).tolist()) | set(np.unique(exec_modes).tolist())
+    kinds_seen = np.unique(keys.kinds) if len(keys.kinds) else np.zeros(0, np.int64)
+    return set(np.unique(keys.kind_mode[kinds_seen]).tolist()) | set(np.unique(exec_modes).tolist())
 
 
 def _common_mode(run_a: RunQueries, run_b: RunQueries, keys_a: align.TraceKeys, keys_b: align.TraceKeys) -> str:

@@ -11,7 +11,7 @@ from tensorboard_plugin_dbg.analysis.compare.metrics import Metric, Tolerances, 
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 
 FULL_TENSOR, NO_TENSOR = 7, 1
-BLOCK = 1 << 16  # trace rows whose vectors are read at once: 2 x 64 K x 11 float64 = 11 MiB
+BLOCK = 1 << 12  # trace rows whose vectors are read at once (the rules scan 4 K too: tensor_scan.py)
 
 
 def trace_differences(
@@ -20,19 +20,19 @@ def trace_differences(
     """(bool per pair: differs, Metric of the FULL_TENSOR pairs that differ keyed by pair position)."""
     differs = np.zeros(len(pairs.b), bool)
     metrics: dict[int, Metric] = {}
-    modes = kb.mode[pairs.b]
-    mode_a = ka.mode[pairs.a]
-    differs |= modes != mode_a
-    for mode in np.unique(modes).tolist():
-        at = np.flatnonzero(modes == mode)
-        if mode == FULL_TENSOR:
-            metrics.update(_full_tensor(run_a, run_b, pairs, at, tol, differs))
-        elif mode != NO_TENSOR:
-            for first in range(0, len(at), BLOCK):
-                part = at[first : first + BLOCK]
-                _ma, va = run_a.trace_vectors(pairs.a[part])
-                _mb, vb = run_b.trace_vectors(pairs.b[part])
-                differs[part] |= health_differs(int(mode), va, vb)
+    for first in range(0, len(pairs.b), BLOCK):  # block by block: no whole-run temporary beyond `differs`
+        rows_a, rows_b = pairs.a[first : first + BLOCK], pairs.b[first : first + BLOCK]
+        modes = kb.modes(rows_b)
+        part = differs[first : first + BLOCK]
+        part |= modes != ka.modes(rows_a)
+        for mode in np.unique(modes).tolist():
+            at = np.flatnonzero(modes == mode)
+            if mode == FULL_TENSOR:
+                metrics.update(_full_tensor(run_a, run_b, pairs, at + first, tol, differs))
+            elif mode != NO_TENSOR:
+                _ma, va = run_a.trace_vectors(rows_a[at])
+                _mb, vb = run_b.trace_vectors(rows_b[at])
+                part[at] |= health_differs(int(mode), va, vb)
     return differs, metrics
 
 

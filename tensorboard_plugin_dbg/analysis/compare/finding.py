@@ -9,7 +9,7 @@ finding names those ops. With no differing value but ops only in one run, the fi
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal
 
 import numpy as np
 
@@ -18,27 +18,14 @@ from tensorboard_plugin_dbg.analysis.compare.comparison import Comparison
 from tensorboard_plugin_dbg.analysis.compare.differences import execution_metric, graph_tensor_metric
 from tensorboard_plugin_dbg.analysis.compare.metrics import Metric, health_metric
 from tensorboard_plugin_dbg.analysis.compare.sides import Side
+from tensorboard_plugin_dbg.wire import types as wire
 
 MAX_CANDIDATES = 64  # differing tensors looked at for a producer (each costs a few record reads)
 MAX_LISTED = 200  # ops listed per "only in" list
 
 
-class InputPair(TypedDict):
-    name: str  # producer op:slot in B
-    status: str  # "same" | "differs" | "only_in_b" | "not_recorded"
-    a: Side | None
-    b: Side | None
-    metric: Metric | None
-
-
-class Finding(TypedDict):
-    kind: str  # "value" | "op_type" | "follows_from_only_in_b" | "only_in_b" | "only_in_a"
-    why: str
-    a: Side | None
-    b: Side | None
-    metric: Metric | None
-    inputs: list[InputPair]
-    only_in_b_ops: list[Side]
+InputPair = wire.CompareInput
+Finding = wire.CompareFinding
 
 
 def entry(c: Comparison, src: int, pos: int) -> dict[str, Any]:
@@ -81,7 +68,7 @@ def first_divergence(c: Comparison) -> Finding | None:
         if b_only:
             why = "its inputs include ops only B runs: the difference follows from them"
             return _finding("follows_from_only_in_b", why, found["a"], b_only[0], found["metric"], inputs, b_only)
-        kind = "op_type" if found["a"]["op_type"] != found["b"]["op_type"] else "value"
+        kind: Kind = "op_type" if found["a"]["op_type"] != found["b"]["op_type"] else "value"
         why = "the earliest tensor in B that differs while its inputs do not"
         return _finding(kind, why, found["a"], found["b"], found["metric"], inputs, [])
     if len(c.divergent):  # every candidate looked at had a differing input: report the earliest as it is
@@ -91,8 +78,17 @@ def first_divergence(c: Comparison) -> Finding | None:
     return _structural(c)
 
 
+Kind = Literal["value", "op_type", "follows_from_only_in_b", "only_in_b", "only_in_a"]
+
+
 def _finding(
-    kind: str, why: str, a: Side | None, b: Side | None, metric: Metric | None, inputs: list[InputPair], ops: list[Side]
+    kind: Kind,
+    why: str,
+    a: Side | None,
+    b: Side | None,
+    metric: Metric | None,
+    inputs: list[InputPair],
+    ops: list[Side],
 ) -> Finding:
     return {"kind": kind, "why": why, "a": a, "b": b, "metric": metric, "inputs": inputs, "only_in_b_ops": ops}
 
@@ -130,8 +126,9 @@ def _inputs(c: Comparison, pos: int) -> list[InputPair]:
         side_a = sides.graph_side(c.run_a, row_a, int(c.keys_a.occurrence[row_a]))
         differs = bool(c.trace_differs[at])
         metric = trace_metric(c, at, side_a, side_b) if differs else _same_metric(c, row_a, row)
-        status = "differs" if differs else "same"
-        out.append({"name": name, "status": status, "a": side_a, "b": side_b, "metric": metric})
+        out.append(
+            {"name": name, "status": "differs" if differs else "same", "a": side_a, "b": side_b, "metric": metric}
+        )
     return out
 
 
@@ -143,8 +140,8 @@ def _same_metric(c: Comparison, row_a: int, row_b: int) -> Metric:
 
 def _pair_position_of_b(c: Comparison) -> np.ndarray:
     """int64[T_b]: the pair position of each B trace row, -1 for a row only B holds."""
-    out = np.full(len(c.keys_b.key), -1, np.int64)
-    out[c.traces.b] = np.arange(len(c.traces.b))
+    out = np.full(len(c.keys_b.key), -1, np.int32)
+    out[c.traces.b] = np.arange(len(c.traces.b), dtype=np.int32)
     return out
 
 

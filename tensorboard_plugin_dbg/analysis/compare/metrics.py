@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-from typing import TypedDict
+from typing import Any, cast
 
 import numpy as np
 
 from tensorboard_plugin_dbg.reader import debug_values, tensor_content
 from tensorboard_plugin_dbg.reader.tensor_content import TensorLocation
+from tensorboard_plugin_dbg.wire import types as wire
 
 # (atol, rtol) by dtype: what rounding alone moves between two runs of one computation on that dtype.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -85,22 +86,7 @@ def parse_tol(text: str) -> tuple[str, float]:
     return pattern, tol
 
 
-class Metric(TypedDict, total=False):
-    """How two aligned tensors differ (only the fields their mode can tell)."""
-
-    differs: bool
-    summary: str
-    dtype_a: str
-    dtype_b: str
-    shape_a: list[int]
-    shape_b: list[int]
-    bitwise_equal: bool
-    max_abs: float | None
-    max_rel: float | None
-    mean_abs: float | None
-    cosine: float | None
-    nan_only_one_side: int
-    counts: dict[str, list[float]]  # column -> [A, B], differing columns only
+Metric = wire.CompareMetric  # how two aligned tensors differ (only the fields their mode can tell)
 
 
 # ----------------------------------------------------------------------------------------------- health modes
@@ -133,19 +119,19 @@ def _num(x: float) -> str:
 # ----------------------------------------------------------------------------------------------- FULL_TENSOR
 def tensor_metric(loc_a: TensorLocation, loc_b: TensorLocation, tol: tuple[float, float]) -> Metric:
     """Metrics of two FULL_TENSOR values; `tol` is B's (atol, rtol)."""
-    out: Metric = {"dtype_a": loc_a.dtype, "dtype_b": loc_b.dtype, "shape_a": list(loc_a.shape)}
+    out: dict[str, Any] = {"dtype_a": loc_a.dtype, "dtype_b": loc_b.dtype, "shape_a": list(loc_a.shape)}
     out["shape_b"] = list(loc_b.shape)
     raw_a = tensor_content.read_range(loc_a, 0, loc_a.size) if loc_a.storage else None
     raw_b = tensor_content.read_range(loc_b, 0, loc_b.size) if loc_b.storage else None
     if raw_a is None or raw_b is None:  # strings and other non-numeric values: not compared
         same_kind = loc_a.dtype == loc_b.dtype and loc_a.shape == loc_b.shape
-        return {**out, "differs": not same_kind, "summary": "not numeric: only dtype and shape compared"}
+        return cast(Metric, {**out, "differs": not same_kind, "summary": "not numeric: only dtype and shape compared"})
     same_layout = loc_a.dtype == loc_b.dtype and loc_a.shape == loc_b.shape
     if same_layout and raw_a.tobytes() == raw_b.tobytes():  # the hash path: no arithmetic for equal tensors
-        return {**out, "differs": False, "bitwise_equal": True, "summary": "bitwise equal"}
+        return cast(Metric, {**out, "differs": False, "bitwise_equal": True, "summary": "bitwise equal"})
     out["bitwise_equal"] = False
     if loc_a.shape != loc_b.shape:
-        return {**out, "differs": True, "summary": f"shape {list(loc_a.shape)} → {list(loc_b.shape)}"}
+        return cast(Metric, {**out, "differs": True, "summary": f"shape {list(loc_a.shape)} → {list(loc_b.shape)}"})
     xa = _as_float(debug_values.content_values(raw_a, loc_a.dtype))
     xb = _as_float(debug_values.content_values(raw_b, loc_b.dtype))
     stats = _value_stats(xa, xb, tol)
@@ -153,7 +139,7 @@ def tensor_metric(loc_a: TensorLocation, loc_b: TensorLocation, tol: tuple[float
     if loc_a.dtype != loc_b.dtype:
         out["differs"] = True
         out["summary"] = f"dtype {loc_a.dtype} → {loc_b.dtype}; " + str(out["summary"])
-    return out
+    return cast(Metric, out)
 
 
 def _as_float(x: np.ndarray) -> np.ndarray:

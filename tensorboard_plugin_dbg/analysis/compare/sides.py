@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis.compare.align import function_base
 from tensorboard_plugin_dbg.analysis.producer import user_frame
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
-
-class Side(TypedDict):
-    """An op of one run: `source` "graph" (trace `index`) or "eager" (execution `index`)."""
-
-    source: str
-    index: int
-    op_name: str | None
-    op_type: str | None
-    function: str | None
-    graph_id: str | None
-    output: int
-    occurrence: int
-    file: str | None
-    line: int | None
-    code: str | None
+Side = wire.CompareSide  # an op of one run: `source` "graph" (trace `index`) or "eager" (execution `index`)
 
 
 def graph_side(run: RunQueries, row: int, occurrence: int) -> Side:
