@@ -11,6 +11,7 @@ import type {
   Alert,
   CallInfo,
   AlertsResponse,
+  CompareResponse,
   DevicesResponse,
   ExecutionDetail,
   ExecutionsResponse,
@@ -149,6 +150,9 @@ export interface State {
   opHealth: Loadable<HealthMapResponse>;
   /** The Tensor Values view, when open (controller/tensor_loader.ts). */
   tensorView: TensorView | null;
+  /** "Compare with…": the baseline run A the shown run is compared with, and the answer (controller/compare_loader.ts). */
+  compareBase: string | null;
+  compare: Loadable<CompareResponse>;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
@@ -229,6 +233,8 @@ export function runViewState(): Omit<
     hint: null,
     listNote: null,
     tensorView: null,
+    compareBase: null,
+    compare: idle(),
   };
 }
 
