@@ -49,7 +49,7 @@ def test_a_run_with_itself_has_no_divergence(client):
     [
         ({"b": "changed", "a": "other_program"}, 400, "different_programs"),
         ({"b": "changed", "a": "other_mode"}, 400, "different_modes"),
-        ({"b": "changed", "a": "no_such_run"}, 404, ""),
+        ({"b": "changed", "a": "no_such_run"}, 400, "a: no run named"),
         ({"b": "changed"}, 400, ""),
         ({"b": "changed", "a": "base", "atol": "-1"}, 400, ""),
     ],

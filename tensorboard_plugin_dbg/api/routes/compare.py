@@ -11,7 +11,7 @@ from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api.params import Param, Params
 from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END
 from tensorboard_plugin_dbg.api.spec import RouteSpec
-from tensorboard_plugin_dbg.index.protocol import Catalog, RunQueries
+from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
 
@@ -21,8 +21,16 @@ def _comparison(run_a: RunQueries, run_b: RunQueries, tol: metrics.Tolerances) -
     return run_b.derived.get(("compare", run_a.name), key, lambda: comparison.compare(run_a, run_b, tol))
 
 
+def _run(catalog: Catalog, name: str, which: str) -> RunQueries:
+    # An unknown name is a bad parameter (400) here: the route names its runs in `a`/`b`, not in `run`.
+    try:
+        return catalog.run(name)
+    except NotFound:
+        raise errors.bad_parameter(f"{which}: no run named {name!r}") from None
+
+
 def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
-    run_b, run_a = catalog.run(p["b"]), catalog.run(p["a"])
+    run_b, run_a = _run(catalog, p["b"], "b"), _run(catalog, p["a"], "a")
     tol = metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
     try:
         result = _comparison(run_a, run_b, tol)
