@@ -37,7 +37,10 @@ def test_compare_with_focuses_the_injected_line(page, tmp_path):
         wait_text(by_testid(frame, "compare-side-A"), rf"cmp_nan_b\.py:{line}")
         assert by_testid(frame, "compare-item").count() >= 2  # the divergent-only list
         finding.click()
-        wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"centered")
+        focused = frame.locator("[data-testid=ge-list] .vl-row.focused")
+        wait_text(focused, r"centered")
+        assert focused.locator("[data-testid=ge-divergent]").count() == 1  # Graph Execution's difference mark
+        assert "negative 0 → 2" in focused.locator("[data-testid=ge-divergent]").get_attribute("title")
         wait_focused_source_line(frame, program, "# INJECTED")
         screenshot(page, "compare-1-first-divergence")
         by_testid(frame, "compare-picker").select_option("")  # stop comparing: the card goes
