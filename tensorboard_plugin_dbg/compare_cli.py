@@ -7,7 +7,8 @@ A and B are dump folders (or logdirs holding one run each; --run-a / --run-b pic
 B's logdir defaulting to A's). B is the run under suspicion, A the baseline: everything is reported in B's order.
 Tolerances (|b - a| <= atol + rtol * |a|), by dtype unless overridden: float64 1e-12/1e-9, float32 1e-6/1e-5,
 float16 1e-3/1e-3, bfloat16 1e-2/1e-2, integers and bool exact; --atol/--rtol replace the float defaults and
---tol PATTERN=X sets both to X for ops whose name matches the glob PATTERN. Health modes compare counts exactly.
+--tol PATTERN=X sets both to X for ops whose name matches the glob PATTERN. Health modes compare counts exactly;
+two different health modes compare what both record (CURT_HEALTH's NaN/∞ flag, CONCISE_HEALTH's counts).
 Exit status:
   0  no divergence: every aligned tensor within tolerance, no op only in one run
   1  a divergence (first_divergence in --json names both sides' op_name, file, line)

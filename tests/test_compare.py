@@ -164,3 +164,27 @@ def test_cli_runs_without_tensorflow():
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert f"cmp_eager.py:{injected_line('cmp_eager')}" in proc.stdout and "AssertionError" not in proc.stderr
+
+
+def test_mixed_health_modes_compare_what_both_record():
+    a = dumps.make_dump("cmp_nan_b", "a", "FULL_HEALTH")
+    b = dumps.make_dump("cmp_nan_b", "b", "CURT_HEALTH")
+    code, doc = compare_json(a, b)
+    assert code == 1 and doc["mode"] == "FULL_HEALTH vs CURT_HEALTH"
+    first = doc["first_divergence"]
+    # CURT_HEALTH records only "any NaN/∞": the first tensor it can tell apart is the square root's NaN, and the
+    # note says which mode would show more (the sign change at the injected line)
+    assert first["b"]["op_name"] == "root" and first["metric"]["counts"] == {"inf/nan": [0, 1]}
+    assert any("FULL_HEALTH" in note and "different health modes" in note for note in doc["notes"])
+
+
+def test_a_run_still_being_written_is_refused():
+    from tensorboard_plugin_dbg.analysis.compare import comparison
+    from tensorboard_plugin_dbg.index.catalog import Catalog
+
+    a, b = pair("cmp_nan_b", "FULL_HEALTH")
+    run_a, run_b = Catalog(a).runs()[0], Catalog(b).runs()[0]
+    run_b.done = False  # as the refresher leaves it while the dump grows
+    with pytest.raises(comparison.CompareError) as refused:
+        comparison.compare(run_a, run_b)
+    assert refused.value.code == "run_not_ready" and "still being written" in refused.value.message

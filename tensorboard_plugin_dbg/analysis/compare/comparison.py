@@ -1,7 +1,8 @@
 """Two runs compared: alignment, differences, counts, and the lists the CLI, the HTML page and the API show.
 
 `compare(run_a, run_b, tol)` refuses (CompareError, with a code and why) what it cannot compare honestly: a run
-still being written, runs recorded in different tensor_debug_modes, NO_TENSOR runs (nothing to compare), and runs
+still being written, runs recorded in different tensor_debug_modes (two health modes excepted: they compare what
+both record), NO_TENSOR runs (nothing to compare), and runs
 that do not look like one program (under half their op keys shared, or eager op sequences under half alike) — never
 a false "no divergence". Everything it returns is in B's order (B is the run under suspicion, A the baseline).
 """
@@ -13,7 +14,7 @@ import dataclasses
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis.compare import align, differences
-from tensorboard_plugin_dbg.analysis.compare.metrics import Metric, Tolerances
+from tensorboard_plugin_dbg.analysis.compare.metrics import HEALTH_MODES, Metric, Tolerances
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
 
@@ -98,12 +99,14 @@ def _common_mode(run_a: RunQueries, run_b: RunQueries, keys_a: align.TraceKeys, 
     if not modes_a or not modes_b:
         empty = run_a.name if not modes_a else run_b.name
         raise CompareError("nothing_recorded", f"run {empty} holds no trace and no execution: nothing to compare")
-    if modes_a != modes_b:
+    if modes_a != modes_b and not (modes_a | modes_b) <= set(HEALTH_MODES):
         raise CompareError(
             "different_modes",
             f"the runs were recorded in different tensor_debug_modes (A: {names_a}, B: {names_b}); "
             "record both with the same mode (FULL_TENSOR shows the most)",
         )
+    if modes_a != modes_b:  # health modes: what both record (CURT_HEALTH's flag, CONCISE_HEALTH's counts)
+        return f"{names_a} vs {names_b}"
     if modes_a == {differences.NO_TENSOR}:
         raise CompareError("no_values", "both runs are NO_TENSOR: they record no values; record FULL_HEALTH or more")
     return names_a

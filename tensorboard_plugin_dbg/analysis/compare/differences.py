@@ -22,17 +22,18 @@ def trace_differences(
     metrics: dict[int, Metric] = {}
     for first in range(0, len(pairs.b), BLOCK):  # block by block: no whole-run temporary beyond `differs`
         rows_a, rows_b = pairs.a[first : first + BLOCK], pairs.b[first : first + BLOCK]
-        modes = kb.modes(rows_b)
+        modes_a, modes_b = ka.modes(rows_a), kb.modes(rows_b)
         part = differs[first : first + BLOCK]
-        part |= modes != ka.modes(rows_a)
-        for mode in np.unique(modes).tolist():
-            at = np.flatnonzero(modes == mode)
-            if mode == FULL_TENSOR:
+        combos = np.unique(modes_a.astype(np.int16) * 16 + modes_b)
+        for combo in combos.tolist():
+            mode_a, mode_b = divmod(int(combo), 16)
+            at = np.flatnonzero((modes_a == mode_a) & (modes_b == mode_b))
+            if mode_a == mode_b == FULL_TENSOR:
                 metrics.update(_full_tensor(run_a, run_b, pairs, at + first, tol, differs))
-            elif mode != NO_TENSOR:
+            elif NO_TENSOR not in (mode_a, mode_b):
                 _ma, va = run_a.trace_vectors(rows_a[at])
                 _mb, vb = run_b.trace_vectors(rows_b[at])
-                part[at] |= health_differs(int(mode), va, vb)
+                part[at] |= health_differs(mode_a, mode_b, va, vb)
     return differs, metrics
 
 
@@ -108,7 +109,10 @@ def execution_metric(run_a: RunQueries, run_b: RunQueries, ea: int, eb: int, tol
 
 
 def _health_dict_metric(ha: dict[str, object], hb: dict[str, object]) -> Metric:
-    """Differences between two wire.ts TensorHealth dicts (the tensor id is a run's own numbering)."""
+    """Differences between two wire.ts TensorHealth dicts (the tensor id is a run's own numbering), on what both
+    modes record when they differ (metrics.common_level)."""
+    if ha.get("mode") != hb.get("mode"):
+        ha, hb = _common_health(ha, hb), _common_health(hb, ha)
     counts: dict[str, list[float]] = {}
     text = []
     for field in sorted((set(ha) | set(hb)) - {"tensor_id", "device_id"}):
@@ -118,3 +122,15 @@ def _health_dict_metric(ha: dict[str, object], hb: dict[str, object]) -> Metric:
             if isinstance(x, (int, float)) and isinstance(y, (int, float)):
                 counts[field] = [float(x), float(y)]
     return {"differs": bool(text), "counts": counts, "summary": ", ".join(text) or "same"}
+
+
+_NONFINITE_FIELDS = ("nan", "neg_inf", "pos_inf")
+
+
+def _common_health(h: dict[str, object], other: dict[str, object]) -> dict[str, object]:
+    """`h` reduced to what `other`'s mode records too: CURT_HEALTH's flag, or CONCISE_HEALTH's counts."""
+    if "CURT_HEALTH" in (h.get("mode"), other.get("mode")):
+        if h.get("mode") == "CURT_HEALTH":
+            return {"any_inf_or_nan": h.get("any_inf_or_nan")}
+        return {"any_inf_or_nan": any(float(h.get(f) or 0) > 0 for f in _NONFINITE_FIELDS)}  # type: ignore[arg-type]
+    return {f: h.get(f) for f in ("size", *_NONFINITE_FIELDS)}

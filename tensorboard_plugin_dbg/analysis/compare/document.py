@@ -14,6 +14,12 @@ HEALTH_NOTE = (
 )
 
 
+MIXED_NOTE = (
+    "the runs were recorded in different health modes ({mode}): compared on what both record; record both with "
+    "FULL_HEALTH (or FULL_TENSOR) to compare more"
+)
+
+
 def divergent_page(c: Comparison, begin: int, end: int) -> list[dict[str, Any]]:
     """Differing pairs [begin, end) in B's order, each with both sides and its metric."""
     out = []
@@ -25,6 +31,8 @@ def divergent_page(c: Comparison, begin: int, end: int) -> list[dict[str, Any]]:
 def document(c: Comparison, listed: int = 50) -> dict[str, Any]:
     first = finding.first_divergence(c)
     notes = []
+    if " vs " in c.mode:
+        notes.append(MIXED_NOTE.format(mode=c.mode))
     if "HEALTH" in c.mode or c.mode == "SHAPE":
         notes.append(HEALTH_NOTE)
     return {

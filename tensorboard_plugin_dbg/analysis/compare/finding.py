@@ -50,8 +50,8 @@ def trace_metric(c: Comparison, pos: int, side_a: Side, side_b: Side) -> Metric:
     if side_a["op_type"] != side_b["op_type"]:
         return {"differs": True, "summary": f"op type {side_a['op_type']} → {side_b['op_type']}"}
     mode_a, va = c.run_a.trace_vectors(np.array([row_a]))
-    _mode_b, vb = c.run_b.trace_vectors(np.array([row_b]))
-    return health_metric(int(mode_a[0]), va[0], vb[0])
+    mode_b, vb = c.run_b.trace_vectors(np.array([row_b]))
+    return health_metric(int(mode_a[0]), int(mode_b[0]), va[0], vb[0])
 
 
 def _exec_occurrence(names: list[str], index: int) -> int:

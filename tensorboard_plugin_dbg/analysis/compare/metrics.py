@@ -90,24 +90,53 @@ Metric = wire.CompareMetric  # how two aligned tensors differ (only the fields t
 
 
 # ----------------------------------------------------------------------------------------------- health modes
-def health_differs(mode: int, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
-    """bool[n]: rows whose recorded counts/dtype/shape differ (vectors as RunQueries.trace_vectors lays them)."""
-    cols = list(HEALTH_COLUMNS.get(mode, ()))
-    if not cols:
+HEALTH_MODES = (2, 3, 4)  # CURT_HEALTH < CONCISE_HEALTH < FULL_HEALTH: each records what the one before does, and more
+
+
+def common_level(mode_a: int, mode_b: int) -> int | None:
+    """The mode whose columns both records hold (the lower health mode), or None when they hold nothing in common."""
+    if mode_a == mode_b:
+        return mode_a
+    if mode_a in HEALTH_MODES and mode_b in HEALTH_MODES:
+        return min(mode_a, mode_b)
+    return None
+
+
+def _canonical(mode: int, v: np.ndarray, level: int) -> np.ndarray:
+    """Vectors of `mode` (n x 11) as the columns of health mode `level` <= mode: FULL_HEALTH's counts read as
+    CONCISE_HEALTH's, any count of NaN/∞ as CURT_HEALTH's flag."""
+    if mode == level:
+        return v[:, list(HEALTH_COLUMNS.get(level, ()))]
+    nonfinite = {3: [2, 3, 4], 4: [5, 6, 7]}[mode]
+    if level == 2:
+        return (np.nansum(v[:, nonfinite], axis=1) > 0).astype(np.float64)[:, None]
+    return v[:, [4, 5, 6, 7]]  # FULL_HEALTH's size, -inf, +inf, NaN as CONCISE_HEALTH's
+
+
+def health_differs(mode_a: int, mode_b: int, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
+    """bool[n]: rows whose recorded counts/dtype/shape differ, on what both modes record (vectors as
+    RunQueries.trace_vectors lays them); every row differs when the modes share nothing."""
+    level = common_level(mode_a, mode_b)
+    if level is None:
+        return np.ones(len(va), bool)
+    if level not in HEALTH_COLUMNS:
         return np.zeros(len(va), bool)
-    a, b = va[:, cols], vb[:, cols]
+    a, b = _canonical(mode_a, va, level), _canonical(mode_b, vb, level)
     same = (a == b) | (np.isnan(a) & np.isnan(b))
     return ~same.all(axis=1)
 
 
-def health_metric(mode: int, va: np.ndarray, vb: np.ndarray) -> Metric:
+def health_metric(mode_a: int, mode_b: int, va: np.ndarray, vb: np.ndarray) -> Metric:
     """The differing columns of one pair of debug vectors, e.g. {"zero": [0, 300]}."""
-    names = COLUMN_NAMES.get(mode, {})
+    level = common_level(mode_a, mode_b)
+    if level is None or level not in HEALTH_COLUMNS:
+        return {"differs": level is None, "summary": "nothing both runs record"}
+    a, b = _canonical(mode_a, va[None, :], level)[0], _canonical(mode_b, vb[None, :], level)[0]
+    names = [COLUMN_NAMES[level][col] for col in HEALTH_COLUMNS[level]]
     counts: dict[str, list[float]] = {}
-    for col in HEALTH_COLUMNS.get(mode, ()):
-        x, y = float(va[col]), float(vb[col])
+    for name, x, y in zip(names, a.tolist(), b.tolist()):
         if not (x == y or (np.isnan(x) and np.isnan(y))):
-            counts[names[col]] = [x, y]
+            counts[name] = [x, y]
     text = ", ".join(f"{name} {_num(x)} → {_num(y)}" for name, (x, y) in counts.items())
     return {"differs": bool(counts), "counts": counts, "summary": text or "same counts"}
 
