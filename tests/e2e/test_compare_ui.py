@@ -60,3 +60,21 @@ def test_html_page_opened_in_chromium_shows_the_finding(page, tmp_path):
     assert "squash" in finding.inner_text()
     assert [u for u in requests if not u.startswith("file:")] == []  # nothing fetched
     screenshot(page, "compare-2-html-page")
+
+
+def test_values_a_b_and_difference_of_the_first_divergence(page, tmp_path):
+    a, b = pair("cmp_constant", "FULL_TENSOR")
+    shutil.copytree(a, tmp_path / "base")
+    shutil.copytree(b, tmp_path / "changed")
+    with TensorBoardProcess(str(tmp_path)) as tb:
+        frame = open_dashboard(page, tb)
+        by_testid(frame, "run-picker").select_option("changed")
+        by_testid(frame, "compare-picker").select_option("base")
+        by_testid(frame, "compare-finding").wait_for(timeout=30_000)
+        by_testid(frame, "compare-values-open").click()
+        table = by_testid(frame, "compare-values")
+        table.wait_for(timeout=20_000)
+        # the injected constant: 2.0 in A, 2.5 in B (tests/programs/cmp_constant.py)
+        wait_text(table, r"0\s+2\s+2\.5\s+-0\.5")
+        screenshot(page, "compare-3-values")
+        assert_no_console_errors(page)

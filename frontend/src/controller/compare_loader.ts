@@ -29,15 +29,38 @@ export class CompareLoader {
     const run = this.store.state.run;
     const seq = ++this.seq;
     if (base === null || run === null || !this.api.compare) {
-      this.store.set({ compareBase: null, compare: idle() });
+      this.store.set({ compareBase: null, compare: idle(), compareValues: idle() });
       return;
     }
-    this.store.set({ compareBase: base, compare: loading() });
+    this.store.set({ compareBase: base, compare: loading(), compareValues: idle() });
     try {
       const answer = await this.api.compare(run, base, 0, COMPARE_PAGE);
       if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: ready(answer) });
     } catch (e) {
       if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: failed(e) });
+    }
+  }
+
+  /** Both runs' values of a pair of sides (FULL_TENSOR), for the A | B | A − B table. */
+  async values(a: CompareSide, b: CompareSide): Promise<void> {
+    const run = this.store.state.run;
+    const base = this.store.state.compareBase;
+    if (run === null || base === null) return;
+    const seq = this.seq;
+    const target = (side: CompareSide) => ({
+      source: side.source,
+      index: side.index,
+      output: side.source === 'graph' ? null : side.output,
+    });
+    this.store.set({ compareValues: loading() });
+    try {
+      const [va, vb] = await Promise.all([
+        this.api.tensor(base, target(a), '...'),
+        this.api.tensor(run, target(b), '...'),
+      ]);
+      if (seq === this.seq && run === this.store.state.run) this.store.set({ compareValues: ready({ a: va, b: vb }) });
+    } catch (e) {
+      if (seq === this.seq && run === this.store.state.run) this.store.set({ compareValues: failed(e) });
     }
   }
 

@@ -153,6 +153,8 @@ export interface State {
   /** "Compare with…": the baseline run A the shown run is compared with, and the answer (controller/compare_loader.ts). */
   compareBase: string | null;
   compare: Loadable<CompareResponse>;
+  /** The first divergence's values in both runs (FULL_TENSOR), for the card's A | B | A − B table. */
+  compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
@@ -235,6 +237,7 @@ export function runViewState(): Omit<
     tensorView: null,
     compareBase: null,
     compare: idle(),
+    compareValues: idle(),
   };
 }
 

@@ -36,7 +36,47 @@ function itemRow(item: CompareItem, ctl: Controller): HTMLElement {
   return row;
 }
 
-function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller): void {
+const MAX_VALUE_ROWS = 200;
+
+function num(v: unknown): number {
+  return typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : Number(v as string);
+}
+
+/** The first divergence's values in A and B and their difference, element by element (the first ones). */
+export function renderValues(target: HTMLElement, s: State): void {
+  target.replaceChildren();
+  const v = s.compareValues;
+  if (v.status === 'idle') return;
+  if (v.status === 'loading') return void target.append(el('div', 'muted', 'reading both values…'));
+  if (v.status === 'error' || !v.data) return void target.append(el('div', 'cmp-error', `values: ${v.error}`));
+  const { a, b } = v.data;
+  const va = a.slice?.values ?? [];
+  const vb = b.slice?.values ?? [];
+  if (!va.length || !vb.length) {
+    target.append(el('div', 'muted', a.note ?? b.note ?? 'no values recorded'));
+    return;
+  }
+  const table = el('table', 'cmp-values');
+  table.dataset.testid = 'compare-values';
+  const head = el('tr');
+  for (const t of ['#', `A ${a.dtype} ${JSON.stringify(a.shape)}`, `B ${b.dtype} ${JSON.stringify(b.shape)}`, 'A − B'])
+    head.append(el('th', '', t));
+  table.append(head);
+  const n = Math.min(va.length, vb.length, MAX_VALUE_ROWS);
+  for (let i = 0; i < n; i++) {
+    const diff = num(va[i]) - num(vb[i]);
+    const row = el('tr', diff !== 0 && !Number.isNaN(diff) ? 'cmp-differs' : '');
+    if (row.className) row.style.color = '#c33';
+    row.append(el('td', '', String(i)), el('td', '', String(va[i])), el('td', '', String(vb[i])));
+    row.append(el('td', '', Number.isNaN(diff) ? String(diff) : diff.toPrecision(6)));
+    table.append(row);
+  }
+  target.append(table);
+  if (Math.max(va.length, vb.length) > n)
+    target.append(el('div', 'muted', `first ${n} of ${Math.max(va.length, vb.length)} elements`));
+}
+
+function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, valuesBlock: HTMLElement): void {
   const n = answer.counts;
   const head = el('div', 'cmp-head');
   head.textContent =
@@ -64,7 +104,19 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
       );
     const b = first.b;
     if (b) finding.addEventListener('click', () => void ctl.compare.focusSide(b));
+    const a = first.a;
+    if (a && b && first.metric?.dtype_a !== undefined) {
+      const values = el('button', 'cmp-values-btn', 'values A | B | A − B');
+      values.dataset.testid = 'compare-values-open';
+      values.title = "Both runs' values of this tensor side by side, and their difference";
+      values.addEventListener('click', (e) => {
+        e.stopPropagation();
+        void ctl.compare.values(a, b);
+      });
+      finding.append(values);
+    }
     card.append(finding);
+    card.append(valuesBlock);
   }
   if (answer.divergent.length) {
     const list = el('div', 'cmp-list');
@@ -95,7 +147,9 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   close.addEventListener('click', () => void ctl.compare.choose(null));
   header.append(label, card);
   picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
+  const valuesBlock = el('div', 'cmp-values-block');
   let shown: unknown = null;
+  let shownValues: unknown = null;
   let options = '';
   ctl.store.subscribe((s: State) => {
     const names = (s.runs.data?.runs ?? []).map((r) => r.name).filter((n) => n !== s.run);
@@ -108,6 +162,10 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
     }
     picker.value = s.compareBase ?? '';
     label.hidden = names.length === 0;
+    if (s.compareValues !== shownValues) {
+      shownValues = s.compareValues;
+      renderValues(valuesBlock, s);
+    }
     if (s.compare === shown) return;
     shown = s.compare;
     card.hidden = s.compare.status === 'idle';
@@ -117,7 +175,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
       const notice = el('div', 'cmp-error', `Cannot compare: ${s.compare.error}`);
       notice.dataset.testid = 'compare-error';
       card.append(notice);
-    } else if (s.compare.data) renderAnswer(card, s.compare.data, ctl);
+    } else if (s.compare.data) renderAnswer(card, s.compare.data, ctl, valuesBlock);
   });
 }
 
