@@ -116,11 +116,16 @@ def exec_names(run: RunQueries) -> list[str]:
     return [by_code[c] for c in codes.tolist()]
 
 
+MAX_DIFFLIB = 20_000  # executions in both runs above which difflib (quadratic at worst) gives way to occurrences
+
+
 def align_executions(names_a: list[str], names_b: list[str]) -> tuple[Pairs, float]:
     """(aligned executions, similarity 0..1 of the two op-type sequences)."""
     if names_a == names_b:
         both = np.arange(len(names_a), dtype=np.int64)
         return Pairs(both, both.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64)), 1.0
+    if len(names_a) + len(names_b) > MAX_DIFFLIB:
+        return _align_by_occurrence(names_a, names_b)
     matcher = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False)
     ia: list[int] = []
     ib: list[int] = []
@@ -132,3 +137,28 @@ def align_executions(names_a: list[str], names_b: list[str]) -> tuple[Pairs, flo
     only_b = np.setdiff1d(np.arange(len(names_b)), pb)
     total = len(names_a) + len(names_b)
     return Pairs(pa, pb, only_a, only_b), (2 * len(pa) / total if total else 1.0)
+
+
+def _align_by_occurrence(names_a: list[str], names_b: list[str]) -> tuple[Pairs, float]:
+    """The k-th execution of an op type in B with the k-th of that type in A (as graph traces align): linear, for
+    long eager runs; an op added in B shifts only the pairs of its own type."""
+    vocab: dict[str, int] = {}
+    codes_a = np.fromiter((vocab.setdefault(n, len(vocab)) for n in names_a), np.int64, len(names_a))
+    codes_b = np.fromiter((vocab.setdefault(n, len(vocab)) for n in names_b), np.int64, len(names_b))
+    occ_a, occ_b = _occurrence(codes_a), _occurrence(codes_b)
+    id_a, id_b = (codes_a << 32) | occ_a, (codes_b << 32) | occ_b
+    _common, ia, ib = np.intersect1d(id_a, id_b, assume_unique=True, return_indices=True)
+    order = np.argsort(ib, kind="stable")
+    pa, pb = ia[order].astype(np.int64), ib[order].astype(np.int64)
+    only_a = np.setdiff1d(np.arange(len(names_a)), pa)
+    only_b = np.setdiff1d(np.arange(len(names_b)), pb)
+    return Pairs(pa, pb, only_a, only_b), 2 * len(pa) / (len(names_a) + len(names_b))
+
+
+def _occurrence(codes: np.ndarray) -> np.ndarray:
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes) if len(codes) else np.zeros(0, np.int64)
+    starts = np.r_[0, np.cumsum(counts)[:-1]] if len(counts) else np.zeros(0, np.int64)
+    occ = np.empty(len(codes), np.int64)
+    occ[order] = np.arange(len(codes)) - np.repeat(starts, counts)
+    return occ
