@@ -30,14 +30,15 @@ def function_base(name: str) -> str:
 
 @dataclasses.dataclass
 class TraceKeys:
-    """A run's graph traces under the shared key vocabulary. int32 columns: a comparison's memory is counted
-    against one run's index (issue #27: at most 2x), and the index itself keeps ~26 B per trace."""
+    """A run's graph traces under the shared key vocabulary: an int32 key per row and the per-key counts, and for
+    run A its rows sorted by key. Occurrences are computed when needed, never kept: a comparison's memory is
+    counted against one run's index (issue #27: at most 2x), and the index keeps ~26 B per trace."""
 
     key: np.ndarray  # int32[T]: key code of each trace row
-    occurrence: np.ndarray  # int32[T]: how many earlier rows share its key
-    by_key: np.ndarray  # int32[T]: the rows sorted by key (stable: each key's rows in order)
     starts: np.ndarray  # int64[K + 1]: key k's rows are by_key[starts[k]:starts[k + 1]]
+    by_key: np.ndarray | None  # int32[T]: the rows sorted by key (stable); run A only
     kind_mode: np.ndarray  # int8[kinds]: tensor_debug_mode of each trace kind
+    kind_key: np.ndarray  # int32[kinds]: key code of each trace kind
     kinds: np.ndarray  # [T]: each row's kind (the index's column, not a copy)
     wall: np.ndarray  # float64[T] (the index's column, not a copy)
 
@@ -45,8 +46,23 @@ class TraceKeys:
         """tensor_debug_mode of the given rows."""
         return self.kind_mode[self.kinds[rows]]
 
+    def occurrence_of(self, row: int) -> int:
+        """How many earlier rows share this row's key (one pass over the keys: for the few rows a finding names)."""
+        return int(np.count_nonzero(self.key[:row] == self.key[row]))
 
-def trace_keys(run: RunQueries, vocab: dict[tuple[str, str, int], int]) -> TraceKeys:
+    def occurrences(self) -> np.ndarray:
+        """int32[T]: every row's occurrence (a temporary of the alignment)."""
+        by_key = self.by_key if self.by_key is not None else np.argsort(self.key, kind="stable").astype(np.int32)
+        counts = np.diff(self.starts)
+        in_order = np.arange(len(self.key), dtype=np.int32)  # position in by_key less its key's start
+        in_order -= np.repeat(self.starts[:-1].astype(np.int32), counts)
+        occurrence = np.empty(len(self.key), np.int32)
+        occurrence[by_key] = in_order
+        return occurrence
+
+
+def trace_keys(run: RunQueries, vocab: dict[tuple[str, str, int], int], sort_rows: bool) -> TraceKeys:
+    """The run's keys; `sort_rows` for run A (whose rows B's are looked up in)."""
     arrays = run.trace_arrays()
     kinds = np.asarray(arrays["kind"])
     n_kinds = int(kinds.max()) + 1 if len(kinds) else 0
@@ -59,16 +75,11 @@ def trace_keys(run: RunQueries, vocab: dict[tuple[str, str, int], int]) -> Trace
         kind_key[k] = vocab.setdefault(name, len(vocab))
         kind_mode[k] = mode
     key = kind_key[kinds]
-    by_key = np.argsort(key, kind="stable").astype(np.int32)  # (argsort's int64 answer is freed at once)
     counts = np.bincount(key, minlength=len(vocab)) if len(key) else np.zeros(len(vocab), np.int64)
     starts = np.r_[0, np.cumsum(counts)].astype(np.int64)
-    in_order = np.arange(len(key), dtype=np.int32)  # position in by_key, less its key's start: the occurrence
-    in_order -= np.repeat(starts[:-1].astype(np.int32), counts)
-    occurrence = np.empty(len(key), np.int32)
-    occurrence[by_key] = in_order
-    del in_order
+    by_key = np.argsort(key, kind="stable").astype(np.int32) if sort_rows else None
     wall = np.asarray(arrays["wall_time"], np.float64)
-    return TraceKeys(key, occurrence, by_key, starts, kind_mode, kinds, wall)
+    return TraceKeys(key, starts, by_key, kind_mode, kind_key, kinds, wall)
 
 
 def _count(keys: TraceKeys, key: np.ndarray) -> np.ndarray:
@@ -92,19 +103,24 @@ class Pairs:
 def align_traces(a: TraceKeys, b: TraceKeys) -> Pairs:
     """The k-th trace of a key in B pairs with the k-th of that key in A: a B row pairs when A holds more than
     `occurrence` traces of its key, and its A row is read off A's rows sorted by key (no sort of both runs)."""
-    matched_b = b.occurrence < _count(a, b.key)
+    assert a.by_key is not None, "run A's keys are built with sort_rows"
+    occurrence_b = b.occurrences()
+    matched_b = occurrence_b < _count(a, b.key)
     rows_b = np.flatnonzero(matched_b).astype(np.int32)
     only_b = np.flatnonzero(~matched_b).astype(np.int32)
     del matched_b
-    key = b.key[rows_b]
-    rows_a = a.by_key[a.starts.astype(np.int32)[key] + b.occurrence[rows_b]]
-    only_a = np.flatnonzero(a.occurrence >= _count(b, a.key)).astype(np.int32)
+    at = a.starts.astype(np.int32)[b.key[rows_b]]
+    at += occurrence_b[rows_b]
+    del occurrence_b
+    rows_a = a.by_key[at]
+    del at
+    only_a = np.flatnonzero(a.occurrences() >= _count(b, a.key)).astype(np.int32)
     return Pairs(rows_a, rows_b, only_a, only_b)
 
 
 def key_overlap(a: TraceKeys, b: TraceKeys) -> float:
     """Shared distinct keys over all distinct keys (1.0 when neither run has a graph trace)."""
-    ka, kb = np.unique(a.key), np.unique(b.key)
+    ka, kb = np.flatnonzero(np.diff(a.starts) > 0), np.flatnonzero(np.diff(b.starts) > 0)
     union = len(np.union1d(ka, kb))
     return len(np.intersect1d(ka, kb)) / union if union else 1.0
 

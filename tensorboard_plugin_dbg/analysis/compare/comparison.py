@@ -47,7 +47,7 @@ class Comparison:
     exec_metrics: dict[int, Metric]
     mode: str  # the runs' tensor_debug_mode(s), e.g. "FULL_HEALTH"
     # every differing pair in B's order (by B's wall time): (0 graph | 1 eager, pair position)
-    divergent: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    divergent: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2), np.int32))
 
     @property
     def counts(self) -> dict[str, int]:
@@ -69,7 +69,7 @@ def compare(run_a: RunQueries, run_b: RunQueries, tol: Tolerances = DEFAULT_TOLE
         if not run.done:
             raise CompareError("run_not_ready", f"run {side} ({run.name}) is still being written: compare it when done")
     vocab: dict[tuple[str, str, int], int] = {}
-    keys_a, keys_b = align.trace_keys(run_a, vocab), align.trace_keys(run_b, vocab)
+    keys_a, keys_b = align.trace_keys(run_a, vocab, True), align.trace_keys(run_b, vocab, False)
     mode = _common_mode(run_a, run_b, keys_a, keys_b)
     names_a, names_b = align.exec_names(run_a), align.exec_names(run_b)
     execs, similarity = align.align_executions(names_a, names_b)
@@ -132,15 +132,26 @@ def _check_one_program(
 
 
 def _in_b_order(c: Comparison) -> np.ndarray:
-    """(source, pair) of every differing pair, ordered by B's wall time (graph before eager at equal times: a
-    call's traces precede its record)."""
-    g = np.flatnonzero(c.trace_differs)
-    e = np.flatnonzero(c.exec_differs)
-    walls_b = np.r_[c.keys_b.wall[c.traces.b[g]], _exec_wall(c.run_b)[c.execs.b[e]]]
-    src = np.r_[np.zeros(len(g), np.int64), np.ones(len(e), np.int64)]
-    pos = np.r_[g, e].astype(np.int64)
-    order = np.lexsort((pos, src, walls_b))
-    return np.stack([src[order], pos[order]], axis=1) if len(order) else np.zeros((0, 2), np.int64)
+    """int32[n, 2] (source 0 graph / 1 eager, pair position) of every differing pair, ordered by B's wall time
+    (graph before eager at equal times: a call's traces precede its record). The pairs are in B's row order, which
+    is wall-time order on one host: the few eager ones are merged in; several hosts' rows are sorted."""
+    g = np.flatnonzero(c.trace_differs).astype(np.int32)
+    e = np.flatnonzero(c.exec_differs).astype(np.int32)
+    walls_g = c.keys_b.wall[c.traces.b[g]]
+    walls_e = _exec_wall(c.run_b)[c.execs.b[e]]
+    if len(walls_g) > 1 and not bool(np.all(walls_g[1:] >= walls_g[:-1])):  # several hosts
+        order = np.argsort(walls_g, kind="stable")
+        g, walls_g = g[order], walls_g[order]
+    order_e = np.argsort(walls_e, kind="stable")
+    e, walls_e = e[order_e], walls_e[order_e]
+    at = np.searchsorted(walls_g, walls_e, side="right")
+    out = np.zeros((len(g) + len(e), 2), np.int32)
+    graph_at = np.ones(len(out), bool)
+    graph_at[at + np.arange(len(e))] = False
+    out[graph_at, 1] = g
+    out[~graph_at, 0] = 1
+    out[~graph_at, 1] = e
+    return out
 
 
 def _exec_wall(run: RunQueries) -> np.ndarray:

@@ -58,16 +58,17 @@ def graph_tensor_metric(run_a: RunQueries, run_b: RunQueries, row_a: int, row_b:
 
 
 def op_type_changes(run_a: RunQueries, run_b: RunQueries, pairs: Pairs, ka: TraceKeys, kb: TraceKeys) -> np.ndarray:
-    """bool per pair: the aligned ops' types differ (checked once per distinct key)."""
-    out = np.zeros(len(pairs.b), bool)
-    keys, first = np.unique(kb.key[pairs.b], return_index=True)
-    kind_a, kind_b = run_a.trace_arrays()["kind"], run_b.trace_arrays()["kind"]
-    for key, i in zip(keys.tolist(), first.tolist()):
-        type_a = _op_type(run_a, int(kind_a[pairs.a[i]]))
-        type_b = _op_type(run_b, int(kind_b[pairs.b[i]]))
-        if type_a and type_b and type_a != type_b:
-            out |= kb.key[pairs.b] == key
-    return out
+    """bool per pair: the aligned ops' types differ (decided per trace kind: no whole-run pass unless some do)."""
+    types_a, types_b = _key_op_types(run_a, ka), _key_op_types(run_b, kb)
+    changed = [k for k, t in types_b.items() if t and types_a.get(k) not in (None, t)]
+    if not changed:
+        return np.zeros(len(pairs.b), bool)
+    return np.isin(kb.key[pairs.b], np.asarray(changed, np.int32))
+
+
+def _key_op_types(run: RunQueries, keys: TraceKeys) -> dict[int, str | None]:
+    """key code -> op type, through each trace kind of the run (kinds are few; rows are many)."""
+    return {int(key): _op_type(run, kind) for kind, key in enumerate(keys.kind_key.tolist())}
 
 
 def _op_type(run: RunQueries, kind: int) -> str | None:

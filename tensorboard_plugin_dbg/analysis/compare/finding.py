@@ -32,8 +32,8 @@ def entry(c: Comparison, src: int, pos: int) -> dict[str, Any]:
     """One differing pair: both sides and its metric."""
     if src == 0:
         row_a, row_b = int(c.traces.a[pos]), int(c.traces.b[pos])
-        side_a = sides.graph_side(c.run_a, row_a, int(c.keys_a.occurrence[row_a]))
-        side_b = sides.graph_side(c.run_b, row_b, int(c.keys_b.occurrence[row_b]))
+        side_a = sides.graph_side(c.run_a, row_a, c.keys_a.occurrence_of(row_a))
+        side_b = sides.graph_side(c.run_b, row_b, c.keys_b.occurrence_of(row_b))
         metric = trace_metric(c, pos, side_a, side_b)
     else:
         ea, eb = int(c.execs.a[pos]), int(c.execs.b[pos])
@@ -117,13 +117,13 @@ def _inputs(c: Comparison, pos: int) -> list[InputPair]:
         if row is None:
             out.append({"name": name, "status": "not_recorded", "a": None, "b": None, "metric": None})
             continue
-        side_b = sides.graph_side(c.run_b, row, int(c.keys_b.occurrence[row]))
+        side_b = sides.graph_side(c.run_b, row, c.keys_b.occurrence_of(row))
         at = int(b_pos[row])
         if at < 0:
             out.append({"name": name, "status": "only_in_b", "a": None, "b": side_b, "metric": None})
             continue
         row_a = int(c.traces.a[at])
-        side_a = sides.graph_side(c.run_a, row_a, int(c.keys_a.occurrence[row_a]))
+        side_a = sides.graph_side(c.run_a, row_a, c.keys_a.occurrence_of(row_a))
         differs = bool(c.trace_differs[at])
         metric = trace_metric(c, at, side_a, side_b) if differs else _same_metric(c, row_a, row)
         out.append(
@@ -154,7 +154,7 @@ def only_in(c: Comparison, which: str, limit: int = MAX_LISTED) -> list[Side]:
     listed: list[tuple[float, Side]] = []
     _keys, first = np.unique(keys.key[rows], return_index=True)
     for row in np.sort(rows[first])[:limit].tolist():
-        listed.append((float(keys.wall[row]), sides.graph_side(run, row, int(keys.occurrence[row]))))
+        listed.append((float(keys.wall[row]), sides.graph_side(run, row, keys.occurrence_of(row))))
     walls = np.asarray(run.execution_arrays()["wall_time"], np.float64)
     seen: set[str] = set()
     for index in execs.tolist():
