@@ -20,6 +20,8 @@ TensorFlow.
     replay CAPSULE [--mode FULL_HEALTH|FULL_TENSOR] [-- python train.py ARGS]
         Re-runs a NaN capsule's step under tfdbg2 in the user's program (replay_cli.py); exit 0 reproduced,
         1 not reproduced, 2 cannot replay.
+    compare A B [--json] [--html FILE] [--atol X] [--rtol Y] [--tol PATTERN=X ...]
+        Where two runs of one program start to differ (compare_cli.py says more).
 
 New subcommands are added as argparse subparsers in `build_parser`.
 """
@@ -75,10 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for name, kind in THRESHOLD_FLAGS.items():
         report.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=f"rule threshold {name}")
+    report.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page to FILE")
     report.set_defaults(handler=cmd_report)
     from tensorboard_plugin_dbg import replay_cli  # no TensorFlow: the program replays in a child process
 
     replay_cli.add_parser(sub)
+    from tensorboard_plugin_dbg import compare_cli
+
+    compare_cli.add_parser(sub)
     return parser
 
 
@@ -169,6 +175,11 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
             _print_rules(result, out)
         _print_needs(results, out)
         out.write("\n" + report_text.summary_line(results, code))
+    if args.html:
+        from tensorboard_plugin_dbg.analysis import html_page
+
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(html_page.report_page(logdir, code, results))
     return code
 
 

@@ -181,6 +181,7 @@ def answers(served):
             resp = client.get(url("tensor.npy", run=run, source="graph", index=r["index"]))
             out.append(("tensor.npy", {"run": run}, resp.status_code, resp.headers["Content-Type"]))
         ask("execution", run=run, index=10**6)  # errors are part of the contract too
+        ask("compare", b=run, a=run, begin=0, end=20)  # a run with itself (#27; 400 where nothing is comparable)
         ask("alerts", run=run, begin=0, end=PAGE_CAP + 1)
         # the index counts NaN/∞ alerts; the list adds the rules' findings after them (#18)
         assert alerts["totals_by_type"].get("InfNanAlert", 0) == info["counts"]["alerts"]

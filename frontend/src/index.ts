@@ -11,6 +11,7 @@ import { buildLayout } from './layout.ts';
 import { CSS } from './styles.ts';
 import { watchTheme } from './theme.ts';
 import { buildHeader } from './header.ts';
+import { buildCompare } from './panels/compare/compare_view.ts';
 import { installKeys } from './keys.ts';
 import { AlertsPanel } from './panels/alerts/alerts.ts';
 import { TimelinePanel } from './panels/timeline/timeline.ts';
@@ -49,6 +50,7 @@ export function render(opts: RenderOptions = {}): void {
     performance.mark('dbg:ready');
   });
   buildHeader(slots.header, ctl, readiness);
+  buildCompare(slots.header, ctl);
   const alerts = new AlertsPanel(ctl, readiness);
   const timeline = new TimelinePanel(ctl, readiness);
   const structure = new GraphStructurePanel(ctl);

@@ -253,6 +253,114 @@ class CapsulesResponse(TypedDict):
     logdir: str
 
 
+class CompareCounts(TypedDict):
+    """wire.ts `CompareCounts` (its schema definition carries no description)."""
+
+    divergent: float
+    matched: float
+    matched_executions: float
+    matched_traces: float
+    only_in_a: float
+    only_in_b: float
+
+
+class CompareMetric(TypedDict):
+    """How two aligned tensors differ (only the fields their tensor_debug_mode can tell)."""
+
+    bitwise_equal: NotRequired[bool]
+    cosine: NotRequired[float | None]
+    # Health modes: the differing counts, column -> [A, B].
+    counts: NotRequired[dict[str, list[float]]]
+    differs: bool
+    dtype_a: NotRequired[str]
+    dtype_b: NotRequired[str]
+    max_abs: NotRequired[float | None]
+    max_rel: NotRequired[float | None]
+    mean_abs: NotRequired[float | None]
+    nan_only_one_side: NotRequired[float]
+    shape_a: NotRequired[list[float]]
+    shape_b: NotRequired[list[float]]
+    # Human sentence, e.g. "max abs 0.5, max rel 0.25, ..." or "zero 0 → 300".
+    summary: str
+
+
+class CompareSide(TypedDict):
+    """One op of one run: a graph trace (`source` "graph", `index` into graph_executions) or an eager execution."""
+
+    code: str | None
+    # The user's innermost frame where the op was made (or the eager op ran); null when none was recorded.
+    file: str | None
+    # Function name without TensorFlow's numeric suffix (graph ops).
+    function: str | None
+    graph_id: str | None
+    index: float
+    line: float | None
+    # The k-th trace of this (function, op, output) in its run (the k-th execution of this op type, eager).
+    occurrence: float
+    # Graph op name; null for an eager execution.
+    op_name: str | None
+    op_type: str | None
+    output: float
+    source: Literal["graph", "eager"]
+
+
+class CompareInput(TypedDict):
+    """wire.ts `CompareInput` (its schema definition carries no description)."""
+
+    a: CompareSide | None
+    b: CompareSide | None
+    metric: CompareMetric | None
+    # The B op's input `producer:slot`.
+    name: str
+    status: Literal["same", "differs", "only_in_b", "not_recorded"]
+
+
+class CompareFinding(TypedDict):
+    """The first divergence: the earliest tensor in B that differs while its aligned inputs do not."""
+
+    a: CompareSide | None
+    b: CompareSide | None
+    inputs: list[CompareInput]
+    kind: Literal["value", "op_type", "follows_from_only_in_b", "only_in_b", "only_in_a"]
+    metric: CompareMetric | None
+    # Ops only B runs that the difference follows from.
+    only_in_b_ops: list[CompareSide]
+    why: str
+
+
+class CompareItem(TypedDict):
+    """One differing pair, in B's order."""
+
+    a: CompareSide
+    b: CompareSide
+    metric: CompareMetric
+    position: float
+
+
+class CompareResponseBody(TypedDict):
+    """`CompareResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    base: str
+    begin: float
+    counts: CompareCounts
+    # Differing pairs [begin, end) in B's order; `total` = counts.divergent.
+    divergent: list[CompareItem]
+    end: float
+    first_divergence: CompareFinding | None
+    mode: str
+    notes: list[str]
+    only_in_a: list[CompareSide]
+    only_in_b: list[CompareSide]
+    total: float
+
+
+class CompareResponse(CompareResponseBody):
+    """wire.ts `CompareResponse` (its schema definition carries no description)."""
+
+    # Run B (under suspicion) and run A (the baseline).
+    run: str
+
+
 class DeviceCount(TypedDict):
     """Where ops ran: one device on one host, with how many of the run's records ran there."""
 

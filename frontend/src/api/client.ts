@@ -7,6 +7,7 @@
  */
 import type {
   AlertsResponse,
+  CompareResponse,
   DevicesResponse,
   ErrorCode,
   ExecutionDetail,
@@ -91,6 +92,8 @@ export interface Api {
   /** `slice` absent: the summary only (stats, histogram, non-finite positions). */
   tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse>;
   tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse>;
+  /** Run `run` (B) compared with run `base` (A): first divergence and differing tensors [begin, end) (#27). */
+  compare?(run: string, base: string, begin: number, end: number): Promise<CompareResponse>;
 }
 
 /** One health map request: rows [begin, end) (or one op's), at most `columns` step bins. */
@@ -253,5 +256,8 @@ export class HttpApi implements Api {
   }
   tensorInputs(run: string, t: TensorTarget) {
     return this.get<TensorInputsResponse>('tensor_inputs', { run, source: t.source, index: t.index });
+  }
+  compare(run: string, base: string, begin: number, end: number) {
+    return this.get<CompareResponse>('compare', { b: run, a: base, begin, end });
   }
 }

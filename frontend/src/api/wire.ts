@@ -23,3 +23,4 @@ export type * from './wire/root_cause.ts';
 export type * from './wire/tensor_values.ts';
 export type * from './wire/health_map.ts';
 export type * from './wire/capsules.ts';
+export type * from './wire/compare.ts';

@@ -22,6 +22,7 @@ import { LineOpsLoader } from './line_ops_loader.ts';
 import { TensorLoader } from './tensor_loader.ts';
 import { GraphLoader } from './graph_loader.ts';
 import { RootCauseLoader } from './root_cause_loader.ts';
+import { CompareLoader } from './compare_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { FocusChain } from './focus_chain.ts';
@@ -69,6 +70,8 @@ export class Controller {
   private readonly deviceFacets: DeviceFacets;
   /** Source Code's marker list: the ops a line created; focusing one (#17). */
   readonly lineOps: LineOpsLoader;
+  /** "Compare with…": the baseline run, the comparison, focusing its sides (#27). */
+  readonly compare: CompareLoader;
 
   constructor(
     readonly store: Store,
@@ -89,6 +92,10 @@ export class Controller {
       navigateToOp: (graphId, opName) => this.navigateToOp(graphId, opName),
     });
     this.rootCause = new RootCauseLoader(store, api);
+    this.compare = new CompareLoader(store, api, {
+      focusGraphExecution: (index) => this.focusGraphExecution(index),
+      focusExecution: (index) => this.focusExecution(index),
+    });
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();

@@ -11,6 +11,7 @@ import type {
   Alert,
   CallInfo,
   AlertsResponse,
+  CompareResponse,
   DevicesResponse,
   ExecutionDetail,
   ExecutionsResponse,
@@ -151,6 +152,11 @@ export interface State {
   opHealth: Loadable<HealthMapResponse>;
   /** The Tensor Values view, when open (controller/tensor_loader.ts). */
   tensorView: TensorView | null;
+  /** "Compare with…": the baseline run A the shown run is compared with, and the answer (controller/compare_loader.ts). */
+  compareBase: string | null;
+  compare: Loadable<CompareResponse>;
+  /** The first divergence's values in both runs (FULL_TENSOR), for the card's A | B | A − B table. */
+  compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
@@ -231,6 +237,9 @@ export function runViewState(): Omit<
     hint: null,
     listNote: null,
     tensorView: null,
+    compareBase: null,
+    compare: idle(),
+    compareValues: idle(),
   };
 }
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import Params
-from tensorboard_plugin_dbg.api.routes import analysis, capsules, graph, lists, runs, source, tensors
+from tensorboard_plugin_dbg.api.routes import analysis, capsules, compare, graph, lists, runs, source, tensors
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog
 
@@ -35,6 +35,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     *analysis.ROUTES,
     *tensors.ROUTES,
     *capsules.ROUTES,
+    *compare.ROUTES,
     RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None, uses_catalog=False),
 )
 

@@ -18,6 +18,7 @@ import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { shortDevice } from '../../widgets/devices.ts';
 import { FacetSelect } from './facet_select.ts';
+import { divergenceMark, graphDivergence } from '../compare/compare_view.ts';
 
 export const ROW_HEIGHT = 24;
 /** The "values" button beside the chips, less its text: padding, border, margin and the chips' gap. */
@@ -166,6 +167,8 @@ export class GraphExecutionPanel {
       this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
     });
     health.append(renderHealth(item.health, undefined, this.chipsWidth), values);
+    const diverged = graphDivergence(this.ctl.store.state, item.index);
+    if (diverged) health.append(divergenceMark(diverged));
     const device = el('span', 'ge-device', item.device_name ? shortDevice(item.device_name) : '');
     device.title = item.device_name ? `${item.device_name} on ${item.host}` : `no device recorded (host ${item.host})`;
     row.replaceChildren(
@@ -281,7 +284,8 @@ export class GraphExecutionPanel {
     // An empty list's reason follows the run's notices (a file that turns unreadable, or readable, between polls).
     const emptyNow = this.list.model.loadedOnce && this.list.model.total === 0;
     const reasonMayChange = (s.run === null || emptyNow) && s.runs !== prev.runs;
-    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange) this.list.draw();
+    const compared = s.compare !== prev.compare; // the rows differing from a baseline run are marked (#27)
+    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange || compared) this.list.draw();
   }
 }
 

@@ -1,0 +1,95 @@
+"""Issue #27's speed figures: two 1 M-trace FULL_HEALTH runs of one program compared (target <= 10 s), and the
+memory the comparison adds (target <= 2x one run's index).
+
+The pair is `bench/generate.py`'s dump twice: A never goes non-finite (`--nonfinite-from 2`), B does from half the
+run on (the default), so every trace before the middle aligns equal and the first divergence is the Log op at the
+middle step. Each side is indexed in this process (one read pass, as the CLI does), then compared; peak RSS is
+VmHWM, reset (/proc/self/clear_refs) before each phase.
+
+    .venv/bin/python bench/compare.py [--traces 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, ROOT)
+
+
+def _status(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reset_peak() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass  # not Linux / not allowed: VmHWM is then the process's peak so far, an overestimate
+
+
+def _dump(traces: int, nonfinite_from: float | None) -> str:
+    args = [sys.executable, os.path.join(BENCH, "generate.py"), "--traces", str(traces)]
+    if nonfinite_from is not None:
+        args += ["--nonfinite-from", str(nonfinite_from)]
+    subprocess.run(args, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    sys.path.insert(0, BENCH)
+    import generate
+
+    return str(
+        generate.default_out(traces, generate.DEFAULT_NONFINITE_FROM if nonfinite_from is None else nonfinite_from)
+    )
+
+
+def _index(path: str):
+    from tensorboard_plugin_dbg.index.catalog import Catalog
+
+    _reset_peak()
+    before = _status("VmRSS")
+    t = time.perf_counter()
+    run = Catalog(path).runs()[0]
+    return run, time.perf_counter() - t, _status("VmRSS") - before
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--traces", type=int, default=1_000_000)
+    args = ap.parse_args(argv)
+    path_a, path_b = _dump(args.traces, 2.0), _dump(args.traces, None)
+    from tensorboard_plugin_dbg.analysis.compare import comparison, document
+
+    run_a, secs_a, mem_a = _index(path_a)
+    run_b, secs_b, mem_b = _index(path_b)
+    _reset_peak()
+    base = _status("VmRSS")
+    t = time.perf_counter()
+    result = comparison.compare(run_a, run_b)
+    secs_compare = time.perf_counter() - t
+    doc = document.document(result, listed=50)
+    secs_all = time.perf_counter() - t
+    extra = _status("VmHWM") - base
+    first = doc["first_divergence"]
+    print(f"traces: A {len(result.keys_a.key):,}  B {len(result.keys_b.key):,}")
+    print(f"index A {secs_a:.1f} s (+{mem_a / 2**20:.0f} MiB RSS), index B {secs_b:.1f} s (+{mem_b / 2**20:.0f} MiB)")
+    print(f"compare: {secs_compare:.2f} s; with the first divergence and 50 listed: {secs_all:.2f} s (target <= 10 s)")
+    print(
+        f"compare's peak RSS over the two indexes: {extra / 2**20:.0f} MiB",
+        f"= {extra / max(mem_b, 1):.2f}x one run's index (target <= 2x)",
+    )
+    print(f"counts: {doc['counts']}")
+    where = f"{first['b']['op_name']} occurrence {first['b']['occurrence']}" if first and first["b"] else None
+    print(f"first divergence: {first['kind'] if first else None}: {where}; {first['metric'] if first else ''}")
+
+
+if __name__ == "__main__":
+    main()

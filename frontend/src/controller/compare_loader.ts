@@ -1,0 +1,71 @@
+/**
+ * "Compare with…" (#27), part of the controller: the baseline run A chosen for the run shown (B), the `compare`
+ * answer (first divergence, the first page of differing tensors in B's order), and focusing a side of it. Picking
+ * another run shown clears the comparison (store.ts runViewState).
+ */
+import type { Api } from '../api/client.ts';
+import type { CompareSide } from '../api/wire.ts';
+import { failed, idle, loading, ready, type Store } from '../store/store.ts';
+
+/** Differing tensors fetched for the card's list ("divergent only"). */
+export const COMPARE_PAGE = 200;
+
+export interface CompareFocus {
+  focusGraphExecution(index: number): Promise<void>;
+  focusExecution(index: number): Promise<void>;
+}
+
+export class CompareLoader {
+  private seq = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly api: Api,
+    private readonly focus: CompareFocus,
+  ) {}
+
+  /** Compare the run shown with `base` (null: stop comparing). */
+  async choose(base: string | null): Promise<void> {
+    const run = this.store.state.run;
+    const seq = ++this.seq;
+    if (base === null || run === null || !this.api.compare) {
+      this.store.set({ compareBase: null, compare: idle(), compareValues: idle() });
+      return;
+    }
+    this.store.set({ compareBase: base, compare: loading(), compareValues: idle() });
+    try {
+      const answer = await this.api.compare(run, base, 0, COMPARE_PAGE);
+      if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: ready(answer) });
+    } catch (e) {
+      if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: failed(e) });
+    }
+  }
+
+  /** Both runs' values of a pair of sides (FULL_TENSOR), for the A | B | A − B table. */
+  async values(a: CompareSide, b: CompareSide): Promise<void> {
+    const run = this.store.state.run;
+    const base = this.store.state.compareBase;
+    if (run === null || base === null) return;
+    const seq = this.seq;
+    const target = (side: CompareSide) => ({
+      source: side.source,
+      index: side.index,
+      output: side.source === 'graph' ? null : side.output,
+    });
+    this.store.set({ compareValues: loading() });
+    try {
+      const [va, vb] = await Promise.all([
+        this.api.tensor(base, target(a), '...'),
+        this.api.tensor(run, target(b), '...'),
+      ]);
+      if (seq === this.seq && run === this.store.state.run) this.store.set({ compareValues: ready({ a: va, b: vb }) });
+    } catch (e) {
+      if (seq === this.seq && run === this.store.state.run) this.store.set({ compareValues: failed(e) });
+    }
+  }
+
+  /** Focus every panel on run B's side of a finding (the run shown is B). */
+  focusSide(side: CompareSide): Promise<void> {
+    return side.source === 'graph' ? this.focus.focusGraphExecution(side.index) : this.focus.focusExecution(side.index);
+  }
+}

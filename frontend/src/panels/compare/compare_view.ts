@@ -1,0 +1,203 @@
+/**
+ * "Compare with…" (#27): a picker in the header choosing the baseline run A for the run shown (B), and a card
+ * under it with the first divergence (both runs' op and line, the difference, the inputs side by side) and the
+ * differing tensors in B's order ("divergent only"). A click on the finding or on a row focuses every panel on B's
+ * side of it. What cannot be compared (different programs or modes, a run still being written) is the card's
+ * notice, in the server's words.
+ */
+import type { CompareItem, CompareResponse, CompareSide } from '../../api/wire.ts';
+import type { Controller } from '../../controller/controller.ts';
+import type { State } from '../../store/store.ts';
+import { el } from '../../widgets/panel.ts';
+import { baseName } from '../stack_trace/fold.ts';
+
+function where(side: CompareSide | null): string {
+  if (!side) return 'not in this run';
+  const what = side.op_name ?? side.op_type ?? '?';
+  const at = side.file ? ` · ${baseName(side.file)}:${side.line}` : '';
+  return `${what}:${side.output}${side.op_type && side.op_name ? ` (${side.op_type})` : ''} #${side.occurrence}${at}`;
+}
+
+function sideBlock(label: string, side: CompareSide | null): HTMLElement {
+  const block = el('div', 'cmp-side');
+  block.dataset.testid = `compare-side-${label}`;
+  block.append(el('b', '', `${label}: `), el('span', 'cmp-where', where(side)));
+  if (side?.code) block.append(el('pre', 'cmp-code', `${side.line}: ${side.code}`));
+  return block;
+}
+
+function itemRow(item: CompareItem, ctl: Controller): HTMLElement {
+  const row = el('div', 'cmp-item');
+  row.dataset.testid = 'compare-item';
+  row.tabIndex = 0;
+  row.title = "Focus every panel on B's tensor";
+  row.append(el('span', 'cmp-where', where(item.b)), el('span', 'muted', ` — ${item.metric.summary}`));
+  row.addEventListener('click', () => void ctl.compare.focusSide(item.b));
+  return row;
+}
+
+const MAX_VALUE_ROWS = 200;
+
+function num(v: unknown): number {
+  return typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : Number(v as string);
+}
+
+/** The first divergence's values in A and B and their difference, element by element (the first ones). */
+export function renderValues(target: HTMLElement, s: State): void {
+  target.replaceChildren();
+  const v = s.compareValues;
+  if (v.status === 'idle') return;
+  if (v.status === 'loading') return void target.append(el('div', 'muted', 'reading both values…'));
+  if (v.status === 'error' || !v.data) return void target.append(el('div', 'cmp-error', `values: ${v.error}`));
+  const { a, b } = v.data;
+  const va = a.slice?.values ?? [];
+  const vb = b.slice?.values ?? [];
+  if (!va.length || !vb.length) {
+    target.append(el('div', 'muted', a.note ?? b.note ?? 'no values recorded'));
+    return;
+  }
+  const table = el('table', 'cmp-values');
+  table.dataset.testid = 'compare-values';
+  const head = el('tr');
+  for (const t of ['#', `A ${a.dtype} ${JSON.stringify(a.shape)}`, `B ${b.dtype} ${JSON.stringify(b.shape)}`, 'A − B'])
+    head.append(el('th', '', t));
+  table.append(head);
+  const n = Math.min(va.length, vb.length, MAX_VALUE_ROWS);
+  for (let i = 0; i < n; i++) {
+    const diff = num(va[i]) - num(vb[i]);
+    const row = el('tr', diff !== 0 && !Number.isNaN(diff) ? 'cmp-differs' : '');
+    if (row.className) row.style.color = '#c33';
+    row.append(el('td', '', String(i)), el('td', '', String(va[i])), el('td', '', String(vb[i])));
+    row.append(el('td', '', Number.isNaN(diff) ? String(diff) : diff.toPrecision(6)));
+    table.append(row);
+  }
+  target.append(table);
+  if (Math.max(va.length, vb.length) > n)
+    target.append(el('div', 'muted', `first ${n} of ${Math.max(va.length, vb.length)} elements`));
+}
+
+function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, valuesBlock: HTMLElement): void {
+  const n = answer.counts;
+  const head = el('div', 'cmp-head');
+  head.textContent =
+    `B = ${answer.run} vs A = ${answer.base} (${answer.mode}): matched ${n.matched}, divergent ${n.divergent}, ` +
+    `only in A ${n.only_in_a}, only in B ${n.only_in_b}`;
+  card.append(head);
+  const first = answer.first_divergence;
+  if (!first) {
+    const ok = el('div', 'cmp-none', 'No divergence: every aligned tensor within tolerance.');
+    ok.dataset.testid = 'compare-none';
+    card.append(ok);
+  } else {
+    const finding = el('div', 'cmp-finding');
+    finding.dataset.testid = 'compare-finding';
+    finding.dataset.kind = first.kind;
+    finding.tabIndex = 0;
+    finding.setAttribute('role', 'button');
+    finding.title = 'Focus every panel on B’s side of the first divergence';
+    finding.append(el('div', 'cmp-title', `First divergence: ${first.why}`), sideBlock('A', first.a));
+    finding.append(sideBlock('B', first.b));
+    if (first.metric) finding.append(el('div', 'cmp-metric', `difference: ${first.metric.summary}`));
+    for (const input of first.inputs)
+      finding.append(
+        el('div', 'cmp-input muted', `input ${input.name}: ${input.status} ${input.metric?.summary ?? ''}`),
+      );
+    const b = first.b;
+    if (b) finding.addEventListener('click', () => void ctl.compare.focusSide(b));
+    const a = first.a;
+    if (a && b && first.metric?.dtype_a !== undefined) {
+      const values = el('button', 'cmp-values-btn', 'values A | B | A − B');
+      values.dataset.testid = 'compare-values-open';
+      values.title = "Both runs' values of this tensor side by side, and their difference";
+      values.addEventListener('click', (e) => {
+        e.stopPropagation();
+        void ctl.compare.values(a, b);
+      });
+      finding.append(values);
+    }
+    card.append(finding);
+    card.append(valuesBlock);
+  }
+  if (answer.divergent.length) {
+    const list = el('div', 'cmp-list');
+    list.append(el('div', 'muted', `divergent only (${answer.total}, B's order):`));
+    list.append(...answer.divergent.map((item) => itemRow(item, ctl)));
+    card.append(list);
+  }
+  for (const note of answer.notes) card.append(el('div', 'cmp-note muted', note));
+}
+
+const CARD_STYLE =
+  'position:fixed;top:40px;right:8px;z-index:50;max-width:560px;max-height:70vh;overflow:auto;padding:8px 10px;' +
+  'background:var(--bg, #fff);border:1px solid #c44;border-left:5px solid #c44;border-radius:4px;font-size:12px;' +
+  'box-shadow:0 2px 8px rgba(0,0,0,.2)';
+
+export function buildCompare(header: HTMLElement, ctl: Controller): void {
+  const picker = el('select', 'compare-picker');
+  picker.dataset.testid = 'compare-picker';
+  picker.title = 'Compare the run shown (B) with another run (A, the baseline): where do they start to differ?';
+  const label = el('label', 'compare-label');
+  label.append(document.createTextNode(' Compare with… '), picker);
+  const card = el('div', 'compare-card');
+  card.dataset.testid = 'compare-card';
+  card.style.cssText = CARD_STYLE;
+  card.hidden = true;
+  const close = el('button', 'cmp-close', '×');
+  close.title = 'Stop comparing';
+  close.addEventListener('click', () => void ctl.compare.choose(null));
+  header.append(label, card);
+  picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
+  const valuesBlock = el('div', 'cmp-values-block');
+  let shown: unknown = null;
+  let shownValues: unknown = null;
+  let options = '';
+  ctl.store.subscribe((s: State) => {
+    const names = (s.runs.data?.runs ?? []).map((r) => r.name).filter((n) => n !== s.run);
+    if (names.join('\n') !== options) {
+      options = names.join('\n');
+      picker.replaceChildren(
+        Object.assign(el('option', '', '—'), { value: '' }),
+        ...names.map((n) => Object.assign(el('option', '', n), { value: n })),
+      );
+    }
+    picker.value = s.compareBase ?? '';
+    label.hidden = names.length === 0;
+    if (s.compareValues !== shownValues) {
+      shownValues = s.compareValues;
+      renderValues(valuesBlock, s);
+    }
+    if (s.compare === shown) return;
+    shown = s.compare;
+    card.hidden = s.compare.status === 'idle';
+    card.replaceChildren(close);
+    if (s.compare.status === 'loading') card.append(el('div', 'muted', `comparing with ${s.compareBase}…`));
+    else if (s.compare.status === 'error') {
+      const notice = el('div', 'cmp-error', `Cannot compare: ${s.compare.error}`);
+      notice.dataset.testid = 'compare-error';
+      card.append(notice);
+    } else if (s.compare.data) renderAnswer(card, s.compare.data, ctl, valuesBlock);
+  });
+}
+
+let markedFrom: CompareResponse | null = null;
+let marked = new Map<number, CompareItem>();
+
+/** The compared item of graph trace `index` of the run shown (B), when the comparison's fetched page holds it:
+ * Graph Execution marks those rows with their difference. */
+export function graphDivergence(s: State, index: number): CompareItem | undefined {
+  const answer = s.compare.data;
+  if (answer !== markedFrom) {
+    markedFrom = answer;
+    marked = new Map((answer?.divergent ?? []).filter((d) => d.b.source === 'graph').map((d) => [d.b.index, d]));
+  }
+  return marked.get(index);
+}
+
+/** Graph Execution's difference mark on a row that differs from the baseline run (its metric as the tooltip). */
+export function divergenceMark(item: CompareItem): HTMLElement {
+  const mark = el('span', 'cmp-mark', 'Δ');
+  mark.dataset.testid = 'ge-divergent';
+  mark.title = `differs from run A: ${item.metric.summary}`;
+  mark.style.cssText = 'color:#c33;font-weight:bold;margin-left:4px;cursor:help';
+  return mark;
+}

@@ -1,0 +1,94 @@
+"""The comparison as one JSON-ready document (the CLI's --json, the HTML page, the API's first page) and as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorboard_plugin_dbg.analysis.compare import finding
+from tensorboard_plugin_dbg.analysis.compare.comparison import Comparison
+from tensorboard_plugin_dbg.analysis.compare.sides import Side
+
+HEALTH_NOTE = (
+    "health modes compare counts (zeros, signs, NaN/∞, size): a value that changes without changing them is not "
+    'seen; record both runs with tensor_debug_mode="FULL_TENSOR" to compare values'
+)
+
+
+MIXED_NOTE = (
+    "the runs were recorded in different health modes ({mode}): compared on what both record; record both with "
+    "FULL_HEALTH (or FULL_TENSOR) to compare more"
+)
+
+
+def divergent_page(c: Comparison, begin: int, end: int) -> list[dict[str, Any]]:
+    """Differing pairs [begin, end) in B's order, each with both sides and its metric."""
+    out = []
+    for position, (src, pos) in enumerate(c.divergent[begin:end].tolist(), start=begin):
+        out.append({"position": position, **finding.entry(c, src, pos)})
+    return out
+
+
+def document(c: Comparison, listed: int = 50) -> dict[str, Any]:
+    first = finding.first_divergence(c)
+    notes = []
+    if " vs " in c.mode:
+        notes.append(MIXED_NOTE.format(mode=c.mode))
+    if "HEALTH" in c.mode or c.mode == "SHAPE":
+        notes.append(HEALTH_NOTE)
+    return {
+        "a": _run(c, "a"),
+        "b": _run(c, "b"),
+        "mode": c.mode,
+        "tolerance": c.tol.as_dict(),
+        "counts": c.counts,
+        "first_divergence": first,
+        "divergent": divergent_page(c, 0, listed),
+        "only_in_a": finding.only_in(c, "a"),
+        "only_in_b": finding.only_in(c, "b"),
+        "notes": notes,
+    }
+
+
+def _run(c: Comparison, which: str) -> dict[str, Any]:
+    run = c.run_a if which == "a" else c.run_b
+    keys = c.keys_a if which == "a" else c.keys_b
+    return {"run": run.name, "traces": len(keys.key), "executions": len(run.execution_arrays()["wall_time"])}
+
+
+def where(side: Side | None) -> str:
+    if side is None:
+        return "(none)"
+    what = side["op_name"] or side["op_type"] or "?"
+    func = f" in {side['function']}" if side["function"] and side["source"] == "graph" else ""
+    kind = f" ({side['op_type']})" if side["op_name"] and side["op_type"] else ""
+    at = f"{side['file']}:{side['line']}" if side["file"] else "(no user frame recorded)"
+    return f"{what}:{side['output']}{kind}{func}, occurrence {side['occurrence']}, at {at}"
+
+
+def text(doc: dict[str, Any]) -> str:
+    """The CLI's text report."""
+    lines = [f"compare A={doc['a']['run']} B={doc['b']['run']} ({doc['mode']})"]
+    n = doc["counts"]
+    lines.append(
+        f"  matched {n['matched']}, divergent {n['divergent']}, only in A {n['only_in_a']}, only in B {n['only_in_b']}"
+    )
+    first = doc["first_divergence"]
+    if first is None:
+        lines.append("  no divergence")
+    else:
+        lines.append(f"  first divergence ({first['kind']}): {first['why']}")
+        for label in ("a", "b"):
+            side = first[label]
+            lines.append(f"    {label.upper()}: {where(side)}")
+            if side is not None and side["code"]:
+                lines.append(f"         {side['line']}: {side['code']}")
+        if first["metric"]:
+            lines.append(f"    difference: {first['metric'].get('summary')}")
+        for pair in first["inputs"]:
+            summary = (pair["metric"] or {}).get("summary", "")
+            lines.append(f"    input {pair['name']}: {pair['status']}" + (f" ({summary})" if summary else ""))
+    for label in ("only_in_a", "only_in_b"):
+        for side in doc[label][:10]:
+            lines.append(f"  {label.replace('_', ' ')}: {where(side)}")
+    lines += [f"  note: {note}" for note in doc["notes"]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,107 @@
+"""One self-contained HTML page for a comparison (`compare --html`) or a report (`report --html`): inline CSS, no
+script, nothing fetched, every dump-derived string escaped — a file to attach to a bug report or keep as a CI
+artifact."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from tensorboard_plugin_dbg.analysis import report_text
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+.card{border:1px solid #d33;border-left:6px solid #d33;padding:12px 16px;border-radius:4px;background:#fff6f6}
+.card.ok{border-color:#2a2;background:#f4fff4}
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:16px}
+code,pre{font:12px/1.4 ui-monospace,monospace;background:#f4f4f4;padding:2px 4px;border-radius:3px}
+pre{padding:8px;white-space:pre-wrap}
+table{border-collapse:collapse;margin-top:8px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;
+vertical-align:top;font-size:12px}th{background:#f0f0f0}.muted{color:#777}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n"
+    )
+
+
+def _side(label: str, side: dict[str, Any] | None) -> str:
+    if side is None:
+        return f"<div><h3>{label}</h3><p class='muted'>not in this run</p></div>"
+    what = side.get("op_name") or side.get("op_type")
+    where = f"{side['file']}:{side['line']}" if side.get("file") else "no user frame recorded"
+    code = f"<pre>{_e(side.get('line'))}: {_e(side.get('code'))}</pre>" if side.get("code") else ""
+    return (
+        f"<div class='side'><h3>{label}</h3><p><b class='op'>{_e(what)}</b>:{_e(side.get('output'))} "
+        f"({_e(side.get('op_type'))}) in {_e(side.get('function'))}, occurrence {_e(side.get('occurrence'))}<br>"
+        f"<span class='where'>{_e(where)}</span></p>{code}</div>"
+    )
+
+
+def _finding(first: dict[str, Any] | None) -> str:
+    if first is None:
+        return "<div class='card ok' id='finding'><b>No divergence</b>: every aligned tensor within tolerance.</div>"
+    metric = (first.get("metric") or {}).get("summary")
+    rows = "".join(
+        f"<tr><td>{_e(i['name'])}</td><td>{_e(i['status'])}</td><td>{_e((i.get('metric') or {}).get('summary'))}"
+        "</td></tr>"
+        for i in first.get("inputs", [])
+    )
+    inputs = f"<table><tr><th>input</th><th>status</th><th>difference</th></tr>{rows}</table>" if rows else ""
+    return (
+        f"<div class='card' id='finding'><b>First divergence</b> ({_e(first['kind'])}): {_e(first['why'])}"
+        f"<div class='sides'>{_side('A', first.get('a'))}{_side('B', first.get('b'))}</div>"
+        f"<p>Difference: {_e(metric)}</p>{inputs}</div>"
+    )
+
+
+def _side_cell(side: dict[str, Any] | None) -> str:
+    if side is None:
+        return "<td class='muted'>—</td>"
+    where = f"{side['file']}:{side['line']}" if side.get("file") else ""
+    return f"<td>{_e(side.get('op_name') or side.get('op_type'))}:{_e(side.get('output'))}<br>{_e(where)}</td>"
+
+
+def compare_page(doc: dict[str, Any]) -> str:
+    a, b, n = doc["a"], doc["b"], doc["counts"]
+    body = [
+        f"<h1>Compare A = {_e(a['run'])} with B = {_e(b['run'])}</h1>",
+        f"<p>{_e(doc['mode'])}: matched {n['matched']}, divergent {n['divergent']}, only in A {n['only_in_a']}, "
+        f"only in B {n['only_in_b']}</p>",
+        _finding(doc["first_divergence"]),
+        "<h2>Divergent tensors (B's order)</h2><table><tr><th>#</th><th>A</th><th>B</th><th>difference</th></tr>",
+    ]
+    for item in doc["divergent"]:
+        body.append(
+            f"<tr><td>{item['position']}</td>{_side_cell(item['a'])}{_side_cell(item['b'])}"
+            f"<td>{_e(item['metric'].get('summary'))}</td></tr>"
+        )
+    body.append("</table>")
+    for key, title in (("only_in_a", "Only in A"), ("only_in_b", "Only in B")):
+        body.append(f"<h2>{title}</h2><table>")
+        body += [f"<tr>{_side_cell(side)}<td>{_e(side.get('code'))}</td></tr>" for side in doc[key]]
+        body.append("</table>" if doc[key] else "</table><p class='muted'>none</p>")
+    body += [f"<p class='muted'>Note: {_e(note)}</p>" for note in doc.get("notes", [])]
+    return _page(f"compare {a['run']} / {b['run']}", "".join(body))
+
+
+def report_page(logdir: str, code: int, results: list[report_text.RunResult]) -> str:
+    body = [f"<h1>tfdbg2 report: {_e(logdir)}</h1>", f"<p>exit status {code}</p>"]
+    for r in results:
+        ok = r["status"] == "clean"
+        body.append(f"<div class='card{' ok' if ok else ''}'><b>run {_e(r['run'])}</b>: {_e(r['message'])}</div>")
+        body.append(f"<pre>{_e(report_text.run_section(r))}</pre>")
+        for f in r["rules"]["findings"] if "rules" in r else []:
+            frame: dict[str, Any] = dict(f.get("user_frame") or {})
+            where = f"{frame.get('path')}:{frame.get('line')}" if frame else ""
+            body.append(f"<p>{_e(f['type'])}: {_e(f['op_name'])} — {_e(f['evidence'])} <code>{_e(where)}</code></p>")
+    return _page(f"report {logdir}", "".join(body))

@@ -1,0 +1,78 @@
+"""Comparing two runs (issue #27): `compare?b=RUN&a=BASE&begin&end`, the first divergence of run B from run A and
+a page of the differing tensors in B's order. What cannot be compared (different programs, different modes, a run
+still being written) is a 400 whose message starts with the reason's code — never a false "no divergence"."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from tensorboard_plugin_dbg.analysis.compare import comparison, document, metrics
+from tensorboard_plugin_dbg.api import errors
+from tensorboard_plugin_dbg.api.params import Param, Params
+from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END
+from tensorboard_plugin_dbg.api.spec import RouteSpec
+from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
+
+
+def _comparison(run_a: RunQueries, run_b: RunQueries, tol: metrics.Tolerances) -> comparison.Comparison:
+    """One comparison per (A, B, versions, tolerances), kept in B's derived cache: pages reuse it."""
+    key = (id(run_a), run_a.version, run_b.version, tol)
+    return run_b.derived.get(("compare", run_a.name), key, lambda: comparison.compare(run_a, run_b, tol))
+
+
+def _run(catalog: Catalog, name: str, which: str) -> RunQueries:
+    # An unknown name is a bad parameter (400) here: the route names its runs in `a`/`b`, not in `run`.
+    try:
+        return catalog.run(name)
+    except NotFound:
+        raise errors.bad_parameter(f"{which}: no run named {name!r}") from None
+
+
+def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
+    run_b, run_a = _run(catalog, p["b"], "b"), _run(catalog, p["a"], "a")
+    tol = metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
+    try:
+        result = _comparison(run_a, run_b, tol)
+    except comparison.CompareError as e:
+        raise errors.bad_parameter(f"{e.code}: {e.message}") from e
+    total = len(result.divergent)
+    begin, end = min(p["begin"], total), min(p["end"], total)
+    doc = document.document(result, listed=0)
+    return {
+        "run": run_b.name,
+        "base": run_a.name,
+        "mode": result.mode,
+        "counts": cast(wire.CompareCounts, doc["counts"]),
+        "first_divergence": doc["first_divergence"],
+        "divergent": cast(list[wire.CompareItem], document.divergent_page(result, begin, end)),
+        "begin": begin,
+        "end": end,
+        "total": total,
+        "only_in_a": doc["only_in_a"],
+        "only_in_b": doc["only_in_b"],
+        "notes": doc["notes"],
+    }
+
+
+ROUTES: tuple[RouteSpec, ...] = (
+    RouteSpec(
+        "compare",
+        "Run B compared with run A (the baseline): counts, the first divergence (both sides' op, line and inputs), "
+        "ops only in one run, and the differing tensors [begin, end) in B's order. 400 when the runs cannot be "
+        "compared (the message starts with why: different_programs, different_modes, run_not_ready, ...).",
+        (
+            Param("b", "str", "Run B, under suspicion (RunInfo.name).", required=True),
+            Param("a", "str", "Run A, the baseline (RunInfo.name).", required=True),
+            BEGIN,
+            END,
+            Param("atol", "float", "Absolute tolerance for every float dtype (default: by dtype)."),
+            Param("rtol", "float", "Relative tolerance for every float dtype (default: by dtype)."),
+            Param("tol_ops", "str", "With tol: an op-name glob whose ops get atol = rtol = tol."),
+            Param("tol", "float", "The tolerance of the ops tol_ops matches.", default=0.0),
+        ),
+        compare,
+        "CompareResponse",
+        paged=True,
+    ),
+)

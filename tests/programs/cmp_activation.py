@@ -1,0 +1,18 @@
+"""Compare pair: an activation swapped (relu vs elu under one op name). Args: DUMP_DIR VARIANT [MODE]."""
+
+import _common
+
+B = _common.arg(2, "a") == "b"
+tf = _common.enable(__import__("sys").argv[1], _common.arg(3, "FULL_HEALTH"))
+
+
+@tf.function
+def step(x, w):
+    h = tf.matmul(x, w, name="dense")
+    act = (tf.nn.elu if B else tf.nn.relu)(h, name="act")  # INJECTED
+    return tf.reduce_sum(act, name="total")
+
+
+w = tf.constant([[0.5, -1.0, 2.0], [1.5, 0.25, -3.0]])
+for i in range(3):
+    step(tf.constant([[1.0, 2.0], [3.0, -4.0]]) * float(i + 1), w)
