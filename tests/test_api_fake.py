@@ -45,6 +45,8 @@ VALID = {
     "tensor": {"run": "run_a", "source": "graph", "index": 0, "slice": "1,..."},
     "tensor.npy": {"run": "run_a", "source": "graph", "index": 4},
     "tensor_inputs": {"run": "run_a", "source": "graph", "index": 3},
+    "capsules": {},
+    "compare": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10},
     "openapi.json": {},
 }
 BINARY = {r.name for r in ROUTES if r.content_type != "application/json"}

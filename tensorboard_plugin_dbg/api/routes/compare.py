@@ -55,6 +55,8 @@ def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
     }
 
 
+_TOL_MAX = 10**9  # a tolerance beyond this admits any float difference: a typo, refused like other bounds
+
 ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec(
         "compare",
@@ -66,10 +68,10 @@ ROUTES: tuple[RouteSpec, ...] = (
             Param("a", "str", "Run A, the baseline (RunInfo.name).", required=True),
             BEGIN,
             END,
-            Param("atol", "float", "Absolute tolerance for every float dtype (default: by dtype)."),
-            Param("rtol", "float", "Relative tolerance for every float dtype (default: by dtype)."),
+            Param("atol", "float", "Absolute tolerance for every float dtype (default: by dtype).", maximum=_TOL_MAX),
+            Param("rtol", "float", "Relative tolerance for every float dtype (default: by dtype).", maximum=_TOL_MAX),
             Param("tol_ops", "str", "With tol: an op-name glob whose ops get atol = rtol = tol."),
-            Param("tol", "float", "The tolerance of the ops tol_ops matches.", default=0.0),
+            Param("tol", "float", "The tolerance of the ops tol_ops matches.", default=0.0, maximum=_TOL_MAX),
         ),
         compare,
         "CompareResponse",
