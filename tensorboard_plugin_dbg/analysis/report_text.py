@@ -90,7 +90,8 @@ def _where(p: wire.RootCauseProducer) -> str:
         return f"eager {p['op_type']}"
     # The op type only where it says more than the name (no "Log (Log)").
     kind = "" if p["op_type"] in ("", p["op_name"]) else f" ({p['op_type']})"
-    graph = f" in {p['graph_name']} ({graph_kind(p['graph_name'])})" if p.get("graph_name") else ""
+    name = p.get("graph_name")
+    graph = f" in {name} ({graph_kind(name)})" if name else ""
     return f"op {p['op_name']}{kind}{graph}"
 
 

@@ -21,6 +21,7 @@ const TYPE_LABEL: Record<string, string> = {
   InfNanAlert: 'NaN / ∞',
   retracing: 'Repeated function traces',
   shape_change: 'Shape change',
+  batch_alternates: 'Batch size alternates',
   dtype_change: 'Dtype change',
   all_zero: 'All-zero tensor',
   dead_relu: 'Dead ReLU',
