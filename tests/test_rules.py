@@ -141,6 +141,15 @@ def test_rules_the_dump_cannot_judge_name_the_call():
     )
 
 
+def test_batch_alternates_is_judged_with_shape_change_never_a_need_of_its_own():
+    class CurtRun:  # needs() reads the run's debug modes only
+        def info(self):
+            return {"debug_modes": ["CURT_HEALTH"]}
+
+    needed = [n["rule"] for n in rules.needs(CurtRun())]  # type: ignore[arg-type]
+    assert "shape_change" in needed and "batch_alternates" not in needed
+
+
 # ------------------------------------------------------------------------------------------------ mutes
 
 SENTINEL = mutes.parse_json('[{"op_name": "*sentinel*", "reason": "library NaN by design"}]')
