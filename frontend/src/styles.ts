@@ -73,13 +73,6 @@ button:disabled { opacity: .45; cursor: default; }
 .vl-row > span { overflow: hidden; text-overflow: ellipsis; }
 /* Health right after the name: in a narrow pane names truncate and dtype/shape go, never the health counts. */
 .ge-row { display: grid; grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); gap: 4px; }
-/* A narrow Graph Execution (1024 px wide windows): dtype, shape and device would be squeezed to a letter each ("f…
- r… C"): they leave, and the columns that stay get the room (the tensor pane and the row's focus still show them). */
-[data-testid=panel-graph-execution] > .panel-body { container-type: inline-size; }
-@container (max-width: 480px) {
-  .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(40px, 1fr) 24px; }
-  .ge-row > :nth-child(n + 6) { display: none; }
-}
 .ge-device { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--muted); }
 .ge-facet { max-width: 10em; }
 .ge-row .chips { overflow: hidden; }

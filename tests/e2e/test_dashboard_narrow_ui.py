@@ -1,6 +1,5 @@
-"""End-to-end: what the screenshots at 1024×700 showed reading wrong (issue #30). Graph Execution's dtype, shape and
-device columns were squeezed to a letter each ("f… r… C"): in a narrow panel they leave and the op name gets the
-room. Graph Structure's list mode showed a stray "hops" label next to "Draw graph" (its input hidden, not its label)."""
+"""End-to-end: what the screenshots at 1024×700 showed reading wrong (issue #30): Graph Structure's list mode showed a
+stray "hops" label next to "Draw graph" (its input hidden, not its label)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, 
 from harness.tensorboard_process import TensorBoardProcess
 
 
-def test_narrow_graph_execution_drops_squeezed_columns_and_list_mode_shows_no_hops(browser, demo_logdir):
+def test_list_mode_shows_no_hops_label(browser, demo_logdir):
     context = browser.new_context(viewport={"width": 1024, "height": 700})
     page = context.new_page()
     try:
@@ -18,13 +17,6 @@ def test_narrow_graph_execution_drops_squeezed_columns_and_list_mode_shows_no_ho
         page.console_watch = ConsoleWatch(page)
         with TensorBoardProcess(demo_logdir) as tb:
             frame = open_dashboard(page, tb)
-            row = frame.locator("[data-testid=ge-list] .vl-row").first
-            wait_text(row, r"\S")
-            assert not row.locator(".ge-dtype").is_visible() and not row.locator(".ge-device").is_visible()
-            head = frame.locator(".ge-head")
-            assert "dtype" not in head.inner_text() and "op type" in head.inner_text()
-            # every column that stays is wide enough to read (the op type's cell holds "MatMul")
-            assert row.locator(".ge-type").bounding_box()["width"] >= 40
             by_testid(frame, "alert-row").first.click()
             wait_text(by_testid(frame, "gs-focus-op"), r"^Log")
             toolbar = frame.locator(".gs-toolbar")
