@@ -123,3 +123,17 @@ def test_subcommand_is_required(capsys):
     with pytest.raises(SystemExit) as exc:
         main([])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("graph_name", "said"),
+    [("scratch_graph", "op Log in scratch_graph (Keras graph)"), ("train_step", "op Log in train_step (tf.function)")],
+)
+def test_report_says_what_a_graph_is_keras_scratch_graph_is_no_tf_function(graph_name, said):
+    from typing import cast
+
+    from tensorboard_plugin_dbg.analysis import report_text
+    from tensorboard_plugin_dbg.wire import types as wire
+
+    producer = cast(wire.RootCauseProducer, {"op_name": "Log", "op_type": "Log", "graph_name": graph_name})
+    assert report_text._where(producer) == said

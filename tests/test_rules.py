@@ -61,6 +61,29 @@ def test_shape_change_from_full_health_sizes():
     assert f["op_name"] == "logits" and "size 8 -> float32 rank 2 size 5" in f["evidence"]
 
 
+def test_batch_that_alternates_train_eval_is_one_finding_with_its_sizes_and_rhythm():
+    found = findings("batch_alternates")  # SHAPE: 4 batches of 64, then one of 16, three times
+    f = only(found, config.BATCH_ALTERNATES)
+    assert not [g for g in found if g["type"] == config.SHAPE_CHANGE], found  # not a shape change per change
+    assert (f["op_name"], f["op_type"], f["count"]) == ("scores", "MatMul", 5)
+    assert f["evidence"].startswith("batch size alternates: 64/16 (64 ×4 steps, then 16 ×1, 3 times in 15 steps)")
+    assert "BATCH ALTERNATES" in f["source_line"]
+
+
+def test_batch_that_alternates_from_full_health_sizes():
+    f = only(findings("batch_alternates", "FULL_HEALTH"), config.BATCH_ALTERNATES)
+    assert f["op_name"] == "scores" and f["evidence"].startswith("output size (elements) alternates: 64/16")
+
+
+def test_a_rhythm_needs_the_first_size_back_and_few_sizes():
+    from tensorboard_plugin_dbg.analysis.rules.batch_pattern import _rhythm
+
+    assert _rhythm([8, 8, 8, 5], dims=True) is None  # one last partial batch: a plain shape change
+    assert _rhythm([1, 2, 3, 4, 1, 2, 3, 4], dims=True) is None  # four sizes: a shape that really changes
+    beat = _rhythm([32, 32, 7, 32, 32, 7], dims=True)
+    assert beat is not None and (beat.sizes, beat.first_cycle, beat.cycles) == ([32, 7], [(32, 2), (7, 1)], 2)
+
+
 def test_dead_relu():
     found = findings("dead_relu")
     f = only(found, config.DEAD_RELU)
@@ -116,6 +139,15 @@ def test_rules_the_dump_cannot_judge_name_the_call():
         'tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode="FULL_HEALTH", '
         "circular_buffer_size=-1)"
     )
+
+
+def test_batch_alternates_is_judged_with_shape_change_never_a_need_of_its_own():
+    class CurtRun:  # needs() reads the run's debug modes only
+        def info(self):
+            return {"debug_modes": ["CURT_HEALTH"]}
+
+    needed = [n["rule"] for n in rules.needs(CurtRun())]  # type: ignore[arg-type]
+    assert "shape_change" in needed and "batch_alternates" not in needed
 
 
 # ------------------------------------------------------------------------------------------------ mutes

@@ -70,6 +70,7 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
       );
     }
     if (s.run !== null) picker.value = s.run;
+    else picker.selectedIndex = -1; // no run yet (being chosen): the picker names none rather than the first
     back.disabled = !s.canGoBack;
     // A picker only matters when there is a choice.
     pickerLabel.hidden = runs.length < 2;
@@ -107,7 +108,9 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
     );
     const items = [...summarizeNotices(logdirNotices, 'logdir'), ...summarizeNotices(info?.status.notices ?? [])];
     bar.update(parts, bySeverity(items), failures);
-    if (s.runs.status === 'ready' || s.runs.status === 'error') readiness.runsRendered();
+    // not ready while a run is being chosen (runs, none shown yet: run_choice.ts waitForChoice)
+    const choosing = s.run === null && runs.length > 0;
+    if ((s.runs.status === 'ready' && !choosing) || s.runs.status === 'error') readiness.runsRendered();
   };
   ctl.store.subscribe(update);
 }

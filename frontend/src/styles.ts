@@ -125,6 +125,7 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .gs-spark { display: flex; gap: 6px; align-items: center; padding: 2px 6px; font-size: 11px; }
 .health-map[hidden], .mute-form[hidden], .gs-spark[hidden] { display: none; }
 .alert-row[data-role="producer"] .alert-op { font-weight: 700; }
+.alert-op-wide { grid-column: span 2; } /* an op named after its type: one cell for name and type */
 .alert-row[data-role="propagator"] { color: var(--muted); }
 .role-producer { color: var(--nan); } .role-propagator { color: var(--muted); }
 .rc-card { margin: 4px; padding: 6px 8px; border: 1px solid var(--line); border-left: 4px solid var(--muted); border-radius: 4px; background: var(--bg); }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { graphKind, graphLabels } from '../src/widgets/graph_names.ts';
+import { graphKind, graphKindShort, graphLabels } from '../src/widgets/graph_names.ts';
 
 test('two graphs of one name are numbered; a unique name is left alone', () => {
   const labels = graphLabels([
@@ -21,4 +21,9 @@ test('two graphs of one name are numbered; a unique name is left alone', () => {
 test("Keras's scratch graph is not called a tf.function", () => {
   assert.equal(graphKind('train_step'), 'tf.function');
   assert.notEqual(graphKind('scratch_graph'), 'tf.function');
+});
+
+test('the short kind (root-cause card) says "Keras graph" for scratch_graph, as the report does', () => {
+  assert.equal(graphKindShort('scratch_graph'), 'Keras graph');
+  assert.equal(graphKindShort('train_step'), 'tf.function');
 });

@@ -75,12 +75,23 @@ def holds_nonfinite(r: RunResult) -> bool:
     return bool(r["producers"] or r["propagators"]) and not all_muted
 
 
+# Graphs Keras builds for itself (shape inference), not a tf.function the user wrote (as the dashboard's
+# widgets/graph_names.ts says).
+_KERAS_GRAPHS = frozenset({"scratch_graph"})
+
+
+def graph_kind(graph_name: str) -> str:
+    """What a graph is, in two words: "tf.function", or "Keras graph" for Keras's own scratch graph."""
+    return "Keras graph" if graph_name in _KERAS_GRAPHS else "tf.function"
+
+
 def _where(p: wire.RootCauseProducer) -> str:
     if not p["op_name"]:
         return f"eager {p['op_type']}"
     # The op type only where it says more than the name (no "Log (Log)").
     kind = "" if p["op_type"] in ("", p["op_name"]) else f" ({p['op_type']})"
-    graph = f" in {p['graph_name']} (tf.function)" if p.get("graph_name") else ""
+    name = p.get("graph_name")
+    graph = f" in {name} ({graph_kind(name)})" if name else ""
     return f"op {p['op_name']}{kind}{graph}"
 
 

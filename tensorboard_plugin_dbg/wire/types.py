@@ -14,11 +14,13 @@ AlertRole: TypeAlias = Literal["producer", "unknown", "propagator", "contained",
 
 
 # InfNanAlert: a NaN/∞ (the index's alert list). The others are the alert rules (analysis/rules/config.py): retracing,
-# output shape/dtype change across steps, all-zero tensors, dead ReLUs, value explosion/vanishing.
+# output shape/dtype change across steps, a batch size that alternates (a shape change in a rhythm: train/eval batches),
+# all-zero tensors, dead ReLUs, value explosion/vanishing.
 AlertType: TypeAlias = Literal[
     "InfNanAlert",
     "retracing",
     "shape_change",
+    "batch_alternates",
     "dtype_change",
     "all_zero",
     "dead_relu",

@@ -84,6 +84,9 @@ def test_demo_journey(page, demo_logdir):
         first = by_testid(frame, "alert-row").first
         first.wait_for(timeout=20_000)
         assert "Log" in first.inner_text()
+        # The op Log (type Log) shows its type once: its name cell spans the type column, none is left blank.
+        assert "Log Log" not in " ".join(first.inner_text().split()), first.inner_text()
+        assert first.locator(".alert-op-wide").count() == 1 and first.locator(".alert-type").count() == 0
         first.click()  # THE one click
 
         # Graph Execution: the Log row is selected, with its -∞ chip.

@@ -23,7 +23,7 @@ import { TensorLoader } from './tensor_loader.ts';
 import { GraphLoader } from './graph_loader.ts';
 import { RootCauseLoader } from './root_cause_loader.ts';
 import { CompareLoader } from './compare_loader.ts';
-import { betterDefault, choiceMayChange, defaultRun } from './run_choice.ts';
+import { betterDefault, choiceMayChange, defaultRun, waitForChoice } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { FocusChain } from './focus_chain.ts';
 import { RulesIntents } from './rules_intents.ts';
@@ -50,6 +50,7 @@ export class Controller {
   private pendingUrl: UrlState | null = null;
   /** The run shown was the default (run_choice.ts), not the user's nor the URL's: a later poll may correct it. */
   private pickedByDefault = false;
+  private startedAt = 0;
   private readonly poll: RunsPoll;
   /** True once the dashboard's first paint is on screen: the data not needed for it is fetched from then on. */
   private firstPaintOver = false;
@@ -119,6 +120,7 @@ export class Controller {
    * caller that builds the page afterwards does not delay it. */
   async start(): Promise<void> {
     this.pendingUrl = this.url.read();
+    this.startedAt = performance.now();
     await this.refreshRuns();
     this.poll.schedule();
   }
@@ -175,7 +177,7 @@ export class Controller {
         changed = true;
       } else changed = followGrowth(before, this.growthParts());
       if (!choiceMayChange(resp.runs)) this.pickedByDefault = false;
-      this.pendingUrl = null;
+      if (this.store.state.run !== null) this.pendingUrl = null; // kept while the run is being chosen
     } catch (e) {
       // Keep the last good runs on a failed poll: a transient error must not blank the dashboard.
       if (!this.store.state.runs.data) this.store.set({ runs: failed(e) });
@@ -186,7 +188,9 @@ export class Controller {
 
   private selectRunFromUrl(names: string[]): void {
     const wanted = this.pendingUrl?.run;
-    const fallback = defaultRun(this.store.state.runs.data?.runs ?? []);
+    const runs = this.store.state.runs.data?.runs ?? [];
+    if (waitForChoice(runs, wanted, performance.now() - this.startedAt)) return; // no run yet: never a wrong one
+    const fallback = defaultRun(runs);
     const run = wanted && names.includes(wanted) ? wanted : fallback;
     this.pickedByDefault = run === fallback && !(wanted && names.includes(wanted));
     // With nothing in the URL, the default run is what a reload picks anyway: writing it would only cost the first

@@ -22,6 +22,21 @@ export function choiceMayChange(runs: RunInfo[]): boolean {
   return runs.some((r) => r.summary?.status === 'indexing' || r.summary?.status === 'analyzing');
 }
 
+/** How long the first paint may wait for the run summaries before it opens the default of the moment (a huge dump
+ * indexes for minutes; betterDefault may still switch to a better run later, before anything is looked at). */
+export const CHOICE_WAIT_MS = 6000;
+
+/**
+ * True where the dashboard should wait before opening a run: the URL names none that exists, there are several
+ * runs, and their summaries may still change the default. Opening the default of the moment would show one run's
+ * data for the second or two until the summaries are in, then switch to another (issue #30): the panels say
+ * "Choosing the run to open…" instead, for at most CHOICE_WAIT_MS after the start.
+ */
+export function waitForChoice(runs: RunInfo[], urlRun: string | null | undefined, waitedMs: number): boolean {
+  if (urlRun && runs.some((r) => r.name === urlRun)) return false;
+  return runs.length > 1 && choiceMayChange(runs) && waitedMs < CHOICE_WAIT_MS;
+}
+
 /** For a run opened by default: the default now, when it changed (a run's first NaN became known) and nothing has
  * been looked at in the run shown yet; else null. */
 export function betterDefault(s: State): string | null {

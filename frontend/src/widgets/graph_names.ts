@@ -11,6 +11,12 @@ export function graphKind(name: string): string {
   return KERAS_GRAPHS.has(name) ? 'a graph Keras builds for shape inference' : 'tf.function';
 }
 
+/** graphKind in two words, for a one-line title (the root-cause card): "tf.function" or "Keras graph" (as
+ * `analysis/report_text.py` says it). */
+export function graphKindShort(name: string): string {
+  return KERAS_GRAPHS.has(name) ? 'Keras graph' : 'tf.function';
+}
+
 /** graph id -> its label among `graphs` (in order of appearance): the name, numbered where names repeat. */
 export function graphLabels(graphs: Array<{ graph_id: string; graph_name: string }>): Map<string, string> {
   const idsOf = new Map<string, string[]>();

@@ -175,7 +175,7 @@ export function progressText(info: RunInfo | null): string {
 /** What a panel shows while no run is selected: loading, the logdir-level reason (e.g. no dump found), or an error. */
 export function noRunState(s: {
   runs: { status: string; data: { logdir: string; runs: unknown[]; notices: Notice[] } | null; error: string | null };
-}): { kind: 'loading' } | { kind: 'empty'; text: string } | { kind: 'error'; text: string } {
+}): { kind: 'loading'; text?: string } | { kind: 'empty'; text: string } | { kind: 'error'; text: string } {
   if (s.runs.status === 'error') return { kind: 'error', text: `Cannot load runs: ${s.runs.error}` };
   if (!s.runs.data) return { kind: 'loading' };
   if (s.runs.data.runs.length === 0) {
@@ -184,5 +184,6 @@ export function noRunState(s: {
     // One message per empty state: the header's status line holds the why; the panels do not repeat it six times.
     return { kind: 'empty', text: 'No tfdbg2 dump to show (the status line above says why).' };
   }
-  return { kind: 'empty', text: 'No run selected.' };
+  // Runs, but none shown: the controller waits for their summaries to open the right one (run_choice.ts).
+  return { kind: 'loading', text: 'Choosing the run to open…' };
 }

@@ -72,6 +72,8 @@ def needs(run: RunQueries) -> list[wire.RuleNeed]:
     modes = set(run.info().get("debug_modes", []))
     out: list[wire.RuleNeed] = []
     for rule in config.ALERT_TYPES:
+        if rule == config.BATCH_ALTERNATES:  # a kind of shape change: said once, with shape_change
+            continue
         wanted = config.NEEDS[rule]
         if wanted and not modes.intersection(wanted):
             out.append(

@@ -16,6 +16,7 @@ from tensorboard_plugin_dbg.wire.types import AlertType, DebugModeName
 NAN_INF: Final = "InfNanAlert"  # the NaN/∞ alert type (index/alert_queries.py ALERT_TYPE), as it always was
 RETRACING: Final = "retracing"
 SHAPE_CHANGE: Final = "shape_change"
+BATCH_ALTERNATES: Final = "batch_alternates"  # a shape change that is the batch size's rhythm (train/eval)
 DTYPE_CHANGE: Final = "dtype_change"
 ALL_ZERO: Final = "all_zero"
 DEAD_RELU: Final = "dead_relu"
@@ -24,6 +25,7 @@ VALUE_VANISHING: Final = "value_vanishing"
 RULE_TYPES: tuple[AlertType, ...] = (
     RETRACING,
     SHAPE_CHANGE,
+    BATCH_ALTERNATES,
     DTYPE_CHANGE,
     ALL_ZERO,
     DEAD_RELU,
@@ -37,6 +39,7 @@ NEEDS: dict[AlertType, tuple[DebugModeName, ...]] = {
     NAN_INF: ("CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "FULL_TENSOR"),
     RETRACING: (),
     SHAPE_CHANGE: ("SHAPE", "FULL_HEALTH"),  # FULL_HEALTH records rank and size, SHAPE the dimensions too
+    BATCH_ALTERNATES: ("SHAPE", "FULL_HEALTH"),
     DTYPE_CHANGE: ("SHAPE", "FULL_HEALTH"),
     ALL_ZERO: ("FULL_HEALTH",),  # the zero count: CONCISE_HEALTH records size and -inf/+inf/NaN counts only
     DEAD_RELU: ("FULL_HEALTH",),
@@ -47,6 +50,7 @@ TITLES: dict[AlertType, str] = {
     NAN_INF: "NaN/∞",
     RETRACING: "repeated function traces (retracing)",
     SHAPE_CHANGE: "output shape changed across steps",
+    BATCH_ALTERNATES: "batch size alternates (train/eval batches, a last partial batch): one finding per tensor",
     DTYPE_CHANGE: "output dtype changed across steps",
     ALL_ZERO: "all-zero tensor for consecutive steps",
     DEAD_RELU: "dead ReLU (all outputs zero for consecutive steps)",

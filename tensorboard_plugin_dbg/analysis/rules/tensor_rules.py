@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis.rules import config
+from tensorboard_plugin_dbg.analysis.rules import batch_pattern, config
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import FULL_TENSOR, KindStats
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -34,7 +34,8 @@ def describe(mode: float, v: npt.NDArray[np.float64]) -> str:
 
 
 def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str]) -> list[wire.AlertBody]:
-    """shape_change and dtype_change findings: one per kind whose output changed between two of its steps."""
+    """shape_change and dtype_change findings: one per kind whose output changed between two of its steps;
+    batch_alternates instead of shape_change where only the batch size changes, in a rhythm (batch_pattern.py)."""
     out: list[wire.AlertBody] = []
     rule: wire.AlertType
     for rule, counts, first in (
@@ -57,10 +58,15 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
                 f"output {what} changed at step {step + 1} of {int(stats.steps[k])}: {before} -> {after} "
                 f"({int(counts[k])} change(s))"
             )
+            found_rule = rule
+            # a batch size that alternates (train/eval, a last partial batch) is one finding with its own caption
+            beat = batch_pattern.rhythm(run, stats, k) if rule == config.SHAPE_CHANGE and counts[k] >= 2 else None
+            if beat is not None:
+                found_rule, evidence = config.BATCH_ALTERNATES, f"{beat.text()}; first at step {step + 1}"
             row = int(rows[2 * j + 1])
             out.append(
                 finding(
-                    rule,
+                    found_rule,
                     "graph_execution",
                     row,
                     walls[row],

@@ -8,12 +8,14 @@ import type { StackFrame } from './source.ts';
 
 /**
  * InfNanAlert: a NaN/∞ (the index's alert list). The others are the alert rules (analysis/rules/config.py):
- * retracing, output shape/dtype change across steps, all-zero tensors, dead ReLUs, value explosion/vanishing.
+ * retracing, output shape/dtype change across steps, a batch size that alternates (a shape change in a rhythm:
+ * train/eval batches), all-zero tensors, dead ReLUs, value explosion/vanishing.
  */
 export type AlertType =
   | 'InfNanAlert'
   | 'retracing'
   | 'shape_change'
+  | 'batch_alternates'
   | 'dtype_change'
   | 'all_zero'
   | 'dead_relu'

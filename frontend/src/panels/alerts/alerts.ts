@@ -10,6 +10,7 @@ import { Panel, el } from '../../widgets/panel.ts';
 import { muteIcon } from '../../widgets/icons.ts';
 import { VirtualList } from '../../widgets/virtual_list.ts';
 import { healthChips } from '../../widgets/health.ts';
+import { opCells } from '../../widgets/op_cells.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { renderRootCause } from './root_cause_card.ts';
@@ -20,6 +21,7 @@ const TYPE_LABEL: Record<string, string> = {
   InfNanAlert: 'NaN / ∞',
   retracing: 'Repeated function traces',
   shape_change: 'Shape change',
+  batch_alternates: 'Batch size alternates',
   dtype_change: 'Dtype change',
   all_zero: 'All-zero tensor',
   dead_relu: 'Dead ReLU',
@@ -234,11 +236,14 @@ function renderAlertRow(
   row.dataset.role = a.role ?? '';
   const role = el('span', `alert-role role-${a.role ?? 'none'}`, ROLE_MARK[a.role ?? 'none']);
   role.title = ROLE_TITLE[a.role ?? 'none'];
-  const name = el('span', 'alert-op', a.op_name ?? a.op_type);
+  const cells = opCells(a);
+  const name = el('span', 'alert-op' + (cells.eager ? ' muted' : ''), cells.name);
   name.title = `${a.op_name ?? '(eager)'} ${a.op_type} · ${a.source} #${a.source_index}`;
   const chips = el('span', 'chips');
-  // a rule's finding says its evidence in the row (where an alert says its op type), whole in the tooltip
-  let detail = el('span', 'alert-type muted', a.op_type);
+  // a rule's finding says its evidence in the row (where an alert says its op type), whole in the tooltip; an op
+  // named after its type shows it once (its name cell spans the type column, see op_cells.ts)
+  let detail: HTMLElement | null = cells.type === null ? null : el('span', 'alert-type muted', cells.type);
+  name.classList.toggle('alert-op-wide', detail === null && a.evidence === undefined);
   row.classList.toggle('finding', a.evidence !== undefined);
   if (a.evidence !== undefined) {
     if (mixedTypes) chips.append(el('span', 'chip chip-rule', TYPE_LABEL[a.type] ?? a.type));
@@ -273,7 +278,9 @@ function renderAlertRow(
     e.stopPropagation();
     onMute(a);
   });
-  row.replaceChildren(el('span', 'alert-idx', String(a.index)), role, name, detail, chips, mute);
+  row.replaceChildren(
+    ...[el('span', 'alert-idx', String(a.index)), role, name, detail, chips, mute].filter((c) => c !== null),
+  );
 }
 
 const ROLE_MARK = { producer: '●', unknown: '◐', propagator: '○', contained: '◌', expected: '◌', none: '·' };

@@ -11,6 +11,7 @@ import type { RootCauseResponse, StackFrame } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { baseName } from '../stack_trace/fold.ts';
+import { graphKind, graphKindShort } from '../../widgets/graph_names.ts';
 
 const TITLES: Record<string, string> = {
   clean: 'No non-finite values',
@@ -57,7 +58,11 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
   );
   // The op type only where it says more than the name (no "Log Log").
   if (p.op_name && p.op_type !== p.op_name) title.append(el('span', 'muted', ` ${p.op_type}`));
-  if (p.graph_name) title.append(el('span', 'muted rc-graph', ` in ${p.graph_name} (tf.function)`));
+  if (p.graph_name) {
+    const graph = el('span', 'muted rc-graph', ` in ${p.graph_name} (${graphKindShort(p.graph_name)})`);
+    graph.title = `${p.graph_name}: ${graphKind(p.graph_name)}`;
+    title.append(graph);
+  }
   title.append(el('span', 'muted', ` · execution ${p.run_number + 1}`));
   if (p.user_frame)
     title.append(el('span', 'rc-where-short', ` · ${baseName(p.user_frame.path)}:${p.user_frame.line}`));

@@ -80,6 +80,8 @@ export class GraphStructurePanel {
   private toolbar = el('div', 'gs-toolbar');
   private modeButton = el('button', 'gs-mode');
   private hopsInput = el('input', 'gs-hops');
+  /** "hops" before the input: hidden with it (a list shows no neighbourhood to size). */
+  private hopsLabel = el('span', 'muted', ' hops ');
   private maximise = maximiseButton(this.panel.element);
   private drawn: { data: NeighborhoodResponse; focusId: string; node: HTMLElement } | null = null;
   /** One layout worker for the panel's drawings (a newer drawing's layout makes an older one's stale). */
@@ -155,7 +157,7 @@ export class GraphStructurePanel {
     Object.assign(this.hopsInput, { type: 'number', min: '1', max: '8', title: 'hops around the op' });
     this.hopsInput.dataset.testid = 'gs-hops';
     this.hopsInput.addEventListener('change', () => this.ctl.setGraphView({ hops: Number(this.hopsInput.value) }));
-    this.toolbar.append(this.modeButton, el('span', 'muted', ' hops '), this.hopsInput, this.maximise);
+    this.toolbar.append(this.modeButton, this.hopsLabel, this.hopsInput, this.maximise);
   }
 
   private opButton(graphId: string, name: string, op: OpSummary | null, testid: string): HTMLElement {
@@ -192,6 +194,7 @@ export class GraphStructurePanel {
     this.modeButton.textContent = view.mode === 'drawn' ? 'List' : 'Draw graph';
     this.hopsInput.value = String(view.hops);
     this.hopsInput.hidden = view.mode !== 'drawn';
+    this.hopsLabel.hidden = this.hopsInput.hidden;
     this.maximise.hidden = view.mode !== 'drawn';
     if (op.data && view.mode === 'drawn') return this.renderDrawn(s, `${op.data.graph_id}:${op.data.op_name}`);
     if (op.data) this.renderOp(op.data, s);
