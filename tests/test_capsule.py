@@ -19,7 +19,7 @@ from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
-from tests.api_helpers import load_schema, make_app, ok, schema_errors
+from tests.api_helpers import load_schema, make_app, ok, schema_errors, wait_indexed
 
 pytestmark = pytest.mark.slow
 BATCHES_PER_EPOCH = 96 // 8  # capsule_fit.py: SAMPLES // BATCH
@@ -258,3 +258,27 @@ def test_the_capsules_route_lists_sound_and_damaged_capsules(tmp_path):
     assert sound["bad_weights"] == []
     assert by_path["b"]["status"] == "damaged" and "batch.npz: missing" in by_path["b"]["error"]
     assert by_path["c"]["status"] == "damaged" and "'trigger' is not a dict" in by_path["c"]["error"]
+
+
+def test_replay_dumps_of_several_capsules_get_distinct_stable_run_names(tmp_path):
+    """Several capsules in one folder (two trainings that stopped at the same step: the writer suffixes the second
+    folder), each replayed: each replay dump is a run of its own, named after its capsule's folder, the same names
+    from one dashboard start to the next, and each card points at its own capsule's replay run."""
+    source = capsule.load(os.path.join(run("capsule_fit"), "capsules")).path
+    replay_dump = dumps.make_dump("clean_mlp")  # any tfdbg2 dump stands in for a replay's
+    logdir = tmp_path / "capsules"
+    names = [os.path.basename(source), os.path.basename(source) + "-2"]
+    for name in names:
+        shutil.copytree(source, logdir / name)
+        shutil.copytree(replay_dump, logdir / name / capsule_files.REPLAY_DIR)
+    answers = []
+    for _start in range(2):
+        app, _ = make_app(str(logdir))
+        client = Client(app)
+        runs = sorted(r["name"] for r in wait_indexed(client)["runs"])
+        cards = {c["path"]: c["replay_run"] for c in ok(client, "capsules")["capsules"]}
+        answers.append((runs, cards))
+    expected = sorted(f"{n}/{capsule_files.REPLAY_DIR}" for n in names)
+    assert answers[0][0] == expected
+    assert answers[0][1] == {n: f"{n}/{capsule_files.REPLAY_DIR}" for n in names}
+    assert answers[1] == answers[0]
