@@ -122,6 +122,19 @@ def test_custom_loop_in_a_tf_function():
     assert sorted(c.batch) == ["0/raw", "1"]
 
 
+@pytest.mark.parametrize("mode", [(), ("--eager",)])
+def test_custom_loop_keeps_batchnorm_statistics_and_seed_states_from_before_the_forward_pass(mode):
+    """begin_step() reads the non-trainable variables as the step starts: the capsule's BatchNorm moving statistics
+    and Dropout seed state are those before the poisoned step (its NaN moves the statistics in the forward pass)."""
+    out = run("capsule_loop", "--batchnorm", *mode)
+    c = assert_capsule_is_the_step(out, 3)
+    moving = [n for n in c.weights if "moving_mean" in n or "moving_variance" in n]
+    seeds = [n for n in c.weights if "seed" in n]
+    assert moving and seeds, sorted(c.weights)
+    assert all(np.isfinite(c.weights[n]).all() for n in moving)
+    assert set(moving + seeds) <= set(c.manifest["pre_step_state"])
+
+
 def test_custom_loop_eager_skip():
     out = run("capsule_loop", "--eager", "--on-nan", "skip")
     ended = result(out)
