@@ -65,6 +65,23 @@ def test_fit_stops_at_the_poisoned_step_with_its_batch_and_the_state_before_it()
     assert (c.batch["x"] < 0).sum() == 1
 
 
+def test_the_tfdbg_circular_buffer_is_flushed_into_the_capsule_as_a_run(tmp_path):
+    """tfdbg_buffer=N: the last N tfdbg2 events flushed into CAPSULE/tfdbg/ at the trigger, a run of the capsules'
+    logdir holding the poisoned step's executions (at most N), and the capsule itself as without it."""
+    buffer = 50
+    out = run("capsule_fit", "--tfdbg-buffer", str(buffer))
+    c = assert_capsule_is_the_step(out, 4)
+    logdir = tmp_path / "capsules"
+    shutil.copytree(os.path.join(out, "capsules"), logdir)
+    app, _ = make_app(str(logdir))
+    client = Client(app)
+    runs = {r["name"]: r for r in wait_indexed(client)["runs"]}
+    name = f"{os.path.basename(c.path)}/tfdbg"
+    assert list(runs) == [name]
+    counts = runs[name]["counts"]
+    assert 0 < counts["graph_executions"] <= buffer and counts["executions"] <= buffer
+
+
 def test_dict_inputs_and_sample_weights_are_captured_by_name():
     out = run("capsule_fit", "--dict", "--sample-weight")
     c = assert_capsule_is_the_step(out, 4)

@@ -28,7 +28,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     (leave the update out, go on, list the batch in capsules/skipped.jsonl) or "raise" (NanCapsuleError at the next
     step's begin or the epoch's end). max_capsules: capsules written per run (skip
     mode goes on listing the later ones). With a LossScaleOptimizer, gradients that overflow are its business (it
-    skips those steps): only a non-finite loss triggers.
+    skips those steps): only a non-finite loss triggers. tfdbg_buffer=N (off by default, costly: tfdbg2's own cost)
+    runs tfdbg2 (CURT_HEALTH) with a circular buffer of N events during training and flushes it into CAPSULE/tfdbg/
+    at the trigger (create the NanCapsule before the model's functions are traced).
 
     Custom training loop (eager or inside a tf.function):
 
@@ -45,9 +47,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
             train_step(x, y)
     """
 
-    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1) -> None:
+    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1, tfdbg_buffer: int = 0) -> None:
         super().__init__()
-        self.capsule = Watch(directory, on_nan, max_capsules)
+        self.capsule = Watch(directory, on_nan, max_capsules, tfdbg_buffer)
 
     @property
     def captured(self) -> list[str]:

@@ -12,6 +12,7 @@ A capsule is one folder written by `tensorboard_plugin_dbg.capsule` at the first
     rng.npz           RNG states beyond the model's (TensorFlow's global generator)
     replay/           the tfdbg2 dump of `python -m tensorboard_plugin_dbg replay` (a run like any other)
     replay.json       that replay's verdict
+    tfdbg/            optional: tfdbg2's circular buffer during training, flushed at the trigger (a run too)
 
 npz keys may hold '/' (numpy stores 'a/b' as the zip member 'a/b.npy' and reads it back as 'a/b').
 """
