@@ -4,11 +4,13 @@
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
-reference. Each (program, setting) runs in its own process, the settings interleaved --reps times (A B C A B C ...)
-so that a drifting machine moves all three alike; the figure is the median over the reps of each run's median step
-time after 50 warm-up steps. Then: the capsule of a model of --big-mb MB of weights (Adam: its state is twice that
-again) written at a NaN on the first step, timed inside the process (the capture's whole Python side: reading the
-variables and writing the files); and `replay` of the MLP's capsule, timed from outside, TensorFlow's start included.
+reference, and NanCapsule with its optional tfdbg2 circular buffer (tfdbg_buffer=1000, CURT_HEALTH: what the flushed
+dump in the capsule costs). Each (program, setting) runs in its own process, the settings interleaved --reps times
+(A B C D A B C D ...) so that a drifting machine moves all four alike; the figure is the median over the reps of
+each run's median step time after 50 warm-up steps. Then: the capsule of a model of --big-mb MB of weights (Adam:
+its state is twice that again) written at a NaN on the first step, timed inside the process (the capture's whole
+Python side: reading the variables and writing the files); and `replay` of the MLP's capsule, timed from outside,
+TensorFlow's start included.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SETTINGS = ("none", "capsule", "full_health")
+# capsule_tfdbg: NanCapsule(tfdbg_buffer=1000), tfdbg2 CURT_HEALTH with a circular buffer flushed into the capsule
+SETTINGS = ("none", "capsule", "full_health", "capsule_tfdbg")
 PROGRAMS = ("mlp", "conv")
 WARMUP = 50
 
@@ -78,16 +81,17 @@ def worker(kind: str, setting: str, steps: int, out: str) -> dict:
         # three settings alike (and give up its asynchronous batch ends), hiding what the watch itself costs.
         timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
         callbacks = [timer]
-        if setting == "capsule":
+        if setting in ("capsule", "capsule_tfdbg"):
             from tensorboard_plugin_dbg.capsule import NanCapsule
 
-            callbacks.append(NanCapsule(out or os.path.join(dump, "capsules")))
+            buffer = 1000 if setting == "capsule_tfdbg" else 0
+            callbacks.append(NanCapsule(out or os.path.join(dump, "capsules"), tfdbg_buffer=buffer))
         model.fit(x, y, batch_size=64, epochs=-(-steps // batches), shuffle=False, verbose=0, callbacks=callbacks)
         step_ms = [1000 * (b - a) for a, b in zip(marks[WARMUP:], marks[WARMUP + 1 :])]
         dumped = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(dump) for f in fs)
         return {"median_ms": statistics.median(step_ms), "steps": len(marks), "dump_bytes": dumped}
     finally:
-        if setting == "full_health":
+        if setting in ("full_health", "capsule_tfdbg"):
             tf.debugging.experimental.disable_dump_debug_info()
         shutil.rmtree(dump, ignore_errors=True)
 
@@ -187,10 +191,18 @@ def main() -> None:
     args = p.parse_args()
     settings = SETTINGS[:2] if args.no_reference else SETTINGS
     print(f"step time, median of {args.reps} runs' medians ({args.steps} steps, after {WARMUP} warm-up steps)")
-    print(f"{'program':8} {'none ms':>8} {'capsule ms':>11} {'overhead':>9} {'FULL_HEALTH ms':>15} {'x':>6}")
+    print(
+        f"{'program':8} {'none ms':>8} {'capsule ms':>11} {'overhead':>9} {'FULL_HEALTH ms':>15} {'x':>6}"
+        f" {'capsule+tfdbg ms':>17} {'x':>6}"
+    )
     for kind, by_setting in overhead(args.steps, args.reps, tuple(args.programs.split(",")), settings).items():
-        none, watch, full = (statistics.median(by_setting[s]) if by_setting[s] else float("nan") for s in SETTINGS)
-        print(f"{kind:8} {none:8.2f} {watch:11.2f} {100 * (watch / none - 1):8.1f}% {full:15.2f} {full / none:6.1f}")
+        none, watch, full, buffered = (
+            statistics.median(by_setting[s]) if by_setting[s] else float("nan") for s in SETTINGS
+        )
+        print(
+            f"{kind:8} {none:8.2f} {watch:11.2f} {100 * (watch / none - 1):8.1f}% {full:15.2f} {full / none:6.1f}"
+            f" {buffered:17.2f} {buffered / none:6.1f}"
+        )
         fastest = {s: min(v) for s, v in by_setting.items() if v}  # the least disturbed run of each (shared host)
         print(
             f"         fastest runs: none {fastest['none']:.2f}, capsule {fastest['capsule']:.2f} ms: "

@@ -33,10 +33,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from tensorboard_plugin_dbg.analysis import capsule_text
-    from tensorboard_plugin_dbg.reader import capsule_files
+    from tensorboard_plugin_dbg.reader import capsule_files, storage
 
+    target = args.capsule
+    if storage.is_remote(target):  # run on a local copy: the program writes its dump with local file calls
+        try:
+            target = _local_copy(target, out)
+        except OSError as e:
+            return _cannot(out, f"{args.capsule}: cannot be read ({e})")
     try:
-        capsule = capsule_files.load(args.capsule)
+        capsule = capsule_files.load(target)
     except capsule_files.CapsuleError as e:
         return _cannot(out, str(e))
     program = list(args.program[1:] if args.program[:1] == ["--"] else args.program)
@@ -86,6 +92,19 @@ def _print_root_cause(dump_dir: str, out: TextIO) -> None:
         out.write("replay dump: none written\n")
     for run in runs:
         out.write("\nreplay " + report_text.run_section(report_text.run_result(run)))
+
+
+def _local_copy(url: str, out: TextIO) -> str:
+    """A local copy of the capsule(s) at URL, kept: the replay writes its dump and verdict there, not back into the
+    bucket (copy CAPSULE/replay/ up yourself to see it beside the capsule)."""
+    from tensorboard_plugin_dbg.reader import capsule_remote
+
+    with capsule_remote.local_copy(url, keep=True) as local:
+        out.write(
+            f"replay: {url} copied to {local}; the replay dump and verdict are written there "
+            "(not back into the bucket)\n"
+        )
+        return local
 
 
 def _cannot(out: TextIO, why: str) -> int:

@@ -13,6 +13,8 @@ Tests read any count that the CPU or the kernels decide from the dump itself, ne
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -77,8 +79,8 @@ def make_dump(name: str, *args: str, timeout: float = 600) -> str:
     key = _key(name, args)
     with _locks_guard:
         lock = _locks.setdefault(key, threading.Lock())
-    with lock:
-        out = os.path.join(CACHE, key)
+    out = os.path.join(CACHE, key)
+    with lock, _file_lock(out + ".lock"):
         if os.path.exists(os.path.join(out, ".complete")):
             return os.path.join(out, "dump")
         shutil.rmtree(out, ignore_errors=True)
@@ -97,6 +99,19 @@ def make_dump(name: str, *args: str, timeout: float = 600) -> str:
             f.write(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
         open(os.path.join(out, ".complete"), "w").close()
         return os.path.join(out, "dump")
+
+
+@contextlib.contextmanager
+def _file_lock(path: str):  # type: ignore[no-untyped-def]
+    """An exclusive lock on PATH held across processes: two pytest sessions (or xdist workers) building the same
+    dump wait for each other instead of one wiping the folder the other is writing."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def run_tf_script(script: str, *args: str) -> dict:

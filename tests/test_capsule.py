@@ -19,7 +19,7 @@ from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
-from tests.api_helpers import load_schema, make_app, ok, schema_errors
+from tests.api_helpers import load_schema, make_app, ok, schema_errors, wait_indexed
 
 pytestmark = pytest.mark.slow
 BATCHES_PER_EPOCH = 96 // 8  # capsule_fit.py: SAMPLES // BATCH
@@ -63,6 +63,23 @@ def test_fit_stops_at_the_poisoned_step_with_its_batch_and_the_state_before_it()
     assert {"tensorflow", "keras", "numpy"} <= set(c.manifest["versions"])
     assert c.manifest["devices"] and "seed_generator/seed_generator_state" in c.weights
     assert (c.batch["x"] < 0).sum() == 1
+
+
+def test_the_tfdbg_circular_buffer_is_flushed_into_the_capsule_as_a_run(tmp_path):
+    """tfdbg_buffer=N: the last N tfdbg2 events flushed into CAPSULE/tfdbg/ at the trigger, a run of the capsules'
+    logdir holding the poisoned step's executions (at most N), and the capsule itself as without it."""
+    buffer = 50
+    out = run("capsule_fit", "--tfdbg-buffer", str(buffer))
+    c = assert_capsule_is_the_step(out, 4)
+    logdir = tmp_path / "capsules"
+    shutil.copytree(os.path.join(out, "capsules"), logdir)
+    app, _ = make_app(str(logdir))
+    client = Client(app)
+    runs = {r["name"]: r for r in wait_indexed(client)["runs"]}
+    name = f"{os.path.basename(c.path)}/tfdbg"
+    assert list(runs) == [name]
+    counts = runs[name]["counts"]
+    assert 0 < counts["graph_executions"] <= buffer and counts["executions"] <= buffer
 
 
 def test_dict_inputs_and_sample_weights_are_captured_by_name():
@@ -120,6 +137,19 @@ def test_custom_loop_in_a_tf_function():
     assert c.trigger["kind"] == "loss" and c.manifest["source"] == "custom_loop"
     assert result(out)["iterations"] == 3
     assert sorted(c.batch) == ["0/raw", "1"]
+
+
+@pytest.mark.parametrize("mode", [(), ("--eager",)])
+def test_custom_loop_keeps_batchnorm_statistics_and_seed_states_from_before_the_forward_pass(mode):
+    """begin_step() reads the non-trainable variables as the step starts: the capsule's BatchNorm moving statistics
+    and Dropout seed state are those before the poisoned step (its NaN moves the statistics in the forward pass)."""
+    out = run("capsule_loop", "--batchnorm", *mode)
+    c = assert_capsule_is_the_step(out, 3)
+    moving = [n for n in c.weights if "moving_mean" in n or "moving_variance" in n]
+    seeds = [n for n in c.weights if "seed" in n]
+    assert moving and seeds, sorted(c.weights)
+    assert all(np.isfinite(c.weights[n]).all() for n in moving)
+    assert set(moving + seeds) <= set(c.manifest["pre_step_state"])
 
 
 def test_custom_loop_eager_skip():
@@ -258,3 +288,27 @@ def test_the_capsules_route_lists_sound_and_damaged_capsules(tmp_path):
     assert sound["bad_weights"] == []
     assert by_path["b"]["status"] == "damaged" and "batch.npz: missing" in by_path["b"]["error"]
     assert by_path["c"]["status"] == "damaged" and "'trigger' is not a dict" in by_path["c"]["error"]
+
+
+def test_replay_dumps_of_several_capsules_get_distinct_stable_run_names(tmp_path):
+    """Several capsules in one folder (two trainings that stopped at the same step: the writer suffixes the second
+    folder), each replayed: each replay dump is a run of its own, named after its capsule's folder, the same names
+    from one dashboard start to the next, and each card points at its own capsule's replay run."""
+    source = capsule.load(os.path.join(run("capsule_fit"), "capsules")).path
+    replay_dump = dumps.make_dump("clean_mlp")  # any tfdbg2 dump stands in for a replay's
+    logdir = tmp_path / "capsules"
+    names = [os.path.basename(source), os.path.basename(source) + "-2"]
+    for name in names:
+        shutil.copytree(source, logdir / name)
+        shutil.copytree(replay_dump, logdir / name / capsule_files.REPLAY_DIR)
+    answers = []
+    for _start in range(2):
+        app, _ = make_app(str(logdir))
+        client = Client(app)
+        runs = sorted(r["name"] for r in wait_indexed(client)["runs"])
+        cards = {c["path"]: c["replay_run"] for c in ok(client, "capsules")["capsules"]}
+        answers.append((runs, cards))
+    expected = sorted(f"{n}/{capsule_files.REPLAY_DIR}" for n in names)
+    assert answers[0][0] == expected
+    assert answers[0][1] == {n: f"{n}/{capsule_files.REPLAY_DIR}" for n in names}
+    assert answers[1] == answers[0]

@@ -29,3 +29,46 @@ def test_each_onednn_setting_has_its_own_cache_key(monkeypatch):
         keys.add(dumps._key("demo", ()))
         assert dumps._key("demo", ()) in keys  # the same setting: the same key
     assert len(keys) == 3
+
+
+def test_make_dump_waits_for_another_process_building_the_same_dump(monkeypatch, tmp_path):
+    """A second pytest session building the same dump waits on the lock beside the cache entry and then reuses the
+    finished dump, instead of wiping the folder the first one is writing (the program here does not exist, so a
+    make_dump that did not wait would try to run it and fail)."""
+    import subprocess
+    import sys
+    import threading
+
+    monkeypatch.setattr(dumps, "CACHE", str(tmp_path))
+    name = "no_such_program_for_the_lock_test"
+    entry = tmp_path / dumps._key(name, ())
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            "entry = sys.argv[1]\n"
+            "handle = open(entry + '.lock', 'a'); fcntl.flock(handle, fcntl.LOCK_EX)\n"
+            "print('locked', flush=True); time.sleep(1.5)\n"
+            "os.makedirs(os.path.join(entry, 'dump')); open(os.path.join(entry, '.complete'), 'w').close()\n",
+            str(entry),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    result: list[object] = []
+    waiter = threading.Thread(target=lambda: result.append(_call(name)))
+    waiter.start()
+    waiter.join(0.5)
+    assert waiter.is_alive(), "make_dump did not wait for the process holding the lock"
+    waiter.join(30)
+    holder.wait(30)
+    assert result == [str(entry / "dump")]
+
+
+def _call(name):
+    try:
+        return dumps.make_dump(name)
+    except RuntimeError as e:
+        return e

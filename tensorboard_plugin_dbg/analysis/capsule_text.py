@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.reader import capsule_files, capsule_remote, storage
 
 VERDICT_WORDS = {
     "reproduced": "reproduced (the step goes non-finite again: the code or the data, not chance)",
@@ -79,7 +79,12 @@ def _section(folder: str, manifest: dict[str, Any]) -> str:
 
 
 def report_capsules(logdir: str, out: Any) -> tuple[int, int]:
-    """`report`'s capsule sections for every capsule under `logdir`: (capsules found, readable ones)."""
+    """`report`'s capsule sections for every capsule under `logdir`: (capsules found, readable ones). A URL's
+    capsules are read from a temporary local copy; the sections name them by their URLs."""
+    if storage.is_remote(logdir):
+        url = storage.normalize(logdir)
+        with capsule_remote.local_copy(url) as local:
+            return report_capsules(local, _Renamed(out, local, url))
     folders = capsule_files.capsules_below(logdir)
     readable = 0
     for folder in folders:
@@ -87,3 +92,13 @@ def report_capsules(logdir: str, out: Any) -> tuple[int, int]:
         readable += "DAMAGED" not in section.splitlines()[0]
         out.write(section + "\n")
     return len(folders), readable
+
+
+class _Renamed:
+    """An output that writes a local copy's folder as the URL it was copied from."""
+
+    def __init__(self, out: Any, local: str, url: str) -> None:
+        self.out, self.local, self.url = out, local, url.rstrip("/")
+
+    def write(self, text: str) -> None:
+        self.out.write(text.replace(self.local, self.url))

@@ -28,7 +28,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     (leave the update out, go on, list the batch in capsules/skipped.jsonl) or "raise" (NanCapsuleError at the next
     step's begin or the epoch's end). max_capsules: capsules written per run (skip
     mode goes on listing the later ones). With a LossScaleOptimizer, gradients that overflow are its business (it
-    skips those steps): only a non-finite loss triggers.
+    skips those steps): only a non-finite loss triggers. tfdbg_buffer=N (off by default, costly: tfdbg2's own cost)
+    runs tfdbg2 (CURT_HEALTH) with a circular buffer of N events during training and flushes it into CAPSULE/tfdbg/
+    at the trigger (create the NanCapsule before the model's functions are traced).
 
     Custom training loop (eager or inside a tf.function):
 
@@ -36,6 +38,7 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         capsule.watch(model, optimizer)
         @tf.function
         def train_step(x, y):
+            capsule.begin_step()  # BatchNorm statistics and seed states as the step starts
             with tf.GradientTape() as tape:
                 loss = loss_fn(y, model(x, training=True))
             grads = tape.gradient(loss, model.trainable_variables)
@@ -44,9 +47,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
             train_step(x, y)
     """
 
-    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1) -> None:
+    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1, tfdbg_buffer: int = 0) -> None:
         super().__init__()
-        self.capsule = Watch(directory, on_nan, max_capsules)
+        self.capsule = Watch(directory, on_nan, max_capsules, tfdbg_buffer)
 
     @property
     def captured(self) -> list[str]:
@@ -110,6 +113,15 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
             except ReplayMismatch as e:
                 replay.cannot(str(e))
 
+    def begin_step(self) -> None:
+        """First thing in the train step, before the forward pass (eager or inside the tf.function): reads the model's
+        non-trainable variables (BatchNorm statistics, dropout seed states) as the step starts, so that the capsule
+        holds the state the step started from, as in fit. Without it they are read at apply_gradients, after the
+        forward pass moved them. Costs one read of those variables per step (no copy to the host)."""
+        if self.capsule.model is None:
+            raise RuntimeError("call NanCapsule.watch(model, optimizer) before the training loop")
+        self.capsule.traced_snapshot = self.capsule.snapshot()
+
     def apply_gradients(self, grads: Any, variables: Any, loss: Any = None, batch: Any = None) -> Any:
         """`optimizer.apply(grads, variables)` when `loss` and every gradient are finite; else the capsule (batch: the
         step's inputs, any nesting). Returns whether the update was applied (a bool tensor)."""
@@ -118,7 +130,10 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
             raise RuntimeError("call NanCapsule.watch(model, optimizer) before the training loop")
         if not watch.optimizer.built:
             watch.optimizer.build(list(variables))  # not inside the tf.cond branch: variables are made once, here
-        return watch.checked_apply(watch.optimizer.apply, grads, variables, loss, batch, fit=False)
+        try:
+            return watch.checked_apply(watch.optimizer.apply, grads, variables, loss, batch, fit=False)
+        finally:
+            watch.traced_snapshot = None  # begin_step's reads belong to this step only
 
     def batches(self, iterable: Iterable[Any], epoch: int | None = None) -> Iterator[Any]:
         """The loop's batches, counted; ends (stop), goes on (skip) or raises after a step that triggered. In replay

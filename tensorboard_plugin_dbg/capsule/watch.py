@@ -27,7 +27,7 @@ class NanCapsuleError(RuntimeError):
 class Watch:
     """The state shared by the Keras callback and the custom-loop helper (capsule/callback.py)."""
 
-    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1) -> None:
+    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1, tfdbg_buffer: int = 0) -> None:
         if on_nan not in ON_NAN:
             raise ValueError(f"on_nan must be one of {', '.join(ON_NAN)}, not {on_nan!r}")
         self.directory = os.path.abspath(directory)
@@ -47,8 +47,13 @@ class Watch:
         self.traced_loss: Any = None
         self.traced_snapshot: list[tuple[str, Any]] | None = None
         self.replay = replay_mode.from_env()
+        self.flight: Any = None  # flight.FlightRecorder when tfdbg_buffer > 0 (not in replay: that dumps in full)
         if self.replay is not None:
             self.replay.start_dumping()  # before anything is traced: functions traced earlier are not instrumented
+        elif tfdbg_buffer:
+            from .flight import FlightRecorder
+
+            self.flight = FlightRecorder(tfdbg_buffer)
 
     # --- attaching ----------------------------------------------------------------------------------------------
 
@@ -135,6 +140,8 @@ class Watch:
         folder = None
         if len(self.captured) < self.max_capsules:
             folder = self._write(spec, batch, snapshot, trigger, step)
+            if self.flight is not None:
+                self.flight.flush_into(folder)
             self.captured.append(folder)
             trigger["capsule"] = folder
         if self.on_nan == "skip":

@@ -12,6 +12,7 @@ A capsule is one folder written by `tensorboard_plugin_dbg.capsule` at the first
     rng.npz           RNG states beyond the model's (TensorFlow's global generator)
     replay/           the tfdbg2 dump of `python -m tensorboard_plugin_dbg replay` (a run like any other)
     replay.json       that replay's verdict
+    tfdbg/            optional: tfdbg2's circular buffer during training, flushed at the trigger (a run too)
 
 npz keys may hold '/' (numpy stores 'a/b' as the zip member 'a/b.npy' and reads it back as 'a/b').
 """
@@ -25,6 +26,8 @@ import zipfile
 from typing import Any
 
 import numpy as np
+
+from tensorboard_plugin_dbg.reader import capsule_remote, storage
 
 FORMAT = "tbdbg-nan-capsule"
 FORMAT_VERSION = 1
@@ -109,7 +112,11 @@ def _captured_order(folder: str) -> tuple[str, str]:
 
 
 def load(path: str) -> Capsule:
-    """The capsule at `path` (a capsule folder, or a folder holding capsules: then the first one captured)."""
+    """The capsule at `path` (a capsule folder, or a folder holding capsules: then the first one captured). `path`
+    may be a URL (gs://, s3://, memory://...): the capsule is read through a temporary local copy, and its `path` is
+    the capsule folder's URL."""
+    if storage.is_remote(path):
+        return _load_remote(path)
     if not os.path.isdir(path):
         raise CapsuleError(f"{path}: no such folder")
     found = find_capsules(path)
@@ -119,6 +126,19 @@ def load(path: str) -> Capsule:
     manifest = read_manifest(folder)
     groups = {group: _read_group(folder, manifest, group) for group in GROUPS}
     return Capsule(path=folder, manifest=manifest, **groups)
+
+
+def _load_remote(url: str) -> Capsule:
+    url = storage.normalize(url)
+    try:
+        with capsule_remote.local_copy(url) as local:
+            try:
+                found = load(local)
+            except CapsuleError as e:  # name the URL, not the temporary copy
+                raise CapsuleError(str(e).replace(local, url)) from None
+            return dataclasses.replace(found, path=capsule_remote.as_url(found.path, local, url))
+    except OSError as e:  # the storage layer's errors: missing bucket, denied credentials, unreachable endpoint
+        raise CapsuleError(f"{url}: cannot be read ({e})") from None
 
 
 def read_manifest(folder: str) -> dict[str, Any]:
@@ -179,8 +199,9 @@ def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:
 
 
 def read_verdict(folder: str) -> dict[str, Any] | None:
+    """The last replay's verdict (a capsule folder's path or URL), None before any replay."""
     try:
-        with open(os.path.join(folder, VERDICT), encoding="utf-8") as f:
+        with storage.open_read(storage.join(folder, VERDICT)) as f:
             verdict = json.load(f)
     except (OSError, ValueError):
         return None

@@ -91,6 +91,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=4)
+    p.add_argument("--tfdbg-buffer", type=int, default=0)
     for flag in ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input"):
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
@@ -98,7 +99,7 @@ def main():
     if args.mixed:
         keras.mixed_precision.set_global_policy("mixed_float16")
     keras.utils.set_random_seed(0)
-    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
+    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, tfdbg_buffer=args.tfdbg_buffer)
     model = build(args)
     x, y, sample_weight = data(args)
     if args.random_poison:

@@ -27,15 +27,20 @@ def main():
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=3)
     p.add_argument("--eager", action="store_true")
+    p.add_argument("--batchnorm", action="store_true", help="BatchNorm and Dropout: state the forward pass moves")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
     capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="tanh"), keras.layers.Dense(1)])
+    layers = [keras.Input((4,)), keras.layers.Dense(8, activation="tanh")]
+    if args.batchnorm:
+        layers += [keras.layers.BatchNormalization(), keras.layers.Dropout(0.2, seed=1)]
+    model = keras.Sequential([*layers, keras.layers.Dense(1)])
     optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
     capsule.watch(model, optimizer)
 
     def train_step(features, target):
+        capsule.begin_step()  # the state before the forward pass
         with tf.GradientTape() as tape:
             logged = tf.math.log(features["raw"] + 1.0)  # CULPRIT
             loss = tf.reduce_mean(tf.square(model(logged, training=True) - target))

@@ -1,0 +1,89 @@
+"""NaN capsules behind a URL (#26 with #28): `capsule.load`, `report` and `replay` take memory:// and s3:// (moto's
+server on loopback, the socket guard on) and answer as for the same capsule on disk; `replay` runs on a local copy
+and says where it wrote the replay dump (not back into the bucket)."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+from harness import remote_servers as rs
+from tensorboard_plugin_dbg import capsule
+from tensorboard_plugin_dbg.__main__ import main
+from tensorboard_plugin_dbg.reader import capsule_files, storage
+from tensorboard_plugin_dbg.reader.storage import backends
+from tests import dumps
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def urls():
+    """kind -> the URL of a folder holding capsule_fit's capsule (memory:// and s3://), and the local folder."""
+    local = os.path.join(dumps.make_dump("capsule_fit"), "capsules")
+    with rs.moto_server() as s3:
+        with rs.patched_environ(rs.loopback_environment(s3, None)), rs.SocketGuard() as guard:
+            fss = {"memory": backends.make_fs("memory"), "s3": backends.make_fs("s3")}
+            fss["s3"].mkdir("caps")
+            for kind, fs in fss.items():
+                rs.upload_dir(fs, local, f"{kind}://caps/run1")
+            yield {"local": local, "memory": "memory://caps/run1", "s3": "s3://caps/run1"}
+            fss["memory"].rm("memory://caps", recursive=True)
+        assert not guard.violations, guard.violations
+
+
+@pytest.fixture(autouse=True)
+def temp_in_tmp_path(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the local copies land in the test's own folder
+
+
+@pytest.mark.parametrize("kind", ["memory", "s3"])
+def test_load_from_a_url_is_the_capsule_on_disk(urls, kind, tmp_path):
+    on_disk = capsule.load(urls["local"])
+    remote = capsule.load(urls[kind])
+    assert remote.path == storage.join(storage.normalize(urls[kind]), os.path.basename(on_disk.path))
+    assert remote.step == on_disk.step and remote.manifest == on_disk.manifest
+    for group in ("batch", "weights", "optimizer"):
+        ours, theirs = getattr(remote, group), getattr(on_disk, group)
+        assert sorted(ours) == sorted(theirs)
+        assert all(ours[n].tobytes() == theirs[n].tobytes() for n in ours), group
+    assert os.listdir(tmp_path) == []  # the temporary copy is gone
+
+
+def test_load_of_a_url_without_capsules_names_it(urls):
+    with pytest.raises(capsule.CapsuleError, match=r"memory:///?nothing-here: not a NaN capsule"):
+        capsule.load("memory://nothing-here")
+
+
+@pytest.mark.parametrize("kind", ["memory", "s3"])
+def test_report_of_a_url_names_the_capsule_by_its_url(urls, kind, capsys):
+    code = main(["report", urls[kind]])
+    text = capsys.readouterr().out
+    name = os.path.basename(capsule.load(urls["local"]).path)
+    assert f"capsule {storage.join(storage.normalize(urls[kind]), name)}\n" in text and "not replayed yet" in text
+    assert code == 1  # a NaN seen in training, not replayed yet
+
+
+def test_replay_of_a_url_runs_on_a_local_copy_and_says_where(urls, tmp_path, monkeypatch):
+    for key, value in dumps.env_for_tf().items():
+        monkeypatch.setenv(key, value)
+    out = io.StringIO()
+    from tensorboard_plugin_dbg import replay_cli
+
+    program = [sys.executable, dumps.program_path("capsule_fit"), str(tmp_path / "out")]
+    args = main.__globals__["build_parser"]().parse_args(["replay", urls["memory"], "--", *program])
+    code = replay_cli.cmd_replay(args, out)
+    text = out.getvalue()
+    assert code == 0, text
+    assert "not back into the bucket" in text and "replay: reproduced" in text
+    copy = text.split(" copied to ", 1)[1].split(";", 1)[0]
+    assert copy.startswith(str(tmp_path))
+    replayed = capsule.load(copy)
+    assert capsule_files.read_verdict(replayed.path)["verdict"] == "reproduced"
+    assert os.listdir(os.path.join(replayed.path, capsule_files.REPLAY_DIR))  # the dump is there
+    assert np.array_equal(replayed.batch["x"], capsule.load(urls["local"]).batch["x"], equal_nan=True)
