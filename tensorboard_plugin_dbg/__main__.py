@@ -138,7 +138,10 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     if not args.json:  # NaN capsules (tensorboard_plugin_dbg.capsule) under the logdir: trigger, where, replay verdict
         from tensorboard_plugin_dbg.analysis.capsule_text import report_capsules
 
-        capsules = report_capsules(logdir, out)
+        try:
+            capsules = report_capsules(logdir, out)
+        except OSError:  # the logdir cannot be listed: the catalog's notices say why, below
+            capsules = (0, 0)
     if not runs and capsules[0]:  # capsules not replayed yet: each one is a NaN seen in training
         return EXIT_NONFINITE if capsules[1] else EXIT_UNREADABLE
     if not runs:

@@ -236,8 +236,10 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
             lambda: neighborhood.neighborhood(run, graph_id, op_name, 3, "up", None),
         ),
     ]
-    # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes
-    assert {c[0] for c in cases} | {"runs", "openapi.json", "tensor.npy"} == {r.name for r in ROUTES}
+    # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes; capsules
+    # and compare answer of other logdirs and run pairs: tests/test_capsule.py and tests/test_compare_api.py
+    elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "compare"}
+    assert {c[0] for c in cases} | elsewhere == {r.name for r in ROUTES}
     for route, params, query in cases:
         body = ok(client, route, run=run_name, **params)
         want = query()
@@ -309,6 +311,8 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "tensor": {"run": run_name, "source": "graph", "index": 0, "slice": "..."},
         "tensor.npy": {"run": run_name, "source": "eager", "index": 0},  # FULL_HEALTH: a 404 JSON answer
         "tensor_inputs": {"run": run_name, "source": "graph", "index": 0},
+        "capsules": {},
+        "compare": {"b": run_name, "a": run_name, "begin": 0, "end": 5},
     }
 
 

@@ -125,3 +125,16 @@ def test_dbg_logdir_flag_points_the_plugin_elsewhere_and_shows_its_tab(tmp_path)
         assert runs["logdir"] == "memory:///no-dumps-here" and runs["runs"] == []
     finally:
         plugin.catalog().stop()
+
+
+def test_a_changed_endpoint_gets_its_own_store(monkeypatch):
+    """The stores are per scheme and endpoint: a process that points AWS_ENDPOINT_URL elsewhere (a second server,
+    another test's) must not keep reading through the first endpoint's file system (CI: 'cannot reach' a stopped
+    one)."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    first = storage._store("s3://bucket/a")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:2")
+    second = storage._store("s3://bucket/a")
+    assert first is not second
+    assert storage._store("s3://bucket/b") is second
+    storage.forget()

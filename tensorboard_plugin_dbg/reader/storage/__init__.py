@@ -22,7 +22,16 @@ from .remote import COST, RANDOM_BLOCK, STREAM_BLOCK, RemoteFile, RemoteStore
 
 __all__ = ["REQUEST_TIMEOUT_S", "RANDOM_BLOCK", "STREAM_BLOCK", "RemoteError", "is_remote"]
 
-_stores: dict[str, RemoteStore] = {}
+# one store per scheme and endpoint settings: a process whose endpoint changes (another server) gets a new store,
+# never the old endpoint's file system and cached listings
+_ENDPOINT_VARIABLES = (
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ENDPOINT_URL",
+    "S3_ENDPOINT",
+    "S3_USE_HTTPS",
+    "STORAGE_EMULATOR_HOST",
+)
+_stores: dict[tuple[str, tuple[str | None, ...]], RemoteStore] = {}
 _stores_lock = threading.Lock()
 
 
@@ -33,10 +42,11 @@ def is_remote(path: str) -> bool:
 
 def _store(url: str) -> RemoteStore:
     protocol = url.split("://", 1)[0]
+    key = (protocol, tuple(os.environ.get(name) for name in _ENDPOINT_VARIABLES))
     with _stores_lock:
-        store = _stores.get(protocol)
+        store = _stores.get(key)
         if store is None:
-            store = _stores[protocol] = RemoteStore(protocol)
+            store = _stores[key] = RemoteStore(protocol)
         return store
 
 
