@@ -1,6 +1,7 @@
 """NaN capsule (#26): what watching costs, what a capture and a replay take.
 
     .venv/bin/python bench/capsule.py [--steps 600] [--reps 3] [--big-mb 100] [--no-big] [--no-replay]
+    .venv/bin/python bench/capsule.py --paired 30   # the overhead alone, robust to a busy host
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
@@ -125,6 +126,48 @@ def big_worker(big_mb: int, out: str) -> dict:
     return {"capture_s": timings[0], "weights_mb": weights_bytes / 2**20, "files_mb": sum(sizes.values()) / 2**20}
 
 
+def paired_worker(kind: str, rounds: int) -> dict:
+    """The watch's overhead robust to a busy host: one process, two copies of the model (plain, watched), one epoch
+    (100 steps) of each in turn per round; the figure is the median over rounds of the watched/plain ratio of the
+    epochs' median step times, so load that comes and goes hits both sides of each ratio alike."""
+    import keras
+    import numpy as np
+
+    from tensorboard_plugin_dbg.capsule import NanCapsule
+
+    def compiled():
+        keras.utils.set_random_seed(0)
+        model, shape = build(kind, keras)
+        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model, shape
+
+    (plain, shape), (watched, _) = compiled(), compiled()
+    x = np.random.default_rng(0).normal(size=(6400, *shape)).astype("float32")
+    y = np.random.default_rng(1).integers(0, 10, size=6400)
+    folder = tempfile.mkdtemp(prefix="capsule-bench-paired-")
+    capsule = NanCapsule(folder)
+    epochs: dict[str, list[float]] = {"none": [], "capsule": []}
+    marks: list[float] = []
+    timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
+    try:
+        for _ in range(rounds + 1):  # the first round traces both train functions: not counted
+            for name, model, extra in (("none", plain, []), ("capsule", watched, [capsule])):
+                marks.clear()
+                model.fit(x, y, batch_size=64, epochs=1, shuffle=False, verbose=0, callbacks=[timer, *extra])
+                epochs[name].append(statistics.median(b - a for a, b in zip(marks[10:], marks[11:])) * 1000)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    ratios = [w / n for n, w in zip(epochs["none"][1:], epochs["capsule"][1:])]
+    quartiles = statistics.quantiles(ratios, n=4)
+    return {
+        "none_ms": statistics.median(epochs["none"][1:]),
+        "capsule_ms": statistics.median(epochs["capsule"][1:]),
+        "ratio": statistics.median(ratios),
+        "q1": quartiles[0],
+        "q3": quartiles[2],
+    }
+
+
 # --- driver -------------------------------------------------------------------------------------------------------
 
 
@@ -177,7 +220,12 @@ def big_capture(big_mb: int) -> dict:
 def main() -> None:
     if sys.argv[1:2] == ["--worker"]:
         kind, setting, number, out = (sys.argv[2:] + [""])[:4]
-        result = big_worker(int(number), out) if kind == "big" else worker(kind, setting, int(number), out)
+        if kind == "big":
+            result = big_worker(int(number), out)
+        elif setting == "paired":
+            result = paired_worker(kind, int(number))
+        else:
+            result = worker(kind, setting, int(number), out)
         print(json.dumps(result))
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -188,7 +236,17 @@ def main() -> None:
     p.add_argument("--no-replay", action="store_true")
     p.add_argument("--programs", default=",".join(PROGRAMS), help="mlp,conv")
     p.add_argument("--no-reference", action="store_true", help="leave FULL_HEALTH out (the watch's overhead only)")
+    p.add_argument("--paired", type=int, default=0, metavar="ROUNDS", help="only the paired in-process overhead")
     args = p.parse_args()
+    if args.paired:
+        for kind in args.programs.split(","):
+            f = spawn(kind, "paired", str(args.paired), "")
+            pct = {k: f"{100 * (f[k] - 1):+.1f}%" for k in ("ratio", "q1", "q3")}
+            print(
+                f"{kind:6} paired over {args.paired} rounds: none {f['none_ms']:.3f} ms, capsule {f['capsule_ms']:.3f}"
+                f" ms, overhead {pct['ratio']} (quartiles {pct['q1']} .. {pct['q3']})"
+            )
+        return
     settings = SETTINGS[:2] if args.no_reference else SETTINGS
     print(f"step time, median of {args.reps} runs' medians ({args.steps} steps, after {WARMUP} warm-up steps)")
     print(

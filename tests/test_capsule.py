@@ -139,6 +139,12 @@ def test_custom_loop_in_a_tf_function():
     assert sorted(c.batch) == ["0/raw", "1"]
 
 
+def test_the_every_step_check_is_one_unlowered_cond():
+    """Lowered to Switch/Merge, the check's cond would move TensorFlow's executor off its fast path for graphs
+    without control flow, for every op of the train step (the watch's overhead, bench/capsule.py)."""
+    assert result(run("capsule_loop"))["checks"] == [{"type": "If", "lowered": False}]
+
+
 @pytest.mark.parametrize("mode", [(), ("--eager",)])
 def test_custom_loop_keeps_batchnorm_statistics_and_seed_states_from_before_the_forward_pass(mode):
     """begin_step() reads the non-trainable variables as the step starts: the capsule's BatchNorm moving statistics

@@ -39,6 +39,23 @@ def page(browser):
     context.close()
 
 
+@pytest.fixture
+def page_at(browser):
+    """`page_at(width, height)`: a page like `page`'s at another viewport size (closed after the test)."""
+    contexts = []
+
+    def make(width: int, height: int):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        pg = context.new_page()
+        pg.console_watch = ConsoleWatch(pg)
+        return pg
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 

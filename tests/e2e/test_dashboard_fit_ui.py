@@ -26,33 +26,26 @@ _CHIP_ROWS_JS = """
 """
 
 
-def test_health_chips_fit_their_cell(browser, demo_logdir, demo_facts):
+def test_health_chips_fit_their_cell(page_at, demo_logdir, demo_facts):
     """At 1440x900 no chip of a Graph Execution row is cut by its cell: the non-finite counts always show, the
     others as fit, and a "+N" chip's tooltip holds the rest."""
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    try:
-        from conftest import ConsoleWatch
-
-        page.console_watch = ConsoleWatch(page)
-        with TensorBoardProcess(demo_logdir) as tb:
-            frame = open_dashboard(page, tb)
-            wait_text(by_testid(frame, "root-cause"), r"Root cause")
-            by_testid(frame, "root-cause").click()  # focuses the Log row: rows with -∞ and every count in view
-            wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"Log")
-            rows = frame.evaluate(_CHIP_ROWS_JS)
-            assert len(rows) > 5
-            cut = [r for r in rows if r["cut"]]
-            assert not cut, cut
-            log = next(r for r in rows if r["index"] == str(demo_facts["log_index"]))
-            assert log["nonfinite"] >= 1 and f"-∞ {demo_facts['log']['neg_inf']:,}" in log["texts"], log
-            assert any(r["more"] for r in rows), rows  # at this width some row needs its "+N" chip
-            for r in rows:
-                if r["more"]:
-                    assert r["more"].count("\n") + 1 == int(r["texts"][-1].lstrip("+")), r
-            assert_no_console_errors(page)
-    finally:
-        context.close()
+    page = page_at(1440, 900)
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        wait_text(by_testid(frame, "root-cause"), r"Root cause")
+        by_testid(frame, "root-cause").click()  # focuses the Log row: rows with -∞ and every count in view
+        wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"Log")
+        rows = frame.evaluate(_CHIP_ROWS_JS)
+        assert len(rows) > 5
+        cut = [r for r in rows if r["cut"]]
+        assert not cut, cut
+        log = next(r for r in rows if r["index"] == str(demo_facts["log_index"]))
+        assert log["nonfinite"] >= 1 and f"-∞ {demo_facts['log']['neg_inf']:,}" in log["texts"], log
+        assert any(r["more"] for r in rows), rows  # at this width some row needs its "+N" chip
+        for r in rows:
+            if r["more"]:
+                assert r["more"].count("\n") + 1 == int(r["texts"][-1].lstrip("+")), r
+        assert_no_console_errors(page)
 
 
 def test_every_text_meets_wcag_aa_in_both_themes(page, demo_logdir):
@@ -225,40 +218,33 @@ def _inside(inner, outer) -> bool:
     )
 
 
-def test_small_window_card_shows_op_line_and_input_health_and_source_fills(browser, demo_logdir, demo_facts):
+def test_small_window_card_shows_op_line_and_input_health_and_source_fills(page_at, demo_logdir, demo_facts):
     """At 1024x700 the root-cause card still shows the op, its file:line and the output's and input's health (whole
     chips, inside the card), and Source Code and Stack Trace show the root cause's line without a click."""
-    context = browser.new_context(viewport={"width": 1024, "height": 700})
-    page = context.new_page()
-    try:
-        from conftest import ConsoleWatch
-
-        page.console_watch = ConsoleWatch(page)
-        with TensorBoardProcess(demo_logdir) as tb:
-            frame = open_dashboard(page, tb)
-            card = by_testid(frame, "root-cause")
-            wait_text(card, r"Root cause")
-            box = card.bounding_box()
-            where = card.locator(".rc-where-short")
-            assert where.is_visible() and re.fullmatch(r" · buggy_mlp\.py:\d+", where.inner_text()), where.inner_text()
-            assert _inside(where.bounding_box(), box) and _inside(card.locator(".rc-op").bounding_box(), box)
-            out = card.locator(".rc-line").first.locator(".chip-neginf")
-            zeros = by_testid(frame, "rc-input").locator(".chip-warn")
-            for chip, text in (
-                (out, f"-∞ {demo_facts['log']['neg_inf']:,}"),
-                (zeros, f"0×{demo_facts['probs']['zero']:,}"),
-            ):
-                assert chip.is_visible() and chip.inner_text() == text
-                assert _inside(chip.bounding_box(), box), (chip.bounding_box(), box)
-            # no click: the dashboard opened on the root cause
-            line = frame.locator(".cm-focus-line")
-            line.wait_for(timeout=20_000)
-            assert "log(probs)" in line.inner_text()
-            wait_text(frame.locator("[data-testid=stack-frame].selected"), r"buggy_mlp\.py")
-            screenshot(page, "small-1024x700")
-            assert_no_console_errors(page)
-    finally:
-        context.close()
+    page = page_at(1024, 700)
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        card = by_testid(frame, "root-cause")
+        wait_text(card, r"Root cause")
+        box = card.bounding_box()
+        where = card.locator(".rc-where-short")
+        assert where.is_visible() and re.fullmatch(r" · buggy_mlp\.py:\d+", where.inner_text()), where.inner_text()
+        assert _inside(where.bounding_box(), box) and _inside(card.locator(".rc-op").bounding_box(), box)
+        out = card.locator(".rc-line").first.locator(".chip-neginf")
+        zeros = by_testid(frame, "rc-input").locator(".chip-warn")
+        for chip, text in (
+            (out, f"-∞ {demo_facts['log']['neg_inf']:,}"),
+            (zeros, f"0×{demo_facts['probs']['zero']:,}"),
+        ):
+            assert chip.is_visible() and chip.inner_text() == text
+            assert _inside(chip.bounding_box(), box), (chip.bounding_box(), box)
+        # no click: the dashboard opened on the root cause
+        line = frame.locator(".cm-focus-line")
+        line.wait_for(timeout=20_000)
+        assert "log(probs)" in line.inner_text()
+        wait_text(frame.locator("[data-testid=stack-frame].selected"), r"buggy_mlp\.py")
+        screenshot(page, "small-1024x700")
+        assert_no_console_errors(page)
 
 
 # The panel (its data-testid) holding the focused element, or what it is when outside any panel.

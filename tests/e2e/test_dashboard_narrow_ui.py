@@ -8,19 +8,12 @@ from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, 
 from harness.tensorboard_process import TensorBoardProcess
 
 
-def test_list_mode_shows_no_hops_label(browser, demo_logdir):
-    context = browser.new_context(viewport={"width": 1024, "height": 700})
-    page = context.new_page()
-    try:
-        from conftest import ConsoleWatch
-
-        page.console_watch = ConsoleWatch(page)
-        with TensorBoardProcess(demo_logdir) as tb:
-            frame = open_dashboard(page, tb)
-            by_testid(frame, "alert-row").first.click()
-            wait_text(by_testid(frame, "gs-focus-op"), r"^Log")
-            toolbar = frame.locator(".gs-toolbar")
-            assert "hops" not in toolbar.inner_text(), toolbar.inner_text()
-            assert_no_console_errors(page)
-    finally:
-        context.close()
+def test_list_mode_shows_no_hops_label(page_at, demo_logdir):
+    page = page_at(1024, 700)
+    with TensorBoardProcess(demo_logdir) as tb:
+        frame = open_dashboard(page, tb)
+        by_testid(frame, "alert-row").first.click()
+        wait_text(by_testid(frame, "gs-focus-op"), r"^Log")
+        toolbar = frame.locator(".gs-toolbar")
+        assert "hops" not in toolbar.inner_text(), toolbar.inner_text()
+        assert_no_console_errors(page)

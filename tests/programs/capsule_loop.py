@@ -69,8 +69,17 @@ def main():
     except NanCapsuleError as e:
         result = {"ended": "raised", "message": str(e)}
     result.update(captured=capsule.captured, iterations=int(optimizer.iterations.numpy()), steps=steps)
+    if not args.eager:
+        result["checks"] = check_ops(step_fn.get_concrete_function(features, target).graph)
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
+
+
+def check_ops(graph):
+    """The capsule's every-step cond in the traced step: its op type and whether TensorFlow may lower it to
+    Switch/Merge (which would slow every op of the step)."""
+    found = [op for op in graph.get_operations() if op.name.endswith("nan_capsule_check")]
+    return [{"type": op.type, "lowered": bool(op.get_attr("_lower_using_switch_merge"))} for op in found]
 
 
 def keep_pre_step(model, optimizer, out):
