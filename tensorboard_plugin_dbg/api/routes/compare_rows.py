@@ -16,7 +16,7 @@ from tensorboard_plugin_dbg.api.routes import compare as compare_route
 from tensorboard_plugin_dbg.api.routes import lists
 from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END, clamped
 from tensorboard_plugin_dbg.api.spec import RouteSpec
-from tensorboard_plugin_dbg.index.protocol import Catalog, RunQueries, TraceFilter
+from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries, TraceFilter
 from tensorboard_plugin_dbg.wire import types as wire
 
 
@@ -57,7 +57,10 @@ def compare_rows(catalog: Catalog, p: Params) -> wire.CompareRowsResponse:
         host=p["host"],
     )
     within = _divergent_rows(run_a, run_b, c) if p["divergent_only"] else None
-    page = clamped(run_b.graph_executions(p["begin"], p["end"], filters, call=p["call"], within=within))
+    try:
+        page = clamped(run_b.graph_executions(p["begin"], p["end"], filters, call=p["call"], within=within))
+    except NotFound as e:  # `call` names an eager op, or no execution: a bad parameter here (the runs are a and b)
+        raise errors.bad_parameter(f"call: {e}") from None
     shown = np.array([row["index"] for row in page["rows"]], np.int64)
     return {"run": run_b.name, "base": run_a.name, **page, "differences": rows.differences(c, shown)}
 

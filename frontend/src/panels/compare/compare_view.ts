@@ -145,6 +145,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   const close = el('button', 'cmp-close', '×');
   close.title = 'Stop comparing';
   close.addEventListener('click', () => void ctl.compare.choose(null));
+  const fold = foldButton(card); // the panels under the card (Graph Execution's column, the rings) show when folded
   header.append(label, card);
   picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
   const valuesBlock = el('div', 'cmp-values-block');
@@ -169,7 +170,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
     if (s.compare === shown) return;
     shown = s.compare;
     card.hidden = s.compare.status === 'idle';
-    card.replaceChildren(close);
+    card.replaceChildren(close, fold);
     if (s.compare.status === 'loading') card.append(el('div', 'muted', `comparing with ${s.compareBase}…`));
     else if (s.compare.status === 'error') {
       const notice = el('div', 'cmp-error', `Cannot compare: ${s.compare.error}`);
@@ -177,6 +178,19 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
       card.append(notice);
     } else if (s.compare.data) renderAnswer(card, s.compare.data, ctl, valuesBlock);
   });
+}
+
+/** Folds the card to its first line at the bottom right (and back): the panels it covers show. */
+function foldButton(card: HTMLElement): HTMLElement {
+  const fold = el('button', 'cmp-fold', '–');
+  fold.dataset.testid = 'compare-fold';
+  fold.title = 'Fold the card to one line, out of the way of the panels';
+  fold.addEventListener('click', () => {
+    const folded = card.classList.toggle('folded');
+    fold.textContent = folded ? '+' : '–';
+    fold.title = folded ? 'Unfold the card' : 'Fold the card to one line, out of the way of the panels';
+  });
+  return fold;
 }
 
 let markedFrom: CompareResponse | null = null;
