@@ -192,26 +192,3 @@ function foldButton(card: HTMLElement): HTMLElement {
   });
   return fold;
 }
-
-let markedFrom: CompareResponse | null = null;
-let marked = new Map<number, CompareItem>();
-
-/** The compared item of graph trace `index` of the run shown (B), when the comparison's fetched page holds it:
- * Graph Execution marks those rows with their difference. */
-export function graphDivergence(s: State, index: number): CompareItem | undefined {
-  const answer = s.compare.data;
-  if (answer !== markedFrom) {
-    markedFrom = answer;
-    marked = new Map((answer?.divergent ?? []).filter((d) => d.b.source === 'graph').map((d) => [d.b.index, d]));
-  }
-  return marked.get(index);
-}
-
-/** Graph Execution's difference mark on a row that differs from the baseline run (its metric as the tooltip). */
-export function divergenceMark(item: CompareItem): HTMLElement {
-  const mark = el('span', 'cmp-mark', 'Δ');
-  mark.dataset.testid = 'ge-divergent';
-  mark.title = `differs from run A: ${item.metric.summary}`;
-  mark.style.cssText = 'color:#c33;font-weight:bold;margin-left:4px;cursor:help';
-  return mark;
-}
