@@ -111,4 +111,4 @@ def _num(x: float) -> str:
 
 
 def _g(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3g}"
+    return "n/a" if x is None else f"{x:.2g}"  # a cell's width; the summary (the tooltip) has 4 digits

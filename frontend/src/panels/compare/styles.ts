@@ -1,9 +1,10 @@
 /** The comparison's marks in run B's own panels (#27): Graph Execution's difference column and Graph Structure's
  * difference rings and legend. Colours are the theme's variables (AA contrast in both themes, as every text). */
 export const COMPARE_CSS = `
-.compare-card.folded { top: auto !important; bottom: 8px; max-height: 3.2em !important; overflow: hidden !important; }
+.compare-card.folded { top: auto !important; bottom: 8px; display: flex; align-items: center; gap: 6px; }
 .compare-card.folded > :not(.cmp-head):not(button) { display: none; }
-.ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(70px, 1.1fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
+.compare-card.folded .cmp-head { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(80px, 1.3fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
 .ge-diff-head[hidden], .filter-divergent[hidden] { display: none; }
 .ge-diff { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .ge-diff-differs { color: var(--nan); } .ge-diff-differs .cmp-mark { font-weight: bold; cursor: help; }

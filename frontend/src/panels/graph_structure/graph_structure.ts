@@ -248,7 +248,9 @@ export class GraphStructurePanel {
     const drawing = view.element;
     // kept while the answer is the same: a re-render for another reason must not reset the user's pan and zoom
     this.drawn = { data: n.data, focusId, node: drawing, view };
-    drawing.append(this.cmpLegend);
+    const legend = drawing.querySelector('.gs-legend'); // the rings' legend first: it says what the colours mean
+    if (legend) legend.before(this.cmpLegend);
+    else drawing.append(this.cmpLegend);
     view.overlay((content) => paintDifferences(content, nodeDifferences(this.ctl.store.state)));
     this.paintCompared(s);
     this.content.replaceChildren(head, drawing);
