@@ -34,21 +34,37 @@ def pair_positions(c: Comparison, rows_b: np.ndarray) -> np.ndarray:
 
 
 def differences(c: Comparison, rows_b: np.ndarray) -> list[Difference]:
-    """The difference of each given B trace row from its aligned A trace, in the given order."""
+    """The difference of each given B trace row from its aligned A trace, in the given order. The health modes'
+    vectors of all the rows are read in one go per run (as a page of the list reads them)."""
     rows_b = np.asarray(rows_b, np.int64)
     positions = pair_positions(c, rows_b)
-    out: list[Difference] = []
-    for row, pos in zip(rows_b.tolist(), positions.tolist()):
-        out.append(_difference(c, row, pos))
-    return out
+    paired = positions >= 0
+    rows_a = np.full(len(rows_b), -1, np.int64)
+    rows_a[paired] = c.traces.a[positions[paired]]
+    modes_a = np.zeros(len(rows_b), np.int64)
+    modes_a[paired] = c.keys_a.modes(rows_a[paired])
+    modes_b = c.keys_b.modes(rows_b).astype(np.int64)
+    values = (modes_a == FULL_TENSOR) & (modes_b == FULL_TENSOR)
+    health = np.flatnonzero(paired & (modes_a != NO_TENSOR) & (modes_b != NO_TENSOR) & ~values)
+    vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if len(health):
+        _ma, va = c.run_a.trace_vectors(rows_a[health])
+        _mb, vb = c.run_b.trace_vectors(rows_b[health])
+        vectors = {int(k): (va[i], vb[i]) for i, k in enumerate(health.tolist())}
+    return [
+        _difference(c, int(rows_b[k]), int(positions[k]), (int(modes_a[k]), int(modes_b[k])), vectors.get(k))
+        for k in range(len(rows_b))
+    ]
 
 
-def _difference(c: Comparison, row_b: int, pos: int) -> Difference:
+def _difference(
+    c: Comparison, row_b: int, pos: int, modes: tuple[int, int], vectors: tuple[np.ndarray, np.ndarray] | None
+) -> Difference:
     if pos < 0:
         return _made("only_in_b", "only in B", "no aligned trace in run A (an op, or an occurrence, A lacks)")
     row_a = int(c.traces.a[pos])
-    mode_a, mode_b = int(c.keys_a.modes(np.array([row_a]))[0]), int(c.keys_b.modes(np.array([row_b]))[0])
-    if NO_TENSOR in (mode_a, mode_b):
+    mode_a, mode_b = modes
+    if NO_TENSOR in (mode_a, mode_b) or (vectors is None and not mode_a == mode_b == FULL_TENSOR):
         return _made("not_compared", "", "NO_TENSOR: no value recorded to compare")
     differs = bool(c.trace_differs[pos])
     if mode_a == mode_b == FULL_TENSOR:
@@ -56,9 +72,8 @@ def _difference(c: Comparison, row_b: int, pos: int) -> Difference:
         if metric is None:
             return _made("differs" if differs else "not_compared", "", "no stored value to compare")
         return _tensor_difference(metric, differs)
-    _ma, va = c.run_a.trace_vectors(np.array([row_a]))
-    _mb, vb = c.run_b.trace_vectors(np.array([row_b]))
-    metric = health_metric(mode_a, mode_b, va[0], vb[0])
+    assert vectors is not None  # read for every compared row outside FULL_TENSOR (differences above)
+    metric = health_metric(mode_a, mode_b, vectors[0], vectors[1])
     if differs and not metric["differs"]:
         return _op_type_change(c, row_a, row_b)
     if not differs:
