@@ -235,13 +235,14 @@ class FakeRun(ColumnarFromPages):
             "graph_name": None,
         }
 
-    def graph_executions(self, begin, end, filters=NO_FILTER, call=None):
+    def graph_executions(self, begin, end, filters=NO_FILTER, call=None, within=None):
         f = filters
         self.calls.append(("graph_executions", begin, end, *dataclasses.astuple(f)))
         rows = [
             r
             for r in self.rows
-            if (f.op_type is None or r["op_type"] == f.op_type)
+            if (within is None or r["index"] in set(within.tolist()))
+            and (f.op_type is None or r["op_type"] == f.op_type)
             and (f.op_name is None or f.op_name.lower() in r["op_name"].lower())
             and (f.graph_id is None or r["graph_id"] == f.graph_id)
             and (not f.only_nonfinite or r["health"]["neg_inf"])

@@ -47,6 +47,8 @@ VALID = {
     "tensor_inputs": {"run": "run_a", "source": "graph", "index": 3},
     "capsules": {},
     "compare": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10},
+    "compare_rows": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10, "divergent_only": "true"},
+    "compare_traces": {"b": "run_a", "a": "run_a", "indices": "0,1"},
     "openapi.json": {},
 }
 BINARY = {r.name for r in ROUTES if r.content_type != "application/json"}

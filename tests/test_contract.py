@@ -182,6 +182,9 @@ def answers(served):
             out.append(("tensor.npy", {"run": run}, resp.status_code, resp.headers["Content-Type"]))
         ask("execution", run=run, index=10**6)  # errors are part of the contract too
         ask("compare", b=run, a=run, begin=0, end=20)  # a run with itself (#27; 400 where nothing is comparable)
+        ask("compare_rows", b=run, a=run, begin=0, end=20)
+        ask("compare_rows", b=run, a=run, begin=0, end=20, divergent_only="true")
+        ask("compare_traces", b=run, a=run, indices=",".join(str(r["index"]) for r in rows[:5]) or "0")
         ask("alerts", run=run, begin=0, end=PAGE_CAP + 1)
         # the index counts NaN/∞ alerts; the list adds the rules' findings after them (#18)
         assert alerts["totals_by_type"].get("InfNanAlert", 0) == info["counts"]["alerts"]

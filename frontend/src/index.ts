@@ -23,6 +23,7 @@ import { HealthMapPanel } from './panels/health_map/health_map.ts';
 import { TensorValuesPanel } from './panels/tensor_values/tensor_values.ts';
 import { TENSOR_CSS } from './panels/tensor_values/styles.ts';
 import { GRAPH_CSS } from './panels/graph_structure/styles.ts';
+import { COMPARE_CSS } from './panels/compare/styles.ts';
 
 export interface RenderOptions {
   api?: Api;
@@ -39,7 +40,7 @@ export function render(opts: RenderOptions = {}): void {
   // answer comes in a later task, when every panel below is subscribed.
   void ctl.start();
   const style = document.createElement('style');
-  style.textContent = CSS + TENSOR_CSS + GRAPH_CSS;
+  style.textContent = CSS + TENSOR_CSS + GRAPH_CSS + COMPARE_CSS;
   document.head.appendChild(style);
   const slots = buildLayout();
   document.body.appendChild(slots.root);

@@ -72,11 +72,17 @@ class RunQueries(Protocol):
         ...
 
     def graph_executions(
-        self, begin: int, end: int, filters: TraceFilter = NO_FILTER, call: int | None = None
+        self,
+        begin: int,
+        end: int,
+        filters: TraceFilter = NO_FILTER,
+        call: int | None = None,
+        within: np.ndarray | None = None,
     ) -> wire.GraphExecutionsResponseBody:
         """wire.ts GraphExecutionsResponse minus `run`: the traces `filters` keeps (trace_filter.py says how each
         field matches), among those of `call` when given (an eager execution index: a tf.function call's traces,
-        with `call` describing it; NotFound for an eager op); `total` is the filtered total."""
+        with `call` describing it; NotFound for an eager op) and among `within` (sorted rows, e.g. those differing
+        from another run) when given; `total` is the filtered total."""
         ...
 
     def device_counts(self) -> wire.DevicesResponseBody:

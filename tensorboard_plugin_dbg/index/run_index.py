@@ -119,12 +119,18 @@ class RunIndex(RunIngestion):
         return self.exec_queries.io(index)
 
     def graph_executions(
-        self, begin: int, end: int, filters: TraceFilter = NO_FILTER, call: int | None = None
+        self,
+        begin: int,
+        end: int,
+        filters: TraceFilter = NO_FILTER,
+        call: int | None = None,
+        within: np.ndarray | None = None,
     ) -> wire.GraphExecutionsResponseBody:
         if call is None:
-            return {**self.trace_queries.page(begin, end, filters), "call": None}
+            return {**self.trace_queries.page(begin, end, filters, within=within), "call": None}
         one = self.call_queries.call(call)
-        answer = self.trace_queries.page(begin, end, filters, within=one.rows)
+        rows = one.rows if within is None else np.intersect1d(one.rows, within, assume_unique=True)
+        answer = self.trace_queries.page(begin, end, filters, within=rows)
         shown = self.trace_queries.matching(filters, within=one.rows)
         return {**answer, "call": self.call_queries.summary(one, one.rows if shown is None else shown)}
 

@@ -363,78 +363,6 @@ class CompareResponse(CompareResponseBody):
     run: str
 
 
-class DeviceCount(TypedDict):
-    """Where ops ran: one device on one host, with how many of the run's records ran there."""
-
-    # Full device name, e.g. '/job:localhost/replica:0/task:0/device:CPU:1'; null: recorded without one.
-    device_name: str | None
-    executions: float
-    graph_executions: float
-    # The host whose file set holds the records.
-    host: str
-
-
-class HostFirstNonfinite(TypedDict):
-    """wire.ts `HostFirstNonfinite` (its schema definition carries no description)."""
-
-    # Seconds after the first host of the run went non-finite (0 for that host).
-    after_first_s: float
-    # The trace's index in the run's graph execution list.
-    index: float
-    wall_time: float
-
-
-class HostFacts(TypedDict):
-    """One host of a multi-host run (file sets sharing a tfdbg_run_id): its traces and when it first went non-finite."""
-
-    # Its earliest graph execution trace (by wall time) holding NaN/∞; null: none.
-    first_nonfinite: HostFirstNonfinite | None
-    graph_executions: float
-    host: str
-
-
-class DevicesResponseBody(TypedDict):
-    """`DevicesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
-
-    # Sorted by device name, then host; only pairs with at least one trace or execution.
-    devices: list[DeviceCount]
-    # Per host, sorted by host (index/device_queries.py host_facts).
-    host_facts: NotRequired[list[HostFacts]]
-    # Every host of the run (RunInfo.hosts).
-    hosts: list[str]
-
-
-class DevicesResponse(DevicesResponseBody):
-    """wire.ts `DevicesResponse` (its schema definition carries no description)."""
-
-    run: str
-
-
-# Machine-readable error codes: the constants of `api/errors.py` (its STATUS_BY_CODE gives each one's HTTP status).
-ErrorCode: TypeAlias = Literal[
-    "bad_parameter",
-    "missing_parameter",
-    "page_too_large",
-    "not_found",
-    "method_not_allowed",
-    "not_ready",
-    "internal",
-]
-
-
-class ErrorResponseError(TypedDict):
-    """wire.ts `ErrorResponseError` (its schema definition carries no description)."""
-
-    code: ErrorCode
-    message: str
-
-
-class ErrorResponse(TypedDict):
-    """Produced by `api/errors.py:error_body`."""
-
-    error: ErrorResponseError
-
-
 class HealthConcise(TypedDict):
     """wire.ts `HealthConcise` (its schema definition carries no description)."""
 
@@ -539,6 +467,144 @@ TensorHealth: TypeAlias = (
     | HealthEmpty
     | HealthUnknown
 )
+
+
+class GraphExecutionRow(TypedDict):
+    """wire.ts `GraphExecutionRow` (its schema definition carries no description)."""
+
+    device_name: str | None
+    graph_id: str
+    health: TensorHealth
+    host: str
+    index: float
+    op_name: str
+    # Null when the op is not (yet) in the graphs file.
+    op_type: str | None
+    output_slot: float
+    wall_time: float
+
+
+class TraceDifference(TypedDict):
+    """How one graph trace of run B differs from its aligned trace in run A."""
+
+    # FULL_TENSOR: the max abs difference; null otherwise.
+    magnitude: float | None
+    # differs: beyond tolerance; same: within it; only_in_b: A holds no aligned trace; not_compared: nothing both runs
+    # record (NO_TENSOR).
+    status: Literal["differs", "same", "only_in_b", "not_compared"]
+    # The whole difference in words (a tooltip).
+    summary: str
+    # A table cell: "=" (equal), "0.5 / 0.25" (FULL_TENSOR max abs / max rel), "NaN 0→3" (health counts), "only in B";
+    # "" when not compared.
+    text: str
+
+
+class CompareRowsResponseBody(TypedDict):
+    """`CompareRowsResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # Run A, the baseline.
+    base: str
+    begin: float
+    call: CallInfo | None
+    # differences[i] is rows[i]'s.
+    differences: list[TraceDifference]
+    end: float
+    rows: list[GraphExecutionRow]
+    # Rows matching the filters (and, with divergent_only, differing from A).
+    total: float
+    unfiltered_total: float
+
+
+class CompareRowsResponse(CompareRowsResponseBody):
+    """Run B's graph execution traces [begin, end) under the filters, each with its difference from run A."""
+
+    run: str
+
+
+class CompareTracesResponseBody(TypedDict):
+    """`CompareTracesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    base: str
+    differences: list[TraceDifference]
+    indices: list[float]
+
+
+class CompareTracesResponse(CompareTracesResponseBody):
+    """The differences of the given graph traces of run B (Graph Structure's nodes), in the order asked."""
+
+    run: str
+
+
+class DeviceCount(TypedDict):
+    """Where ops ran: one device on one host, with how many of the run's records ran there."""
+
+    # Full device name, e.g. '/job:localhost/replica:0/task:0/device:CPU:1'; null: recorded without one.
+    device_name: str | None
+    executions: float
+    graph_executions: float
+    # The host whose file set holds the records.
+    host: str
+
+
+class HostFirstNonfinite(TypedDict):
+    """wire.ts `HostFirstNonfinite` (its schema definition carries no description)."""
+
+    # Seconds after the first host of the run went non-finite (0 for that host).
+    after_first_s: float
+    # The trace's index in the run's graph execution list.
+    index: float
+    wall_time: float
+
+
+class HostFacts(TypedDict):
+    """One host of a multi-host run (file sets sharing a tfdbg_run_id): its traces and when it first went non-finite."""
+
+    # Its earliest graph execution trace (by wall time) holding NaN/∞; null: none.
+    first_nonfinite: HostFirstNonfinite | None
+    graph_executions: float
+    host: str
+
+
+class DevicesResponseBody(TypedDict):
+    """`DevicesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # Sorted by device name, then host; only pairs with at least one trace or execution.
+    devices: list[DeviceCount]
+    # Per host, sorted by host (index/device_queries.py host_facts).
+    host_facts: NotRequired[list[HostFacts]]
+    # Every host of the run (RunInfo.hosts).
+    hosts: list[str]
+
+
+class DevicesResponse(DevicesResponseBody):
+    """wire.ts `DevicesResponse` (its schema definition carries no description)."""
+
+    run: str
+
+
+# Machine-readable error codes: the constants of `api/errors.py` (its STATUS_BY_CODE gives each one's HTTP status).
+ErrorCode: TypeAlias = Literal[
+    "bad_parameter",
+    "missing_parameter",
+    "page_too_large",
+    "not_found",
+    "method_not_allowed",
+    "not_ready",
+    "internal",
+]
+
+
+class ErrorResponseError(TypedDict):
+    """wire.ts `ErrorResponseError` (its schema definition carries no description)."""
+
+    code: ErrorCode
+    message: str
+
+
+class ErrorResponse(TypedDict):
+    """Produced by `api/errors.py:error_body`."""
+
+    error: ErrorResponseError
 
 
 class TensorValue(TypedDict):
@@ -660,21 +726,6 @@ class GraphExecutionDetail(TypedDict):
     tensor_debug_mode: DebugModeName
     # For FULL_TENSOR traces: the value, sliced by the `begin`/`max_elements` parameters.
     value: TensorValue | None
-    wall_time: float
-
-
-class GraphExecutionRow(TypedDict):
-    """wire.ts `GraphExecutionRow` (its schema definition carries no description)."""
-
-    device_name: str | None
-    graph_id: str
-    health: TensorHealth
-    host: str
-    index: float
-    op_name: str
-    # Null when the op is not (yet) in the graphs file.
-    op_type: str | None
-    output_slot: float
     wall_time: float
 
 

@@ -8,6 +8,8 @@
 import type {
   AlertsResponse,
   CompareResponse,
+  CompareRowsResponse,
+  CompareTracesResponse,
   DevicesResponse,
   ErrorCode,
   ExecutionDetail,
@@ -94,6 +96,16 @@ export interface Api {
   tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse>;
   /** Run `run` (B) compared with run `base` (A): first divergence and differing tensors [begin, end) (#27). */
   compare?(run: string, base: string, begin: number, end: number): Promise<CompareResponse>;
+  /** Graph Execution with a comparison on: B's traces [begin, end) under `f`, each with its difference from A. */
+  compareRows?(
+    run: string,
+    base: string,
+    begin: number,
+    end: number,
+    f?: GraphExecutionFilters,
+  ): Promise<CompareRowsResponse>;
+  /** The differences from A of B's graph traces `indices` (Graph Structure's drawn nodes). */
+  compareTraces?(run: string, base: string, indices: number[]): Promise<CompareTracesResponse>;
 }
 
 /** One health map request: rows [begin, end) (or one op's), at most `columns` step bins. */
@@ -259,5 +271,24 @@ export class HttpApi implements Api {
   }
   compare(run: string, base: string, begin: number, end: number) {
     return this.get<CompareResponse>('compare', { b: run, a: base, begin, end });
+  }
+  compareRows(run: string, base: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
+    return this.get<CompareRowsResponse>('compare_rows', {
+      b: run,
+      a: base,
+      begin,
+      end,
+      op_type: f.opType,
+      op_name: f.opName,
+      graph_id: f.graphId,
+      only_nonfinite: f.onlyNonfinite ? 'true' : undefined,
+      device: f.device,
+      host: f.host,
+      call: f.call,
+      divergent_only: f.divergentOnly ? 'true' : undefined,
+    });
+  }
+  compareTraces(run: string, base: string, indices: number[]) {
+    return this.get<CompareTracesResponse>('compare_traces', { b: run, a: base, indices: indices.join(',') });
   }
 }

@@ -16,6 +16,8 @@ export interface GraphExecutionFilters {
   host?: string;
   /** One tf.function call's traces only: its eager execution index. */
   call?: number;
+  /** With a comparison on (#27): only the traces that differ from the baseline run. */
+  divergentOnly?: boolean;
 }
 
 /** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output. */
@@ -27,7 +29,7 @@ export interface TensorTarget {
 
 /** Some filter narrows the list (the list's positions then are not global indices). */
 export const hasFilters = (f: GraphExecutionFilters): boolean =>
-  !!(f.opType || f.opName || f.onlyNonfinite || f.device || f.host || f.call !== undefined);
+  !!(f.opType || f.opName || f.onlyNonfinite || f.device || f.host || f.call !== undefined || f.divergentOnly);
 
 /** The tensor a wire `TensorRef` names. */
 export const targetOf = (ref: TensorRef): TensorTarget => ({

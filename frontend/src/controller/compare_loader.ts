@@ -13,6 +13,8 @@ export const COMPARE_PAGE = 200;
 export interface CompareFocus {
   focusGraphExecution(index: number): Promise<void>;
   focusExecution(index: number): Promise<void>;
+  /** Graph Execution lists its rows again: with their differences from the baseline, or without (#27). */
+  reopenTraces(): void;
 }
 
 export class CompareLoader {
@@ -29,13 +31,18 @@ export class CompareLoader {
     const run = this.store.state.run;
     const seq = ++this.seq;
     if (base === null || run === null || !this.api.compare) {
+      const was = this.store.state.compareBase;
       this.store.set({ compareBase: null, compare: idle(), compareValues: idle() });
+      if (was !== null) this.focus.reopenTraces();
       return;
     }
     this.store.set({ compareBase: base, compare: loading(), compareValues: idle() });
     try {
       const answer = await this.api.compare(run, base, 0, COMPARE_PAGE);
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: ready(answer) });
+      if (seq === this.seq && run === this.store.state.run) {
+        this.store.set({ compare: ready(answer) });
+        this.focus.reopenTraces(); // the comparison is cached on the server now: the rows' pages reuse it
+      }
     } catch (e) {
       if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: failed(e) });
     }

@@ -23,6 +23,7 @@ import { TensorLoader } from './tensor_loader.ts';
 import { GraphLoader } from './graph_loader.ts';
 import { RootCauseLoader } from './root_cause_loader.ts';
 import { CompareLoader } from './compare_loader.ts';
+import { CompareNodesLoader } from './compare_rows.ts';
 import { betterDefault, choiceMayChange, defaultRun, waitForChoice } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { FocusChain } from './focus_chain.ts';
@@ -73,6 +74,8 @@ export class Controller {
   readonly lineOps: LineOpsLoader;
   /** "Compare with…": the baseline run, the comparison, focusing its sides (#27). */
   readonly compare: CompareLoader;
+  /** Graph Structure's drawn nodes compared with the baseline run (#27). */
+  readonly compareNodes: CompareNodesLoader;
 
   constructor(
     readonly store: Store,
@@ -96,7 +99,12 @@ export class Controller {
     this.compare = new CompareLoader(store, api, {
       focusGraphExecution: (index) => this.focusGraphExecution(index),
       focusExecution: (index) => this.focusExecution(index),
+      reopenTraces: () => {
+        const f = this.store.state.geFilters;
+        this.setFilters({ ...f, divergentOnly: this.store.state.compareBase !== null ? f.divergentOnly : undefined });
+      },
     });
+    this.compareNodes = new CompareNodesLoader(store, api);
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();

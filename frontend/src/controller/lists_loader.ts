@@ -8,6 +8,8 @@ import type { GraphExecutionFilters } from '../api/requests.ts';
 import type { Alert, GraphExecutionRow } from '../api/wire.ts';
 import type { PagedRows } from '../store/paged_rows.ts';
 import { RowPager } from './row_pager.ts';
+import { comparedPages } from './compare_rows.ts';
+import { comparing } from '../store/compared_rows.ts';
 import { mutesParam } from '../store/mutes.ts';
 import type { State, Store } from '../store/store.ts';
 
@@ -62,6 +64,9 @@ export class ListsLoader {
   /** The Graph Execution list of `run` under `filters`. */
   openTraces(run: string | null, filters: GraphExecutionFilters): PagedRows<GraphExecutionRow> {
     if (run === null) return this.traces.open('', null);
+    const base = this.store.state.compareBase; // compared with a baseline run: each row with its difference (#27)
+    const compared = base !== null && comparing(this.store.state) ? comparedPages(this.api, run, base, filters) : null;
+    if (base !== null && compared) return this.traces.open(JSON.stringify([run, filters, base]), compared);
     return this.traces.open(JSON.stringify([run, filters]), async (begin, end) => {
       const page = await this.api.graphExecutions(run, begin, end, filters);
       return { rows: page.rows, total: page.total, unfilteredTotal: page.unfiltered_total };

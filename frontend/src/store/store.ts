@@ -12,6 +12,7 @@ import type {
   CallInfo,
   AlertsResponse,
   CompareResponse,
+  CompareTracesResponse,
   DevicesResponse,
   ExecutionDetail,
   ExecutionsResponse,
@@ -157,6 +158,8 @@ export interface State {
   compare: Loadable<CompareResponse>;
   /** The first divergence's values in both runs (FULL_TENSOR), for the card's A | B | A − B table. */
   compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
+  /** The drawn neighbourhood's traces compared with run A: Graph Structure's colours (controller/compare_rows.ts). */
+  compareNodes: Loadable<CompareTracesResponse>;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
@@ -240,6 +243,7 @@ export function runViewState(): Omit<
     compareBase: null,
     compare: idle(),
     compareValues: idle(),
+    compareNodes: idle(),
   };
 }
 

@@ -1,5 +1,7 @@
 // Wire types (see ../wire.ts): comparing two runs (issue #27).
 
+import type { CallInfo, GraphExecutionRow } from './traces.ts';
+
 // ---------------------------------------------------------------------------------------------------------------
 // compare — produced by `api/routes/compare.py:compare` (analysis in `analysis/compare/`)
 // ---------------------------------------------------------------------------------------------------------------
@@ -95,4 +97,46 @@ export interface CompareResponse {
   only_in_a: CompareSide[];
   only_in_b: CompareSide[];
   notes: string[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// compare_rows, compare_traces — produced by `api/routes/compare_rows.py` (`analysis/compare/rows.py`)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** How one graph trace of run B differs from its aligned trace in run A. */
+export interface TraceDifference {
+  /** differs: beyond tolerance; same: within it; only_in_b: A holds no aligned trace; not_compared: nothing both
+   * runs record (NO_TENSOR). */
+  status: 'differs' | 'same' | 'only_in_b' | 'not_compared';
+  /** A table cell: "=" (equal), "0.5 / 0.25" (FULL_TENSOR max abs / max rel), "NaN 0→3" (health counts), "only in
+   * B"; "" when not compared. */
+  text: string;
+  /** The whole difference in words (a tooltip). */
+  summary: string;
+  /** FULL_TENSOR: the max abs difference; null otherwise. */
+  magnitude: number | null;
+}
+
+/** Run B's graph execution traces [begin, end) under the filters, each with its difference from run A. */
+export interface CompareRowsResponse {
+  run: string;
+  /** Run A, the baseline. */
+  base: string;
+  begin: number;
+  end: number;
+  /** Rows matching the filters (and, with divergent_only, differing from A). */
+  total: number;
+  unfiltered_total: number;
+  rows: GraphExecutionRow[];
+  /** differences[i] is rows[i]'s. */
+  differences: TraceDifference[];
+  call: CallInfo | null;
+}
+
+/** The differences of the given graph traces of run B (Graph Structure's nodes), in the order asked. */
+export interface CompareTracesResponse {
+  run: string;
+  base: string;
+  indices: number[];
+  differences: TraceDifference[];
 }

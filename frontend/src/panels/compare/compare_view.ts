@@ -145,6 +145,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   const close = el('button', 'cmp-close', '×');
   close.title = 'Stop comparing';
   close.addEventListener('click', () => void ctl.compare.choose(null));
+  const fold = foldButton(card); // the panels under the card (Graph Execution's column, the rings) show when folded
   header.append(label, card);
   picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
   const valuesBlock = el('div', 'cmp-values-block');
@@ -169,7 +170,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
     if (s.compare === shown) return;
     shown = s.compare;
     card.hidden = s.compare.status === 'idle';
-    card.replaceChildren(close);
+    card.replaceChildren(close, fold);
     if (s.compare.status === 'loading') card.append(el('div', 'muted', `comparing with ${s.compareBase}…`));
     else if (s.compare.status === 'error') {
       const notice = el('div', 'cmp-error', `Cannot compare: ${s.compare.error}`);
@@ -179,25 +180,15 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   });
 }
 
-let markedFrom: CompareResponse | null = null;
-let marked = new Map<number, CompareItem>();
-
-/** The compared item of graph trace `index` of the run shown (B), when the comparison's fetched page holds it:
- * Graph Execution marks those rows with their difference. */
-export function graphDivergence(s: State, index: number): CompareItem | undefined {
-  const answer = s.compare.data;
-  if (answer !== markedFrom) {
-    markedFrom = answer;
-    marked = new Map((answer?.divergent ?? []).filter((d) => d.b.source === 'graph').map((d) => [d.b.index, d]));
-  }
-  return marked.get(index);
-}
-
-/** Graph Execution's difference mark on a row that differs from the baseline run (its metric as the tooltip). */
-export function divergenceMark(item: CompareItem): HTMLElement {
-  const mark = el('span', 'cmp-mark', 'Δ');
-  mark.dataset.testid = 'ge-divergent';
-  mark.title = `differs from run A: ${item.metric.summary}`;
-  mark.style.cssText = 'color:#c33;font-weight:bold;margin-left:4px;cursor:help';
-  return mark;
+/** Folds the card to its first line at the bottom right (and back): the panels it covers show. */
+function foldButton(card: HTMLElement): HTMLElement {
+  const fold = el('button', 'cmp-fold', '–');
+  fold.dataset.testid = 'compare-fold';
+  fold.title = 'Fold the card to one line, out of the way of the panels';
+  fold.addEventListener('click', () => {
+    const folded = card.classList.toggle('folded');
+    fold.textContent = folded ? '+' : '–';
+    fold.title = folded ? 'Unfold the card' : 'Fold the card to one line, out of the way of the panels';
+  });
+  return fold;
 }

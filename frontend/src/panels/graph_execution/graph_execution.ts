@@ -18,7 +18,8 @@ import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { shortDevice } from '../../widgets/devices.ts';
 import { FacetSelect } from './facet_select.ts';
-import { divergenceMark, graphDivergence } from '../compare/compare_view.ts';
+import { comparing, differenceOf } from '../../store/compared_rows.ts';
+import { differenceCell, differenceHead, DivergentToggle } from './difference_column.ts';
 
 export const ROW_HEIGHT = 24;
 /** The "values" button beside the chips, less its text: padding, border, margin and the chips' gap. */
@@ -47,6 +48,9 @@ export class GraphExecutionPanel {
   /** The px the health chips may take in a row (the health column less its "values" button), from a
    * ResizeObserver on the header's cell: rows are fitted while drawn, reading no layout (chip_fit.ts). */
   private chipsWidth: number | null = null;
+  /** With a comparison on (#27): the difference column's header and the "divergent only" toggle. */
+  private diffHead = differenceHead();
+  private divergent = new DivergentToggle(() => this.applyFilters());
 
   constructor(
     private readonly ctl: Controller,
@@ -69,6 +73,7 @@ export class GraphExecutionPanel {
     for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape', 'device'])
       head.append(el('span', '', t));
     this.watchHealthColumn(head.children[2] as HTMLElement);
+    head.children[2]!.after(this.diffHead);
     this.note.dataset.testid = 'ge-note';
     this.note.hidden = true;
     this.jumpMsg.hidden = true;
@@ -122,6 +127,7 @@ export class GraphExecutionPanel {
     this.callChip.dataset.testid = 'ge-call';
     this.callChip.hidden = true;
     t.append(this.callChip, this.opType, this.types, this.opName, this.device.element, this.host.element, nfLabel);
+    t.append(this.divergent.element);
     t.append(this.jump, this.jumpMsg, this.countEl);
   }
 
@@ -135,6 +141,7 @@ export class GraphExecutionPanel {
       onlyNonfinite: this.nonFinite.checked,
       device: this.device.value,
       host: this.host.value,
+      divergentOnly: comparing(this.ctl.store.state) && this.divergent.input.checked ? true : undefined,
     });
   }
 
@@ -167,14 +174,13 @@ export class GraphExecutionPanel {
       this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
     });
     health.append(renderHealth(item.health, undefined, this.chipsWidth), values);
-    const diverged = graphDivergence(this.ctl.store.state, item.index);
-    if (diverged) health.append(divergenceMark(diverged));
     const device = el('span', 'ge-device', item.device_name ? shortDevice(item.device_name) : '');
     device.title = item.device_name ? `${item.device_name} on ${item.host}` : `no device recorded (host ${item.host})`;
     row.replaceChildren(
       el('span', 'ge-idx', String(item.index)),
       name,
       health,
+      ...(this.compared ? [differenceCell(differenceOf(item))] : []),
       type,
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),
@@ -235,8 +241,21 @@ export class GraphExecutionPanel {
     if (this.opType.value.trim() !== (f.opType ?? '')) this.opType.value = f.opType ?? '';
     if (this.opName.value.trim() !== (f.opName ?? '')) this.opName.value = f.opName ?? '';
     this.nonFinite.checked = !!f.onlyNonfinite;
+    this.divergent.show(comparing(s), !!f.divergentOnly);
     this.showCall(s);
     this.showFacets(s);
+  }
+
+  /** Whether the rows carry differences from a baseline run: the column and the toggle follow. */
+  private get compared(): boolean {
+    return comparing(this.ctl.store.state);
+  }
+
+  private showComparing(s: State): void {
+    const on = comparing(s);
+    this.panel.body.classList.toggle('ge-compared', on);
+    this.diffHead.hidden = !on;
+    this.divergent.show(on, !!s.geFilters.divergentOnly);
   }
 
   private showCall(s: State): void {
@@ -284,7 +303,8 @@ export class GraphExecutionPanel {
     // An empty list's reason follows the run's notices (a file that turns unreadable, or readable, between polls).
     const emptyNow = this.list.model.loadedOnce && this.list.model.total === 0;
     const reasonMayChange = (s.run === null || emptyNow) && s.runs !== prev.runs;
-    const compared = s.compare !== prev.compare; // the rows differing from a baseline run are marked (#27)
+    const compared = s.compare !== prev.compare; // the difference column comes and goes with a comparison (#27)
+    if (compared) this.showComparing(s);
     if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange || compared) this.list.draw();
   }
 }

@@ -77,6 +77,8 @@ export class DrawnGraphView {
   private placed: LayoutResult | null = null;
   /** Centre on the focused op at 1:1 after the first layout, once the drawing has a size. */
   private centred = false;
+  /** Marks laid over the drawn nodes after each draw (a comparison's rings, compare_paint.ts). */
+  private paint: ((content: SVGGElement) => void) | null = null;
 
   constructor(
     private readonly n: NeighborhoodResponse,
@@ -210,7 +212,14 @@ export class DrawnGraphView {
     // a scope's box is not focusable itself: its header is
     (again?.matches('[tabindex]') ? again : again?.querySelector<SVGGElement>('[tabindex]'))?.focus();
     if (!this.centred) this.centreOnFocus(d);
+    this.paint?.(this.content);
     this.apply();
+  }
+
+  /** Lays `paint` over the nodes now and after every later draw (a scope opened or closed redraws them). */
+  overlay(paint: (content: SVGGElement) => void): void {
+    this.paint = paint;
+    paint(this.content);
   }
 
   /** 1:1 around the focused op (or the closed scope holding it): a big neighbourhood fitted into a small pane is

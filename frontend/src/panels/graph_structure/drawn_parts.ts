@@ -111,6 +111,7 @@ export function opNode(
   group.dataset.testid = 'gs-node';
   group.dataset.id = node.id;
   group.dataset.health = health;
+  if (node.trace_index !== null) group.dataset.trace = String(node.trace_index);
   if (node.device) group.dataset.device = node.device;
   asButton(group, `${node.op_name ?? node.op_type} (${node.op_type}), ${health}`, opts.activate);
   const tip = svg('title');

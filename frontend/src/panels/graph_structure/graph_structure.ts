@@ -23,6 +23,7 @@ import { drawCells, prepareCanvas } from '../../widgets/health_cells.ts';
 import { renderTensorDetail } from '../../widgets/tensor_detail.ts';
 import { nearestBefore } from '../../store/focus_math.ts';
 import { DrawnGraphView } from './drawn_graph.ts';
+import { compareLegend, nodeDifferences, paintDifferences } from './compare_paint.ts';
 import { maximiseButton } from './maximise.ts';
 import { LayoutClient } from './layout_client.ts';
 
@@ -83,7 +84,9 @@ export class GraphStructurePanel {
   /** "hops" before the input: hidden with it (a list shows no neighbourhood to size). */
   private hopsLabel = el('span', 'muted', ' hops ');
   private maximise = maximiseButton(this.panel.element);
-  private drawn: { data: NeighborhoodResponse; focusId: string; node: HTMLElement } | null = null;
+  private drawn: { data: NeighborhoodResponse; focusId: string; node: HTMLElement; view: DrawnGraphView } | null = null;
+  /** The comparison's ring legend under the drawing (#27). */
+  private readonly cmpLegend = compareLegend();
   /** One layout worker for the panel's drawings (a newer drawing's layout makes an older one's stale). */
   private readonly layouts = new LayoutClient();
   /**
@@ -104,6 +107,7 @@ export class GraphStructurePanel {
     this.content.addEventListener('keydown', (e) => this.onKey(e));
     ctl.store.subscribe((s, prev) => {
       if (s.opHealth !== prev.opHealth || s.op !== prev.op) this.renderSpark(s);
+      if (s.compareNodes !== prev.compareNodes || s.compare !== prev.compare) this.paintCompared(s);
       if (
         s.op !== prev.op ||
         s.neighborhood !== prev.neighborhood ||
@@ -231,7 +235,7 @@ export class GraphStructurePanel {
     // the op type only where it says more than the name (no "Log Log")
     const type = op && op.op_type !== op.op_name ? ` ${op.op_type}` : '';
     head.append(el('span', 'gs-name', op?.op_name ?? ''), el('span', 'muted', type));
-    const drawing = new DrawnGraphView(
+    const view = new DrawnGraphView(
       n.data,
       focusId,
       this.choicesFor(`${n.data.run}|${focusId}|${n.data.hops}`),
@@ -240,11 +244,25 @@ export class GraphStructurePanel {
         focusExecution: (index) => void this.ctl.focusExecution(index),
       },
       this.layouts,
-    ).element;
+    );
+    const drawing = view.element;
     // kept while the answer is the same: a re-render for another reason must not reset the user's pan and zoom
-    this.drawn = { data: n.data, focusId, node: drawing };
+    this.drawn = { data: n.data, focusId, node: drawing, view };
+    const legend = drawing.querySelector('.gs-legend'); // the rings' legend first: it says what the colours mean
+    if (legend) legend.before(this.cmpLegend);
+    else drawing.append(this.cmpLegend);
+    view.overlay((content) => paintDifferences(content, nodeDifferences(this.ctl.store.state)));
+    this.paintCompared(s);
     this.content.replaceChildren(head, drawing);
     this.panel.setState(n.status === 'loading' ? { kind: 'loading' } : { kind: 'content' });
+  }
+
+  /** The drawn nodes' rings and the legend follow the comparison and its answer for the nodes (#27). */
+  private paintCompared(s: State): void {
+    const differences = nodeDifferences(s);
+    this.cmpLegend.hidden = differences === null;
+    if (this.drawn)
+      this.drawn.view.overlay((content) => paintDifferences(content, nodeDifferences(this.ctl.store.state)));
   }
 
   /** The scope choices of one neighbourhood (the most recently drawn ones kept). */

@@ -1,0 +1,23 @@
+/** The comparison's marks in run B's own panels (#27): Graph Execution's difference column and Graph Structure's
+ * difference rings and legend. Colours are the theme's variables (AA contrast in both themes, as every text). */
+export const COMPARE_CSS = `
+.compare-card.folded { top: auto !important; bottom: 8px; display: flex; align-items: center; gap: 6px; }
+.compare-card.folded > :not(.cmp-head):not(button) { display: none; }
+.compare-card.folded .cmp-head { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(80px, 1.3fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
+.ge-diff-head[hidden], .filter-divergent[hidden] { display: none; }
+.ge-diff { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.ge-diff-differs { color: var(--nan); } .ge-diff-differs .cmp-mark { font-weight: bold; cursor: help; }
+.ge-diff-same { color: var(--muted); } .ge-diff-only_in_b { color: var(--muted); font-style: italic; }
+.gs-cmp-ring { fill: none; stroke-width: 2.5; pointer-events: none; }
+.gs-node.cmp-differs .gs-cmp-ring { stroke: var(--nan); }
+.gs-node.cmp-same .gs-cmp-ring { stroke: var(--ok); }
+.gs-node.cmp-only_in_b .gs-cmp-ring { stroke: var(--muted); stroke-dasharray: 4 3; }
+.gs-node.cmp-first .gs-cmp-ring { stroke-width: 5; }
+.gs-cmp-first-label { font-size: 10px; font-weight: 700; fill: var(--nan); }
+.gs-cmp-legend { font-size: 11px; padding: 2px 4px; color: var(--muted); }
+.gs-cmp-legend[hidden] { display: none; }
+.gs-cmp-swatch { display: inline-block; width: 12px; height: 9px; margin: 0 3px 0 8px; border: 2.5px solid var(--line); border-radius: 2px; vertical-align: middle; }
+.gs-cmp-swatch.cmp-differs { border-color: var(--nan); } .gs-cmp-swatch.cmp-same { border-color: var(--ok); }
+.gs-cmp-swatch.cmp-only_in_b { border-color: var(--muted); border-style: dashed; }
+`;

@@ -1,0 +1,62 @@
+/**
+ * Graph Execution with a comparison on (#27): the difference column (each row's difference from the baseline run,
+ * as the server measured it for that very row: "=" equal, "0.5 / 0.25" max abs / max rel, "NaN 0→3" health
+ * counts, "only in B"; blank when not compared) and the "divergent only" toggle (a filter the server pages, so the
+ * list scrolls through every differing trace, not a first page of them).
+ */
+import type { TraceDifference } from '../../api/wire.ts';
+import { el } from '../../widgets/panel.ts';
+
+/** The column's cell for one row (`undefined`: the row came without a difference, e.g. before the comparison). */
+export function differenceCell(difference: TraceDifference | undefined): HTMLElement {
+  const cell = el('span', 'ge-diff');
+  cell.dataset.testid = 'ge-difference';
+  if (!difference) return cell;
+  cell.dataset.status = difference.status;
+  cell.classList.add(`ge-diff-${difference.status}`);
+  cell.title = differenceTitle(difference);
+  if (difference.status === 'differs') {
+    const mark = el('span', 'cmp-mark', 'Δ');
+    mark.dataset.testid = 'ge-divergent';
+    mark.title = `differs from run A: ${difference.summary}`;
+    cell.append(mark, ' ');
+  }
+  cell.append(difference.text);
+  return cell;
+}
+
+function differenceTitle(d: TraceDifference): string {
+  if (d.status === 'same') return `within tolerance of run A: ${d.summary}`;
+  if (d.status === 'only_in_b') return 'only in B: run A has no aligned trace (an op or an occurrence it lacks)';
+  if (d.status === 'not_compared') return `not compared: ${d.summary}`;
+  return `differs from run A: ${d.summary}`;
+}
+
+/** The header cell of the column (shown only while comparing). */
+export function differenceHead(): HTMLElement {
+  const head = el('span', 'ge-diff-head', 'Δ vs A');
+  head.title =
+    'Difference from the baseline run A: max abs / max rel (FULL_TENSOR), the counts that change (health modes)';
+  head.hidden = true;
+  return head;
+}
+
+/** "divergent only": a checkbox in the panel's tools, shown only while comparing. */
+export class DivergentToggle {
+  readonly element = el('label', 'filter-divergent');
+  readonly input = el('input');
+
+  constructor(onChange: () => void) {
+    this.input.type = 'checkbox';
+    this.input.dataset.testid = 'filter-divergent';
+    this.element.title = 'Only the traces that differ from the baseline run A (all of them, paged)';
+    this.element.append(this.input, document.createTextNode('divergent only'));
+    this.element.hidden = true;
+    this.input.addEventListener('change', onChange);
+  }
+
+  show(comparing: boolean, checked: boolean): void {
+    this.element.hidden = !comparing;
+    this.input.checked = comparing && checked;
+  }
+}
