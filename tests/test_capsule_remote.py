@@ -15,7 +15,8 @@ import pytest
 from harness import remote_servers as rs
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
-from tensorboard_plugin_dbg.reader import capsule_files, storage
+from tensorboard_plugin_dbg.analysis import capsule_array
+from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, storage
 from tensorboard_plugin_dbg.reader.storage import backends
 from tests import dumps
 
@@ -87,3 +88,16 @@ def test_replay_of_a_url_runs_on_a_local_copy_and_says_where(urls, tmp_path, mon
     assert capsule_files.read_verdict(replayed.path)["verdict"] == "reproduced"
     assert os.listdir(os.path.join(replayed.path, capsule_files.REPLAY_DIR))  # the dump is there
     assert np.array_equal(replayed.batch["x"], capsule.load(urls["local"]).batch["x"], equal_nan=True)
+
+
+@pytest.mark.parametrize("kind", ["memory", "s3"])
+def test_tensor_values_of_a_capsule_array_behind_a_url_read_by_range(urls, kind, tmp_path):
+    """Route capsule_array's answer for a capsule behind a URL: the array located in the remote .npz and read by
+    range through the storage layer (no local copy), the same values as on disk."""
+    name = os.path.basename(capsule.load(urls["local"]).path)
+    remote = capsule_array.capsule_array(urls[kind], name, "weights", "dense/kernel", "...", 8)
+    on_disk = capsule_array.capsule_array(urls["local"], name, "weights", "dense/kernel", "...", 8)
+    assert remote == on_disk and remote["slice"]["values"]
+    loc, _ = capsule_arrays.locate(storage.join(urls[kind], name), "weights", "dense/kernel")
+    assert loc.small is None and loc.path.startswith(kind + "://")
+    assert os.listdir(tmp_path) == []  # nothing copied

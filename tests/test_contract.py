@@ -135,6 +135,16 @@ def answers(served):
         out.append((route, params, status, body))
         return body
 
+    for array in capsules["capsules"][0]["arrays"]:  # every batch array and variable of the capsule (#26)
+        ask(
+            "capsule_array",
+            capsule=capsules["capsules"][0]["path"],
+            group=array["group"],
+            name=array["name"],
+            slice="...",
+        )
+    ask("capsule_array", capsule="capsules/none", group="batch", name="x")  # a 404 is part of the contract too
+
     for info in runs["runs"]:
         run = info["name"]
         alerts = ask("alerts", run=run, begin=0, end=PAGE_CAP)

@@ -115,6 +115,9 @@ def known(served):
         "bins": ["8", "64"],
         "device": sorted({d["device_name"] for d in devices["devices"] if d["device_name"]}),
         "host": devices["hosts"],
+        "capsule": ["capsule-step000000004", "."],  # the demo logdir holds no capsule: 404 (test_capsule.py: 200)
+        "group": ["batch", "weights"],
+        "name": ["x", "dense/kernel"],
     }
 
 

@@ -61,5 +61,6 @@ ROUTES: tuple[RouteSpec, ...] = (
         ARRAY,
         capsule_array,
         "CapsuleArrayResponse",
+        not_found="unknown capsule or array name, or a damaged capsule file",
     ),
 )
