@@ -1,13 +1,15 @@
 /**
  * NaN capsules (#26), opened from the header's "Capsules…" button: one card per capsule under the logdir — trigger,
  * step / epoch / batch, the replay's verdict, the replay command (copyable), the batch per sample (bad samples
- * first: which sample did it), the variables holding non-finite values — and, once replayed, a button that opens the
+ * first: which sample did it), the variables holding non-finite values, every batch array and variable (a click opens
+ * it in Tensor Values: capsule_arrays_list.ts) — and, once replayed, a button that opens the
  * replay's run, whose root cause names the line. A damaged capsule's card says what is wrong. Asked when opened
  * (the `capsules` route), never polled.
  */
 import type { Controller } from './controller/controller.ts';
 import type { CapsuleInfo, CapsuleSample } from './api/wire.ts';
 import { el } from './widgets/panel.ts';
+import { capsuleArraysList } from './capsule_arrays_list.ts';
 
 const SAMPLES_SHOWN = 8;
 
@@ -115,6 +117,12 @@ export class CapsulesPanel {
       ? `variables holding non-finite values: ${bad.map((w) => `${w.name} (${w.nan + w.pos_inf + w.neg_inf})`).join(', ')}`
       : 'variables holding non-finite values: none (the capture precedes the update)';
     card.append(el('div', bad.length ? 'capsule-weights capsule-bad' : 'capsule-weights', weights));
+    card.append(
+      capsuleArraysList(c, (target) => {
+        this.element.hidden = true;
+        this.ctl.tensors.open(target);
+      }),
+    );
     return card;
   }
 }
