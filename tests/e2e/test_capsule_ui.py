@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import dumps
+import numpy as np
 import pytest
 from e2e_helpers import screenshot, wait_focused_source_line
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
@@ -50,4 +51,39 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
         root_cause.click()
         wait_focused_source_line(frame, program, "# CULPRIT")
         screenshot(page, "capsule-2-line")
+        assert_no_console_errors(page)
+
+
+def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
+    """From a capsule card (capsule_fit --nan-input: one NaN in the batch, not replayed; a training dump beside it as
+    the run shown), the batch input and a weight open in Tensor Values: where they come from, their shape and the
+    NaN count, as the capsule's own .npz says (read with numpy here)."""
+    logdir = tmp_path / "logdir"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_fit", "--nan-input"), "capsules"), logdir / "capsules")
+    shutil.copytree(dumps.make_dump("clean_mlp"), logdir / "train")
+    (folder,) = [p for p in (logdir / "capsules").iterdir() if (p / "manifest.json").exists()]
+    x = np.load(folder / "batch.npz")["x"]
+    kernel = np.load(folder / "weights.npz")["dense/kernel"]
+    with TensorBoardProcess(str(logdir)) as tb:
+        frame = open_dashboard(page, tb)
+        by_testid(frame, "capsules-open").click()
+        card = by_testid(frame, "capsule-card")
+        card.wait_for(timeout=30_000)
+        by_testid(card, "capsule-arrays").wait_for()
+        screenshot(page, "capsule-3-card-arrays")
+        card.locator("[data-testid=capsule-array][data-group=batch][data-name=x]").click()
+        pane = by_testid(frame, "tensor-values")
+        shape = ", ".join(str(d) for d in x.shape)
+        wait_text(pane.locator(".tv-title"), rf"capsule step 4 · batch · x\s*float32 \[{shape}\]")
+        wait_text(by_testid(frame, "tv-stats"), rf"NaN\s+{int(np.isnan(x).sum())}\b")
+        row, col = np.argwhere(np.isnan(x))[0]
+        frame.locator(f"[data-testid=tv-grid] .vg-cell.vg-focus[data-index='{row},{col}']").wait_for(timeout=10_000)
+        assert by_testid(frame, "tv-inputs").count() == 0 or not by_testid(frame, "tv-inputs").is_visible()
+        screenshot(page, "capsule-4-batch-array")
+        by_testid(frame, "tv-close").click()
+        by_testid(frame, "capsules-open").click()
+        card.locator("[data-testid=capsule-array][data-group=weights][data-name='dense/kernel']").click()
+        shape = ", ".join(str(d) for d in kernel.shape)
+        wait_text(pane.locator(".tv-title"), rf"capsule step 4 · weights · dense/kernel\s*float32 \[{shape}\]")
+        wait_text(by_testid(frame, "tv-stats"), rf"NaN\s+{int(np.isnan(kernel).sum())}\b")
         assert_no_console_errors(page)
