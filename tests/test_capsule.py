@@ -17,6 +17,8 @@ from werkzeug.test import Client
 
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
+from tensorboard_plugin_dbg.analysis import capsule_array
+from tensorboard_plugin_dbg.capsule import writer
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tests import dumps
 from tests.api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
@@ -422,3 +424,27 @@ def test_an_array_is_read_where_it_lies_and_a_compressed_one_decoded(served_caps
         assert loc.small is not None and loc.shape == array.shape
         got = tensor_content.read_range(loc, 0, array.size)
         assert np.array_equal(got, np.ascontiguousarray(array).ravel(), equal_nan=True), name
+
+
+def test_a_bfloat16_variable_is_served_widened_as_a_dumped_bfloat16_value(tmp_path):
+    """numpy saves a bfloat16 array (ml_dtypes) as raw 2-byte voids; the manifest's dtype names it, and Tensor Values
+    shows its values widened to float32 (exact), as for a bfloat16 FULL_TENSOR value."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    kernel = (np.arange(12, dtype=np.float32).reshape(3, 4) / 3).astype(ml_dtypes.bfloat16)
+    kernel[1, 2] = np.nan
+    manifest = {
+        "step": 2,
+        "trigger": {"kind": "loss", "name": "loss"},
+        "batch_structure": {"kind": "array", "name": "x"},
+    }
+    groups = {
+        "batch": {"x": np.zeros((3, 1), np.float32)},
+        "weights": {"dense/kernel": kernel},
+        "optimizer": {},
+        "rng": {},
+    }
+    writer.write_capsule(str(tmp_path), "cap", manifest, groups)
+    answer = capsule_array.capsule_array(str(tmp_path), "cap", "weights", "dense/kernel", "...", 8)
+    assert (answer["dtype"], answer["shape"], answer["stats"]["nan"]) == ("bfloat16", [3, 4], 1)
+    got = _as_array(answer["slice"]["values"], np.dtype(np.float32)).reshape(3, 4)
+    assert np.array_equal(got, kernel.astype(np.float32), equal_nan=True)

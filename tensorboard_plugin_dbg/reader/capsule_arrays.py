@@ -5,7 +5,9 @@ as it is inside the zip: its local file header, then the `.npy` header, then the
 reads the zip's central directory and the two headers (a few KiB, through the storage layer: a URL is read by range
 like a dump) and answers a `tensor_content.TensorLocation` pointing at the elements in the `.npz` itself, so the
 Tensor Values code that slices and summarizes a FULL_TENSOR value in a dump reads a 100 MB weight the same way,
-block by block. A member that is compressed, in Fortran order or of strings is decoded into memory (`small`).
+block by block. A member that is compressed, in Fortran order or of strings is decoded into memory (`small`). A
+bfloat16 array (numpy stores it as 2-byte voids; the manifest names its dtype) is read as its raw words, as a
+bfloat16 FULL_TENSOR value is.
 
 Errors: `ArrayNotFound` for a name the group does not hold (the caller's mistake), `capsule_files.CapsuleError`
 for a file that is missing, truncated or not what its headers say (the capsule's damage): both name the file.
@@ -43,14 +45,14 @@ def locate(folder: str, group: str, name: str) -> tuple[tensor_content.TensorLoc
             f"{storage.join(folder, capsule_files.MANIFEST)}: no entry for the {group} file"
         )
     path = storage.join(folder, posixpath.basename(str(entry["file"])))
-    listed = [str(a.get("name")) for a in entry["arrays"] if isinstance(a, dict)]
+    listed = {str(a.get("name")): str(a.get("dtype")) for a in entry["arrays"] if isinstance(a, dict)}
     if name not in listed:
         shown = ", ".join(sorted(listed)[:8]) + (", ..." if len(listed) > 8 else "")
         raise ArrayNotFound(f"the capsule's {group} holds no array {name!r} (it holds: {shown or 'none'})")
     try:
         with storage.open_read(path) as f:
             _check_size(f, path, entry)
-            return _member_location(f, path, name), manifest
+            return _member_location(f, path, name, listed[name]), manifest
     except FileNotFoundError:
         raise capsule_files.CapsuleError(f"{path}: missing") from None
     except (OSError, zipfile.BadZipFile, ValueError, EOFError, struct.error) as e:
@@ -85,14 +87,15 @@ def _check_size(f: BinaryIO, path: str, entry: dict[str, Any]) -> None:
         )
 
 
-def _member_location(f: BinaryIO, path: str, name: str) -> tensor_content.TensorLocation:
+def _member_location(f: BinaryIO, path: str, name: str, listed_dtype: str) -> tensor_content.TensorLocation:
+    """`listed_dtype`: the manifest's dtype name of the array (numpy saves a bfloat16 array as raw 2-byte voids)."""
     with zipfile.ZipFile(f) as archive:
         try:
             info = archive.getinfo(name + ".npy")
         except KeyError:
             raise capsule_files.CapsuleError(f"{path}: member {name}.npy is missing") from None
         if info.compress_type == zipfile.ZIP_STORED:
-            loc = _stored_location(f, path, info)
+            loc = _stored_location(f, path, info, listed_dtype)
             if loc is not None:
                 return loc
         if info.file_size > _MAX_IN_MEMORY:
@@ -102,10 +105,12 @@ def _member_location(f: BinaryIO, path: str, name: str) -> tensor_content.Tensor
             )
         with archive.open(info) as member:  # checks the member's CRC as it reads
             array = np.lib.format.read_array(member, allow_pickle=False)
-    return _in_memory(path, array)
+    return _in_memory(path, array, listed_dtype)
 
 
-def _stored_location(f: BinaryIO, path: str, info: zipfile.ZipInfo) -> tensor_content.TensorLocation | None:
+def _stored_location(
+    f: BinaryIO, path: str, info: zipfile.ZipInfo, listed_dtype: str
+) -> tensor_content.TensorLocation | None:
     """The member's elements in the file itself; None when they must be decoded (Fortran order, strings)."""
     f.seek(info.header_offset)
     fields = _LOCAL_HEADER.unpack(f.read(_LOCAL_HEADER.size))
@@ -120,27 +125,35 @@ def _stored_location(f: BinaryIO, path: str, info: zipfile.ZipInfo) -> tensor_co
         shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
     content = f.tell()
     count = int(np.prod(shape, dtype=np.int64))
-    if (fortran and len(shape) > 1) or dtype.kind not in "fiucb":
+    bfloat16 = _is_bfloat16(dtype, listed_dtype)
+    if (fortran and len(shape) > 1) or (dtype.kind not in "fiucb" and not bfloat16):
         return None
     if content - start + count * dtype.itemsize != info.file_size:
         raise capsule_files.CapsuleError(
             f"{path}: member {info.filename} holds {info.file_size} bytes, its header says {dtype}{list(shape)}"
         )
+    name = "bfloat16" if bfloat16 else dtype.name
     return tensor_content.TensorLocation(
         path=path,
-        dtype_enum=_DTYPE_ENUMS.get(dtype.name, 0),
-        dtype=dtype.name,
+        dtype_enum=_DTYPE_ENUMS.get(name, 0),
+        dtype=name,
         shape=tuple(int(d) for d in shape),
-        storage=dtype.str,
+        storage="<u2" if bfloat16 else dtype.str,  # bfloat16: its raw words, widened where computed with
         content_offset=content,
         content_bytes=count * dtype.itemsize,
     )
 
 
-def _in_memory(path: str, array: np.ndarray) -> tensor_content.TensorLocation:
+def _is_bfloat16(dtype: np.dtype, listed_dtype: str) -> bool:
+    return dtype.kind == "V" and dtype.itemsize == 2 and listed_dtype == "bfloat16"
+
+
+def _in_memory(path: str, array: np.ndarray, listed_dtype: str) -> tensor_content.TensorLocation:
     """A decoded member as a location holding its flat values (strings: as text, counted only by the stats)."""
     flat = np.ascontiguousarray(array).reshape(-1)
     shape = tuple(int(d) for d in array.shape)
+    if _is_bfloat16(flat.dtype, listed_dtype):
+        return tensor_content.TensorLocation(path, 14, "bfloat16", shape, "<u2", small=flat.view("<u2"))
     if flat.dtype.kind in "SU":
         return tensor_content.TensorLocation(path, 7, "string", shape, None, small=flat)
     if flat.dtype.kind not in "fiucb":
