@@ -48,6 +48,7 @@ VALID = {
     "tensor_inputs": {"run": "run_a", "source": "graph", "index": 3},
     "capsules": {},
     "capsule_array": {"capsule": "cap", "group": "batch", "name": "x", "slice": "1,..."},
+    "capsule_array.npy": {"capsule": "cap", "group": "batch", "name": "x"},
     "compare": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10},
     "openapi.json": {},
 }
@@ -83,7 +84,7 @@ def test_valid_table_covers_every_route():
 
 @pytest.mark.parametrize("route", sorted(VALID))
 def test_every_route_answers_valid_json(client, route):
-    if route in BINARY:  # tensor.npy: the fake's 3 x 4 float32, as a .npy file
+    if route in BINARY:  # tensor.npy: the fake's 3 x 4 float32, as a .npy file; capsule_array.npy: the capsule's x
         resp = client.get(url(route, **VALID[route]))
         assert resp.status_code == 200 and resp.headers["Content-Type"] == "application/octet-stream"
         got = np.load(io.BytesIO(resp.get_data()))
@@ -165,6 +166,8 @@ def _bad_cases():
         ("capsule_array", "capsule", "../cap"),
         ("capsule_array", "name", "nope"),
         ("capsule_array", "group", "weights"),  # x is a batch array, not a variable
+        ("capsule_array.npy", "capsule", "../cap"),
+        ("capsule_array.npy", "name", "nope"),
     ):
         yield route, {**VALID[route], key: value}, 404, errors.NOT_FOUND
     yield "graph_executions", {**VALID["graph_executions"], "device": "CPU:1"}, 400, errors.BAD_PARAMETER

@@ -239,7 +239,7 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
     # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes; capsules
     # (and capsule_array) and compare answer of other logdirs and run pairs: tests/test_capsule.py and
     # tests/test_compare_api.py
-    elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "capsule_array", "compare"}
+    elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "capsule_array", "capsule_array.npy", "compare"}
     assert {c[0] for c in cases} | elsewhere == {r.name for r in ROUTES}
     for route, params, query in cases:
         body = ok(client, route, run=run_name, **params)
@@ -314,6 +314,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "tensor_inputs": {"run": run_name, "source": "graph", "index": 0},
         "capsules": {},
         "capsule_array": {"capsule": "capsule-step000000004", "group": "batch", "name": "x"},  # none here: 404
+        "capsule_array.npy": {"capsule": "capsule-step000000004", "group": "batch", "name": "x"},  # 404 too
         "compare": {"b": run_name, "a": run_name, "begin": 0, "end": 5},
     }
 

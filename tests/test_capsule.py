@@ -5,11 +5,13 @@ replay must re-run the step under tfdbg2 and name the culprit line."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -448,3 +450,29 @@ def test_a_bfloat16_variable_is_served_widened_as_a_dumped_bfloat16_value(tmp_pa
     assert (answer["dtype"], answer["shape"], answer["stats"]["nan"]) == ("bfloat16", [3, 4], 1)
     got = _as_array(answer["slice"]["values"], np.dtype(np.float32)).reshape(3, 4)
     assert np.array_equal(got, kernel.astype(np.float32), equal_nan=True)
+
+
+# --- a capsule array as a .npy download (route capsule_array.npy) --------------------------------------------------
+
+
+def test_capsule_array_npy_is_the_npz_members_bytes(served_capsule):
+    """The download of a batch array and of a variable: byte for byte the `.npy` member of the capsule's npz (the
+    injected NaN included), offered under a name saying the capsule's step, the group and the array."""
+    client, path, folder = served_capsule
+    for group, name in (("batch", "x"), ("weights", "dense/kernel")):
+        with zipfile.ZipFile(os.path.join(folder, f"{group}.npz")) as npz:
+            member = npz.read(name + ".npy")
+        resp = client.get(url("capsule_array.npy", capsule=path, group=group, name=name))
+        assert resp.status_code == 200 and resp.headers["Content-Type"] == "application/octet-stream"
+        assert resp.get_data() == member, (group, name)
+        assert int(resp.headers["Content-Length"]) == len(member)
+        disposition = resp.headers["Content-Disposition"]
+        assert f"capsule-step4_{group}_{name.replace('/', '_')}.npy" in disposition, disposition
+    assert (
+        np.isnan(
+            np.load(io.BytesIO(client.get(url("capsule_array.npy", capsule=path, group="batch", name="x")).get_data()))
+        ).sum()
+        == 1
+    )
+    status, _, body = get(client, url("capsule_array.npy", capsule=path, group="batch", name="nope"))
+    assert status == 404 and body["error"]["code"] == "not_found", body

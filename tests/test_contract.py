@@ -144,6 +144,10 @@ def answers(served):
             slice="...",
         )
     ask("capsule_array", capsule="capsules/none", group="batch", name="x")  # a 404 is part of the contract too
+    first = capsules["capsules"][0]["arrays"][0]  # binary: its status and content type (bytes: test_capsule.py)
+    params = {"capsule": capsules["capsules"][0]["path"], "group": first["group"], "name": first["name"]}
+    resp = client.get(url("capsule_array.npy", **params))
+    out.append(("capsule_array.npy", params, resp.status_code, resp.headers["Content-Type"]))
 
     for info in runs["runs"]:
         run = info["name"]
@@ -212,7 +216,7 @@ def test_every_response_matches_the_schema(answers):
     failures = []
     for route, params, status, body in answers:
         type_name = ROUTES_BY_NAME[route].response if status == 200 else "ErrorResponse"
-        if route == "tensor.npy":
+        if route in ("tensor.npy", "capsule_array.npy"):
             want = "application/octet-stream" if status == 200 else "application/json"
             assert body.split(";")[0] == want, (params, status, body)
             continue

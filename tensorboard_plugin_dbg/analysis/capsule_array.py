@@ -12,13 +12,14 @@ import os
 import posixpath
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from tensorboard_plugin_dbg.analysis import tensor_stats, tensor_values
 from tensorboard_plugin_dbg.index.protocol import NotFound, RecordGone
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, storage, tensor_content
 from tensorboard_plugin_dbg.wire import types as wire
 
-GROUPS = ("batch", "weights", "optimizer")
+GROUPS: tuple[wire.CapsuleArrayGroup, ...] = ("batch", "weights", "optimizer")
 _KEPT = 32  # whole-array summaries kept (one per array and bin count)
 _summaries: OrderedDict[tuple[object, ...], tensor_stats.Summary] = OrderedDict()
 _summaries_lock = threading.Lock()
@@ -30,13 +31,7 @@ def capsule_array(
     """wire.ts CapsuleArrayResponse. `capsule` is the capsule's folder relative to the logdir (a card's `path`).
     Raises NotFound (unknown capsule or name, damaged file: 404), tensor_slices.SliceError (a slice that does not
     fit: the route's 400)."""
-    folder = capsule_folder(logdir, capsule)
-    try:
-        loc, manifest = capsule_arrays.locate(folder, group, name)
-    except capsule_arrays.ArrayNotFound as e:
-        raise NotFound(str(e)) from None
-    except capsule_files.CapsuleError as e:
-        raise NotFound(f"capsule {capsule!r} cannot be read: {e}") from None
+    loc, manifest = _located(logdir, capsule, group, name)
     out: wire.CapsuleArrayResponse = {
         "capsule": capsule,
         "step": int(manifest["step"]),
@@ -58,6 +53,25 @@ def capsule_array(
         raise RecordGone(f"capsule {capsule!r}: {group} array {name!r} can no longer be read: {e}") from None
     out["stats"], out["histogram"], out["nonfinite"] = whole["stats"], whole["histogram"], whole["nonfinite"]
     return out
+
+
+def npy(logdir: str, capsule: str, group: str, name: str) -> tuple[tensor_content.TensorLocation, str]:
+    """(location, file name) of the array as a `.npy` (route `capsule_array.npy`, streamed by
+    tensor_values.npy_stream as a dumped tensor's): the bytes of the npz member `name.npy` for a numeric array
+    (bfloat16: its raw words as <u2, the file name says bfloat16). Raises NotFound as capsule_array does."""
+    loc, manifest = _located(logdir, capsule, group, name)
+    suffix = ".bfloat16" if loc.dtype == "bfloat16" else ""
+    return loc, f"capsule-step{int(manifest['step'])}_{group}_{name.replace('/', '_')}{suffix}.npy"
+
+
+def _located(logdir: str, capsule: str, group: str, name: str) -> tuple[tensor_content.TensorLocation, dict[str, Any]]:
+    folder = capsule_folder(logdir, capsule)
+    try:
+        return capsule_arrays.locate(folder, group, name)
+    except capsule_arrays.ArrayNotFound as e:
+        raise NotFound(str(e)) from None
+    except capsule_files.CapsuleError as e:
+        raise NotFound(f"capsule {capsule!r} cannot be read: {e}") from None
 
 
 def capsule_folder(logdir: str, capsule: str) -> str:

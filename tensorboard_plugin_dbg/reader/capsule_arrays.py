@@ -23,12 +23,13 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from tensorboard_plugin_dbg.reader import capsule_files, storage, tensor_content, tensor_proto
+from tensorboard_plugin_dbg.reader import capsule_files, debug_values, storage, tensor_content, tensor_proto
 
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # zip local file header: 30 bytes, then name and extra field
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _DTYPE_ENUMS = {name: enum for enum, (name, _storage, _typed) in tensor_proto.DTYPES.items()}
 _MAX_IN_MEMORY = 256 << 20  # a member decoded whole (compressed, Fortran order, strings): at most this many bytes
+_HEALTH_BLOCK = 1 << 20  # elements counted at a time (a weight's health)
 
 
 class ArrayNotFound(LookupError):
@@ -39,6 +40,18 @@ def locate(folder: str, group: str, name: str) -> tuple[tensor_content.TensorLoc
     """Where array `name` of `group` (batch, weights, optimizer, rng) of the capsule at `folder` (path or URL) is,
     and the capsule's manifest. Raises ArrayNotFound or capsule_files.CapsuleError."""
     manifest = _manifest(folder)
+    found = _locations(folder, manifest, group, [name])
+    return found[name], manifest
+
+
+def locate_group(folder: str, manifest: dict[str, Any], group: str) -> dict[str, tensor_content.TensorLocation]:
+    """Every array of `group` (the manifest's order) located in one open of its file. Raises CapsuleError."""
+    return _locations(folder, manifest, group, None)
+
+
+def _locations(
+    folder: str, manifest: dict[str, Any], group: str, names: list[str] | None
+) -> dict[str, tensor_content.TensorLocation]:
     entry = manifest["files"].get(group)
     if not isinstance(entry, dict) or not isinstance(entry.get("arrays"), list) or "file" not in entry:
         raise capsule_files.CapsuleError(
@@ -46,17 +59,41 @@ def locate(folder: str, group: str, name: str) -> tuple[tensor_content.TensorLoc
         )
     path = storage.join(folder, posixpath.basename(str(entry["file"])))
     listed = {str(a.get("name")): str(a.get("dtype")) for a in entry["arrays"] if isinstance(a, dict)}
-    if name not in listed:
-        shown = ", ".join(sorted(listed)[:8]) + (", ..." if len(listed) > 8 else "")
-        raise ArrayNotFound(f"the capsule's {group} holds no array {name!r} (it holds: {shown or 'none'})")
+    for name in names or []:
+        if name not in listed:
+            shown = ", ".join(sorted(listed)[:8]) + (", ..." if len(listed) > 8 else "")
+            raise ArrayNotFound(f"the capsule's {group} holds no array {name!r} (it holds: {shown or 'none'})")
     try:
         with storage.open_read(path) as f:
             _check_size(f, path, entry)
-            return _member_location(f, path, name, listed[name]), manifest
+            return {name: _member_location(f, path, name, listed[name]) for name in (names or list(listed))}
     except FileNotFoundError:
         raise capsule_files.CapsuleError(f"{path}: missing") from None
     except (OSError, zipfile.BadZipFile, ValueError, EOFError, struct.error) as e:
         raise capsule_files.CapsuleError(f"{path}: unreadable ({e})") from None
+
+
+def read_whole(loc: tensor_content.TensorLocation) -> np.ndarray:
+    """A located array's values in its shape (bfloat16 widened to float32), by one ranged read: for the batch,
+    whose per-sample health the capsule card shows."""
+    try:
+        raw = tensor_content.read_range(loc, 0, loc.size)
+    except (OSError, tensor_content.ContentError) as e:
+        raise capsule_files.CapsuleError(f"{loc.path}: unreadable ({e})") from None
+    return debug_values.content_values(raw, loc.dtype).reshape(loc.shape)
+
+
+def health(loc: tensor_content.TensorLocation) -> dict[str, int]:
+    """capsule_files.health_counts of a located array, read block by block (a 100 MB weight never held whole)."""
+    total = {"size": loc.size, "nan": 0, "pos_inf": 0, "neg_inf": 0}
+    try:
+        for _first, block in tensor_content.blocks(loc, _HEALTH_BLOCK):
+            counts = capsule_files.health_counts(block)
+            for key in ("nan", "pos_inf", "neg_inf"):
+                total[key] += counts[key]
+    except (OSError, tensor_content.ContentError) as e:
+        raise capsule_files.CapsuleError(f"{loc.path}: unreadable ({e})") from None
+    return total
 
 
 def _manifest(folder: str) -> dict[str, Any]:

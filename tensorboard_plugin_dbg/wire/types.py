@@ -330,6 +330,8 @@ class CapsulesResponse(TypedDict):
 
     capsules: list[CapsuleInfo]
     logdir: str
+    # Why no card could be read (a logdir behind a URL that cannot be listed: unreachable, denied), in words.
+    notice: NotRequired[str]
 
 
 class CompareCounts(TypedDict):

@@ -78,6 +78,8 @@ export interface CapsuleInfo {
 export interface CapsulesResponse {
   logdir: string;
   capsules: CapsuleInfo[];
+  /** Why no card could be read (a logdir behind a URL that cannot be listed: unreachable, denied), in words. */
+  notice?: string;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
