@@ -58,6 +58,11 @@ export function tensorNpyUrl(run: string, t: TensorTarget): string {
   return routeUrl('tensor.npy', { run, source: t.source, index: t.index, output: t.output });
 }
 
+/** The `capsule_array.npy` download of a NaN capsule's batch array or variable (#26; the npz member's bytes). */
+export function capsuleArrayNpyUrl(c: CapsuleArrayTarget): string {
+  return routeUrl('capsule_array.npy', { capsule: c.path, group: c.group, name: c.name });
+}
+
 /** What the store needs from the backend; the HTTP client implements it and unit tests use a fake. */
 export interface Api {
   runs(): Promise<RunsResponse>;

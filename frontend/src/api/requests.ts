@@ -34,6 +34,8 @@ export interface CapsuleArrayTarget {
   group: CapsuleArrayGroup;
   name: string;
   step: number;
+  /** A batch array opened on one sample (a row of the card's per-sample table): its index along the first axis. */
+  sample?: number;
 }
 
 /** Some filter narrows the list (the list's positions then are not global indices). */

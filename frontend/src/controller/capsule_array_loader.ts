@@ -35,6 +35,16 @@ export function asTensorResponse(a: CapsuleArrayResponse): TensorResponse {
   };
 }
 
+/** Where the view opens a batch array asked for one sample (`c.sample`): that sample's first non-finite element,
+ * else its first element — the plane holding it, the grid centred on it. Null when no sample is asked (or it is
+ * outside the array). */
+export function samplePosition(c: CapsuleArrayTarget | undefined, r: TensorResponse): number[] | null {
+  const shape = r.shape;
+  if (c?.sample === undefined || !shape || !shape.length || c.sample < 0 || c.sample >= (shape[0] ?? 0)) return null;
+  const bad = r.nonfinite?.positions.find((p) => p[0] === c.sample);
+  return bad ?? shape.map((_, k) => (k === 0 ? (c.sample as number) : 0));
+}
+
 /** One request of the view for a capsule array: its summary, or a slice of its values. */
 export async function fetchCapsuleArray(
   api: Api,

@@ -4,10 +4,10 @@
  * positions), the grid's window of values, the heatmap's strided sample — and its op's inputs, each with its own
  * summary and sample, side by side. Panels call these intents and draw `state.tensorView`.
  */
-import { tensorNpyUrl, type Api } from '../api/client.ts';
+import { capsuleArrayNpyUrl, tensorNpyUrl, type Api } from '../api/client.ts';
 import { targetOf, type TensorTarget } from '../api/requests.ts';
 import type { TensorResponse } from '../api/wire.ts';
-import { fetchCapsuleArray } from './capsule_array_loader.ts';
+import { fetchCapsuleArray, samplePosition } from './capsule_array_loader.ts';
 import {
   failed,
   idle,
@@ -60,7 +60,7 @@ export class TensorLoader {
     this.store.set({
       tensorView: {
         target,
-        npyUrl: run === null || target.capsule ? '' : tensorNpyUrl(run, target),
+        npyUrl: target.capsule ? capsuleArrayNpyUrl(target.capsule) : run === null ? '' : tensorNpyUrl(run, target),
         summary: loading(),
         plane: null,
         window: { r0: 0, c0: 0, rows: WINDOW, cols: WINDOW },
@@ -98,7 +98,7 @@ export class TensorLoader {
       const plane = summary.has_values && summary.shape ? defaultPlane(summary.shape) : null;
       this.patch({ summary: ready(summary), plane });
       if (plane) this.showPlane(plane, this.view!.window);
-      const first = summary.nonfinite?.positions[0];
+      const first = samplePosition(target.capsule, summary) ?? summary.nonfinite?.positions[0];
       if (first) this.focusPosition(first);
     } catch (e) {
       if (this.live(run, seq)) this.patch({ summary: failed(e) });
