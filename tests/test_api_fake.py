@@ -20,6 +20,7 @@ from tensorboard_plugin_dbg import plugin as plugin_module
 from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api.params import PAGE_CAP
 from tensorboard_plugin_dbg.api.routes import ROUTES, ROUTES_BY_NAME
+from tensorboard_plugin_dbg.capsule import writer
 from tensorboard_plugin_dbg.plugin import DbgPlugin
 
 # Valid parameters for every route on the fake catalog; the bad-parameter table mutates these.
@@ -46,6 +47,8 @@ VALID = {
     "tensor.npy": {"run": "run_a", "source": "graph", "index": 4},
     "tensor_inputs": {"run": "run_a", "source": "graph", "index": 3},
     "capsules": {},
+    "capsule_array": {"capsule": "cap", "group": "batch", "name": "x", "slice": "1,..."},
+    "capsule_array.npy": {"capsule": "cap", "group": "batch", "name": "x"},
     "compare": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10},
     "compare_rows": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10, "divergent_only": "true"},
     "compare_traces": {"b": "run_a", "a": "run_a", "indices": "0,1"},
@@ -54,9 +57,26 @@ VALID = {
 BINARY = {r.name for r in ROUTES if r.content_type != "application/json"}
 
 
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory) -> str:
+    """A logdir holding one small NaN capsule (written by the capsule package's writer, numpy only): the fake
+    catalog's runs are not on disk, the capsule routes read the logdir itself."""
+    root = tmp_path_factory.mktemp("logdir")
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x[1, 2] = np.nan
+    manifest = {
+        "step": 7,
+        "trigger": {"kind": "loss", "name": "loss", "health": {"size": 1, "nan": 1, "pos_inf": 0, "neg_inf": 0}},
+        "batch_structure": {"kind": "array", "name": "x"},
+    }
+    groups = {"batch": {"x": x}, "weights": {"dense/kernel": np.ones((4, 2), np.float32)}, "optimizer": {}, "rng": {}}
+    writer.write_capsule(str(root), "cap", manifest, groups)
+    return str(root)
+
+
 @pytest.fixture()
-def client():
-    app, _ = make_app("/some/logdir", FakeCatalog)
+def client(logdir):
+    app, _ = make_app(logdir, FakeCatalog)
     return Client(app)
 
 
@@ -66,7 +86,7 @@ def test_valid_table_covers_every_route():
 
 @pytest.mark.parametrize("route", sorted(VALID))
 def test_every_route_answers_valid_json(client, route):
-    if route in BINARY:  # tensor.npy: the fake's 3 x 4 float32, as a .npy file
+    if route in BINARY:  # tensor.npy: the fake's 3 x 4 float32, as a .npy file; capsule_array.npy: the capsule's x
         resp = client.get(url(route, **VALID[route]))
         assert resp.status_code == 200 and resp.headers["Content-Type"] == "application/octet-stream"
         got = np.load(io.BytesIO(resp.get_data()))
@@ -144,6 +164,12 @@ def _bad_cases():
         ("tensor", "index", 10**6),
         ("tensor.npy", "index", 1),  # no values (FULL_HEALTH): nothing to download
         ("tensor_inputs", "index", 10**6),
+        ("capsule_array", "capsule", "nope"),
+        ("capsule_array", "capsule", "../cap"),
+        ("capsule_array", "name", "nope"),
+        ("capsule_array", "group", "weights"),  # x is a batch array, not a variable
+        ("capsule_array.npy", "capsule", "../cap"),
+        ("capsule_array.npy", "name", "nope"),
     ):
         yield route, {**VALID[route], key: value}, 404, errors.NOT_FOUND
     yield "graph_executions", {**VALID["graph_executions"], "device": "CPU:1"}, 400, errors.BAD_PARAMETER
@@ -151,6 +177,7 @@ def _bad_cases():
     yield "source_file", {**VALID["source_file"], "begin_line": 0}, 400, errors.BAD_PARAMETER
     for bad_slice in ("9", "0,0,0", "::0", "a", "...,...", "0:1:2:3"):
         yield "tensor", {**VALID["tensor"], "slice": bad_slice}, 400, errors.BAD_PARAMETER
+        yield "capsule_array", {**VALID["capsule_array"], "slice": bad_slice}, 400, errors.BAD_PARAMETER
 
 
 BAD_CASES = list(_bad_cases())

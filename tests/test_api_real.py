@@ -237,9 +237,10 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ),
     ]
     # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes; capsules
-    # and compare answer of other logdirs and run pairs: tests/test_capsule.py, tests/test_compare_api.py and
-    # tests/test_compare_rows.py
-    elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "compare", "compare_rows", "compare_traces"}
+    # (and capsule_array) and compare answer of other logdirs and run pairs: tests/test_capsule.py,
+    # tests/test_compare_api.py and tests/test_compare_rows.py
+    elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "capsule_array", "capsule_array.npy", "compare"}
+    elsewhere |= {"compare_rows", "compare_traces"}
     assert {c[0] for c in cases} | elsewhere == {r.name for r in ROUTES}
     for route, params, query in cases:
         body = ok(client, route, run=run_name, **params)
@@ -313,6 +314,8 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "tensor.npy": {"run": run_name, "source": "eager", "index": 0},  # FULL_HEALTH: a 404 JSON answer
         "tensor_inputs": {"run": run_name, "source": "graph", "index": 0},
         "capsules": {},
+        "capsule_array": {"capsule": "capsule-step000000004", "group": "batch", "name": "x"},  # none here: 404
+        "capsule_array.npy": {"capsule": "capsule-step000000004", "group": "batch", "name": "x"},  # 404 too
         "compare": {"b": run_name, "a": run_name, "begin": 0, "end": 5},
         "compare_rows": {"b": run_name, "a": run_name, "begin": 0, "end": 5, "divergent_only": "true"},
         "compare_traces": {"b": run_name, "a": run_name, "indices": "0"},

@@ -5,11 +5,13 @@ replay must re-run the step under tfdbg2 and name the culprit line."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -17,9 +19,11 @@ from werkzeug.test import Client
 
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
-from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.analysis import capsule_array
+from tensorboard_plugin_dbg.capsule import writer
+from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tests import dumps
-from tests.api_helpers import load_schema, make_app, ok, schema_errors, wait_indexed
+from tests.api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
 
 pytestmark = pytest.mark.slow
 BATCHES_PER_EPOCH = 96 // 8  # capsule_fit.py: SAMPLES // BATCH
@@ -318,3 +322,163 @@ def test_replay_dumps_of_several_capsules_get_distinct_stable_run_names(tmp_path
     assert answers[0][0] == expected
     assert answers[0][1] == {n: f"{n}/{capsule_files.REPLAY_DIR}" for n in names}
     assert answers[1] == answers[0]
+
+
+# --- Tensor Values on a capsule's arrays (route capsule_array) -----------------------------------------------------
+
+
+def _as_array(values: list, dtype: np.dtype) -> np.ndarray:
+    """A slice's JSON values back to numpy (the encoder spells non-finite floats as strings)."""
+    return np.array([float(v) if isinstance(v, str) else v for v in values], dtype=dtype)
+
+
+@pytest.fixture
+def served_capsule(tmp_path):
+    """(client, capsule card path, capsule folder) for capsule_fit --nan-input's capsule (one NaN in the batch)."""
+    logdir = tmp_path / "logdir"
+    shutil.copytree(os.path.join(run("capsule_fit", "--nan-input"), "capsules"), logdir / "caps")
+    client = Client(make_app(str(logdir))[0])
+    (card,) = ok(client, "capsules")["capsules"]
+    return client, card["path"], str(logdir / card["path"])
+
+
+def test_capsule_array_serves_a_batch_array_bit_for_bit_with_the_injected_nan(served_capsule):
+    client, path, folder = served_capsule
+    expected = np.load(os.path.join(folder, "batch.npz"))["x"]
+    answer = ok(client, "capsule_array", capsule=path, group="batch", name="x", slice="...")
+    assert schema_errors(load_schema(), "CapsuleArrayResponse", answer) == []
+    assert (answer["step"], answer["dtype"], answer["shape"]) == (4, "float32", list(expected.shape))
+    got = _as_array(answer["slice"]["values"], expected.dtype).reshape(expected.shape)
+    finite = np.isfinite(expected)
+    assert np.array_equal(np.isnan(got), np.isnan(expected))
+    assert got[finite].tobytes() == expected[finite].tobytes()  # bit for bit (JSON keeps a float32 exactly)
+    # tests/programs/capsule_fit.py --nan-input puts one NaN in sample POISONED_ROW=3, feature 2
+    assert answer["stats"]["nan"] == 1 and answer["nonfinite"]["positions"] == [[3, 2]]
+    assert answer["stats"]["min"] == float(expected[finite].min()) and answer["stats"]["max"] == float(
+        expected[finite].max()
+    )
+    assert answer["stats"]["pos"] + answer["stats"]["zero"] + answer["stats"]["neg"] == int(finite.sum())
+
+
+def test_capsule_array_serves_weights_and_optimizer_state_by_variable_path(served_capsule):
+    client, path, folder = served_capsule
+    weights = np.load(os.path.join(folder, "weights.npz"))
+    kernel = weights["dense/kernel"]
+    answer = ok(client, "capsule_array", capsule=path, group="weights", name="dense/kernel", slice="1:3,::2")
+    assert answer["shape"] == list(kernel.shape) and answer["slice"]["shape"] == [2, (kernel.shape[1] + 1) // 2]
+    assert _as_array(answer["slice"]["values"], kernel.dtype).tobytes() == kernel[1:3, ::2].tobytes()
+    assert answer["stats"]["count"] == kernel.size and answer["stats"]["nan"] == 0
+    assert answer["stats"]["mean"] == pytest.approx(float(kernel.mean(dtype=np.float64)), rel=1e-9)
+    optimizer = np.load(os.path.join(folder, "optimizer.npz"))
+    name = next(n for n in optimizer.files if optimizer[n].ndim >= 1)
+    slot = ok(client, "capsule_array", capsule=path, group="optimizer", name=name, slice="...")
+    assert slot["shape"] == list(optimizer[name].shape)
+    assert _as_array(slot["slice"]["values"], optimizer[name].dtype).tobytes() == optimizer[name].ravel().tobytes()
+
+
+def test_capsule_array_unknown_capsule_or_name_is_404_and_bad_parameters_400(served_capsule):
+    client, path, _ = served_capsule
+    for params, status, code in (
+        (dict(capsule="nope", group="batch", name="x"), 404, "not_found"),
+        (dict(capsule="../" + path, group="batch", name="x"), 404, "not_found"),
+        (dict(capsule=path, group="batch", name="no/such/array"), 404, "not_found"),
+        (dict(capsule=path, group="weights", name="x"), 404, "not_found"),  # x is the batch's, not a variable
+        (dict(capsule=path, group="rng", name="x"), 400, "bad_parameter"),
+        (dict(capsule=path, group="batch", name="x", slice="8"), 400, "bad_parameter"),  # 8 samples: 0..7
+        (dict(capsule=path, group="batch", name="x", bins=0), 400, "bad_parameter"),
+        (dict(group="batch", name="x"), 400, "missing_parameter"),
+    ):
+        got, _, body = get(client, url("capsule_array", **params))
+        assert (got, body["error"]["code"]) == (status, code), (params, body)
+
+
+def test_a_damaged_capsule_array_is_a_404_naming_the_file_never_a_500(served_capsule):
+    client, path, folder = served_capsule
+    batch = os.path.join(folder, "batch.npz")
+    with open(batch, "r+b") as f:  # the member's zip header overwritten, the file's size kept
+        data = f.read()
+        f.seek(data.index(b"PK\x03\x04"))
+        f.write(b"XXXX")
+    status, _, body = get(client, url("capsule_array", capsule=path, group="batch", name="x"))
+    assert status == 404 and "batch.npz" in body["error"]["message"], body
+    weights = os.path.join(folder, "weights.npz")
+    with open(weights, "r+b") as f:
+        f.truncate(os.path.getsize(weights) - 100)
+    status, _, body = get(client, url("capsule_array", capsule=path, group="weights", name="dense/kernel"))
+    assert status == 404 and "weights.npz: truncated" in body["error"]["message"], body
+    os.remove(os.path.join(folder, "optimizer.npz"))
+    status, _, body = get(client, url("capsule_array", capsule=path, group="optimizer", name="adam/iteration"))
+    assert status == 404 and "optimizer.npz: missing" in body["error"]["message"], body
+
+
+def test_an_array_is_read_where_it_lies_and_a_compressed_one_decoded(served_capsule):
+    """Uncompressed members (what the writer makes) are located in the .npz, not loaded; a compressed member, a
+    Fortran-order array and strings (a capsule rewritten by hand) are decoded and served alike."""
+    _, _, folder = served_capsule
+    loc, _manifest = capsule_arrays.locate(folder, "weights", "dense/kernel")
+    kernel = np.load(os.path.join(folder, "weights.npz"))["dense/kernel"]
+    assert loc.small is None and loc.path.endswith("weights.npz") and loc.content_offset > 0
+    assert tensor_content.read_range(loc, 0, kernel.size).tobytes() == kernel.tobytes()
+    batch = dict(np.load(os.path.join(folder, "batch.npz")))
+    extra = {"x": batch["x"], "y": np.asfortranarray(np.tile(batch["y"], (1, 3)))}
+    np.savez_compressed(os.path.join(folder, "batch.npz"), **extra)
+    with open(os.path.join(folder, "manifest.json")) as f:
+        manifest = json.load(f)
+    manifest["files"]["batch"]["bytes"] = os.path.getsize(os.path.join(folder, "batch.npz"))
+    with open(os.path.join(folder, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+    for name, array in extra.items():
+        loc, _ = capsule_arrays.locate(folder, "batch", name)
+        assert loc.small is not None and loc.shape == array.shape
+        got = tensor_content.read_range(loc, 0, array.size)
+        assert np.array_equal(got, np.ascontiguousarray(array).ravel(), equal_nan=True), name
+
+
+def test_a_bfloat16_variable_is_served_widened_as_a_dumped_bfloat16_value(tmp_path):
+    """numpy saves a bfloat16 array (ml_dtypes) as raw 2-byte voids; the manifest's dtype names it, and Tensor Values
+    shows its values widened to float32 (exact), as for a bfloat16 FULL_TENSOR value."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    kernel = (np.arange(12, dtype=np.float32).reshape(3, 4) / 3).astype(ml_dtypes.bfloat16)
+    kernel[1, 2] = np.nan
+    manifest = {
+        "step": 2,
+        "trigger": {"kind": "loss", "name": "loss"},
+        "batch_structure": {"kind": "array", "name": "x"},
+    }
+    groups = {
+        "batch": {"x": np.zeros((3, 1), np.float32)},
+        "weights": {"dense/kernel": kernel},
+        "optimizer": {},
+        "rng": {},
+    }
+    writer.write_capsule(str(tmp_path), "cap", manifest, groups)
+    answer = capsule_array.capsule_array(str(tmp_path), "cap", "weights", "dense/kernel", "...", 8)
+    assert (answer["dtype"], answer["shape"], answer["stats"]["nan"]) == ("bfloat16", [3, 4], 1)
+    got = _as_array(answer["slice"]["values"], np.dtype(np.float32)).reshape(3, 4)
+    assert np.array_equal(got, kernel.astype(np.float32), equal_nan=True)
+
+
+# --- a capsule array as a .npy download (route capsule_array.npy) --------------------------------------------------
+
+
+def test_capsule_array_npy_is_the_npz_members_bytes(served_capsule):
+    """The download of a batch array and of a variable: byte for byte the `.npy` member of the capsule's npz (the
+    injected NaN included), offered under a name saying the capsule's step, the group and the array."""
+    client, path, folder = served_capsule
+    for group, name in (("batch", "x"), ("weights", "dense/kernel")):
+        with zipfile.ZipFile(os.path.join(folder, f"{group}.npz")) as npz:
+            member = npz.read(name + ".npy")
+        resp = client.get(url("capsule_array.npy", capsule=path, group=group, name=name))
+        assert resp.status_code == 200 and resp.headers["Content-Type"] == "application/octet-stream"
+        assert resp.get_data() == member, (group, name)
+        assert int(resp.headers["Content-Length"]) == len(member)
+        disposition = resp.headers["Content-Disposition"]
+        assert f"capsule-step4_{group}_{name.replace('/', '_')}.npy" in disposition, disposition
+    assert (
+        np.isnan(
+            np.load(io.BytesIO(client.get(url("capsule_array.npy", capsule=path, group="batch", name="x")).get_data()))
+        ).sum()
+        == 1
+    )
+    status, _, body = get(client, url("capsule_array.npy", capsule=path, group="batch", name="nope"))
+    assert status == 404 and body["error"]["code"] == "not_found", body

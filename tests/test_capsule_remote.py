@@ -8,16 +8,20 @@ import io
 import os
 import sys
 import tempfile
+import time
 
 import numpy as np
 import pytest
+from werkzeug.test import Client
 
 from harness import remote_servers as rs
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
-from tensorboard_plugin_dbg.reader import capsule_files, storage
+from tensorboard_plugin_dbg.analysis import capsule_array, capsule_cards_remote
+from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, storage
 from tensorboard_plugin_dbg.reader.storage import backends
 from tests import dumps
+from tests.api_helpers import load_schema, make_app, ok, schema_errors
 
 pytestmark = pytest.mark.slow
 
@@ -87,3 +91,80 @@ def test_replay_of_a_url_runs_on_a_local_copy_and_says_where(urls, tmp_path, mon
     assert capsule_files.read_verdict(replayed.path)["verdict"] == "reproduced"
     assert os.listdir(os.path.join(replayed.path, capsule_files.REPLAY_DIR))  # the dump is there
     assert np.array_equal(replayed.batch["x"], capsule.load(urls["local"]).batch["x"], equal_nan=True)
+
+
+@pytest.mark.parametrize("kind", ["memory", "s3"])
+def test_tensor_values_of_a_capsule_array_behind_a_url_read_by_range(urls, kind, tmp_path):
+    """Route capsule_array's answer for a capsule behind a URL: the array located in the remote .npz and read by
+    range through the storage layer (no local copy), the same values as on disk."""
+    name = os.path.basename(capsule.load(urls["local"]).path)
+    remote = capsule_array.capsule_array(urls[kind], name, "weights", "dense/kernel", "...", 8)
+    on_disk = capsule_array.capsule_array(urls["local"], name, "weights", "dense/kernel", "...", 8)
+    assert remote == on_disk and remote["slice"]["values"]
+    loc, _ = capsule_arrays.locate(storage.join(urls[kind], name), "weights", "dense/kernel")
+    assert loc.small is None and loc.path.startswith(kind + "://")
+    assert os.listdir(tmp_path) == []  # nothing copied
+
+
+def _cards(logdir: str, folder: str) -> dict:
+    """The `capsules` route's answer for `logdir`, the capsule's folder (path or URL) in its replay command named
+    FOLDER (the one field that names where the capsule lies)."""
+    app, plugin = make_app(logdir)
+    try:
+        answer = ok(Client(app), "capsules")
+    finally:
+        plugin.catalog().stop()
+    assert schema_errors(load_schema(), "CapsulesResponse", answer) == []
+    for card in answer["capsules"]:
+        if "replay_command" in card:
+            card["replay_command"] = card["replay_command"].replace(folder, "FOLDER")
+    return answer
+
+
+@pytest.mark.parametrize("kind", ["memory", "s3"])
+def test_capsule_cards_of_a_url_are_those_of_the_local_copy(urls, kind, tmp_path):
+    """`--dbg_logdir s3://...` holding capsules: the same cards as on disk (trigger, step, per-sample batch health
+    from the batch arrays read by range, the variables' health), read in place: nothing copied, nothing written."""
+    local_folder = capsule.load(urls["local"]).path
+    remote_folder = storage.join(storage.normalize(urls[kind]), os.path.basename(local_folder))
+    fs = backends.make_fs(kind)
+    before = fs.find(urls[kind], detail=True)
+    remote = _cards(urls[kind], remote_folder)
+    local = _cards(urls["local"], local_folder)
+    assert remote["capsules"] and remote["capsules"][0]["status"] == "ok", remote
+    assert remote["capsules"] == local["capsules"] and "notice" not in remote
+    assert remote["capsules"][0]["samples"] and remote["capsules"][0]["arrays"]
+    assert "FOLDER" in remote["capsules"][0]["replay_command"]
+    assert fs.find(urls[kind], detail=True) == before  # no write to the bucket
+    assert os.listdir(tmp_path) == []  # no local copy
+
+
+def test_a_damaged_capsule_behind_a_url_is_marked_from_the_listing(urls):
+    """A capsule whose batch.npz is missing in the bucket: its card says so (from the listing, never a 500)."""
+    fs = backends.make_fs("memory")
+    rs.upload_dir(fs, urls["local"], "memory://caps/damaged")
+    folder = storage.join("memory://caps/damaged", os.path.basename(capsule.load(urls["local"]).path))
+    try:
+        fs.rm(storage.join(folder, "batch.npz"))
+        cards = _cards("memory://caps/damaged", folder)["capsules"]
+    finally:
+        fs.rm("memory://caps/damaged", recursive=True)
+    assert [c["status"] for c in cards] == ["damaged"] and "batch.npz: missing" in cards[0]["error"], cards
+
+
+class _NoRuns:
+    def __init__(self, logdir: str) -> None:
+        self.logdir = logdir
+
+    def runs(self) -> list:
+        return []
+
+
+def test_capsule_cards_of_an_unreachable_endpoint_are_a_notice(urls):
+    """An endpoint that does not answer: no card and a notice in words, within the storage layer's bounded wait."""
+    dead = f"http://127.0.0.1:{rs.closed_port()}"
+    started = time.monotonic()
+    with rs.patched_environ({"AWS_ENDPOINT_URL": dead, "AWS_ENDPOINT_URL_S3": dead}):
+        answer = capsule_cards_remote.capsules(_NoRuns("s3://caps/run1"))  # type: ignore[arg-type]
+    assert answer["capsules"] == [] and "Cannot list" in answer.get("notice", ""), answer
+    assert time.monotonic() - started < 30

@@ -135,6 +135,20 @@ def answers(served):
         out.append((route, params, status, body))
         return body
 
+    for array in capsules["capsules"][0]["arrays"]:  # every batch array and variable of the capsule (#26)
+        ask(
+            "capsule_array",
+            capsule=capsules["capsules"][0]["path"],
+            group=array["group"],
+            name=array["name"],
+            slice="...",
+        )
+    ask("capsule_array", capsule="capsules/none", group="batch", name="x")  # a 404 is part of the contract too
+    first = capsules["capsules"][0]["arrays"][0]  # binary: its status and content type (bytes: test_capsule.py)
+    params = {"capsule": capsules["capsules"][0]["path"], "group": first["group"], "name": first["name"]}
+    resp = client.get(url("capsule_array.npy", **params))
+    out.append(("capsule_array.npy", params, resp.status_code, resp.headers["Content-Type"]))
+
     for info in runs["runs"]:
         run = info["name"]
         alerts = ask("alerts", run=run, begin=0, end=PAGE_CAP)
@@ -205,7 +219,7 @@ def test_every_response_matches_the_schema(answers):
     failures = []
     for route, params, status, body in answers:
         type_name = ROUTES_BY_NAME[route].response if status == 200 else "ErrorResponse"
-        if route == "tensor.npy":
+        if route in ("tensor.npy", "capsule_array.npy"):
             want = "application/octet-stream" if status == 200 else "application/json"
             assert body.split(";")[0] == want, (params, status, body)
             continue

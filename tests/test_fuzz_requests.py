@@ -118,6 +118,9 @@ def known(served):
         "b": [run],  # compare, compare_rows, compare_traces: a run with itself
         "a": [run],
         "indices": ["0", "0,1,2"],
+        "capsule": ["capsule-step000000004", "."],  # the demo logdir holds no capsule: 404 (test_capsule.py: 200)
+        "group": ["batch", "weights"],
+        "name": ["x", "dense/kernel"],
     }
 
 

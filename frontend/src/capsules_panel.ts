@@ -1,13 +1,15 @@
 /**
  * NaN capsules (#26), opened from the header's "Capsules…" button: one card per capsule under the logdir — trigger,
  * step / epoch / batch, the replay's verdict, the replay command (copyable), the batch per sample (bad samples
- * first: which sample did it), the variables holding non-finite values — and, once replayed, a button that opens the
+ * first: which sample did it; a row opens that sample in Tensor Values), the variables holding non-finite values, every batch array and variable (a click opens
+ * it in Tensor Values: capsule_arrays_list.ts) — and, once replayed, a button that opens the
  * replay's run, whose root cause names the line. A damaged capsule's card says what is wrong. Asked when opened
  * (the `capsules` route), never polled.
  */
 import type { Controller } from './controller/controller.ts';
 import type { CapsuleInfo, CapsuleSample } from './api/wire.ts';
 import { el } from './widgets/panel.ts';
+import { capsuleArraysList } from './capsule_arrays_list.ts';
 
 const SAMPLES_SHOWN = 8;
 
@@ -18,14 +20,19 @@ function placeText(c: CapsuleInfo): string {
   return parts.join(' · ');
 }
 
-function sampleTable(samples: CapsuleSample[], total: number): HTMLElement {
+/** The batch per sample, the bad ones first; a click on a row opens that sample of its batch array in Tensor Values
+ * (`open` gets the array's name and the sample's index). */
+function sampleTable(samples: CapsuleSample[], total: number, open: (s: CapsuleSample) => void): HTMLElement {
   const table = el('table', 'capsule-samples');
   table.dataset.testid = 'capsule-samples';
   const head = el('tr');
   for (const label of ['batch array', 'sample', 'non-finite', 'max |x| (finite)']) head.append(el('th', '', label));
   const body = el('tbody');
   for (const s of samples.slice(0, SAMPLES_SHOWN)) {
-    const tr = el('tr', s.nonfinite > 0 ? 'capsule-bad' : '');
+    const tr = el('tr', s.nonfinite > 0 ? 'capsule-bad capsule-sample' : 'capsule-sample');
+    tr.dataset.testid = 'capsule-sample';
+    tr.title = `open sample ${s.sample} of ${s.array} in Tensor Values`;
+    tr.addEventListener('click', () => open(s));
     for (const c of [s.array, String(s.sample), String(s.nonfinite), s.max_abs.toPrecision(4)])
       tr.append(el('td', '', c));
     body.append(tr);
@@ -64,16 +71,18 @@ export class CapsulesPanel {
 
   private async load(): Promise<void> {
     let capsules: CapsuleInfo[];
+    let notice: string | undefined;
     try {
-      capsules = (await this.ctl.capsules()).capsules;
+      ({ capsules, notice } = await this.ctl.capsules());
     } catch (e) {
       this.element.replaceChildren(el('div', 'capsule-error', `Cannot load capsules: ${String(e)}`));
       return;
     }
     this.count = capsules.length;
-    this.button.hidden = this.count === 0;
+    this.button.hidden = this.count === 0 && !notice; // a logdir behind a URL that cannot be listed: say so
     this.button.textContent = `Capsules (${this.count})…`;
     this.element.replaceChildren(...capsules.map((c) => this.card(c)));
+    if (notice) this.element.prepend(el('div', 'capsule-error capsule-notice', notice));
     this.element.dataset.ready = 'true';
   }
 
@@ -109,12 +118,24 @@ export class CapsulesPanel {
       });
       card.append(open);
     }
-    card.append(sampleTable(c.samples ?? [], c.samples_total ?? 0));
+    card.append(
+      sampleTable(c.samples ?? [], c.samples_total ?? 0, (s) => {
+        this.element.hidden = true;
+        const capsule = { path: c.path, group: 'batch' as const, name: s.array, step: c.step ?? 0, sample: s.sample };
+        this.ctl.tensors.open({ source: 'graph', index: -1, output: null, capsule });
+      }),
+    );
     const bad = c.bad_weights ?? [];
     const weights = bad.length
       ? `variables holding non-finite values: ${bad.map((w) => `${w.name} (${w.nan + w.pos_inf + w.neg_inf})`).join(', ')}`
       : 'variables holding non-finite values: none (the capture precedes the update)';
     card.append(el('div', bad.length ? 'capsule-weights capsule-bad' : 'capsule-weights', weights));
+    card.append(
+      capsuleArraysList(c, (target) => {
+        this.element.hidden = true;
+        this.ctl.tensors.open(target);
+      }),
+    );
     return card;
   }
 }

@@ -161,6 +161,8 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .capsule-title { font-weight: 600; } .capsule-bad, .capsule-error, .capsule-trigger { color: var(--nan); }
 .capsule-command-line { display: flex; gap: 4px; align-items: center; } .capsule-command { font-family: Menlo, Consolas, monospace; font-size: 11px; white-space: pre-wrap; word-break: break-all; }
 .capsule-samples { border-collapse: collapse; } .capsule-samples td, .capsule-samples th { padding: 1px 6px; text-align: left; } .capsule-samples caption { text-align: left; color: var(--muted); }
+.capsule-arrays { display: flex; flex-direction: column; gap: 2px; max-height: 9em; overflow: auto; } .capsule-array-row { display: flex; flex-wrap: wrap; gap: 3px; align-items: center; } .capsule-array-group { color: var(--muted); } .capsule-array { font-size: 11px; font-family: Menlo, Consolas, monospace; }
+.capsule-sample { cursor: pointer; } .capsule-sample:hover { background: var(--hover, rgba(0,0,0,0.06)); }
 .runs-overview { position: absolute; top: 100%; left: 8px; z-index: 20; max-height: 60vh; overflow: auto; background: var(--panel); border: 1px solid var(--line); box-shadow: 0 4px 12px rgba(0,0,0,.2); }
 .runs-table { border-collapse: collapse; font-size: 12px; }
 .runs-table th, .runs-table td { padding: 3px 8px; text-align: left; white-space: nowrap; border-bottom: 1px solid var(--line); }

@@ -1,9 +1,10 @@
 /** A fake Api over an in-memory run for store tests: one graph op `Log` fed by `probs`, traces and an alert. */
 import type { Api, HealthMapQuery } from '../src/api/client.ts';
-import type { GraphExecutionFilters, TensorTarget } from '../src/api/requests.ts';
+import type { CapsuleArrayTarget, GraphExecutionFilters, TensorTarget } from '../src/api/requests.ts';
 import { ApiError } from '../src/api/client.ts';
 import type {
   Alert,
+  CapsuleArrayResponse,
   GraphExecutionRow,
   LineOp,
   OpInfo,
@@ -130,6 +131,26 @@ export class FakeApi implements Api {
     this.calls.push('capsules');
     return { logdir: '/logdir', capsules: [] };
   }
+  /** Every capsule array: float32 [8, 5] with a NaN at [3, 2]; slices answer [2, 5] of 0..9 (NaN at 7). */
+  async capsuleArray(c: CapsuleArrayTarget, slice?: string, bins?: number): Promise<CapsuleArrayResponse> {
+    this.calls.push(`capsule_array ${c.path} ${c.group} ${c.name} ${slice ?? '-'} ${bins ?? ''}`);
+    const stats = { of: 'values' as const, count: 40, nan: 1, neg_inf: 0, pos_inf: 0, neg: 0, zero: 3, pos: 36 };
+    const values = Array.from({ length: 10 }, (_, i) => (i === 7 ? 'NaN' : i) as number | 'NaN');
+    return {
+      capsule: c.path,
+      step: c.step,
+      group: c.group,
+      name: c.name,
+      dtype: 'float32',
+      shape: [8, 5],
+      size: 40,
+      stats: { ...stats, min: 0, max: 9, mean: 4, std: 2 },
+      histogram: { edges: [0, 5, 10], counts: [20, 19], nan: 1, neg_inf: 0, pos_inf: 0 },
+      nonfinite: { total: 1, positions: [[3, 2]], truncated: false, per_axis: [] },
+      slice: slice === undefined ? null : { spec: slice, shape: [2, 5], values },
+    };
+  }
+
   async runs() {
     this.calls.push('runs');
     return { logdir: '/l', runs: this.runsList, notices: [] };

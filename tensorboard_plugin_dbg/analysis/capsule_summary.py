@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import capsule_text
 from tensorboard_plugin_dbg.index.protocol import Catalog
-from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.reader import capsule_files, storage
 from tensorboard_plugin_dbg.wire import types as wire
 
 SAMPLES_SHOWN = 50
@@ -23,8 +24,9 @@ _cache_lock = threading.Lock()
 
 
 def capsules(catalog: Catalog) -> wire.CapsulesResponse:
-    logdir = os.path.abspath(catalog.logdir)
+    """The cards of a local logdir (a URL's: capsule_cards_remote.capsules)."""
     run_names = [r.name for r in catalog.runs()]
+    logdir = os.path.abspath(catalog.logdir)
     infos = [_cached(folder, logdir, run_names) for folder in capsule_files.capsules_below(logdir)]
     return {"logdir": catalog.logdir, "capsules": infos}
 
@@ -39,7 +41,11 @@ def _cached(folder: str, logdir: str, run_names: list[str]) -> wire.CapsuleInfo:
         info = summary(folder, logdir)
         with _cache_lock:
             _cache[folder] = (version, info)
-    replay_dir = os.path.relpath(os.path.join(folder, capsule_files.REPLAY_DIR), logdir)
+    return with_replay_run(info, storage.relpath(storage.join(folder, capsule_files.REPLAY_DIR), logdir), run_names)
+
+
+def with_replay_run(info: wire.CapsuleInfo, replay_dir: str, run_names: list[str]) -> wire.CapsuleInfo:
+    """The card with the run holding its replay dump (`replay_dir` relative to the logdir), when the catalog has it."""
     replay_run = next((n for n in run_names if n == replay_dir or n.startswith(replay_dir + "#")), None)
     return {**info, "replay_run": replay_run} if info["status"] == "ok" else info
 
@@ -62,21 +68,37 @@ def summary(folder: str, logdir: str) -> wire.CapsuleInfo:
 
 
 def _summary(capsule: capsule_files.Capsule, rel: str) -> wire.CapsuleInfo:
-    folder = capsule.path
-    manifest = capsule.manifest
+    return card(
+        capsule.path,
+        rel,
+        capsule.manifest,
+        _samples(capsule.batch),
+        _bad_weights(capsule),
+        _arrays(capsule),
+    )
+
+
+def card(
+    folder: str,
+    rel: str,
+    manifest: dict[str, Any],
+    samples: list[wire.CapsuleSample],
+    bad_weights: list[wire.CapsuleBadWeight],
+    arrays: list[wire.CapsuleArrayInfo],
+) -> wire.CapsuleInfo:
+    """A readable capsule's card from what was read of it (`folder` a path or URL: capsule_cards_remote.py)."""
     trigger = manifest["trigger"]
-    verdict = capsule.verdict
-    samples = _samples(capsule.batch)
+    verdict = capsule_files.read_verdict(folder)
     return {
         "path": rel,
         "status": "ok",
-        "step": capsule.step,
+        "step": int(manifest["step"]),
         "epoch": manifest.get("epoch"),
         "batch_index": manifest.get("batch_index"),
         "trigger": {
             "kind": trigger.get("kind", "unknown"),
             "name": str(trigger.get("name")),
-            "health": _health(trigger.get("health") or {}),
+            "health": health(trigger.get("health") or {}),
             "text": capsule_text.trigger_text(trigger),
         },
         "verdict": verdict.get("verdict") if verdict else None,
@@ -85,12 +107,12 @@ def _summary(capsule: capsule_files.Capsule, rel: str) -> wire.CapsuleInfo:
         "replay_run": None,
         "samples": samples[:SAMPLES_SHOWN],
         "samples_total": len(samples),
-        "bad_weights": _bad_weights(capsule),
-        "arrays": _arrays(capsule),
+        "bad_weights": bad_weights,
+        "arrays": arrays,
     }
 
 
-def _health(counts: dict[str, int]) -> wire.CapsuleHealth:
+def health(counts: dict[str, int]) -> wire.CapsuleHealth:
     return {
         "size": int(counts.get("size", 0)),
         "nan": int(counts.get("nan", 0)),
@@ -111,11 +133,20 @@ def _arrays(capsule: capsule_files.Capsule) -> list[wire.CapsuleArrayInfo]:
 
 
 def _samples(batch: dict[str, np.ndarray]) -> list[wire.CapsuleSample]:
-    rows: list[wire.CapsuleSample] = [
+    return sorted_samples([sample_rows(name, array) for name, array in batch.items()])
+
+
+def sample_rows(name: str, array: np.ndarray) -> list[wire.CapsuleSample]:
+    """One row per sample (first axis) of a batch array."""
+    return [
         {"array": name, "sample": int(s["sample"]), "nonfinite": int(s["nonfinite"]), "max_abs": float(s["max_abs"])}
-        for name, array in batch.items()
         for s in capsule_files.per_sample_health(array)
     ]
+
+
+def sorted_samples(per_array: list[list[wire.CapsuleSample]]) -> list[wire.CapsuleSample]:
+    """Every array's rows, the bad samples first (which sample did it), then by max |x|."""
+    rows = [row for rows in per_array for row in rows]
     rows.sort(key=lambda r: (-r["nonfinite"], -r["max_abs"], r["array"], r["sample"]))
     return rows
 
@@ -124,7 +155,7 @@ def _bad_weights(capsule: capsule_files.Capsule) -> list[wire.CapsuleBadWeight]:
     bad: list[wire.CapsuleBadWeight] = []
     for group, arrays in (("weights", capsule.weights), ("optimizer", capsule.optimizer)):
         for name, array in arrays.items():
-            h = _health(capsule_files.health_counts(array))
+            h = health(capsule_files.health_counts(array))
             if h["nan"] or h["pos_inf"] or h["neg_inf"]:
                 bad.append({"name": name, "group": "weights" if group == "weights" else "optimizer", **h})
     return bad

@@ -25,6 +25,8 @@ class RouteSpec:
     # What a 200 answer is: JSON (the handler's value, through the one encoder), or bytes of this type (the
     # handler returns a Binary, streamed as it is).
     content_type: str = "application/json"
+    # A route without a `run` parameter that can still answer 404: what its 404 means (the OpenAPI document says).
+    not_found: str = ""
 
     @property
     def needs_run(self) -> bool:

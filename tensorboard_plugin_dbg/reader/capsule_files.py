@@ -142,11 +142,12 @@ def _load_remote(url: str) -> Capsule:
 
 
 def read_manifest(folder: str) -> dict[str, Any]:
-    """The manifest, checked: format name and version, the fields every reader relies on."""
-    path = os.path.join(folder, MANIFEST)
+    """The manifest (of a capsule folder's path or URL), checked: format name and version, the fields every reader
+    relies on."""
+    path = storage.join(folder, MANIFEST)
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
+        with storage.open_read(path) as f:  # a URL too: the capsule cards of a remote logdir read it in place
+            manifest = json.loads(f.read().decode("utf-8"))
     except FileNotFoundError:
         raise CapsuleError(f"{path}: missing (the capsule was never finished)") from None
     except (OSError, ValueError) as e:

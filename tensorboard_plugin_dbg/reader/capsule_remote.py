@@ -17,9 +17,10 @@ from tensorboard_plugin_dbg.reader import storage
 MANIFEST = "manifest.json"
 
 
-def capsule_files_under(url: str) -> dict[str, list[str]]:
-    """Capsule folder URL -> the URLs of its own files (not its subfolders: the replay dump stays remote)."""
-    listed = storage.list_files(url)
+def capsule_files_under(url: str, listed: dict[str, int] | None = None) -> dict[str, list[str]]:
+    """Capsule folder URL -> the URLs of its own files (not its subfolders: the replay dump stays remote). `listed`:
+    storage.list_files(url) when the caller has it (one listing, not two)."""
+    listed = storage.list_files(url) if listed is None else listed
     folders = {posixpath.dirname(u) for u in listed if posixpath.basename(u) == MANIFEST}
     found: dict[str, list[str]] = {folder: [] for folder in folders}
     for file_url in listed:

@@ -168,6 +168,10 @@ class CallInfo(TypedDict):
     traces: float
 
 
+# Which array file of a capsule: the batch (inputs, targets, sample weights), the model's variables, the optimizer's.
+CapsuleArrayGroup: TypeAlias = Literal["batch", "weights", "optimizer"]
+
+
 class CapsuleArrayInfo(TypedDict):
     """One batch array or variable of the capsule (what Tensor Values can open through `capsule_array`)."""
 
@@ -175,6 +179,79 @@ class CapsuleArrayInfo(TypedDict):
     group: Literal["batch", "weights", "optimizer"]
     name: str
     shape: list[float]
+
+
+class NonFinitePositions(TypedDict):
+    """Where the non-finite elements are (`analysis/tensor_stats.py:_nonfinite`)."""
+
+    # One entry per axis; null for an axis longer than 2^20.
+    per_axis: list[AxisCounts | None]
+    # The first 100 positions in C order, each an index tuple.
+    positions: list[list[float]]
+    total: float
+    truncated: bool
+
+
+# A float that may be non-finite.
+Num: TypeAlias = float | Literal["NaN", "Infinity", "-Infinity"]
+
+
+class TensorHistogram(TypedDict):
+    """Histogram of the finite elements: counts[i] in [edges[i], edges[i + 1]); the non-finite counts beside it."""
+
+    counts: list[float]
+    edges: list[Num]
+    nan: float
+    neg_inf: float
+    pos_inf: float
+
+
+class TensorSlice(TypedDict):
+    """Values of a numpy basic slice (`analysis/tensor_values.py:slice_values`), flattened in C order of `shape`."""
+
+    shape: list[float]
+    # The slice as parsed, one item per axis (e.g. "0,1:3,:").
+    spec: str
+    # Numbers (bfloat16 widened to float32), booleans, complex as "(re+imj)" text, strings as text.
+    values: list[Num | bool | str]
+
+
+class TensorStats(TypedDict):
+    """Whole-tensor numbers (`analysis/tensor_stats.py:compute`). Classes and stats are of the values, of the modulus
+    |z| for complex (`of`), none for strings (counts null). min/max/mean/std: of the finite elements."""
+
+    count: float
+    max: Num | None
+    mean: Num | None
+    min: Num | None
+    nan: float | None
+    neg: float | None
+    neg_inf: float | None
+    of: Literal["values", "modulus", "none"]
+    pos: float | None
+    pos_inf: float | None
+    std: Num | None
+    zero: float | None
+
+
+class CapsuleArrayResponse(TypedDict):
+    """One batch array or variable of a capsule as Tensor Values shows it: the same whole-array numbers and slice as a
+    dumped FULL_TENSOR value (`TensorResponse`), read from the capsule's .npz."""
+
+    # The capsule's folder relative to the logdir (its card's `path`).
+    capsule: str
+    dtype: str
+    group: CapsuleArrayGroup
+    histogram: TensorHistogram | None
+    # The batch array's flattened name ('x', 'y/0', ...) or the variable's path.
+    name: str
+    nonfinite: NonFinitePositions | None
+    shape: list[float]
+    size: float
+    slice: TensorSlice | None
+    stats: TensorStats | None
+    # The training step the capsule was captured at.
+    step: float
 
 
 class CapsuleBadWeight(TypedDict):
@@ -253,6 +330,8 @@ class CapsulesResponse(TypedDict):
 
     capsules: list[CapsuleInfo]
     logdir: str
+    # Why no card could be read (a logdir behind a URL that cannot be listed: unreachable, denied), in words.
+    notice: NotRequired[str]
 
 
 class CompareCounts(TypedDict):
@@ -404,10 +483,6 @@ class HealthFull(TypedDict):
     size: float
     tensor_id: float
     zero: float
-
-
-# A float that may be non-finite.
-Num: TypeAlias = float | Literal["NaN", "Infinity", "-Infinity"]
 
 
 class HealthFullTensor(TypedDict):
@@ -916,17 +991,6 @@ class NeighborhoodResponse(NeighborhoodResponseBody):
     run: str
 
 
-class NonFinitePositions(TypedDict):
-    """Where the non-finite elements are (`analysis/tensor_stats.py:_nonfinite`)."""
-
-    # One entry per axis; null for an axis longer than 2^20.
-    per_axis: list[AxisCounts | None]
-    # The first 100 positions in C order, each an index tuple.
-    positions: list[list[float]]
-    total: float
-    truncated: bool
-
-
 # Every notice code the backend sends. Problems with the dump's files come from `index/run_status.py` and
 # `index/catalog.py` (unreadable folders, failed refresh passes); the explanations of an empty panel from
 # `index/run_status.py`, and `no_dump_found` from `index/catalog.py` and `plugin.py`.
@@ -1330,16 +1394,6 @@ class StackFramesResponse(StackFramesResponseBody):
     run: str
 
 
-class TensorHistogram(TypedDict):
-    """Histogram of the finite elements: counts[i] in [edges[i], edges[i + 1]); the non-finite counts beside it."""
-
-    counts: list[float]
-    edges: list[Num]
-    nan: float
-    neg_inf: float
-    pos_inf: float
-
-
 class TensorRef(TypedDict):
     """Which tensor: `index/tensor_queries.py:TensorRecord.describe`. graph: a graph execution trace (output = its
     slot); eager: an execution's output."""
@@ -1376,34 +1430,6 @@ class TensorInputsResponse(TensorInputsResponseBody):
     """Produced by `api/routes.py:tensor_inputs`: the data inputs of the tensor's op."""
 
     run: str
-
-
-class TensorSlice(TypedDict):
-    """Values of a numpy basic slice (`analysis/tensor_values.py:slice_values`), flattened in C order of `shape`."""
-
-    shape: list[float]
-    # The slice as parsed, one item per axis (e.g. "0,1:3,:").
-    spec: str
-    # Numbers (bfloat16 widened to float32), booleans, complex as "(re+imj)" text, strings as text.
-    values: list[Num | bool | str]
-
-
-class TensorStats(TypedDict):
-    """Whole-tensor numbers (`analysis/tensor_stats.py:compute`). Classes and stats are of the values, of the modulus
-    |z| for complex (`of`), none for strings (counts null). min/max/mean/std: of the finite elements."""
-
-    count: float
-    max: Num | None
-    mean: Num | None
-    min: Num | None
-    nan: float | None
-    neg: float | None
-    neg_inf: float | None
-    of: Literal["values", "modulus", "none"]
-    pos: float | None
-    pos_inf: float | None
-    std: Num | None
-    zero: float | None
 
 
 class TensorResponseBody(TypedDict):

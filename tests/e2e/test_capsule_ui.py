@@ -10,15 +10,21 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import dumps
+import numpy as np
 import pytest
 from e2e_helpers import screenshot, wait_focused_source_line
 from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
+from harness import remote_servers as rs
 from harness.tensorboard_process import TensorBoardProcess
+from tensorboard_plugin_dbg.reader.storage import backends
 
 pytestmark = pytest.mark.e2e
+
+API = "/data/plugin/dbg/"
 
 
 def test_capsule_card_to_the_culprit_line(page, tmp_path):
@@ -51,3 +57,78 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
         wait_focused_source_line(frame, program, "# CULPRIT")
         screenshot(page, "capsule-2-line")
         assert_no_console_errors(page)
+
+
+def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
+    """From a capsule card (capsule_fit --nan-input: one NaN in the batch, not replayed; a training dump beside it as
+    the run shown), the batch input and a weight open in Tensor Values: where they come from, their shape and the
+    NaN count, as the capsule's own .npz says (read with numpy here)."""
+    logdir = tmp_path / "logdir"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_fit", "--nan-input"), "capsules"), logdir / "capsules")
+    shutil.copytree(dumps.make_dump("clean_mlp"), logdir / "train")
+    (folder,) = [p for p in (logdir / "capsules").iterdir() if (p / "manifest.json").exists()]
+    x = np.load(folder / "batch.npz")["x"]
+    kernel = np.load(folder / "weights.npz")["dense/kernel"]
+    with TensorBoardProcess(str(logdir)) as tb:
+        frame = open_dashboard(page, tb)
+        by_testid(frame, "capsules-open").click()
+        card = by_testid(frame, "capsule-card")
+        card.wait_for(timeout=30_000)
+        by_testid(card, "capsule-arrays").wait_for()
+        screenshot(page, "capsule-3-card-arrays")
+        card.locator("[data-testid=capsule-array][data-group=batch][data-name=x]").click()
+        pane = by_testid(frame, "tensor-values")
+        shape = ", ".join(str(d) for d in x.shape)
+        wait_text(pane.locator(".tv-title"), rf"capsule step 4 · batch · x\s*float32 \[{shape}\]")
+        wait_text(by_testid(frame, "tv-stats"), rf"NaN\s+{int(np.isnan(x).sum())}\b")
+        row, col = np.argwhere(np.isnan(x))[0]
+        frame.locator(f"[data-testid=tv-grid] .vg-cell.vg-focus[data-index='{row},{col}']").wait_for(timeout=10_000)
+        assert by_testid(frame, "tv-inputs").count() == 0 or not by_testid(frame, "tv-inputs").is_visible()
+        screenshot(page, "capsule-4-batch-array")
+        by_testid(frame, "tv-close").click()
+        by_testid(frame, "capsules-open").click()
+        card.locator("[data-testid=capsule-array][data-group=weights][data-name='dense/kernel']").click()
+        shape = ", ".join(str(d) for d in kernel.shape)
+        wait_text(pane.locator(".tv-title"), rf"capsule step 4 · weights · dense/kernel\s*float32 \[{shape}\]")
+        wait_text(by_testid(frame, "tv-stats"), rf"NaN\s+{int(np.isnan(kernel).sum())}\b")
+        assert_no_console_errors(page)
+
+
+def test_a_capsule_card_from_s3_opens_its_bad_sample_and_downloads_the_array(page, tmp_path):
+    """`--dbg_logdir s3://…` (moto on loopback) holding a capsule (capsule_fit --nan-input) beside a training dump:
+    its card shows, the per-sample table's first row (the NaN sample) opens that sample of the batch array in Tensor
+    Values, and the view's .npy link downloads the npz member's bytes."""
+    source = os.path.join(dumps.make_dump("capsule_fit", "--nan-input"), "capsules")
+    (folder,) = [os.path.join(source, n) for n in os.listdir(source) if os.path.exists(f"{source}/{n}/manifest.json")]
+    x = np.load(os.path.join(folder, "batch.npz"))["x"]
+    with zipfile.ZipFile(os.path.join(folder, "batch.npz")) as npz:
+        member = npz.read("x.npy")
+    bad = int(np.argwhere(np.isnan(x))[0][0])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with rs.moto_server() as s3, rs.patched_environ(rs.loopback_environment(s3, None)), rs.SocketGuard() as guard:
+        fs = backends.make_fs("s3")
+        fs.mkdir("logs")
+        rs.upload_dir(fs, source, "s3://logs/capsules")
+        rs.upload_dir(fs, dumps.make_dump("clean_mlp"), "s3://logs/train")
+        with TensorBoardProcess(str(empty), plugins="dbg", extra_args=("--dbg_logdir", "s3://logs")) as tb:
+            frame = open_dashboard(page, tb)
+            by_testid(frame, "capsules-open").click()
+            card = by_testid(frame, "capsule-card")
+            card.wait_for(timeout=30_000)
+            wait_text(card, r"step 4 · epoch 0 · batch 4")
+            first_sample = by_testid(card, "capsule-samples").locator("tbody tr").first
+            wait_text(first_sample, rf"^x\s*{bad}\s*1\s")  # the NaN sample first, read from the bucket
+            screenshot(page, "capsule-5-s3-card")
+            first_sample.click()
+            pane = by_testid(frame, "tensor-values")
+            wait_text(pane.locator(".tv-title"), rf"capsule step 4 · batch · x · sample {bad}\s*float32")
+            row, col = np.argwhere(np.isnan(x))[0]
+            frame.locator(f"[data-testid=tv-grid] .vg-cell.vg-focus[data-index='{row},{col}']").wait_for(timeout=10_000)
+            href = by_testid(frame, "tv-download").get_attribute("href") or ""
+            assert "capsule_array.npy?" in href, href
+            got = page.request.get(tb.url + API + href[href.index("capsule_array.npy") :])
+            assert got.status == 200 and got.body() == member
+            screenshot(page, "capsule-6-s3-sample")
+            assert_no_console_errors(page)
+    assert not guard.violations, guard.violations

@@ -23,6 +23,7 @@ import type {
   OpInfo,
   RootCauseResponse,
   RunsResponse,
+  CapsuleArrayResponse,
   CapsulesResponse,
   SourceFileResponse,
   SourceFilesResponse,
@@ -32,7 +33,7 @@ import type {
   TensorResponse,
   TimelineMarksResponse,
 } from './wire.ts';
-import type { GraphExecutionFilters, TensorTarget } from './requests.ts';
+import type { CapsuleArrayTarget, GraphExecutionFilters, TensorTarget } from './requests.ts';
 
 /** The server's error codes, plus the client's own for a request that got no usable answer. */
 export type ClientErrorCode = ErrorCode | 'network' | 'bad_response' | `http_${number}`;
@@ -59,11 +60,18 @@ export function tensorNpyUrl(run: string, t: TensorTarget): string {
   return routeUrl('tensor.npy', { run, source: t.source, index: t.index, output: t.output });
 }
 
+/** The `capsule_array.npy` download of a NaN capsule's batch array or variable (#26; the npz member's bytes). */
+export function capsuleArrayNpyUrl(c: CapsuleArrayTarget): string {
+  return routeUrl('capsule_array.npy', { capsule: c.path, group: c.group, name: c.name });
+}
+
 /** What the store needs from the backend; the HTTP client implements it and unit tests use a fake. */
 export interface Api {
   runs(): Promise<RunsResponse>;
   /** The NaN capsules under the logdir (#26): the capsule cards. */
   capsules(): Promise<CapsulesResponse>;
+  /** One batch array or variable of a capsule, as `tensor` answers for a dumped value (#26). */
+  capsuleArray(c: CapsuleArrayTarget, slice?: string, bins?: number): Promise<CapsuleArrayResponse>;
   /** `mutes`: the JSON the `mutes` parameter takes (store/mutes.ts mutesParam), or undefined for none. */
   alerts(run: string, begin: number, end: number, type?: string, mutes?: string): Promise<AlertsResponse>;
   executions(run: string, begin: number, end: number): Promise<ExecutionsResponse>;
@@ -175,6 +183,15 @@ export class HttpApi implements Api {
   }
   capsules() {
     return this.get<CapsulesResponse>('capsules');
+  }
+  capsuleArray(c: CapsuleArrayTarget, slice?: string, bins?: number) {
+    return this.get<CapsuleArrayResponse>('capsule_array', {
+      capsule: c.path,
+      group: c.group,
+      name: c.name,
+      slice,
+      bins,
+    });
   }
   alerts(run: string, begin: number, end: number, type?: string, mutes?: string) {
     return this.get<AlertsResponse>('alerts', { run, begin, end, type, mutes });

@@ -3,7 +3,7 @@
  * them (`State.geFilters`, the Tensor Values view's target) and the client sends them; they live apart from the
  * client so that the store and the panels read them without reaching the module that fetches.
  */
-import type { Alert, TensorRef } from './wire.ts';
+import type { Alert, CapsuleArrayGroup, TensorRef } from './wire.ts';
 
 export interface GraphExecutionFilters {
   opType?: string;
@@ -20,11 +20,24 @@ export interface GraphExecutionFilters {
   divergentOnly?: boolean;
 }
 
-/** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output. */
+/** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output; or, with
+ * `capsule`, one array of a NaN capsule (#26: route `capsule_array`; source/index/output then unused). */
 export interface TensorTarget {
   source: 'graph' | 'eager';
   index: number;
   output: number | null;
+  capsule?: CapsuleArrayTarget;
+}
+
+/** One batch array or variable of a NaN capsule: the capsule's path (its card's), the file, the name; `step` for
+ * the title. */
+export interface CapsuleArrayTarget {
+  path: string;
+  group: CapsuleArrayGroup;
+  name: string;
+  step: number;
+  /** A batch array opened on one sample (a row of the card's per-sample table): its index along the first axis. */
+  sample?: number;
 }
 
 /** Some filter narrows the list (the list's positions then are not global indices). */

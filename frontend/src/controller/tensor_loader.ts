@@ -4,9 +4,10 @@
  * positions), the grid's window of values, the heatmap's strided sample — and its op's inputs, each with its own
  * summary and sample, side by side. Panels call these intents and draw `state.tensorView`.
  */
-import { tensorNpyUrl, type Api } from '../api/client.ts';
+import { capsuleArrayNpyUrl, tensorNpyUrl, type Api } from '../api/client.ts';
 import { targetOf, type TensorTarget } from '../api/requests.ts';
 import type { TensorResponse } from '../api/wire.ts';
+import { fetchCapsuleArray, samplePosition } from './capsule_array_loader.ts';
 import {
   failed,
   idle,
@@ -50,15 +51,16 @@ export class TensorLoader {
     if (v) this.store.set({ tensorView: { ...v, ...p } });
   }
 
-  /** Opens the view on a tensor: its summary first, then the first window, the heatmap and the inputs. */
+  /** Opens the view on a tensor: its summary first, then the first window, the heatmap and the inputs. A capsule
+   * array (target.capsule) needs no run and has no inputs. */
   open(target: TensorTarget): void {
     const run = this.store.state.run;
-    if (run === null) return;
+    if (run === null && !target.capsule) return;
     const seq = ++this.seq;
     this.store.set({
       tensorView: {
         target,
-        npyUrl: tensorNpyUrl(run, target),
+        npyUrl: target.capsule ? capsuleArrayNpyUrl(target.capsule) : run === null ? '' : tensorNpyUrl(run, target),
         summary: loading(),
         plane: null,
         window: { r0: 0, c0: 0, rows: WINDOW, cols: WINDOW },
@@ -66,12 +68,18 @@ export class TensorLoader {
         heat: idle(),
         focusCell: null,
         reveal: null,
-        inputs: loading(),
+        inputs: target.capsule ? idle() : loading(),
         inputViews: [],
       },
     });
     void this.loadSummary(run, target, seq);
-    void this.loadInputs(run, target, seq);
+    if (run !== null && !target.capsule) void this.loadInputs(run, target, seq);
+  }
+
+  /** The `tensor` route's answer for a dumped tensor, or the same shape for a capsule array. */
+  private fetch(run: string | null, target: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse> {
+    if (target.capsule) return fetchCapsuleArray(this.api, target.capsule, slice, bins);
+    return this.api.tensor(run ?? '', target, slice, bins);
   }
 
   close(): void {
@@ -79,18 +87,18 @@ export class TensorLoader {
     this.store.set({ tensorView: null });
   }
 
-  private live(run: string, seq: number): boolean {
+  private live(run: string | null, seq: number): boolean {
     return seq === this.seq && run === this.store.state.run && this.view !== null;
   }
 
-  private async loadSummary(run: string, target: TensorTarget, seq: number): Promise<void> {
+  private async loadSummary(run: string | null, target: TensorTarget, seq: number): Promise<void> {
     try {
-      const summary = await this.api.tensor(run, target, undefined, HEAT_BINS);
+      const summary = await this.fetch(run, target, undefined, HEAT_BINS);
       if (!this.live(run, seq)) return;
       const plane = summary.has_values && summary.shape ? defaultPlane(summary.shape) : null;
       this.patch({ summary: ready(summary), plane });
       if (plane) this.showPlane(plane, this.view!.window);
-      const first = summary.nonfinite?.positions[0];
+      const first = samplePosition(target.capsule, summary) ?? summary.nonfinite?.positions[0];
       if (first) this.focusPosition(first);
     } catch (e) {
       if (this.live(run, seq)) this.patch({ summary: failed(e) });
@@ -149,12 +157,12 @@ export class TensorLoader {
     const v = this.view;
     const run = this.store.state.run;
     const shape = this.shape();
-    if (!v || !v.plane || !shape || run === null) return;
+    if (!v || !v.plane || !shape || (run === null && !v.target.capsule)) return;
     const { target, plane, window } = v;
     const spec = windowSpec(shape, plane, window);
     const seq = this.seq;
     this.patch({ cells: loading(v.cells) });
-    this.api.tensor(run, target, spec, 1).then(
+    this.fetch(run, target, spec, 1).then(
       (r) => {
         const now = this.view;
         if (this.live(run, seq) && now!.plane === plane && now!.window === window) this.patch({ cells: ready(r) });
@@ -167,11 +175,11 @@ export class TensorLoader {
     const v = this.view;
     const run = this.store.state.run;
     const shape = this.shape();
-    if (!v || !v.plane || !shape || run === null) return;
+    if (!v || !v.plane || !shape || (run === null && !v.target.capsule)) return;
     const { target, plane } = v;
     const seq = this.seq;
     this.patch({ heat: loading(v.heat) });
-    this.api.tensor(run, target, heatSpec(shape, plane), 1).then(
+    this.fetch(run, target, heatSpec(shape, plane), 1).then(
       (r) => this.live(run, seq) && this.view!.plane === plane && this.patch({ heat: ready(r) }),
       (e) => this.live(run, seq) && this.view!.plane === plane && this.patch({ heat: failed(e) }),
     );

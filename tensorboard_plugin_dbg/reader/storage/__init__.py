@@ -100,6 +100,12 @@ def remote_size(url: str) -> int:
     return store.size(store.url(url))
 
 
+def listed_version(url: str) -> tuple[int, str] | None:
+    """A remote object's (size, ETag or generation) in the latest listing covering it (no request); None if unlisted."""
+    store = _store(url)
+    return store.version(store.url(url))
+
+
 def list_files(logdir: str) -> dict[str, int]:
     """Every object under a remote logdir (URL -> size), by one recursive listing."""
     return _store(logdir).list_files(logdir)

@@ -112,6 +112,11 @@ class RemoteStore:
             self._listed.add(root)
         return {url: size for url, (size, _) in sizes.items()}
 
+    def version(self, url: str) -> tuple[int, str] | None:
+        """(size, ETag or generation) of the object in the last listing covering it; None when none held it."""
+        with self._lock:
+            return self._sizes.get(url)
+
     def size(self, url: str) -> int:
         """The object's size: from the last listing covering it, else asked (one HEAD). FileNotFoundError when
         a current listing of its folder does not hold it."""

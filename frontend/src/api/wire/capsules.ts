@@ -1,4 +1,5 @@
 // Wire types (see ../wire.ts): NaN capsules (#26) under the logdir: the capsule cards.
+import type { NonFinitePositions, TensorHistogram, TensorSlice, TensorStats } from './tensor_values.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // capsules — produced by `api/routes/capsules.py:capsules` (analysis/capsule_summary.py)
@@ -77,4 +78,33 @@ export interface CapsuleInfo {
 export interface CapsulesResponse {
   logdir: string;
   capsules: CapsuleInfo[];
+  /** Why no card could be read (a logdir behind a URL that cannot be listed: unreachable, denied), in words. */
+  notice?: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// capsule_array — produced by `api/routes/capsules.py:capsule_array` (analysis/capsule_array.py)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Which array file of a capsule: the batch (inputs, targets, sample weights), the model's variables, the
+ * optimizer's. */
+export type CapsuleArrayGroup = 'batch' | 'weights' | 'optimizer';
+
+/** One batch array or variable of a capsule as Tensor Values shows it: the same whole-array numbers and slice as
+ * a dumped FULL_TENSOR value (`TensorResponse`), read from the capsule's .npz. */
+export interface CapsuleArrayResponse {
+  /** The capsule's folder relative to the logdir (its card's `path`). */
+  capsule: string;
+  /** The training step the capsule was captured at. */
+  step: number;
+  group: CapsuleArrayGroup;
+  /** The batch array's flattened name ('x', 'y/0', ...) or the variable's path. */
+  name: string;
+  dtype: string;
+  shape: number[];
+  size: number;
+  stats: TensorStats | null;
+  histogram: TensorHistogram | null;
+  nonfinite: NonFinitePositions | null;
+  slice: TensorSlice | null;
 }

@@ -14,6 +14,7 @@ import { VirtualGrid } from '../../widgets/virtual_grid.ts';
 import { renderDims } from './dims.ts';
 import { formatValue, shapeText, valueClass } from './format.ts';
 import { renderInputs } from './inputs.ts';
+import { capsuleArrayHead } from './capsule_array_head.ts';
 import { renderHeatmap, renderHistogram, renderPositions, renderStats } from './side.ts';
 
 export class TensorValuesPanel {
@@ -83,6 +84,7 @@ export class TensorValuesPanel {
     if (!was || v.summary !== was.summary) this.renderHead(v);
     if (!was || v.summary !== was.summary || v.plane !== was.plane) this.renderDims(v);
     if (!was || v.summary !== was.summary || v.plane !== was.plane || v.heat !== was.heat) this.renderSide(v);
+    this.inputs.hidden = !!v.target.capsule; // a capsule array has no op, so no inputs
     if (!was || v.inputs !== was.inputs || v.inputViews !== was.inputViews) {
       this.inputs.replaceChildren(renderInputs(v.inputViews, v.inputs.status, (t) => this.ctl.tensors.open(t)));
     }
@@ -100,8 +102,9 @@ export class TensorValuesPanel {
       el('span', 'tv-shape', r ? ` ${r.dtype ?? '?'} ${shapeText(r.shape)}` : ''),
       el('span', 'muted', t ? ` · ${t.tensor_debug_mode}` : ''),
     );
+    if (v.target.capsule) this.title.replaceChildren(...capsuleArrayHead(v.target.capsule, r ?? null));
     this.download.href = v.npyUrl;
-    this.download.hidden = !r?.has_values;
+    this.download.hidden = !r?.has_values || !v.npyUrl;
     this.note.replaceChildren();
     if (v.summary.status === 'loading') this.note.append(el('span', 'muted', 'Loading…'));
     if (v.summary.error) this.note.append(el('span', 'tv-error', v.summary.error));

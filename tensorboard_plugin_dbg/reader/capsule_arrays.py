@@ -1,0 +1,200 @@
+"""One array of a NaN capsule located where it lies, without loading its `.npz` (numpy only, local or URL).
+
+A capsule's groups are uncompressed `.npz` files (capsule/writer.py: `np.savez`), so a member `NAME.npy` is stored
+as it is inside the zip: its local file header, then the `.npy` header, then the elements in C order. `locate`
+reads the zip's central directory and the two headers (a few KiB, through the storage layer: a URL is read by range
+like a dump) and answers a `tensor_content.TensorLocation` pointing at the elements in the `.npz` itself, so the
+Tensor Values code that slices and summarizes a FULL_TENSOR value in a dump reads a 100 MB weight the same way,
+block by block. A member that is compressed, in Fortran order or of strings is decoded into memory (`small`). A
+bfloat16 array (numpy stores it as 2-byte voids; the manifest names its dtype) is read as its raw words, as a
+bfloat16 FULL_TENSOR value is.
+
+Errors: `ArrayNotFound` for a name the group does not hold (the caller's mistake), `capsule_files.CapsuleError`
+for a file that is missing, truncated or not what its headers say (the capsule's damage): both name the file.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import struct
+import zipfile
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from tensorboard_plugin_dbg.reader import capsule_files, debug_values, storage, tensor_content, tensor_proto
+
+_LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # zip local file header: 30 bytes, then name and extra field
+_LOCAL_SIGNATURE = b"PK\x03\x04"
+_DTYPE_ENUMS = {name: enum for enum, (name, _storage, _typed) in tensor_proto.DTYPES.items()}
+_MAX_IN_MEMORY = 256 << 20  # a member decoded whole (compressed, Fortran order, strings): at most this many bytes
+_HEALTH_BLOCK = 1 << 20  # elements counted at a time (a weight's health)
+
+
+class ArrayNotFound(LookupError):
+    """The group holds no array of that name; the message lists some that it holds."""
+
+
+def locate(folder: str, group: str, name: str) -> tuple[tensor_content.TensorLocation, dict[str, Any]]:
+    """Where array `name` of `group` (batch, weights, optimizer, rng) of the capsule at `folder` (path or URL) is,
+    and the capsule's manifest. Raises ArrayNotFound or capsule_files.CapsuleError."""
+    manifest = _manifest(folder)
+    found = _locations(folder, manifest, group, [name])
+    return found[name], manifest
+
+
+def locate_group(folder: str, manifest: dict[str, Any], group: str) -> dict[str, tensor_content.TensorLocation]:
+    """Every array of `group` (the manifest's order) located in one open of its file. Raises CapsuleError."""
+    return _locations(folder, manifest, group, None)
+
+
+def _locations(
+    folder: str, manifest: dict[str, Any], group: str, names: list[str] | None
+) -> dict[str, tensor_content.TensorLocation]:
+    entry = manifest["files"].get(group)
+    if not isinstance(entry, dict) or not isinstance(entry.get("arrays"), list) or "file" not in entry:
+        raise capsule_files.CapsuleError(
+            f"{storage.join(folder, capsule_files.MANIFEST)}: no entry for the {group} file"
+        )
+    path = storage.join(folder, posixpath.basename(str(entry["file"])))
+    listed = {str(a.get("name")): str(a.get("dtype")) for a in entry["arrays"] if isinstance(a, dict)}
+    for name in names or []:
+        if name not in listed:
+            shown = ", ".join(sorted(listed)[:8]) + (", ..." if len(listed) > 8 else "")
+            raise ArrayNotFound(f"the capsule's {group} holds no array {name!r} (it holds: {shown or 'none'})")
+    try:
+        with storage.open_read(path) as f:
+            _check_size(f, path, entry)
+            return {name: _member_location(f, path, name, listed[name]) for name in (names or list(listed))}
+    except FileNotFoundError:
+        raise capsule_files.CapsuleError(f"{path}: missing") from None
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError, struct.error) as e:
+        raise capsule_files.CapsuleError(f"{path}: unreadable ({e})") from None
+
+
+def read_whole(loc: tensor_content.TensorLocation) -> np.ndarray:
+    """A located array's values in its shape (bfloat16 widened to float32), by one ranged read: for the batch,
+    whose per-sample health the capsule card shows."""
+    try:
+        raw = tensor_content.read_range(loc, 0, loc.size)
+    except (OSError, tensor_content.ContentError) as e:
+        raise capsule_files.CapsuleError(f"{loc.path}: unreadable ({e})") from None
+    return debug_values.content_values(raw, loc.dtype).reshape(loc.shape)
+
+
+def health(loc: tensor_content.TensorLocation) -> dict[str, int]:
+    """capsule_files.health_counts of a located array, read block by block (a 100 MB weight never held whole)."""
+    total = {"size": loc.size, "nan": 0, "pos_inf": 0, "neg_inf": 0}
+    try:
+        for _first, block in tensor_content.blocks(loc, _HEALTH_BLOCK):
+            counts = capsule_files.health_counts(block)
+            for key in ("nan", "pos_inf", "neg_inf"):
+                total[key] += counts[key]
+    except (OSError, tensor_content.ContentError) as e:
+        raise capsule_files.CapsuleError(f"{loc.path}: unreadable ({e})") from None
+    return total
+
+
+def _manifest(folder: str) -> dict[str, Any]:
+    """The capsule's manifest, read through the storage layer (capsule_files.read_manifest reads local files only),
+    checked for what this module reads."""
+    path = storage.join(folder, capsule_files.MANIFEST)
+    try:
+        with storage.open_read(path) as f:
+            manifest = json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        raise capsule_files.CapsuleError(f"{path}: missing (the capsule was never finished)") from None
+    except (OSError, ValueError) as e:
+        raise capsule_files.CapsuleError(f"{path}: unreadable or truncated JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != capsule_files.FORMAT:
+        raise capsule_files.CapsuleError(f"{path}: not a NaN capsule manifest")
+    if manifest.get("format_version") != capsule_files.FORMAT_VERSION:
+        raise capsule_files.CapsuleError(f"{path}: unknown format version {manifest.get('format_version')!r}")
+    if not isinstance(manifest.get("files"), dict) or type(manifest.get("step")) is not int:
+        raise capsule_files.CapsuleError(f"{path}: fields 'files' and 'step' are missing or of the wrong type")
+    return manifest
+
+
+def _check_size(f: BinaryIO, path: str, entry: dict[str, Any]) -> None:
+    size = storage.size_of(f)
+    if size != entry.get("bytes"):
+        raise capsule_files.CapsuleError(
+            f"{path}: truncated or changed ({size} bytes, the manifest says {entry.get('bytes')})"
+        )
+
+
+def _member_location(f: BinaryIO, path: str, name: str, listed_dtype: str) -> tensor_content.TensorLocation:
+    """`listed_dtype`: the manifest's dtype name of the array (numpy saves a bfloat16 array as raw 2-byte voids)."""
+    with zipfile.ZipFile(f) as archive:
+        try:
+            info = archive.getinfo(name + ".npy")
+        except KeyError:
+            raise capsule_files.CapsuleError(f"{path}: member {name}.npy is missing") from None
+        if info.compress_type == zipfile.ZIP_STORED:
+            loc = _stored_location(f, path, info, listed_dtype)
+            if loc is not None:
+                return loc
+        if info.file_size > _MAX_IN_MEMORY:
+            raise capsule_files.CapsuleError(
+                f"{path}: member {name}.npy ({info.file_size:,} bytes) is compressed or in Fortran order and too "
+                "big to decode here"
+            )
+        with archive.open(info) as member:  # checks the member's CRC as it reads
+            array = np.lib.format.read_array(member, allow_pickle=False)
+    return _in_memory(path, array, listed_dtype)
+
+
+def _stored_location(
+    f: BinaryIO, path: str, info: zipfile.ZipInfo, listed_dtype: str
+) -> tensor_content.TensorLocation | None:
+    """The member's elements in the file itself; None when they must be decoded (Fortran order, strings)."""
+    f.seek(info.header_offset)
+    fields = _LOCAL_HEADER.unpack(f.read(_LOCAL_HEADER.size))
+    if fields[0] != _LOCAL_SIGNATURE:
+        raise capsule_files.CapsuleError(f"{path}: member {info.filename} has no local header where the zip says")
+    start = info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10]
+    f.seek(start)
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+    else:
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+    content = f.tell()
+    count = int(np.prod(shape, dtype=np.int64))
+    bfloat16 = _is_bfloat16(dtype, listed_dtype)
+    if (fortran and len(shape) > 1) or (dtype.kind not in "fiucb" and not bfloat16):
+        return None
+    if content - start + count * dtype.itemsize != info.file_size:
+        raise capsule_files.CapsuleError(
+            f"{path}: member {info.filename} holds {info.file_size} bytes, its header says {dtype}{list(shape)}"
+        )
+    name = "bfloat16" if bfloat16 else dtype.name
+    return tensor_content.TensorLocation(
+        path=path,
+        dtype_enum=_DTYPE_ENUMS.get(name, 0),
+        dtype=name,
+        shape=tuple(int(d) for d in shape),
+        storage="<u2" if bfloat16 else dtype.str,  # bfloat16: its raw words, widened where computed with
+        content_offset=content,
+        content_bytes=count * dtype.itemsize,
+    )
+
+
+def _is_bfloat16(dtype: np.dtype, listed_dtype: str) -> bool:
+    return dtype.kind == "V" and dtype.itemsize == 2 and listed_dtype == "bfloat16"
+
+
+def _in_memory(path: str, array: np.ndarray, listed_dtype: str) -> tensor_content.TensorLocation:
+    """A decoded member as a location holding its flat values (strings: as text, counted only by the stats)."""
+    flat = np.ascontiguousarray(array).reshape(-1)
+    shape = tuple(int(d) for d in array.shape)
+    if _is_bfloat16(flat.dtype, listed_dtype):
+        return tensor_content.TensorLocation(path, 14, "bfloat16", shape, "<u2", small=flat.view("<u2"))
+    if flat.dtype.kind in "SU":
+        return tensor_content.TensorLocation(path, 7, "string", shape, None, small=flat)
+    if flat.dtype.kind not in "fiucb":
+        raise capsule_files.CapsuleError(f"{path}: an array of dtype {flat.dtype} cannot be shown")
+    return tensor_content.TensorLocation(
+        path, _DTYPE_ENUMS.get(flat.dtype.name, 0), flat.dtype.name, shape, flat.dtype.str, small=flat
+    )
