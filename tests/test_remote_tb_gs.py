@@ -12,8 +12,11 @@ DNS itself, whatever GCE_METADATA_HOST says (strace shows the query), so no loop
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import time
 
 import pytest
 
@@ -43,14 +46,26 @@ class TracedTensorBoard(TensorBoardProcess):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        pid = getattr(self, "traced_pid", None)
+        if pid:  # stopping strace would leave tensorboard running: stop tensorboard, strace then ends with it
+            os.kill(pid, signal.SIGTERM)
+            _wait_gone(pid)
         super().__exit__(*exc)
-        if getattr(self, "traced_pid", None):
-            self._remove_info_file(self.traced_pid)  # tensorboard's pid-N.info (super() knows strace's pid only)
+        if pid:
+            self._remove_info_file(pid)  # tensorboard's pid-N.info (super() knows strace's pid only)
 
     def command(self) -> list[str]:
         if self.trace is None:
             return super().command()
         return ["strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmmsg", "-o", self.trace, *super().command()]
+
+
+def _wait_gone(pid: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if os.path.exists(f"/proc/{pid}"):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _connects_beyond_loopback(trace: str) -> list[str]:
@@ -104,8 +119,6 @@ def _local_root_cause(demo_dump: str, tmp_path) -> dict:  # noqa: ANN001 - a pat
 
 
 def _wait_done(tb: TensorBoardProcess) -> dict:
-    import time
-
     deadline = time.monotonic() + 60
     while True:
         runs = tb.get_json(API + "runs", timeout=30)
