@@ -54,3 +54,13 @@ def test_a_prefix_lists_its_own_folder_only(bucket):
     found, (lists, gets, heads, _), requests = _discover(bucket, "s3://disc/runs")
     assert [f.directory for f in found] == ["s3://disc/runs/demo"]  # not runs-other/
     assert (lists, gets, heads) == (1, 0, 0) and len(requests) == 1 and "prefix=runs/&" in requests[0], requests
+
+
+def test_an_s3a_url_lists_under_the_names_its_store_looks_up(bucket):
+    storage.forget()
+    listed = storage.list_files("s3a://disc/runs")
+    assert listed and all(url.startswith("s3://disc/runs/demo/") for url in listed)  # what url() writes
+    name = next(url for url in listed if url.endswith(".metadata")).rsplit("/", 1)[1]
+    before = remote.COST.snapshot()
+    assert storage.remote_size(f"s3a://disc/runs/demo/{name}") == listed[f"s3://disc/runs/demo/{name}"]
+    assert remote.COST.snapshot() == before  # the size came from the listing: no HEAD

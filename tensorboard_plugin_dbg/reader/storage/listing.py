@@ -18,8 +18,9 @@ GCS_PAGE = 5000  # the most objects.list answers in one page
 _GCS_FIELDS = "items(name,size,generation),nextPageToken"  # what a page carries (the service drops the rest)
 
 
-async def list_s3(fs: Any, bucket: str, prefix: str, scheme: str, timeout: float) -> tuple[Listing, int]:
-    """Every object of `bucket` under `prefix` (an s3fs.S3FileSystem's client): the listing and the pages asked."""
+async def list_s3(fs: Any, bucket: str, prefix: str, base: str, timeout: float) -> tuple[Listing, int]:
+    """Every object of `bucket` under `prefix` (an s3fs.S3FileSystem's client): the listing (URLs `base`/KEY, `base`
+    the bucket's canonical URL) and the pages asked."""
     found: Listing = {}
     pages = 0
     kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": S3_PAGE}
@@ -27,14 +28,14 @@ async def list_s3(fs: Any, bucket: str, prefix: str, scheme: str, timeout: float
         page = await asyncio.wait_for(fs._call_s3("list_objects_v2", **kwargs), timeout)
         pages += 1
         for item in page.get("Contents", ()):
-            found[f"{scheme}://{bucket}/{item['Key']}"] = (int(item.get("Size", 0)), str(item.get("ETag", "")))
+            found[f"{base}/{item['Key']}"] = (int(item.get("Size", 0)), str(item.get("ETag", "")))
         token = page.get("NextContinuationToken")
         if not page.get("IsTruncated") or not token:
             return found, pages
         kwargs["ContinuationToken"] = token
 
 
-async def list_gcs(fs: Any, bucket: str, prefix: str, scheme: str, timeout: float) -> tuple[Listing, int]:
+async def list_gcs(fs: Any, bucket: str, prefix: str, base: str, timeout: float) -> tuple[Listing, int]:
     """Every object of `bucket` under `prefix` (a gcsfs.GCSFileSystem's session): the listing and the pages asked."""
     found: Listing = {}
     pages = 0
@@ -53,7 +54,7 @@ async def list_gcs(fs: Any, bucket: str, prefix: str, scheme: str, timeout: floa
         page = await asyncio.wait_for(call, timeout)
         pages += 1
         for item in page.get("items", ()):
-            found[f"{scheme}://{bucket}/{item['name']}"] = (int(item.get("size", 0)), str(item.get("generation", "")))
+            found[f"{base}/{item['name']}"] = (int(item.get("size", 0)), str(item.get("generation", "")))
         token = page.get("nextPageToken")
         if not token:
             return found, pages

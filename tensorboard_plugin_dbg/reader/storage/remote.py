@@ -118,7 +118,8 @@ class RemoteStore:
         bucket, _, key = self.fs._strip_protocol(root).partition("/")
         prefix = key.rstrip("/") + "/" if key else ""
         list_pages = listing.list_s3 if self.protocol in ("s3", "s3a") else listing.list_gcs
-        args = (bucket, prefix, self.protocol, backends.REQUEST_TIMEOUT_S)  # the bound of each page
+        base = self.url(f"{self.protocol}://{bucket}")  # URLs as url() writes them (s3a:// and gcs:// too)
+        args = (bucket, prefix, base, backends.REQUEST_TIMEOUT_S)  # the timeout bounds each page
         return self._call("listing", root, "pages", list_pages, *args)
 
     def size(self, url: str) -> int:
