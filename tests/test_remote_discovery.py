@@ -4,7 +4,11 @@ while discovering, a prefix lists only its own folder, and a bucket of a few tho
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -14,6 +18,7 @@ from tensorboard_plugin_dbg.reader.storage import backends, remote
 
 pytestmark = pytest.mark.slow  # moto's server, ~1,200 uploads
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OTHERS = 1_205  # two pages of ListObjectsV2 with the dump's files
 
 
@@ -64,3 +69,22 @@ def test_an_s3a_url_lists_under_the_names_its_store_looks_up(bucket):
     before = remote.COST.snapshot()
     assert storage.remote_size(f"s3a://disc/runs/demo/{name}") == listed[f"s3://disc/runs/demo/{name}"]
     assert remote.COST.snapshot() == before  # the size came from the listing: no HEAD
+
+
+def test_the_discovery_bench_runs_on_both_servers(demo_dump, tmp_path):
+    """bench/remote_discovery.py in small (60 other objects, one repetition), as a subprocess: it completes on moto
+    and fake-gcs-server, each side's listing calls agree with the server's log, nothing left loopback. No time
+    threshold: the figures are the machine's."""
+    out = tmp_path / "discovery.json"
+    bench = os.path.join(ROOT, "bench", "remote_discovery.py")
+    args = [sys.executable, bench, "--dump", demo_dump, "--others", "60", "--repeat", "1", "--json", str(out)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    assert figures["non_loopback_connects"] == []
+    for server in ("moto", "fake-gcs"):
+        f = figures[server]
+        assert f["listing_calls"] == f["listing_calls_seen_by_server"] == [1], f
+        assert f["discovery_s"][0] > 0 and f["server_alone_s"][0] > 0
+    assert "boto3_paginator_s" in figures["moto"]
+    assert "on moto: ours" in done.stdout and "on fake-gcs: ours" in done.stdout
