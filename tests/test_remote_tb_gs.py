@@ -37,16 +37,19 @@ class TracedTensorBoard(TensorBoardProcess):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.trace = trace
 
-    def __enter__(self) -> TracedTensorBoard:
-        super().__enter__()
-        self.traced_pid: int | None = None
-        if self.trace is not None and self.proc is not None:  # strace's child: tensorboard itself
+    def _tensorboard_pid(self) -> int | None:
+        """strace's child: tensorboard itself (None when not traced or already gone)."""
+        if self.trace is None or self.proc is None:
+            return None
+        try:
             with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
-                self.traced_pid = int(f.read().split()[0])
-        return self
+                children = f.read().split()
+        except OSError:
+            return None
+        return int(children[0]) if children else None
 
     def __exit__(self, *exc: object) -> None:
-        pid = getattr(self, "traced_pid", None)
+        pid = self._tensorboard_pid()  # also when starting failed: TensorBoardProcess.__enter__ calls this
         if pid:  # stopping strace would leave tensorboard running: stop tensorboard, strace then ends with it
             os.kill(pid, signal.SIGTERM)
             _wait_gone(pid)
