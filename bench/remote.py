@@ -6,8 +6,9 @@
    cache warm) and from s3:// (cold: a fresh store, every byte fetched from the server): traces per second, and the
    remote rate as a fraction of the local one (target ≥ 0.5); and, for comparison, the time to fetch the dump as
    8 MiB ranged GETs without decoding (moto reads the whole object for each range: why the indexer streams one GET).
-2. Discovery in a bucket holding the dump and `--others` other objects: the listing's wall time (target ≤ 2 s) and
-   its listing calls (≤ ⌈objects / 1000⌉ + 1).
+2. Discovery in a bucket holding the dump and `--others` other objects (bench/remote_discovery.py, which also runs
+   it on fake-gcs-server): our wall time (target ≤ 2 s) against the server alone's, and the listing calls
+   (≤ ⌈objects / 1000⌉ + 1).
 3. An idle refresh of the finished run: listing calls and GETs (target 0 GETs).
 Every client stays on loopback (harness/remote_servers.py: dummy credentials, metadata lookups to a closed port,
 the socket guard); the server is stopped at the end.
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -26,6 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from harness import remote_servers as rs  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import remote_discovery  # noqa: E402
 
 
 def _traces(catalog) -> int:  # noqa: ANN001 - index.catalog.Catalog
@@ -51,20 +54,8 @@ def upload(fs, dump: str, url: str) -> None:  # noqa: ANN001 - an fsspec file sy
             fs.put_file(os.path.join(dump, name), f"{url}/{name}")
 
 
-def raw_listing_seconds(endpoint: str, bucket: str) -> float:
-    """The server's floor for discovery: the same recursive listing through boto3's paginator, nothing else."""
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=endpoint)
-    started = time.perf_counter()
-    for _page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-        pass
-    return time.perf_counter() - started
-
-
 def run(dump: str, others: int) -> dict:
     from tensorboard_plugin_dbg.index.catalog import Catalog
-    from tensorboard_plugin_dbg.reader import file_sets, storage
     from tensorboard_plugin_dbg.reader.storage import backends, remote
 
     local_logdir = os.path.dirname(os.path.abspath(dump))
@@ -106,20 +97,10 @@ def run(dump: str, others: int) -> dict:
             after = remote.COST.snapshot()
             out["idle_requests_seen_by_server"] = rs.server_log(endpoint).splitlines()[logged:]
             out.update(idle_lists=after[0] - before[0], idle_gets=after[1] - before[1], idle_heads=after[2] - before[2])
-            # discovery among many other objects
-            fs.pipe({f"s3://bench/other/{i // 1000:02d}/object-{i:05d}.txt": b"x" for i in range(others)})
-            storage.forget()
-            before = remote.COST.snapshot()
-            logged = rs.server_log(endpoint).count("list-type=2")
-            t = time.perf_counter()
-            found = file_sets.find_file_sets("s3://bench")
-            out["discovery_s"] = time.perf_counter() - t
-            out["discovery_lists"] = remote.COST.snapshot()[0] - before[0]
-            out["discovery_lists_seen_by_server"] = rs.server_log(endpoint).count("list-type=2") - logged
-            out["raw_listing_s"] = raw_listing_seconds(endpoint, "bench")
-            out["objects"] = others + len(os.listdir(dump))
-            out["discovery_lists_bound"] = math.ceil(out["objects"] / 1000) + 1
-            assert len(found) == 1, found
+            # discovery among many other objects: ours, the server alone, the listing calls (remote_discovery.py)
+            fs.pipe({f"s3://bench/{remote_discovery._other_key(i)}": b"x" for i in range(others)})
+            objects = others + remote_discovery._dump_files(dump)
+            out["discovery"] = remote_discovery.measure("s3", endpoint, objects, repeat=3)
         out["non_loopback_connects"] = guard.violations
     return out
 
@@ -142,9 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         f"({figures['ratio']:.0%} of local; target ≥ 50%), {figures['index_gets']} GETs; "
         f"fetching it as 8 MiB ranged GETs alone (nothing decoded) took {figures['ranged_fetch_only_s']:.1f} s "
         f"against {figures['remote_index_s']:.1f} s for the streamed remote index\n"
-        f"discovery among {figures['objects']:,} objects: {figures['discovery_s']:.2f} s "
-        f"(target ≤ 2 s), {figures['discovery_lists']} listing calls (bound {figures['discovery_lists_bound']}); "
-        f"boto3's paginator alone: {figures['raw_listing_s']:.2f} s\n"
+        f"{remote_discovery.summary({'moto': figures['discovery']})}\n"
         f"idle refresh: {figures['idle_gets']} GETs, {figures['idle_lists']} listing call(s)"
     )
     if args.json:

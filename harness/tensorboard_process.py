@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TB_LAUNCH = os.path.join(ROOT, "harness", "tb_launch.py")
+GUARD_SITE = os.path.join(ROOT, "harness", "guard_site")  # its sitecustomize.py guards the process's sockets
 PLUGIN_SETS = ("dbg", "debugger-v2", "none")  # harness/tb_launch.py's choices
 
 
@@ -72,7 +73,10 @@ class TensorBoardProcess:
     plugins: None runs the stock `tensorboard` command (every plugin, ours through its entry point, as a user runs
     it); "dbg", "debugger-v2" or "none" runs harness/tb_launch.py with TensorBoard's built-in plugins and only that
     debugger (or neither). measure_rss: sample VmRSS every 50 ms, so `peak_rss_bytes()` never misses a peak.
-    ready_path: the route whose first 200 answer means started (see the module's docstring)."""
+    ready_path: the route whose first 200 answer means started (see the module's docstring). socket_guard (tests of
+    remote logdirs): the process refuses every Python connect() beyond loopback (harness/guard_site; `guarded()`
+    and `violations()` read its record), and HTTP clients below Python (TensorFlow's curl for gs://, RustBoard)
+    get a proxy on a closed loopback port, so that they cannot leave the machine either."""
 
     def __init__(
         self,
@@ -82,6 +86,7 @@ class TensorBoardProcess:
         startup_timeout: float = 120,
         measure_rss: bool = False,
         ready_path: str = "/data/plugins_listing",
+        socket_guard: bool = False,
     ):
         if plugins is not None and plugins not in PLUGIN_SETS:
             raise ValueError(f"plugins={plugins!r}: one of {PLUGIN_SETS} or None")
@@ -96,6 +101,9 @@ class TensorBoardProcess:
         self._sampling = False
         self._log_path: str | None = None
         self._log_tail = ""
+        self._socket_guard = socket_guard
+        self._guard_path: str | None = None  # the guard's record, made by environment(), removed by __exit__
+        self._guard_tail: list[str] = []
 
     def command(self) -> list[str]:
         if self.plugins is None:
@@ -105,11 +113,44 @@ class TensorBoardProcess:
             cmd = [sys.executable, TB_LAUNCH, self.plugins]
         return cmd + ["--logdir", self.logdir, "--host", "127.0.0.1", "--port", str(self.port), *self._extra]
 
-    def __enter__(self) -> TensorBoardProcess:
+    def environment(self) -> dict[str, str]:
+        """The subprocess's environment (also for a test that checks what it does)."""
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         # This checkout's package first, whatever the virtualenv has installed.
         env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        if self._socket_guard:
+            if self._guard_path is None:
+                fd, self._guard_path = tempfile.mkstemp(prefix="dbg-tb-guard-", suffix=".log")
+                os.close(fd)
+            env["PYTHONPATH"] = GUARD_SITE + os.pathsep + env["PYTHONPATH"]
+            env["DBG_SOCKET_GUARD"] = self._guard_path
+            dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there: a proxied request is refused at once
+            for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+                env[name] = dead
+            env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost,::1"  # the loopback servers, directly
+        return env
+
+    def guard_records(self) -> list[str]:
+        """What the socket guard wrote: "guard on: pid N" per guarded process, "refused: pid N HOST:PORT" per
+        refusal ([] without socket_guard)."""
+        if not self._guard_path:
+            return list(self._guard_tail)
+        try:
+            with open(self._guard_path) as f:
+                return f.read().splitlines()
+        except OSError:
+            return list(self._guard_tail)
+
+    def violations(self) -> list[str]:
+        return [line for line in self.guard_records() if line.startswith("refused:")]
+
+    def guarded(self) -> bool:
+        """Whether the TensorBoard process itself runs with the guard on."""
+        return self.proc is not None and f"guard on: pid {self.proc.pid}" in self.guard_records()
+
+    def __enter__(self) -> TensorBoardProcess:
+        env = self.environment()
         fd, self._log_path = tempfile.mkstemp(prefix="dbg-tb-", suffix=".log")
         with os.fdopen(fd, "w") as log:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -148,6 +189,10 @@ class TensorBoardProcess:
             self._log_path = None
         if self.proc:
             self._remove_info_file(self.proc.pid)
+        if self._guard_path:
+            self._guard_tail = self.guard_records()
+            os.unlink(self._guard_path)
+            self._guard_path = None
 
     @staticmethod
     def _remove_info_file(pid: int) -> None:

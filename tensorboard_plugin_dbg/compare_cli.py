@@ -4,7 +4,8 @@
     compare LOGDIR [LOGDIR_B] --run-a RUN --run-b RUN ...
 
 A and B are dump folders (or logdirs holding one run each; --run-a / --run-b pick a run in a logdir holding several,
-B's logdir defaulting to A's). B is the run under suspicion, A the baseline: everything is reported in B's order.
+B's logdir defaulting to A's), local or URLs in object storage (gs://, s3://, any fsspec scheme).
+B is the run under suspicion, A the baseline: everything is reported in B's order.
 Tolerances (|b - a| <= atol + rtol * |a|), by dtype unless overridden: float64 1e-12/1e-9, float32 1e-6/1e-5,
 float16 1e-3/1e-3, bfloat16 1e-2/1e-2, integers and bool exact; --atol/--rtol replace the float defaults and
 --tol PATTERN=X sets both to X for ops whose name matches the glob PATTERN. Health modes compare counts exactly;
@@ -105,14 +106,19 @@ def _runs(args: argparse.Namespace) -> tuple[RunQueries, RunQueries]:
 def _open(path: str, name: str | None, side: str) -> RunQueries:
     from tensorboard_plugin_dbg.index.catalog import Catalog
     from tensorboard_plugin_dbg.index.protocol import NotFound
+    from tensorboard_plugin_dbg.reader import storage
 
-    if not os.path.isdir(path):
+    remote = storage.is_remote(path)  # a URL (gs://, s3://, memory://...): its listing's failure is a notice
+    if not remote and not os.path.isdir(path):
         raise _Refused(f"run {side}: {path}: no such directory")
     try:
-        catalog = Catalog(os.path.abspath(path))  # never started: one read pass
+        catalog = Catalog(path if remote else os.path.abspath(path))  # never started: one read pass
         runs = list(catalog.runs())
+        notices = "; ".join(n["message"] for n in catalog.notices())
     except OSError as e:
         raise _Refused(f"run {side}: {path} cannot be read ({e})") from e
+    if not runs and remote and notices:  # a missing bucket, denied credentials, an unreachable endpoint
+        raise _Refused(f"run {side}: {path}: {notices}")
     names = ", ".join(r.name for r in runs) or "none"
     if name is not None:
         try:

@@ -26,7 +26,9 @@ def test_dashboard_reads_a_dump_in_an_s3_bucket(page, demo_dump, tmp_path):
         fs.mkdir("dumps")
         rs.upload_dir(fs, demo_dump, "s3://dumps/demo")
         # plugins="dbg": harness/tb_launch.py loads DbgLoader, which defines --dbg_logdir
-        with TensorBoardProcess(str(empty), plugins="dbg", extra_args=("--dbg_logdir", "s3://dumps")) as tb:
+        args = ("--dbg_logdir", "s3://dumps")
+        with TensorBoardProcess(str(empty), plugins="dbg", extra_args=args, socket_guard=True) as tb:
+            assert tb.guarded()  # the tensorboard process refuses connects beyond loopback too
             frame = open_dashboard(page, tb)
             runs = tb.get_json(API + "runs")
             assert runs["logdir"] == "s3://dumps" and [r["name"] for r in runs["runs"]] == ["demo"], runs
@@ -36,4 +38,5 @@ def test_dashboard_reads_a_dump_in_an_s3_bucket(page, demo_dump, tmp_path):
             assert f"{alerts:,} alerts" in status, status
             screenshot(page, "remote-1-s3-dashboard")
             assert_no_console_errors(page)
+        assert not tb.violations(), tb.violations()
     assert not guard.violations, guard.violations

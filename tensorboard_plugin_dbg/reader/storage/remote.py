@@ -20,7 +20,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from . import backends
+from . import backends, listing
 from .range_stream import RangeStream
 
 STREAM_BLOCK = max(8, int(os.environ.get("DBG_REMOTE_BLOCK_MIB", "8"))) << 20  # the indexer's ranged reads
@@ -73,11 +73,17 @@ class RemoteStore:
         return str(self.fs.unstrip_protocol(self.fs._strip_protocol(path))).rstrip("/")
 
     def _call(self, what: str, url: str, name: str, *args: Any, **kwargs: Any) -> Any:
-        """fs.`name`(*args) bounded by backends.REQUEST_TIMEOUT_S; errors as backends.describe says."""
+        """fs.`name`(*args) bounded by backends.REQUEST_TIMEOUT_S; errors as backends.describe says. Two names are
+        listing.py's: "pages" (args[0], a coroutine function run on the file system's loop with the file system
+        first, bounded page by page) and "find_listing" (listing.list_find)."""
         try:
+            if name == "find_listing":
+                return listing.list_find(self.fs, args[0], self.url)
             if getattr(self.fs, "async_impl", False):
                 from fsspec.asyn import sync
 
+                if name == "pages":  # bounded page by page (listing.py)
+                    return sync(self.fs.loop, args[0], self.fs, *args[1:], **kwargs)
                 coro_fn = getattr(self.fs, "_" + name)
                 return sync(self.fs.loop, coro_fn, *args, timeout=backends.REQUEST_TIMEOUT_S, **kwargs)
             return getattr(self.fs, name)(*args, **kwargs)
@@ -86,16 +92,10 @@ class RemoteStore:
 
     # --------------------------------------------------------------------------------------------- listing
     def list_files(self, root: str) -> dict[str, int]:
-        """Every object under `root` (a URL) -> its size: one recursive listing (paged by the service)."""
+        """Every object under `root` (a URL) -> its size: one recursive listing, paged by the service (listing.py)."""
         root = self.url(root)
-        found = self._call("listing", root, "find", self.fs._strip_protocol(root), detail=True)
-        COST.add(lists=max(1, -(-len(found) // 1000)))  # S3 and GCS answer 1,000 objects a page
-        sizes: dict[str, tuple[int, str]] = {}
-        for name, info in found.items():
-            if info.get("type", "file") == "directory":
-                continue
-            version = str(info.get("ETag") or info.get("generation") or info.get("etag") or info.get("mtime") or "")
-            sizes[self.url(name)] = (int(info.get("size") or 0), version)
+        sizes, pages = self._list(root)
+        COST.add(lists=pages)
         with self._lock:
             under = root + "/"
             for url, (old_size, old_version) in list(self._sizes.items()):
@@ -116,6 +116,16 @@ class RemoteStore:
         """(size, ETag or generation) of the object in the last listing covering it; None when none held it."""
         with self._lock:
             return self._sizes.get(url)
+
+    def _list(self, root: str) -> tuple[listing.Listing, int]:
+        if self.protocol not in ("s3", "s3a", "gs", "gcs"):
+            return self._call("listing", root, "find_listing", root)
+        bucket, _, key = self.fs._strip_protocol(root).partition("/")
+        prefix = key.rstrip("/") + "/" if key else ""
+        list_pages = listing.list_s3 if self.protocol in ("s3", "s3a") else listing.list_gcs
+        base = self.url(f"{self.protocol}://{bucket}")  # URLs as url() writes them (s3a:// and gcs:// too)
+        args = (bucket, prefix, base, backends.REQUEST_TIMEOUT_S)  # the timeout bounds each page
+        return self._call("listing", root, "pages", list_pages, *args)
 
     def size(self, url: str) -> int:
         """The object's size: from the last listing covering it, else asked (one HEAD). FileNotFoundError when
