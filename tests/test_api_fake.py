@@ -47,6 +47,7 @@ VALID = {
     "tensor_inputs": {"run": "run_a", "source": "graph", "index": 3},
     "capsules": {},
     "compare": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10},
+    "compare_values": {"b": "run_a", "a": "run_a", "source": "graph", "index": 0, "slice": "1,..."},
     "openapi.json": {},
 }
 BINARY = {r.name for r in ROUTES if r.content_type != "application/json"}

@@ -237,8 +237,9 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ),
     ]
     # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes; capsules
-    # and compare answer of other logdirs and run pairs: tests/test_capsule.py and tests/test_compare_api.py
-    elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "compare"}
+    # and compare answer of other logdirs and run pairs: tests/test_capsule.py, tests/test_compare_api.py and
+    # tests/test_compare_values.py
+    elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "compare", "compare_values"}
     assert {c[0] for c in cases} | elsewhere == {r.name for r in ROUTES}
     for route, params, query in cases:
         body = ok(client, route, run=run_name, **params)
@@ -313,6 +314,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "tensor_inputs": {"run": run_name, "source": "graph", "index": 0},
         "capsules": {},
         "compare": {"b": run_name, "a": run_name, "begin": 0, "end": 5},
+        "compare_values": {"b": run_name, "a": run_name, "source": "graph", "index": 0, "slice": "..."},
     }
 
 

@@ -182,6 +182,8 @@ def answers(served):
             out.append(("tensor.npy", {"run": run}, resp.status_code, resp.headers["Content-Type"]))
         ask("execution", run=run, index=10**6)  # errors are part of the contract too
         ask("compare", b=run, a=run, begin=0, end=20)  # a run with itself (#27; 400 where nothing is comparable)
+        for r in rows[:2]:  # its tensor beside itself: A − B all zero (400 where nothing is comparable)
+            ask("compare_values", b=run, a=run, source="graph", index=r["index"], slice="...")
         ask("alerts", run=run, begin=0, end=PAGE_CAP + 1)
         # the index counts NaN/∞ alerts; the list adds the rules' findings after them (#18)
         assert alerts["totals_by_type"].get("InfNanAlert", 0) == info["counts"]["alerts"]

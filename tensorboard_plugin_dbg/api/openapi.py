@@ -112,7 +112,7 @@ def _operation(spec: RouteSpec) -> dict[str, Any]:
     responses["400"] = _error(
         f"Bad parameter: {errors.BAD_PARAMETER}, {errors.MISSING_PARAMETER} or {errors.PAGE_TOO_LARGE}"
     )
-    if spec.needs_run:
+    if spec.needs_run or spec.finds_records:
         responses["404"] = _error("not_found: unknown run, index, graph, op or stack frame")
     responses["405"] = _error("method_not_allowed: only GET is answered")
     responses["500"] = _error("internal: a bug in the plugin (never caused by bad input)")

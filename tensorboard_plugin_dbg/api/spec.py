@@ -25,6 +25,8 @@ class RouteSpec:
     # What a 200 answer is: JSON (the handler's value, through the one encoder), or bytes of this type (the
     # handler returns a Binary, streamed as it is).
     content_type: str = "application/json"
+    # A route without `run` that still answers 404 for an unknown record (compare_values: run B's tensor).
+    finds_records: bool = False
 
     @property
     def needs_run(self) -> bool:

@@ -363,6 +363,245 @@ class CompareResponse(CompareResponseBody):
     run: str
 
 
+# A float that may be non-finite.
+Num: TypeAlias = float | Literal["NaN", "Infinity", "-Infinity"]
+
+
+class HealthDifference(TypedDict):
+    """Health modes: each count both records hold, as [A, B, A − B] (the run's own tensor and device ids left out)."""
+
+    # Fields that are not counts and differ (dtype, shape), as "A → B" text.
+    changed: list[str]
+    counts: dict[str, list[Num]]
+
+
+class TensorDifference(TypedDict):
+    """A − B over the requested slice of two FULL_TENSOR values of one shape, element by element."""
+
+    # Full index into the tensor of that element (null with max_abs).
+    argmax: list[float] | None
+    # The largest finite |A − B| in the slice (null: the slice holds none).
+    max_abs: Num | None
+    # Elements of the slice whose difference is not finite (NaN or ∞ on one side only).
+    nonfinite: float
+    shape: list[float]
+    # The slice as parsed (the same for A, B and A − B).
+    spec: str
+    # A − B per element of the slice in C order (both NaN, or the same ±∞: 0; NaN on one side: NaN).
+    values: list[Num]
+
+
+class NonFinitePositions(TypedDict):
+    """Where the non-finite elements are (`analysis/tensor_stats.py:_nonfinite`)."""
+
+    # One entry per axis; null for an axis longer than 2^20.
+    per_axis: list[AxisCounts | None]
+    # The first 100 positions in C order, each an index tuple.
+    positions: list[list[float]]
+    total: float
+    truncated: bool
+
+
+class HealthConcise(TypedDict):
+    """wire.ts `HealthConcise` (its schema definition carries no description)."""
+
+    mode: Literal["CONCISE_HEALTH"]
+    nan: float
+    neg_inf: float
+    pos_inf: float
+    size: float
+    tensor_id: float
+
+
+class HealthCurt(TypedDict):
+    """wire.ts `HealthCurt` (its schema definition carries no description)."""
+
+    any_inf_or_nan: bool
+    mode: Literal["CURT_HEALTH"]
+    tensor_id: float
+
+
+class HealthEmpty(TypedDict):
+    """An eager output that health modes did not instrument (a non-float output): an empty TensorProto placeholder."""
+
+    mode: Literal["EMPTY"]
+
+
+class HealthFull(TypedDict):
+    """wire.ts `HealthFull` (its schema definition carries no description)."""
+
+    device_id: float
+    # DataType name without the DT_ prefix, lower case: 'float32', 'float16', 'bfloat16', 'int32', ...
+    dtype: str
+    mode: Literal["FULL_HEALTH"]
+    nan: float
+    neg: float
+    neg_inf: float
+    pos: float
+    pos_inf: float
+    rank: float
+    size: float
+    tensor_id: float
+    zero: float
+
+
+class HealthFullTensor(TypedDict):
+    """Summary of a FULL_TENSOR value (the values themselves come from `graph_execution` / `execution`)."""
+
+    dtype: str
+    max: Num | None
+    mean: Num | None
+    # Over finite elements; null when there are none or the dtype is not numeric.
+    min: Num | None
+    mode: Literal["FULL_TENSOR"]
+    nan: float | None
+    neg: float | None
+    # Counts are null for non-numeric dtypes (string, bool counted as 0/1, resource ...).
+    neg_inf: float | None
+    pos: float | None
+    pos_inf: float | None
+    shape: list[float]
+    size: float
+    zero: float | None
+
+
+class HealthNoTensor(TypedDict):
+    """wire.ts `HealthNoTensor` (its schema definition carries no description)."""
+
+    mode: Literal["NO_TENSOR"]
+
+
+class HealthShape(TypedDict):
+    """wire.ts `HealthShape` (its schema definition carries no description)."""
+
+    dtype: str
+    mode: Literal["SHAPE"]
+    rank: float
+    # The last min(rank, 6) dimensions, as recorded (TF keeps only 6).
+    shape: list[float]
+    # True when rank > 6 and leading dimensions were not recorded.
+    shape_truncated: bool
+    size: float
+    tensor_id: float
+
+
+class HealthUnknown(TypedDict):
+    """Anything the decoder did not understand; the UI shows "unknown" and never throws."""
+
+    mode: Literal["UNKNOWN"]
+    reason: str
+
+
+TensorHealth: TypeAlias = (
+    HealthNoTensor
+    | HealthCurt
+    | HealthConcise
+    | HealthFull
+    | HealthShape
+    | HealthFullTensor
+    | HealthEmpty
+    | HealthUnknown
+)
+
+
+class TensorHistogram(TypedDict):
+    """Histogram of the finite elements: counts[i] in [edges[i], edges[i + 1]); the non-finite counts beside it."""
+
+    counts: list[float]
+    edges: list[Num]
+    nan: float
+    neg_inf: float
+    pos_inf: float
+
+
+class TensorRef(TypedDict):
+    """Which tensor: `index/tensor_queries.py:TensorRecord.describe`. graph: a graph execution trace (output = its
+    slot); eager: an execution's output."""
+
+    graph_id: str | None
+    index: float
+    op_name: str | None
+    op_type: str | None
+    output: float
+    source: Literal["graph", "eager"]
+    tensor_debug_mode: DebugModeName
+    wall_time: float
+
+
+class TensorSlice(TypedDict):
+    """Values of a numpy basic slice (`analysis/tensor_values.py:slice_values`), flattened in C order of `shape`."""
+
+    shape: list[float]
+    # The slice as parsed, one item per axis (e.g. "0,1:3,:").
+    spec: str
+    # Numbers (bfloat16 widened to float32), booleans, complex as "(re+imj)" text, strings as text.
+    values: list[Num | bool | str]
+
+
+class TensorStats(TypedDict):
+    """Whole-tensor numbers (`analysis/tensor_stats.py:compute`). Classes and stats are of the values, of the modulus
+    |z| for complex (`of`), none for strings (counts null). min/max/mean/std: of the finite elements."""
+
+    count: float
+    max: Num | None
+    mean: Num | None
+    min: Num | None
+    nan: float | None
+    neg: float | None
+    neg_inf: float | None
+    of: Literal["values", "modulus", "none"]
+    pos: float | None
+    pos_inf: float | None
+    std: Num | None
+    zero: float | None
+
+
+class TensorResponseBody(TypedDict):
+    """`TensorResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    dtype: str | None
+    has_values: bool
+    health: TensorHealth | None
+    histogram: TensorHistogram | None
+    nonfinite: NonFinitePositions | None
+    note: str | None
+    shape: list[float] | None
+    size: float | None
+    slice: TensorSlice | None
+    stats: TensorStats | None
+    tensor: TensorRef
+
+
+class TensorResponse(TensorResponseBody):
+    """Produced by `api/routes.py:tensor`. Without values (not FULL_TENSOR), `health` says what the mode carries and
+    `note` how to record values; dtype/shape/size come from the health where it has them."""
+
+    run: str
+
+
+class CompareValuesResponseBody(TypedDict):
+    """`CompareValuesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # The aligned tensor of run A, with the same slice; null when only B holds it.
+    a: TensorResponse | None
+    b: TensorResponse
+    base: str
+    # FULL_TENSOR with a slice and the same shape on both sides; else null (`note` says why).
+    difference: TensorDifference | None
+    health_difference: HealthDifference | None
+    # How the whole tensors differ (the comparison's measure); null when only B holds it.
+    metric: CompareMetric | None
+    note: str | None
+    status: Literal["paired", "only_in_b"]
+
+
+class CompareValuesResponse(CompareValuesResponseBody):
+    """Produced by `api/routes/compare_values.py`: B's tensor, its aligned counterpart in A, and A − B."""
+
+    # Run B (under suspicion; the tensor asked for) and run A (the baseline).
+    run: str
+
+
 class DeviceCount(TypedDict):
     """Where ops ran: one device on one host, with how many of the run's records ran there."""
 
@@ -433,112 +672,6 @@ class ErrorResponse(TypedDict):
     """Produced by `api/errors.py:error_body`."""
 
     error: ErrorResponseError
-
-
-class HealthConcise(TypedDict):
-    """wire.ts `HealthConcise` (its schema definition carries no description)."""
-
-    mode: Literal["CONCISE_HEALTH"]
-    nan: float
-    neg_inf: float
-    pos_inf: float
-    size: float
-    tensor_id: float
-
-
-class HealthCurt(TypedDict):
-    """wire.ts `HealthCurt` (its schema definition carries no description)."""
-
-    any_inf_or_nan: bool
-    mode: Literal["CURT_HEALTH"]
-    tensor_id: float
-
-
-class HealthEmpty(TypedDict):
-    """An eager output that health modes did not instrument (a non-float output): an empty TensorProto placeholder."""
-
-    mode: Literal["EMPTY"]
-
-
-class HealthFull(TypedDict):
-    """wire.ts `HealthFull` (its schema definition carries no description)."""
-
-    device_id: float
-    # DataType name without the DT_ prefix, lower case: 'float32', 'float16', 'bfloat16', 'int32', ...
-    dtype: str
-    mode: Literal["FULL_HEALTH"]
-    nan: float
-    neg: float
-    neg_inf: float
-    pos: float
-    pos_inf: float
-    rank: float
-    size: float
-    tensor_id: float
-    zero: float
-
-
-# A float that may be non-finite.
-Num: TypeAlias = float | Literal["NaN", "Infinity", "-Infinity"]
-
-
-class HealthFullTensor(TypedDict):
-    """Summary of a FULL_TENSOR value (the values themselves come from `graph_execution` / `execution`)."""
-
-    dtype: str
-    max: Num | None
-    mean: Num | None
-    # Over finite elements; null when there are none or the dtype is not numeric.
-    min: Num | None
-    mode: Literal["FULL_TENSOR"]
-    nan: float | None
-    neg: float | None
-    # Counts are null for non-numeric dtypes (string, bool counted as 0/1, resource ...).
-    neg_inf: float | None
-    pos: float | None
-    pos_inf: float | None
-    shape: list[float]
-    size: float
-    zero: float | None
-
-
-class HealthNoTensor(TypedDict):
-    """wire.ts `HealthNoTensor` (its schema definition carries no description)."""
-
-    mode: Literal["NO_TENSOR"]
-
-
-class HealthShape(TypedDict):
-    """wire.ts `HealthShape` (its schema definition carries no description)."""
-
-    dtype: str
-    mode: Literal["SHAPE"]
-    rank: float
-    # The last min(rank, 6) dimensions, as recorded (TF keeps only 6).
-    shape: list[float]
-    # True when rank > 6 and leading dimensions were not recorded.
-    shape_truncated: bool
-    size: float
-    tensor_id: float
-
-
-class HealthUnknown(TypedDict):
-    """Anything the decoder did not understand; the UI shows "unknown" and never throws."""
-
-    mode: Literal["UNKNOWN"]
-    reason: str
-
-
-TensorHealth: TypeAlias = (
-    HealthNoTensor
-    | HealthCurt
-    | HealthConcise
-    | HealthFull
-    | HealthShape
-    | HealthFullTensor
-    | HealthEmpty
-    | HealthUnknown
-)
 
 
 class TensorValue(TypedDict):
@@ -863,17 +996,6 @@ class NeighborhoodResponse(NeighborhoodResponseBody):
     """wire.ts `NeighborhoodResponse` (its schema definition carries no description)."""
 
     run: str
-
-
-class NonFinitePositions(TypedDict):
-    """Where the non-finite elements are (`analysis/tensor_stats.py:_nonfinite`)."""
-
-    # One entry per axis; null for an axis longer than 2^20.
-    per_axis: list[AxisCounts | None]
-    # The first 100 positions in C order, each an index tuple.
-    positions: list[list[float]]
-    total: float
-    truncated: bool
 
 
 # Every notice code the backend sends. Problems with the dump's files come from `index/run_status.py` and
@@ -1279,30 +1401,6 @@ class StackFramesResponse(StackFramesResponseBody):
     run: str
 
 
-class TensorHistogram(TypedDict):
-    """Histogram of the finite elements: counts[i] in [edges[i], edges[i + 1]); the non-finite counts beside it."""
-
-    counts: list[float]
-    edges: list[Num]
-    nan: float
-    neg_inf: float
-    pos_inf: float
-
-
-class TensorRef(TypedDict):
-    """Which tensor: `index/tensor_queries.py:TensorRecord.describe`. graph: a graph execution trace (output = its
-    slot); eager: an execution's output."""
-
-    graph_id: str | None
-    index: float
-    op_name: str | None
-    op_type: str | None
-    output: float
-    source: Literal["graph", "eager"]
-    tensor_debug_mode: DebugModeName
-    wall_time: float
-
-
 class TensorInput(TypedDict):
     """wire.ts `TensorInput` (its schema definition carries no description)."""
 
@@ -1323,57 +1421,6 @@ class TensorInputsResponseBody(TypedDict):
 
 class TensorInputsResponse(TensorInputsResponseBody):
     """Produced by `api/routes.py:tensor_inputs`: the data inputs of the tensor's op."""
-
-    run: str
-
-
-class TensorSlice(TypedDict):
-    """Values of a numpy basic slice (`analysis/tensor_values.py:slice_values`), flattened in C order of `shape`."""
-
-    shape: list[float]
-    # The slice as parsed, one item per axis (e.g. "0,1:3,:").
-    spec: str
-    # Numbers (bfloat16 widened to float32), booleans, complex as "(re+imj)" text, strings as text.
-    values: list[Num | bool | str]
-
-
-class TensorStats(TypedDict):
-    """Whole-tensor numbers (`analysis/tensor_stats.py:compute`). Classes and stats are of the values, of the modulus
-    |z| for complex (`of`), none for strings (counts null). min/max/mean/std: of the finite elements."""
-
-    count: float
-    max: Num | None
-    mean: Num | None
-    min: Num | None
-    nan: float | None
-    neg: float | None
-    neg_inf: float | None
-    of: Literal["values", "modulus", "none"]
-    pos: float | None
-    pos_inf: float | None
-    std: Num | None
-    zero: float | None
-
-
-class TensorResponseBody(TypedDict):
-    """`TensorResponse` without `run`: what the layer below returns (the one above adds `run`)."""
-
-    dtype: str | None
-    has_values: bool
-    health: TensorHealth | None
-    histogram: TensorHistogram | None
-    nonfinite: NonFinitePositions | None
-    note: str | None
-    shape: list[float] | None
-    size: float | None
-    slice: TensorSlice | None
-    stats: TensorStats | None
-    tensor: TensorRef
-
-
-class TensorResponse(TensorResponseBody):
-    """Produced by `api/routes.py:tensor`. Without values (not FULL_TENSOR), `health` says what the mode carries and
-    `note` how to record values; dtype/shape/size come from the health where it has them."""
 
     run: str
 

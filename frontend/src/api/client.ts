@@ -8,6 +8,7 @@
 import type {
   AlertsResponse,
   CompareResponse,
+  CompareValuesResponse,
   DevicesResponse,
   ErrorCode,
   ExecutionDetail,
@@ -94,6 +95,8 @@ export interface Api {
   tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse>;
   /** Run `run` (B) compared with run `base` (A): first divergence and differing tensors [begin, end) (#27). */
   compare?(run: string, base: string, begin: number, end: number): Promise<CompareResponse>;
+  /** Tensor `t` of run `run` (B), its aligned counterpart in run `base` (A) and A − B over `slice` (#27). */
+  compareValues?(run: string, base: string, t: TensorTarget, slice?: string): Promise<CompareValuesResponse>;
 }
 
 /** One health map request: rows [begin, end) (or one op's), at most `columns` step bins. */
@@ -259,5 +262,9 @@ export class HttpApi implements Api {
   }
   compare(run: string, base: string, begin: number, end: number) {
     return this.get<CompareResponse>('compare', { b: run, a: base, begin, end });
+  }
+  compareValues(run: string, base: string, t: TensorTarget, slice?: string) {
+    const { source, index, output } = t;
+    return this.get<CompareValuesResponse>('compare_values', { b: run, a: base, source, index, output, slice });
   }
 }

@@ -23,6 +23,7 @@ import { TensorLoader } from './tensor_loader.ts';
 import { GraphLoader } from './graph_loader.ts';
 import { RootCauseLoader } from './root_cause_loader.ts';
 import { CompareLoader } from './compare_loader.ts';
+import { CompareValuesLoader } from './compare_values_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun, waitForChoice } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { FocusChain } from './focus_chain.ts';
@@ -73,6 +74,8 @@ export class Controller {
   readonly lineOps: LineOpsLoader;
   /** "Compare with…": the baseline run, the comparison, focusing its sides (#27). */
   readonly compare: CompareLoader;
+  /** While comparing, the Tensor Values view's tensor in both runs and A − B (it follows the view). */
+  readonly compareValues: CompareValuesLoader;
 
   constructor(
     readonly store: Store,
@@ -97,6 +100,7 @@ export class Controller {
       focusGraphExecution: (index) => this.focusGraphExecution(index),
       focusExecution: (index) => this.focusExecution(index),
     });
+    this.compareValues = new CompareValuesLoader(store, api);
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();

@@ -12,6 +12,7 @@ import type {
   CallInfo,
   AlertsResponse,
   CompareResponse,
+  CompareValuesResponse,
   DevicesResponse,
   ExecutionDetail,
   ExecutionsResponse,
@@ -157,6 +158,9 @@ export interface State {
   compare: Loadable<CompareResponse>;
   /** The first divergence's values in both runs (FULL_TENSOR), for the card's A | B | A − B table. */
   compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
+  /** While comparing, the Tensor Values view's tensor in both runs and A − B over its window
+   * (controller/compare_values_loader.ts). */
+  compareTensor: Loadable<CompareValuesResponse>;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
@@ -240,6 +244,7 @@ export function runViewState(): Omit<
     compareBase: null,
     compare: idle(),
     compareValues: idle(),
+    compareTensor: idle(),
   };
 }
 

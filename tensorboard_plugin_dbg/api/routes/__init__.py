@@ -8,8 +8,9 @@ leaves out and clamp page bounds to the total; everything else is the index's an
 The routes live in groups, each module with its handlers and the parameters only they use (the shared ones:
 shared.py): runs.py (the run list), lists.py (alerts, executions, graph execution traces, devices), graph.py
 (graph, op, neighbourhood), source.py (files, lines, line ops, stack frames), analysis.py (timeline marks, root
-cause, health map), tensors.py (tensor, tensor.npy, tensor inputs), capsules.py (NaN capsules). A new route goes
-in its group's `ROUTES`; this module only assembles them (and describes the API, which needs the whole table).
+cause, health map), tensors.py (tensor, tensor.npy, tensor inputs), capsules.py (NaN capsules), compare.py
+(two runs compared) and compare_values.py (a tensor of both runs and A − B). A new route goes in its group's
+`ROUTES`; this module only assembles them (and describes the API, which needs the whole table).
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ from typing import Any
 
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import Params
-from tensorboard_plugin_dbg.api.routes import analysis, capsules, compare, graph, lists, runs, source, tensors
+from tensorboard_plugin_dbg.api.routes import (
+    analysis,
+    capsules,
+    compare,
+    compare_values,
+    graph,
+    lists,
+    runs,
+    source,
+    tensors,
+)
 from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog
 
@@ -36,6 +47,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     *tensors.ROUTES,
     *capsules.ROUTES,
     *compare.ROUTES,
+    *compare_values.ROUTES,
     RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None, uses_catalog=False),
 )
 
