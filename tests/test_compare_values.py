@@ -149,3 +149,21 @@ def test_bad_requests_are_4xx_json(client, params, status):
     code, _headers, body = get(client, url("compare_values", **params))
     assert code == status, body
     assert body["error"]["code"] and body["error"]["message"]
+
+
+def test_shape_mode_pair_shows_both_shapes_and_dtypes(tmp_path):
+    a, b = pair("cmp_cast", "SHAPE")
+    shutil.copytree(a, tmp_path / "base")
+    shutil.copytree(b, tmp_path / "changed")
+    c = Client(make_app(str(tmp_path))[0])
+    wait_indexed(c)
+    keys_b = _keys(c, "changed")
+    index_b = keys_b.index(("lowp", 0, 1))  # the second call's cast: float64 in A, float16 in B (cmp_cast.py)
+    body = ok(c, "compare_values", b="changed", a="base", source="graph", index=index_b, slice="...")
+    assert schema_errors(load_schema(), "CompareValuesResponse", body) == []
+    ha, hb = body["a"]["health"], body["b"]["health"]
+    assert (ha["mode"], hb["mode"]) == ("SHAPE", "SHAPE") and (ha["dtype"], hb["dtype"]) == ("float64", "float16")
+    assert ha["shape"] == hb["shape"] == [4]
+    assert f"dtype {ha['dtype']} → {hb['dtype']}" in body["health_difference"]["changed"]
+    assert body["health_difference"]["counts"]["size"] == [4, 4, 0] and body["metric"]["differs"]
+    assert body["difference"] is None and body["b"]["slice"] is None  # SHAPE records no values to subtract
