@@ -167,3 +167,19 @@ def test_shape_mode_pair_shows_both_shapes_and_dtypes(tmp_path):
     assert f"dtype {ha['dtype']} → {hb['dtype']}" in body["health_difference"]["changed"]
     assert body["health_difference"]["counts"]["size"] == [4, 4, 0] and body["metric"]["differs"]
     assert body["difference"] is None and body["b"]["slice"] is None  # SHAPE records no values to subtract
+
+
+def test_a_huge_constant_tensor_is_answered_not_a_500(tmp_path):
+    """cmp_seed's first eager op outputs one uint64 key near 1e19: its histogram's range (value ± 0.5) was below
+    float64's spacing there, a zero-width range and a ZeroDivisionError (500) in the `tensor` route under both."""
+    a, b = pair("cmp_seed", "FULL_TENSOR")
+    shutil.copytree(a, tmp_path / "base")
+    shutil.copytree(b, tmp_path / "changed")
+    c = Client(make_app(str(tmp_path))[0])
+    wait_indexed(c)
+    body = ok(c, "compare_values", b="changed", a="base", source="eager", index=0, slice="...")
+    for side, run in (("a", "base"), ("b", "changed")):
+        value = _npy(c, run, "eager", body[side]["tensor"]["index"])
+        stats = body[side]["stats"]
+        assert stats["min"] == stats["max"] == int(value.max())  # exact, as an integer
+        assert sum(body[side]["histogram"]["counts"]) == value.size
