@@ -16,8 +16,8 @@ from tensorboard_plugin_dbg.reader import debug_values
 from tensorboard_plugin_dbg.reader.schema import MODE_BY_NAME
 
 
-def _runs(mode: str):
-    a, b = pair("cmp_eager", mode)
+def _runs(mode: str, name: str = "cmp_eager"):
+    a, b = pair(name, mode)
     return Catalog(a).runs()[0], Catalog(b).runs()[0]
 
 
@@ -53,3 +53,19 @@ def test_block_read_decodes_as_the_detail_does():
             assert got.mode == detail["tensor_debug_mode"]
             mode = MODE_BY_NAME[got.mode]
             assert [debug_values.decode_debug_value(mode, p, eager=True) for p in got.protos] == detail["outputs"]
+
+
+def test_health_counts_that_move_are_found_by_the_block_read():
+    """cmp_eager_health.py: a shift before a ReLU moves the negative and zero counts of the
+    Sub, Relu and Square executions of every iteration (not the AddV2 that steps x)."""
+    run_a, run_b = _runs("FULL_HEALTH", "cmp_eager_health")
+    result = comparison.compare(run_a, run_b)
+    pairs = list(zip(result.execs.a.tolist(), result.execs.b.tolist()))
+    one_by_one = [differences.execution_metric(run_a, run_b, a, b, result.tol) for a, b in pairs]
+    expected = [bool(m and m.get("differs")) for m in one_by_one]
+    assert result.exec_differs.tolist() == expected and any(expected) and not all(expected)
+    assert {i: m["summary"] for i, m in result.exec_metrics.items()} == {
+        i: m["summary"] for i, m in enumerate(one_by_one) if m and m.get("differs")
+    }
+    first = document.document(result, listed=10)["first_divergence"]
+    assert first["b"]["line"] == injected_line("cmp_eager_health") and "neg" in first["metric"]["summary"]
