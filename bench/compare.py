@@ -7,6 +7,10 @@ middle step. Each side is indexed in this process (one read pass, as the CLI doe
 VmHWM, reset (/proc/self/clear_refs) before each phase.
 
     .venv/bin/python bench/compare.py [--traces 1000000]
+    .venv/bin/python bench/compare.py --eager 100000   # an eager-only pair (bench/eager_pair.py), instead
+
+The eager case times the comparison, and the one detail read per execution pair it replaced (the same verdicts,
+differences.execution_metric on each pair) on the same pair.
 """
 
 from __future__ import annotations
@@ -64,7 +68,11 @@ def _index(path: str):
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--traces", type=int, default=1_000_000)
+    ap.add_argument("--eager", type=int, default=0, help="compare an eager-only pair of this many executions")
     args = ap.parse_args(argv)
+    if args.eager:
+        eager(args.eager)
+        return
     path_a, path_b = _dump(args.traces, 2.0), _dump(args.traces, None)
     from tensorboard_plugin_dbg.analysis.compare import comparison, document
 
@@ -89,6 +97,31 @@ def main(argv: list[str] | None = None) -> None:
     print(f"counts: {doc['counts']}")
     where = f"{first['b']['op_name']} occurrence {first['b']['occurrence']}" if first and first["b"] else None
     print(f"first divergence: {first['kind'] if first else None}: {where}; {first['metric'] if first else ''}")
+
+
+def eager(n: int) -> None:
+    sys.path.insert(0, BENCH)
+    import eager_pair
+
+    from tensorboard_plugin_dbg.analysis.compare import comparison, differences, document
+
+    run_a, secs_a, _mem_a = _index(eager_pair.ensure(n, "a"))
+    run_b, secs_b, _mem_b = _index(eager_pair.ensure(n, "b"))
+    t = time.perf_counter()
+    result = comparison.compare(run_a, run_b)
+    doc = document.document(result, listed=50)
+    secs_compare = time.perf_counter() - t
+    t = time.perf_counter()
+    pairs = zip(result.execs.a.tolist(), result.execs.b.tolist())
+    before = sum(bool(differences.execution_metric(run_a, run_b, a, b, result.tol)) for a, b in pairs)
+    secs_before = time.perf_counter() - t
+    first = doc["first_divergence"]
+    print(f"eager executions: A {len(result.exec_names_a):,}  B {len(result.exec_names_b):,}")
+    print(f"index A {secs_a:.1f} s, index B {secs_b:.1f} s")
+    print(f"compare (with the first divergence and 50 listed): {secs_compare:.2f} s")
+    print(f"one detail read per execution pair, as before: {secs_before:.2f} s ({before:,} pairs differ)")
+    print(f"counts: {doc['counts']}")
+    print(f"first divergence: {first['kind'] if first else None}: {first['b'] if first else None}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import numpy as np
 from tensorboard_plugin_dbg.analysis.health import is_nonfinite
 from tensorboard_plugin_dbg.index import alert_order, kind_order
 from tensorboard_plugin_dbg.index.derived import DerivedCache
+from tensorboard_plugin_dbg.index.exec_outputs import ExecOutputs
 from tensorboard_plugin_dbg.index.state import OpEntry
 from tensorboard_plugin_dbg.reader import health_vectors
 from tensorboard_plugin_dbg.reader.schema import MODE_BY_NAME
@@ -25,6 +26,19 @@ PAGE = 1000
 def _flag(health: Any) -> int:
     value = is_nonfinite(health)
     return -1 if value is None else int(value)
+
+
+def _health_proto(health: Any) -> bytes | None:
+    """A health dict as the serialized float64 debug vector TF would have written (its mode's length)."""
+    from tensorboard.compat.proto import tensor_pb2
+
+    vector = health_vectors.vector_of(health)
+    vector = vector[: int(np.flatnonzero(~np.isnan(vector)).max()) + 1] if (~np.isnan(vector)).any() else vector[:0]
+    if not len(vector):
+        return None
+    proto = tensor_pb2.TensorProto(dtype=2, tensor_content=vector.astype("<f8").tobytes())
+    proto.tensor_shape.dim.add().size = len(vector)
+    return proto.SerializeToString()
 
 
 class ColumnarFromPages:
@@ -104,6 +118,14 @@ class ColumnarFromPages:
         health = list(detail.get("outputs") or [])
         flags = [_flag(health[i]) if i < len(health) else -1 for i in range(len(outs))]
         return [int(t) for t in detail["input_tensor_ids"]], outs, flags
+
+    def execution_outputs(self, rows: np.ndarray) -> list[ExecOutputs]:
+        out = []
+        for index in np.asarray(rows).tolist():
+            detail = self.execution(int(index), max_elements=0)
+            protos = [_health_proto(h) for h in detail.get("outputs") or []]  # a fake holds healths: encode them
+            out.append(ExecOutputs(detail["tensor_debug_mode"], protos))
+        return out
 
     def execution_arrays(self) -> dict[str, np.ndarray]:
         digests, types = self._digests(), self.exec_op_types

@@ -52,6 +52,7 @@ VALID = {
     "compare": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10},
     "compare_rows": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10, "divergent_only": "true"},
     "compare_traces": {"b": "run_a", "a": "run_a", "indices": "0,1"},
+    "compare_values": {"b": "run_a", "a": "run_a", "source": "graph", "index": 0, "slice": "1,..."},
     "openapi.json": {},
 }
 BINARY = {r.name for r in ROUTES if r.content_type != "application/json"}

@@ -238,9 +238,9 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
     ]
     # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes; capsules
     # (and capsule_array) and compare answer of other logdirs and run pairs: tests/test_capsule.py,
-    # tests/test_compare_api.py and tests/test_compare_rows.py
+    # tests/test_compare_api.py, tests/test_compare_rows.py and tests/test_compare_values.py
     elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "capsule_array", "capsule_array.npy", "compare"}
-    elsewhere |= {"compare_rows", "compare_traces"}
+    elsewhere |= {"compare_rows", "compare_traces", "compare_values"}
     assert {c[0] for c in cases} | elsewhere == {r.name for r in ROUTES}
     for route, params, query in cases:
         body = ok(client, route, run=run_name, **params)
@@ -319,6 +319,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "compare": {"b": run_name, "a": run_name, "begin": 0, "end": 5},
         "compare_rows": {"b": run_name, "a": run_name, "begin": 0, "end": 5, "divergent_only": "true"},
         "compare_traces": {"b": run_name, "a": run_name, "indices": "0"},
+        "compare_values": {"b": run_name, "a": run_name, "source": "graph", "index": 0, "slice": "..."},
     }
 
 

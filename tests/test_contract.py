@@ -199,6 +199,8 @@ def answers(served):
         ask("compare_rows", b=run, a=run, begin=0, end=20)
         ask("compare_rows", b=run, a=run, begin=0, end=20, divergent_only="true")
         ask("compare_traces", b=run, a=run, indices=",".join(str(r["index"]) for r in rows[:5]) or "0")
+        for r in rows[:2]:  # its tensor beside itself: A − B all zero (400 where nothing is comparable)
+            ask("compare_values", b=run, a=run, source="graph", index=r["index"], slice="...")
         ask("alerts", run=run, begin=0, end=PAGE_CAP + 1)
         # the index counts NaN/∞ alerts; the list adds the rules' findings after them (#18)
         assert alerts["totals_by_type"].get("InfNanAlert", 0) == info["counts"]["alerts"]

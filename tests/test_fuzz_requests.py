@@ -115,7 +115,9 @@ def known(served):
         "bins": ["8", "64"],
         "device": sorted({d["device_name"] for d in devices["devices"] if d["device_name"]}),
         "host": devices["hosts"],
-        "b": [run],  # compare, compare_rows, compare_traces: a run with itself
+        # compare, compare_rows, compare_traces, compare_values: b (under suspicion) and a (the baseline), the run
+        # with itself (and an unknown b)
+        "b": [run, run + "x"],
         "a": [run],
         "indices": ["0", "0,1,2"],
         "capsule": ["capsule-step000000004", "."],  # the demo logdir holds no capsule: 404 (test_capsule.py: 200)
@@ -257,7 +259,7 @@ def test_generator_reaches_success_and_every_error(served, known):
     seen: dict[int, int] = {}
 
     @settings(
-        max_examples=700,  # 250 before tensor/neighbourhood, 400 before capsules/compare, 520 before capsule_array
+        max_examples=760,  # 250 before tensor/neighbourhood, 400 before capsules/compare, 700 before compare_values
         deadline=None,
         derandomize=True,
         database=None,

@@ -121,8 +121,9 @@ def compute(loc: tensor_content.TensorLocation, bins: int = DEFAULT_BINS) -> Sum
     for first, x in _blocks(loc):
         p1.add(first, x)
     lo, hi = (float(p1.lo), float(p1.hi)) if p1.n_finite else (0.0, 1.0)
-    if hi <= lo:
-        lo, hi = lo - 0.5, hi + 0.5
+    if hi <= lo:  # one value: a range around it, wider than float64's spacing there (a uint64 key near 1e19)
+        pad = max(0.5, abs(lo) * 1e-6)
+        lo, hi = lo - pad, hi + pad
     counts = np.zeros(bins, np.int64)
     edges = np.linspace(lo, hi, bins + 1)
     mean = p1.total / p1.n_finite if p1.n_finite else 0.0

@@ -39,6 +39,9 @@ def _readable() -> Iterator[None]:
         raise RecordGone(f"the tensor's values can no longer be read: {exc.strerror or exc}") from exc
 
 
+readable = _readable  # compare/values.py reads values back under the same rule
+
+
 class _NoValues(TypedDict, total=False):
     """What a tensor without values says instead (_without_values)."""
 

@@ -23,12 +23,22 @@ from .alert_order import AlertOrder
 from .alert_queries import AlertPage
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
+from .exec_outputs import ExecOutputs
 from .line_ops import FileLineOps
 from .state import OpEntry
 from .tensor_queries import Source, TensorRecord
 from .trace_filter import NO_FILTER, TraceFilter
 
-__all__ = ["Catalog", "FileLineOps", "NotFound", "RecordGone", "RunQueries", "TensorRecord", "TraceFilter"]
+__all__ = [
+    "Catalog",
+    "ExecOutputs",
+    "FileLineOps",
+    "NotFound",
+    "RecordGone",
+    "RunQueries",
+    "TensorRecord",
+    "TraceFilter",
+]
 
 
 class RunQueries(Protocol):
@@ -170,6 +180,11 @@ class RunQueries(Protocol):
 
     def execution_io(self, index: int) -> tuple[list[int], list[int], list[int]]:
         """(input tensor ids, output tensor ids, per-output flag 1 non-finite / 0 finite / -1 cannot tell)."""
+        ...
+
+    def execution_outputs(self, rows: np.ndarray) -> list[ExecOutputs]:
+        """Each execution row's outputs (mode, healths as `execution` decodes them, FULL_TENSOR protos' bytes),
+        read in blocks of neighbouring records: for whole-run work (analysis/compare), not one detail per row."""
         ...
 
 

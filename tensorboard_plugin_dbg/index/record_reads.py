@@ -40,8 +40,16 @@ def read_trace_payloads(
     run.read_event). One pread per run of neighbouring records (see _GAP), no per-row Python."""
 
     locs = run.traces.view("loc")[rows]
-    codes, offsets = locs >> LOC_SHIFT, locs & LOC_MASK
-    n = len(rows)
+    return read_payloads(run, locs >> LOC_SHIFT, locs & LOC_MASK)
+
+
+def read_payloads(
+    run: RunState, codes: Rows, offsets: Rows
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """read_trace_payloads for records given by (file code, payload offset): traces, or executions (whose columns
+    hold the two apart)."""
+    codes, offsets = np.asarray(codes, np.int64), np.asarray(offsets, np.int64)
+    n = len(codes)
     starts = np.zeros(n, np.int64)
     limits = np.zeros(n, np.int64)  # end of the bytes read around each record
     parts, base = [], 0

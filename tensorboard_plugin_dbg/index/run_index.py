@@ -13,7 +13,7 @@ import numpy as np
 from ..reader.file_sets import FileSet
 from ..reader.schema import MODE_NAMES
 from ..wire import types as wire
-from . import line_ops, record_reads, run_status
+from . import exec_outputs, line_ops, record_reads, run_status
 from .alert_order import AlertOrder
 from .alert_queries import ALERT_TYPE, AlertPage, AlertQueries
 from .call_queries import CallQueries
@@ -117,6 +117,9 @@ class RunIndex(RunIngestion):
 
     def execution_io(self, index: int) -> tuple[list[int], list[int], list[int]]:
         return self.exec_queries.io(index)
+
+    def execution_outputs(self, rows: np.ndarray) -> list[exec_outputs.ExecOutputs]:
+        return exec_outputs.execution_outputs(self, rows)
 
     def graph_executions(
         self,

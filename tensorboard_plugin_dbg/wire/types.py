@@ -610,6 +610,90 @@ class CompareTracesResponse(CompareTracesResponseBody):
     run: str
 
 
+class HealthDifference(TypedDict):
+    """Health modes: each count both records hold, as [A, B, A − B] (the run's own tensor and device ids left out)."""
+
+    # Fields that are not counts and differ (dtype, shape), as "A → B" text.
+    changed: list[str]
+    counts: dict[str, list[Num]]
+
+
+class TensorDifference(TypedDict):
+    """A − B over the requested slice of two FULL_TENSOR values of one shape, element by element."""
+
+    # Full index into the tensor of that element (null with max_abs).
+    argmax: list[float] | None
+    # The largest finite |A − B| in the slice (null: the slice holds none).
+    max_abs: Num | None
+    # Elements of the slice whose difference is not finite (NaN or ∞ on one side only).
+    nonfinite: float
+    shape: list[float]
+    # The slice as parsed (the same for A, B and A − B).
+    spec: str
+    # A − B per element of the slice in C order (both NaN, or the same ±∞: 0; NaN on one side: NaN).
+    values: list[Num]
+
+
+class TensorRef(TypedDict):
+    """Which tensor: `index/tensor_queries.py:TensorRecord.describe`. graph: a graph execution trace (output = its
+    slot); eager: an execution's output."""
+
+    graph_id: str | None
+    index: float
+    op_name: str | None
+    op_type: str | None
+    output: float
+    source: Literal["graph", "eager"]
+    tensor_debug_mode: DebugModeName
+    wall_time: float
+
+
+class TensorResponseBody(TypedDict):
+    """`TensorResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    dtype: str | None
+    has_values: bool
+    health: TensorHealth | None
+    histogram: TensorHistogram | None
+    nonfinite: NonFinitePositions | None
+    note: str | None
+    shape: list[float] | None
+    size: float | None
+    slice: TensorSlice | None
+    stats: TensorStats | None
+    tensor: TensorRef
+
+
+class TensorResponse(TensorResponseBody):
+    """Produced by `api/routes.py:tensor`. Without values (not FULL_TENSOR), `health` says what the mode carries and
+    `note` how to record values; dtype/shape/size come from the health where it has them."""
+
+    run: str
+
+
+class CompareValuesResponseBody(TypedDict):
+    """`CompareValuesResponse` without `run`: what the layer below returns (the one above adds `run`)."""
+
+    # The aligned tensor of run A, with the same slice; null when only B holds it.
+    a: TensorResponse | None
+    b: TensorResponse
+    base: str
+    # FULL_TENSOR with a slice and the same shape on both sides; else null (`note` says why).
+    difference: TensorDifference | None
+    health_difference: HealthDifference | None
+    # How the whole tensors differ (the comparison's measure); null when only B holds it.
+    metric: CompareMetric | None
+    note: str | None
+    status: Literal["paired", "only_in_b"]
+
+
+class CompareValuesResponse(CompareValuesResponseBody):
+    """Produced by `api/routes/compare_values.py`: B's tensor, its aligned counterpart in A, and A − B."""
+
+    # Run B (under suspicion; the tensor asked for) and run A (the baseline).
+    run: str
+
+
 class DeviceCount(TypedDict):
     """Where ops ran: one device on one host, with how many of the run's records ran there."""
 
@@ -1394,20 +1478,6 @@ class StackFramesResponse(StackFramesResponseBody):
     run: str
 
 
-class TensorRef(TypedDict):
-    """Which tensor: `index/tensor_queries.py:TensorRecord.describe`. graph: a graph execution trace (output = its
-    slot); eager: an execution's output."""
-
-    graph_id: str | None
-    index: float
-    op_name: str | None
-    op_type: str | None
-    output: float
-    source: Literal["graph", "eager"]
-    tensor_debug_mode: DebugModeName
-    wall_time: float
-
-
 class TensorInput(TypedDict):
     """wire.ts `TensorInput` (its schema definition carries no description)."""
 
@@ -1428,29 +1498,6 @@ class TensorInputsResponseBody(TypedDict):
 
 class TensorInputsResponse(TensorInputsResponseBody):
     """Produced by `api/routes.py:tensor_inputs`: the data inputs of the tensor's op."""
-
-    run: str
-
-
-class TensorResponseBody(TypedDict):
-    """`TensorResponse` without `run`: what the layer below returns (the one above adds `run`)."""
-
-    dtype: str | None
-    has_values: bool
-    health: TensorHealth | None
-    histogram: TensorHistogram | None
-    nonfinite: NonFinitePositions | None
-    note: str | None
-    shape: list[float] | None
-    size: float | None
-    slice: TensorSlice | None
-    stats: TensorStats | None
-    tensor: TensorRef
-
-
-class TensorResponse(TensorResponseBody):
-    """Produced by `api/routes.py:tensor`. Without values (not FULL_TENSOR), `health` says what the mode carries and
-    `note` how to record values; dtype/shape/size come from the health where it has them."""
 
     run: str
 

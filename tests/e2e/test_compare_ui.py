@@ -76,5 +76,7 @@ def test_values_a_b_and_difference_of_the_first_divergence(page, tmp_path):
         table.wait_for(timeout=20_000)
         # the injected constant: 2.0 in A, 2.5 in B (tests/programs/cmp_constant.py)
         wait_text(table, r"0\s+2\s+2\.5\s+-0\.5")
+        # Tensor Values opens on B's side with A, B and A − B (tests/e2e/test_compare_values_ui.py checks its values)
+        by_testid(by_testid(frame, "tv-compare"), "tv-compare-diff").locator("td").first.wait_for(timeout=20_000)
         screenshot(page, "compare-3-values")
         assert_no_console_errors(page)

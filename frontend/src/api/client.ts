@@ -10,6 +10,7 @@ import type {
   CompareResponse,
   CompareRowsResponse,
   CompareTracesResponse,
+  CompareValuesResponse,
   DevicesResponse,
   ErrorCode,
   ExecutionDetail,
@@ -114,6 +115,8 @@ export interface Api {
   ): Promise<CompareRowsResponse>;
   /** The differences from A of B's graph traces `indices` (Graph Structure's drawn nodes). */
   compareTraces?(run: string, base: string, indices: number[]): Promise<CompareTracesResponse>;
+  /** Tensor `t` of run `run` (B), its aligned counterpart in run `base` (A) and A − B over `slice` (#27). */
+  compareValues?(run: string, base: string, t: TensorTarget, slice?: string): Promise<CompareValuesResponse>;
 }
 
 /** One health map request: rows [begin, end) (or one op's), at most `columns` step bins. */
@@ -307,5 +310,9 @@ export class HttpApi implements Api {
   }
   compareTraces(run: string, base: string, indices: number[]) {
     return this.get<CompareTracesResponse>('compare_traces', { b: run, a: base, indices: indices.join(',') });
+  }
+  compareValues(run: string, base: string, t: TensorTarget, slice?: string) {
+    const { source, index, output } = t;
+    return this.get<CompareValuesResponse>('compare_values', { b: run, a: base, source, index, output, slice });
   }
 }

@@ -24,3 +24,4 @@ export type * from './wire/tensor_values.ts';
 export type * from './wire/health_map.ts';
 export type * from './wire/capsules.ts';
 export type * from './wire/compare.ts';
+export type * from './wire/compare_values.ts';

@@ -24,6 +24,7 @@ import { GraphLoader } from './graph_loader.ts';
 import { RootCauseLoader } from './root_cause_loader.ts';
 import { CompareLoader } from './compare_loader.ts';
 import { CompareNodesLoader } from './compare_rows.ts';
+import { CompareValuesLoader } from './compare_values_loader.ts';
 import { betterDefault, choiceMayChange, defaultRun, waitForChoice } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { FocusChain } from './focus_chain.ts';
@@ -76,6 +77,8 @@ export class Controller {
   readonly compare: CompareLoader;
   /** Graph Structure's drawn nodes compared with the baseline run (#27). */
   readonly compareNodes: CompareNodesLoader;
+  /** While comparing, the Tensor Values view's tensor in both runs and A − B (it follows the view). */
+  readonly compareValues: CompareValuesLoader;
 
   constructor(
     readonly store: Store,
@@ -105,6 +108,7 @@ export class Controller {
       },
     });
     this.compareNodes = new CompareNodesLoader(store, api);
+    this.compareValues = new CompareValuesLoader(store, api);
     // the drawn neighbourhood follows the op shown, however it came to be shown (a focus, a navigation)
     store.subscribe((s, prev) => {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();

@@ -13,6 +13,7 @@ import type {
   AlertsResponse,
   CompareResponse,
   CompareTracesResponse,
+  CompareValuesResponse,
   DevicesResponse,
   ExecutionDetail,
   ExecutionsResponse,
@@ -160,6 +161,9 @@ export interface State {
   compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
   /** The drawn neighbourhood's traces compared with run A: Graph Structure's colours (controller/compare_rows.ts). */
   compareNodes: Loadable<CompareTracesResponse>;
+  /** While comparing, the Tensor Values view's tensor in both runs and A − B over its window
+   * (controller/compare_values_loader.ts). */
+  compareTensor: Loadable<CompareValuesResponse>;
   /** Graph Structure: the one-hop list or the drawn neighbourhood, and its hops. */
   graphView: GraphView;
   /** The drawn neighbourhood of the op in `op` (loaded only in the drawn mode). */
@@ -244,6 +248,7 @@ export function runViewState(): Omit<
     compare: idle(),
     compareValues: idle(),
     compareNodes: idle(),
+    compareTensor: idle(),
   };
 }
 

@@ -8,7 +8,10 @@ import numpy as np
 
 from tensorboard_plugin_dbg.analysis.compare.align import Pairs, TraceKeys
 from tensorboard_plugin_dbg.analysis.compare.metrics import Metric, Tolerances, health_differs, tensor_metric
-from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.index.protocol import ExecOutputs, RunQueries
+from tensorboard_plugin_dbg.reader import debug_values, tensor_proto
+from tensorboard_plugin_dbg.reader.schema import MODE_BY_NAME
+from tensorboard_plugin_dbg.wire import types as wire
 
 FULL_TENSOR, NO_TENSOR = 7, 1
 BLOCK = 1 << 12  # trace rows whose vectors are read at once (the rules scan 4 K too: tensor_scan.py)
@@ -80,33 +83,86 @@ def _op_type(run: RunQueries, kind: int) -> str | None:
 def execution_differences(
     run_a: RunQueries, run_b: RunQueries, pairs: Pairs, tol: Tolerances
 ) -> tuple[np.ndarray, dict[int, Metric]]:
-    """(bool per aligned execution: some output differs, the Metric of the first differing output)."""
+    """(bool per aligned execution: some output differs, the Metric of the first differing output). Both runs'
+    outputs are read a block of executions at a time (RunQueries.execution_outputs: one read per run of
+    neighbouring records, not one detail read per execution). A pair whose debug values are equal, bytes for bytes
+    but for the run's own tensor and device ids, is the same without decoding them; any other pair is measured
+    as execution_metric measures it (FULL_TENSOR: its values; health modes: the decoded healths)."""
     differs = np.zeros(len(pairs.b), bool)
     metrics: dict[int, Metric] = {}
-    for i, (ea, eb) in enumerate(zip(pairs.a.tolist(), pairs.b.tolist())):
-        metric = execution_metric(run_a, run_b, ea, eb, tol)
-        if metric is not None and metric.get("differs"):
-            differs[i] = True
-            metrics[i] = metric
+    for first in range(0, len(pairs.b), BLOCK):
+        rows_a, rows_b = pairs.a[first : first + BLOCK], pairs.b[first : first + BLOCK]
+        outs_a, outs_b = run_a.execution_outputs(rows_a), run_b.execution_outputs(rows_b)
+        for k, (oa, ob) in enumerate(zip(outs_a, outs_b)):
+            if _same_values(oa, ob):
+                continue
+            if ob.mode == "FULL_TENSOR":
+                metric = execution_metric(run_a, run_b, int(rows_a[k]), int(rows_b[k]), tol)
+            else:
+                metric = _first_differing_health(_healths(oa), _healths(ob))
+            if metric is not None and metric.get("differs"):
+                differs[first + k] = True
+                metrics[first + k] = metric
     return differs, metrics
+
+
+def _same_values(a: ExecOutputs, b: ExecOutputs) -> bool:
+    """Equal debug values, decided on the serialized protos: FULL_TENSOR's bytes equal (tensor_metric's hash
+    path), a health vector's bytes equal past the ids it starts with (the tensor id; FULL_HEALTH's device id too),
+    which _health_dict_metric does not compare. False only means "decode and measure"."""
+    if a.mode != b.mode or len(a.protos) != len(b.protos):
+        return False
+    if a.mode == "FULL_TENSOR":
+        return a.protos == b.protos
+    skip = 16 if a.mode == "FULL_HEALTH" else 8  # float64 ids at the vector's start
+    return all(_vector_tail(pa, skip) == _vector_tail(pb, skip) is not None for pa, pb in zip(a.protos, b.protos))
+
+
+def _vector_tail(proto: bytes | None, skip: int) -> bytes | None:
+    """The float64 debug vector's bytes after `skip` (TF writes it as DT_DOUBLE tensor_content), else None."""
+    if proto is None:
+        return None
+    parsed = tensor_proto.parse_tensor_proto(proto)
+    if parsed is None or parsed.dtype != 2 or len(parsed.tensor_content) < skip:
+        return None
+    return bytes(parsed.tensor_content[skip:])
+
+
+def _healths(outs: ExecOutputs) -> list[wire.TensorHealth]:
+    mode = MODE_BY_NAME[outs.mode]
+    return [debug_values.decode_debug_value(mode, proto, eager=True) for proto in outs.protos]
 
 
 def execution_metric(run_a: RunQueries, run_b: RunQueries, ea: int, eb: int, tol: Tolerances) -> Metric | None:
     """The first differing output of two aligned executions (None: all outputs the same or none recorded)."""
     da, db = run_a.execution(ea, max_elements=0), run_b.execution(eb, max_elements=0)
+    if db["tensor_debug_mode"] != "FULL_TENSOR":
+        return _first_differing_health(da["outputs"], db["outputs"])
     if len(da["outputs"]) != len(db["outputs"]):
-        return {"differs": True, "summary": f"{len(da['outputs'])} → {len(db['outputs'])} outputs"}
-    for out, (ha, hb) in enumerate(zip(da["outputs"], db["outputs"])):
-        if db["tensor_debug_mode"] == "FULL_TENSOR":
-            ra, rb = run_a.tensor_record("eager", ea, out), run_b.tensor_record("eager", eb, out)
-            if ra.location is None or rb.location is None:
-                continue
-            metric = tensor_metric(ra.location, rb.location, tol.of(rb.location.dtype, db["op_type"]))
-        else:
-            metric = _health_dict_metric(dict(ha), dict(hb))
+        return _count_changed(len(da["outputs"]), len(db["outputs"]))
+    for out in range(len(db["outputs"])):
+        ra, rb = run_a.tensor_record("eager", ea, out), run_b.tensor_record("eager", eb, out)
+        if ra.location is None or rb.location is None:
+            continue
+        metric = tensor_metric(ra.location, rb.location, tol.of(rb.location.dtype, db["op_type"]))
         if metric.get("differs"):
             return {**metric, "summary": f"output {out}: {metric.get('summary')}"}
     return None
+
+
+def _first_differing_health(outs_a: list[wire.TensorHealth], outs_b: list[wire.TensorHealth]) -> Metric | None:
+    """The first output whose health differs (health modes), as one execution's Metric; None when none does."""
+    if len(outs_a) != len(outs_b):
+        return _count_changed(len(outs_a), len(outs_b))
+    for out, (ha, hb) in enumerate(zip(outs_a, outs_b)):
+        metric = _health_dict_metric(dict(ha), dict(hb))
+        if metric.get("differs"):
+            return {**metric, "summary": f"output {out}: {metric.get('summary')}"}
+    return None
+
+
+def _count_changed(n_a: int, n_b: int) -> Metric:
+    return {"differs": True, "summary": f"{n_a} → {n_b} outputs"}
 
 
 def _health_dict_metric(ha: dict[str, object], hb: dict[str, object]) -> Metric:

@@ -9,7 +9,7 @@ The routes live in groups, each module with its handlers and the parameters only
 shared.py): runs.py (the run list), lists.py (alerts, executions, graph execution traces, devices), graph.py
 (graph, op, neighbourhood), source.py (files, lines, line ops, stack frames), analysis.py (timeline marks, root
 cause, health map), tensors.py (tensor, tensor.npy, tensor inputs), capsules.py (NaN capsules),
-compare.py and compare_rows.py (two runs compared). A new route goes
+compare.py, compare_rows.py and compare_values.py (two runs compared). A new route goes
 in its group's `ROUTES`; this module only assembles them (and describes the API, which needs the whole table).
 """
 
@@ -24,6 +24,7 @@ from tensorboard_plugin_dbg.api.routes import (
     capsules,
     compare,
     compare_rows,
+    compare_values,
     graph,
     lists,
     runs,
@@ -48,6 +49,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     *capsules.ROUTES,
     *compare.ROUTES,
     *compare_rows.ROUTES,
+    *compare_values.ROUTES,
     RouteSpec("openapi.json", "This API as an OpenAPI 3.1 document.", (), openapi, None, uses_catalog=False),
 )
 

@@ -15,13 +15,13 @@ from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
 
-def _comparison(run_a: RunQueries, run_b: RunQueries, tol: metrics.Tolerances) -> comparison.Comparison:
+def comparison_of(run_a: RunQueries, run_b: RunQueries, tol: metrics.Tolerances) -> comparison.Comparison:
     """One comparison per (A, B, versions, tolerances), kept in B's derived cache: pages reuse it."""
     key = (id(run_a), run_a.version, run_b.version, tol)
     return run_b.derived.get(("compare", run_a.name), key, lambda: comparison.compare(run_a, run_b, tol))
 
 
-def _run(catalog: Catalog, name: str, which: str) -> RunQueries:
+def run_named(catalog: Catalog, name: str, which: str) -> RunQueries:
     # An unknown name is a bad parameter (400) here: the route names its runs in `a`/`b`, not in `run`.
     try:
         return catalog.run(name)
@@ -30,10 +30,10 @@ def _run(catalog: Catalog, name: str, which: str) -> RunQueries:
 
 
 def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
-    run_b, run_a = _run(catalog, p["b"], "b"), _run(catalog, p["a"], "a")
+    run_b, run_a = run_named(catalog, p["b"], "b"), run_named(catalog, p["a"], "a")
     tol = metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
     try:
-        result = _comparison(run_a, run_b, tol)
+        result = comparison_of(run_a, run_b, tol)
     except comparison.CompareError as e:
         raise errors.bad_parameter(f"{e.code}: {e.message}") from e
     total = len(result.divergent)

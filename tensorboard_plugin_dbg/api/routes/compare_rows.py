@@ -32,10 +32,10 @@ _FILTERS = _declared(_GE_ROUTE, ("op_type", "op_name", "graph_id", "only_nonfini
 
 
 def _compared(catalog: Catalog, p: Params) -> tuple[RunQueries, RunQueries, comparison.Comparison]:
-    run_b, run_a = compare_route._run(catalog, p["b"], "b"), compare_route._run(catalog, p["a"], "a")
+    run_b, run_a = compare_route.run_named(catalog, p["b"], "b"), compare_route.run_named(catalog, p["a"], "a")
     tol = metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
     try:
-        return run_b, run_a, compare_route._comparison(run_a, run_b, tol)
+        return run_b, run_a, compare_route.comparison_of(run_a, run_b, tol)
     except comparison.CompareError as e:
         raise errors.bad_parameter(f"{e.code}: {e.message}") from e
 

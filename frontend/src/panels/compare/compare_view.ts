@@ -112,6 +112,8 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
       values.addEventListener('click', (e) => {
         e.stopPropagation();
         void ctl.compare.values(a, b);
+        // and Tensor Values on B's side: it shows A, B and A − B side by side while comparing (compare_values)
+        ctl.tensors.open({ source: b.source, index: b.index, output: b.source === 'graph' ? null : b.output });
       });
       finding.append(values);
     }

@@ -13,6 +13,7 @@ import { renderHealth } from '../../widgets/health.ts';
 import { VirtualGrid } from '../../widgets/virtual_grid.ts';
 import { renderDims } from './dims.ts';
 import { formatValue, shapeText, valueClass } from './format.ts';
+import { CompareValuesView } from './compare_values_view.ts';
 import { renderInputs } from './inputs.ts';
 import { capsuleArrayHead } from './capsule_array_head.ts';
 import { renderHeatmap, renderHistogram, renderPositions, renderStats } from './side.ts';
@@ -52,7 +53,7 @@ export class TensorValuesPanel {
     main.append(this.gridStatus, this.grid.element);
     const body = el('div', 'tv-body');
     body.append(main, this.side);
-    this.element.append(head, this.note, body, this.inputs);
+    this.element.append(head, this.note, body, new CompareValuesView(ctl).element, this.inputs);
     this.element.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') ctl.tensors.close();
     });

@@ -1,0 +1,85 @@
+"""End-to-end (#27): Tensor Values while comparing, in Chromium against a real `tensorboard`. With run B compared
+with its baseline A, a click on a divergent row of Graph Execution (one after the first divergence) focuses it;
+the row's "values" opens Tensor Values, which shows A, B and A − B side by side, and the largest |A − B| it names is
+the one the `compare_values` route answers for that tensor and window (and numpy's, from the route's own A and B
+values). (A tensor only B holds, "no counterpart in A": tests/test_compare_values.py, through the route.)"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import urllib.request
+from urllib.parse import urlencode
+
+import numpy as np
+import pytest
+from e2e_helpers import screenshot
+from test_compare import pair
+from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def _route(tb, **params) -> dict:
+    with urllib.request.urlopen(f"{tb.url}/data/plugin/dbg/compare_values?{urlencode(params)}", timeout=30) as r:
+        return json.loads(r.read())
+
+
+def _num(v):
+    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) if isinstance(v, str) else v
+
+
+def _open(page, tb):
+    # tall enough that the compare card (fixed at the top right, sized to its content) leaves the rows free
+    page.set_viewport_size({"width": 1920, "height": 1600})
+    return open_dashboard(page, tb)
+
+
+def _compare(frame, run: str, base: str) -> None:
+    by_testid(frame, "run-picker").select_option(run)
+    by_testid(frame, "compare-picker").select_option(base)
+    by_testid(frame, "compare-finding").wait_for(timeout=30_000)
+
+
+def test_divergent_row_shows_a_b_and_difference(page, tmp_path):
+    a, b = pair("cmp_constant", "FULL_TENSOR")
+    shutil.copytree(a, tmp_path / "base")
+    shutil.copytree(b, tmp_path / "changed")
+    with TensorBoardProcess(str(tmp_path)) as tb:
+        frame = _open(page, tb)
+        _compare(frame, "changed", "base")
+        # a divergent row of Graph Execution (marked Δ) that is not the first divergence: the last one listed
+        divergent = frame.locator("[data-testid=ge-list] .vl-row").filter(
+            has=frame.locator("[data-testid=ge-divergent]")
+        )
+        divergent.first.wait_for(timeout=20_000)
+        row = divergent.last
+        index = int(row.get_attribute("data-index") or -1)
+        row.click()
+        wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), rf"^\s*{index}\b")
+        row.locator("[data-testid=ge-values]").click()
+        pane = by_testid(frame, "tv-compare")
+        for key in ("a", "b", "diff"):  # three views side by side
+            by_testid(pane, f"tv-compare-{key}").locator("td").first.wait_for(timeout=20_000)
+        shape = _route(tb, b="changed", a="base", source="graph", index=index)["b"]["shape"]
+        whole = ",".join(f"0:{n}" for n in shape) or "..."  # the pane's window: the whole of these small tensors
+        answer = _route(tb, b="changed", a="base", source="graph", index=index, slice=whole)
+        diff = [_num(v) for v in answer["difference"]["values"]]
+        want = np.array([_num(v) for v in answer["a"]["slice"]["values"]]) - np.array(
+            [_num(v) for v in answer["b"]["slice"]["values"]]
+        )
+        assert np.array_equal(diff, want) and np.abs(want).max() > 0
+        shown = by_testid(pane, "tv-compare-max")
+        wait_text(shown, r"max \|A − B\|")
+        assert float(shown.get_attribute("data-value")) == pytest.approx(float(np.abs(want).max()), abs=0)
+        argmax = ",".join(str(i) for i in answer["difference"]["argmax"])
+        for key in ("a", "b", "diff"):  # the largest difference's cell marked in all three
+            marked = by_testid(pane, f"tv-compare-{key}").locator("td.cv-argmax")
+            assert marked.get_attribute("data-index") == argmax
+        cells = by_testid(pane, "tv-compare-diff").locator("td")
+        assert [float(cells.nth(k).inner_text()) for k in range(len(diff))] == pytest.approx(diff, rel=1e-5)
+        screenshot(page, "compare-4-tensor-values")
+        assert_no_console_errors(page)
