@@ -206,18 +206,7 @@ export class HttpApi implements Api {
     return this.get<ExecutionDetail>('execution', { run, index });
   }
   graphExecutions(run: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
-    return this.get<GraphExecutionsResponse>('graph_executions', {
-      run,
-      begin,
-      end,
-      op_type: f.opType,
-      op_name: f.opName,
-      graph_id: f.graphId,
-      only_nonfinite: f.onlyNonfinite ? 'true' : undefined,
-      device: f.device,
-      host: f.host,
-      call: f.call,
-    });
+    return this.get<GraphExecutionsResponse>('graph_executions', { run, begin, end, ...filterParams(f) });
   }
   devices(run: string) {
     return this.get<DevicesResponse>('devices', { run });
@@ -293,19 +282,14 @@ export class HttpApi implements Api {
     return this.get<CompareResponse>('compare', { b: run, a: base, begin, end });
   }
   compareRows(run: string, base: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
+    const divergent_only = f.divergentOnly ? 'true' : undefined;
     return this.get<CompareRowsResponse>('compare_rows', {
       b: run,
       a: base,
       begin,
       end,
-      op_type: f.opType,
-      op_name: f.opName,
-      graph_id: f.graphId,
-      only_nonfinite: f.onlyNonfinite ? 'true' : undefined,
-      device: f.device,
-      host: f.host,
-      call: f.call,
-      divergent_only: f.divergentOnly ? 'true' : undefined,
+      ...filterParams(f),
+      divergent_only,
     });
   }
   compareTraces(run: string, base: string, indices: number[]) {
@@ -315,4 +299,17 @@ export class HttpApi implements Api {
     const { source, index, output } = t;
     return this.get<CompareValuesResponse>('compare_values', { b: run, a: base, source, index, output, slice });
   }
+}
+
+/** Graph Execution's list filters as query parameters (`graph_executions` and `compare_rows` take the same). */
+function filterParams(f: GraphExecutionFilters): Params {
+  return {
+    op_type: f.opType,
+    op_name: f.opName,
+    graph_id: f.graphId,
+    only_nonfinite: f.onlyNonfinite ? 'true' : undefined,
+    device: f.device,
+    host: f.host,
+    call: f.call,
+  };
 }

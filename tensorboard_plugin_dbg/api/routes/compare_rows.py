@@ -16,7 +16,7 @@ from tensorboard_plugin_dbg.api.routes import compare as compare_route
 from tensorboard_plugin_dbg.api.routes import lists
 from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END, clamped
 from tensorboard_plugin_dbg.api.spec import RouteSpec
-from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries, TraceFilter
+from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
 
@@ -48,14 +48,7 @@ def _divergent_rows(run_a: RunQueries, run_b: RunQueries, c: comparison.Comparis
 
 def compare_rows(catalog: Catalog, p: Params) -> wire.CompareRowsResponse:
     run_b, run_a, c = _compared(catalog, p)
-    filters = TraceFilter(
-        op_type=p["op_type"],
-        op_name=p["op_name"],
-        graph_id=p["graph_id"],
-        only_nonfinite=p["only_nonfinite"],
-        device=p["device"],
-        host=p["host"],
-    )
+    filters = lists.trace_filter(p)
     within = _divergent_rows(run_a, run_b, c) if p["divergent_only"] else None
     try:
         page = clamped(run_b.graph_executions(p["begin"], p["end"], filters, call=p["call"], within=within))

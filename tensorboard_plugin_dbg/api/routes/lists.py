@@ -76,8 +76,9 @@ def execution(run: RunQueries, p: Params) -> wire.ExecutionDetail:
     return run.execution(p["index"], max_elements=p["max_elements"])
 
 
-def graph_executions(run: RunQueries, p: Params) -> wire.GraphExecutionsResponse:
-    filters = TraceFilter(
+def trace_filter(p: Params) -> TraceFilter:
+    """Graph Execution's list filters as the route's parameters give them (also `compare_rows`'s)."""
+    return TraceFilter(
         op_type=p["op_type"],
         op_name=p["op_name"],
         graph_id=p["graph_id"],
@@ -85,6 +86,10 @@ def graph_executions(run: RunQueries, p: Params) -> wire.GraphExecutionsResponse
         device=p["device"],
         host=p["host"],
     )
+
+
+def graph_executions(run: RunQueries, p: Params) -> wire.GraphExecutionsResponse:
+    filters = trace_filter(p)
     return {"run": run.name, **clamped(run.graph_executions(p["begin"], p["end"], filters, call=p["call"]))}
 
 
