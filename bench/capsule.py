@@ -1,7 +1,7 @@
 """NaN capsule (#26): what watching costs, what a capture and a replay take.
 
     .venv/bin/python bench/capsule.py [--steps 600] [--reps 3] [--big-mb 100] [--no-big] [--no-replay]
-    .venv/bin/python bench/capsule.py --paired 30   # the overhead alone, robust to a busy host
+    .venv/bin/python bench/capsule.py --paired 10   # the overhead alone, robust to a busy host
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETTINGS = ("none", "capsule", "full_health", "capsule_tfdbg")
 PROGRAMS = ("mlp", "conv")
 WARMUP = 50
+PAIRED_EPOCH = 1000  # steps of one epoch of the paired overhead figure
 
 
 def env() -> dict[str, str]:
@@ -128,8 +129,9 @@ def big_worker(big_mb: int, out: str) -> dict:
 
 def paired_worker(kind: str, rounds: int) -> dict:
     """The watch's overhead robust to a busy host: one process, two copies of the model (plain, watched), one epoch
-    (100 steps) of each in turn per round; the figure is the median over rounds of the watched/plain ratio of the
-    epochs' median step times, so load that comes and goes hits both sides of each ratio alike."""
+    of each in turn per round (1,000 steps: the medians of 100-step epochs swing ±10 % even on a quiet host); the
+    figure is the median over rounds of the watched/plain ratio of the epochs' median step times, so load that comes
+    and goes hits both sides of each ratio alike."""
     import keras
     import numpy as np
 
@@ -142,8 +144,8 @@ def paired_worker(kind: str, rounds: int) -> dict:
         return model, shape
 
     (plain, shape), (watched, _) = compiled(), compiled()
-    x = np.random.default_rng(0).normal(size=(6400, *shape)).astype("float32")
-    y = np.random.default_rng(1).integers(0, 10, size=6400)
+    x = np.random.default_rng(0).normal(size=(PAIRED_EPOCH * 64, *shape)).astype("float32")
+    y = np.random.default_rng(1).integers(0, 10, size=PAIRED_EPOCH * 64)
     folder = tempfile.mkdtemp(prefix="capsule-bench-paired-")
     capsule = NanCapsule(folder)
     epochs: dict[str, list[float]] = {"none": [], "capsule": []}

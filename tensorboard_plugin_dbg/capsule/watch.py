@@ -8,6 +8,7 @@ TensorFlow is imported inside the functions that run in the training process onl
 from __future__ import annotations
 
 import functools
+import math
 import os
 from typing import Any
 
@@ -42,7 +43,7 @@ class Watch:
         self.captured: list[str] = []  # capsule folders written
         self.triggers = 0  # non-finite steps seen (skip mode goes on counting)
         self.pending: dict[str, Any] | None = None  # the trigger of the last step, until handled after it
-        self.halt: Any = None  # tf.Variable: True once stopped, so that later steps of one execution apply nothing
+        self.halt: Any = None  # tf.Variable, +inf once stopped (else 0): later steps of one execution apply nothing
         # trace-time stash (fit): the batch and pre-step state of the train step being traced, and its loss
         self.traced_batch: Any = None
         self.traced_loss: Any = None
@@ -64,7 +65,7 @@ class Watch:
         self.model, self.optimizer = model, optimizer
         if self.halt is None:
             with tf.init_scope():
-                self.halt = tf.Variable(False, trainable=False, name="nan_capsule_halt")
+                self.halt = tf.Variable(0.0, trainable=False, name="nan_capsule_halt")
 
     def loss_scaled(self) -> bool:
         """A LossScaleOptimizer skips overflowing steps on purpose: then the gradients are not a trigger."""
@@ -112,15 +113,15 @@ class Watch:
             handled = tf.py_function(on_trigger, inputs, Tout=tf.bool)
             with tf.control_dependencies([handled]):
                 if self.on_nan != "skip":
-                    self.halt.assign(True)
+                    self.halt.assign(math.inf)
                 return tf.logical_not(tf.identity(handled))
 
         def rare() -> Any:
             """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path."""
             exact = _all_finite(checked)
-            return tf.cond(self.halt, lambda: tf.constant(False), lambda: tf.cond(exact, apply, capture))
+            return tf.cond(self.halt > 0, lambda: tf.constant(False), lambda: tf.cond(exact, apply, capture))
 
-        go = tf.logical_and(_sum_finite(checked), tf.logical_not(self.halt))
+        go = _sum_finite(checked, self.halt)  # the halt flag is +inf: one sum says "finite and not halted"
         return _unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
 
     # --- Python side of the capture -----------------------------------------------------------------------------
@@ -183,15 +184,14 @@ def _read(variable: Any) -> np.ndarray:
     return np.asarray(value.read_value() if hasattr(value, "read_value") else value)
 
 
-def _sum_finite(tensors: list[Any]) -> Any:
-    """The every-step check, one reduction per tensor: a sum is NaN or infinite when any value is, and finite values
-    make a non-finite sum only by overflowing, which `_all_finite` then tells apart on the rare path."""
+def _sum_finite(tensors: list[Any], halt: Any) -> Any:
+    """The every-step check, one reduction per tensor (each op costs its dispatch on the step's critical path): a
+    sum is NaN or infinite when any value is, and finite values make a non-finite sum only by overflowing, which
+    `_all_finite` then tells apart on the rare path. `halt` (0, or +inf once stopped) joins the same sum."""
     import tensorflow as tf
 
-    if not tensors:
-        return tf.constant(True)
     sums = [tf.cast(tf.reduce_sum(t), tf.float32) if t.dtype != tf.float32 else tf.reduce_sum(t) for t in tensors]
-    return tf.math.is_finite(tf.add_n(sums) if len(sums) > 1 else sums[0])
+    return tf.math.is_finite(tf.add_n([*sums, halt.value()]))
 
 
 def _all_finite(tensors: list[Any]) -> Any:
