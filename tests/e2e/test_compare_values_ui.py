@@ -32,6 +32,14 @@ def _num(v):
     return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) if isinstance(v, str) else v
 
 
+_CARD_OVER_PANE_JS = """() => {
+  const pane = document.querySelector('.tv-pane');
+  const r = pane.getBoundingClientRect();
+  const top = document.elementFromPoint(r.right - 24, r.top + 60);
+  return pane.contains(top) ? false : (top ? top.className || top.tagName : 'nothing');
+}"""
+
+
 def _open(page, tb):
     # tall enough that the compare card (fixed at the top right, sized to its content) leaves the rows free
     page.set_viewport_size({"width": 1920, "height": 1600})
@@ -81,5 +89,8 @@ def test_divergent_row_shows_a_b_and_difference(page, tmp_path):
             assert marked.get_attribute("data-index") == argmax
         cells = by_testid(pane, "tv-compare-diff").locator("td")
         assert [float(cells.nth(k).inner_text()) for k in range(len(diff))] == pytest.approx(diff, rel=1e-5)
+        # the compare card (fixed at the top right) stays under the Tensor Values pane, not over its right part
+        covered = frame.evaluate(_CARD_OVER_PANE_JS)
+        assert covered is False, covered
         screenshot(page, "compare-4-tensor-values")
         assert_no_console_errors(page)

@@ -129,8 +129,10 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
   for (const note of answer.notes) card.append(el('div', 'cmp-note muted', note));
 }
 
+// z-index 25: above the panels and the header's lists (20-21), under Tensor Values (30) and a maximised Graph
+// Structure (40), which the user opened over it (A | B | A − B shows in Tensor Values itself)
 const CARD_STYLE =
-  'position:fixed;top:40px;right:8px;z-index:50;max-width:560px;max-height:70vh;overflow:auto;padding:8px 10px;' +
+  'position:fixed;top:40px;right:8px;z-index:25;max-width:560px;max-height:70vh;overflow:auto;padding:8px 10px;' +
   'background:var(--bg, #fff);border:1px solid #c44;border-left:5px solid #c44;border-radius:4px;font-size:12px;' +
   'box-shadow:0 2px 8px rgba(0,0,0,.2)';
 
