@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
@@ -95,8 +96,32 @@ def main(argv: list[str] | None = None) -> None:
         f"= {extra / max(mem_b, 1):.2f}x one run's index (target <= 2x)",
     )
     print(f"counts: {doc['counts']}")
+    _difference_pages(run_b, result)
     where = f"{first['b']['op_name']} occurrence {first['b']['occurrence']}" if first and first["b"] else None
     print(f"first divergence: {first['kind'] if first else None}: {where}; {first['metric'] if first else ''}")
+
+
+def _difference_pages(run_b: Any, result: Any) -> None:
+    """Graph Execution's difference column as the `compare_rows` route pages it: B's differing rows found once
+    (cached by the route beside the comparison), then pages of 200 rows, divergent only, at the start, middle and
+    end, each with every row's difference."""
+    import numpy as np
+
+    from tensorboard_plugin_dbg.analysis.compare import rows
+
+    t = time.perf_counter()
+    divergent = rows.divergent_rows(result)
+    secs_rows = time.perf_counter() - t
+    pages = []
+    for begin in (0, len(divergent) // 2, max(0, len(divergent) - 200)):
+        t = time.perf_counter()
+        page = run_b.graph_executions(begin, begin + 200, within=divergent)
+        rows.differences(result, np.array([r["index"] for r in page["rows"]], np.int64))
+        pages.append(1000 * (time.perf_counter() - t))
+    print(
+        f"difference column: B's {len(divergent):,} differing rows found in {secs_rows * 1000:.0f} ms (once);"
+        f" a 200-row divergent-only page with its differences: {', '.join(f'{ms:.0f}' for ms in pages)} ms"
+    )
 
 
 def eager(n: int) -> None:
