@@ -160,7 +160,10 @@ export class GraphStructurePanel {
     });
     Object.assign(this.hopsInput, { type: 'number', min: '1', max: '8', title: 'hops around the op' });
     this.hopsInput.dataset.testid = 'gs-hops';
-    this.hopsInput.addEventListener('change', () => this.ctl.setGraphView({ hops: Number(this.hopsInput.value) }));
+    this.hopsInput.addEventListener('change', () => {
+      this.ctl.setGraphView({ hops: Number(this.hopsInput.value) });
+      this.hopsInput.value = String(this.ctl.store.state.graphView.hops); // as clamped (the render skips a focused field)
+    });
     this.toolbar.append(this.modeButton, this.hopsLabel, this.hopsInput, this.maximise);
   }
 
@@ -196,7 +199,8 @@ export class GraphStructurePanel {
       return this.panel.setState({ kind: 'error', text: `Could not load the op: ${op.error}` });
     const view = s.graphView;
     this.modeButton.textContent = view.mode === 'drawn' ? 'List' : 'Draw graph';
-    this.hopsInput.value = String(view.hops);
+    // not while the user edits it: a render in between (an answer arriving, a poll) would undo what was typed
+    if (document.activeElement !== this.hopsInput) this.hopsInput.value = String(view.hops);
     this.hopsInput.hidden = view.mode !== 'drawn';
     this.hopsLabel.hidden = this.hopsInput.hidden;
     this.maximise.hidden = view.mode !== 'drawn';
