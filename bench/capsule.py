@@ -1,7 +1,7 @@
 """NaN capsule (#26): what watching costs, what a capture and a replay take.
 
     .venv/bin/python bench/capsule.py [--steps 600] [--reps 3] [--big-mb 100] [--no-big] [--no-replay]
-    .venv/bin/python bench/capsule.py --paired 10   # the overhead alone, robust to a busy host
+    .venv/bin/python bench/capsule.py --paired 150  # the overhead alone, robust to a busy host
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETTINGS = ("none", "capsule", "full_health", "capsule_tfdbg")
 PROGRAMS = ("mlp", "conv")
 WARMUP = 50
-PAIRED_EPOCH = 1000  # steps of one epoch of the paired overhead figure
+PAIRED_BLOCK = 20  # steps each setting trains in turn for the paired overhead figure
 
 
 def env() -> dict[str, str]:
@@ -127,44 +127,75 @@ def big_worker(big_mb: int, out: str) -> dict:
     return {"capture_s": timings[0], "weights_mb": weights_bytes / 2**20, "files_mb": sum(sizes.values()) / 2**20}
 
 
-def paired_worker(kind: str, rounds: int) -> dict:
-    """The watch's overhead robust to a busy host: one process, two copies of the model (plain, watched), one epoch
-    of each in turn per round (1,000 steps: the medians of 100-step epochs swing ±10 % even on a quiet host); the
-    figure is the median over rounds of the watched/plain ratio of the epochs' median step times, so load that comes
-    and goes hits both sides of each ratio alike."""
+def paired_worker(kind: str, blocks: int) -> dict:
+    """The watch's overhead robust to a busy host: one process, one copy of the model per setting, each trained
+    PAIRED_BLOCK steps in turn (`fit` on a repeated dataset), --paired blocks each, so that load which comes and goes
+    over seconds hits every setting alike. Beside no debugging and NanCapsule, two points of reference:
+    - "wait": plain Adam, each gradient held until every gradient of the step exists (no check, no branch): what
+      any check-before-apply pays, the update of the last layers no longer overlapping the backward pass of the first;
+    - "lso": Keras's own check-before-apply, `LossScaleOptimizer` (float32 model: the scaling, the check, the cond).
+    A setting's figure is the median of its steps (each block's first two left out); the spread, the quartiles of the
+    ratios to no debugging over groups of 10 blocks."""
     import keras
     import numpy as np
+    import tensorflow as tf
 
     from tensorboard_plugin_dbg.capsule import NanCapsule
 
-    def compiled():
+    def compiled(optimizer: object = "adam"):
         keras.utils.set_random_seed(0)
         model, shape = build(kind, keras)
-        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         return model, shape
 
-    (plain, shape), (watched, _) = compiled(), compiled()
-    x = np.random.default_rng(0).normal(size=(PAIRED_EPOCH * 64, *shape)).astype("float32")
-    y = np.random.default_rng(1).integers(0, 10, size=PAIRED_EPOCH * 64)
     folder = tempfile.mkdtemp(prefix="capsule-bench-paired-")
-    capsule = NanCapsule(folder)
-    epochs: dict[str, list[float]] = {"none": [], "capsule": []}
+    (plain, shape), (watched, _), (waiting, _) = compiled(), compiled(), compiled()
+    lso, _ = compiled(keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam()))
+    hold_until_all_gradients(waiting.optimizer, tf)
+    x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
+    y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
+    runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder)]), "wait": (waiting, []), "lso": (lso, [])}
+    steps: dict[str, list[list[float]]] = {name: [] for name in runs}
     marks: list[float] = []
     timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
     try:
-        for _ in range(rounds + 1):  # the first round traces both train functions: not counted
-            for name, model, extra in (("none", plain, []), ("capsule", watched, [capsule])):
+        for block in range(blocks + 1):  # the first block traces each train function: not counted
+            order = list(runs) if block % 2 == 0 else list(runs)[::-1]
+            for name in order:
+                model, extra = runs[name]
                 marks.clear()
-                model.fit(x, y, batch_size=64, epochs=1, shuffle=False, verbose=0, callbacks=[timer, *extra])
-                epochs[name].append(statistics.median(b - a for a, b in zip(marks[10:], marks[11:])) * 1000)
+                model.fit(data, steps_per_epoch=PAIRED_BLOCK, epochs=1, verbose=0, callbacks=[timer, *extra])
+                if block:
+                    steps[name].append([1000 * (b - a) for a, b in zip(marks[2:], marks[3:])])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    ratios = [w / n for n, w in zip(epochs["none"][1:], epochs["capsule"][1:])]
-    quartiles = statistics.quantiles(ratios, n=4)
+    return {name: paired_figures(steps[name], steps["none"]) for name in runs}
+
+
+def hold_until_all_gradients(optimizer, tf) -> None:
+    """The "wait" reference: the optimizer's apply (on this instance) gets each gradient only once all exist."""
+    original = optimizer.apply
+
+    def apply(grads, trainable_variables=None):
+        grads = list(grads)
+        with tf.control_dependencies([g for g in grads if g is not None]):
+            held = [None if g is None else tf.identity(g) for g in grads]
+        return original(held, trainable_variables)
+
+    optimizer.apply = apply
+
+
+def paired_figures(blocks: list[list[float]], baseline: list[list[float]]) -> dict:
+    def median_of(group: list[list[float]]) -> float:
+        return statistics.median(t for block in group for t in block)
+
+    groups = range(0, len(blocks) - 9, 10)
+    ratios = [median_of(blocks[g : g + 10]) / median_of(baseline[g : g + 10]) for g in groups] or [float("nan")]
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
     return {
-        "none_ms": statistics.median(epochs["none"][1:]),
-        "capsule_ms": statistics.median(epochs["capsule"][1:]),
-        "ratio": statistics.median(ratios),
+        "ms": median_of(blocks),
+        "ratio": median_of(blocks) / median_of(baseline),
         "q1": quartiles[0],
         "q3": quartiles[2],
     }
@@ -238,16 +269,19 @@ def main() -> None:
     p.add_argument("--no-replay", action="store_true")
     p.add_argument("--programs", default=",".join(PROGRAMS), help="mlp,conv")
     p.add_argument("--no-reference", action="store_true", help="leave FULL_HEALTH out (the watch's overhead only)")
-    p.add_argument("--paired", type=int, default=0, metavar="ROUNDS", help="only the paired in-process overhead")
+    p.add_argument("--paired", type=int, default=0, metavar="BLOCKS", help="only the paired in-process overhead")
     args = p.parse_args()
     if args.paired:
+        print(f"step time in fit, {PAIRED_BLOCK}-step blocks in turn, {args.paired} blocks each, one process")
+        labels = {"capsule": "NanCapsule", "wait": "updates wait for all gradients", "lso": "LossScaleOptimizer"}
         for kind in args.programs.split(","):
             f = spawn(kind, "paired", str(args.paired), "")
-            pct = {k: f"{100 * (f[k] - 1):+.1f}%" for k in ("ratio", "q1", "q3")}
-            print(
-                f"{kind:6} paired over {args.paired} rounds: none {f['none_ms']:.3f} ms, capsule {f['capsule_ms']:.3f}"
-                f" ms, overhead {pct['ratio']} (quartiles {pct['q1']} .. {pct['q3']})"
-            )
+            print(f"{kind:6} no debugging {f['none']['ms']:.3f} ms")
+            for name, label in labels.items():
+                pct = {k: f"{100 * (f[name][k] - 1):+.1f}%" for k in ("ratio", "q1", "q3")}
+                print(
+                    f"       {label:31} {f[name]['ms']:.3f} ms {pct['ratio']:>7} (quartiles {pct['q1']} .. {pct['q3']})"
+                )
         return
     settings = SETTINGS[:2] if args.no_reference else SETTINGS
     print(f"step time, median of {args.reps} runs' medians ({args.steps} steps, after {WARMUP} warm-up steps)")

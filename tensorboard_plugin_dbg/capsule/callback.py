@@ -50,6 +50,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1, tfdbg_buffer: int = 0) -> None:
         super().__init__()
         self.capsule = Watch(directory, on_nan, max_capsules, tfdbg_buffer)
+        # the watched train function fit ran last, and what it was traced for: the next fit with this callback runs
+        # it again instead of tracing anew (a loop calling fit once per epoch paid a trace per call)
+        self._kept: tuple[Any, Any] | None = None
 
     @property
     def captured(self) -> list[str]:
@@ -68,6 +71,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch.source = "fit"
         watch.attach(model, model.optimizer)
         _install(model, watch)
+        if self._kept is not None and _same(self._kept[0], _traced_for(model)):
+            model.train_function = self._kept[1]
         if watch.replay is not None:
             _replay_fit(model, watch)
 
@@ -89,6 +94,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
             self.model.stop_training = True
 
     def on_train_end(self, logs: Any = None) -> None:
+        if self.model.train_function is not None:
+            self._kept = (_traced_for(self.model), self.model.train_function)
         _uninstall(self.model)
         self._after_trigger()
 
@@ -180,6 +187,16 @@ def _install(model: Any, watch: Watch) -> None:
         warnings.warn("NanCapsule: XLA turned off for the train step (its capture is a tf.py_function)", stacklevel=3)
         model.jit_compile = False
     model.train_function = None  # traced again, with the check
+
+
+def _traced_for(model: Any) -> tuple[Any, ...]:
+    """What a train function was traced against: the model, its optimizer and its compile (Keras makes a new
+    `_compile_config` at each compile; a recompiled model must trace again)."""
+    return (model, model.optimizer, getattr(model, "_compile_config", None), model.jit_compile)
+
+
+def _same(kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    return all(a is b for a, b in zip(kept, now))
 
 
 def _uninstall(model: Any) -> None:

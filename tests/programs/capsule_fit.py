@@ -3,7 +3,9 @@ at a known step. The program keeps its own copies of that step's batch and of ev
 before that step (OUT/expected.npz), for the test to compare with the capsule.
 
 Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--dict] [--sample-weight] [--mixed] [--clean]
-[--random-poison] [--nested] [--nan-input]. Capsules go to OUT/capsules; OUT/result.json says how training ended.
+[--random-poison] [--nested] [--nan-input] [--fit-per-epoch] (one fit call per epoch with the same callbacks, the
+first on clean data: the poisoned step is --poison-step of the second epoch; result.json counts the train functions
+the fit calls ran). Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
 import argparse
@@ -24,6 +26,17 @@ BATCH, SAMPLES, POISONED_ROW = 8, 96, 3
 class SqrtFeatures(keras.layers.Layer):
     def call(self, x):
         return tf.sqrt(x)  # CULPRIT
+
+
+class TrainFunctions(keras.callbacks.Callback):
+    """The train function each fit call runs (fit makes it before on_train_begin): the objects, kept alive."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def on_train_begin(self, logs=None):
+        self.seen.append(self.model.train_function)
 
 
 class KeepPreStep(keras.callbacks.Callback):
@@ -92,7 +105,7 @@ def main():
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--tfdbg-buffer", type=int, default=0)
-    for flag in ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input"):
+    for flag in ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch"):
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -110,20 +123,25 @@ def main():
         model = nested_model(model)
     keep_batch(args, x, y, sample_weight)
     result = {"ended": "finished"}
+    functions = TrainFunctions()
+    first_epoch = data(argparse.Namespace(**dict(vars(args), clean=True))) if args.fit_per_epoch else None
+    poisoned_step = args.poison_step + (SAMPLES // BATCH if args.fit_per_epoch else 0)
+    callbacks = [capsule, KeepPreStep(poisoned_step, args.out), functions]
+    fit = dict(sample_weight=sample_weight, batch_size=BATCH, shuffle=False, verbose=0, callbacks=callbacks)
     try:
-        history = model.fit(
-            x,
-            y,
-            sample_weight=sample_weight,
-            batch_size=BATCH,
-            epochs=2,
-            shuffle=False,
-            verbose=0,
-            callbacks=[capsule, KeepPreStep(args.poison_step, args.out)],
-        )
-        result["epochs"] = len(history.history.get("loss", []))
+        if args.fit_per_epoch:
+            for epoch, (xs, ys, _) in enumerate([first_epoch, (x, y, None)]):
+                model.fit(xs, ys, epochs=epoch + 1, initial_epoch=epoch, **fit)
+                if capsule.triggered:
+                    break
+            result["epochs"] = epoch + 1
+        else:
+            history = model.fit(x, y, epochs=2, **fit)
+            result["epochs"] = len(history.history.get("loss", []))
     except NanCapsuleError as e:
         result = {"ended": "raised", "message": str(e)}
+    result["train_functions"] = len({id(f) for f in functions.seen})
+    result["fit_calls"] = len(functions.seen)
     result.update(captured=capsule.captured, steps=int(model.optimizer.iterations.numpy()), triggers=capsule.triggered)
     if args.mixed:
         result["scale"] = float(model.optimizer.dynamic_scale.numpy())
