@@ -32,6 +32,10 @@ class RouteSpec:
     def needs_run(self) -> bool:
         return any(p.name == "run" for p in self.params)
 
+    def params_named(self, *names: str) -> tuple[Param, ...]:
+        """Some of this route's parameters, for a route that takes them too (declared once, validated alike)."""
+        return tuple(p for p in self.params if p.name in names)
+
 
 @dataclasses.dataclass(frozen=True)
 class Binary:

@@ -19,16 +19,10 @@ from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
-
-def _declared(route: RouteSpec, names: tuple[str, ...]) -> tuple[Param, ...]:
-    """Parameters declared once by another route (so both validate them alike)."""
-    return tuple(p for p in route.params if p.name in names)
-
-
-_PAIR = _declared(compare_route.ROUTES[0], ("b", "a"))
-_TOLERANCES = _declared(compare_route.ROUTES[0], ("atol", "rtol", "tol_ops", "tol"))
+_PAIR = compare_route.ROUTES[0].params_named("b", "a")
+_TOLERANCES = compare_route.ROUTES[0].params_named("atol", "rtol", "tol_ops", "tol")
 _GE_ROUTE = next(r for r in lists.ROUTES if r.name == "graph_executions")
-_FILTERS = _declared(_GE_ROUTE, ("op_type", "op_name", "graph_id", "only_nonfinite", "device", "host", "call"))
+_FILTERS = _GE_ROUTE.params_named("op_type", "op_name", "graph_id", "only_nonfinite", "device", "host", "call")
 
 
 def _compared(catalog: Catalog, p: Params) -> tuple[RunQueries, RunQueries, comparison.Comparison]:

@@ -39,8 +39,7 @@ ROUTES: tuple[RouteSpec, ...] = (
         "over a slice: FULL_TENSOR element by element with the largest |A − B| and where it is; health modes and "
         "SHAPE the counts of both and their difference. A tensor only B holds answers B alone (status only_in_b).",
         (
-            Param("b", "str", "Run B, whose tensor is asked for (RunInfo.name).", required=True),
-            Param("a", "str", "Run A, the baseline (RunInfo.name).", required=True),
+            *compare.ROUTES[0].params_named("b", "a"),
             SOURCE,
             Param("index", "int", "Run B's graph_executions or executions index.", required=True),
             Param("output", "int", "Output slot (eager: default 0; graph: the trace's own slot, default it)."),
