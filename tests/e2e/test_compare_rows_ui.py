@@ -7,15 +7,14 @@ difference, the first divergence's op thicker; every text stays readable in both
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.parse
 import urllib.request
 
 import pytest
+from compare_e2e import comparing
 from contrast_js import CONTRAST_JS
 from e2e_helpers import screenshot
-from test_compare import pair
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from test_dashboard import assert_no_console_errors, by_testid, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -33,16 +32,7 @@ def _api(tb: TensorBoardProcess, route: str, **params) -> dict:
 @pytest.fixture()
 def compared(page, tmp_path):
     """The dashboard showing run `changed` compared with run `base`, the comparison's card drawn."""
-    a, b = pair("cmp_many_steps", "FULL_TENSOR")
-    shutil.copytree(a, tmp_path / "base")
-    shutil.copytree(b, tmp_path / "changed")
-    with TensorBoardProcess(str(tmp_path)) as tb:
-        frame = open_dashboard(page, tb)
-        by_testid(frame, "run-picker").select_option("changed")
-        picker = by_testid(frame, "compare-picker")
-        picker.wait_for(timeout=20_000)
-        picker.select_option("base")
-        by_testid(frame, "compare-finding").wait_for(timeout=30_000)
+    with comparing(page, tmp_path, "cmp_many_steps", "FULL_TENSOR") as (tb, frame):
         by_testid(frame, "compare-fold").click()  # the card out of the way of the panels under it
         by_testid(frame, "compare-finding").wait_for(state="hidden", timeout=5_000)
         yield tb, frame

@@ -5,33 +5,22 @@ disk, shows the finding (it fetches nothing)."""
 
 from __future__ import annotations
 
-import shutil
-
 import dumps
 import pytest
+from compare_e2e import comparing
 from e2e_helpers import screenshot, wait_focused_source_line
 from test_compare import injected_line, pair
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from test_dashboard import assert_no_console_errors, by_testid, wait_text
 
-from harness.tensorboard_process import TensorBoardProcess
 from tensorboard_plugin_dbg.__main__ import main
 
 pytestmark = pytest.mark.e2e
 
 
 def test_compare_with_focuses_the_injected_line(page, tmp_path):
-    a, b = pair("cmp_nan_b", "FULL_HEALTH")
-    shutil.copytree(a, tmp_path / "base")
-    shutil.copytree(b, tmp_path / "changed")
     program = dumps.program_path("cmp_nan_b")
-    with TensorBoardProcess(str(tmp_path)) as tb:
-        frame = open_dashboard(page, tb)
-        by_testid(frame, "run-picker").select_option("changed")
-        picker = by_testid(frame, "compare-picker")
-        picker.wait_for(timeout=20_000)
-        picker.select_option("base")
+    with comparing(page, tmp_path, "cmp_nan_b", "FULL_HEALTH") as (_, frame):
         finding = by_testid(frame, "compare-finding")
-        finding.wait_for(timeout=30_000)
         line = injected_line("cmp_nan_b")
         wait_text(by_testid(frame, "compare-side-B"), rf"centered:0 \(Sub\).*cmp_nan_b\.py:{line}")
         wait_text(by_testid(frame, "compare-side-A"), rf"cmp_nan_b\.py:{line}")
@@ -63,14 +52,7 @@ def test_html_page_opened_in_chromium_shows_the_finding(page, tmp_path):
 
 
 def test_values_a_b_and_difference_of_the_first_divergence(page, tmp_path):
-    a, b = pair("cmp_constant", "FULL_TENSOR")
-    shutil.copytree(a, tmp_path / "base")
-    shutil.copytree(b, tmp_path / "changed")
-    with TensorBoardProcess(str(tmp_path)) as tb:
-        frame = open_dashboard(page, tb)
-        by_testid(frame, "run-picker").select_option("changed")
-        by_testid(frame, "compare-picker").select_option("base")
-        by_testid(frame, "compare-finding").wait_for(timeout=30_000)
+    with comparing(page, tmp_path, "cmp_constant", "FULL_TENSOR") as (_, frame):
         by_testid(frame, "compare-values-open").click()
         table = by_testid(frame, "compare-values")
         table.wait_for(timeout=20_000)

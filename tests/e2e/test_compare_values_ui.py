@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import urllib.request
 from urllib.parse import urlencode
 
 import numpy as np
 import pytest
+from compare_e2e import comparing
 from e2e_helpers import screenshot
-from test_compare import pair
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
-
-from harness.tensorboard_process import TensorBoardProcess
+from test_dashboard import assert_no_console_errors, by_testid, wait_text
 
 pytestmark = pytest.mark.e2e
 
@@ -40,25 +37,11 @@ _CARD_OVER_PANE_JS = """() => {
 }"""
 
 
-def _open(page, tb):
-    # tall enough that the compare card (fixed at the top right, sized to its content) leaves the rows free
-    page.set_viewport_size({"width": 1920, "height": 1600})
-    return open_dashboard(page, tb)
-
-
-def _compare(frame, run: str, base: str) -> None:
-    by_testid(frame, "run-picker").select_option(run)
-    by_testid(frame, "compare-picker").select_option(base)
-    by_testid(frame, "compare-finding").wait_for(timeout=30_000)
+TALL = (1920, 1600)  # tall enough that the compare card (fixed at the top right, sized to its content) leaves rows free
 
 
 def test_divergent_row_shows_a_b_and_difference(page, tmp_path):
-    a, b = pair("cmp_constant", "FULL_TENSOR")
-    shutil.copytree(a, tmp_path / "base")
-    shutil.copytree(b, tmp_path / "changed")
-    with TensorBoardProcess(str(tmp_path)) as tb:
-        frame = _open(page, tb)
-        _compare(frame, "changed", "base")
+    with comparing(page, tmp_path, "cmp_constant", "FULL_TENSOR", viewport=TALL) as (tb, frame):
         # a divergent row of Graph Execution (marked Δ) that is not the first divergence: the last one listed
         divergent = frame.locator("[data-testid=ge-list] .vl-row").filter(
             has=frame.locator("[data-testid=ge-divergent]")
