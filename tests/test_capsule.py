@@ -137,13 +137,15 @@ def test_a_run_without_nan_writes_nothing_and_mixed_precision_overflow_is_not_a_
 
 def test_fit_called_once_per_epoch_keeps_its_watched_train_function():
     """A loop that calls fit once per epoch with the same NanCapsule: the check is traced once (a new trace each call
-    took ~0.4 s and left every later step slower), and the second call still watches (the trigger is in epoch 2)."""
+    took ~0.4 s and left every later step slower), and the second call still watches (the trigger is in epoch 2).
+    Then a fit without the callback runs a function of its own (unwatched), one with it the watched one again, and
+    one after a compile a new one."""
     step = BATCHES_PER_EPOCH + 4  # the program's first epoch is clean; the second is poisoned at its batch 4
     out = run("capsule_fit", "--fit-per-epoch")
     ended = result(out)
-    assert ended["fit_calls"] == 2 and ended["train_functions"] == 1
     assert_capsule_is_the_step(out, step)
     assert ended["steps"] == step  # the update of the poisoned step was not applied
+    assert ended["train_functions"] == [0, 0, 1, 0, 2]
 
 
 def test_custom_loop_in_a_tf_function():

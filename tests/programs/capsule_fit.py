@@ -4,8 +4,9 @@ before that step (OUT/expected.npz), for the test to compare with the capsule.
 
 Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--dict] [--sample-weight] [--mixed] [--clean]
 [--random-poison] [--nested] [--nan-input] [--fit-per-epoch] (one fit call per epoch with the same callbacks, the
-first on clean data: the poisoned step is --poison-step of the second epoch; result.json counts the train functions
-the fit calls ran). Capsules go to OUT/capsules; OUT/result.json says how training ended.
+first on clean data: the poisoned step is --poison-step of the second epoch; then a fit without the NanCapsule, one
+with it, a compile and one with it again, all on clean data; result.json lists which train function each fit call
+ran, as the index of its first appearance). Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
 import argparse
@@ -140,13 +141,25 @@ def main():
             result["epochs"] = len(history.history.get("loss", []))
     except NanCapsuleError as e:
         result = {"ended": "raised", "message": str(e)}
-    result["train_functions"] = len({id(f) for f in functions.seen})
-    result["fit_calls"] = len(functions.seen)
     result.update(captured=capsule.captured, steps=int(model.optimizer.iterations.numpy()), triggers=capsule.triggered)
+    if args.fit_per_epoch:
+        refit(model, capsule, functions, first_epoch)
+        firsts = [next(i for i, g in enumerate(functions.seen) if g is f) for f in functions.seen]
+        result["train_functions"] = [sorted(set(firsts)).index(i) for i in firsts]
     if args.mixed:
         result["scale"] = float(model.optimizer.dynamic_scale.numpy())
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
+
+
+def refit(model, capsule, functions, clean):
+    """After the watched loop: fit without the NanCapsule (not watched: a train function of its own), with it (its
+    watched function again), and with it after a compile (traced anew: the compile may have changed the loss)."""
+    x, y, _ = clean
+    model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[functions])
+    model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[capsule, functions])
+    model.compile(optimizer=model.optimizer, loss="mse")
+    model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[capsule, functions])
 
 
 def nested_model(model):
