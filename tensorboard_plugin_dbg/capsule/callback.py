@@ -190,13 +190,13 @@ def _install(model: Any, watch: Watch) -> None:
 
 
 def _traced_for(model: Any) -> tuple[Any, ...]:
-    """What a train function was traced against: the model, its optimizer and its compile (Keras makes a new
-    `_compile_config` at each compile; a recompiled model must trace again)."""
-    return (model, model.optimizer, getattr(model, "_compile_config", None), model.jit_compile)
+    """What a train function was traced against: the model, its optimizer and its compile (each compile makes new
+    metric objects, its loss tracker first, which the function updates: a recompiled model must trace again)."""
+    return (model, model.optimizer, model.jit_compile, *model.metrics)
 
 
 def _same(kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
-    return all(a is b for a, b in zip(kept, now))
+    return len(kept) == len(now) and all(a is b for a, b in zip(kept, now))
 
 
 def _uninstall(model: Any) -> None:
