@@ -97,9 +97,12 @@ def _print_root_cause(dump_dir: str, out: TextIO) -> None:
 def _local_copy(url: str, out: TextIO) -> str:
     """A local copy of the capsule(s) at URL, kept: the replay writes its dump and verdict there, not back into the
     bucket (copy CAPSULE/replay/ up yourself to see it beside the capsule)."""
-    from tensorboard_plugin_dbg.reader import capsule_remote
+    from tensorboard_plugin_dbg.reader import capsule_remote, storage
 
     with capsule_remote.local_copy(url, keep=True) as local:
+        refused = storage.refused_notice(url)
+        if refused:
+            out.write(f"replay: notice: {refused}\n")
         out.write(
             f"replay: {url} copied to {local}; the replay dump and verdict are written there "
             "(not back into the bucket)\n"

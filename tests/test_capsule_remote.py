@@ -168,3 +168,36 @@ def test_capsule_cards_of_an_unreachable_endpoint_are_a_notice(urls):
         answer = capsule_cards_remote.capsules(_NoRuns("s3://caps/run1"))  # type: ignore[arg-type]
     assert answer["capsules"] == [] and "Cannot list" in answer.get("notice", ""), answer
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("kind", ["memory", "s3"])
+def test_keys_with_dot_dot_segments_are_refused_never_copied(urls, kind, tmp_path, capsys):
+    """#37 item 1: a prefix holding a normal capsule plus the same files and an `authorized_keys` under
+    `PREFIX/../../escaped/` (keys the service keeps verbatim). `report`, `capsule.load` and the dump listing read
+    the normal capsule only; the bad keys are named in a notice in words; nothing lands outside the local copy."""
+    fs = backends.make_fs(kind)
+    prefix = f"{kind}://caps/evil"
+    rs.upload_dir(fs, urls["local"], prefix)
+    rs.upload_dir(fs, urls["local"], f"{prefix}/../../escaped")  # local copy: tmp/tbdbg-capsule-X/evil/../../escaped
+    fs.pipe_file(f"{prefix}/../../escaped/authorized_keys", b"ssh-ed25519 AAAA attacker\n")
+    fs.pipe_file(f"{prefix}/.//odd/./authorized_keys", b"ssh-ed25519 AAAA attacker\n")
+    storage.forget()
+    try:
+        code = main(["report", prefix])
+        text = capsys.readouterr().out
+        assert not (tmp_path / "escaped").exists() and not (tmp_path.parent / "escaped").exists()
+        assert text.count("\ncapsule ") + text.startswith("capsule ") == 1, text
+        assert "refused" in text and "../../escaped/authorized_keys" in text, text
+        assert code == 1
+        loaded = capsule.load(prefix)
+        assert "escaped" not in loaded.path and ".." not in loaded.path
+        listed = storage.list_files(prefix)
+        assert not [u for u in listed if "/../" in u or "/./" in u or "//odd" in u], listed
+        refused = storage.refused_keys(prefix)
+        assert f"{storage.normalize(prefix)}/../../escaped/authorized_keys" in refused and len(refused) > 2, refused
+        assert os.listdir(tmp_path) == []
+    finally:
+        for key in fs.find(f"{kind}://caps"):
+            if "/evil" in key or "escaped" in key:
+                fs.rm_file(key)
+        storage.forget()

@@ -46,7 +46,11 @@ def capsules(catalog: Catalog) -> wire.CapsulesResponse:
         replay_dir = storage.relpath(storage.join(folder, capsule_files.REPLAY_DIR), url)
         found.append((created, rel, capsule_summary.with_replay_run(info, replay_dir, run_names)))
     found.sort(key=lambda item: (item[0], item[1]))  # first captured first, as on disk
-    return {"logdir": catalog.logdir, "capsules": [info for _created, _rel, info in found]}
+    answer: wire.CapsulesResponse = {"logdir": catalog.logdir, "capsules": [info for _created, _rel, info in found]}
+    refused = storage.refused_notice(url)
+    if refused:
+        answer["notice"] = refused
+    return answer
 
 
 def _notice(url: str, exc: OSError) -> str:

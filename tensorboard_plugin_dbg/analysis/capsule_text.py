@@ -84,6 +84,9 @@ def report_capsules(logdir: str, out: Any) -> tuple[int, int]:
     if storage.is_remote(logdir):
         url = storage.normalize(logdir)
         with capsule_remote.local_copy(url) as local:
+            refused = storage.refused_notice(url)  # keys that could name a path outside the copy: never copied
+            if refused:
+                out.write(f"notice: {refused}\n\n")
             return report_capsules(local, _Renamed(out, local, url))
     folders = capsule_files.capsules_below(logdir)
     readable = 0

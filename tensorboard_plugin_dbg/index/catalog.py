@@ -119,7 +119,11 @@ class Catalog:
             run.name = name
             runs[name] = run
         self._runs = runs
-        return [_unlisted_notice(self.logdir, path, exc) for path, exc in errors[:20]]
+        problems = [_unlisted_notice(self.logdir, path, exc) for path, exc in errors[:20]]
+        refused = storage.refused_notice(self.logdir) if remote and not errors else None
+        if refused:  # keys with '..' segments and the like: never read (a notice, not a silent gap)
+            problems.append({"code": "unreadable_file", "severity": "warning", "file": ".", "message": refused})
+        return problems
 
     # ------------------------------------------------------------------------------------ queries
     def runs(self) -> list[RunIndex]:

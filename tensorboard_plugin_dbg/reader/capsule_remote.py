@@ -41,7 +41,7 @@ def local_copy(url: str, keep: bool = False) -> Iterator[str]:
     try:
         for files in capsule_files_under(url).values():
             for file_url in files:
-                target = os.path.join(local, *storage.relpath(file_url, url).split("/"))
+                target = inside(local, storage.relpath(file_url, url))
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 with storage.open_read(file_url, storage.STREAM_BLOCK) as source, open(target, "wb") as sink:
                     shutil.copyfileobj(source, sink, 1 << 20)
@@ -49,6 +49,18 @@ def local_copy(url: str, keep: bool = False) -> Iterator[str]:
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def inside(root: str, rel: str) -> str:
+    """The local path of `rel` ('/'-separated, from a listing) under `root`; PermissionError when it would lie
+    anywhere else (storage.list_files already refuses such keys: this is the check at the point of writing)."""
+    if storage.unsafe_key(rel):
+        raise PermissionError(f"refused to copy {rel!r}: an empty, '.' or '..' segment")
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(root, *rel.split("/")))
+    if os.path.commonpath([real_root, target]) != real_root:
+        raise PermissionError(f"refused to copy {rel!r}: it would lie outside {root}")
+    return target
 
 
 def as_url(local_path: str, local: str, url: str) -> str:

@@ -18,9 +18,10 @@ from typing import BinaryIO, cast
 
 from ...wire.types import RemoteCost
 from .backends import REQUEST_TIMEOUT_S, RemoteError
+from .listing import unsafe_key
 from .remote import COST, RANDOM_BLOCK, STREAM_BLOCK, RemoteFile, RemoteStore
 
-__all__ = ["REQUEST_TIMEOUT_S", "RANDOM_BLOCK", "STREAM_BLOCK", "RemoteError", "is_remote"]
+__all__ = ["REQUEST_TIMEOUT_S", "RANDOM_BLOCK", "STREAM_BLOCK", "RemoteError", "is_remote", "unsafe_key"]
 
 # one store per scheme and endpoint settings: a process whose endpoint changes (another server) gets a new store,
 # never the old endpoint's file system and cached listings
@@ -107,8 +108,27 @@ def listed_version(url: str) -> tuple[int, str] | None:
 
 
 def list_files(logdir: str) -> dict[str, int]:
-    """Every object under a remote logdir (URL -> size), by one recursive listing."""
+    """Every object under a remote logdir (URL -> size), by one recursive listing; keys with an empty, '.' or '..'
+    segment are left out (refused_keys names them): no reader ever joins one into a path."""
     return _store(logdir).list_files(logdir)
+
+
+def refused_keys(logdir: str) -> list[str]:
+    """The URLs list_files(logdir) last left out as unsafe (an empty, '.' or '..' segment)."""
+    return _store(logdir).refused(logdir)
+
+
+def refused_notice(logdir: str) -> str | None:
+    """refused_keys(logdir) in words (the first few named), or None when there were none."""
+    refused = refused_keys(logdir)
+    if not refused:
+        return None
+    root = normalize(logdir)
+    named = ", ".join(repr(relpath(url, root)) for url in refused[:5]) + (", …" if len(refused) > 5 else "")
+    return (
+        f"{len(refused)} object key(s) under {root} refused and never read or copied: an empty, '.' or '..' segment "
+        f"could name a path outside its folder ({named})."
+    )
 
 
 # The path helpers of the reader, for paths and URLs alike (URLs always use '/').

@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 Listing = dict[str, tuple[int, str]]  # url -> (size, version: ETag, generation or mtime)
+_UNSAFE_SEGMENTS = ("", ".", "..")
 S3_PAGE = 1000  # the most ListObjectsV2 answers in one page
 GCS_PAGE = 5000  # the most objects.list answers in one page
 _GCS_FIELDS = "items(name,size,generation),nextPageToken"  # what a page carries (the service drops the rest)
@@ -70,3 +71,26 @@ def list_find(fs: Any, root: str, url_of: Any) -> tuple[Listing, int]:
         version = str(info.get("ETag") or info.get("generation") or info.get("etag") or info.get("mtime") or "")
         found[url_of(name)] = (int(info.get("size") or 0), version)
     return found, 1
+
+
+def unsafe_key(rel: str) -> bool:
+    """A key (relative to the listed root) that no reader may use: an empty, '.' or '..' segment could name a path
+    outside its folder once joined into a local path (object stores keep such keys verbatim), a NUL none at all."""
+    return "\0" in rel or any(segment in _UNSAFE_SEGMENTS for segment in rel.split("/"))
+
+
+def split_refused(found: Listing, root: str) -> tuple[Listing, list[str]]:
+    """The listing of `root` without its unsafe keys, and those keys' URLs (sorted). A zero-byte key ending in '/' is a
+    folder marker (what consoles write for "create folder"): no file, dropped quietly."""
+    kept: Listing = {}
+    refused = []
+    under = root.rstrip("/") + "/"
+    for url, entry in found.items():
+        rel = url[len(under) :] if url.startswith(under) else url
+        if rel.endswith("/") and entry[0] == 0:
+            continue
+        if unsafe_key(rel):
+            refused.append(url)
+        else:
+            kept[url] = entry
+    return kept, sorted(refused)

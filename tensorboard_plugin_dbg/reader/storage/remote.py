@@ -60,6 +60,7 @@ class RemoteStore:
         self._lock = threading.Lock()
         self._sizes: dict[str, tuple[int, str]] = {}  # url -> (size, version) from the last listing covering it
         self._listed: set[str] = set()  # roots whose listing is current
+        self._refused: dict[str, list[str]] = {}  # root -> the unsafe keys its last listing held (listing.unsafe_key)
         self._buffers: OrderedDict[tuple[str, int], bytes] = OrderedDict()  # (url, start) -> bytes, LRU
         self._buffered = 0
         self._pending: dict[tuple[str, int], tuple[int, Future[None]]] = {}  # (url, start) -> (end, fetch in flight)
@@ -94,8 +95,9 @@ class RemoteStore:
     def list_files(self, root: str) -> dict[str, int]:
         """Every object under `root` (a URL) -> its size: one recursive listing, paged by the service (listing.py)."""
         root = self.url(root)
-        sizes, pages = self._list(root)
+        listed, pages = self._list(root)
         COST.add(lists=pages)
+        sizes, refused = listing.split_refused(listed, root)
         with self._lock:
             under = root + "/"
             for url, (old_size, old_version) in list(self._sizes.items()):
@@ -110,7 +112,13 @@ class RemoteStore:
                     # first bytes are those read before: dump files are only appended to)
             self._sizes.update(sizes)
             self._listed.add(root)
+            self._refused[root] = refused
         return {url: size for url, (size, _) in sizes.items()}
+
+    def refused(self, root: str) -> list[str]:
+        """The URLs of the unsafe keys the last listing of `root` held and list_files left out."""
+        with self._lock:
+            return list(self._refused.get(self.url(root), ()))
 
     def version(self, url: str) -> tuple[int, str] | None:
         """(size, ETag or generation) of the object in the last listing covering it; None when none held it."""
