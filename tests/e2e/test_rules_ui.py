@@ -101,3 +101,20 @@ def test_health_map_nan_cell_focuses_its_trace(page):
         wait_text(by_testid(frame, "op-sparkline"), r"first NaN/∞ at step 2")
         screenshot(page, "rules-4-sparkline")
         assert_no_console_errors(page)
+
+
+def test_a_permalink_with_an_exponential_regex_mute_opens_and_the_dashboard_works(page):
+    """#37: a link someone sent carrying `re:^(.|.)*!` (exponential on a backtracking engine: it froze the whole
+    tensorboard) on long Keras op names: the dashboard opens with the mute applied (RE2, linear time), its chip shows,
+    the root cause names the Log layer, and the server answers other requests right after."""
+    import json
+    import urllib.parse
+
+    mutes_json = json.dumps([{"op_name": "re:^(.|.)*!", "reason": "sent by a colleague"}])
+    state = urllib.parse.quote("mutes=" + urllib.parse.quote(mutes_json), safe="")
+    with TensorBoardProcess(dumps.make_dump("nan_keras")) as tb:
+        frame = open_dashboard(page, tb, suffix=f"?dbg={state}")
+        wait_text(by_testid(frame, "mute-chip"), r"re:\^\(\.\|\.\)\*!", timeout_ms=30_000)
+        _card(frame, r"Log")
+        assert tb.get_json("/data/plugin/dbg/runs", timeout=10)["runs"]
+        assert_no_console_errors(page)

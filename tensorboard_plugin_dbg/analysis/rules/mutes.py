@@ -6,7 +6,9 @@ A mute matches an alert when every field it gives matches (AND); an alert is hid
 - `op_type`: exact (an eager execution's op type too);
 - `op_name`: a glob over the whole op name (`*`, `?`, `[...]`, case-sensitive), or a regular expression when it
   starts with `re:` (searched anywhere in the name: `re:^dense_\\d+/`); eager executions have no op name, so a mute
-  with `op_name` never hides them;
+  with `op_name` never hides them. Mutes come from others (a permalink, a request): `re:` patterns run on RE2
+  (google-re2: linear time, no backreferences or lookarounds — those are refused in words), never on Python's
+  backtracking `re`, where one pattern like `^(.|.)*!` held the GIL and froze every route of TensorBoard;
 - `graph_id`: exact;
 - `reason`: free text shown in the UI and the report (not matched).
 """
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import re2
 
 from tensorboard_plugin_dbg.analysis.rules.config import ALERT_TYPES, NAN_INF
 from tensorboard_plugin_dbg.analysis.rules.findings import kind_table
@@ -44,7 +47,7 @@ class Mute:
     graph_id: str | None = None
     reason: str = ""
     # the compiled op_name pattern (set once in __post_init__; not part of equality or the cache key)
-    _name_re: re.Pattern[str] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _name_re: Any = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not (self.rule or self.op_type or self.op_name or self.graph_id):
@@ -71,14 +74,24 @@ class Mute:
         return {f: getattr(self, f) for f in FIELDS}
 
 
-def _compile(pattern: str | None) -> re.Pattern[str] | None:
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is the caller's MuteError, not a line on stderr
+
+
+def _compile(pattern: str | None) -> Any:
+    """The op_name matcher (a `search(name)` object): RE2 for `re:`, fnmatch's translation for a glob (linear by
+    construction: no nested quantifiers)."""
     if pattern is None:
         return None
     if pattern.startswith("re:"):
         try:
-            return re.compile(pattern[3:])
-        except re.error as e:
-            raise MuteError(f"mute op_name regular expression does not compile: {e}") from None
+            return re2.compile(pattern[3:], _RE2_OPTIONS)
+        except re2.error as e:
+            why = e.args[0].decode("utf-8", "replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+            raise MuteError(
+                f"mute op_name regular expression cannot be used ({why}): `re:` runs on RE2, linear time, without "
+                "backreferences or lookarounds"
+            ) from None
     return re.compile(fnmatch.translate(pattern))  # fullmatch semantics: translate anchors with \Z
 
 
