@@ -17,9 +17,11 @@ TensorFlow.
         Before the runs, each NaN capsule under LOGDIR (tensorboard_plugin_dbg.capsule): its trigger, step and replay
         verdict; capsules not yet replayed (no dump) make exit 1 (2 when all are damaged).
 
-    replay CAPSULE [--mode FULL_HEALTH|FULL_TENSOR] [-- python train.py ARGS]
+    replay CAPSULE [--mode FULL_HEALTH|FULL_TENSOR] [--yes] [-- python train.py ARGS]
         Re-runs a NaN capsule's step under tfdbg2 in the user's program (replay_cli.py); exit 0 reproduced,
-        1 not reproduced, 2 cannot replay.
+        1 not reproduced, 2 cannot replay. It RUNS THE PROGRAM THE CAPSULE NAMES: the command, folder and added
+        variables are printed first, and a recorded command runs only once confirmed (--yes for scripts).
+        Reading a bucket's capsules reads files someone else wrote.
     compare A B [--json] [--html FILE] [--atol X] [--rtol Y] [--tol PATTERN=X ...]
         Where two runs of one program start to differ (compare_cli.py says more).
 
@@ -29,10 +31,13 @@ New subcommands are added as argparse subparsers in `build_parser`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
+
+from tensorboard_plugin_dbg import terminal
 
 if TYPE_CHECKING:  # imported where used, so that `--help` stays instant
     from tensorboard_plugin_dbg.analysis import report_text
@@ -90,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.handler(args, sys.stdout)
+    # every string a command prints may come from someone else's capsule or dump: escaped (terminal.py)
+    with contextlib.redirect_stderr(cast(TextIO, terminal.SafeWriter(sys.stderr))):
+        return int(args.handler(args, cast(TextIO, terminal.SafeWriter(sys.stdout))))
 
 
 # --- report -----------------------------------------------------------------------------------------------------

@@ -1,40 +1,128 @@
-"""`python -m tensorboard_plugin_dbg replay CAPSULE [--mode FULL_HEALTH|FULL_TENSOR] [-- python train.py ARGS]`
+"""`python -m tensorboard_plugin_dbg replay CAPSULE [--mode FULL_HEALTH|FULL_TENSOR] [--yes] [-- python train.py ARGS]`
 
 Re-runs the user's program (by default the command line the capsule recorded, from the folder it was started in) in
 replay mode: the NanCapsule in it turns tfdbg2 on, restores the capsule's weights and optimizer state, runs the
 captured batch through one training step into CAPSULE/replay/ and ends the program. Then prints the verdict and the
 replay's root cause as `report` prints it. Exit status: 0 reproduced, 1 not reproduced, 2 cannot replay (and why).
 No TensorFlow in this process: the program runs in a child process.
+
+Replaying a capsule RUNS THE PROGRAM IT NAMES. A capsule from someone else (a colleague's folder, a shared bucket, a
+link) is someone else's code: before anything runs, replay prints the exact command, the folder and every environment
+variable it adds; a recorded command (no `--`) runs only once you confirm (--yes for scripts; with no terminal and no
+--yes it exits 2 with the command printed); from the manifest only the variables a NanCapsule records on purpose are
+applied (TF_DETERMINISTIC_OPS, TF_ENABLE_ONEDNN_OPTS, CUDA_VISIBLE_DEVICES, PYTHONHASHSEED, TF_XLA_FLAGS). The program's
+output goes to CAPSULE/replay-TIME.log (its path printed). Reading a bucket's capsules reads files someone else wrote:
+keys that could name a path outside the local copy are refused. An earlier replay (CAPSULE/replay/, its verdict) is
+kept until the new one has run and written its verdict.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import shlex
 import shutil
 import subprocess
-from typing import TextIO
+import sys
+import time
+from typing import Any, TextIO
 
 EXIT_REPRODUCED, EXIT_NOT_REPRODUCED, EXIT_CANNOT = 0, 1, 2
+MODES = ("FULL_HEALTH", "FULL_TENSOR")
+CAPSULE_ENV, MODE_ENV = "TBDBG_CAPSULE_REPLAY", "TBDBG_CAPSULE_REPLAY_MODE"  # capsule/replay_mode.py reads them
+LOG_TAIL = 15  # lines of the program's output shown when it ended without replaying
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = sub.add_parser(
         "replay",
-        help="re-run the step of a NaN capsule under tfdbg2 and name the line",
+        help="re-run the step of a NaN capsule under tfdbg2 and name the line (runs the program the capsule names)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument("capsule", help="a capsule folder, or a folder of capsules (then the first captured)")
-    replay.add_argument("--mode", choices=("FULL_HEALTH", "FULL_TENSOR"), default="FULL_HEALTH")
+    replay.add_argument("--mode", choices=MODES, default="FULL_HEALTH")
+    replay.add_argument("--yes", action="store_true", help="run the recorded command without asking (scripts)")
     replay.add_argument("program", nargs=argparse.REMAINDER, help="-- python train.py ARGS (default: as captured)")
     replay.set_defaults(handler=cmd_replay)
 
 
+@dataclasses.dataclass
+class _Options:
+    mode: str
+    yes: bool
+    program: list[str]  # after `--`; empty: the recorded command
+
+
+@dataclasses.dataclass
+class _Plan:
+    command: list[str]
+    cwd: str | None
+    added: dict[str, str]  # the environment variables the replay adds, shown before it runs
+    refused: list[str]  # names in the manifest's env that are never applied
+    recorded: bool  # the command comes from the capsule (needs the user's confirmation)
+
+
+def _options(args: argparse.Namespace) -> _Options:
+    """--mode and --yes wherever they stand before `--` (`replay CAPSULE --mode M` leaves them in the REMAINDER)."""
+    mode, yes, rest = args.mode, args.yes, list(args.program)
+    while rest and rest[0] != "--" and rest[0].startswith("-"):
+        flag = rest.pop(0)
+        if flag == "--yes":
+            yes = True
+        elif flag == "--mode" and rest:
+            mode = rest.pop(0)
+        elif flag.startswith("--mode="):
+            mode = flag.split("=", 1)[1]
+        else:
+            raise ValueError(f"unknown option {flag} (give the program after --)")
+    if mode not in MODES:
+        raise ValueError(f"--mode must be one of {', '.join(MODES)}")
+    return _Options(mode, yes, rest[1:] if rest[:1] == ["--"] else rest)
+
+
+def _plan(capsule_path: str, manifest: dict[str, Any], options: _Options) -> _Plan:
+    """What will run: the command, its folder and the variables added (CapsuleError for a malformed program)."""
+    from tensorboard_plugin_dbg.reader import capsule_files
+
+    command, cwd, recorded_env = capsule_files.recorded_program(manifest)
+    recorded = not options.program
+    if not recorded:
+        command, cwd = options.program, None
+    added = {CAPSULE_ENV: capsule_path, MODE_ENV: options.mode}
+    refused = sorted(k for k in recorded_env if k not in capsule_files.ENV_RECORDED)
+    added.update({k: v for k, v in recorded_env.items() if k in capsule_files.ENV_RECORDED and k not in os.environ})
+    return _Plan(command, cwd, added, refused, recorded)
+
+
+def _show(plan: _Plan, out: TextIO) -> None:
+    out.write("replay: runs this program (the capsule names it: run only what you trust)\n")
+    out.write(f"  command: {shlex.join(plan.command)}\n  folder: {plan.cwd or os.getcwd()}\n")
+    for name, value in plan.added.items():
+        out.write(f"  adds: {name}={value}\n")
+    if plan.refused:
+        names = ", ".join(plan.refused)
+        out.write(f"  not applied (the manifest names them, a NanCapsule never records them): {names}\n")
+
+
+def _confirmed(out: TextIO) -> bool:
+    """The user's yes to a recorded command, asked on the terminal; no terminal: not confirmed (and why)."""
+    if not sys.stdin.isatty():
+        out.write("replay: not run: a command recorded in a capsule runs only once confirmed (run again with --yes)\n")
+        return False
+    out.write("Run it? [y/N] ")
+    out.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from tensorboard_plugin_dbg.analysis import capsule_text
     from tensorboard_plugin_dbg.reader import capsule_files, storage
 
+    try:
+        options = _options(args)
+    except ValueError as e:
+        return _cannot(out, str(e))
     target = args.capsule
     if storage.is_remote(target):  # run on a local copy: the program writes its dump with local file calls
         try:
@@ -43,39 +131,92 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             return _cannot(out, f"{args.capsule}: cannot be read ({e})")
     try:
         capsule = capsule_files.load(target)
+        plan = _plan(capsule.path, capsule.manifest, options)
     except capsule_files.CapsuleError as e:
         return _cannot(out, str(e))
-    program = list(args.program[1:] if args.program[:1] == ["--"] else args.program)
-    recorded = capsule.manifest.get("program") or {}
-    cwd = None
-    if not program:
-        program = [recorded.get("executable") or "python", *(recorded.get("argv") or [])]
-        cwd = recorded.get("cwd")
-    if len(program) < 1:
-        return _cannot(out, "no program to run (give it after --)")
-    shutil.rmtree(os.path.join(capsule.path, capsule_files.REPLAY_DIR), ignore_errors=True)
-    verdict_path = os.path.join(capsule.path, capsule_files.VERDICT)
-    if os.path.exists(verdict_path):
-        os.remove(verdict_path)
-    env = dict(os.environ, TBDBG_CAPSULE_REPLAY=capsule.path, TBDBG_CAPSULE_REPLAY_MODE=args.mode)
-    env.update({k: v for k, v in (recorded.get("env") or {}).items() if k not in os.environ})
+    _show(plan, out)
+    if plan.recorded and not options.yes and not _confirmed(out):
+        return EXIT_CANNOT
+    return _run_and_judge(capsule.path, plan, out)
+
+
+def _run_and_judge(folder: str, plan: _Plan, out: TextIO) -> int:
+    """Runs the plan (its output into a log), then the verdict; an earlier replay is restored when no verdict came."""
+    from tensorboard_plugin_dbg.analysis import capsule_text
+    from tensorboard_plugin_dbg.reader import capsule_files
+
+    log = os.path.join(folder, time.strftime("replay-%Y%m%d-%H%M%S.log"))
+    out.write(f"  output: {log}\n")
+    out.flush()
+    earlier = _set_aside(folder)
     try:
-        proc = subprocess.run(program, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+        with open(log, "wb") as sink:
+            proc = subprocess.run(
+                plan.command,
+                env={**os.environ, **plan.added},
+                cwd=plan.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
     except OSError as e:
-        return _cannot(out, f"cannot start {program[0]}: {e}")
-    verdict = capsule_files.read_verdict(capsule.path)
+        _restore(earlier)
+        return _cannot(out, f"cannot start {plan.command[0]}: {e}")
+    verdict = capsule_files.read_verdict(folder)
     if verdict is None:
-        tail = "\n".join((proc.stderr or "").strip().splitlines()[-15:])
+        _restore(earlier)
         return _cannot(
             out,
             f"the program ended (exit {proc.returncode}) without replaying the step: does it create a NanCapsule "
-            f"(in fit's callbacks, or watch() and batches() in its own loop)?\n{tail}",
+            f"(in fit's callbacks, or watch() and batches() in its own loop)? (earlier replay kept)\n{_tail(log)}",
         )
-    out.write(capsule_text.capsule_section(capsule.path))
+    _discard(earlier)
+    out.write(capsule_text.capsule_section(folder))
     if verdict.get("verdict") == "cannot_replay":
         return _cannot(out, str(verdict.get("reason")))
-    _print_root_cause(os.path.join(capsule.path, capsule_files.REPLAY_DIR), out)
+    _print_root_cause(os.path.join(folder, capsule_files.REPLAY_DIR), out)
     return EXIT_REPRODUCED if verdict.get("verdict") == "reproduced" else EXIT_NOT_REPRODUCED
+
+
+def _tail(log: str) -> str:
+    with open(log, "rb") as f:
+        f.seek(max(0, os.fstat(f.fileno()).st_size - 64 * 1024))
+        lines = f.read().decode("utf-8", "replace").strip().splitlines()
+    return "\n".join(lines[-LOG_TAIL:])
+
+
+def _set_aside(folder: str) -> list[tuple[str, str]]:
+    """The earlier replay's dump and verdict, renamed aside (restored if the new replay gives no verdict)."""
+    from tensorboard_plugin_dbg.reader import capsule_files
+
+    moved = []
+    for name in (capsule_files.REPLAY_DIR, capsule_files.VERDICT):
+        path = os.path.join(folder, name)
+        if os.path.lexists(path):
+            aside = os.path.join(folder, f".{name}.earlier")
+            _remove(aside)  # left by a replay that was killed: the one in place is newer
+            os.replace(path, aside)
+            moved.append((path, aside))
+    return moved
+
+
+def _restore(moved: list[tuple[str, str]]) -> None:
+    for path, aside in moved:
+        _remove(path)
+        os.replace(aside, path)
+
+
+def _discard(moved: list[tuple[str, str]]) -> None:
+    for _path, aside in moved:
+        _remove(aside)
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        os.remove(path)
 
 
 def _print_root_cause(dump_dir: str, out: TextIO) -> None:

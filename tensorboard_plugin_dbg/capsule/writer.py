@@ -16,8 +16,9 @@ import numpy as np
 from tensorboard_plugin_dbg.reader import capsule_files
 
 Arrays = dict[str, np.ndarray]
-# environment variables that change what the step computes (kept so that a replay can be run alike)
-ENV_KEPT = ("TF_DETERMINISTIC_OPS", "TF_ENABLE_ONEDNN_OPTS", "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED", "TF_XLA_FLAGS")
+# environment variables that change what the step computes (kept so that a replay can be run alike; the replay
+# applies these names only)
+ENV_KEPT = capsule_files.ENV_RECORDED
 
 
 def write_capsule(directory: str, name: str, manifest: dict[str, Any], groups: dict[str, Arrays]) -> str:

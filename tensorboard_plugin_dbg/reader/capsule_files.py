@@ -35,6 +35,16 @@ MANIFEST = "manifest.json"
 VERDICT = "replay.json"
 REPLAY_DIR = "replay"
 GROUPS = ("batch", "weights", "optimizer", "rng")
+# the environment variables a NanCapsule records on purpose (they change what the step computes) and the only ones a
+# replay ever applies from a manifest: any other name in `program.env` (PYTHONPATH, LD_PRELOAD, the replay's own
+# TBDBG_CAPSULE_REPLAY...) would let a capsule from someone else choose what runs
+ENV_RECORDED = (
+    "TF_DETERMINISTIC_OPS",
+    "TF_ENABLE_ONEDNN_OPTS",
+    "CUDA_VISIBLE_DEVICES",
+    "PYTHONHASHSEED",
+    "TF_XLA_FLAGS",
+)
 
 Arrays = dict[str, np.ndarray]
 
@@ -106,8 +116,9 @@ def capsules_below(logdir: str, depth: int = 3) -> list[str]:
 def _captured_order(folder: str) -> tuple[str, str]:
     try:
         with open(os.path.join(folder, MANIFEST)) as f:
-            return (str(json.load(f).get("created", "")), folder)
-    except (OSError, ValueError):
+            manifest = json.load(f)
+        return (str(manifest.get("created", "")) if isinstance(manifest, dict) else "", folder)
+    except (OSError, ValueError, RecursionError):  # a damaged manifest: its card says why, first in the list
         return ("", folder)
 
 
@@ -152,6 +163,8 @@ def read_manifest(folder: str) -> dict[str, Any]:
         raise CapsuleError(f"{path}: missing (the capsule was never finished)") from None
     except (OSError, ValueError) as e:
         raise CapsuleError(f"{path}: unreadable or truncated JSON ({e})") from None
+    except RecursionError:
+        raise CapsuleError(f"{path}: JSON nested too deep to be a manifest") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise CapsuleError(f"{path}: not a NaN capsule manifest (format is not {FORMAT!r})")
     version = manifest.get("format_version")
@@ -162,7 +175,29 @@ def read_manifest(folder: str) -> dict[str, Any]:
             raise CapsuleError(f"{path}: field {key!r} is missing")
         if not isinstance(manifest[key], kind) or isinstance(manifest[key], bool):
             raise CapsuleError(f"{path}: field {key!r} is not a {kind.__name__}")
+    recorded_program(manifest, path)
     return manifest
+
+
+def recorded_program(manifest: dict[str, Any], where: str = MANIFEST) -> tuple[list[str], str | None, dict[str, str]]:
+    """The program a manifest records — (command line, folder, environment) — checked field by field (a capsule may
+    come from someone else: a wrong type is a CapsuleError in words, never a traceback)."""
+    program = manifest.get("program")
+    if program is None:
+        program = {}
+    if not isinstance(program, dict):
+        raise CapsuleError(f"{where}: field 'program' is not an object")
+    executable = program.get("executable") or "python"
+    argv = program.get("argv") if program.get("argv") is not None else []
+    cwd = program.get("cwd") or None
+    env = program.get("env") if program.get("env") is not None else {}
+    if not isinstance(executable, str) or not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise CapsuleError(f"{where}: field 'program' does not hold a command line (strings)")
+    if cwd is not None and not isinstance(cwd, str):
+        raise CapsuleError(f"{where}: field 'program.cwd' is not a folder name")
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise CapsuleError(f"{where}: field 'program.env' is not an object of strings")
+    return [executable, *argv], cwd, env
 
 
 def check_files(folder: str, manifest: dict[str, Any]) -> None:
