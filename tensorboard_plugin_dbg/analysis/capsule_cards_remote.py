@@ -86,10 +86,8 @@ def summary(folder: str, rel: str, listed: dict[str, int]) -> tuple[str, wire.Ca
         )
         card = capsule_summary.card(folder, rel, manifest, samples, _bad_weights(folder, manifest), _arrays(manifest))
         return str(manifest.get("created", "")), card
-    except capsule_files.CapsuleError as e:
-        return "", {"path": rel, "status": "damaged", "error": str(e)}
-    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a manifest of the right version, wrong fields
-        return "", {"path": rel, "status": "damaged", "error": f"{rel}: unexpected content ({type(e).__name__}: {e})"}
+    except capsule_summary.DAMAGE as e:
+        return "", capsule_summary.damaged(rel, e)
 
 
 def _check_files(folder: str, manifest: dict[str, Any], listed: dict[str, int]) -> None:

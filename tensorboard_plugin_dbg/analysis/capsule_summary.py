@@ -61,10 +61,22 @@ def summary(folder: str, logdir: str) -> wire.CapsuleInfo:
     rel = os.path.relpath(folder, logdir)
     try:
         return _summary(capsule_files.load(folder), rel)
-    except capsule_files.CapsuleError as e:
+    except DAMAGE as e:
+        return damaged(rel, e)
+
+
+# what reading one capsule may raise: each is that capsule's damaged card, never the route's 500 (a manifest of the
+# right version with wrong fields; a header claiming more memory than exists; JSON nested beyond the stack)
+DAMAGE = (capsule_files.CapsuleError, KeyError, TypeError, ValueError, AttributeError, MemoryError, RecursionError)
+
+
+def damaged(rel: str, e: BaseException) -> wire.CapsuleInfo:
+    """The card of a capsule that could not be read, with why (local and remote cards alike)."""
+    if isinstance(e, capsule_files.CapsuleError):
         return {"path": rel, "status": "damaged", "error": str(e)}
-    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a manifest of the right version, wrong fields
-        return {"path": rel, "status": "damaged", "error": f"{rel}: unexpected content ({type(e).__name__}: {e})"}
+    if isinstance(e, (MemoryError, RecursionError)):
+        return {"path": rel, "status": "damaged", "error": f"{rel}: cannot be read ({type(e).__name__})"}
+    return {"path": rel, "status": "damaged", "error": f"{rel}: unexpected content ({type(e).__name__}: {e})"}
 
 
 def _summary(capsule: capsule_files.Capsule, rel: str) -> wire.CapsuleInfo:

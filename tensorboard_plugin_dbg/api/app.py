@@ -7,6 +7,7 @@ logged and answered as `internal` / 500 (a bug to fix, never a way to report bad
 from __future__ import annotations
 
 import logging
+import urllib.parse
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -98,13 +99,20 @@ def json_response(body: bytes, status: int, gzipped: bool, extra_headers: dict[s
     return Response(body, status=status, content_type="application/json; charset=utf-8", headers=headers)
 
 
+def content_disposition(filename: str) -> str:
+    """An attachment header for `filename` (array names come from capsules someone else wrote): an ASCII `filename=`
+    with quotes, backslashes, controls and non-ASCII replaced by `_`, and the exact name as RFC 5987 `filename*=`."""
+    plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in filename)
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{urllib.parse.quote(filename, safe='')}"
+
+
 def binary_response(answer: Binary) -> Response:
     """A Binary answer streamed as it is (never gzipped: a tensor's bytes barely compress and may be 100s of MB)."""
     headers = {
         "X-Content-Type-Options": "nosniff",
         "Cache-Control": "no-cache",
         "Content-Length": str(answer.length),
-        "Content-Disposition": f'attachment; filename="{answer.filename}"',
+        "Content-Disposition": content_disposition(answer.filename),
         **answer.headers,
     }
     return Response(

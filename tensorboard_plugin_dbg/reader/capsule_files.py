@@ -227,6 +227,8 @@ def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:
             arrays = {name: npz[name] for name in npz.files}
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
         raise CapsuleError(f"{path}: unreadable ({e})") from None
+    except MemoryError:  # a member header claiming a shape far beyond its bytes (someone else's capsule)
+        raise CapsuleError(f"{path}: an array claims more memory than can be had (damaged or crafted header)") from None
     expected = [a["name"] for a in entry["arrays"]]
     missing = [name for name in expected if name not in arrays]
     if missing:
