@@ -17,7 +17,7 @@ from werkzeug.test import Client
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
-from tests.api_helpers import load_schema, make_app, ok, schema_errors
+from tests.api_helpers import get, load_schema, make_app, ok, schema_errors, url
 
 pytestmark = pytest.mark.slow
 
@@ -29,14 +29,15 @@ def _npy_claiming(shape: tuple[int, ...]) -> bytes:
     return out.getvalue() + b"\0" * 8
 
 
-def _rewrite_batch(folder: str, member: bytes) -> None:
-    path = os.path.join(folder, "batch.npz")
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("x.npy", member)
+def _rewrite_batch(folder: str, member: bytes, group: str = "batch", name: str = "x", deflate: bool = False) -> None:
+    """The group's .npz holding one member NAME (the manifest's byte count updated to match)."""
+    path = os.path.join(folder, f"{group}.npz")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED) as z:
+        z.writestr(f"{name}.npy", member)
     manifest_path = os.path.join(folder, capsule_files.MANIFEST)
     with open(manifest_path) as f:
         manifest = json.load(f)
-    manifest["files"]["batch"]["bytes"] = os.path.getsize(path)
+    manifest["files"][group]["bytes"] = os.path.getsize(path)
     with open(manifest_path, "w") as f:
         json.dump(manifest, f)
 
@@ -58,3 +59,27 @@ def test_one_bad_capsule_is_one_damaged_card(tmp_path):
     assert cards["a-sound"]["status"] == "ok"
     assert cards["b-giant-shape"]["status"] == "damaged" and "batch.npz" in cards["b-giant-shape"]["error"]
     assert cards["c-deep-manifest"]["status"] == "damaged" and "nested" in cards["c-deep-manifest"]["error"]
+
+
+@pytest.mark.parametrize(
+    ("shape", "deflate"),
+    [
+        ((2**62, 4), False),  # the int64 product wraps to 0: matched an empty member, then answered 500
+        ((10**6, 10**6), True),  # a compressed member claiming 10^12 elements: MemoryError, 500
+        ((10**6, 10**6), False),
+    ],
+)
+def test_a_crafted_member_header_is_a_404_naming_the_file(tmp_path, shape, deflate):
+    source = capsule.load(os.path.join(dumps.make_dump("capsule_fit"), "capsules")).path
+    shutil.copytree(source, tmp_path / "cap")
+    member = _npy_claiming(shape)[:-8] if shape == (2**62, 4) else _npy_claiming(shape)
+    _rewrite_batch(str(tmp_path / "cap"), member, "weights", "dense/kernel", deflate)
+    app, plugin = make_app(str(tmp_path))
+    try:
+        client = Client(app)
+        status, _, body = get(client, url("capsule_array", capsule="cap", group="weights", name="dense/kernel"))
+        cards = ok(client, "capsules")["capsules"]
+    finally:
+        plugin.catalog().stop()
+    assert status == 404 and "weights.npz" in body["error"]["message"], body
+    assert [c["status"] for c in cards] == ["damaged"] and "weights.npz" in cards[0]["error"], cards
