@@ -44,9 +44,11 @@ def _rewrite_batch(folder: str, member: bytes, group: str = "batch", name: str =
 
 def test_one_bad_capsule_is_one_damaged_card(tmp_path):
     source = capsule.load(os.path.join(dumps.make_dump("capsule_fit"), "capsules")).path
-    for name in ("a-sound", "b-giant-shape", "c-deep-manifest"):
+    for name in ("a-sound", "b-giant-shape", "c-deep-manifest", "d-zip-bomb"):
         shutil.copytree(source, tmp_path / name)
     _rewrite_batch(str(tmp_path / "b-giant-shape"), _npy_claiming((10**7, 10**7)))
+    bomb = _npy_claiming((2**23,))[:-8] + bytes(2**26)  # 64 MiB of zeros: about 64 kB deflated
+    _rewrite_batch(str(tmp_path / "d-zip-bomb"), bomb, deflate=True)
     with open(tmp_path / "c-deep-manifest" / capsule_files.MANIFEST, "w") as f:
         f.write('{"format": "tbdbg-nan-capsule", "format_version": 1, "x": ' + "[" * 5000 + "]" * 5000 + "}")
     app, plugin = make_app(str(tmp_path))
@@ -59,6 +61,8 @@ def test_one_bad_capsule_is_one_damaged_card(tmp_path):
     assert cards["a-sound"]["status"] == "ok"
     assert cards["b-giant-shape"]["status"] == "damaged" and "batch.npz" in cards["b-giant-shape"]["error"]
     assert cards["c-deep-manifest"]["status"] == "damaged" and "nested" in cards["c-deep-manifest"]["error"]
+    assert cards["d-zip-bomb"]["status"] == "damaged" and "inflate" in cards["d-zip-bomb"]["error"], cards
+    assert os.path.getsize(tmp_path / "d-zip-bomb" / "batch.npz") < 2 << 20
 
 
 @pytest.mark.parametrize(
@@ -83,3 +87,21 @@ def test_a_crafted_member_header_is_a_404_naming_the_file(tmp_path, shape, defla
         plugin.catalog().stop()
     assert status == 404 and "weights.npz" in body["error"]["message"], body
     assert [c["status"] for c in cards] == ["damaged"] and "weights.npz" in cards[0]["error"], cards
+
+
+def test_a_capsule_behind_a_folder_link_is_neither_listed_nor_served(tmp_path):
+    """#37 item 10: the cards never followed a folder link; capsule_array served a capsule through one. Now neither
+    does (README: folder links inside the logdir are not followed; the files of a listed capsule are read as named)."""
+    source = capsule.load(os.path.join(dumps.make_dump("capsule_fit"), "capsules")).path
+    shutil.copytree(source, tmp_path / "logdir" / "real")
+    os.symlink(tmp_path / "logdir" / "real", tmp_path / "logdir" / "linked")
+    app, plugin = make_app(str(tmp_path / "logdir"))
+    try:
+        client = Client(app)
+        cards = ok(client, "capsules")["capsules"]
+        linked, _, body = get(client, url("capsule_array", capsule="linked", group="batch", name="x"))
+        real, _, _ = get(client, url("capsule_array", capsule="real", group="batch", name="x"))
+    finally:
+        plugin.catalog().stop()
+    assert [c["path"] for c in cards] == ["real"]
+    assert (linked, real) == (404, 200) and "symbolic link" in body["error"]["message"], body

@@ -86,6 +86,9 @@ def capsule_folder(logdir: str, capsule: str) -> str:
     folder = os.path.normpath(os.path.join(os.path.abspath(logdir), *rel.split("/")))
     if not capsule_files.is_capsule(folder):
         raise NotFound(f"no capsule {capsule!r} under the logdir (give a capsule card's path)")
+    if os.path.realpath(folder) != os.path.normpath(os.path.join(os.path.realpath(logdir), *rel.split("/"))):
+        # the cards never follow a folder link (capsules_below walks without following): neither does this route
+        raise NotFound(f"capsule {capsule!r} is reached through a symbolic link (folder links are not followed)")
     return folder
 
 

@@ -67,7 +67,16 @@ def summary(folder: str, logdir: str) -> wire.CapsuleInfo:
 
 # what reading one capsule may raise: each is that capsule's damaged card, never the route's 500 (a manifest of the
 # right version with wrong fields; a header claiming more memory than exists; JSON nested beyond the stack)
-DAMAGE = (capsule_files.CapsuleError, KeyError, TypeError, ValueError, AttributeError, MemoryError, RecursionError)
+DAMAGE = (
+    capsule_files.CapsuleError,
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    MemoryError,
+    RecursionError,
+    NotImplementedError,  # zipfile's answer to a flipped flag or version field
+)
 
 
 def damaged(rel: str, e: BaseException) -> wire.CapsuleInfo:

@@ -15,11 +15,13 @@ for a file that is missing, truncated or not what its headers say (the capsule's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import posixpath
 import struct
 import zipfile
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -109,6 +111,8 @@ def _manifest(folder: str) -> dict[str, Any]:
         raise capsule_files.CapsuleError(f"{path}: missing (the capsule was never finished)") from None
     except (OSError, ValueError) as e:
         raise capsule_files.CapsuleError(f"{path}: unreadable or truncated JSON ({e})") from None
+    except RecursionError:
+        raise capsule_files.CapsuleError(f"{path}: JSON nested too deep to be a manifest") from None
     if not isinstance(manifest, dict) or manifest.get("format") != capsule_files.FORMAT:
         raise capsule_files.CapsuleError(f"{path}: not a NaN capsule manifest")
     if manifest.get("format_version") != capsule_files.FORMAT_VERSION:
@@ -128,7 +132,7 @@ def _check_size(f: BinaryIO, path: str, entry: dict[str, Any]) -> None:
 
 def _member_location(f: BinaryIO, path: str, name: str, listed_dtype: str) -> tensor_content.TensorLocation:
     """`listed_dtype`: the manifest's dtype name of the array (numpy saves a bfloat16 array as raw 2-byte voids)."""
-    with zipfile.ZipFile(f) as archive:
+    with _zip_errors_as_damage(path), zipfile.ZipFile(f) as archive:
         try:
             info = archive.getinfo(name + ".npy")
         except KeyError:
@@ -143,7 +147,7 @@ def _member_location(f: BinaryIO, path: str, name: str, listed_dtype: str) -> te
                 "big to decode here"
             )
         with archive.open(info) as member:  # checks the member's CRC as it reads
-            _check_claim(member, path, info)
+            capsule_files.check_member_claim(member, path, info)
         with archive.open(info) as member:
             try:
                 array = np.lib.format.read_array(member, allow_pickle=False)
@@ -154,20 +158,13 @@ def _member_location(f: BinaryIO, path: str, name: str, listed_dtype: str) -> te
     return _in_memory(path, array, listed_dtype)
 
 
-def _check_claim(member: Any, path: str, info: zipfile.ZipInfo) -> None:
-    """The member's header read first: what it claims (a Python int, never a wrapping int64 product) must be the
-    bytes the zip says the member holds, so decoding it allocates no more than _MAX_IN_MEMORY."""
+@contextlib.contextmanager
+def _zip_errors_as_damage(path: str) -> Iterator[None]:
+    """What zipfile raises on a damaged archive (a flipped flag: NotImplementedError too) as the capsule's damage."""
     try:
-        version = np.lib.format.read_magic(member)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _fortran, dtype = read_header(member)
-    except ValueError as e:
-        raise capsule_files.CapsuleError(f"{path}: member {info.filename} has no readable .npy header ({e})") from None
-    claimed = math.prod(int(d) for d in shape) * dtype.itemsize
-    if dtype.hasobject or claimed > info.file_size:
-        raise capsule_files.CapsuleError(
-            f"{path}: member {info.filename} holds {info.file_size} bytes, its header says {dtype}{list(shape)}"
-        )
+        yield
+    except (zipfile.BadZipFile, NotImplementedError, EOFError) as e:
+        raise capsule_files.CapsuleError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
 
 
 def _stored_location(
@@ -180,11 +177,7 @@ def _stored_location(
         raise capsule_files.CapsuleError(f"{path}: member {info.filename} has no local header where the zip says")
     start = info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10]
     f.seek(start)
-    version = np.lib.format.read_magic(f)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-    else:
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+    shape, fortran, dtype = capsule_files.read_npy_header(f, path, info.filename)
     content = f.tell()
     count = math.prod(int(d) for d in shape)  # a Python int: an int64 product of a crafted shape wraps
     bfloat16 = _is_bfloat16(dtype, listed_dtype)

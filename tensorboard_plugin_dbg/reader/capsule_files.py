@@ -20,8 +20,11 @@ npz keys may hold '/' (numpy stores 'a/b' as the zip member 'a/b.npy' and reads 
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import math
 import os
+import tokenize
 import zipfile
 from typing import Any
 
@@ -220,12 +223,67 @@ def _group_file(folder: str, manifest: dict[str, Any], group: str) -> tuple[str,
     return path, entry
 
 
+def _check_claims(path: str) -> None:
+    """Every member's header against its bytes before numpy allocates what the header claims."""
+    with zipfile.ZipFile(path) as archive:
+        inflated = 0
+        for info in archive.infolist():
+            if info.compress_type != zipfile.ZIP_STORED:  # the writer never compresses: a zip bomb's way in
+                inflated += info.file_size
+                if inflated > MAX_INFLATED:
+                    raise CapsuleError(
+                        f"{path}: compressed members inflate to more than {MAX_INFLATED >> 20} MiB (this capsule was "
+                        "not written by NanCapsule, which stores its arrays uncompressed)"
+                    )
+            with archive.open(info) as member:
+                check_member_claim(member, path, info)
+
+
+MAX_INFLATED = 32 << 20  # bytes the compressed members of one .npz may inflate to (a 1 MB zip bomb: +1.8 GiB)
+MAX_NPY_HEADER = 65536  # bytes of a .npy header's dict (numpy's own default limit is 10,000)
+
+
+def read_npy_header(f: Any, path: str, member: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran order, dtype) of the .npy header at f's position; CapsuleError when it does not parse (numpy
+    lets a crafted header's SyntaxError or tokenize.TokenError through)."""
+    prefix = f.read(8)
+    if len(prefix) < 8 or prefix[:6] != b"\x93NUMPY" or prefix[6:8] not in (b"\x01\x00", b"\x02\x00"):
+        raise CapsuleError(f"{path}: member {member} is not a .npy array of version 1.0 or 2.0")
+    width = 2 if prefix[6] == 1 else 4
+    length_field = f.read(width)
+    length = int.from_bytes(length_field, "little") if len(length_field) == width else -1
+    if not 0 <= length <= MAX_NPY_HEADER:  # numpy reads the length it is given before checking it: 4 GiB claimed
+        raise CapsuleError(
+            f"{path}: member {member} has a .npy header of {length:,} bytes (at most {MAX_NPY_HEADER:,})"
+        )
+    header = io.BytesIO(prefix + length_field + f.read(length))
+    try:
+        version = np.lib.format.read_magic(header)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(header)
+    except (ValueError, SyntaxError, TypeError, tokenize.TokenError, MemoryError, RecursionError) as e:
+        raise CapsuleError(f"{path}: member {member} has no readable .npy header ({type(e).__name__})") from None
+    return tuple(shape), bool(fortran), dtype
+
+
+def check_member_claim(member: Any, path: str, info: zipfile.ZipInfo) -> None:
+    """A .npz member's .npy header read first: what it claims (a Python int, never a wrapping int64 product) must fit
+    in the bytes the zip says the member holds, so decoding it allocates no more than the file is worth."""
+    shape, _fortran, dtype = read_npy_header(member, path, info.filename)
+    claimed = math.prod(int(d) for d in shape) * dtype.itemsize
+    if dtype.hasobject or claimed > info.file_size:
+        raise CapsuleError(
+            f"{path}: member {info.filename} holds {info.file_size} bytes, its header says {dtype}{list(shape)}"
+        )
+
+
 def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:
     path, entry = _group_file(folder, manifest, group)
     try:
+        _check_claims(path)
         with np.load(path, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, NotImplementedError, EOFError) as e:
         raise CapsuleError(f"{path}: unreadable ({e})") from None
     except MemoryError:  # a member header claiming a shape far beyond its bytes (someone else's capsule)
         raise CapsuleError(f"{path}: an array claims more memory than can be had (damaged or crafted header)") from None
