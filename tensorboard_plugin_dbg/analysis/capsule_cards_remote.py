@@ -11,7 +11,6 @@ storage.REQUEST_TIMEOUT_S."""
 
 from __future__ import annotations
 
-import posixpath
 import threading
 from typing import Any
 
@@ -79,7 +78,7 @@ def summary(folder: str, rel: str, listed: dict[str, int]) -> tuple[str, wire.Ca
     """(the manifest's `created`, the card) of the capsule at URL `folder`; a damaged one's card says why."""
     try:
         manifest = capsule_files.read_manifest(folder)
-        _check_files(folder, manifest, listed)
+        capsule_files.check_listed_files(folder, manifest, listed)
         batch = capsule_arrays.locate_group(folder, manifest, "batch")
         samples = capsule_summary.sorted_samples(
             [capsule_summary.sample_rows(name, capsule_arrays.read_whole(loc)) for name, loc in batch.items()]
@@ -88,22 +87,6 @@ def summary(folder: str, rel: str, listed: dict[str, int]) -> tuple[str, wire.Ca
         return str(manifest.get("created", "")), card
     except capsule_summary.DAMAGE as e:
         return "", capsule_summary.damaged(rel, e)
-
-
-def _check_files(folder: str, manifest: dict[str, Any], listed: dict[str, int]) -> None:
-    """capsule_files.check_files from the listing's sizes (no request)."""
-    for group in capsule_files.GROUPS:
-        entry = manifest["files"].get(group)
-        if not isinstance(entry, dict) or "file" not in entry:
-            manifest_url = storage.join(folder, capsule_files.MANIFEST)
-            raise capsule_files.CapsuleError(f"{manifest_url}: no entry for the {group} file")
-        path = storage.join(folder, posixpath.basename(str(entry["file"])))
-        if path not in listed:
-            raise capsule_files.CapsuleError(f"{path}: missing")
-        if listed[path] != entry.get("bytes"):
-            raise capsule_files.CapsuleError(
-                f"{path}: truncated or changed ({listed[path]} bytes, the manifest says {entry.get('bytes')})"
-            )
 
 
 def _bad_weights(folder: str, manifest: dict[str, Any]) -> list[wire.CapsuleBadWeight]:

@@ -53,11 +53,15 @@ def verdict_text(verdict: dict[str, Any] | None) -> str:
     return f"{words}: {reason}" if reason and not verdict.get("same_trigger") else words
 
 
-def capsule_section(folder: str) -> str:
-    """The lines `report` prints for one capsule folder (a damaged one says what is wrong)."""
+def capsule_section(folder: str, listed: dict[str, int] | None = None) -> str:
+    """The lines `report` prints for one capsule folder (a damaged one says what is wrong). `listed`: the listing of
+    a URL's capsules (its sizes stand for the files: only the manifest and the verdict are fetched)."""
     try:
         manifest = capsule_files.read_manifest(folder)
-        capsule_files.check_files(folder, manifest)
+        if listed is None:
+            capsule_files.check_files(folder, manifest)
+        else:
+            capsule_files.check_listed_files(folder, manifest, listed)
     except capsule_files.CapsuleError as e:
         return f"capsule {folder}: DAMAGED: {e}\n"
     try:
@@ -81,27 +85,19 @@ def _section(folder: str, manifest: dict[str, Any]) -> str:
 def report_capsules(logdir: str, out: Any) -> tuple[int, int]:
     """`report`'s capsule sections for every capsule under `logdir`: (capsules found, readable ones). A URL's
     capsules are read from a temporary local copy; the sections name them by their URLs."""
-    if storage.is_remote(logdir):
+    listed = None
+    if storage.is_remote(logdir):  # read in place: the manifests and verdicts, the sizes from the one listing
         url = storage.normalize(logdir)
-        with capsule_remote.local_copy(url) as local:
-            refused = storage.refused_notice(url)  # keys that could name a path outside the copy: never copied
-            if refused:
-                out.write(f"notice: {refused}\n\n")
-            return report_capsules(local, _Renamed(out, local, url))
-    folders = capsule_files.capsules_below(logdir)
+        listed = storage.list_files(url)
+        refused = storage.refused_notice(url)  # keys that could name a path outside its folder: never read
+        if refused:
+            out.write(f"notice: {refused}\n\n")
+        folders = sorted(capsule_remote.capsule_files_under(url, listed))
+    else:
+        folders = capsule_files.capsules_below(logdir)
     readable = 0
     for folder in folders:
-        section = capsule_section(folder)
+        section = capsule_section(folder, listed)
         readable += "DAMAGED" not in section.splitlines()[0]
         out.write(section + "\n")
     return len(folders), readable
-
-
-class _Renamed:
-    """An output that writes a local copy's folder as the URL it was copied from."""
-
-    def __init__(self, out: Any, local: str, url: str) -> None:
-        self.out, self.local, self.url = out, local, url.rstrip("/")
-
-    def write(self, text: str) -> None:
-        self.out.write(text.replace(self.local, self.url))

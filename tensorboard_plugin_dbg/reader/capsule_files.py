@@ -209,6 +209,21 @@ def check_files(folder: str, manifest: dict[str, Any]) -> None:
         _group_file(folder, manifest, group)
 
 
+def check_listed_files(folder: str, manifest: dict[str, Any], listed: dict[str, int]) -> None:
+    """check_files for a capsule behind a URL, from the listing's sizes (no request)."""
+    for group in GROUPS:
+        entry = manifest["files"].get(group)
+        if not isinstance(entry, dict) or "file" not in entry:
+            raise CapsuleError(f"{storage.join(folder, MANIFEST)}: no entry for the {group} file")
+        path = storage.join(folder, os.path.basename(str(entry["file"])))
+        if path not in listed:
+            raise CapsuleError(f"{path}: missing")
+        if listed[path] != entry.get("bytes"):
+            raise CapsuleError(
+                f"{path}: truncated or changed ({listed[path]} bytes, the manifest says {entry.get('bytes')})"
+            )
+
+
 def _group_file(folder: str, manifest: dict[str, Any], group: str) -> tuple[str, dict[str, Any]]:
     entry = manifest["files"].get(group)
     if not isinstance(entry, dict) or "file" not in entry:
