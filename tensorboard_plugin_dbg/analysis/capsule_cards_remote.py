@@ -80,9 +80,7 @@ def summary(folder: str, rel: str, listed: dict[str, int]) -> tuple[str, wire.Ca
         manifest = capsule_files.read_manifest(folder)
         capsule_files.check_listed_files(folder, manifest, listed)
         batch = capsule_arrays.locate_group(folder, manifest, "batch")
-        samples = capsule_summary.sorted_samples(
-            [capsule_summary.sample_rows(name, capsule_arrays.read_whole(loc)) for name, loc in batch.items()]
-        )
+        samples = capsule_summary.top_samples({name: capsule_arrays.read_whole(loc) for name, loc in batch.items()})
         card = capsule_summary.card(folder, rel, manifest, samples, _bad_weights(folder, manifest), _arrays(manifest))
         return str(manifest.get("created", "")), card
     except capsule_summary.DAMAGE as e:

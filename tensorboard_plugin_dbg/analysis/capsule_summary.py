@@ -103,7 +103,7 @@ def card(
     folder: str,
     rel: str,
     manifest: dict[str, Any],
-    samples: list[wire.CapsuleSample],
+    samples: tuple[list[wire.CapsuleSample], int],
     bad_weights: list[wire.CapsuleBadWeight],
     arrays: list[wire.CapsuleArrayInfo],
 ) -> wire.CapsuleInfo:
@@ -126,8 +126,8 @@ def card(
         "verdict_text": capsule_text.verdict_text(verdict),
         "replay_command": capsule_text.replay_command(folder, manifest),
         "replay_run": None,
-        "samples": samples[:SAMPLES_SHOWN],
-        "samples_total": len(samples),
+        "samples": samples[0][:SAMPLES_SHOWN],
+        "samples_total": samples[1],
         "bad_weights": bad_weights,
         "arrays": arrays,
     }
@@ -153,23 +153,28 @@ def _arrays(capsule: capsule_files.Capsule) -> list[wire.CapsuleArrayInfo]:
     return listed
 
 
-def _samples(batch: dict[str, np.ndarray]) -> list[wire.CapsuleSample]:
-    return sorted_samples([sample_rows(name, array) for name, array in batch.items()])
+def _samples(batch: dict[str, np.ndarray]) -> tuple[list[wire.CapsuleSample], int]:
+    return top_samples(batch)
 
 
-def sample_rows(name: str, array: np.ndarray) -> list[wire.CapsuleSample]:
-    """One row per sample (first axis) of a batch array."""
-    return [
-        {"array": name, "sample": int(s["sample"]), "nonfinite": int(s["nonfinite"]), "max_abs": float(s["max_abs"])}
-        for s in capsule_files.per_sample_health(array)
+def top_samples(batch: dict[str, np.ndarray], shown: int = SAMPLES_SHOWN) -> tuple[list[wire.CapsuleSample], int]:
+    """The `shown` first rows of the per-sample table — the bad samples first (which sample did it), then by max |x|,
+    then by array and sample — and the table's length. Picked from numpy columns (lexsort over the batch's samples):
+    no Python object per sample."""
+    names = list(batch)
+    columns = [capsule_files.per_sample_columns(batch[name]) for name in names]
+    if not columns:
+        return [], 0
+    bad = np.concatenate([c[0] for c in columns])
+    peak = np.concatenate([c[1] for c in columns])
+    which = np.concatenate([np.full(len(c[0]), i, np.int64) for i, c in enumerate(columns)])
+    sample = np.concatenate([np.arange(len(c[0]), dtype=np.int64) for c in columns])
+    order = np.lexsort((sample, which, -peak, -bad))[:shown]
+    rows: list[wire.CapsuleSample] = [
+        {"array": names[which[i]], "sample": int(sample[i]), "nonfinite": int(bad[i]), "max_abs": float(peak[i])}
+        for i in order
     ]
-
-
-def sorted_samples(per_array: list[list[wire.CapsuleSample]]) -> list[wire.CapsuleSample]:
-    """Every array's rows, the bad samples first (which sample did it), then by max |x|."""
-    rows = [row for rows in per_array for row in rows]
-    rows.sort(key=lambda r: (-r["nonfinite"], -r["max_abs"], r["array"], r["sample"]))
-    return rows
+    return rows, len(bad)
 
 
 def _bad_weights(capsule: capsule_files.Capsule) -> list[wire.CapsuleBadWeight]:

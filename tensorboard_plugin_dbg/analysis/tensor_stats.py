@@ -153,11 +153,13 @@ def _histogram(x: np.ndarray, lo: float, hi: float, edges: np.ndarray) -> np.nda
     value (that step and its 65,536-element Python loop were most of np.histogram's 1.7 s on a 256 MiB tensor)."""
     bins = len(edges) - 1
     work = x if x.dtype == np.float32 else x.astype(np.float32 if x.dtype == np.float16 else np.float64)
+    if work.dtype == np.float32 and hi - lo > float(np.finfo(np.float32).max):
+        work = x.astype(np.float64)  # a range beyond float32 (±3e38 both present) overflowed to inf, then to INT64_MIN
     eps = 1e-3 if work.dtype == np.float32 else 1e-6
     f = work - work.dtype.type(lo)
     f *= work.dtype.type(bins / (hi - lo))
     idx = f.astype(np.intp)
-    np.minimum(idx, bins - 1, out=idx)
+    np.clip(idx, 0, bins - 1, out=idx)  # a range overflowing even float64 casts inf/NaN to INT64_MIN: never an index
     f -= idx
     near = np.flatnonzero((f < eps) | (f > 1 - eps))
     if len(near):

@@ -353,14 +353,22 @@ def health_counts(array: np.ndarray) -> dict[str, int]:
 
 def per_sample_health(array: np.ndarray) -> list[dict[str, float | int]]:
     """For each sample (first axis) of a batch array: its non-finite count and max |x| over its finite values."""
+    bad, peak = per_sample_columns(array)
+    return [{"sample": i, "nonfinite": int(bad[i]), "max_abs": float(peak[i])} for i in range(len(bad))]
+
+
+def per_sample_columns(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """per_sample_health as two numpy columns (non-finite count, max finite |x|), one entry per sample: no Python
+    object per sample (a batch of a million samples)."""
     a = np.asarray(array)
     if a.ndim == 0:
         a = a.reshape(1)
     rows = a.reshape(a.shape[0], -1)
+    if not rows.shape[1]:
+        return np.zeros(len(rows), np.int64), np.zeros(len(rows))
     if not np.issubdtype(rows.dtype, np.inexact):
-        peak = np.abs(rows.astype(np.float64)).max(axis=1) if rows.shape[1] else np.zeros(len(rows))
-        return [{"sample": i, "nonfinite": 0, "max_abs": float(peak[i])} for i in range(len(rows))]
+        return np.zeros(len(rows), np.int64), np.abs(rows.astype(np.float64)).max(axis=1)
     finite = np.isfinite(rows)
-    bad = (~finite).sum(axis=1)
-    peak = np.where(finite, np.abs(rows), 0).max(axis=1) if rows.shape[1] else np.zeros(len(rows))
-    return [{"sample": i, "nonfinite": int(bad[i]), "max_abs": float(peak[i])} for i in range(len(rows))]
+    bad = rows.shape[1] - np.count_nonzero(finite, axis=1)
+    peak = np.abs(np.where(finite, rows, 0)).max(axis=1).astype(np.float64)
+    return bad.astype(np.int64), peak
