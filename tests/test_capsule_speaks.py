@@ -1,0 +1,62 @@
+"""A capsule that speaks for itself (#36), with a real Keras program (tests/programs/capsule_speaks.py): one bad
+value at a known row and column of one batch, captured by the NanCapsule and replayed.
+
+The test environment is an editable install of the project (the package is imported from the checkout, no
+site-packages in its paths): the plugin's own frames (the callback wrapping Keras's train step) must still never be
+taken for the user's code."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import tensorboard_plugin_dbg
+from tensorboard_plugin_dbg.index.frames import is_user_path
+from tests import dumps
+
+pytestmark = pytest.mark.slow
+PACKAGE = os.path.dirname(os.path.abspath(tensorboard_plugin_dbg.__file__))
+
+
+def replay(tmp_path, case: str) -> tuple[str, str]:
+    """`replay` of a copy of the case's capsule folder: its output and the copied folder."""
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--case", case), "capsules"), folder)
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--"]
+    command += [sys.executable, dumps.program_path("capsule_speaks"), str(tmp_path / "out"), "--case", case]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr, str(folder)
+
+
+def report(folder: str, *args: str) -> str:
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "report", folder, *args]
+    return subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300).stdout
+
+
+@pytest.mark.parametrize(
+    ("path", "user"),
+    [
+        (os.path.join(PACKAGE, "capsule", "callback.py"), False),  # this checkout: an editable install
+        (os.path.join(PACKAGE, "replay_cli.py"), False),
+        ("/home/me/src/tensorboard-plugin-dbg/tensorboard_plugin_dbg/capsule/callback.py", False),  # another machine
+        ("C:\\src\\tensorboard_plugin_dbg\\analysis\\report_text.py", False),
+        (os.path.join(PACKAGE, "demo", "buggy_mlp.py"), True),  # the demo stands for a user's program
+        ("/home/me/tensorboard_plugin_dbg/train.py", True),  # a project folder of the same name is the user's
+    ],
+)
+def test_the_plugins_own_frames_are_library_code_in_an_editable_install(path, user):
+    assert "site-packages" not in PACKAGE  # the premise: this test env imports the package from the checkout
+    assert is_user_path(path) is user
+
+
+def test_a_nan_that_came_with_the_data_never_names_the_plugins_file(tmp_path):
+    text, folder = replay(tmp_path, "data-nan")
+    report(folder, "--html", str(tmp_path / "r.html"))
+    for shown in (text, report(folder), (tmp_path / "r.html").read_text()):
+        assert "tensorboard_plugin_dbg" not in shown and "original_step" not in shown, shown
+    assert "capsule_speaks.py:" in text and "model.fit(" in text  # the user's innermost line: the fit that traced it
