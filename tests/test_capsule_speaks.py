@@ -59,4 +59,18 @@ def test_a_nan_that_came_with_the_data_never_names_the_plugins_file(tmp_path):
     report(folder, "--html", str(tmp_path / "r.html"))
     for shown in (text, report(folder), (tmp_path / "r.html").read_text()):
         assert "tensorboard_plugin_dbg" not in shown and "original_step" not in shown, shown
+        # the model's input is the captured batch: its health is read from batch.npz, the element named
+        assert "the NaN came with the batch: x[5, 3] (sample 5, batch 3 of epoch 1)" in shown, shown
+        assert "cannot be known" not in shown and "1 NaN among 40 elements" in shown
     assert "capsule_speaks.py:" in text and "model.fit(" in text  # the user's innermost line: the fit that traced it
+
+
+def test_a_code_bug_met_by_one_finite_bad_record_names_the_line_and_the_value(tmp_path):
+    text, folder = replay(tmp_path, "log")
+    line = next(i for i, t in enumerate(open(dumps.program_path("capsule_speaks")), 1) if "# CULPRIT" in t)
+    said = f"Log at capsule_speaks.py:{line} received x[5, 3] = -2.0 (batch 3 of epoch 1)"
+    report(folder, "--html", str(tmp_path / "r.html"))
+    for shown in (text, report(folder), (tmp_path / "r.html").read_text()):
+        assert said in shown and "1 negative among 40 elements" in shown, shown
+        assert "first producer" in shown or "Root cause" in shown or "<" in shown
+        assert "cannot be known" not in shown and "inputs unknown" not in shown

@@ -1249,6 +1249,10 @@ class RootCauseProducerBody(TypedDict):
     `graph_name`, `device`)."""
 
     alert: Alert
+    # A NaN capsule's replay (analysis/capsule_inputs.py): its inputs are the captured batch, and this sentence says
+    # what it held, e.g. "the NaN came with the batch: x[5, 3] (sample 5, batch 3 of epoch 1)" or "Log at train.py:23
+    # received x[5, 3] = -2.0 (batch 3 of epoch 1)". Absent outside a capsule's replay.
+    capsule_batch: NotRequired[str]
     # Set when an input pipeline's op handed out the first non-finite tensor.
     data: RootCauseData | None
     # Set when the producer is a gradient op: the forward op, whose line is the one to fix.
