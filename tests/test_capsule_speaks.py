@@ -7,6 +7,7 @@ taken for the user's code."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,7 +16,9 @@ import sys
 import pytest
 
 import tensorboard_plugin_dbg
+from tensorboard_plugin_dbg.analysis import capsule_text
 from tensorboard_plugin_dbg.index.frames import is_user_path
+from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
 
 pytestmark = pytest.mark.slow
@@ -74,3 +77,25 @@ def test_a_code_bug_met_by_one_finite_bad_record_names_the_line_and_the_value(tm
         assert said in shown and "1 negative among 40 elements" in shown, shown
         assert "first producer" in shown or "Root cause" in shown or "<" in shown
         assert "cannot be known" not in shown and "inputs unknown" not in shown
+
+
+def test_the_capture_says_what_where_and_the_command_that_replays_it(tmp_path):
+    command = [sys.executable, dumps.program_path("capsule_speaks"), str(tmp_path / "out")]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    assert proc.returncode == 0, proc.stderr  # fit ends early with exit 0: the block is the only word of it
+    folder = str(tmp_path / "out" / "capsules" / "capsule-step000000011")
+    block = proc.stderr[proc.stderr.index("NanCapsule: ") :]
+    lines = block.splitlines()
+    assert lines[0] == "NanCapsule: non-finite gradient of dense/kernel: 16 NaN of 80 at step 11, epoch 1, batch 3"
+    assert lines[1:3] == ["  update not applied; training stopped", f"  capsule: {folder}"]
+    said = lines[3].removeprefix("  replay it: ")
+    assert f"{sys.executable} -m tensorboard_plugin_dbg replay {folder} -- {sys.executable} " in said
+    # the card and `report` give the same command; the History fit returned keeps the block
+    assert said == capsule_text.replay_command(folder, capsule_files.read_manifest(folder))
+    with open(tmp_path / "out" / "result.json") as f:
+        history = json.load(f)["history"]
+    assert [h["folder"] for h in history] == [folder] and history[0]["text"] == "\n".join(lines[:6]) + "\n"
+    # the command it printed replays the step
+    replayed = subprocess.run(said, shell=True, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    assert replayed.returncode == 0 and "replay: reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert capsule_files.read_verdict(folder)["verdict"] == "reproduced"

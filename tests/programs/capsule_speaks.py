@@ -57,8 +57,9 @@ def main():
     # EPOCH clean epochs first, then the poisoned one: the bad batch is batch BATCH_AT of epoch EPOCH
     fit = dict(batch_size=BATCH, shuffle=False, verbose=0, callbacks=[capsule])
     model.fit(np.nan_to_num(np.abs(x), nan=1.0), y, epochs=EPOCH, **fit)
-    model.fit(x, y, epochs=EPOCH + 1, initial_epoch=EPOCH, **fit)
+    history = model.fit(x, y, epochs=EPOCH + 1, initial_epoch=EPOCH, **fit)
     result = {"step": EPOCH * SAMPLES // BATCH + BATCH_AT, "row": ROW, "col": COL, "captured": capsule.captured}
+    result["history"] = getattr(history, "nan_capsules", None)  # what the capture said, kept on the History
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
 
