@@ -49,6 +49,8 @@ export class CapsulesPanel {
   readonly element = el('div', 'capsules-panel');
   readonly button = el('button', 'capsules-open', 'Capsules…');
   private count = -1;
+  private capsules: CapsuleInfo[] = [];
+  private opened = false; // opened on its own once (openFirst); after that only the button opens it
 
   constructor(private readonly ctl: Controller) {
     this.element.dataset.testid = 'capsules-panel';
@@ -60,6 +62,7 @@ export class CapsulesPanel {
     // A replay that finishes adds a run: ask again, so the card's verdict and its run button appear.
     ctl.store.subscribe((s, prev) => {
       if ((s.runs.data?.runs.length ?? 0) !== (prev.runs.data?.runs.length ?? 0)) void this.load();
+      else if (s.runs.data && !prev.runs.data) this.openFirst();
     });
     void this.load();
   }
@@ -79,11 +82,25 @@ export class CapsulesPanel {
       return;
     }
     this.count = capsules.length;
+    this.capsules = capsules;
     this.button.hidden = this.count === 0 && !notice; // a logdir behind a URL that cannot be listed: say so
     this.button.textContent = `Capsules (${this.count})…`;
     this.element.replaceChildren(...capsules.map((c) => this.card(c)));
     if (notice) this.element.prepend(el('div', 'capsule-error capsule-notice', notice));
     this.element.dataset.ready = 'true';
+    this.openFirst();
+  }
+
+  /** A capsule folder opens on its capsule: once, when the runs are known, if the capsules are all there is or
+   * every run is one of their replays (the card then leads to the replay's run and its line). */
+  private openFirst(): void {
+    const runs = this.ctl.store.state.runs.data?.runs;
+    if (this.opened || !runs || this.capsules.length === 0) return;
+    const replays = new Set(this.capsules.map((c) => c.replay_run).filter((r) => r));
+    if (runs.every((r) => replays.has(r.name))) {
+      this.opened = true;
+      this.element.hidden = false;
+    }
   }
 
   private card(c: CapsuleInfo): HTMLElement {

@@ -213,3 +213,7 @@ class Catalog(Protocol):
     def has_runs(self) -> bool:
         """Cheap: true once any file set is known under the logdir (drives is_active())."""
         ...
+
+    def has_capsules(self) -> bool:
+        """True once a NaN capsule is seen under a local logdir (drives is_active() for a capsule folder)."""
+        ...

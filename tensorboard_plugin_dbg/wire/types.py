@@ -1088,6 +1088,7 @@ NoticeCode: TypeAlias = Literal[
     "no_tensor_mode",
     "eager_only",
     "no_dump_found",
+    "capsules",
     "scanning",
     "no_graph_executions",
     "no_executions",

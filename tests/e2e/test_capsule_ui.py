@@ -132,3 +132,26 @@ def test_a_capsule_card_from_s3_opens_its_bad_sample_and_downloads_the_array(pag
             screenshot(page, "capsule-6-s3-sample")
             assert_no_console_errors(page)
     assert not guard.violations, guard.violations
+
+
+def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp_path):
+    """#36: right after training stopped on a NaN (tests/programs/capsule_speaks.py, not replayed yet), TensorBoard on
+    the capsule folder lists the Debugger as active, and the Debugger opens on the capsule's card with a status line
+    that says what to do — not "No tfdbg2 dump found" over empty panels."""
+    logdir = tmp_path / "capsules"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks"), "capsules"), logdir)
+    with TensorBoardProcess(str(logdir)) as tb:
+        assert tb.get_json("/data/plugins_listing")["dbg"]["enabled"] is True
+        frame = open_dashboard(page, tb)
+        panel = by_testid(frame, "capsules-panel")
+        card = by_testid(panel, "capsule-card")
+        card.wait_for(timeout=30_000)  # open without a click
+        wait_text(card, r"step 11 · epoch 1 · batch 3")
+        wait_text(by_testid(card, "capsule-verdict"), r"replay: not replayed yet")
+        status = by_testid(frame, "status")
+        wait_text(status, r"1 NaN capsule, not replayed: run cd .* -m tensorboard_plugin_dbg replay .*capsule_speaks")
+        assert "No tfdbg2 dump found" not in status.inner_text()
+        # the command the status line gives is the card's (and the one the capture printed)
+        assert by_testid(card, "capsule-command").inner_text() in status.inner_text()
+        screenshot(page, "capsule-4-only-capsule")
+        assert_no_console_errors(page)
