@@ -99,3 +99,13 @@ def test_the_capture_says_what_where_and_the_command_that_replays_it(tmp_path):
     replayed = subprocess.run(said, shell=True, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
     assert replayed.returncode == 0 and "replay: reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
     assert capsule_files.read_verdict(folder)["verdict"] == "reproduced"
+
+
+def test_report_html_on_a_capsule_folder_holds_the_capsule_section(tmp_path):
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--case", "log"), "capsules"), folder)
+    text = report(str(folder), "--html", str(tmp_path / "r.html"))  # not replayed: the capsule is all there is
+    page = (tmp_path / "r.html").read_text()
+    for shown in (text, page):
+        assert "trigger: gradient of dense/kernel: 16 NaN of 80" in shown and "at: step 11, epoch 1, batch 3" in shown
+        assert "replay: not replayed yet" in shown and "-m tensorboard_plugin_dbg replay" in shown
