@@ -13,10 +13,11 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tensorboard_plugin_dbg
-from tensorboard_plugin_dbg.analysis import capsule_text
+from tensorboard_plugin_dbg.analysis import capsule_rows, capsule_text
 from tensorboard_plugin_dbg.index.frames import is_user_path
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
@@ -109,3 +110,32 @@ def test_report_html_on_a_capsule_folder_holds_the_capsule_section(tmp_path):
     for shown in (text, page):
         assert "trigger: gradient of dense/kernel: 16 NaN of 80" in shown and "at: step 11, epoch 1, batch 3" in shown
         assert "replay: not replayed yet" in shown and "-m tensorboard_plugin_dbg replay" in shown
+
+
+# --- per-sample loss at the trigger -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "said"),
+    [("spike", "rows 2 and 6 are non-finite (inf) of 8"), ("log", "row 5 is non-finite (NaN) of 8")],
+)
+def test_the_per_sample_loss_at_the_trigger_names_the_injected_rows(tmp_path, case, said):
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--case", case), "capsules"), folder)
+    text = report(str(folder), "--html", str(tmp_path / "r.html"))
+    assert f"per-sample loss: {said}" in text and f"per-sample loss: {said}" in (tmp_path / "r.html").read_text()
+    (capsule,) = capsule_files.find_capsules(str(folder))
+    manifest = capsule_files.read_manifest(capsule)
+    assert manifest["forensics"]["per_sample_loss"]["loss"] == "mean_squared_error"
+    rows = capsule_rows.card_fields(capsule, manifest)["rows"]
+    injected = {"spike": [2, 6], "log": [5]}[case]
+    assert [r["sample"] for r in rows[: len(injected)]] == injected and not np.isfinite(rows[0]["loss"])
+
+
+def test_the_per_sample_sentence_names_the_rows_that_carry_the_loss_or_says_it_is_spread():
+    values = np.full(64, 0.01)
+    values[[17, 40]] = [20.0, 11.0]
+    assert capsule_rows.sentence(values, {}) == "rows 17 and 40 carry 98 % of the loss (64 samples)"
+    assert capsule_rows.sentence(np.ones(10), {}).startswith("spread: the top row (0) carries 10 % of the loss")
+    # a capsule written before the per-sample loss existed
+    assert capsule_rows.sentence(None, {"files": {}}) == "not recorded by this capsule's version"

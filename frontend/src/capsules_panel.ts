@@ -7,7 +7,7 @@
  * (the `capsules` route), never polled.
  */
 import type { Controller } from './controller/controller.ts';
-import type { CapsuleInfo, CapsuleSample } from './api/wire.ts';
+import type { CapsuleInfo, CapsuleSample, CapsuleSampleLoss } from './api/wire.ts';
 import { el } from './widgets/panel.ts';
 import { capsuleArraysList } from './capsule_arrays_list.ts';
 
@@ -43,6 +43,40 @@ function sampleTable(samples: CapsuleSample[], total: number, open: (s: CapsuleS
   const caption = el('caption', '', `per sample, the bad ones first (${Math.min(total, SAMPLES_SHOWN)} of ${total})`);
   table.prepend(caption);
   return table;
+}
+
+/** The loss of each sample at the trigger (#36): the sentence, then the top rows (non-finite first); a row opens that
+ * sample of the batch's inputs in Tensor Values. */
+function lossTable(
+  loss: CapsuleSampleLoss,
+  inputs: string | undefined,
+  open: (array: string, sample: number) => void,
+): HTMLElement {
+  const box = el('div', 'capsule-loss');
+  box.dataset.testid = 'capsule-loss';
+  box.append(el('div', 'capsule-loss-text', `per-sample loss: ${loss.text}`));
+  if (!loss.rows.length) return box;
+  const table = el('table', 'capsule-samples');
+  const head = el('tr');
+  for (const label of ['sample', 'loss']) head.append(el('th', '', label));
+  const thead = el('thead');
+  thead.append(head);
+  const body = el('tbody');
+  for (const r of loss.rows) {
+    const finite = typeof r.loss === 'number';
+    const tr = el('tr', finite ? 'capsule-sample' : 'capsule-bad capsule-sample');
+    tr.dataset.testid = 'capsule-loss-row';
+    const value = typeof r.loss === 'number' ? r.loss.toPrecision(4) : r.loss;
+    for (const cell of [String(r.sample), value]) tr.append(el('td', '', cell));
+    if (inputs) {
+      tr.title = `open sample ${r.sample} of ${inputs} in Tensor Values`;
+      tr.addEventListener('click', () => open(inputs, r.sample));
+    }
+    body.append(tr);
+  }
+  table.append(thead, body);
+  box.append(table);
+  return box;
 }
 
 export class CapsulesPanel {
@@ -135,13 +169,14 @@ export class CapsulesPanel {
       });
       card.append(open);
     }
-    card.append(
-      sampleTable(c.samples ?? [], c.samples_total ?? 0, (s) => {
-        this.element.hidden = true;
-        const capsule = { path: c.path, group: 'batch' as const, name: s.array, step: c.step ?? 0, sample: s.sample };
-        this.ctl.tensors.open({ source: 'graph', index: -1, output: null, capsule });
-      }),
-    );
+    const openSample = (array: string, sample: number) => {
+      this.element.hidden = true;
+      const capsule = { path: c.path, group: 'batch' as const, name: array, step: c.step ?? 0, sample };
+      this.ctl.tensors.open({ source: 'graph', index: -1, output: null, capsule });
+    };
+    const inputs = (c.arrays ?? []).find((a) => a.group === 'batch')?.name; // the first batch array: the inputs
+    if (c.sample_loss) card.append(lossTable(c.sample_loss, inputs, openSample));
+    card.append(sampleTable(c.samples ?? [], c.samples_total ?? 0, (s) => openSample(s.array, s.sample)));
     const bad = c.bad_weights ?? [];
     const weights = bad.length
       ? `variables holding non-finite values: ${bad.map((w) => `${w.name} (${w.nan + w.pos_inf + w.neg_inf})`).join(', ')}`

@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
-from . import announce, replay_mode, structure, writer
+from . import announce, forensics, replay_mode, structure, writer
 
 ON_NAN = ("stop", "skip", "raise")
 CHECK_NAME = "nan_capsule_check"  # the every-step cond (its If op keeps this name in the train step's graph)
@@ -176,6 +176,8 @@ class Watch:
             **environment(),
         }
         groups = {"batch": batch, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
+        extra, manifest["forensics"] = forensics.at_trigger(self, spec, batch)  # per-sample loss (optional group)
+        groups.update(extra)
         return writer.write_capsule(self.directory, f"capsule-step{step:09d}", manifest, groups)
 
 

@@ -35,6 +35,7 @@ MANIFEST = "manifest.json"
 VERDICT = "replay.json"
 REPLAY_DIR = "replay"
 GROUPS = ("batch", "weights", "optimizer", "rng")
+OPTIONAL_GROUPS = ("forensics",)  # written by newer capsules (capsule/forensics.py); absent from older ones
 
 Arrays = dict[str, np.ndarray]
 
@@ -183,6 +184,11 @@ def _group_file(folder: str, manifest: dict[str, Any], group: str) -> tuple[str,
     if size != entry.get("bytes"):
         raise CapsuleError(f"{path}: truncated or changed ({size} bytes, the manifest says {entry.get('bytes')})")
     return path, entry
+
+
+def read_optional_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays | None:
+    """An optional group's arrays (OPTIONAL_GROUPS), or None when this capsule's version wrote none."""
+    return _read_group(folder, manifest, group) if group in manifest["files"] else None
 
 
 def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:

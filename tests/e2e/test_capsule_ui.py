@@ -153,5 +153,12 @@ def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp
         assert "No tfdbg2 dump found" not in status.inner_text()
         # the command the status line gives is the card's (and the one the capture printed)
         assert by_testid(card, "capsule-command").inner_text() in status.inner_text()
+        # the per-sample loss at the trigger names the row; a click opens that sample of x in Tensor Values
+        wait_text(by_testid(card, "capsule-loss"), r"per-sample loss: row 5 is non-finite \(NaN\) of 8")
         screenshot(page, "capsule-4-only-capsule")
+        first = by_testid(card, "capsule-loss-row").first
+        wait_text(first, r"^5\s*NaN")
+        first.click()
+        pane = by_testid(frame, "tensor-values")
+        wait_text(pane.locator(".tv-title"), r"capsule step 11 · batch · x · sample 5\s*float32")
         assert_no_console_errors(page)
