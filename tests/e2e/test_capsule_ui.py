@@ -37,8 +37,7 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     with TensorBoardProcess(str(logdir)) as tb:
         frame = open_dashboard(page, tb)
-        by_testid(frame, "capsules-open").click()
-        card = by_testid(frame, "capsule-card")
+        card = by_testid(frame, "capsule-card")  # its only run is the replay: the folder opens on the card (#36)
         card.wait_for(timeout=30_000)
         wait_text(card, r"step 4 · epoch 0 · batch 4")
         wait_text(by_testid(card, "capsule-trigger"), r"trigger: (loss|gradient of \S+): \d+ NaN")
@@ -155,7 +154,11 @@ def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp
         assert by_testid(card, "capsule-command").inner_text() in status.inner_text()
         # the per-sample loss at the trigger names the row; a click opens that sample of x in Tensor Values
         wait_text(by_testid(card, "capsule-loss"), r"per-sample loss: row 5 is non-finite \(NaN\) of 8")
-        screenshot(page, "capsule-4-only-capsule")
+        for width, height in ((1440, 900), (1024, 768)):  # the card at a wide and a narrow window, then dark
+            page.set_viewport_size({"width": width, "height": height})
+            screenshot(page, f"capsule-4-only-capsule-{width}")
+        page.emulate_media(color_scheme="dark")
+        screenshot(page, "capsule-4-only-capsule-dark")
         first = by_testid(card, "capsule-loss-row").first
         wait_text(first, r"^5\s*NaN")
         first.click()
