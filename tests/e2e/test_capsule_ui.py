@@ -157,7 +157,8 @@ def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp
         for width, height in ((1440, 900), (1024, 768)):  # the card at a wide and a narrow window, then dark
             page.set_viewport_size({"width": width, "height": height})
             screenshot(page, f"capsule-4-only-capsule-{width}")
-        page.emulate_media(color_scheme="dark")
+        page.evaluate("document.body.classList.add('dark-mode')")  # TensorBoard's dark theme, followed by the plugin
+        frame.wait_for_function("document.body.classList.contains('dbg-dark')", timeout=5000)
         screenshot(page, "capsule-4-only-capsule-dark")
         first = by_testid(card, "capsule-loss-row").first
         wait_text(first, r"^5\s*NaN")
