@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from tensorboard_plugin_dbg import terminal
 
@@ -141,16 +142,19 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         except NotFound:
             names = ", ".join(r.name for r in runs) or "none"
             return _fail(args, out, f"no run named {args.run!r} under {args.logdir} (runs: {names})")
-    capsules = (0, 0)
+    capsules, capsule_text = (0, 0), io.StringIO()
     if not args.json:  # NaN capsules (tensorboard_plugin_dbg.capsule) under the logdir: trigger, where, replay verdict
         from tensorboard_plugin_dbg.analysis.capsule_text import report_capsules
 
         try:
-            capsules = report_capsules(logdir, out)
+            capsules = report_capsules(logdir, capsule_text)
         except OSError:  # the logdir cannot be listed: the catalog's notices say why, below
             capsules = (0, 0)
+        out.write(capsule_text.getvalue())
     if not runs and capsules[0]:  # capsules not replayed yet: each one is a NaN seen in training
-        return EXIT_NONFINITE if capsules[1] else EXIT_UNREADABLE
+        code = EXIT_NONFINITE if capsules[1] else EXIT_UNREADABLE
+        _write_html(args, logdir, code, [], capsule_text.getvalue())
+        return code
     if not runs:
         why = "; ".join(n["message"] for n in notices) or "no tfdbg2 dump (tfdbg_events.*) found"
         return _fail(args, out, f"{args.logdir}: no tfdbg2 dump found ({why})")
@@ -185,12 +189,17 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
             _print_rules(result, out)
         _print_needs(results, out)
         out.write("\n" + report_text.summary_line(results, code))
+    _write_html(args, logdir, code, results, capsule_text.getvalue())
+    return code
+
+
+def _write_html(args: argparse.Namespace, logdir: str, code: int, results: list[Any], capsules: str) -> None:
+    """`--html FILE`: the report as one page, the capsule sections the text report printed included."""
     if args.html:
         from tensorboard_plugin_dbg.analysis import html_page
 
         with open(args.html, "w", encoding="utf-8") as f:
-            f.write(html_page.report_page(logdir, code, results))
-    return code
+            f.write(html_page.report_page(logdir, code, results, capsules))
 
 
 def _exit_code(results: list[report_text.RunResult]) -> int:

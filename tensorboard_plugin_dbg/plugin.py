@@ -73,6 +73,9 @@ class NoLogdirCatalog:
     def has_runs(self) -> bool:
         return False
 
+    def has_capsules(self) -> bool:
+        return False
+
 
 class DbgPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
@@ -114,6 +117,8 @@ class DbgPlugin(base_plugin.TBPlugin):
             return False
         catalog = self.catalog()
         if self._asked_for:  # the user pointed the Debugger somewhere: its tab shows, with why it is empty if it is
+            return True
+        if catalog.has_capsules():  # a capsule folder, replayed or not: the Debugger opens on its card
             return True
         while not catalog.has_runs():
             if time.monotonic() >= self._catalog_made_at + FIRST_DISCOVERY_WAIT_S:

@@ -387,3 +387,6 @@ class FakeCatalog:
 
     def has_runs(self):
         return bool(self._runs)
+
+    def has_capsules(self):
+        return False

@@ -44,6 +44,7 @@ def _health_proto(health: Any) -> bytes | None:
 class ColumnarFromPages:
     version = 1
     done = True
+    directory = ""  # in memory: no folder (so never a capsule's replay)
     derived: DerivedCache
 
     # ------------------------------------------------------------------ what the pages say

@@ -52,7 +52,8 @@ pytestmark = pytest.mark.slow  # every route on 15 real dumps (~7 s to serve, ~7
 # covered at once), with the arguments the other suites use so the dump cache is shared: programs taking a MODE run
 # in FULL_HEALTH; EXTRA adds other debug modes (CURT_HEALTH, SHAPE, NO_TENSOR, CONCISE_HEALTH, FULL_TENSOR values).
 # `live*` programs wait for a gate and never finish on their own; the demo comes from its fixture.
-EXCLUDED = {"demo", "live", "live_dashboard", "modes", "capsule_fit", "capsule_loop"}  # capsule_*: no dump
+CAPSULES = {"capsule_fit", "capsule_loop", "capsule_speaks"}  # capsule_*: no dump
+EXCLUDED = {"demo", "live", "live_dashboard", "modes", *CAPSULES}
 EXTRA = (
     ("nan_div", "CURT_HEALTH"),
     ("nan_div", "SHAPE"),

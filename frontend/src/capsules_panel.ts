@@ -7,7 +7,7 @@
  * (the `capsules` route), never polled.
  */
 import type { Controller } from './controller/controller.ts';
-import type { CapsuleInfo, CapsuleSample } from './api/wire.ts';
+import type { CapsuleInfo, CapsuleSample, CapsuleSampleLoss } from './api/wire.ts';
 import { el } from './widgets/panel.ts';
 import { capsuleArraysList } from './capsule_arrays_list.ts';
 
@@ -45,10 +45,46 @@ function sampleTable(samples: CapsuleSample[], total: number, open: (s: CapsuleS
   return table;
 }
 
+/** The loss of each sample at the trigger (#36): the sentence, then the top rows (non-finite first); a row opens that
+ * sample of the batch's inputs in Tensor Values. */
+function lossTable(
+  loss: CapsuleSampleLoss,
+  inputs: string | undefined,
+  open: (array: string, sample: number) => void,
+): HTMLElement {
+  const box = el('div', 'capsule-loss');
+  box.dataset.testid = 'capsule-loss';
+  box.append(el('div', 'capsule-loss-text', `per-sample loss: ${loss.text}`));
+  if (!loss.rows.length) return box;
+  const table = el('table', 'capsule-samples');
+  const head = el('tr');
+  for (const label of ['sample', 'loss']) head.append(el('th', '', label));
+  const thead = el('thead');
+  thead.append(head);
+  const body = el('tbody');
+  for (const r of loss.rows) {
+    const finite = typeof r.loss === 'number';
+    const tr = el('tr', finite ? 'capsule-sample' : 'capsule-bad capsule-sample');
+    tr.dataset.testid = 'capsule-loss-row';
+    const value = typeof r.loss === 'number' ? r.loss.toPrecision(4) : r.loss;
+    for (const cell of [String(r.sample), value]) tr.append(el('td', '', cell));
+    if (inputs) {
+      tr.title = `open sample ${r.sample} of ${inputs} in Tensor Values`;
+      tr.addEventListener('click', () => open(inputs, r.sample));
+    }
+    body.append(tr);
+  }
+  table.append(thead, body);
+  box.append(table);
+  return box;
+}
+
 export class CapsulesPanel {
   readonly element = el('div', 'capsules-panel');
   readonly button = el('button', 'capsules-open', 'Capsules…');
   private count = -1;
+  private capsules: CapsuleInfo[] = [];
+  private opened = false; // opened on its own once (openFirst); after that only the button opens it
 
   constructor(private readonly ctl: Controller) {
     this.element.dataset.testid = 'capsules-panel';
@@ -60,6 +96,7 @@ export class CapsulesPanel {
     // A replay that finishes adds a run: ask again, so the card's verdict and its run button appear.
     ctl.store.subscribe((s, prev) => {
       if ((s.runs.data?.runs.length ?? 0) !== (prev.runs.data?.runs.length ?? 0)) void this.load();
+      else if (s.runs.data && !prev.runs.data) this.openFirst();
     });
     void this.load();
   }
@@ -79,11 +116,25 @@ export class CapsulesPanel {
       return;
     }
     this.count = capsules.length;
+    this.capsules = capsules;
     this.button.hidden = this.count === 0 && !notice; // a logdir behind a URL that cannot be listed: say so
     this.button.textContent = `Capsules (${this.count})…`;
     this.element.replaceChildren(...capsules.map((c) => this.card(c)));
     if (notice) this.element.prepend(el('div', 'capsule-error capsule-notice', notice));
     this.element.dataset.ready = 'true';
+    this.openFirst();
+  }
+
+  /** A capsule folder opens on its capsule: once, when the runs are known, if the capsules are all there is or
+   * every run is one of their replays (the card then leads to the replay's run and its line). */
+  private openFirst(): void {
+    const runs = this.ctl.store.state.runs.data?.runs;
+    if (this.opened || !runs || this.capsules.length === 0) return;
+    const replays = new Set(this.capsules.map((c) => c.replay_run).filter((r) => r));
+    if (runs.every((r) => replays.has(r.name))) {
+      this.opened = true;
+      this.element.hidden = false;
+    }
   }
 
   private card(c: CapsuleInfo): HTMLElement {
@@ -118,13 +169,14 @@ export class CapsulesPanel {
       });
       card.append(open);
     }
-    card.append(
-      sampleTable(c.samples ?? [], c.samples_total ?? 0, (s) => {
-        this.element.hidden = true;
-        const capsule = { path: c.path, group: 'batch' as const, name: s.array, step: c.step ?? 0, sample: s.sample };
-        this.ctl.tensors.open({ source: 'graph', index: -1, output: null, capsule });
-      }),
-    );
+    const openSample = (array: string, sample: number) => {
+      this.element.hidden = true;
+      const capsule = { path: c.path, group: 'batch' as const, name: array, step: c.step ?? 0, sample };
+      this.ctl.tensors.open({ source: 'graph', index: -1, output: null, capsule });
+    };
+    const inputs = (c.arrays ?? []).find((a) => a.group === 'batch')?.name; // the first batch array: the inputs
+    if (c.sample_loss) card.append(lossTable(c.sample_loss, inputs, openSample));
+    card.append(sampleTable(c.samples ?? [], c.samples_total ?? 0, (s) => openSample(s.array, s.sample)));
     const bad = c.bad_weights ?? [];
     const weights = bad.length
       ? `variables holding non-finite values: ${bad.map((w) => `${w.name} (${w.nan + w.pos_inf + w.neg_inf})`).join(', ')}`

@@ -82,7 +82,7 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
     if (s.runs.status === 'error') failures.push(`Cannot load runs: ${s.runs.error}`);
     else if (s.runs.data && runs.length === 0) {
       const why = s.runs.data.notices
-        .filter((n) => n.code === 'no_dump_found' || n.code === 'scanning')
+        .filter((n) => n.code === 'no_dump_found' || n.code === 'scanning' || n.code === 'capsules')
         .map((n) => n.message)
         .join(' ');
       parts.push(why || `No tfdbg2 dump found under ${s.runs.data.logdir}.`);
@@ -104,7 +104,7 @@ export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Rea
     if (cost) parts.push(remoteCostText(cost));
     // The logdir's own problems (a folder that cannot be listed, a failed scan) show whether or not runs exist.
     const logdirNotices = (s.runs.data?.notices ?? []).filter(
-      (n) => n.code !== 'no_dump_found' && n.code !== 'scanning',
+      (n) => n.code !== 'no_dump_found' && n.code !== 'scanning' && n.code !== 'capsules',
     );
     const items = [...summarizeNotices(logdirNotices, 'logdir'), ...summarizeNotices(info?.status.notices ?? [])];
     bar.update(parts, bySeverity(items), failures);

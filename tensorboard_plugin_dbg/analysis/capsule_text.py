@@ -4,45 +4,19 @@ dashboard's capsule card carries the same words."""
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
+from tensorboard_plugin_dbg.analysis import capsule_rows
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_remote, storage
+from tensorboard_plugin_dbg.reader.capsule_words import replay_command, trigger_text, where_text
+
+__all__ = ["capsule_section", "replay_command", "report_capsules", "trigger_text", "verdict_text", "where_text"]
 
 VERDICT_WORDS = {
     "reproduced": "reproduced (the step goes non-finite again: the code or the data, not chance)",
     "not_reproduced": "NOT reproduced",
     "cannot_replay": "cannot replay",
 }
-
-
-def trigger_text(trigger: dict[str, Any]) -> str:
-    """'gradient of dense/kernel: 16 NaN of 80' / 'loss: 1 NaN of 1'."""
-    health = trigger.get("health") or {}
-    counts = [
-        f"{health[k]} {w}" for k, w in (("nan", "NaN"), ("pos_inf", "+inf"), ("neg_inf", "-inf")) if health.get(k)
-    ]
-    what = "loss" if trigger.get("kind") == "loss" else f"gradient of {trigger.get('name')}"
-    more = len(trigger.get("all") or []) - 1
-    others = f" (and {more} more non-finite)" if more > 0 else ""
-    return f"{what}: {', '.join(counts) or 'non-finite'} of {health.get('size', '?')}{others}"
-
-
-def where_text(manifest: dict[str, Any]) -> str:
-    parts = [f"step {manifest.get('step')}"]
-    for key, word in (("epoch", "epoch"), ("batch_index", "batch")):
-        if manifest.get(key) is not None:
-            parts.append(f"{word} {manifest[key]}")
-    return ", ".join(parts)
-
-
-def replay_command(folder: str, manifest: dict[str, Any]) -> str:
-    """The command that replays this capsule: the program as it was started, from the folder it was started in."""
-    program = manifest.get("program") or {}
-    argv = [program.get("executable") or "python", *(program.get("argv") or ["train.py"])]
-    command = f"python -m tensorboard_plugin_dbg replay {shlex.quote(folder)} -- {shlex.join(argv)}"
-    cwd = program.get("cwd")
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
 
 
 def verdict_text(verdict: dict[str, Any] | None) -> str:
@@ -76,6 +50,7 @@ def _section(folder: str, manifest: dict[str, Any]) -> str:
         f"  trigger: {trigger_text(manifest['trigger'])}",
         f"  at: {where_text(manifest)}",
         f"  replay: {verdict_text(capsule_files.read_verdict(folder))}",
+        f"  per-sample loss: {capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)}",
     ]
     if capsule_files.read_verdict(folder) is None:
         lines.append(f"  replay it: {replay_command(folder, manifest)}")

@@ -94,8 +94,11 @@ def compare_page(doc: dict[str, Any]) -> str:
     return _page(f"compare {a['run']} / {b['run']}", "".join(body))
 
 
-def report_page(logdir: str, code: int, results: list[report_text.RunResult]) -> str:
+def report_page(logdir: str, code: int, results: list[report_text.RunResult], capsules: str = "") -> str:
+    """The report as one page; `capsules`: the text report's NaN capsule sections (capsule_text.report_capsules)."""
     body = [f"<h1>tfdbg2 report: {_e(logdir)}</h1>", f"<p>exit status {code}</p>"]
+    if capsules:
+        body.append(f"<h2>NaN capsules</h2><pre data-section='capsules'>{_e(capsules)}</pre>")
     for r in results:
         ok = r["status"] == "clean"
         body.append(f"<div class='card{' ok' if ok else ''}'><b>run {_e(r['run'])}</b>: {_e(r['message'])}</div>")

@@ -71,12 +71,17 @@ def caller_of(run: RunQueries, cols: RunColumns, graph_id: str, trace_row: int) 
     return None
 
 
+def function_inputs(run: RunQueries, graph_id: str) -> list[str]:
+    """The function's input Placeholders in creation order: the order of the tensors its eager call passes in."""
+    names = run.graph_op_names(graph_id)
+    return [n for n in names if (e := run.op_entry(graph_id, n)) is not None and e.op_type == "Placeholder"]
+
+
 def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder: str, trace_row: int) -> Link:
     """What the caller passed into function input `placeholder` for the call that trace `trace_row` ran in:
     {"flag": 1 non-finite / 0 finite / -1 cannot hold NaN (not a float) / None unknown, "health", "execution_index",
     "output_slot", "op_type", "why"} — `why` is one sentence for the user."""
-    names = run.graph_op_names(graph_id)
-    inputs = [n for n in names if (e := run.op_entry(graph_id, n)) is not None and e.op_type == "Placeholder"]
+    inputs = function_inputs(run, graph_id)
     graph_name = _graph_name(run, graph_id)
     call = caller_of(run, cols, graph_id, trace_row)
     if call is None and placeholder in inputs:

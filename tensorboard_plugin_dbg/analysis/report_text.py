@@ -129,6 +129,8 @@ def run_section(r: RunResult) -> str:
             lines.extend(frame_lines("  fix", fwd["user_frame"], fwd["source_line"]))
             if fwd.get("why"):
                 lines.append(f"  why: {fwd['why']}")
+        if p.get("capsule_batch"):  # a capsule's replay: what the captured batch held
+            lines.append(f"  {p['capsule_batch']}")
         data = p.get("data")
         if data:
             lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")

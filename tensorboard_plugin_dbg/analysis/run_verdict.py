@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from tensorboard_plugin_dbg.analysis import capsule_inputs
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
 from tensorboard_plugin_dbg.analysis.root_cause import Analysis
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS
@@ -75,7 +76,8 @@ def _so_far(run: RunQueries, rc: wire.RootCauseResponseBody) -> wire.RootCauseRe
 def root_cause(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> wire.RootCauseResponseBody:
     """wire.ts RootCauseResponse minus `run` and `report_text`. `mutes` (rules/mutes.py): the producers they hide
     are skipped (root_cause.analyze)."""
-    return _so_far(run, _with_graph_name(run, root_cause_analysis.analyze(run, mutes)))
+    named = _with_graph_name(run, root_cause_analysis.analyze(run, mutes))
+    return _so_far(run, capsule_inputs.with_batch(run, named))  # a capsule's replay: its inputs are the batch
 
 
 def summary(run: RunQueries) -> wire.RunSummary:

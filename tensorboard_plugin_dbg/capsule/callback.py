@@ -15,6 +15,7 @@ from typing import Any
 
 import keras
 
+from . import announce
 from .replay_mode import ReplayMismatch
 from .watch import NanCapsuleError, Watch
 
@@ -98,6 +99,7 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
             self._kept = (_traced_for(self.model), self.model.train_function)
         _uninstall(self.model)
         self._after_trigger()
+        announce.into_history(self.model, self.capsule.announcements)
 
     def _handle(self) -> str:
         """After a step that triggered: what the loop does next ('stop', 'skip'; 'raise' raises)."""

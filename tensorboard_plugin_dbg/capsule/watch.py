@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
-from . import replay_mode, structure, writer
+from . import announce, forensics, replay_mode, structure, writer
 
 ON_NAN = ("stop", "skip", "raise")
 CHECK_NAME = "nan_capsule_check"  # the every-step cond (its If op keeps this name in the train step's graph)
@@ -41,6 +41,7 @@ class Watch:
         self.batch_index: int | None = None
         self.source = "custom_loop"
         self.captured: list[str] = []  # capsule folders written
+        self.announcements: list[dict[str, Any]] = []  # what announce.py said at each capture
         self.triggers = 0  # non-finite steps seen (skip mode goes on counting)
         self.pending: dict[str, Any] | None = None  # the trigger of the last step, until handled after it
         self.halt: Any = None  # tf.Variable, +inf once stopped (else 0): later steps of one execution apply nothing
@@ -148,6 +149,7 @@ class Watch:
                 self.flight.flush_into(folder)
             self.captured.append(folder)
             trigger["capsule"] = folder
+            self.announcements.append(announce.capture(folder))  # one block on stderr: what, where, how to replay
         if self.on_nan == "skip":
             entry = {"step": step, "epoch": self.epoch, "batch_index": self.batch_index, "trigger": trigger["name"]}
             writer.append_skip(self.directory, dict(entry, capsule=folder))
@@ -174,6 +176,8 @@ class Watch:
             **environment(),
         }
         groups = {"batch": batch, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
+        extra, manifest["forensics"] = forensics.at_trigger(self, spec, batch)  # per-sample loss (optional group)
+        groups.update(extra)
         return writer.write_capsule(self.directory, f"capsule-step{step:09d}", manifest, groups)
 
 

@@ -27,7 +27,9 @@ def write_capsule(directory: str, name: str, manifest: dict[str, Any], groups: d
     os.makedirs(directory, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".capsule-", dir=directory)
     try:
+        # the required groups, then optional ones (forensics.npz) that older readers ignore
         files = {group: _write_group(staging, group, groups[group]) for group in capsule_files.GROUPS}
+        files.update({g: _write_group(staging, g, a) for g, a in groups.items() if g in capsule_files.OPTIONAL_GROUPS})
         manifest = dict(manifest, files=files, format=capsule_files.FORMAT)
         manifest["format_version"] = capsule_files.FORMAT_VERSION
         manifest["created"] = datetime.datetime.now(datetime.timezone.utc).isoformat()

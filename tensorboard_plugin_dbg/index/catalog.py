@@ -15,7 +15,7 @@ from collections.abc import Callable
 from ..reader import file_sets as fsets
 from ..reader import storage
 from ..wire import types as wire
-from . import run_status
+from . import capsule_notice, run_status
 from .errors import NotFound
 from .run_index import RunIndex
 from .state import Problem, notice_of
@@ -38,6 +38,7 @@ class Catalog:
         self.refresh_interval = refresh_interval
         self._runs: dict[str, RunIndex] = {}
         self._by_key: dict[tuple[str, str], RunIndex] = {}  # (directory, run id or prefix) -> run
+        self._capsules_seen = False  # has_capsules()
         self._run_ids: dict[tuple[str, str], str | None] = {}  # (directory, prefix) -> run id
         self._lock = threading.Lock()
         self._discover_lock = threading.Lock()
@@ -138,11 +139,18 @@ class Catalog:
     def has_runs(self) -> bool:
         return bool(self._runs)
 
+    def has_capsules(self) -> bool:
+        if not self._capsules_seen:  # once seen, for good: each look is a walk of the logdir's first levels
+            self._capsules_seen = bool(capsule_notice.local_capsules(self.logdir))
+        return self._capsules_seen
+
     def notices(self) -> list[wire.Notice]:
         out = [notice_of(p) for p in self._problems]
         if not self._runs and self.passes == 0:
             # Before the first pass has looked, "no dump found" would be a guess (and a wrong one for a big logdir).
             out.append({"code": "scanning", "severity": "info", "message": f"Scanning {self.logdir} for tfdbg2 dumps…"})
+        elif not self._runs and (capsules := capsule_notice.capsules_notice(self.logdir)) is not None:
+            out.append(capsules)  # a capsule folder before its replay: the capsule, not "no dump found"
         elif not self._runs:
             out.append(
                 {

@@ -49,6 +49,7 @@ class RunQueries(Protocol):
     whole-run values under the one lock order (derived.py)."""
 
     name: str
+    directory: str  # the folder (path or URL) holding the run's files
     version: int  # grows whenever the refresher appended anything: the key of every whole-run value
     done: bool  # the dump has been read to its end (as of the last refresh pass)
     derived: DerivedCache
@@ -211,4 +212,8 @@ class Catalog(Protocol):
 
     def has_runs(self) -> bool:
         """Cheap: true once any file set is known under the logdir (drives is_active())."""
+        ...
+
+    def has_capsules(self) -> bool:
+        """True once a NaN capsule is seen under a local logdir (drives is_active() for a capsule folder)."""
         ...

@@ -48,6 +48,7 @@ ENV_RECORDED = (
     "PYTHONHASHSEED",
     "TF_XLA_FLAGS",
 )
+OPTIONAL_GROUPS = ("forensics",)  # written by newer capsules (capsule/forensics.py); absent from older ones
 
 Arrays = dict[str, np.ndarray]
 
@@ -290,6 +291,9 @@ def check_member_claim(member: Any, path: str, info: zipfile.ZipInfo) -> None:
         raise CapsuleError(
             f"{path}: member {info.filename} holds {info.file_size} bytes, its header says {dtype}{list(shape)}"
         )
+def read_optional_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays | None:
+    """An optional group's arrays (OPTIONAL_GROUPS), or None when this capsule's version wrote none."""
+    return _read_group(folder, manifest, group) if group in manifest["files"] else None
 
 
 def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:

@@ -283,6 +283,23 @@ class CapsuleSample(TypedDict):
     sample: float
 
 
+class CapsuleLossRow(TypedDict):
+    """One sample's loss at the trigger."""
+
+    loss: Num
+    sample: float
+
+
+class CapsuleSampleLoss(TypedDict):
+    """The per-sample loss at the trigger (capsule/forensics.py wrote it; older capsules: none, `text` says so)."""
+
+    # The top rows: non-finite first, then by loss (at most 8); a non-finite loss is "NaN" / "Infinity".
+    rows: list[CapsuleLossRow]
+    samples: float
+    # e.g. "rows 17 and 40 carry 98 % of the loss (64 samples)", "row 5 is non-finite (NaN) of 8".
+    text: str
+
+
 class CapsuleTrigger(TypedDict):
     """What triggered the capture: the loss, or the first non-finite gradient (named by its variable's path)."""
 
@@ -312,6 +329,8 @@ class CapsuleInfo(TypedDict):
     replay_command: NotRequired[str]
     # The run holding the replay's dump, once replayed (open it for the root cause and the line).
     replay_run: NotRequired[str | None]
+    # The loss of each sample at the trigger, top rows first (analysis/capsule_rows.py card_fields).
+    sample_loss: NotRequired[CapsuleSampleLoss]
     # Per sample of each batch array, the ones with non-finite values first, then by max |x| (at most 50).
     samples: NotRequired[list[CapsuleSample]]
     # Batch samples in all (before the cap of `samples`).
@@ -1088,6 +1107,7 @@ NoticeCode: TypeAlias = Literal[
     "no_tensor_mode",
     "eager_only",
     "no_dump_found",
+    "capsules",
     "scanning",
     "no_graph_executions",
     "no_executions",
@@ -1249,6 +1269,10 @@ class RootCauseProducerBody(TypedDict):
     `graph_name`, `device`)."""
 
     alert: Alert
+    # A NaN capsule's replay (analysis/capsule_inputs.py): its inputs are the captured batch, and this sentence says
+    # what it held, e.g. "the NaN came with the batch: x[5, 3] (sample 5, batch 3 of epoch 1)" or "Log at train.py:23
+    # received x[5, 3] = -2.0 (batch 3 of epoch 1)". Absent outside a capsule's replay.
+    capsule_batch: NotRequired[str]
     # Set when an input pipeline's op handed out the first non-finite tensor.
     data: RootCauseData | None
     # Set when the producer is a gradient op: the forward op, whose line is the one to fix.

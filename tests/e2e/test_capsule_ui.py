@@ -37,8 +37,7 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     with TensorBoardProcess(str(logdir)) as tb:
         frame = open_dashboard(page, tb)
-        by_testid(frame, "capsules-open").click()
-        card = by_testid(frame, "capsule-card")
+        card = by_testid(frame, "capsule-card")  # its only run is the replay: the folder opens on the card (#36)
         card.wait_for(timeout=30_000)
         wait_text(card, r"step 4 · epoch 0 · batch 4")
         wait_text(by_testid(card, "capsule-trigger"), r"trigger: (loss|gradient of \S+): \d+ NaN")
@@ -132,3 +131,38 @@ def test_a_capsule_card_from_s3_opens_its_bad_sample_and_downloads_the_array(pag
             screenshot(page, "capsule-6-s3-sample")
             assert_no_console_errors(page)
     assert not guard.violations, guard.violations
+
+
+def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp_path):
+    """#36: right after training stopped on a NaN (tests/programs/capsule_speaks.py, not replayed yet), TensorBoard on
+    the capsule folder lists the Debugger as active, and the Debugger opens on the capsule's card with a status line
+    that says what to do — not "No tfdbg2 dump found" over empty panels."""
+    logdir = tmp_path / "capsules"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks"), "capsules"), logdir)
+    with TensorBoardProcess(str(logdir)) as tb:
+        assert tb.get_json("/data/plugins_listing")["dbg"]["enabled"] is True
+        frame = open_dashboard(page, tb)
+        panel = by_testid(frame, "capsules-panel")
+        card = by_testid(panel, "capsule-card")
+        card.wait_for(timeout=30_000)  # open without a click
+        wait_text(card, r"step 11 · epoch 1 · batch 3")
+        wait_text(by_testid(card, "capsule-verdict"), r"replay: not replayed yet")
+        status = by_testid(frame, "status")
+        wait_text(status, r"1 NaN capsule, not replayed: run cd .* -m tensorboard_plugin_dbg replay .*capsule_speaks")
+        assert "No tfdbg2 dump found" not in status.inner_text()
+        # the command the status line gives is the card's (and the one the capture printed)
+        assert by_testid(card, "capsule-command").inner_text() in status.inner_text()
+        # the per-sample loss at the trigger names the row; a click opens that sample of x in Tensor Values
+        wait_text(by_testid(card, "capsule-loss"), r"per-sample loss: row 5 is non-finite \(NaN\) of 8")
+        for width, height in ((1440, 900), (1024, 768)):  # the card at a wide and a narrow window, then dark
+            page.set_viewport_size({"width": width, "height": height})
+            screenshot(page, f"capsule-4-only-capsule-{width}")
+        page.evaluate("document.body.classList.add('dark-mode')")  # TensorBoard's dark theme, followed by the plugin
+        frame.wait_for_function("document.body.classList.contains('dbg-dark')", timeout=5000)
+        screenshot(page, "capsule-4-only-capsule-dark")
+        first = by_testid(card, "capsule-loss-row").first
+        wait_text(first, r"^5\s*NaN")
+        first.click()
+        pane = by_testid(frame, "tensor-values")
+        wait_text(pane.locator(".tv-title"), r"capsule step 11 · batch · x · sample 5\s*float32")
+        assert_no_console_errors(page)

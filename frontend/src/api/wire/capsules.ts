@@ -1,4 +1,5 @@
 // Wire types (see ../wire.ts): NaN capsules (#26) under the logdir: the capsule cards.
+import type { Num } from './common.ts';
 import type { NonFinitePositions, TensorHistogram, TensorSlice, TensorStats } from './tensor_values.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -72,6 +73,23 @@ export interface CapsuleInfo {
   /** Variables and optimizer slots holding non-finite values (none expected: the capture precedes the update). */
   bad_weights?: CapsuleBadWeight[];
   arrays?: CapsuleArrayInfo[];
+  /** The loss of each sample at the trigger, top rows first (analysis/capsule_rows.py card_fields). */
+  sample_loss?: CapsuleSampleLoss;
+}
+
+/** One sample's loss at the trigger. */
+export interface CapsuleLossRow {
+  sample: number;
+  loss: Num;
+}
+
+/** The per-sample loss at the trigger (capsule/forensics.py wrote it; older capsules: none, `text` says so). */
+export interface CapsuleSampleLoss {
+  /** e.g. "rows 17 and 40 carry 98 % of the loss (64 samples)", "row 5 is non-finite (NaN) of 8". */
+  text: string;
+  /** The top rows: non-finite first, then by loss (at most 8); a non-finite loss is "NaN" / "Infinity". */
+  rows: CapsuleLossRow[];
+  samples: number;
 }
 
 /** Every capsule under the logdir, first captured first. */

@@ -89,6 +89,12 @@ export interface RootCauseProducer {
   data: RootCauseData | null;
   /** e.g. "overflow of float16's range (its largest finite value is 65504)"; null otherwise. */
   overflow: string | null;
+  /**
+   * A NaN capsule's replay (analysis/capsule_inputs.py): its inputs are the captured batch, and this sentence says
+   * what it held, e.g. "the NaN came with the batch: x[5, 3] (sample 5, batch 3 of epoch 1)" or "Log at
+   * train.py:23 received x[5, 3] = -2.0 (batch 3 of epoch 1)". Absent outside a capsule's replay.
+   */
+  capsule_batch?: string;
   /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
   graph_name: string | null;
   /** Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded. */

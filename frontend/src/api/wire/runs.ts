@@ -22,6 +22,7 @@ export type NoticeCode =
   | 'no_tensor_mode'
   | 'eager_only'
   | 'no_dump_found'
+  | 'capsules'
   | 'scanning'
   | 'no_graph_executions'
   | 'no_executions'

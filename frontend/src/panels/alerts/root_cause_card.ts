@@ -105,6 +105,12 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     if (p.data.source_op)
       card.append(sourceLine(p.data.user_frame, p.data.source_line, `made by ${p.data.source_op}`, 'rc-fix'));
   }
+  if (p.capsule_batch) {
+    // A capsule's replay: what the captured batch held (the NaN came with it, or the value the op could not take)
+    const batch = el('div', 'rc-line rc-data', p.capsule_batch);
+    batch.dataset.testid = 'rc-capsule-batch';
+    card.append(batch);
+  }
   for (const input of p.inputs) {
     const row = el('div', 'rc-line rc-input');
     row.dataset.testid = 'rc-input';

@@ -1,0 +1,52 @@
+"""Forensics at the trigger, written into the capsule: the loss of each sample of the captured batch, so a NaN or a
+spike is tied to its rows ("rows 2 and 6 carry the non-finite loss", "rows 17 and 40 carry 98 % of the loss").
+
+Computed once, at the capture, from the captured batch and the weights as they are then (the update is not applied:
+the pre-step weights): one extra forward pass (`training=False`: no dropout draw, BatchNorm on its moving
+statistics), and the compiled loss per sample (Keras: the loss function of `compile`, which reduces each sample's
+last axis; a `Loss` object's unreduced `call`). Only for `fit` with a single loss; otherwise the capsule says why
+it holds none. Stored as `forensics.npz` (`per_sample_loss`, float64 so no sample's value overflows on the way),
+described in the manifest's optional `forensics` entry; capsules written before it lack both (the viewer then says
+"not recorded by this capsule's version")."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from tensorboard_plugin_dbg.reader import capsule_files
+
+
+def at_trigger(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, np.ndarray]], Any]:
+    """(the extra array groups, the manifest's `forensics` entry) for a capture."""
+    start = time.perf_counter()
+    try:
+        values, loss_name = _per_sample_loss(watch, spec, batch)
+    except Exception as e:  # noqa: BLE001 - forensics must never cost the capsule itself
+        return {}, {"per_sample_loss": None, "why": f"not computed: {type(e).__name__}: {e}"}
+    seconds = round(time.perf_counter() - start, 4)
+    entry = {"per_sample_loss": {"loss": loss_name, "training": False, "seconds": seconds, "samples": len(values)}}
+    return {"forensics": {"per_sample_loss": values}}, entry
+
+
+def _per_sample_loss(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[np.ndarray, str]:
+    import keras
+
+    if watch.source != "fit":
+        raise ValueError("a custom loop's loss is its own code (only fit's compiled loss is known)")
+    data = capsule_files.rebuild(spec, batch)
+    if not isinstance(data, tuple) or len(data) < 2 or data[1] is None:
+        raise ValueError("the batch holds no targets")
+    x, y = data[0], data[1]
+    loss = watch.model.loss
+    if isinstance(loss, (dict, list, tuple)):
+        raise ValueError("several losses (one per output): per-sample loss is kept for a single loss")
+    fn = keras.losses.get(loss)
+    per_sample = fn.call if isinstance(fn, keras.losses.Loss) else fn
+    predicted = watch.model(x, training=False)
+    values = np.asarray(keras.ops.convert_to_numpy(per_sample(y, predicted)), dtype=np.float64)
+    values = values.reshape(len(values), -1).mean(axis=1) if values.ndim > 1 else values.reshape(-1)
+    name = getattr(fn, "name", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return values, str(name)
