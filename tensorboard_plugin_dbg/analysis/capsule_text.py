@@ -10,14 +10,17 @@ from typing import Any
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_remote, storage
 
 VERDICT_WORDS = {
-    "reproduced": "reproduced (the step goes non-finite again: the code or the data, not chance)",
+    "reproduced": "reproduced (the step triggers again: the code or the data, not chance)",
     "not_reproduced": "NOT reproduced",
     "cannot_replay": "cannot replay",
 }
 
 
 def trigger_text(trigger: dict[str, Any]) -> str:
-    """'gradient of dense/kernel: 16 NaN of 80' / 'loss: 1 NaN of 1'."""
+    """'gradient of dense/kernel: 16 NaN of 80' / 'loss: 1 NaN of 1' / a spike rule's own words ('loss spike: 4.8e6 vs
+    max 2.1 over the last 100 steps')."""
+    if trigger.get("text"):
+        return str(trigger["text"])
     health = trigger.get("health") or {}
     counts = [
         f"{health[k]} {w}" for k, w in (("nan", "NaN"), ("pos_inf", "+inf"), ("neg_inf", "-inf")) if health.get(k)

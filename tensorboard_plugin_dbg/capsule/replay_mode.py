@@ -69,7 +69,12 @@ class Replay:
             expected["kind"],
             expected["name"],
         )
-        if same:
+        if same and self.trigger is not None and self.trigger.get("threshold") is not None:
+            verdict = "reproduced"
+            why = (
+                f"the replayed {self.trigger['name']} is again above the rule's threshold ({self.trigger['value']:.3g})"
+            )
+        elif same:
             verdict, why = "reproduced", "the replayed step hit the same trigger"
         elif self.trigger is not None:
             # Same batch, same state, non-finite again: the code or the data. Dumping swaps some fused kernels for
