@@ -306,10 +306,24 @@ def assert_replay_holds_no_capsule_machinery(folder: str, text: str) -> None:
 
 
 def test_replay_of_an_xla_fit_capsule_names_the_line(tmp_path):
+    """The step ran with XLA: the replay re-runs it compiled as it ran (no dump), then un-compiled under tfdbg2."""
     code, text, folder = replay(tmp_path, "capsule_fit", "--jit")
     assert code == 0, text
     assert "return tf.sqrt(x)  # CULPRIT" in text
     assert_replay_holds_no_capsule_machinery(folder, text)
+    verdict = capsule_files.read_verdict(capsule.load(folder).path)
+    assert verdict["verdict"] == "reproduced" and verdict["compiled"]["ran"]
+    assert verdict["compiled"]["trigger"]["health"]["nan"] > 0
+
+
+def test_a_nan_only_the_compiled_pass_meets_is_reproduced_only_under_xla(tmp_path):
+    """A program whose replay passes differ (its poison fires at the process's first train step call only: the
+    compiled pass meets it, the dumped un-compiled pass does not): the distinct verdict and exit code 3."""
+    code, text, folder = replay(tmp_path, "capsule_fit", "--jit", "--random-poison", "--poison-step", "0")
+    assert code == 3, text
+    assert "replay: reproduced only under XLA" in text and "stayed finite" in text
+    verdict = capsule_files.read_verdict(capsule.load(folder).path)
+    assert verdict["verdict"] == "reproduced_only_under_xla" and verdict["trigger"] is None
 
 
 def test_replay_of_a_spike_capsule_reproduces_the_spike(tmp_path):

@@ -12,6 +12,7 @@ from tensorboard_plugin_dbg.reader import capsule_files, capsule_remote, storage
 VERDICT_WORDS = {
     "reproduced": "reproduced (the step triggers again: the code or the data, not chance)",
     "not_reproduced": "NOT reproduced",
+    "reproduced_only_under_xla": "reproduced only under XLA",
     "cannot_replay": "cannot replay",
 }
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import keras
+import numpy as np
 
 from . import structure
 from .replay_mode import ReplayMismatch
@@ -176,6 +177,7 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
 
 
 BATCH_KEY = "nan_capsule_batch"  # the step's batch leaves in its logs, taken out before Keras sees them
+REPLAY_KEY = "nan_capsule_checked"  # replay's compiled pass: the loss and gradients, out of the compiled step
 
 
 def _install(model: Any, watch: Watch) -> None:
@@ -199,7 +201,11 @@ def _install(model: Any, watch: Watch) -> None:
             return logs
         spec, leaves = structure.flatten(data, fit=True)
         watch.fit_batch_spec = (spec, [name for name, _ in leaves])
-        return {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
+        logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
+        compiled_pass = watch.replay is not None and not watch.replay.dumping
+        if compiled_pass and watch.replay_checked is not None:  # replay's compiled pass: the checked tensors
+            logs[REPLAY_KEY] = {str(i): t for i, t in enumerate(watch.replay_checked[1])}
+        return logs
 
     def make_train_function(force: bool = False) -> Any:
         if model.train_function is not None and not force:
@@ -293,8 +299,19 @@ def _replay_fit(model: Any, watch: Watch) -> None:
         replay.restore(model, model.optimizer)
     except ReplayMismatch as e:
         replay.cannot(str(e))
-    step = tf.function(model.train_step)
-    step(_as_tensors(replay.batch()))
+    batch = _as_tensors(replay.batch())
+    if replay.compiled_run():  # first as the run ran it: XLA-compiled, no dump (tfdbg2 cannot instrument XLA)
+        outputs = tf.function(model.train_step, jit_compile=True)(batch)
+        checked = outputs[REPLAY_KEY]
+        watch.record_compiled([np.asarray(checked[str(i)]) for i in range(len(checked))])
+        try:
+            replay.restore(model, model.optimizer)  # the forward pass moved BatchNorm statistics and seed states
+        except ReplayMismatch as e:
+            replay.cannot(str(e))
+        model.reset_metrics()  # its loss went into the loss tracker: not a value the dumped pass should read
+        replay.start_dumping()
+    step = tf.function(model.train_step)  # then un-compiled under tfdbg2 (traced after the dump began)
+    step(batch)
     watch.poll(force=True)
     replay.finish()
 

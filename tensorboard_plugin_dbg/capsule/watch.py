@@ -72,10 +72,12 @@ class Watch:
         self.traced_loss: Any = None
         self.traced_snapshot: list[tuple[str, Any]] | None = None
         self.fit_batch_spec: tuple[Any, list[str]] = ({"kind": "none"}, [])
+        self.replay_checked: tuple[list[tuple[str, str]], list[Any]] | None = None
         self.replay = replay_mode.from_env()
         self.flight: Any = None  # flight.FlightRecorder when tfdbg_buffer > 0 (not in replay: that dumps in full)
         if self.replay is not None:
-            self.replay.start_dumping()  # before anything is traced: functions traced earlier are not instrumented
+            if not self.replay.compiled_run():  # else after the compiled pass (callback._replay_fit)
+                self.replay.start_dumping()  # before anything is traced: functions traced earlier are not instrumented
         elif tfdbg_buffer:
             from .flight import FlightRecorder
 
@@ -122,8 +124,11 @@ class Watch:
         if loss is not None:
             checked.insert(0, ("loss", loss))
         layout = [("loss" if i == 0 and loss is not None else "gradient", n) for i, (n, _) in enumerate(checked)]
-        if self.replay is not None:
+        if self.replay is not None and self.replay.dumping:
             return self._replayed_check(layout, [t for _, t in checked])
+        if self.replay is not None:  # the compiled pass: the checked tensors leave the step as its outputs
+            self.replay_checked = (layout, [t for _, t in checked])
+            return tf.constant(False)
         snapshot = dict(self.traced_snapshot or [])
         state = self.state
         state.layout = layout
@@ -162,6 +167,19 @@ class Watch:
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
         return _unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
+
+    def record_compiled(self, arrays: list[np.ndarray]) -> None:
+        """The compiled pass's checked values (host side): its trigger, if any, recorded for the verdict."""
+        replay = self.replay
+        assert replay is not None and self.replay_checked is not None
+        layout = self.replay_checked[0]
+        trigger: Any = shadow.first_bad(layout, [capsule_files.health_counts(a) for a in arrays])
+        if trigger["kind"] == "unknown":
+            expected = replay.capsule.trigger if replay.capsule is not None else {}
+            trigger = _replayed_spike(expected, layout, arrays)
+        replay.compiled_pass = True
+        if trigger is not None:
+            replay.record(trigger)
 
     def _replayed_check(self, layout: list[tuple[str, str]], checked: list[Any]) -> Any:
         """Replay: no check in the dumped step (its cond's branch functions took the loss as a Placeholder, which the

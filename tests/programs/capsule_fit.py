@@ -232,7 +232,7 @@ def _flatten(name, value, rows, flat):
 
 def _wrapped(model, inputs, features):
     outer = keras.Model(inputs, model(features))
-    outer.compile(optimizer=model.optimizer, loss="mse")
+    outer.compile(optimizer=model.optimizer, loss="mse", jit_compile=model.jit_compile)
     return outer
 
 
