@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/capsule.py [--steps 600] [--reps 3] [--big-mb 100] [--no-big] [--no-replay]
     .venv/bin/python bench/capsule.py --paired 150  # the overhead alone, robust to a busy host
+    .venv/bin/python bench/capsule.py --paired 150 --xla  # the same, every model compiled with jit_compile=True
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
@@ -127,15 +128,17 @@ def big_worker(big_mb: int, out: str) -> dict:
     return {"capture_s": timings[0], "weights_mb": weights_bytes / 2**20, "files_mb": sum(sizes.values()) / 2**20}
 
 
-def paired_worker(kind: str, blocks: int) -> dict:
+def paired_worker(kind: str, blocks: int, xla: bool = False) -> dict:
     """The watch's overhead robust to a busy host: one process, one copy of the model per setting, each trained
     PAIRED_BLOCK steps in turn (`fit` on a repeated dataset), --paired blocks each, so that load which comes and goes
     over seconds hits every setting alike. Beside no debugging and NanCapsule, two points of reference:
     - "wait": plain Adam, each gradient held until every gradient of the step exists (no check, no branch): what
       any check-before-apply pays, the update of the last layers no longer overlapping the backward pass of the first;
     - "lso": Keras's own check-before-apply, `LossScaleOptimizer` (float32 model: the scaling, the check, the cond).
+    - "spike": NanCapsule with its loss-spike rule on (spike=10.0): the rule's own cost is its ratio over "capsule".
     A setting's figure is the median of its steps (each block's first two left out); the spread, the quartiles of the
-    ratios to no debugging over groups of 10 blocks."""
+    ratios to no debugging over groups of 10 blocks. `xla`: every model compiled with jit_compile=True (the NanCapsule
+    keeps it), the ratios against no debugging with XLA."""
     import keras
     import numpy as np
     import tensorflow as tf
@@ -145,17 +148,18 @@ def paired_worker(kind: str, blocks: int) -> dict:
     def compiled(optimizer: object = "adam"):
         keras.utils.set_random_seed(0)
         model, shape = build(kind, keras)
-        model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=xla)
         return model, shape
 
     folder = tempfile.mkdtemp(prefix="capsule-bench-paired-")
-    (plain, shape), (watched, _), (waiting, _) = compiled(), compiled(), compiled()
+    (plain, shape), (watched, _), (waiting, _), (spiked, _) = compiled(), compiled(), compiled(), compiled()
     lso, _ = compiled(keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam()))
     hold_until_all_gradients(waiting.optimizer, tf)
     x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
     y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
     data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
     runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder)]), "wait": (waiting, []), "lso": (lso, [])}
+    runs["spike"] = (spiked, [NanCapsule(folder, spike=10.0)])
     steps: dict[str, list[list[float]]] = {name: [] for name in runs}
     marks: list[float] = []
     timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
@@ -255,8 +259,8 @@ def main() -> None:
         kind, setting, number, out = (sys.argv[2:] + [""])[:4]
         if kind == "big":
             result = big_worker(int(number), out)
-        elif setting == "paired":
-            result = paired_worker(kind, int(number))
+        elif setting in ("paired", "paired_xla"):
+            result = paired_worker(kind, int(number), setting == "paired_xla")
         else:
             result = worker(kind, setting, int(number), out)
         print(json.dumps(result))
@@ -270,12 +274,15 @@ def main() -> None:
     p.add_argument("--programs", default=",".join(PROGRAMS), help="mlp,conv")
     p.add_argument("--no-reference", action="store_true", help="leave FULL_HEALTH out (the watch's overhead only)")
     p.add_argument("--paired", type=int, default=0, metavar="BLOCKS", help="only the paired in-process overhead")
+    p.add_argument("--xla", action="store_true", help="--paired with every model compiled with jit_compile=True")
     args = p.parse_args()
     if args.paired:
-        print(f"step time in fit, {PAIRED_BLOCK}-step blocks in turn, {args.paired} blocks each, one process")
+        xla = " (jit_compile=True)" if args.xla else ""
+        print(f"step time in fit{xla}, {PAIRED_BLOCK}-step blocks in turn, {args.paired} blocks each, one process")
         labels = {"capsule": "NanCapsule", "wait": "updates wait for all gradients", "lso": "LossScaleOptimizer"}
+        labels["spike"] = "NanCapsule(spike=10)"
         for kind in args.programs.split(","):
-            f = spawn(kind, "paired", str(args.paired), "")
+            f = spawn(kind, "paired_xla" if args.xla else "paired", str(args.paired), "")
             print(f"{kind:6} no debugging {f['none']['ms']:.3f} ms")
             for name, label in labels.items():
                 pct = {k: f"{100 * (f[name][k] - 1):+.1f}%" for k in ("ratio", "q1", "q3")}

@@ -3,7 +3,9 @@
 Re-runs the user's program (by default the command line the capsule recorded, from the folder it was started in) in
 replay mode: the NanCapsule in it turns tfdbg2 on, restores the capsule's weights and optimizer state, runs the
 captured batch through one training step into CAPSULE/replay/ and ends the program. Then prints the verdict and the
-replay's root cause as `report` prints it. Exit status: 0 reproduced, 1 not reproduced, 2 cannot replay (and why).
+replay's root cause as `report` prints it. Exit status: 0 reproduced, 1 not reproduced, 2 cannot replay (and why),
+3 reproduced only under XLA (the step, compiled as the run ran it, triggered again; un-compiled under tfdbg2 it
+stayed finite).
 No TensorFlow in this process: the program runs in a child process.
 
 Replaying a capsule RUNS THE PROGRAM IT NAMES. A capsule from someone else (a colleague's folder, a shared bucket, a
@@ -28,10 +30,11 @@ import sys
 import time
 from typing import Any, TextIO
 
-EXIT_REPRODUCED, EXIT_NOT_REPRODUCED, EXIT_CANNOT = 0, 1, 2
 MODES = ("FULL_HEALTH", "FULL_TENSOR")
 CAPSULE_ENV, MODE_ENV = "TBDBG_CAPSULE_REPLAY", "TBDBG_CAPSULE_REPLAY_MODE"  # capsule/replay_mode.py reads them
 LOG_TAIL = 15  # lines of the program's output shown when it ended without replaying
+EXIT_REPRODUCED, EXIT_NOT_REPRODUCED, EXIT_CANNOT, EXIT_ONLY_UNDER_XLA = 0, 1, 2, 3
+EXITS = {"reproduced": EXIT_REPRODUCED, "reproduced_only_under_xla": EXIT_ONLY_UNDER_XLA}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -176,7 +179,7 @@ def _run_and_judge(folder: str, plan: _Plan, out: TextIO) -> int:
     if verdict.get("verdict") == "cannot_replay":
         return _cannot(out, str(verdict.get("reason")))
     _print_root_cause(os.path.join(folder, capsule_files.REPLAY_DIR), out)
-    return EXIT_REPRODUCED if verdict.get("verdict") == "reproduced" else EXIT_NOT_REPRODUCED
+    return EXITS.get(str(verdict.get("verdict")), EXIT_NOT_REPRODUCED)
 
 
 def _tail(log: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from werkzeug.test import Client
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.analysis import capsule_array
-from tensorboard_plugin_dbg.capsule import writer
+from tensorboard_plugin_dbg.capsule import spike, writer
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tests import dumps
 from tests.api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
@@ -101,6 +102,67 @@ def test_a_nested_tuple_batch_keeps_its_nesting():
     assert isinstance(x["pair"], tuple) and isinstance(x["pair"][1], tuple) and x["pair"][1][0].shape == (8, 1)
 
 
+def test_xla_fit_stays_compiled_and_captures_the_poisoned_step():
+    """jit_compile=True: the check and the held-back update are inside the XLA-compiled step (a cond, no
+    tf.py_function: XLA cannot compile one), model.jit_compile stays True, and the capsule is still that step's batch
+    bit for bit with the pre-step state (the host took the batch from the step's outputs)."""
+    out = run("capsule_fit", "--jit")
+    c = assert_capsule_is_the_step(out, 4)
+    ended = result(out)
+    assert ended["jit_compile"] is True and ended["steps"] == 4 and c.manifest["compiled"] is True
+    graph = ended["graph"]
+    assert graph["xla"] and {"If", "IsFinite"} <= set(graph["ops"])  # the check is in the compiled step
+    assert not [op for op in graph["ops"] if "PyFunc" in op]
+    assert (c.batch["x"] < 0).sum() == 1 and c.trigger["health"]["nan"] > 0
+
+
+def test_the_host_reads_the_trigger_counter_every_few_steps_not_every_step():
+    """No device-to-host copy per step: a clean run of 2 epochs x 12 steps reads the counter once per check_every=16
+    steps, at each epoch's end, at the train's end and when the program asks `triggered`."""
+    ended = result(run("capsule_fit", "--jit", "--clean"))
+    steps = 2 * BATCHES_PER_EPOCH
+    assert ended["steps"] == steps and ended["captured"] == []
+    assert 4 <= ended["host_reads"] <= steps // 16 + 4  # a poll at an epoch's end restarts the count of 16
+
+
+def test_a_loss_spike_is_a_trigger_under_xla_and_the_update_is_held_back():
+    """capsule_spike.py: targets 1000x too large in batch 110 (no NaN anywhere), NanCapsule(spike=10), jit_compile on:
+    the capsule is that step (batch bit for bit, pre-step weights), its update not applied, the rule in the manifest."""
+    out = run("capsule_spike", "--jit")
+    c = assert_capsule_is_the_step(out, 110)
+    assert result(out)["steps"] == 110 and result(out)["jit_compile"] is True
+    trigger = c.trigger
+    assert trigger["kind"] == "loss_spike" and trigger["value"] > 10 * trigger["window_max"] > 0
+    assert re.fullmatch(r"loss spike: \S+ vs max \S+ over the last 100 steps", trigger["text"])
+    assert c.manifest["rules"]["spike"] == 10.0 and c.manifest["rules"]["window"] == 100
+
+
+def test_the_first_armed_step_can_trigger_and_the_arming_steps_never_do():
+    assert_capsule_is_the_step(out := run("capsule_spike", "--poison-step", "100"), 100)
+    assert result(out)["steps"] == 100
+    early = result(run("capsule_spike", "--poison-step", "60"))  # within the 100 arming steps: no trigger
+    assert early["captured"] == [] and early["steps"] == 130
+
+
+@pytest.mark.parametrize("factor", [1.0, 0.5, -3, float("nan"), float("inf"), "10", True])
+def test_a_spike_factor_that_is_not_a_number_above_1_is_a_value_error(factor):
+    with pytest.raises(ValueError, match="above 1"):
+        spike.validated("spike", factor)
+    assert spike.validated("grad_spike", None) is None and spike.validated("spike", 10) == 10.0
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [("mirrored", "MirroredStrategy is not supported yet"), ("steps_per_execution", "steps_per_execution=1")],
+)
+def test_what_the_capsule_cannot_watch_is_a_clear_error_at_set_model(case, says):
+    """Never a silent no-op or a capsule of the wrong batch: fit under MirroredStrategy (two logical CPU devices; it
+    failed at trace time with a merge_call RuntimeError) or with steps_per_execution=4 raises, naming what is not
+    supported."""
+    error = result(run("capsule_unsupported", case))["error"]
+    assert error["type"] == "ValueError" and says in error["message"], error
+
+
 def test_a_trigger_at_the_very_first_step():
     out = run("capsule_fit", "--poison-step", "0")
     c = assert_capsule_is_the_step(out, 0)
@@ -175,6 +237,17 @@ def test_custom_loop_keeps_batchnorm_statistics_and_seed_states_from_before_the_
     assert set(moving + seeds) <= set(c.manifest["pre_step_state"])
 
 
+def test_custom_loop_in_an_xla_compiled_tf_function():
+    """The helper inside tf.function(jit_compile=True): the check compiles with the step (no tf.py_function), and
+    the capsule is the step's batch with the pre-step state, BatchNorm statistics and seed states included."""
+    out = run("capsule_loop", "--jit", "--batchnorm")
+    c = assert_capsule_is_the_step(out, 3)
+    ended = result(out)
+    assert ended["iterations"] == 3 and {"If", "IsFinite"} <= set(ended["ops"])
+    assert not [op for op in ended["ops"] if "PyFunc" in op]
+    assert {n for n in c.weights if "moving_mean" in n} <= set(c.manifest["pre_step_state"])
+
+
 def test_custom_loop_eager_skip():
     out = run("capsule_loop", "--eager", "--on-nan", "skip")
     ended = result(out)
@@ -210,6 +283,7 @@ def test_replay_reproduces_and_names_the_line(tmp_path):
     assert code == 0, text
     assert "replay: reproduced" in text
     assert "capsule_fit.py:" in text and "return tf.sqrt(x)  # CULPRIT" in text
+    assert_replay_holds_no_capsule_machinery(folder, text)
     report = subprocess.run(
         [sys.executable, "-m", "tensorboard_plugin_dbg", "report", folder],
         capture_output=True,
@@ -217,6 +291,48 @@ def test_replay_reproduces_and_names_the_line(tmp_path):
         env=dumps.env_for_tf(),
     )
     assert "reproduced" in report.stdout and "# CULPRIT" in report.stdout and report.returncode == 1
+
+
+def assert_replay_holds_no_capsule_machinery(folder: str, text: str) -> None:
+    """The replayed step runs without the capsule's check: no op of it in the dump's graphs (its cond's branch took
+    the loss as a Placeholder, once named the first producer), no line of the plugin's capsule code in the report."""
+    replay_dir = os.path.join(capsule.load(folder).path, capsule_files.REPLAY_DIR)
+    graphs = [os.path.join(d, f) for d, _, files in os.walk(replay_dir) for f in files if f.endswith(".graphs")]
+    assert graphs
+    for path in graphs:
+        with open(path, "rb") as f:
+            assert b"nan_capsule_check" not in f.read(), path
+    assert "capsule/callback.py" not in text and "capsule/watch.py" not in text
+
+
+def test_replay_of_an_xla_fit_capsule_names_the_line(tmp_path):
+    """The step ran with XLA: the replay re-runs it compiled as it ran (no dump), then un-compiled under tfdbg2."""
+    code, text, folder = replay(tmp_path, "capsule_fit", "--jit")
+    assert code == 0, text
+    assert "return tf.sqrt(x)  # CULPRIT" in text
+    assert_replay_holds_no_capsule_machinery(folder, text)
+    verdict = capsule_files.read_verdict(capsule.load(folder).path)
+    assert verdict["verdict"] == "reproduced" and verdict["compiled"]["ran"]
+    assert verdict["compiled"]["trigger"]["health"]["nan"] > 0
+
+
+def test_a_nan_only_the_compiled_pass_meets_is_reproduced_only_under_xla(tmp_path):
+    """A program whose replay passes differ (its poison fires at the process's first train step call only: the
+    compiled pass meets it, the dumped un-compiled pass does not): the distinct verdict and exit code 3."""
+    code, text, folder = replay(tmp_path, "capsule_fit", "--jit", "--random-poison", "--poison-step", "0")
+    assert code == 3, text
+    assert "replay: reproduced only under XLA" in text and "stayed finite" in text
+    verdict = capsule_files.read_verdict(capsule.load(folder).path)
+    assert verdict["verdict"] == "reproduced_only_under_xla" and verdict["trigger"] is None
+
+
+def test_replay_of_a_spike_capsule_reproduces_the_spike(tmp_path):
+    code, text, folder = replay(tmp_path, "capsule_spike", "--jit")
+    assert code == 0, text
+    verdict = capsule_files.read_verdict(capsule.load(folder).path)
+    assert verdict["verdict"] == "reproduced" and verdict["trigger"]["kind"] == "loss_spike"
+    assert verdict["trigger"]["value"] > verdict["trigger"]["threshold"]
+    assert "loss spike: " in text
 
 
 def test_replay_of_a_custom_loop(tmp_path):

@@ -66,7 +66,7 @@ def _programs() -> list[tuple[str, ...]]:
     out = []
     for file in sorted(os.listdir(dumps.PROGRAMS)):
         name, ext = os.path.splitext(file)
-        if ext != ".py" or name.startswith("_") or name in EXCLUDED:
+        if ext != ".py" or name.startswith("_") or name in EXCLUDED or name.startswith("capsule_"):  # no dump
             continue
         with open(os.path.join(dumps.PROGRAMS, file), encoding="utf-8") as f:
             takes_mode = "Args: DUMP_DIR [MODE]" in f.read(400)

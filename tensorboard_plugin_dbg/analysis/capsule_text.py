@@ -13,8 +13,9 @@ from tensorboard_plugin_dbg.reader.capsule_words import replay_command, trigger_
 __all__ = ["capsule_section", "replay_command", "report_capsules", "trigger_text", "verdict_text", "where_text"]
 
 VERDICT_WORDS = {
-    "reproduced": "reproduced (the step goes non-finite again: the code or the data, not chance)",
+    "reproduced": "reproduced (the step triggers again: the code or the data, not chance)",
     "not_reproduced": "NOT reproduced",
+    "reproduced_only_under_xla": "reproduced only under XLA",
     "cannot_replay": "cannot replay",
 }
 

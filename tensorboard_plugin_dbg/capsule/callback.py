@@ -3,19 +3,21 @@
 In `fit`, `set_model` runs before Keras makes its train function; it wraps, on the instances only, the model's
 `train_step` (to see the batch and read the pre-step state), `compute_loss` (to see the loss) and the optimizer's
 `apply` (to check the loss and gradients first and apply only when all are finite), then drops any train function
-made earlier so that the next one is traced with the check. XLA is turned off for the train step (the capture is a
-`tf.py_function`).
+made earlier so that the next one is traced with the check. The train step stays as compiled as the user set it
+(`jit_compile=True` keeps XLA): nothing in the check leaves the device. The step hands its batch back with its logs
+(device tensors, no copy); `make_train_function`'s wrapper takes it out of the logs and keeps it on the host until the
+next poll of the trigger counter (every `check_every` steps and at the epoch's end).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import keras
+import numpy as np
 
-from . import announce
+from . import announce, structure
 from .replay_mode import ReplayMismatch
 from .watch import NanCapsuleError, Watch
 
@@ -27,11 +29,14 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
 
     on_nan: "stop" (end training, the default: the step after the trigger applies nothing and ends the loop), "skip"
     (leave the update out, go on, list the batch in capsules/skipped.jsonl) or "raise" (NanCapsuleError at the next
-    step's begin or the epoch's end). max_capsules: capsules written per run (skip
+    step's begin or the epoch's end; the host reads the device's trigger counter every check_every=16 steps and at
+    each epoch's end, so that is when training stops or raises). max_capsules: capsules written per run (skip
     mode goes on listing the later ones). With a LossScaleOptimizer, gradients that overflow are its business (it
     skips those steps): only a non-finite loss triggers. tfdbg_buffer=N (off by default, costly: tfdbg2's own cost)
     runs tfdbg2 (CURT_HEALTH) with a circular buffer of N events during training and flushes it into CAPSULE/tfdbg/
-    at the trigger (create the NanCapsule before the model's functions are traced).
+    at the trigger (create the NanCapsule before the model's functions are traced). spike=F / grad_spike=F (off by
+    default, F > 1): a |loss| / global gradient norm above F times the largest of the last 100 applied steps triggers
+    like a NaN (capsule/spike.py).
 
     Custom training loop (eager or inside a tf.function):
 
@@ -48,9 +53,10 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
             train_step(x, y)
     """
 
-    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1, tfdbg_buffer: int = 0) -> None:
+    def __init__(self, directory: str, on_nan: str = "stop", **options: Any) -> None:
+        """options: max_capsules=1, tfdbg_buffer=0, check_every=16, spike=None, grad_spike=None (see the class)."""
         super().__init__()
-        self.capsule = Watch(directory, on_nan, max_capsules, tfdbg_buffer)
+        self.capsule = Watch(directory, on_nan, **options)
         # the watched train function fit ran last, and what it was traced for: the next fit with this callback runs
         # it again instead of tracing anew (a loop calling fit once per epoch paid a trace per call)
         self._kept: tuple[Any, Any] | None = None
@@ -62,6 +68,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
 
     @property
     def triggered(self) -> bool:
+        """Whether a step triggered (reads the device's trigger counter now)."""
+        self.capsule.poll(force=True)
         return self.capsule.triggers > 0
 
     # --- model.fit ------------------------------------------------------------------------------------------------
@@ -69,7 +77,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     def set_model(self, model: Any) -> None:
         super().set_model(model)
         watch = self.capsule
+        _supported(model)
         watch.source = "fit"
+        watch.compiled = bool(model.jit_compile)
         watch.attach(model, model.optimizer)
         _install(model, watch)
         if self._kept is not None and _same(self._kept[0], _traced_for(model)):
@@ -88,9 +98,10 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         self.capsule.batch_index = batch
 
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-        self._after_trigger()
+        self._after_trigger(force=True)
 
-    def _after_trigger(self) -> None:
+    def _after_trigger(self, force: bool = False) -> None:
+        self.capsule.poll(force)
         if self.capsule.pending is not None and self._handle() == "stop":
             self.model.stop_training = True
 
@@ -98,7 +109,7 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         if self.model.train_function is not None:
             self._kept = (_traced_for(self.model), self.model.train_function)
         _uninstall(self.model)
-        self._after_trigger()
+        self._after_trigger(force=True)  # the last steps' trigger counter read: a capture there is written now
         announce.into_history(self.model, self.capsule.announcements)
 
     def _handle(self) -> str:
@@ -107,7 +118,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         trigger, watch.pending = watch.pending, None
         if watch.on_nan == "raise":
             where = trigger.get("capsule") if trigger else None
-            raise NanCapsuleError(f"non-finite {trigger['name'] if trigger else '?'}; capsule: {where}")
+            what = (trigger.get("text") or f"non-finite {trigger['name']}") if trigger else "non-finite ?"
+            raise NanCapsuleError(f"{what}; capsule: {where}")
         return watch.on_nan
 
     # --- custom training loops ------------------------------------------------------------------------------------
@@ -151,12 +163,22 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch.epoch = epoch
         if watch.replay is not None:
             yield _as_tensors(watch.replay.batch())
+            watch.poll(force=True)
             watch.replay.finish()
         for index, batch in enumerate(iterable):
             watch.batch_index = index
+            watch.keep_batch(batch, fit=False)
             yield batch
+            watch.poll()
             if watch.pending is not None and self._handle() == "stop":
                 return
+        watch.poll(force=True)
+        if watch.pending is not None:
+            self._handle()
+
+
+BATCH_KEY = "nan_capsule_batch"  # the step's batch leaves in its logs, taken out before Keras sees them
+REPLAY_KEY = "nan_capsule_checked"  # replay's compiled pass: the loss and gradients, out of the compiled step
 
 
 def _install(model: Any, watch: Watch) -> None:
@@ -164,6 +186,7 @@ def _install(model: Any, watch: Watch) -> None:
     original_apply = optimizer.apply
     original_step = model.train_step
     original_loss = model.compute_loss
+    original_make = model.make_train_function
 
     def apply(grads: Any, trainable_variables: Any = None) -> Any:
         variables = trainable_variables if trainable_variables is not None else model.trainable_variables
@@ -172,9 +195,24 @@ def _install(model: Any, watch: Watch) -> None:
     def train_step(data: Any) -> Any:
         watch.traced_batch, watch.traced_loss, watch.traced_snapshot = data, None, watch.snapshot()
         try:
-            return original_step(data)
+            logs = original_step(data)
         finally:
             watch.traced_batch, watch.traced_loss, watch.traced_snapshot = None, None, None
+        if not isinstance(logs, dict):
+            return logs
+        spec, leaves = structure.flatten(data, fit=True)
+        watch.fit_batch_spec = (spec, [name for name, _ in leaves])
+        logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
+        compiled_pass = watch.replay is not None and not watch.replay.dumping
+        if compiled_pass and watch.replay_checked is not None:  # replay's compiled pass: the checked tensors
+            logs[REPLAY_KEY] = {str(i): t for i, t in enumerate(watch.replay_checked[1])}
+        return logs
+
+    def make_train_function(force: bool = False) -> Any:
+        if model.train_function is not None and not force:
+            return model.train_function
+        original_make(force=True)
+        return _unwrapping(model, watch)
 
     def compute_loss(*args: Any, **kwargs: Any) -> Any:
         loss = original_loss(*args, **kwargs)
@@ -184,11 +222,51 @@ def _install(model: Any, watch: Watch) -> None:
 
     _uninstall(model)
     optimizer.apply, model.train_step, model.compute_loss = apply, train_step, compute_loss
+    model.make_train_function = make_train_function
     model.nan_capsule_installed = True
-    if model.jit_compile:
-        warnings.warn("NanCapsule: XLA turned off for the train step (its capture is a tf.py_function)", stacklevel=3)
-        model.jit_compile = False
     model.train_function = None  # traced again, with the check
+
+
+def _unwrapping(model: Any, watch: Watch) -> Any:
+    """Keras's train function, wrapped: the batch taken out of the logs and kept on the host (references)."""
+    inner = model.train_function
+
+    def train_function(iterator: Any) -> Any:
+        logs = inner(iterator)
+        if isinstance(logs, dict) and BATCH_KEY in logs:
+            logs = dict(logs)
+            leaves = logs.pop(BATCH_KEY)
+            spec, names = watch.fit_batch_spec
+            named = [(name, leaves[str(i)]) for i, name in enumerate(names)]
+            watch.keep_batch(structure.Flat(spec, named), fit=True)
+        return logs
+
+    model.train_function = train_function
+    return train_function
+
+
+def _supported(model: Any) -> None:
+    """What the watch cannot follow yet is said here, at set_model, never a silent no-op or a wrong capsule."""
+    import tensorflow as tf
+
+    distributed = (
+        tf.distribute.MirroredStrategy,
+        tf.distribute.MultiWorkerMirroredStrategy,
+        tf.distribute.TPUStrategy,
+        tf.distribute.experimental.ParameterServerStrategy,
+        tf.distribute.experimental.CentralStorageStrategy,
+    )
+    strategy = model.distribute_strategy
+    if isinstance(strategy, distributed):
+        raise ValueError(
+            f"NanCapsule watches a model on one device (no strategy, or OneDeviceStrategy); "
+            f"{type(strategy).__name__} is not supported yet"
+        )
+    if int(getattr(model, "steps_per_execution", 1) or 1) > 1:
+        raise ValueError(
+            f"NanCapsule needs steps_per_execution=1 (the model has {model.steps_per_execution}): the host keeps "
+            "one batch per call of the train function"
+        )
 
 
 def _traced_for(model: Any) -> tuple[Any, ...]:
@@ -204,7 +282,8 @@ def _same(kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
 def _uninstall(model: Any) -> None:
     if model is None or not getattr(model, "nan_capsule_installed", False):
         return
-    for owner, name in ((model.optimizer, "apply"), (model, "train_step"), (model, "compute_loss")):
+    pairs = [(model.optimizer, "apply"), (model, "train_step"), (model, "compute_loss"), (model, "make_train_function")]
+    for owner, name in pairs:
         if name in vars(owner):
             delattr(owner, name)
     model.nan_capsule_installed = False
@@ -221,8 +300,20 @@ def _replay_fit(model: Any, watch: Watch) -> None:
         replay.restore(model, model.optimizer)
     except ReplayMismatch as e:
         replay.cannot(str(e))
-    step = tf.function(model.train_step)
-    step(_as_tensors(replay.batch()))
+    batch = _as_tensors(replay.batch())
+    if replay.compiled_run():  # first as the run ran it: XLA-compiled, no dump (tfdbg2 cannot instrument XLA)
+        outputs = tf.function(model.train_step, jit_compile=True)(batch)
+        checked = outputs[REPLAY_KEY]
+        watch.record_compiled([np.asarray(checked[str(i)]) for i in range(len(checked))])
+        try:
+            replay.restore(model, model.optimizer)  # the forward pass moved BatchNorm statistics and seed states
+        except ReplayMismatch as e:
+            replay.cannot(str(e))
+        model.reset_metrics()  # its loss went into the loss tracker: not a value the dumped pass should read
+        replay.start_dumping()
+    step = tf.function(model.train_step)  # then un-compiled under tfdbg2 (traced after the dump began)
+    step(batch)
+    watch.poll(force=True)
     replay.finish()
 
 

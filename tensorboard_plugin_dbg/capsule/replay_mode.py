@@ -26,6 +26,10 @@ class Replay:
         self.folder = os.path.abspath(capsule_path)
         self.capsule: capsule_files.Capsule | None = None
         self.trigger: dict[str, Any] | None = None
+        self.dumping = False
+        # the step re-run first as the run ran it (XLA-compiled, no dump): whether it ran, and its trigger
+        self.compiled_pass = False
+        self.compiled_trigger: dict[str, Any] | None = None
         try:
             self.capsule = capsule_files.load(capsule_path)
             self.folder = self.capsule.path
@@ -36,6 +40,7 @@ class Replay:
     def start_dumping(self) -> None:
         import tensorflow as tf
 
+        self.dumping = True
         shutil.rmtree(self.dump_dir, ignore_errors=True)
         tf.debugging.experimental.enable_dump_debug_info(
             self.dump_dir, tensor_debug_mode=self.mode, circular_buffer_size=-1
@@ -54,8 +59,16 @@ class Replay:
         assert self.capsule is not None
         return _tuples(self.capsule.batch_structure())
 
+    def compiled_run(self) -> bool:
+        """Whether the captured step ran XLA-compiled (tfdbg2 cannot dump that: the step is first re-run as it ran,
+        without dumping, then under tfdbg2 un-compiled)."""
+        return bool(self.capsule is not None and self.capsule.manifest.get("compiled"))
+
     def record(self, trigger: dict[str, Any]) -> None:
-        if self.trigger is None:
+        if not self.dumping:
+            self.compiled_pass = True
+            self.compiled_trigger = self.compiled_trigger or trigger
+        elif self.trigger is None:
             self.trigger = trigger
 
     def finish(self) -> None:
@@ -69,7 +82,12 @@ class Replay:
             expected["kind"],
             expected["name"],
         )
-        if same:
+        if same and self.trigger is not None and self.trigger.get("threshold") is not None:
+            verdict = "reproduced"
+            why = (
+                f"the replayed {self.trigger['name']} is again above the rule's threshold ({self.trigger['value']:.3g})"
+            )
+        elif same:
             verdict, why = "reproduced", "the replayed step hit the same trigger"
         elif self.trigger is not None:
             # Same batch, same state, non-finite again: the code or the data. Dumping swaps some fused kernels for
@@ -84,8 +102,25 @@ class Replay:
                 "the replayed step stayed finite: the NaN depended on something the capsule does not hold "
                 "(non-deterministic kernels, state outside the model and optimizer) or on a transient hardware fault"
             )
+        if verdict == "not_reproduced" and self.compiled_trigger is not None:
+            verdict = "reproduced_only_under_xla"
+            why = (
+                f"the step compiled with XLA, as the run ran it, triggered again ({self.compiled_trigger['name']}); "
+                "un-compiled under tfdbg2 it stayed finite: XLA's kernels differ (fusion, reassociation, "
+                "fast-math), so the dump cannot show the op — try the step with jit_compile=False in the run"
+            )
+        elif self.compiled_pass and verdict == "reproduced" and self.compiled_trigger is None:
+            why += "; the XLA-compiled step, as the run ran it, stayed finite"
+        compiled = {"ran": self.compiled_pass, "trigger": self.compiled_trigger} if self.compiled_run() else None
         self._write(
-            {"verdict": verdict, "reason": why, "same_trigger": same, "trigger": self.trigger, "mode": self.mode}
+            {
+                "verdict": verdict,
+                "reason": why,
+                "same_trigger": same and not (self.compiled_pass and self.compiled_trigger is None),
+                "trigger": self.trigger,
+                "mode": self.mode,
+                "compiled": compiled,
+            }
         )
         raise SystemExit(EXIT_DONE)
 

@@ -4,7 +4,7 @@ spec of its nesting; reader/capsule_files.rebuild is the inverse. No TensorFlow:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 # What Keras's data adapters hand train_step: (x,), (x, y) or (x, y, sample_weight)
 FIT_NAMES = ("x", "y", "sample_weight")
@@ -50,3 +50,10 @@ def unique_names(paths: list[str]) -> list[str]:
         seen[path] = seen.get(path, 0) + 1
         out.append(path if seen[path] == 1 else f"{path}#{seen[path]}")
     return out
+
+
+class Flat(NamedTuple):
+    """A batch already flattened (fit hands its leaves back from the compiled step): the spec and named leaves."""
+
+    spec: dict[str, Any]
+    leaves: list[tuple[str, Any]]

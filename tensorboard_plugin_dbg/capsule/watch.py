@@ -1,13 +1,14 @@
 """The in-graph watch: one training step's loss and gradients checked before the update, the update applied only
-when all are finite, and the capture (a `tf.py_function` in the other branch of a `tf.cond`, so it costs nothing
-until it runs) handing the batch, loss, gradients and pre-step state to Python, which writes the capsule.
+when all are finite; the other branch of the `tf.cond` (which costs nothing until it runs) records the trigger and
+the pre-step state in device variables (capsule/shadow.py) and nothing else, so the step compiles with XLA. The host
+reads the trigger counter every `check_every` steps and at the epoch's end (no read per step), takes the batch it
+kept of that step, and writes the capsule.
 
 TensorFlow is imported inside the functions that run in the training process only.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from typing import Any
@@ -16,7 +17,9 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
-from . import announce, forensics, replay_mode, structure, writer
+from . import announce, forensics, replay_mode, shadow, structure, writer
+from . import spike as spike_rules
+from .spike import SpikeRules
 
 ON_NAN = ("stop", "skip", "raise")
 CHECK_NAME = "nan_capsule_check"  # the every-step cond (its If op keeps this name in the train step's graph)
@@ -29,9 +32,29 @@ class NanCapsuleError(RuntimeError):
 class Watch:
     """The state shared by the Keras callback and the custom-loop helper (capsule/callback.py)."""
 
-    def __init__(self, directory: str, on_nan: str = "stop", max_capsules: int = 1, tfdbg_buffer: int = 0) -> None:
+    def __init__(
+        self,
+        directory: str,
+        on_nan: str = "stop",
+        max_capsules: int = 1,
+        tfdbg_buffer: int = 0,
+        check_every: int = 16,
+        spike: float | None = None,
+        grad_spike: float | None = None,
+    ) -> None:
         if on_nan not in ON_NAN:
             raise ValueError(f"on_nan must be one of {', '.join(ON_NAN)}, not {on_nan!r}")
+        self.spikes = SpikeRules(spike_rules.validated("spike", spike), spike_rules.validated("grad_spike", grad_spike))
+        if check_every < 1:
+            raise ValueError(f"check_every must be a positive number of steps, not {check_every!r}")
+        self.check_every = check_every
+        self.state = shadow.DeviceState(copy_all=on_nan == "skip")
+        # the host side of the last steps: (step, epoch, batch index, batch, fit), until the next poll
+        self.recent: list[tuple[int, Any, Any, Any, bool]] = []
+        self.steps_run = 0  # steps the host started (the device counts the same steps)
+        self.polled_at = 0
+        self.host_reads = 0  # device-to-host reads of the trigger counter (tests check that they are rare)
+        self.compiled: bool | None = None  # XLA on for the train step (fit: model.jit_compile)
         self.directory = os.path.abspath(directory)
         self.on_nan = on_nan
         self.max_capsules = max_capsules
@@ -42,17 +65,20 @@ class Watch:
         self.source = "custom_loop"
         self.captured: list[str] = []  # capsule folders written
         self.announcements: list[dict[str, Any]] = []  # what announce.py said at each capture
-        self.triggers = 0  # non-finite steps seen (skip mode goes on counting)
+        self.triggers = 0  # non-finite steps seen by the host (skip mode goes on counting)
         self.pending: dict[str, Any] | None = None  # the trigger of the last step, until handled after it
         self.halt: Any = None  # tf.Variable, +inf once stopped (else 0): later steps of one execution apply nothing
         # trace-time stash (fit): the batch and pre-step state of the train step being traced, and its loss
         self.traced_batch: Any = None
         self.traced_loss: Any = None
         self.traced_snapshot: list[tuple[str, Any]] | None = None
+        self.fit_batch_spec: tuple[Any, list[str]] = ({"kind": "none"}, [])
+        self.replay_checked: tuple[list[tuple[str, str]], list[Any]] | None = None
         self.replay = replay_mode.from_env()
         self.flight: Any = None  # flight.FlightRecorder when tfdbg_buffer > 0 (not in replay: that dumps in full)
         if self.replay is not None:
-            self.replay.start_dumping()  # before anything is traced: functions traced earlier are not instrumented
+            if not self.replay.compiled_run():  # else after the compiled pass (callback._replay_fit)
+                self.replay.start_dumping()  # before anything is traced: functions traced earlier are not instrumented
         elif tfdbg_buffer:
             from .flight import FlightRecorder
 
@@ -82,11 +108,12 @@ class Watch:
         names = structure.unique_names([v.path for v in self.model.variables])
         return [(n, tf.identity(v.value)) for n, v in zip(names, self.model.variables) if not v.trainable]
 
-    # --- the checked update (graph or eager) --------------------------------------------------------------------
+    # --- the checked update (graph, XLA-compiled or eager) --------------------------------------------------------
 
     def checked_apply(self, apply_fn: Any, grads: Any, variables: Any, loss: Any, batch: Any, fit: bool) -> Any:
-        """apply_fn(grads, variables) when the loss and every gradient are finite, else the capture; a bool tensor:
-        whether the update was applied."""
+        """apply_fn(grads, variables) when the loss and every gradient are finite, else the capture into the device
+        state (capsule/shadow.py); a bool tensor: whether the update was applied. Nothing here leaves the device:
+        the step compiles with XLA, and the host reads the trigger counter at its own cadence (`poll`)."""
         import tensorflow as tf
 
         grads, variables = list(grads), list(variables)
@@ -94,98 +121,162 @@ class Watch:
             [getattr(v, "path", getattr(v, "name", str(i))) for i, v in enumerate(variables)]
         )
         present = [(n, g) for n, g in zip(names, grads) if g is not None]
-        checked = [] if self.loss_scaled() else [_values(g) for _, g in present]
+        checked = [] if self.loss_scaled() else [(n, _values(g)) for n, g in present]
         if loss is not None:
-            checked.insert(0, loss)
-        spec, leaves = structure.flatten(batch, fit) if batch is not None else ({"kind": "none"}, [])
-        snapshot = self.traced_snapshot or []
+            checked.insert(0, ("loss", loss))
+        layout = [("loss" if i == 0 and loss is not None else "gradient", n) for i, (n, _) in enumerate(checked)]
+        if self.replay is not None and self.replay.dumping:
+            return self._replayed_check(layout, [t for _, t in checked])
+        if self.replay is not None:  # the compiled pass: the checked tensors leave the step as its outputs
+            self.replay_checked = (layout, [t for _, t in checked])
+            return tf.constant(False)
+        snapshot = dict(self.traced_snapshot or [])
+        state = self.state
+        state.layout = layout
+        state.pre_step_names = sorted(snapshot)
+        if not self.optimizer.built:  # its variables exist before the device state copies them (skip mode)
+            with tf.init_scope():
+                self.optimizer.build(variables)
+        state.ensure(self.model, self.optimizer)
+        rules = self.spikes
+        spiky, measured = rules.measure(loss, [_values(g) for _, g in present]) if rules.on else (None, {})
 
         def apply() -> Any:
             apply_fn(grads, variables)
+            if rules.on:
+                with tf.control_dependencies([rules.record(measured)]):
+                    return tf.constant(True)
             return tf.constant(True)
 
         def capture() -> Any:
-            inputs = [tf.convert_to_tensor(leaf) for _, leaf in leaves]
-            inputs += [tf.cast(loss, tf.float32) if loss is not None else tf.constant(0.0)]
-            inputs += [tf.convert_to_tensor(g) for _, g in present] + [t for _, t in snapshot]
-            sizes = (len(leaves), len(present))
-            layout = ([n for n, _ in leaves], [n for n, _ in present], [n for n, _ in snapshot], loss is not None)
-            on_trigger = functools.partial(self._on_trigger, spec, sizes, layout)
-            handled = tf.py_function(on_trigger, inputs, Tout=tf.bool)
-            with tf.control_dependencies([handled]):
+            recorded = [state.capture([t for _, t in checked], snapshot, self.model, self.optimizer)]
+            recorded += [rules.capture(measured)] if rules.on else []
+            with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
                 if self.on_nan != "skip":
                     self.halt.assign(math.inf)
-                return tf.logical_not(tf.identity(handled))
+                return tf.constant(False)
 
         def rare() -> Any:
             """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path."""
-            exact = _all_finite(checked)
+            exact = _all_finite([t for _, t in checked])
+            if spiky is not None:
+                exact = tf.logical_and(exact, tf.logical_not(spiky))
             return tf.cond(self.halt > 0, lambda: tf.constant(False), lambda: tf.cond(exact, apply, capture))
 
-        go = _sum_finite(checked, self.halt)  # the halt flag is +inf: one sum says "finite and not halted"
+        with tf.control_dependencies([state.count_step()]):
+            go = _sum_finite([t for _, t in checked], self.halt)  # halt is +inf: one sum says "finite, not halted"
+        if spiky is not None:
+            go = tf.logical_and(go, tf.logical_not(spiky))
         return _unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
 
-    # --- Python side of the capture -----------------------------------------------------------------------------
+    def record_compiled(self, arrays: list[np.ndarray]) -> None:
+        """The compiled pass's checked values (host side): its trigger, if any, recorded for the verdict."""
+        replay = self.replay
+        assert replay is not None and self.replay_checked is not None
+        layout = self.replay_checked[0]
+        trigger: Any = shadow.first_bad(layout, [capsule_files.health_counts(a) for a in arrays])
+        if trigger["kind"] == "unknown":
+            expected = replay.capsule.trigger if replay.capsule is not None else {}
+            trigger = _replayed_spike(expected, layout, arrays)
+        replay.compiled_pass = True
+        if trigger is not None:
+            replay.record(trigger)
 
-    def _on_trigger(self, spec: Any, sizes: tuple[int, int], layout: Any, *values: Any) -> bool:
-        batch_names, grad_names, snap_names, has_loss = layout
-        arrays = [np.asarray(v) for v in values]  # a view of the tensor's buffer (.numpy() copies)
-        n_batch, n_grads = sizes
-        batch = dict(zip(batch_names, arrays[:n_batch]))
-        loss = arrays[n_batch] if has_loss else None
-        grads = dict(zip(grad_names, arrays[n_batch + 1 : n_batch + 1 + n_grads]))
-        snapshot = dict(zip(snap_names, arrays[n_batch + 1 + n_grads :]))
-        trigger = _trigger(loss, grads)
-        self.triggers += 1
-        self.pending = trigger
-        if self.replay is not None:
-            self.replay.record(trigger)
-            return True
-        step = int(self.optimizer.iterations.numpy())
-        folder = None
-        if len(self.captured) < self.max_capsules:
-            folder = self._write(spec, batch, snapshot, trigger, step)
-            if self.flight is not None:
-                self.flight.flush_into(folder)
-            self.captured.append(folder)
-            trigger["capsule"] = folder
-            self.announcements.append(announce.capture(folder))  # one block on stderr: what, where, how to replay
-        if self.on_nan == "skip":
-            entry = {"step": step, "epoch": self.epoch, "batch_index": self.batch_index, "trigger": trigger["name"]}
-            writer.append_skip(self.directory, dict(entry, capsule=folder))
-        return True
+    def _replayed_check(self, layout: list[tuple[str, str]], checked: list[Any]) -> Any:
+        """Replay: no check in the dumped step (its cond's branch functions took the loss as a Placeholder, which the
+        analysis then named as the first producer) and no update; the host counts the checked tensors' NaN/inf."""
+        import tensorflow as tf
 
-    def _write(
-        self, spec: Any, batch: dict[str, np.ndarray], snapshot: dict[str, np.ndarray], trigger: Any, step: int
-    ) -> str:
-        names = structure.unique_names([v.path for v in self.model.variables])
-        weights = {n: snapshot[n] if n in snapshot else _read(v) for n, v in zip(names, self.model.variables)}
-        opt_names = structure.unique_names([v.path for v in self.optimizer.variables])
-        optimizer = {n: _read(v) for n, v in zip(opt_names, self.optimizer.variables)}
+        replay = self.replay
+        assert replay is not None
+
+        expected = replay.capsule.trigger if replay.capsule is not None else {}
+
+        def record(*values: Any) -> bool:
+            arrays = [np.asarray(v) for v in values]
+            trigger = shadow.first_bad(layout, [capsule_files.health_counts(a) for a in arrays])
+            if trigger["kind"] == "unknown":
+                trigger = _replayed_spike(expected, layout, arrays)
+            if trigger is not None:
+                replay.record(trigger)
+            return False
+
+        return tf.py_function(record, checked, Tout=tf.bool) if checked else tf.constant(False)
+
+    # --- the host side, at the step boundary -----------------------------------------------------------------------
+
+    def keep_batch(self, batch: Any, fit: bool) -> None:
+        """The step's batch as the host has it (device tensors or arrays: a reference, no copy), kept until the next
+        poll: the device records which step triggered, the host keeps that step's batch."""
+        self.recent.append((self.steps_run, self.epoch, self.batch_index, batch, fit))
+        del self.recent[: -(self.check_every + 1)]
+        self.steps_run += 1
+
+    def poll(self, force: bool = False) -> None:
+        """Every `check_every` steps (and at the epoch's end): one read of the device's trigger counter. On a new
+        trigger the capsule is written from the device state (the pre-step variables, copied there by the step)."""
+        if not force and self.steps_run - self.polled_at < self.check_every:
+            return
+        self.polled_at = self.steps_run
+        state = self.state
+        if state.triggers is None:
+            return
+        seen = int(state.triggers.numpy())  # the one device-to-host read (a scalar), every check_every steps
+        self.host_reads += 1
+        if seen == self.triggers:
+            return
+        new = state.read_triggers(self.triggers, seen)
+        self.triggers = seen
+        for count, (device_step, held) in enumerate(new):
+            trigger = state.trigger() if held else {"kind": "unknown", "name": "?", "health": {}, "all": []}
+            if held and trigger["kind"] == "unknown":
+                trigger = self.spikes.trigger() or trigger
+            if self.replay is not None:
+                self.replay.record(trigger)
+                state.release()
+                continue
+            kept = next((r for r in self.recent if r[0] == device_step), None)
+            epoch, batch_index = (kept[1], kept[2]) if kept else (self.epoch, self.batch_index)
+            folder = None
+            if held and len(self.captured) < self.max_capsules and kept is not None:
+                step = int(state.step.numpy())
+                folder = self._write(kept[3], kept[4], trigger, step, epoch, batch_index)
+                if self.flight is not None:
+                    self.flight.flush_into(folder)
+                self.captured.append(folder)
+                trigger["capsule"] = folder
+                self.announcements.append(announce.capture(folder))  # one block on stderr: what, where, how to replay
+            if held:
+                state.release()
+            if self.on_nan == "skip":
+                entry = {"step": device_step, "epoch": epoch, "batch_index": batch_index, "trigger": trigger["name"]}
+                writer.append_skip(self.directory, dict(entry, capsule=folder))
+            if count == 0:
+                self.pending = trigger
+
+    def _write(self, batch: Any, fit: bool, trigger: Any, step: int, epoch: Any, batch_index: Any) -> str:
+        spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
+        arrays = {n: np.asarray(leaf) for n, leaf in leaves}
+        weights, optimizer = self.state.read_variables(self.model, self.optimizer)
         manifest = {
             "step": step,
-            "epoch": self.epoch,
-            "batch_index": self.batch_index,
+            "epoch": epoch,
+            "batch_index": batch_index,
             "trigger": trigger,
             "on_nan": self.on_nan,
             "source": self.source,
             "loss_scale": self.loss_scaled(),
             "batch_structure": spec,
-            "pre_step_state": sorted(snapshot),  # variables read before the forward pass (the rest are unchanged)
+            "pre_step_state": self.state.pre_step_names,  # read before the forward pass (the rest are unchanged)
+            "compiled": self.compiled,
+            "rules": {"non_finite": True, **self.spikes.manifest()},
             "program": writer.program_info(),
             **environment(),
         }
-        groups = {"batch": batch, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
-        extra, manifest["forensics"] = forensics.at_trigger(self, spec, batch)  # per-sample loss (optional group)
+        groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
+        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays)  # per-sample loss (optional group)
         groups.update(extra)
         return writer.write_capsule(self.directory, f"capsule-step{step:09d}", manifest, groups)
-
-
-def _read(variable: Any) -> np.ndarray:
-    """A Keras variable's value as numpy without the copy `.numpy()` makes (the read is a fresh tensor already:
-    nothing else writes to it)."""
-    value = getattr(variable, "value", variable)
-    return np.asarray(value.read_value() if hasattr(value, "read_value") else value)
 
 
 def _sum_finite(tensors: list[Any], halt: Any) -> Any:
@@ -220,24 +311,21 @@ def _unlowered(result: Any) -> Any:
     return result
 
 
+def _replayed_spike(expected: dict[str, Any], layout: list[tuple[str, str]], arrays: list[np.ndarray]) -> Any:
+    """A spike capsule's replay: the trigger again when the replayed value is above the capture's threshold."""
+    kind = expected.get("kind")
+    if kind not in ("loss_spike", "grad_spike") or not arrays:
+        return None
+    if kind == "loss_spike":
+        value = float(np.abs(arrays[0]).astype(np.float64).max()) if layout[0][0] == "loss" else 0.0
+    else:
+        grads = [a for (k, _), a in zip(layout, arrays) if k == "gradient"]
+        value = float(np.sqrt(sum(float(np.square(g.astype(np.float64)).sum()) for g in grads)))
+    return dict(expected, value=value) if value > float(expected.get("threshold", np.inf)) else None
+
+
 def _values(grad: Any) -> Any:
     return grad.values if hasattr(grad, "values") and hasattr(grad, "indices") else grad  # IndexedSlices
-
-
-def _trigger(loss: np.ndarray | None, grads: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The first non-finite of the step (the loss, else the first gradient in the variables' order), and all."""
-    bad = []
-    for kind, name, value in [("loss", "loss", loss)] + [("gradient", n, g) for n, g in grads.items()]:
-        if value is None:
-            continue
-        if np.issubdtype(value.dtype, np.inexact) and np.isfinite(value).all():
-            continue  # one pass for the finite ones (most of them), the three counts for the bad
-        health = capsule_files.health_counts(value)
-        if health["nan"] or health["pos_inf"] or health["neg_inf"]:
-            bad.append({"kind": kind, "name": name, "health": health})
-    if not bad:  # the check saw a non-finite value that a dense copy does not show (cannot happen in practice)
-        return {"kind": "unknown", "name": "?", "health": {}, "all": []}
-    return dict(bad[0], all=bad)
 
 
 def rng_state() -> dict[str, np.ndarray]:

@@ -291,6 +291,8 @@ def check_member_claim(member: Any, path: str, info: zipfile.ZipInfo) -> None:
         raise CapsuleError(
             f"{path}: member {info.filename} holds {info.file_size} bytes, its header says {dtype}{list(shape)}"
         )
+
+
 def read_optional_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays | None:
     """An optional group's arrays (OPTIONAL_GROUPS), or None when this capsule's version wrote none."""
     return _read_group(folder, manifest, group) if group in manifest["files"] else None

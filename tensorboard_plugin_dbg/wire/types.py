@@ -310,8 +310,9 @@ class CapsuleTrigger(TypedDict):
     text: str
 
 
-# What the replay of a capsule found: the same step non-finite again, finite, or no replay possible.
-CapsuleVerdict: TypeAlias = Literal["reproduced", "not_reproduced", "cannot_replay"]
+# What the replay of a capsule found: the same step non-finite again, finite, non-finite only when compiled with XLA as
+# the run ran it (the un-compiled dump stayed finite), or no replay possible.
+CapsuleVerdict: TypeAlias = Literal["reproduced", "not_reproduced", "reproduced_only_under_xla", "cannot_replay"]
 
 
 class CapsuleInfo(TypedDict):

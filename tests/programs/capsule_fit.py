@@ -3,10 +3,12 @@ at a known step. The program keeps its own copies of that step's batch and of ev
 before that step (OUT/expected.npz), for the test to compare with the capsule.
 
 Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--dict] [--sample-weight] [--mixed] [--clean]
-[--random-poison] [--nested] [--nan-input] [--fit-per-epoch] (one fit call per epoch with the same callbacks, the
-first on clean data: the poisoned step is --poison-step of the second epoch; then a fit without the NanCapsule, one
-with it, a compile and one with it again, all on clean data; result.json lists which train function each fit call
-ran, as the index of its first appearance). Capsules go to OUT/capsules; OUT/result.json says how training ended.
+[--random-poison] [--nested] [--nan-input] [--jit] [--fit-per-epoch] (one fit call per epoch with the same
+callbacks, the first on clean data: the poisoned step is --poison-step of the second epoch; then a fit without the
+NanCapsule, one with it, a compile and one with it again, all on clean data; result.json lists which train function
+each fit call ran, as the index of its first appearance). --jit: compiled with jit_compile=True (result.json:
+model.jit_compile after fit, the host reads the capsule made, and the ops of the watched train function's graph).
+Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
 import argparse
@@ -40,6 +42,18 @@ class TrainFunctions(keras.callbacks.Callback):
         self.seen.append(self.model.train_function)
 
 
+class GraphOps(keras.callbacks.Callback):
+    """After the first step, while the NanCapsule is installed: the ops of the train function fit runs."""
+
+    def __init__(self, x, y):
+        super().__init__()
+        self.x, self.y, self.ops = x, y, None
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.ops is None:
+            self.ops = graph_ops(self.model.train_function, self.x, self.y)
+
+
 class KeepPreStep(keras.callbacks.Callback):
     """The program's own copies of every variable at the start of the poisoned step."""
 
@@ -66,7 +80,7 @@ def build(args):
     optimizer = keras.optimizers.Adam(1e-3)
     if args.mixed:  # a scale so large that the first steps overflow on purpose (the LossScaleOptimizer skips them)
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer, initial_scale=2.0**40)
-    model.compile(optimizer=optimizer, loss="mse")
+    model.compile(optimizer=optimizer, loss="mse", jit_compile=args.jit)
     return model
 
 
@@ -106,7 +120,8 @@ def main():
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--tfdbg-buffer", type=int, default=0)
-    for flag in ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch"):
+    flags = ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch", "jit")
+    for flag in flags:
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -127,7 +142,8 @@ def main():
     functions = TrainFunctions()
     first_epoch = data(argparse.Namespace(**dict(vars(args), clean=True))) if args.fit_per_epoch else None
     poisoned_step = args.poison_step + (SAMPLES // BATCH if args.fit_per_epoch else 0)
-    callbacks = [capsule, KeepPreStep(poisoned_step, args.out), functions]
+    graph = GraphOps(x, y)
+    callbacks = [capsule, KeepPreStep(poisoned_step, args.out), functions] + ([graph] if args.jit else [])
     fit = dict(sample_weight=sample_weight, batch_size=BATCH, shuffle=False, verbose=0, callbacks=callbacks)
     try:
         if args.fit_per_epoch:
@@ -146,10 +162,35 @@ def main():
         refit(model, capsule, functions, first_epoch)
         firsts = [next(i for i, g in enumerate(functions.seen) if g is f) for f in functions.seen]
         result["train_functions"] = [sorted(set(firsts)).index(i) for i in firsts]
+    if args.jit:
+        result.update(jit_compile=model.jit_compile, host_reads=capsule.capsule.host_reads, graph=graph.ops)
     if args.mixed:
         result["scale"] = float(model.optimizer.dynamic_scale.numpy())
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
+
+
+def graph_ops(train_function, x, y):
+    """The watched train function traced for this data: whether some function in it must compile with XLA, and the
+    op types of every function it holds (an EagerPyFunc cannot compile)."""
+    functions = [f for f in _closure_functions(train_function) if hasattr(f, "get_concrete_function")]
+    iterator = iter(tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH))
+    outer = [f for f in functions if getattr(f, "__name__", "") == "multi_step_on_iterator"]
+    graph = next(f for f in outer if hasattr(f, "function_spec")).get_concrete_function(iterator).graph
+    library = graph.as_graph_def().library.function
+    nodes = [n for f in library for n in f.node_def] + list(graph.as_graph_def().node)
+    return {"xla": any(n.attr["_XlaMustCompile"].b for n in nodes), "ops": sorted({n.op for n in nodes})}
+
+
+def _closure_functions(fn, depth=0):
+    """The callables a function closes over, and theirs (Keras's train function is closures around tf.functions)."""
+    found = [fn]
+    inner = getattr(fn, "python_function", fn)
+    for cell in getattr(inner, "__closure__", None) or ():
+        value = cell.cell_contents
+        if callable(value) and depth < 4 and not isinstance(value, type):
+            found += _closure_functions(value, depth + 1)
+    return found
 
 
 def refit(model, capsule, functions, clean):
@@ -191,7 +232,7 @@ def _flatten(name, value, rows, flat):
 
 def _wrapped(model, inputs, features):
     outer = keras.Model(inputs, model(features))
-    outer.compile(optimizer=model.optimizer, loss="mse")
+    outer.compile(optimizer=model.optimizer, loss="mse", jit_compile=model.jit_compile)
     return outer
 
 

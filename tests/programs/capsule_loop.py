@@ -2,7 +2,8 @@
 feature, whose log is NaN) at a known step. Keeps its own copies of that step's batch and of the variables before
 it (OUT/batch.npz, OUT/pre_step.npz).
 
-Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--eager]. Capsules go to OUT/capsules; OUT/result.json says
+Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--eager] [--jit] (the step a tf.function with
+jit_compile=True; result.json lists the op types of its graph). Capsules go to OUT/capsules; OUT/result.json says
 how the loop ended.
 """
 
@@ -27,6 +28,7 @@ def main():
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=3)
     p.add_argument("--eager", action="store_true")
+    p.add_argument("--jit", action="store_true")
     p.add_argument("--batchnorm", action="store_true", help="BatchNorm and Dropout: state the forward pass moves")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -48,7 +50,7 @@ def main():
         capsule.apply_gradients(grads, model.trainable_variables, loss=loss, batch=(features, target))
         return loss
 
-    step_fn = train_step if args.eager else tf.function(train_step)
+    step_fn = train_step if args.eager else tf.function(train_step, jit_compile=args.jit or None)
     rng = np.random.default_rng(1)
     x = np.abs(rng.normal(size=(SAMPLES, 4))).astype("float32")
     y = rng.normal(size=(SAMPLES, 1)).astype("float32")
@@ -70,7 +72,10 @@ def main():
         result = {"ended": "raised", "message": str(e)}
     result.update(captured=capsule.captured, iterations=int(optimizer.iterations.numpy()), steps=steps)
     if not args.eager:
-        result["checks"] = check_ops(step_fn.get_concrete_function(features, target).graph)
+        graph = step_fn.get_concrete_function(features, target).graph
+        result["checks"] = check_ops(graph)
+        library = graph.as_graph_def().library.function
+        result["ops"] = sorted({n.op for f in library for n in f.node_def} | {op.type for op in graph.get_operations()})
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
 

@@ -45,8 +45,9 @@ export interface CapsuleArrayInfo {
   shape: number[];
 }
 
-/** What the replay of a capsule found: the same step non-finite again, finite, or no replay possible. */
-export type CapsuleVerdict = 'reproduced' | 'not_reproduced' | 'cannot_replay';
+/** What the replay of a capsule found: the same step non-finite again, finite, non-finite only when compiled with
+ * XLA as the run ran it (the un-compiled dump stayed finite), or no replay possible. */
+export type CapsuleVerdict = 'reproduced' | 'not_reproduced' | 'reproduced_only_under_xla' | 'cannot_replay';
 
 /** One capsule folder: damaged ones carry `error` and nothing else of the capture. */
 export interface CapsuleInfo {

@@ -1,0 +1,153 @@
+"""The capture's device side: variables the checked step writes only when it triggers (inside the cond's rare branch,
+so XLA-compiled steps keep compiling and a finite step writes nothing but a step counter), read by the host when it
+polls (capsule/watch.py `Watch.poll`).
+
+Held there: a trigger counter and the device step of each trigger (a ring), one capture slot (free / taken until the
+host has written its capsule), the health counts of the loss and every gradient at the trigger, the optimizer step,
+and copies of the model's non-trainable variables as the step started (BatchNorm statistics, seed states: the forward
+pass moved them). In `stop` and `raise` modes the step after a trigger applies nothing, so the trainable variables and
+the optimizer state stay the pre-step ones until the host reads them; in `skip` mode later steps apply, so the slot
+holds a copy of those too (the model and optimizer state once more in device memory).
+
+TensorFlow is imported inside the functions that run in the training process only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import structure
+
+RING = 1024  # triggers remembered between two polls (skip mode lists each in skipped.jsonl)
+HEALTH = ("nan", "pos_inf", "neg_inf", "size")
+
+
+class DeviceState:
+    def __init__(self, copy_all: bool) -> None:
+        self.copy_all = copy_all  # skip mode: the trainable variables and optimizer state are copied too
+        self.triggers: Any = None  # int64: triggers so far
+        self.counter: Any = None  # int64: checked steps so far (the host counts the same steps)
+        self.slot: Any = None  # int32: 1 while a capture waits for the host
+        self.step: Any = None  # int64: the optimizer's step at the held capture
+        self.ring: Any = None  # int64 [RING, 2]: (device step, held) of each trigger
+        self.health: dict[int, Any] = {}  # per number of checked tensors: int64 [n, 4]
+        self.shadows: dict[str, Any] = {}  # model variable name -> its copy ("o:" + name for the optimizer's)
+        self.layout: list[tuple[str, str]] = []  # (kind, name) of each checked tensor, as traced
+        self.pre_step_names: list[str] = []
+        self._owner: tuple[Any, Any] | None = None
+
+    def ensure(self, model: Any, optimizer: Any) -> None:
+        """The variables, made once per model and optimizer (lifted out of the function being traced)."""
+        import tensorflow as tf
+
+        with tf.init_scope():
+            if self.triggers is None:
+                self.triggers = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_triggers")
+                self.counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_steps")
+                self.slot = tf.Variable(0, dtype=tf.int32, trainable=False, name="nan_capsule_slot")
+                self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_step")
+                self.ring = tf.Variable(tf.zeros([RING, 2], tf.int64), trainable=False, name="nan_capsule_ring")
+            if len(self.layout) not in self.health:
+                self.health[len(self.layout)] = tf.Variable(
+                    tf.zeros([len(self.layout), len(HEALTH)], tf.int64), trainable=False, name="nan_capsule_health"
+                )
+            if self._owner is None or self._owner[0] is not model or self._owner[1] is not optimizer:
+                self._owner = (model, optimizer)
+                self.shadows = {}
+                for name, variable in self._copied(model, optimizer):
+                    value = _tf_value(variable)
+                    self.shadows[name] = tf.Variable(tf.zeros_like(value), trainable=False, name="nan_capsule_shadow")
+
+    def _copied(self, model: Any, optimizer: Any) -> list[tuple[str, Any]]:
+        names = structure.unique_names([v.path for v in model.variables])
+        pairs = [(n, v) for n, v in zip(names, model.variables) if self.copy_all or not v.trainable]
+        if self.copy_all:
+            opt_names = structure.unique_names([v.path for v in optimizer.variables])
+            pairs += [("o:" + n, v) for n, v in zip(opt_names, optimizer.variables)]
+        return pairs
+
+    def count_step(self) -> Any:
+        return self.counter.assign_add(1)
+
+    def capture(self, checked: list[Any], snapshot: dict[str, Any], model: Any, optimizer: Any) -> Any:
+        """Inside the rare branch: the slot filled when free; the trigger's device step in the ring."""
+        import tensorflow as tf
+
+        def take() -> Any:
+            self.health[len(checked)].assign(tf.stack([_counts(t) for t in checked]) if checked else [])
+            self.step.assign(tf.cast(optimizer.iterations, tf.int64))
+            for name, variable in self._copied(model, optimizer):
+                self.shadows[name].assign(snapshot[name] if name in snapshot else _tf_value(variable))
+            with tf.control_dependencies([self.slot.assign(1)]):
+                return tf.constant(1, tf.int64)
+
+        held = tf.cond(tf.equal(self.slot, 0), take, lambda: tf.constant(0, tf.int64))
+        row = tf.stack([self.counter - 1, held])
+        index = tf.reshape(tf.math.floormod(self.triggers, RING), [1, 1])
+        return self.ring.assign(tf.tensor_scatter_nd_update(self.ring, index, tf.reshape(row, [1, 2])))
+
+    # --- read by the host -----------------------------------------------------------------------------------------
+
+    def read_triggers(self, old: int, new: int) -> list[tuple[int, bool]]:
+        """(device step, whether the slot holds it) of the triggers old..new-1 (the last RING of them)."""
+        ring = self.ring.numpy()
+        return [(int(ring[i % RING, 0]), bool(ring[i % RING, 1])) for i in range(max(old, new - RING), new)]
+
+    def trigger(self) -> dict[str, Any]:
+        """The held trigger: the first non-finite of the step (the loss, else the first gradient in the variables'
+        order), and all."""
+        counts = self.health[len(self.layout)].numpy()
+        return first_bad(self.layout, [dict(zip(HEALTH, (int(c) for c in row))) for row in counts])
+
+    def read_variables(self, model: Any, optimizer: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The pre-step model and optimizer state: the held copies, else the variables themselves (unchanged)."""
+        names = structure.unique_names([v.path for v in model.variables])
+        weights = {n: _read(self.shadows.get(n, v)) for n, v in zip(names, model.variables)}
+        opt_names = structure.unique_names([v.path for v in optimizer.variables])
+        opt = {n: _read(self.shadows.get("o:" + n, v)) for n, v in zip(opt_names, optimizer.variables)}
+        return weights, opt
+
+    def release(self) -> None:
+        self.slot.assign(0)
+
+
+def first_bad(layout: list[tuple[str, str]], healths: list[dict[str, int]]) -> dict[str, Any]:
+    """The trigger: the first non-finite of the step (the loss, else the first gradient in the variables' order),
+    and all of them."""
+    bad = [
+        {"kind": kind, "name": name, "health": health}
+        for (kind, name), health in zip(layout, healths)
+        if health["nan"] or health["pos_inf"] or health["neg_inf"]
+    ]
+    if not bad:  # finite values whose sum overflowed cannot reach the capture: kept for safety
+        return {"kind": "unknown", "name": "?", "health": {}, "all": []}
+    return dict(bad[0], all=bad)
+
+
+def _counts(tensor: Any) -> Any:
+    import tensorflow as tf
+
+    t = tf.convert_to_tensor(tensor)
+    size = tf.cast(tf.size(t), tf.int64)
+    if not t.dtype.is_floating:
+        return tf.stack([tf.constant(0, tf.int64)] * 3 + [size])
+
+    def count(mask: Any) -> Any:
+        return tf.reduce_sum(tf.cast(mask, tf.int64))
+
+    return tf.stack([count(tf.math.is_nan(t)), count(tf.equal(t, np.inf)), count(tf.equal(t, -np.inf)), size])
+
+
+def _tf_value(variable: Any) -> Any:
+    """The TensorFlow variable behind a Keras one (a tf.Variable is its own)."""
+    import tensorflow as tf
+
+    return variable if isinstance(variable, tf.Variable) else getattr(variable, "value", variable)
+
+
+def _read(variable: Any) -> np.ndarray:
+    """A variable's value as numpy without the copy `.numpy()` makes (the read is a fresh tensor already)."""
+    value = _tf_value(variable)
+    return np.asarray(value.read_value() if hasattr(value, "read_value") else value)

@@ -1,0 +1,51 @@
+"""A Keras regression trained with fit and NanCapsule(spike=10): one batch's targets are 1000 times too large (no
+NaN anywhere), at a known step after the rule's 100 arming steps. Keeps its own copies of that step's batch and of
+every variable before it (OUT/batch.npz, OUT/pre_step.npz), for the test to compare with the capsule.
+
+Args: OUT [--poison-step K] [--jit] [--on-nan stop|skip|raise]. Capsules go to OUT/capsules; OUT/result.json says
+how training ended.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
+from capsule_fit import KeepPreStep  # the program's own copies of every variable at the start of one step
+
+from tensorboard_plugin_dbg.capsule import NanCapsule
+
+BATCH, STEPS = 8, 130
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--poison-step", type=int, default=110)
+    p.add_argument("--on-nan", default="stop")
+    p.add_argument("--jit", action="store_true")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(BATCH * STEPS, 4)).astype("float32")
+    y = (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], "float32") + 0.1).astype("float32")
+    rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
+    y[rows] *= 1000.0  # CULPRIT: targets in the wrong unit
+    np.savez(os.path.join(args.out, "batch.npz"), x=x[rows], y=y[rows])
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(16, activation="tanh"), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse", jit_compile=args.jit)
+    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, spike=10.0)
+    callbacks = [capsule, KeepPreStep(args.poison_step, args.out)]
+    model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0, callbacks=callbacks)
+    result = {"captured": capsule.captured, "steps": int(model.optimizer.iterations.numpy())}
+    result["jit_compile"] = model.jit_compile
+    with open(os.path.join(args.out, "result.json"), "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
