@@ -295,6 +295,24 @@ def test_health_map_op_filter_matches_name_or_type_in_any_case():
         assert [r["kind"] for r in got["rows"]] == [r["kind"] for r in want] and got["total"] == len(want)
 
 
+def test_health_map_rows_name_their_graph_numbered_where_names_repeat():
+    """Issue #40 item 11: a retraced function repeats its op names; each row names its graph, and two graphs of one
+    name are numbered in the dump's order."""
+    run = run_of("retrace_float")
+    rows = health_map.health_map(run, 0, 200, columns=10)["rows"]
+    graphs_of: dict[str, set[str]] = {}
+    for r in rows:
+        graphs_of.setdefault(r["op_name"], set()).add(r["graph_id"])
+    repeated = next(name for name, ids in graphs_of.items() if len(ids) > 1)
+    twins = [r for r in rows if r["op_name"] == repeated]
+    assert len({r["graph_name"] for r in twins}) == len({r["graph_id"] for r in twins}) > 1
+    order = [gid for gid, _name, _outer in run.graph_entries()]
+    for r in twins:
+        name = run.graph(r["graph_id"])["name"]
+        same_name = [gid for gid in order if run.graph(gid)["name"] == name]
+        assert r["graph_name"] == f"{name} #{same_name.index(r['graph_id']) + 1}", r
+
+
 def test_health_map_shape_change_and_bins():
     m = health_map.health_map(run_of("shape_change"), 0, 10, columns=2)
     logits = next(r for r in m["rows"] if r["op_name"] == "logits")

@@ -44,7 +44,8 @@ def test_health_chips_fit_their_cell(page_at, demo_logdir, demo_facts):
         assert any(r["more"] for r in rows), rows  # at this width some row needs its "+N" chip
         for r in rows:
             if r["more"]:
-                assert r["more"].count("\n") + 1 == int(r["texts"][-1].lstrip("+")), r
+                count, word = r["texts"][-1].split(" ")  # "N more" (issue #40 item 12: not "+N", read as a count)
+                assert word == "more" and r["more"].count("\n") + 1 == int(count), r
         assert_no_console_errors(page)
 
 
