@@ -236,15 +236,17 @@ test('chips that do not fit: non-finite counts always, others as fit, the rest i
   // 0×634 chip it would stand for, so the rest goes into "2 more".
   assert.deepEqual(texts(56 + 3 + 38 + 3 + 44), ['NaN 634', '−×66', '0×634']);
   assert.deepEqual(texts(56 + 3 + 38 + 3 + 43), ['NaN 634', '2 more']);
-  assert.deepEqual(texts(60), ['NaN 634', '2 more']); // too narrow for any other: the non-finite count stays
-  assert.deepEqual(texts(10), ['NaN 634', '2 more']); // even narrower than the NaN chip: it is never dropped
+  assert.deepEqual(texts(56 + 3 + 50), ['NaN 634', '2 more']); // just room for the words
+  assert.deepEqual(texts(56 + 3 + 49), ['NaN 634', '…']); // not for the words: "…", never a cut chip
+  assert.deepEqual(texts(60), ['NaN 634', '…']); // too narrow for any other: the non-finite count stays
+  assert.deepEqual(texts(10), ['NaN 634', '…']); // even narrower than the NaN chip: it is never dropped
   const more = fitChips(chips, 60, measure).more!;
   assert.equal(more.kind, 'more'); // its own style (chip-more), not a count chip's
   assert.match(more.title, /−×66: 66 negative elements/);
   assert.match(more.title, /0×634: 634 zeros/);
   // Every chip width the fit promises stays within the width (when the must-show chips fit at all).
-  for (let w = 56 + 3 + 50; w < 200; w++) {
-    // from the width of "NaN 634" + "2 more": the fit never overflows
+  for (let w = 56 + 3 + 20; w < 200; w++) {
+    // from the width of "NaN 634" + "…": the fit never overflows
     const fit = fitChips(chips, w, measure);
     const all = [...fit.shown, ...(fit.more ? [fit.more] : [])];
     const used = all.reduce((sum, c, i) => sum + measure(c.text) + 14 + (i ? 3 : 0), 0);

@@ -1,7 +1,7 @@
 /**
  * Which health chips a cell of a given width shows: every non-finite chip (the reason the row matters), then the
  * others in their order while they fit, and one "N more" chip holding the rest (its tooltip lists them; worded, not
- * "+N", which would read as one more count beside "+×1,204"). A cell never
+ * "+N", which would read as one more count beside "+×1,204"; "…" where even the words do not fit). A cell never
  * clips a chip mid-text. Widths come from a text measure (canvas `measureText` in the page: no layout read), so a
  * list can fit its rows while it draws.
  */
@@ -27,8 +27,9 @@ export interface ChipFit<C extends FitChip> {
 export type TextMeasure = (text: string) => number;
 
 const chipWidth = (c: FitChip, measure: TextMeasure) => measure(c.text) + CHIP_PAD;
-/** The overflow chip's text. */
+/** The overflow chip's text, and its short form where that does not fit. */
 export const moreText = (n: number) => `${n} more`;
+const MORE_SHORT = '…';
 
 /** The chips shown in `width` px (all of them when width is not known yet). */
 export function fitChips<C extends FitChip>(chips: C[], width: number | null, measure: TextMeasure): ChipFit<C> {
@@ -52,7 +53,10 @@ export function fitChips<C extends FitChip>(chips: C[], width: number | null, me
   const hidden = chips.filter((c) => !keep.has(c));
   if (!hidden.length) return { shown, more: null };
   const title = hidden.map((c) => `${c.text}: ${c.title}`).join('\n');
-  return { shown, more: { kind: 'more', text: moreText(hidden.length), title } };
+  // Worded where it fits; else "…" (its tooltip still lists the rest) rather than a chip cut by the cell's edge.
+  const worded = moreText(hidden.length);
+  const fits = used + chipWidth({ kind: 'more', text: worded, title }, measure) <= width;
+  return { shown, more: { kind: 'more', text: fits ? worded : MORE_SHORT, title } };
 }
 
 let canvasContext: CanvasRenderingContext2D | null | undefined;
