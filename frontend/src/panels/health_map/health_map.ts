@@ -125,12 +125,15 @@ export class HealthMapPanel {
   }
 
   /** The row's op (red once non-finite) then, muted, its graph: op names repeat across a retraced function's
-   * graphs, the graph tells the rows apart. The graph gets at most a third of the label. */
+   * graphs, the graph tells the rows apart. The op gets at most two thirds of the label, the graph the rest. */
   private drawLabel(ctx: CanvasRenderingContext2D, row: HealthMapRow, baseline: number): void {
     const colour = getComputedStyle(this.element).color || '#000';
     const slot = row.output_slot ? `:${row.output_slot}` : '';
-    const graph = ' · ' + clip(ctx, row.graph_name, (LABEL_W - 6) / 3); // its end: the number of a retrace
-    const op = clip(ctx, `${row.op_name}${slot}`, LABEL_W - 6 - ctx.measureText(graph).width);
+    const room = LABEL_W - 6;
+    const op = clip(ctx, `${row.op_name}${slot}`, (room * 2) / 3);
+    const sep = ' · ';
+    const left = room - ctx.measureText(op + sep).width;
+    const graph = sep + clip(ctx, row.graph_name, left); // clip keeps its end: the number of a retrace
     ctx.fillStyle = row.first_nonfinite_step !== null ? '#d32f2f' : colour;
     ctx.fillText(op, 2, baseline);
     ctx.fillStyle = getComputedStyle(this.element).getPropertyValue('--muted') || colour;
