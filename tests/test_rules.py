@@ -141,6 +141,35 @@ def test_rules_the_dump_cannot_judge_name_the_call():
     )
 
 
+class _ModesRun:  # needs() reads the run's name and debug modes only
+    def __init__(self, modes: list[str], name: str = "run") -> None:
+        self.name, self.modes = name, modes
+
+    def info(self):
+        return {"name": self.name, "debug_modes": self.modes}
+
+
+def test_mode_advice_never_asks_for_a_mode_that_records_less():
+    """Issue #40 item 13: a FULL_TENSOR dump was told to re-dump in SHAPE or FULL_HEALTH (both record less) for the
+    shape and dtype rules; it is told why they are not judged, with no call that would lose records."""
+    needs = {n["rule"]: n for n in rules.needs(_ModesRun(["FULL_TENSOR"]))}  # type: ignore[arg-type]
+    assert {"shape_change", "dtype_change", "all_zero", "dead_relu"} <= set(needs)
+    for need in needs.values():
+        assert "enable_dump_debug_info" not in need["call"], need
+        assert "FULL_TENSOR" in need["call"], need
+    # A SHAPE dump is still told FULL_HEALTH for the zero rules: it records what SHAPE does not (zero counts).
+    shape = {n["rule"]: n for n in rules.needs(_ModesRun(["SHAPE"]))}  # type: ignore[arg-type]
+    assert 'tensor_debug_mode="FULL_HEALTH"' in shape["dead_relu"]["call"]
+
+
+def test_a_capsule_replay_is_told_to_replay_in_full_tensor():
+    replay = _ModesRun(["FULL_HEALTH"], name="capsules/capsule-step000000012/replay")
+    needs = {n["rule"]: n for n in rules.needs(replay)}  # type: ignore[arg-type]
+    assert needs["value_explosion"]["call"] == (
+        "python -m tensorboard_plugin_dbg replay LOGDIR/capsules/capsule-step000000012 --mode FULL_TENSOR"
+    )
+
+
 def test_batch_alternates_is_judged_with_shape_change_never_a_need_of_its_own():
     class CurtRun:  # needs() reads the run's debug modes only
         def info(self):
