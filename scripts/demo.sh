@@ -4,4 +4,5 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NEED_CHROMIUM=0 NEED_NODE=0 source "$ROOT/scripts/setup.sh"
+# exec: the demo is this PID, so `kill` of it reaches the demo, which ends TensorBoard with it.
 exec python -m tensorboard_plugin_dbg.demo "$@"

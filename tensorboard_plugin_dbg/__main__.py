@@ -135,7 +135,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         runs = catalog.runs()
         notices = list(catalog.notices())
     except OSError as e:
-        return _fail(args, out, f"{args.logdir}: cannot be read ({e})")
+        return _fail(args, out, f"{args.logdir}: cannot be read ({e.strerror or e})")  # strerror: no path twice
     if args.run is not None:
         try:
             runs = [catalog.run(args.run)]
@@ -156,8 +156,9 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         _write_html(args, logdir, code, [], capsule_text.getvalue())
         return code
     if not runs:
-        why = "; ".join(n["message"] for n in notices) or "no tfdbg2 dump (tfdbg_events.*) found"
-        return _fail(args, out, f"{args.logdir}: no tfdbg2 dump found ({why})")
+        # The catalog's notices already say "No tfdbg2 dump found under LOGDIR (…)" and why a folder was unreadable.
+        why = "; ".join(n["message"] for n in notices)
+        return _fail(args, out, why or f"{args.logdir}: no tfdbg2 dump (tfdbg_events.*) found")
 
     results: list[report_text.RunResult] = []
     for run in runs:

@@ -28,7 +28,9 @@ from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.wire.types import Notice
 
 PLUGIN_NAME = "dbg"
-TAB_NAME = "Debugger"
+# Not "Debugger" alone: TensorBoard's own "Debugger V2" stays registered (under "Inactive"), and a bare "Debugger"
+# beside it reads as the older of the two. The suffix is the plugin's name, as in the URL (#dbg).
+TAB_NAME = "Debugger (dbg)"
 
 
 # How long a brand-new catalog's first is_active() waits for the refresher to discover file sets (a directory walk,

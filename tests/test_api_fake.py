@@ -335,7 +335,7 @@ def test_is_active_follows_has_runs_and_plugins_listing(monkeypatch):
     assert time.perf_counter() - started < 0.5
     app, plugin = make_app("/x", FakeCatalog)
     status, _, listing = get(Client(app), "/data/plugins_listing")
-    assert status == 200 and listing["dbg"]["enabled"] is True and listing["dbg"]["tab_name"] == "Debugger"
+    assert status == 200 and listing["dbg"]["enabled"] is True and listing["dbg"]["tab_name"] == "Debugger (dbg)"
     assert listing["dbg"]["loading_mechanism"] == {"type": "IFRAME", "module_path": "/data/plugin/dbg/index.js"}
 
 
@@ -405,4 +405,4 @@ def test_plugin_metadata():
     from tensorboard.plugins import base_plugin
 
     meta = DbgPlugin(base_plugin.TBContext(logdir="/x")).frontend_metadata()
-    assert (meta.es_module_path, meta.tab_name) == ("/index.js", "Debugger")
+    assert (meta.es_module_path, meta.tab_name) == ("/index.js", "Debugger (dbg)")

@@ -369,7 +369,7 @@ def test_real_tensorboard_process(demo_logdir, demo_dump):
             assert time.monotonic() < deadline, "dbg never became active"
             time.sleep(0.3)
         listing = tb.get_json("/data/plugins_listing")["dbg"]
-        assert listing["tab_name"] == "Debugger" and listing["loading_mechanism"]["type"] == "IFRAME"
+        assert listing["tab_name"] == "Debugger (dbg)" and listing["loading_mechanism"]["type"] == "IFRAME"
         runs = tb.get_json("/data/plugin/dbg/runs")
         while not all(r["status"]["done"] for r in runs["runs"]):  # the first read pass runs in the background
             assert time.monotonic() < deadline + 30, runs

@@ -3,9 +3,14 @@ non-zero exit, and nothing written or replaced (no half-written dump)."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import signal
+import socket
 import subprocess
 import sys
+import urllib.request
 
 import dumps
 import pytest
@@ -55,3 +60,68 @@ def test_demo_without_extra_keeps_the_previous_dump(tmp_path):
 def test_missing_extra_names_a_package_not_installed(monkeypatch):
     monkeypatch.setattr(demo_main, "EXTRA_MODULES", (("sklearn", "scikit-learn"), ("no_such_module_dbg", "no-such")))
     assert demo_main.missing_extra() == ["no-such"]
+
+
+def test_choose_port_keeps_a_free_port_and_replaces_a_busy_one(capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        chosen = demo_main.choose_port("127.0.0.1", taken)
+        assert chosen != taken and demo_main.port_is_free("127.0.0.1", chosen)
+        assert f"port {taken} is busy" in capsys.readouterr().err
+    assert demo_main.choose_port("127.0.0.1", chosen) == chosen
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def test_demo_on_a_busy_port_serves_elsewhere_and_kill_takes_tensorboard_down(tmp_path):
+    """Issue #40 item 16: an earlier server holds the port; the demo says so before replacing the dump, prints the
+    URL of its own TensorBoard only once that answers, and `kill` of the demo's PID ends that TensorBoard too.
+    Item 14: TensorFlow's writer no longer warns about `<frozen runpy>`."""
+    (tmp_path / "tmp").mkdir()  # TensorBoard's .tensorboard-info goes there, removed with tmp_path
+    env = dict(os.environ, PYTHONPATH=dumps.ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        demo = subprocess.Popen(
+            [sys.executable, "-m", "tensorboard_plugin_dbg.demo", "--steps", "2", "--port", str(taken)]
+            + ["--logdir", str(tmp_path / "logdir")],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            url_line = ""
+            for line in demo.stdout:  # type: ignore[union-attr]
+                if line.startswith("demo: open "):
+                    url_line = line
+                    break
+            match = re.search(r"http://127\.0\.0\.1:(\d+)/#dbg", url_line)
+            assert match, url_line
+            port = int(match.group(1))
+            assert port != taken
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/data/plugins_listing", timeout=30) as reply:
+                assert "dbg" in json.loads(reply.read())  # our TensorBoard answers, not the stale server
+            os.kill(demo.pid, signal.SIGTERM)
+            assert demo.wait(timeout=30) == 128 + signal.SIGTERM
+            assert not _answers(port)  # TensorBoard went down with the demo
+            stderr = demo.stderr.read()  # type: ignore[union-attr]
+            assert f"port {taken} is busy" in stderr
+            assert "Failed to read source code" not in stderr, stderr
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+                demo.wait()
+            demo.stdout.close()  # type: ignore[union-attr]
+            demo.stderr.close()  # type: ignore[union-attr]

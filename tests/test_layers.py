@@ -1,5 +1,10 @@
 """The package's layers import one way: wire < reader < index < analysis < api < plugin/CLI.
 
+The training-side code (it runs inside the user's training program: `capsule/`, the JAX writer `jax/`) stands beside
+the viewer's layers, not on top of them: it may import `wire/` and `reader/` only (and itself), and no viewer layer
+imports it (the viewer needs neither TensorFlow nor JAX). Every subpackage is filed in one of these places: a new one
+is refused until it is (a writer in `wire/` is held by the wire rule: it imports nothing of the package).
+
 Every import is counted, wherever it stands: module level, inside a function (a lazy import that dodges a cycle is
 still an edge), and `importlib.import_module("...")` by name. No module may import from a layer above its own, the
 module graph has no cycle, and no module reaches into another layer's private members by name
@@ -19,7 +24,11 @@ PACKAGE = "tensorboard_plugin_dbg"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # wire/: the generated wire types (scripts/gen_wire_types.py), the bottom layer every layer may import
 LAYERS = {"wire": 0, "reader": 1, "index": 2, "analysis": 3, "api": 4}
-TOP = 5  # plugin.py, __main__.py, demo/, process_tuning.py, static_files.py
+TOP = 5  # plugin.py, __main__.py, compare_cli.py, replay_cli.py, demo/, process_tuning.py, static_files.py
+TOP_PACKAGES = {"demo", "static"}
+# Code that runs in the training process, and the only layers it may import besides its own package.
+TRAINING_SIDE = {"capsule", "jax"}
+TRAINING_MAY_IMPORT = {"wire", "reader"}
 
 
 def _module_name(path: Path) -> str:
@@ -156,6 +165,54 @@ def test_the_wire_layer_imports_nothing_of_the_package():
     wire = [m for m in graph if _layer(m) == LAYERS["wire"]]
     assert f"{PACKAGE}.wire.types" in wire
     assert [(m, t) for m in wire for t, _, _ in graph[m] if _layer(t) != LAYERS["wire"]] == []
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS.keys() | TRAINING_SIDE) else ""
+
+
+def _training_side_breaches(graph) -> list[str]:
+    """Training-side modules importing beyond wire/reader/their own package, and viewer layers importing them."""
+    out: dict[str, str] = {}  # one per import statement (`from pkg import mod` is two edges)
+    for m, edges in graph.items():
+        for t, line, how in edges:
+            mine, theirs = _package(m), _package(t)
+            if mine in TRAINING_SIDE and theirs != mine and theirs not in TRAINING_MAY_IMPORT:
+                out[f"{m}:{line}"] = f"{m}:{line} ({how}) imports {t}: training-side code uses wire/, reader/ only"
+            if mine in LAYERS and theirs in TRAINING_SIDE:
+                out[f"{m}:{line}"] = f"{m}:{line} ({how}) imports {t}: the viewer does not import training-side code"
+    return sorted(out.values())
+
+
+def test_training_side_code_uses_wire_and_reader_only():
+    graph = _graph()
+    assert f"{PACKAGE}.capsule.watch" in graph  # the rule is looking at the capsule code
+    assert _training_side_breaches(graph) == []
+
+
+def test_every_subpackage_is_filed():
+    """A new subpackage (say a writer for another framework) must be filed as a layer or as training-side code."""
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert packages - LAYERS.keys() - TRAINING_SIDE - TOP_PACKAGES == set()
+
+
+def test_the_training_side_check_sees_a_breach(tmp_path, monkeypatch):
+    pkg = tmp_path / PACKAGE
+    for sub in ("capsule", "jax", "reader", "api", "analysis"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "capsule" / "watch.py").write_text("from ..reader import r\nfrom . import w\n")
+    (pkg / "capsule" / "w.py").write_text("")
+    (pkg / "reader" / "r.py").write_text("")
+    (pkg / "jax" / "writer.py").write_text("from tensorboard_plugin_dbg.api import app\n")
+    (pkg / "api" / "app.py").write_text("")
+    (pkg / "analysis" / "a.py").write_text("def f():\n    from ..capsule import watch\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", pkg)
+    breaches = _training_side_breaches(_graph())
+    assert len(breaches) == 2, breaches
+    assert "jax.writer:1" in breaches[0] + breaches[1] and "analysis.a:2" in breaches[0] + breaches[1]
 
 
 def test_no_import_cycle():

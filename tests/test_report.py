@@ -75,7 +75,10 @@ def test_unreadable_inputs_exit_two(tmp_path):
     missing = report(str(tmp_path / "nope"))
     assert missing.returncode == 2 and "no such directory" in missing.stderr
     empty = report(str(tmp_path))
-    assert empty.returncode == 2 and "no tfdbg2 dump found" in empty.stderr
+    assert empty.returncode == 2 and "no tfdbg2 dump found" in empty.stderr.lower()
+    # said once (issue #40 item 14: not "no tfdbg2 dump found (No tfdbg2 dump found under …)")
+    assert empty.stderr.lower().count("no tfdbg2 dump found") == 1, empty.stderr
+    assert empty.stderr.count(str(tmp_path)) == 1, empty.stderr
     unknown_run = report(dumps.make_dump("clean_mlp", "FULL_HEALTH"), "--run", "no-such-run")
     assert unknown_run.returncode == 2 and "no run named" in unknown_run.stderr
 

@@ -141,6 +141,35 @@ def test_rules_the_dump_cannot_judge_name_the_call():
     )
 
 
+class _ModesRun:  # needs() reads the run's name and debug modes only
+    def __init__(self, modes: list[str], name: str = "run") -> None:
+        self.name, self.modes = name, modes
+
+    def info(self):
+        return {"name": self.name, "debug_modes": self.modes}
+
+
+def test_mode_advice_never_asks_for_a_mode_that_records_less():
+    """Issue #40 item 13: a FULL_TENSOR dump was told to re-dump in SHAPE or FULL_HEALTH (both record less) for the
+    shape and dtype rules; it is told why they are not judged, with no call that would lose records."""
+    needs = {n["rule"]: n for n in rules.needs(_ModesRun(["FULL_TENSOR"]))}  # type: ignore[arg-type]
+    assert {"shape_change", "dtype_change", "all_zero", "dead_relu"} <= set(needs)
+    for need in needs.values():
+        assert "enable_dump_debug_info" not in need["call"], need
+        assert "FULL_TENSOR" in need["call"], need
+    # A SHAPE dump is still told FULL_HEALTH for the zero rules: it records what SHAPE does not (zero counts).
+    shape = {n["rule"]: n for n in rules.needs(_ModesRun(["SHAPE"]))}  # type: ignore[arg-type]
+    assert 'tensor_debug_mode="FULL_HEALTH"' in shape["dead_relu"]["call"]
+
+
+def test_a_capsule_replay_is_told_to_replay_in_full_tensor():
+    replay = _ModesRun(["FULL_HEALTH"], name="capsules/capsule-step000000012/replay")
+    needs = {n["rule"]: n for n in rules.needs(replay)}  # type: ignore[arg-type]
+    assert needs["value_explosion"]["call"] == (
+        "python -m tensorboard_plugin_dbg replay LOGDIR/capsules/capsule-step000000012 --mode FULL_TENSOR"
+    )
+
+
 def test_batch_alternates_is_judged_with_shape_change_never_a_need_of_its_own():
     class CurtRun:  # needs() reads the run's debug modes only
         def info(self):
@@ -293,6 +322,24 @@ def test_health_map_op_filter_matches_name_or_type_in_any_case():
         want = [r for r in every if needle.lower() in (r["op_name"] + "\n" + r["op_type"]).lower()]
         assert 0 < len(want) < len(every)  # the needle picks some ops, not all
         assert [r["kind"] for r in got["rows"]] == [r["kind"] for r in want] and got["total"] == len(want)
+
+
+def test_health_map_rows_name_their_graph_numbered_where_names_repeat():
+    """Issue #40 item 11: a retraced function repeats its op names; each row names its graph, and two graphs of one
+    name are numbered in the dump's order."""
+    run = run_of("retrace_float")
+    rows = health_map.health_map(run, 0, 200, columns=10)["rows"]
+    graphs_of: dict[str, set[str]] = {}
+    for r in rows:
+        graphs_of.setdefault(r["op_name"], set()).add(r["graph_id"])
+    repeated = next(name for name, ids in graphs_of.items() if len(ids) > 1)
+    twins = [r for r in rows if r["op_name"] == repeated]
+    assert len({r["graph_name"] for r in twins}) == len({r["graph_id"] for r in twins}) > 1
+    order = [gid for gid, _name, _outer in run.graph_entries()]
+    for r in twins:
+        name = run.graph(r["graph_id"])["name"]
+        same_name = [gid for gid in order if run.graph(gid)["name"] == name]
+        assert r["graph_name"] == f"{name} #{same_name.index(r['graph_id']) + 1}", r
 
 
 def test_health_map_shape_change_and_bins():

@@ -93,6 +93,7 @@ button:disabled { opacity: .45; cursor: default; }
 .chip-info { background: transparent; color: var(--info); border: 1px solid var(--info); }
 .chip-empty { background: transparent; color: var(--muted); border: 1px dashed var(--muted); }
 .chip-count { background: transparent; color: var(--fg); border: 1px solid var(--line); font-variant-numeric: tabular-nums; }
+.chip-more { background: transparent; color: var(--fg); border: 1px dashed var(--line); font-style: italic; }
 .chip-warn { background: #ffe0b2; color: #7a3b00; border: 1px solid var(--accent); font-weight: 600; }
 body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .chip-unknown { background: transparent; color: var(--unknown); border: 1px dotted var(--unknown); }

@@ -207,7 +207,7 @@ test('the detail pane lists every count the mode records, and the mode', () => {
   assert.deepEqual(rows(null), ['mode: unknown']);
 });
 
-test('chips that do not fit: non-finite counts always, others as fit, the rest in a "+N" chip', async () => {
+test('chips that do not fit: non-finite counts always, others as fit, the rest in an "N more" chip', async () => {
   const { fitChips } = await import('../src/widgets/chip_fit.ts');
   const measure = (t: string) => t.length * 6; // 6 px a character
   const h = {
@@ -232,15 +232,21 @@ test('chips that do not fit: non-finite counts always, others as fit, the rest i
   };
   assert.deepEqual(texts(null), ['NaN 634', '−×66', '0×634']); // width not known yet: everything
   assert.deepEqual(texts(500), ['NaN 634', '−×66', '0×634']);
-  assert.deepEqual(texts(56 + 3 + 38 + 3 + 26), ['NaN 634', '−×66', '+1']); // NaN, −×66, then room for "+1" only
-  assert.deepEqual(texts(60), ['NaN 634', '+2']); // too narrow for any other: the non-finite count stays
-  assert.deepEqual(texts(10), ['NaN 634', '+2']); // even narrower than the NaN chip: it is never dropped
+  // One pixel short of all three: "1 more" (worded: "+1" beside "+×66" would read as a count) is wider than the
+  // 0×634 chip it would stand for, so the rest goes into "2 more".
+  assert.deepEqual(texts(56 + 3 + 38 + 3 + 44), ['NaN 634', '−×66', '0×634']);
+  assert.deepEqual(texts(56 + 3 + 38 + 3 + 43), ['NaN 634', '2 more']);
+  assert.deepEqual(texts(56 + 3 + 50), ['NaN 634', '2 more']); // just room for the words
+  assert.deepEqual(texts(56 + 3 + 49), ['NaN 634', '…']); // not for the words: "…", never a cut chip
+  assert.deepEqual(texts(60), ['NaN 634', '…']); // too narrow for any other: the non-finite count stays
+  assert.deepEqual(texts(10), ['NaN 634', '…']); // even narrower than the NaN chip: it is never dropped
   const more = fitChips(chips, 60, measure).more!;
+  assert.equal(more.kind, 'more'); // its own style (chip-more), not a count chip's
   assert.match(more.title, /−×66: 66 negative elements/);
   assert.match(more.title, /0×634: 634 zeros/);
   // Every chip width the fit promises stays within the width (when the must-show chips fit at all).
-  for (let w = 56 + 3 + 26; w < 200; w++) {
-    // from the width of "NaN 634" + "+2": the fit never overflows
+  for (let w = 56 + 3 + 20; w < 200; w++) {
+    // from the width of "NaN 634" + "…": the fit never overflows
     const fit = fitChips(chips, w, measure);
     const all = [...fit.shown, ...(fit.more ? [fit.more] : [])];
     const used = all.reduce((sum, c, i) => sum + measure(c.text) + 14 + (i ? 3 : 0), 0);

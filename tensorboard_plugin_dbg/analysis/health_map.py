@@ -54,6 +54,21 @@ def _row_order(run: RunQueries) -> tuple[Rows, Rows, Rows]:
     return run.derived.get("health_map_rows", run.version, build)
 
 
+def graph_labels(run: RunQueries) -> dict[str, str]:
+    """graph id -> its name, numbered in the dump's order where names repeat (a retraced `train_step`: "train_step
+    #1", "train_step #2"), as the frontend's widgets/graph_names.ts graphLabels numbers them."""
+    ids_of: dict[str, list[str]] = {}
+    for graph_id, name, _outer in run.graph_entries():
+        ids = ids_of.setdefault(name or graph_id, [])
+        if graph_id not in ids:
+            ids.append(graph_id)
+    return {
+        graph_id: f"{name} #{i + 1}" if len(ids) > 1 else name
+        for name, ids in ids_of.items()
+        for i, graph_id in enumerate(ids)
+    }
+
+
 def health_map(
     run: RunQueries,
     begin: int,
@@ -96,10 +111,12 @@ def health_map(
         nonfinite, trace = _cells(seg, nf_steps, step_begin, step_end, width, n_cols)
         reps.append(trace)
         heads.append((k, int(len(seg)), int(nf_steps[0]) if len(nf_steps) else None, nonfinite))
+    labels = graph_labels(run) if heads else {}
     out_rows: list[wire.HealthMapRow] = [
         {
             "kind": k,
             "graph_id": graphs[k],
+            "graph_name": labels.get(graphs[k], graphs[k]),
             "op_name": names[k],
             "op_type": types[k],
             "output_slot": int(kinds[k][2]),

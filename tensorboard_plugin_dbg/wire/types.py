@@ -960,6 +960,9 @@ class HealthMapRow(TypedDict):
     changed: list[bool]
     first_nonfinite_step: float | None
     graph_id: str
+    # The graph's name (the tf.function's), numbered where two graphs share it ("train_step #2"): op names repeat in a
+    # retraced function, the graph tells the rows apart (analysis/health_map.py graph_labels).
+    graph_name: str
     kind: float
     # Per cell: traces holding NaN/∞.
     nonfinite: list[float]

@@ -41,10 +41,14 @@ def test_health_chips_fit_their_cell(page_at, demo_logdir, demo_facts):
         assert not cut, cut
         log = next(r for r in rows if r["index"] == str(demo_facts["log_index"]))
         assert log["nonfinite"] >= 1 and f"-∞ {demo_facts['log']['neg_inf']:,}" in log["texts"], log
-        assert any(r["more"] for r in rows), rows  # at this width some row needs its "+N" chip
+        assert any(r["more"] for r in rows), rows  # at this width some row needs its "N more" chip
+        assert any(r["texts"][-1].endswith(" more") for r in rows if r["more"]), rows  # worded where it fits
         for r in rows:
             if r["more"]:
-                assert r["more"].count("\n") + 1 == int(r["texts"][-1].lstrip("+")), r
+                # "N more" (issue #40 item 12: not "+N", read as a count), or "…" where the words do not fit
+                if r["texts"][-1] != "…":
+                    count, word = r["texts"][-1].split(" ")
+                    assert word == "more" and r["more"].count("\n") + 1 == int(count), r
         assert_no_console_errors(page)
 
 

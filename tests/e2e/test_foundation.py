@@ -19,7 +19,10 @@ def test_plugins_listing_reports_dbg_active(demo_logdir):
         assert "dbg" in listing, sorted(listing)
         entry = listing["dbg"]
         assert entry["enabled"] is True, entry
-        assert entry["tab_name"] == "Debugger"
+        assert entry["tab_name"] == "Debugger (dbg)"
+        # TensorBoard's Debugger V2 stays registered, inactive, under another name (issue #40 item 17).
+        v2 = listing["debugger-v2"]
+        assert v2["enabled"] is False and v2["tab_name"] == "Debugger V2" != entry["tab_name"], v2
         assert entry["loading_mechanism"]["type"] == "IFRAME"
         # The ES module is served from inside the package, and nothing outside its folder is.
         status, headers, body, _ = tb.get("/data/plugin/dbg/index.js")
@@ -52,8 +55,9 @@ def test_debugger_tab_renders_in_chromium(demo_logdir, page):
     with TensorBoardProcess(demo_logdir) as tb:
         frame = open_debugger(page, tb.url)
         assert frame.locator("#dbg-root").count() == 1
-        # The tab is shown directly in TensorBoard's tab bar, not under "inactive".
-        assert page.get_by_text("Debugger", exact=True).first.is_visible()
+        # The tab is shown directly in TensorBoard's tab bar, not under "inactive"; Debugger V2 is not.
+        assert page.get_by_text("Debugger (dbg)", exact=True).first.is_visible()
+        assert not page.get_by_text("Debugger V2", exact=True).first.is_visible()
         screenshot(page, "foundation-debugger-tab")
         assert page.console_watch.errors == [], page.console_watch.errors
         assert os.path.getsize(os.path.join(ARTIFACTS, "foundation-debugger-tab.png")) > 0

@@ -248,7 +248,7 @@ export function renderHealth(h: unknown, use?: HealthUse, width: number | null =
   if (more) wrap.title = all.map((c) => `${c.text}: ${c.title}`).join('\n');
   for (const c of more ? [...shown, more] : shown) {
     const s = document.createElement('span');
-    s.className = `chip chip-${c.kind}${c === more ? ' chip-more' : ''}`;
+    s.className = `chip chip-${c.kind}`; // the overflow chip's kind is 'more': class chip-more
     s.textContent = c.text;
     s.title = c.title;
     wrap.appendChild(s);

@@ -18,6 +18,7 @@ from tensorboard_plugin_dbg.analysis.rules import config, growth_origin, retraci
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
 from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.reader import capsule_files
 from tensorboard_plugin_dbg.wire import types as wire
 
 __all__ = ["DEFAULTS", "Evaluation", "Thresholds", "evaluate"]
@@ -69,7 +70,8 @@ def _skipped_steps(run: RunQueries) -> tuple[np.ndarray, str]:
 
 def needs(run: RunQueries) -> list[wire.RuleNeed]:
     """The rules whose data this run's debug modes do not record, and the call that would record it."""
-    modes = set(run.info().get("debug_modes", []))
+    info = run.info()
+    modes = set(info.get("debug_modes", []))
     out: list[wire.RuleNeed] = []
     for rule in config.ALERT_TYPES:
         if rule == config.BATCH_ALTERNATES:  # a kind of shape change: said once, with shape_change
@@ -81,7 +83,7 @@ def needs(run: RunQueries) -> list[wire.RuleNeed]:
                     "rule": rule,
                     "title": config.TITLES[rule],
                     "needs": list(wanted),
-                    "call": config.enable_call(wanted[0]),
+                    "call": config.advice(wanted, modes, info.get("name", ""), capsule_files.REPLAY_DIR),
                 }
             )
     return out

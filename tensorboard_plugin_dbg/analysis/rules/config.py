@@ -7,7 +7,7 @@ in api/routes/lists.py, parsed in api/params.py) and a flag of `report` (the sam
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from tensorboard_plugin_dbg.wire.types import AlertType, DebugModeName
@@ -57,6 +57,36 @@ TITLES: dict[AlertType, str] = {
     VALUE_EXPLOSION: "values exploding (max |x| grows by a factor every step)",
     VALUE_VANISHING: "gradient vanishing (max |x| below a floor)",
 }
+
+
+# What each mode records of a traced tensor (tfdbg2-format.md): advice never names a mode that records only part of
+# what the dump already has (a FULL_TENSOR dump is not told to re-dump in SHAPE).
+_HEALTH = {"nonfinite", "size", "inf_nan_counts"}
+RECORDS: dict[str, frozenset[str]] = {
+    "NO_TENSOR": frozenset(),
+    "CURT_HEALTH": frozenset({"nonfinite"}),
+    "CONCISE_HEALTH": frozenset(_HEALTH),
+    "FULL_HEALTH": frozenset(_HEALTH | {"dtype", "rank", "zero_counts", "sign_counts"}),
+    "SHAPE": frozenset({"dtype", "rank", "size", "shape"}),
+    "FULL_TENSOR": frozenset(_HEALTH | {"dtype", "rank", "zero_counts", "sign_counts", "shape", "values"}),
+}
+# The modes `replay --mode` takes (replay_cli.py), and the folder a replay writes its dump to (reader/capsule_files.py).
+REPLAY_MODES = ("FULL_HEALTH", "FULL_TENSOR")
+
+
+def advice(wanted: tuple[str, ...], modes: Collection[str], run_name: str, replay_dir: str) -> str:
+    """How to get a dump a rule can judge: the first wanted mode that records more than the dump (never one that only
+    records part of it); for a capsule's replay dump (CAPSULE/replay), the replay command; else why not."""
+    have = frozenset().union(*(RECORDS.get(m, frozenset()) for m in modes))
+    more = [m for m in wanted if not RECORDS.get(m, frozenset()) <= have]
+    parent, _, last = run_name.rpartition("/")
+    replayable = [m for m in more if m in REPLAY_MODES]
+    if last == replay_dir and parent and replayable:
+        return f"python -m tensorboard_plugin_dbg replay LOGDIR/{parent} --mode {replayable[-1]}"
+    if more:
+        return enable_call(more[0])
+    held = "/".join(sorted(modes)) or "this dump's mode"
+    return f"reads {' or '.join(wanted)} records only; {held} already records all they hold (they would record less)"
 
 
 def enable_call(mode: str) -> str:

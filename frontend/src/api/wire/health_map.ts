@@ -8,6 +8,9 @@
 export interface HealthMapRow {
   kind: number;
   graph_id: string;
+  /** The graph's name (the tf.function's), numbered where two graphs share it ("train_step #2"): op names repeat
+   * in a retraced function, the graph tells the rows apart (analysis/health_map.py graph_labels). */
+  graph_name: string;
   op_name: string;
   op_type: string;
   output_slot: number;

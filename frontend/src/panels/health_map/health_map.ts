@@ -118,12 +118,26 @@ export class HealthMapPanel {
     }
     m.rows.forEach((row, r) => {
       const y = HEAD_H + r * CELL_H;
-      ctx.fillStyle = row.first_nonfinite_step !== null ? '#d32f2f' : getComputedStyle(this.element).color || '#000';
-      const slot = row.output_slot ? `:${row.output_slot}` : '';
-      ctx.fillText(clip(ctx, `${row.op_name}${slot}`, LABEL_W - 6), 2, y + CELL_H - 3);
+      this.drawLabel(ctx, row, y + CELL_H - 3);
       drawCells(ctx, row, LABEL_W, y, this.cellW, CELL_H);
       if (this.marked?.kind === row.kind) this.outline(ctx, this.marked.column, y);
     });
+  }
+
+  /** The row's op (red once non-finite) then, muted, its graph: op names repeat across a retraced function's
+   * graphs, the graph tells the rows apart. The op gets at most two thirds of the label, the graph the rest. */
+  private drawLabel(ctx: CanvasRenderingContext2D, row: HealthMapRow, baseline: number): void {
+    const colour = getComputedStyle(this.element).color || '#000';
+    const slot = row.output_slot ? `:${row.output_slot}` : '';
+    const room = LABEL_W - 6;
+    const op = clip(ctx, `${row.op_name}${slot}`, (room * 2) / 3);
+    const sep = ' · ';
+    const left = room - ctx.measureText(op + sep).width;
+    const graph = sep + clip(ctx, row.graph_name, left); // clip keeps its end: the number of a retrace
+    ctx.fillStyle = row.first_nonfinite_step !== null ? '#d32f2f' : colour;
+    ctx.fillText(op, 2, baseline);
+    ctx.fillStyle = getComputedStyle(this.element).getPropertyValue('--muted') || colour;
+    ctx.fillText(graph, 2 + ctx.measureText(op).width, baseline);
   }
 
   private outline(ctx: CanvasRenderingContext2D, column: number, y: number): void {
@@ -178,7 +192,7 @@ function clip(ctx: CanvasRenderingContext2D, text: string, width: number): strin
 /** A cell's tooltip: the op (whole name, type, slot), the cell's steps and what they held. */
 function cellText(row: HealthMapRow, c: number, m: HealthMapResponse): string {
   const slot = row.output_slot ? `:${row.output_slot}` : '';
-  const op = `${row.op_name}${slot} (${row.op_type})`;
+  const op = `${row.op_name}${slot} (${row.op_type}) in ${row.graph_name}`;
   if (c < 0) return `${op} · ${row.steps.toLocaleString('en-US')} steps`;
   const first = m.step_begin + c * m.bin + 1;
   const last = Math.min(first + m.bin - 1, m.step_end);
