@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # wire/: the generated wire types (scripts/gen_wire_types.py), the bottom layer every layer may import
 LAYERS = {"wire": 0, "reader": 1, "index": 2, "analysis": 3, "api": 4}
 TOP = 5  # plugin.py, __main__.py, demo/, process_tuning.py, static_files.py
+# Code that runs inside a training program (the tfdbg2 writer, the JAX writer): it may import wire/ and reader/ and
+# itself only, never the viewer's layers (index/ and above).
+TRAINING_SIDE = ("writer", "jax")
 
 
 def _module_name(path: Path) -> str:
@@ -156,6 +159,16 @@ def test_the_wire_layer_imports_nothing_of_the_package():
     wire = [m for m in graph if _layer(m) == LAYERS["wire"]]
     assert f"{PACKAGE}.wire.types" in wire
     assert [(m, t) for m in wire for t, _, _ in graph[m] if _layer(t) != LAYERS["wire"]] == []
+
+
+def test_training_side_code_imports_wire_and_reader_only():
+    graph = _graph()
+    training = [m for m in graph if len(m.split(".")) > 1 and m.split(".")[1] in TRAINING_SIDE]
+    assert f"{PACKAGE}.writer.events" in training
+    allowed = {"wire", "reader", *TRAINING_SIDE}
+    assert [
+        (m, t) for m in training for t, _, _ in graph[m] if t.split(".")[1:2] and t.split(".")[1] not in allowed
+    ] == []
 
 
 def test_no_import_cycle():
