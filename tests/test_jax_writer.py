@@ -149,3 +149,32 @@ def test_mixed_dtypes_donated_buffers_and_functions_wrapped_before(tmp_path, x64
     assert (bf["pos_inf"], bf["neg_inf"]) == (1, 1)
     assert info["counts"]["alerts"] > 0
     assert np.isfinite(info["start_time"])
+
+
+KILLED = (
+    HEADER
+    + """
+import os, signal
+enable_dump_debug_info(sys.argv[1])
+
+@jax.jit
+def step(w):
+    return w * 2.0 - jnp.log(w)
+
+w = jnp.ones(4)
+for i in range(3):
+    w = step(w)
+os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no close: what the files hold is what a crash leaves
+"""
+)
+
+
+def test_a_program_killed_mid_training_leaves_a_readable_dump(tmp_path):
+    logdir = tmp_path / "logdir"
+    proc = _program(tmp_path, KILLED, str(logdir / "dump"))
+    assert proc.returncode == -9
+    info = _run(str(logdir / "dump")).info()
+    assert not [n for n in info["status"]["notices"] if n["severity"] == "error"]
+    assert info["counts"]["executions"] == 3
+    traces = info["counts"]["graph_executions"]
+    assert traces > 0 and traces % 3 == 0  # every call wrote all its traces
