@@ -178,3 +178,23 @@ def test_a_program_killed_mid_training_leaves_a_readable_dump(tmp_path):
     assert info["counts"]["executions"] == 3
     traces = info["counts"]["graph_executions"]
     assert traces > 0 and traces % 3 == 0  # every call wrote all its traces
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_in_graph_counts_equal_numpys(dtype):
+    import jax
+    import jax.numpy as jnp
+
+    from tensorboard_plugin_dbg.jax import instrument
+    from tensorboard_plugin_dbg.writer import summaries
+
+    x = np.array([[-np.inf, -2.0, 0.0, -0.0], [np.nan, 3.5, np.inf, np.nan]], np.float32)
+    arr = jnp.asarray(x).astype(dtype)
+    want = summaries.counts_of(np.asarray(arr))
+    for mode in instrument.COUNT_WIDTH:
+        row = np.asarray(jax.jit(lambda a, m=mode: instrument.in_graph_counts(a, m))(arr))
+        got = instrument.host_counts(row, mode, 8)
+        full = summaries.debug_vector("FULL_HEALTH", 1, dtype, (2, 4), want)
+        assert summaries.debug_vector(mode, 1, dtype, (2, 4), got).tolist() == (
+            summaries.debug_vector(mode, 1, dtype, (2, 4), want).tolist()
+        ), (mode, full)

@@ -149,3 +149,14 @@ def test_the_circular_buffer_keeps_the_last_n_until_close(tmp_path):
     assert _events(str(tmp_path / "d"), "execution") == []
     w.close()
     assert [e.execution.op_type for e in _events(str(tmp_path / "d"), "execution")] == ["op2", "op3", "op4"]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_framing_matches_the_readers_with_and_without_native_crc(monkeypatch, native):
+    from tensorboard_plugin_dbg.reader import crc32c
+    from tensorboard_plugin_dbg.writer import events
+
+    if not native:
+        monkeypatch.setattr(crc32c, "NATIVE", None)
+    for payload in (b"", b"x" * 7, bytes(range(256)) * 3):
+        assert events.frame(payload) == tfrecord.frame(payload)

@@ -13,19 +13,35 @@ import collections
 import io
 import os
 import socket
+import struct
 import threading
 import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ..reader import schema
-from ..reader.tfrecord import frame
+from ..reader import crc32c, schema
 
 SUFFIXES = ("metadata", "source_files", "stack_frames", "graphs", "execution", "graph_execution_traces")
 FILE_VERSION = "debug.Event:1"
 MAX_SOURCE_BYTES = 8 << 20  # a larger "source" file is recorded with no lines (not plain Python source)
 Frame = tuple[str, int, str]  # (file path, line, function)
+
+
+def _crc(data: bytes) -> int:
+    """CRC-32C of one record's bytes: native when google-crc32c is there, else the table loop for short records
+    (most are: one vectorized call costs more than a hundred bytes looped)."""
+    if crc32c.NATIVE is not None:
+        return crc32c.NATIVE[0](data)
+    return crc32c.crc32c_python(data) if len(data) < 512 else crc32c.crc32c(data)
+
+
+def frame(payload: bytes) -> bytes:
+    """One TFRecord: length, masked CRC of the length, payload, masked CRC of the payload."""
+    head = struct.pack("<Q", len(payload))
+    return b"".join(
+        (head, struct.pack("<I", crc32c.mask(_crc(head))), payload, struct.pack("<I", crc32c.mask(_crc(payload))))
+    )
 
 
 class DumpWriteError(OSError):
