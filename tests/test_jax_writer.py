@@ -74,7 +74,7 @@ def _run(dump_dir: str):
 def test_a_jax_dump_is_a_run_of_graphs_ops_executions_and_traces():
     run = _run(dumps.make_dump("jax_bugs", "where_grad"))  # jnp.where is a nested jit: graphs of their own
     info = run.info()
-    assert info["tf_version"].startswith("jax ")
+    assert info["tf_version"].startswith("jax ") and info["framework"] == "jax"
     assert not [n for n in info["status"]["notices"] if n["severity"] == "error"]
     c = info["counts"]
     assert c["executions"] == 2  # one per call of the jitted step

@@ -1,5 +1,5 @@
 """The same five bugs as tests/programs/tf_bugs.py, in jitted JAX, recorded by tensorboard_plugin_dbg.jax.
-The line `report` must name is marked CULPRIT-<bug>. Args: DUMP_DIR BUG [MODE]."""
+The line `report` must name is marked CULPRIT-<bug>. Args: DUMP_DIR [BUG (float16)] [MODE]."""
 
 import os
 import sys
@@ -11,7 +11,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.jax import enable_dump_debug_info
 
-bug = sys.argv[2]
+bug = sys.argv[2] if len(sys.argv) > 2 else "float16"
 enable_dump_debug_info(sys.argv[1], tensor_debug_mode=sys.argv[3] if len(sys.argv) > 3 else "FULL_HEALTH")
 
 

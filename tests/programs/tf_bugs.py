@@ -1,5 +1,5 @@
 """Five classic bugs in a TensorFlow training step (twins of tests/programs/jax_bugs.py). The line `report` must name
-is marked CULPRIT-<bug>. Args: DUMP_DIR BUG [MODE]."""
+is marked CULPRIT-<bug>. Args: DUMP_DIR [BUG (float16)] [MODE]."""
 
 import sys
 
@@ -7,7 +7,7 @@ import _common
 import numpy as np
 
 tf = _common.enable(sys.argv[1], _common.arg(3, "FULL_HEALTH"))
-bug = sys.argv[2]
+bug = sys.argv[2] if len(sys.argv) > 2 else "float16"
 
 
 def softmax_log(w, x):
