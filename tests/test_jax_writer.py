@@ -198,3 +198,30 @@ def test_in_graph_counts_equal_numpys(dtype):
         assert summaries.debug_vector(mode, 1, dtype, (2, 4), got).tolist() == (
             summaries.debug_vector(mode, 1, dtype, (2, 4), want).tolist()
         ), (mode, full)
+
+
+def test_compare_of_two_jax_runs_of_one_program_matches_every_tensor(tmp_path):
+    """Op and graph names (nested graphs included) are stable from run to run, so compare aligns all of them."""
+    for run in ("a", "b"):
+        proc = subprocess.run(
+            [sys.executable, dumps.program_path("jax_bugs"), str(tmp_path / run), "where_grad", "FULL_TENSOR"],
+            capture_output=True,
+            text=True,
+            env=dumps.env_for_tf(),
+            timeout=180,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    args = [
+        sys.executable,
+        "-m",
+        "tensorboard_plugin_dbg",
+        "compare",
+        "--json",
+        str(tmp_path / "a"),
+        str(tmp_path / "b"),
+    ]
+    proc = subprocess.run(args, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=120, check=False)
+    counts = json.loads(proc.stdout)["counts"]
+    assert counts["matched_traces"] > 10 and counts["matched_executions"] == 2
+    assert (counts["divergent"], counts["only_in_a"], counts["only_in_b"]) == (0, 0, 0)

@@ -85,6 +85,7 @@ class Instrumenter:
     def __init__(self, writer: DebugEventsWriter, mode: str, op_regex: re.Pattern[str] | None) -> None:
         self.writer, self.mode, self.op_regex = writer, mode, op_regex
         self.points: list[Point] = []
+        self.nested = 0  # nested graphs so far: their names are stable from run to run (compare aligns by name)
         self.values: list[Any] = []  # per point: counts (health modes) or the tensor (FULL_TENSOR)
 
     def watch(self, graph_id: str, op_name: str, op_type: str, slot: int, tensor_id: int, x: Any) -> None:
@@ -133,7 +134,8 @@ class Instrumenter:
         stack = str(eqn.source_info.name_stack)
         op_name = f"{stack}/{prim}_{index}" if stack else f"{prim}_{index}"
         if prim in CALL_PRIMITIVES:
-            op_type = f"{eqn.params.get('name', 'fn')}_{uuid.uuid4().hex[:8]}"
+            self.nested += 1
+            op_type = f"{graph_name}.{eqn.params.get('name', 'fn')}_{self.nested}"
             _, outs = self.run_graph(eqn.params["jaxpr"], invals, op_type, graph_id)
         else:
             op_type = prim
