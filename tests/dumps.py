@@ -63,6 +63,7 @@ def _key(name: str, args: tuple[str, ...]) -> str:
     h = hashlib.sha1()
     sources = CAPSULE_SOURCES if name.startswith("capsule_") else ()
     sources += WRITER_SOURCES if name.startswith(("writer_", "jax_")) else ()
+    sources += (os.path.join(PROGRAMS, "_twin_data.py"),) if name.endswith("_bugs") else ()
     for path in (program_path(name), DEMO_SOURCE, os.path.join(PROGRAMS, "_common.py"), *sources):
         if os.path.exists(path):
             with open(path, "rb") as f:

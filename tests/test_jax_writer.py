@@ -23,18 +23,18 @@ pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
 BUGS = ("softmax_log", "sqrt_backward", "where_grad", "data_nan", "float16")
 # the op kinds these bugs produce, JAX primitive -> TensorFlow op type
+PACKAGE = "tensorboard_plugin_dbg"
 SAME_KIND = {"log": "Log", "mul": "Mul", "dot_general": "MatMul", "div": "RealDiv"}
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    """`python -m tensorboard_plugin_dbg ARGS...` (or `python ARGS...` when the first is a .py file)."""
+    command = [sys.executable, *args] if args[0].endswith(".py") else [sys.executable, "-m", PACKAGE, *args]
+    return subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=180, check=False)
+
+
 def _report(dump_dir: str) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", "--json", os.path.dirname(dump_dir)],
-        capture_output=True,
-        text=True,
-        env=dumps.env_for_tf(),
-        timeout=120,
-        check=False,
-    )
+    proc = _cli("report", "--json", os.path.dirname(dump_dir))
     assert proc.returncode == 1, proc.stderr[-2000:]
     (run,) = json.loads(proc.stdout)["runs"]
     return run
@@ -203,25 +203,9 @@ def test_in_graph_counts_equal_numpys(dtype):
 def test_compare_of_two_jax_runs_of_one_program_matches_every_tensor(tmp_path):
     """Op and graph names (nested graphs included) are stable from run to run, so compare aligns all of them."""
     for run in ("a", "b"):
-        proc = subprocess.run(
-            [sys.executable, dumps.program_path("jax_bugs"), str(tmp_path / run), "where_grad", "FULL_TENSOR"],
-            capture_output=True,
-            text=True,
-            env=dumps.env_for_tf(),
-            timeout=180,
-            check=False,
-        )
+        proc = _cli(dumps.program_path("jax_bugs"), str(tmp_path / run), "where_grad", "FULL_TENSOR")
         assert proc.returncode == 0, proc.stderr[-2000:]
-    args = [
-        sys.executable,
-        "-m",
-        "tensorboard_plugin_dbg",
-        "compare",
-        "--json",
-        str(tmp_path / "a"),
-        str(tmp_path / "b"),
-    ]
-    proc = subprocess.run(args, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=120, check=False)
+    proc = _cli("compare", "--json", str(tmp_path / "a"), str(tmp_path / "b"))
     counts = json.loads(proc.stdout)["counts"]
     assert counts["matched_traces"] > 10 and counts["matched_executions"] == 2
     assert (counts["divergent"], counts["only_in_a"], counts["only_in_b"]) == (0, 0, 0)

@@ -5,9 +5,9 @@ import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import _twin_data
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from tensorboard_plugin_dbg.jax import enable_dump_debug_info
 
@@ -51,17 +51,7 @@ def train_step(w, x):
     return w - 0.01 * grad, loss
 
 
-def batches():
-    if bug == "softmax_log":
-        return [np.array([[1.0, 2.0, 3.0]], np.float32), np.array([[100.0, -100.0, 300.0]], np.float32)]
-    if bug in ("sqrt_backward", "where_grad"):
-        return [np.array([1.0, 1.0, 1.0], np.float32), np.array([1.0, 0.0, 1.0], np.float32) * (bug == "where_grad")]
-    if bug == "data_nan":
-        return [np.ones((2, 3), np.float32), np.array([[1.0, np.nan, 2.0], [0.0, 1.0, 1.0]], np.float32)]
-    return [np.array([1.0, 100.0, 2.0], np.float32), np.array([1.0, 300.0, 2.0], np.float32)]
-
-
 w = jnp.ones(3) if bug not in ("softmax_log", "data_nan") else jnp.array([[1.0, -1.0]] * 3)
-for x in batches():
+for x in _twin_data.batches(bug):
     w, loss = train_step(w, x)
     print(float(loss))
