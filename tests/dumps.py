@@ -47,9 +47,23 @@ CAPSULE_SOURCES = tuple(
 ) + (os.path.join(ROOT, "tensorboard_plugin_dbg", "reader", "capsule_files.py"),)
 
 
+# Programs whose dump the package's own writer writes (tests/writer_sets.py, the JAX writer): its source is keyed.
+WRITER_SOURCES = tuple(
+    sorted(
+        os.path.join(ROOT, "tensorboard_plugin_dbg", d, f)
+        for d in ("writer", "jax")
+        if os.path.isdir(os.path.join(ROOT, "tensorboard_plugin_dbg", d))
+        for f in os.listdir(os.path.join(ROOT, "tensorboard_plugin_dbg", d))
+        if f.endswith(".py")
+    )
+) + (os.path.join(ROOT, "tests", "writer_sets.py"),)
+
+
 def _key(name: str, args: tuple[str, ...]) -> str:
     h = hashlib.sha1()
     sources = CAPSULE_SOURCES if name.startswith("capsule_") else ()
+    sources += WRITER_SOURCES if name.startswith(("writer_", "jax_")) else ()
+    sources += (os.path.join(PROGRAMS, "_twin_data.py"),) if name.endswith("_bugs") else ()
     for path in (program_path(name), DEMO_SOURCE, os.path.join(PROGRAMS, "_common.py"), *sources):
         if os.path.exists(path):
             with open(path, "rb") as f:

@@ -30,6 +30,7 @@ DUMPS = [
     ("circular", "20"),
     ("op_regex",),
     ("demo",),
+    ("writer_set",),  # written by the package's own writer (tests/writer_sets.py), no TensorFlow
 ] + [("modes", m) for m in ("NO_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE")]
 _DTYPE_ENUM = {name: enum for enum, (name, _np, _f) in DTYPES.items()}
 _cache: dict = {}

@@ -27,8 +27,9 @@ LAYERS = {"wire": 0, "reader": 1, "index": 2, "analysis": 3, "api": 4}
 TOP = 5  # plugin.py, __main__.py, compare_cli.py, replay_cli.py, demo/, process_tuning.py, static_files.py
 TOP_PACKAGES = {"demo", "static"}
 # Code that runs in the training process, and the only layers it may import besides its own package.
-TRAINING_SIDE = {"capsule", "jax"}
-TRAINING_MAY_IMPORT = {"wire", "reader"}
+# writer/: the tfdbg2 writer without TensorFlow that the JAX code (and any framework) writes dumps with.
+TRAINING_SIDE = {"capsule", "jax", "writer"}
+TRAINING_MAY_IMPORT = {"wire", "reader", "writer"}
 
 
 def _module_name(path: Path) -> str:

@@ -34,7 +34,7 @@ export function runStatusText(r: RunInfo): string {
 
 /** The picker's label: the name, what it holds, and a mark for a run with errors. */
 export function runLabel(r: RunInfo): string {
-  return `${r.name} — ${runStatusText(r)}${hasProblems(r) ? ' (errors)' : ''}`;
+  return `${r.name}${r.framework === 'jax' ? ' [JAX]' : ''} — ${runStatusText(r)}${hasProblems(r) ? ' (errors)' : ''}`;
 }
 
 function firstNanText(r: RunInfo): string {
@@ -44,9 +44,13 @@ function firstNanText(r: RunInfo): string {
   return `${f.op_name ?? f.op_type}${where}`;
 }
 
-type Key = 'name' | 'hosts' | 'mode' | 'traces' | 'alerts' | 'first' | 'status';
+/** Which framework wrote the run (the JAX writer or TensorFlow's dump callback). */
+export const frameworkText = (r: RunInfo): string => (r.framework === 'jax' ? 'JAX' : 'TensorFlow');
+
+type Key = 'name' | 'framework' | 'hosts' | 'mode' | 'traces' | 'alerts' | 'first' | 'status';
 const COLUMNS: Array<[Key, string]> = [
   ['name', 'run'],
+  ['framework', 'framework'],
   ['hosts', 'host(s)'],
   ['mode', 'mode'],
   ['traces', 'traces'],
@@ -59,6 +63,8 @@ function sortValue(r: RunInfo, key: Key): string | number {
   switch (key) {
     case 'name':
       return r.name;
+    case 'framework':
+      return frameworkText(r);
     case 'hosts':
       return r.hosts.join(', ');
     case 'mode':
@@ -129,6 +135,7 @@ export class RunsOverview {
       tr.tabIndex = 0;
       const cells = [
         r.name,
+        frameworkText(r),
         r.hosts.join(', '),
         r.debug_modes.join('/'),
         r.counts.graph_executions.toLocaleString('en-US'),

@@ -60,6 +60,7 @@ export function runInfo(
     name,
     start_time: 1,
     tf_version: '2.21.0',
+    framework: 'tensorflow',
     tfdbg_run_id: 'r',
     hosts: ['h'],
     debug_modes: ['FULL_HEALTH'],

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runLabel, runStatusText } from '../src/runs_overview.ts';
+import { frameworkText, runLabel, runStatusText } from '../src/runs_overview.ts';
 import { runInfo } from './fake_api.ts';
 
 test('the picker says what each run holds: alerts, clean, indexing n %, analyzing, no NaN/∞ info', () => {
@@ -25,4 +25,9 @@ test('the picker says what each run holds: alerts, clean, indexing n %, analyzin
   const broken = runInfo('b', 10, 2);
   broken.status.notices = [{ code: 'unreadable_file', severity: 'error', message: 'x', file: 'f' }];
   assert.equal(runLabel(broken), 'b — 2 alerts (errors)');
+  const jax = runInfo('j', 10, 2);
+  jax.framework = 'jax';
+  assert.equal(runLabel(jax), 'j [JAX] — 2 alerts', 'the picker says which framework wrote a JAX run');
+  assert.equal(frameworkText(jax), 'JAX');
+  assert.equal(frameworkText(broken), 'TensorFlow');
 });

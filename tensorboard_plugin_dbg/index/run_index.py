@@ -27,6 +27,12 @@ from .trace_filter import NO_FILTER, TraceFilter
 from .trace_queries import TraceQueries
 
 logger = logging.getLogger(__name__)
+JAX_VERSION_PREFIX = "jax "  # the JAX writer's DebugMetadata.tensorflow_version (tensorboard_plugin_dbg/jax)
+
+
+def framework_of(tf_version: str | None) -> wire.Framework:
+    """Which framework wrote a run, from its metadata's version field."""
+    return "jax" if (tf_version or "").startswith(JAX_VERSION_PREFIX) else "tensorflow"
 
 
 class RunIndex(RunIngestion):
@@ -78,6 +84,7 @@ class RunIndex(RunIngestion):
             "name": self.name,
             "start_time": self.start_time,
             "tf_version": self.tf_version,
+            "framework": framework_of(self.tf_version),
             "tfdbg_run_id": self.run_id,
             "hosts": self.hosts(),
             "debug_modes": [MODE_NAMES.get(m, "UNSPECIFIED") for m in self.debug_modes()],

@@ -884,6 +884,9 @@ class FirstNan(TypedDict):
     wall_time: float
 
 
+Framework: TypeAlias = Literal["tensorflow", "jax"]
+
+
 class GraphExecutionDetail(TypedDict):
     """wire.ts `GraphExecutionDetail` (its schema definition carries no description)."""
 
@@ -1394,6 +1397,9 @@ class RunInfoBody(TypedDict):
 
     counts: RunCounts
     debug_modes: list[DebugModeName]
+    # Which framework wrote the run, from its metadata: 'jax' for dumps of `tensorboard_plugin_dbg.jax` (whose
+    # tf_version reads `jax <version>`), else 'tensorflow'. Made by `index/run_index.py:framework_of`.
+    framework: Framework
     hosts: list[str]
     # Directory relative to the logdir (for a dump directly in the logdir: the logdir's folder name, or '.' when a sub-
     # folder has that name), plus '#<run id prefix>' when one directory holds several run ids. Stable: use it as the

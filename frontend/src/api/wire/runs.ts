@@ -67,6 +67,9 @@ export interface RunInfo {
   name: string;
   start_time: number | null;
   tf_version: string | null;
+  /** Which framework wrote the run, from its metadata: 'jax' for dumps of `tensorboard_plugin_dbg.jax` (whose
+   * tf_version reads `jax <version>`), else 'tensorflow'. Made by `index/run_index.py:framework_of`. */
+  framework: Framework;
   tfdbg_run_id: string | null;
   hosts: string[];
   debug_modes: DebugModeName[];
@@ -75,6 +78,8 @@ export interface RunInfo {
   /** Added by `api/routes.py:runs` from `analysis/run_verdict.py:summary` (cached values only, never computed). */
   summary: RunSummary;
 }
+
+export type Framework = 'tensorflow' | 'jax';
 
 /** The first NaN/∞ of a run: its producing op and the line to fix (the forward op's for a NaN born in the backward
  * pass, the dataset's for data, else the producer's own user line). */

@@ -1,0 +1,50 @@
+"""The frames a JAX op or call is recorded with: the user's, outermost first (JAX's and this package's own frames
+are left out, so a dump does not carry JAX's sources; the dashboard would treat them as library code anyway)."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Iterable
+from typing import Any
+
+from ..writer.events import Frame
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _internal_dirs() -> tuple[str, ...]:
+    import jax
+    import jaxlib
+
+    return tuple(os.path.dirname(os.path.abspath(m.__file__ or "")) + os.sep for m in (jax, jaxlib)) + (
+        _PACKAGE + os.sep,
+    )
+
+
+_INTERNAL: tuple[str, ...] = ()
+
+
+def _kept(path: str) -> bool:
+    global _INTERNAL
+    if not _INTERNAL:
+        _INTERNAL = _internal_dirs()
+    return not os.path.abspath(path).startswith(_INTERNAL)
+
+
+def _outermost_first(frames: Iterable[Frame]) -> list[Frame]:
+    return [f for f in frames if _kept(f[0])]
+
+
+def of_equation(source_info: Any) -> list[Frame]:
+    """An equation's `source_info.traceback` (innermost first) as kept frames, outermost first."""
+    tb = getattr(source_info, "traceback", None)
+    if tb is None:
+        return []
+    frames = [(f.file_name, int(f.line_num), f.function_name) for f in tb.frames]
+    return _outermost_first(reversed(frames))
+
+
+def of_caller() -> list[Frame]:
+    """The current Python stack (a jitted function's call site) as kept frames, outermost first."""
+    return _outermost_first((f.filename, int(f.lineno or 0), f.name) for f in traceback.extract_stack())

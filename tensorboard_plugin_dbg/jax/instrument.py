@@ -1,0 +1,164 @@
+"""A jitted function's jaxpr, re-run equation by equation inside the same `jit` trace, recorded as a graph.
+
+Each equation becomes an op (the primitive as op type, `<name stack>/<primitive>_<index>` as op name, its
+`source_info` traceback as creation stack); each floating output (any output in SHAPE and FULL_TENSOR) gets the
+mode's counts computed in the compiled program, next to the value the program itself uses, so a NaN seen is the one
+`jit` produces. A nested `jit` (pjit) equation is interpreted the same way as a graph of its own, whose
+`outer_context_id` is the caller's graph and whose name is the calling op's type, as TensorFlow links function calls.
+Other higher-order primitives (scan, while, cond, custom_jvp_call, custom_vjp_call, shard_map) run as one op: their
+outputs are recorded, their bodies are not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.extend import core as jcore
+
+from ..writer import summaries
+from ..writer.events import DebugEventsWriter
+from . import frames
+
+CALL_PRIMITIVES = ("jit", "pjit")
+COUNT_WIDTH = {"CURT_HEALTH": 1, "CONCISE_HEALTH": 3, "FULL_HEALTH": 6}
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One recorded tensor: a graph op's output slot (or, with graph_id "", an output of the call)."""
+
+    graph_id: str
+    op_name: str
+    slot: int
+    tensor_id: int
+    dtype: str
+    shape: tuple[int, ...]
+
+
+def _counted(masks: list[Any]) -> list[Any]:
+    """How many elements each boolean mask holds, in ONE variadic reduction over the tensor (separate jnp.sum
+    calls make XLA:CPU walk the tensor once per count: ~200x slower on a training step's tensors)."""
+    flat = [m.astype(jnp.int32).reshape(-1) for m in masks]
+    zeros = [jnp.int32(0)] * len(flat)
+    return list(lax.reduce(flat, zeros, lambda a, b: tuple(u + v for u, v in zip(a, b, strict=True)), (0,)))
+
+
+def in_graph_counts(x: Any, mode: str) -> Any:
+    """The health counts of `x` as an int32 vector, computed where `x` lives (COUNT_WIDTH[mode] long)."""
+    finite = jnp.isfinite(x)
+    if mode == "CURT_HEALTH":
+        return jnp.stack(_counted([~finite])).clip(0, 1)
+    if mode == "CONCISE_HEALTH":
+        return jnp.stack(_counted([x == -jnp.inf, x == jnp.inf, jnp.isnan(x)]))
+    neg_inf, pos_inf, nan, neg, zero, pos = _counted(
+        [x == -jnp.inf, x == jnp.inf, jnp.isnan(x), finite & (x < 0), x == 0, finite & (x > 0)]
+    )
+    return jnp.stack([neg_inf, pos_inf, nan, neg, zero, pos])
+
+
+def host_counts(row: Any, mode: str, size: int) -> summaries.HealthCounts:
+    """HealthCounts from a row of in_graph_counts (CURT_HEALTH's flag stands in the `nan` count)."""
+    r = [int(v) for v in row]
+    if mode == "CURT_HEALTH":
+        return summaries.HealthCounts(size, 0, 0, r[0], 0, 0, 0)
+    if mode == "CONCISE_HEALTH":
+        return summaries.HealthCounts(size, r[0], r[1], r[2], 0, 0, 0)
+    return summaries.HealthCounts(size, *r)
+
+
+def dtype_name(x: Any) -> str:
+    try:
+        return str(jnp.dtype(x.dtype).name)
+    except TypeError:  # PRNG keys, tokens: no TensorFlow dtype
+        return "opaque"
+
+
+class Instrumenter:
+    """One trace of one jitted function: writes its graphs and ops, collects the in-graph values to hand out."""
+
+    def __init__(self, writer: DebugEventsWriter, mode: str, op_regex: re.Pattern[str] | None) -> None:
+        self.writer, self.mode, self.op_regex = writer, mode, op_regex
+        self.points: list[Point] = []
+        self.nested = 0  # nested graphs so far: their names are stable from run to run (compare aligns by name)
+        self.values: list[Any] = []  # per point: counts (health modes) or the tensor (FULL_TENSOR)
+
+    def watch(self, graph_id: str, op_name: str, op_type: str, slot: int, tensor_id: int, x: Any) -> None:
+        dtype = dtype_name(x)
+        if not summaries.is_instrumented(self.mode, dtype):
+            return
+        if (
+            graph_id
+            and self.op_regex is not None
+            and not (self.op_regex.search(op_name) or self.op_regex.search(op_type))
+        ):
+            return
+        self.points.append(Point(graph_id, op_name, slot, tensor_id, dtype, tuple(x.shape)))
+        if self.mode in COUNT_WIDTH:
+            self.values.append(in_graph_counts(x, self.mode))
+        elif self.mode == "FULL_TENSOR":
+            self.values.append(x)
+
+    def payload(self) -> Any:
+        """What leaves the program once per call: one int32 array of all counts, or the tensors themselves."""
+        if self.mode in COUNT_WIDTH:
+            return jnp.concatenate(self.values) if self.values else jnp.zeros((0,), jnp.int32)
+        return list(self.values)
+
+    def run_graph(self, closed: Any, args: list[Any], graph_name: str, outer_id: str = "") -> tuple[str, list[Any]]:
+        """Interprets `closed` (a ClosedJaxpr) on `args` as graph `graph_name`; (graph id, outputs)."""
+        graph_id = uuid.uuid4().hex
+        self.writer.graph(graph_id, graph_name, outer_id)
+        jaxpr = closed.jaxpr
+        env: dict[Any, Any] = {}
+        producer: dict[Any, str] = {}
+        for kind, variables, values in (("Placeholder", jaxpr.invars, args), ("Const", jaxpr.constvars, closed.consts)):
+            for i, (var, value) in enumerate(zip(variables, values, strict=True)):
+                name = f"{'arg' if kind == 'Placeholder' else 'const'}_{i}"
+                self.writer.op(graph_id, graph_name, kind, name, [], self.writer.tensor_ids(1), [])
+                env[var], producer[var] = value, f"{name}:0"
+        for index, eqn in enumerate(jaxpr.eqns):
+            self._equation(graph_id, graph_name, index, eqn, env, producer)
+        return graph_id, [_read(env, v) for v in jaxpr.outvars]
+
+    def _equation(
+        self, graph_id: str, graph_name: str, index: int, eqn: Any, env: dict[Any, Any], producer: dict[Any, str]
+    ) -> None:
+        invals = [_read(env, v) for v in eqn.invars]
+        prim = eqn.primitive.name
+        stack = str(eqn.source_info.name_stack)
+        op_name = f"{stack}/{prim}_{index}" if stack else f"{prim}_{index}"
+        if prim in CALL_PRIMITIVES:
+            self.nested += 1
+            op_type = f"{graph_name}.{eqn.params.get('name', 'fn')}_{self.nested}"
+            _, outs = self.run_graph(eqn.params["jaxpr"], invals, op_type, graph_id)
+        else:
+            op_type = prim
+            params = eqn.primitive.get_bind_params(eqn.params)
+            subfuns, params = params if isinstance(params, tuple) else ([], params)
+            outs = eqn.primitive.bind(*subfuns, *invals, **params)
+            outs = list(outs) if eqn.primitive.multiple_results else [outs]
+        ids = self.writer.tensor_ids(len(eqn.outvars))
+        inputs = [producer[v] for v in eqn.invars if not isinstance(v, jcore.Literal) and v in producer]
+        self.writer.op(
+            graph_id, graph_name, op_type, op_name, inputs, ids, self.writer.stack(frames.of_equation(eqn.source_info))
+        )
+        for slot, (var, value, tensor_id) in enumerate(zip(eqn.outvars, outs, ids, strict=True)):
+            if isinstance(var, jcore.DropVar):
+                continue
+            env[var], producer[var] = value, f"{op_name}:{slot}"
+            self.watch(graph_id, op_name, op_type, slot, tensor_id, value)
+
+
+def _read(env: dict[Any, Any], var: Any) -> Any:
+    return var.val if isinstance(var, jcore.Literal) else env[var]
+
+
+def device_name() -> str:
+    device = jax.devices()[0]
+    return f"/job:localhost/replica:0/task:0/device:{device.platform.upper()}:{device.id}"

@@ -1,0 +1,181 @@
+"""`enable_dump_debug_info` for JAX: `jax.jit` replaced by a recording `jit` that writes a tfdbg2 file set.
+
+Mechanism: the recording `jit` jits a wrapper that traces the user's function to a jaxpr and re-runs it equation
+by equation (instrument.py) inside the same trace, adding the mode's counts of every output to the program; one
+`jax.debug.callback` per call hands them to the host, where they become graph execution traces. After the call the
+wrapper waits for that callback (`jax.effects_barrier`) and writes the call as an execution, its outputs' summaries
+included, then flushes: a killed program loses at most the records of its last step.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import re
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from ..writer import summaries
+from ..writer.events import DebugEventsWriter
+from . import frames, instrument
+
+_lock = threading.Lock()
+_active: dict[str, Any] = {}  # "recorder", "original_jit"
+
+
+class Recorder:
+    """The dump of one `enable_dump_debug_info` call."""
+
+    def __init__(self, writer: DebugEventsWriter, mode: str, op_regex: re.Pattern[str] | None) -> None:
+        self.writer, self.mode, self.op_regex = writer, mode, op_regex
+        self.mode_number = summaries.mode_number(mode)
+        self.device = instrument.device_name()
+        self.device_id = writer.device_id(self.device)
+        # tensor ids of the last call's outputs, by object (kept alive so that an id is never reused meanwhile):
+        # a later call that takes them as inputs names them, as TensorFlow's eager executions do
+        self._last_outputs: dict[int, tuple[Any, int]] = {}
+
+    def input_ids(self, leaves: list[Any]) -> list[int]:
+        known = self._last_outputs
+        return [known[id(x)][1] if id(x) in known and known[id(x)][0] is x else -1 for x in leaves]
+
+    def remember(self, leaves: list[Any], ids: list[int]) -> None:
+        self._last_outputs = {id(x): (x, i) for x, i in zip(leaves, ids, strict=True)}
+
+    def write_traces(self, points: list[instrument.Point], payload: Any) -> list[bytes]:
+        """Graph execution traces for the graph points; the protos of the call's outputs (graph_id "") returned."""
+        outputs: list[bytes] = []
+        counts = np.asarray(payload) if self.mode in instrument.COUNT_WIDTH else None
+        width = instrument.COUNT_WIDTH.get(self.mode, 0)
+        for i, p in enumerate(points):
+            tensor_id = p.tensor_id if p.graph_id else -1
+            proto = self._proto(p, tensor_id, i, counts, width, payload)
+            if p.graph_id:
+                self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
+            else:
+                outputs.append(proto)
+        return outputs
+
+    def _proto(self, p: instrument.Point, tensor_id: int, i: int, counts: Any, width: int, payload: Any) -> bytes:
+        if self.mode == "FULL_TENSOR":
+            return summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=not p.graph_id)
+        size = int(np.prod(p.shape)) if p.shape else 1
+        health = instrument.host_counts(counts[i * width : (i + 1) * width], self.mode, size) if width else None
+        return summaries.tensor_proto(summaries.debug_vector(self.mode, tensor_id, p.dtype, p.shape, health))
+
+
+class RecordedJit:
+    """What the recording `jax.jit` returns: calls run the instrumented program and are recorded."""
+
+    def __init__(self, fun: Callable[..., Any], jit_kwargs: dict[str, Any], recorder: Recorder, plain_jit: Any):
+        functools.update_wrapper(self, fun)
+        self._fun, self._recorder = fun, recorder
+        self._plain = plain_jit(fun, **jit_kwargs)
+        self._jitted = plain_jit(self._instrumented, **jit_kwargs)
+        self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
+        self._received: list[Any] = []  # (points, payload) of the calls whose callback ran
+
+    def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
+        return getattr(self._plain, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        if any(isinstance(x, jax.core.Tracer) for x in leaves):  # called inside another trace: a nested jit there
+            return self._plain(*args, **kwargs)
+        rec = self._recorder
+        stack = rec.writer.stack(frames.of_caller())
+        out = self._jitted(*args, **kwargs)
+        jax.effects_barrier()
+        outs = jax.tree_util.tree_leaves(out)
+        ids = rec.writer.tensor_ids(len(outs))
+        received, self._received = self._received, []
+        graph_id, protos = "", []
+        for received_graph, points, payload in received:  # one per call
+            graph_id, protos = received_graph, rec.write_traces(points, payload)
+        if rec.mode == "NO_TENSOR":
+            protos = []
+        elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
+            it = iter(protos)
+            protos = [next(it) if summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) else b"" for x in outs]
+        rec.writer.execution(
+            self._name,
+            rec.mode_number,
+            graph_id=graph_id,
+            input_tensor_ids=rec.input_ids(leaves),
+            output_tensor_ids=ids,
+            tensor_protos=protos,
+            stack_frame_ids=stack,
+            output_tensor_device_ids=[rec.device_id] * len(ids),
+        )
+        rec.remember(outs, ids)
+        rec.writer.flush()
+        return out
+
+    def _instrumented(self, *args: Any, **kwargs: Any) -> Any:
+        rec = self._recorder
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+        dynamic = [i for i, x in enumerate(leaves) if isinstance(x, jax.core.Tracer)]
+
+        def flat(*values: Any) -> Any:
+            full = list(leaves)
+            for i, v in zip(dynamic, values, strict=True):
+                full[i] = v
+            a, k = jax.tree_util.tree_unflatten(tree, full)
+            return self._fun(*a, **k)
+
+        closed, out_shape = jax.make_jaxpr(flat, return_shape=True)(*[leaves[i] for i in dynamic])
+        inst = instrument.Instrumenter(rec.writer, rec.mode, rec.op_regex)
+        graph_id, outs = inst.run_graph(closed, [leaves[i] for i in dynamic], self._name)
+        for slot, x in enumerate(outs):
+            inst.watch("", f"output_{slot}", "output", slot, -1, x)
+        points = list(inst.points)
+        jax.debug.callback(lambda payload: self._received.append((graph_id, points, payload)), inst.payload())
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
+
+
+def enable_dump_debug_info(
+    logdir: str,
+    tensor_debug_mode: str = "FULL_HEALTH",
+    circular_buffer_size: int = -1,
+    op_regex: str | None = None,
+) -> DebugEventsWriter:
+    """Records every function wrapped by `jax.jit` from now on into a tfdbg2 dump in `logdir` (see the module
+    docstring and README "JAX"). Raises at once when `logdir` cannot be written or the mode is unknown."""
+    summaries.mode_number(tensor_debug_mode)
+    pattern = re.compile(op_regex) if op_regex else None
+    with _lock:
+        if _active:
+            raise RuntimeError("enable_dump_debug_info was already called; call disable_dump_debug_info first")
+        writer = DebugEventsWriter(logdir, f"jax {jax.__version__}", circular_buffer_size)
+        recorder = Recorder(writer, tensor_debug_mode, pattern)
+        original = jax.jit
+
+        def recording_jit(fun: Any = None, **kwargs: Any) -> Any:
+            if fun is None:
+                return functools.partial(recording_jit, **kwargs)
+            return RecordedJit(fun, kwargs, recorder, original)
+
+        _active.update(recorder=recorder, original_jit=original)
+        jax.jit = recording_jit
+        atexit.register(writer.close)
+    print(
+        "tensorboard_plugin_dbg: recording functions wrapped by jax.jit from now on into "
+        f"{logdir} ({tensor_debug_mode}); functions wrapped before this call are not recorded",
+        file=sys.stderr,
+    )
+    return writer
+
+
+def disable_dump_debug_info() -> None:
+    """Stops recording (functions already wrapped keep recording into the closed dump: nothing) and closes it."""
+    with _lock:
+        if not _active:
+            return
+        jax.jit = _active["original_jit"]
+        _active["recorder"].writer.close()
+        _active.clear()

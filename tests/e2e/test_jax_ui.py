@@ -1,0 +1,29 @@
+"""End-to-end (#41): a dump written by the JAX writer (tests/programs/jax_bugs.py, real JAX on CPU) in Chromium
+against a real `tensorboard`: the root-cause card names the jitted op and the user's line, one click highlights it."""
+
+from __future__ import annotations
+
+import dumps
+import pytest
+from e2e_helpers import screenshot, wait_focused_source_line
+from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+
+from harness.tensorboard_process import TensorBoardProcess
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.e2e
+
+
+def test_jax_float16_overflow_card_to_the_line(page):
+    program = dumps.program_path("jax_bugs")
+    with TensorBoardProcess(dumps.make_dump("jax_bugs", "float16")) as tb:
+        frame = open_dashboard(page, tb)
+        card = by_testid(frame, "root-cause")
+        card.wait_for(timeout=30_000)
+        wait_text(card, r"Root cause", timeout_ms=30_000)
+        wait_text(card, r"jvp\(\)/mul_\d+")
+        wait_text(card, r"jax_bugs\.py:\d+")
+        card.click()
+        wait_focused_source_line(frame, program, "# CULPRIT-float16")
+        screenshot(page, "jax-1-float16")
+        assert_no_console_errors(page)

@@ -1,0 +1,211 @@
+"""The JAX writer (tensorboard_plugin_dbg.jax) with real JAX on CPU: jitted programs' dumps read by the plugin.
+
+Pairs of the same bug in TensorFlow and in JAX (tests/programs/tf_bugs.py, jax_bugs.py): `report` names the line
+marked CULPRIT-<bug> for both, and the same kind of op (JAX primitives and TF op types differ in name only: the
+table below). The backward-pass bugs name, in JAX, an op of the transposed (gradient) pass whose creation stack is
+the forward line, and in TF the gradient op's forward op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import dumps
+import numpy as np
+import pytest
+
+from tensorboard_plugin_dbg.index.catalog import Catalog
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.slow
+BUGS = ("softmax_log", "sqrt_backward", "where_grad", "data_nan", "float16")
+# the op kinds these bugs produce, JAX primitive -> TensorFlow op type
+PACKAGE = "tensorboard_plugin_dbg"
+SAME_KIND = {"log": "Log", "mul": "Mul", "dot_general": "MatMul", "div": "RealDiv"}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    """`python -m tensorboard_plugin_dbg ARGS...` (or `python ARGS...` when the first is a .py file)."""
+    command = [sys.executable, *args] if args[0].endswith(".py") else [sys.executable, "-m", PACKAGE, *args]
+    return subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=180, check=False)
+
+
+def _report(dump_dir: str) -> dict:
+    proc = _cli("report", "--json", os.path.dirname(dump_dir))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    (run,) = json.loads(proc.stdout)["runs"]
+    return run
+
+
+def _named(run: dict) -> tuple[str, int, str]:
+    """(file name, line, op type) the report tells the user to fix."""
+    p = run["producer"]
+    fix = p["forward"] or p
+    return os.path.basename(fix["user_frame"]["path"]), fix["user_frame"]["line"], fix["op_type"]
+
+
+def _culprit(program: str, bug: str) -> int:
+    with open(dumps.program_path(program)) as f:
+        return next(i for i, line in enumerate(f, 1) if line.rstrip().endswith(f"# CULPRIT-{bug}"))
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_report_names_the_same_line_and_op_for_tensorflow_and_jax(bug):
+    tf_file, tf_line, tf_op = _named(_report(dumps.make_dump("tf_bugs", bug)))
+    jax_run = _report(dumps.make_dump("jax_bugs", bug))
+    jax_file, jax_line, jax_op = _named(jax_run)
+    assert (tf_file, tf_line) == ("tf_bugs.py", _culprit("tf_bugs", bug))
+    assert (jax_file, jax_line) == ("jax_bugs.py", _culprit("jax_bugs", bug))
+    if bug in ("sqrt_backward", "where_grad"):  # the gradient pass: TF names the forward op, JAX the jvp/transpose op
+        assert tf_op in ("Sqrt", "Log")
+        assert "jvp(" in jax_run["producer"]["op_name"]
+    else:
+        assert SAME_KIND[jax_op] == tf_op
+
+
+def _run(dump_dir: str):
+    (run,) = Catalog(os.path.dirname(dump_dir)).runs()
+    return run
+
+
+def test_a_jax_dump_is_a_run_of_graphs_ops_executions_and_traces():
+    run = _run(dumps.make_dump("jax_bugs", "where_grad"))  # jnp.where is a nested jit: graphs of their own
+    info = run.info()
+    assert info["tf_version"].startswith("jax ") and info["framework"] == "jax"
+    assert not [n for n in info["status"]["notices"] if n["severity"] == "error"]
+    c = info["counts"]
+    assert c["executions"] == 2  # one per call of the jitted step
+    assert c["graphs"] >= 2 and c["ops"] > 10 and c["graph_executions"] > 2 * 8
+    assert c["alerts"] > 0
+
+
+def _program(tmp_path, body: str, *args: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "prog.py"
+    script.write_text(body)
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        env=dict(dumps.env_for_tf(), JAX_PLATFORMS="cpu"),
+        timeout=180,
+        check=False,
+    )
+
+
+HEADER = "import sys\nimport jax, jax.numpy as jnp\nfrom tensorboard_plugin_dbg.jax import enable_dump_debug_info\n"
+
+
+def test_an_unwritable_logdir_fails_at_the_call(tmp_path):
+    (tmp_path / "blocker").write_text("")
+    proc = _program(tmp_path, HEADER + "enable_dump_debug_info(sys.argv[1])\n", str(tmp_path / "blocker" / "dump"))
+    assert proc.returncode != 0
+    assert "DumpWriteError: cannot write a debug dump" in proc.stderr
+
+
+MIXED = (
+    HEADER
+    + """
+jax.config.update("jax_enable_x64", sys.argv[2] == "x64")
+before = jax.jit(lambda x: x * 2)  # wrapped before: not recorded
+before(jnp.ones(2))
+enable_dump_debug_info(sys.argv[1])
+
+@jax.jit
+def mixed(x, n):
+    return {"bf": x.astype(jnp.bfloat16) / 0, "i": n + 1, "b": x > 0, "f": jnp.sqrt(x)}
+
+@jax.jit
+def donate(x):
+    return x + 1
+
+donate = jax.jit(donate, donate_argnums=0)
+out = mixed(jnp.array([1.0, -1.0]), jnp.array(3))
+y = donate(jnp.ones(3))
+before(jnp.ones(2))
+print(out["i"], y)
+"""
+)
+
+
+@pytest.mark.parametrize("x64", ["x64", "x32"])
+def test_mixed_dtypes_donated_buffers_and_functions_wrapped_before(tmp_path, x64):
+    logdir = tmp_path / "logdir"
+    proc = _program(tmp_path, MIXED, str(logdir / "dump"), x64)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr.count("functions wrapped before this call are not recorded") == 1
+    run = _run(str(logdir / "dump"))
+    info = run.info()
+    assert info["counts"]["executions"] == 2  # mixed; donate (its inner recorded jit is a nested graph there)
+    ex = [run.execution(i, max_elements=0) for i in range(info["counts"]["executions"])]
+    first = ex[0]
+    assert first["op_type"] == "jit_mixed"
+    healths = first["outputs"]
+    dtypes = sorted(h["dtype"] for h in healths if h and h.get("dtype"))
+    assert dtypes == ["bfloat16", "float64" if x64 == "x64" else "float32"]
+    bf = next(h for h in healths if h and h.get("dtype") == "bfloat16")
+    assert (bf["pos_inf"], bf["neg_inf"]) == (1, 1)
+    assert info["counts"]["alerts"] > 0
+    assert np.isfinite(info["start_time"])
+
+
+KILLED = (
+    HEADER
+    + """
+import os, signal
+enable_dump_debug_info(sys.argv[1])
+
+@jax.jit
+def step(w):
+    return w * 2.0 - jnp.log(w)
+
+w = jnp.ones(4)
+for i in range(3):
+    w = step(w)
+os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no close: what the files hold is what a crash leaves
+"""
+)
+
+
+def test_a_program_killed_mid_training_leaves_a_readable_dump(tmp_path):
+    logdir = tmp_path / "logdir"
+    proc = _program(tmp_path, KILLED, str(logdir / "dump"))
+    assert proc.returncode == -9
+    info = _run(str(logdir / "dump")).info()
+    assert not [n for n in info["status"]["notices"] if n["severity"] == "error"]
+    assert info["counts"]["executions"] == 3
+    traces = info["counts"]["graph_executions"]
+    assert traces > 0 and traces % 3 == 0  # every call wrote all its traces
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_in_graph_counts_equal_numpys(dtype):
+    import jax
+    import jax.numpy as jnp
+
+    from tensorboard_plugin_dbg.jax import instrument
+    from tensorboard_plugin_dbg.writer import summaries
+
+    x = np.array([[-np.inf, -2.0, 0.0, -0.0], [np.nan, 3.5, np.inf, np.nan]], np.float32)
+    arr = jnp.asarray(x).astype(dtype)
+    want = summaries.counts_of(np.asarray(arr))
+    for mode in instrument.COUNT_WIDTH:
+        row = np.asarray(jax.jit(lambda a, m=mode: instrument.in_graph_counts(a, m))(arr))
+        got = instrument.host_counts(row, mode, 8)
+        full = summaries.debug_vector("FULL_HEALTH", 1, dtype, (2, 4), want)
+        assert summaries.debug_vector(mode, 1, dtype, (2, 4), got).tolist() == (
+            summaries.debug_vector(mode, 1, dtype, (2, 4), want).tolist()
+        ), (mode, full)
+
+
+def test_compare_of_two_jax_runs_of_one_program_matches_every_tensor(tmp_path):
+    """Op and graph names (nested graphs included) are stable from run to run, so compare aligns all of them."""
+    for run in ("a", "b"):
+        proc = _cli(dumps.program_path("jax_bugs"), str(tmp_path / run), "where_grad", "FULL_TENSOR")
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _cli("compare", "--json", str(tmp_path / "a"), str(tmp_path / "b"))
+    counts = json.loads(proc.stdout)["counts"]
+    assert counts["matched_traces"] > 10 and counts["matched_executions"] == 2
+    assert (counts["divergent"], counts["only_in_a"], counts["only_in_b"]) == (0, 0, 0)
