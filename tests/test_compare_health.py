@@ -1,0 +1,35 @@
+"""Compare in the health modes (issue #39 item 1): equal counts are weak evidence. A pair where B clips values
+before a relu (tests/programs/cmp_clip_health.py): the clip moves values but not signs, so the tensors after it keep
+their counts until the log's; the B-only clip ops upstream are the first divergence, not the log. The same pair in
+FULL_TENSOR, where "same" is the values, gives the same answer from its own evidence."""
+
+from __future__ import annotations
+
+import dumps
+import pytest
+from test_compare import compare_json, injected_line
+
+
+@pytest.mark.parametrize("mode", ["FULL_HEALTH", "FULL_TENSOR"])
+def test_b_only_ops_upstream_of_same_counts_are_the_divergence(mode):
+    a = dumps.make_dump("cmp_clip_health", "a", mode)
+    b = dumps.make_dump("cmp_clip_health", "b", mode)
+    code, doc = compare_json(a, b)
+    assert code == 1, doc
+    first = doc["first_divergence"]
+    assert first["kind"] == "follows_from_only_in_b", first
+    assert first["b"]["line"] == injected_line("cmp_clip_health") and first["b"]["op_name"].startswith("clip")
+    assert [s["op_name"] for s in first["only_in_b_ops"]][-1] == "clip"
+
+
+@pytest.mark.parametrize("mode", ["FULL_HEALTH", "CONCISE_HEALTH"])
+def test_health_headline_says_counts_not_values(mode):
+    a = dumps.make_dump("cmp_clip_health", "a", mode)
+    b = dumps.make_dump("cmp_clip_health", "b", mode)
+    _code, doc = compare_json(a, b)
+    assert doc["headline"].startswith("First change in counts"), doc["headline"]
+    assert "value changes that keep the counts are not seen" in doc["headline"]
+    _code, full = compare_json(
+        dumps.make_dump("cmp_clip_health", "a", "FULL_TENSOR"), dumps.make_dump("cmp_clip_health", "b", "FULL_TENSOR")
+    )
+    assert full["headline"].startswith("First divergence")
