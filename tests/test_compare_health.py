@@ -33,3 +33,11 @@ def test_health_headline_says_counts_not_values(mode):
         dumps.make_dump("cmp_clip_health", "a", "FULL_TENSOR"), dumps.make_dump("cmp_clip_health", "b", "FULL_TENSOR")
     )
     assert full["headline"].startswith("First divergence")
+
+
+def test_divergent_count_is_split_into_traces_and_executions():
+    _code, doc = compare_json(
+        dumps.make_dump("cmp_clip_health", "a", "FULL_HEALTH"), dumps.make_dump("cmp_clip_health", "b", "FULL_HEALTH")
+    )
+    n = doc["counts"]
+    assert n["divergent"] == n["divergent_traces"] + n["divergent_executions"] and n["divergent_executions"] > 0

@@ -10,6 +10,7 @@ import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import { el } from '../../widgets/panel.ts';
 import { baseName } from '../stack_trace/fold.ts';
+import { divergentSplit, headline, ROLE_A, ROLE_B, runsLine } from './compare_text.ts';
 
 function where(side: CompareSide | null): string {
   if (!side) return 'not in this run';
@@ -18,10 +19,11 @@ function where(side: CompareSide | null): string {
   return `${what}:${side.output}${side.op_type && side.op_name ? ` (${side.op_type})` : ''} #${side.occurrence}${at}`;
 }
 
-function sideBlock(label: string, side: CompareSide | null): HTMLElement {
+function sideBlock(label: 'A' | 'B', run: string, side: CompareSide | null): HTMLElement {
   const block = el('div', 'cmp-side');
   block.dataset.testid = `compare-side-${label}`;
-  block.append(el('b', '', `${label}: `), el('span', 'cmp-where', where(side)));
+  const role = el('b', '', `${label === 'A' ? ROLE_A : ROLE_B} `);
+  block.append(role, el('span', 'cmp-run', run), ': ', el('span', 'cmp-where', where(side)));
   if (side?.code) block.append(el('pre', 'cmp-code', `${side.line}: ${side.code}`));
   return block;
 }
@@ -30,7 +32,7 @@ function itemRow(item: CompareItem, ctl: Controller): HTMLElement {
   const row = el('div', 'cmp-item');
   row.dataset.testid = 'compare-item';
   row.tabIndex = 0;
-  row.title = "Focus every panel on B's tensor";
+  row.title = 'Focus every panel on this tensor in the changed run';
   row.append(el('span', 'cmp-where', where(item.b)), el('span', 'muted', ` — ${item.metric.summary}`));
   row.addEventListener('click', () => void ctl.compare.focusSide(item.b));
   return row;
@@ -79,13 +81,14 @@ export function renderValues(target: HTMLElement, s: State): void {
 function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, valuesBlock: HTMLElement): void {
   const n = answer.counts;
   const head = el('div', 'cmp-head');
+  head.dataset.testid = 'compare-head';
   head.textContent =
-    `B = ${answer.run} vs A = ${answer.base} (${answer.mode}): matched ${n.matched}, divergent ${n.divergent}, ` +
-    `only in A ${n.only_in_a}, only in B ${n.only_in_b}`;
+    `${runsLine(answer.run, answer.base, answer.mode)}: matched ${n.matched}, ` +
+    `divergent ${n.divergent} (${divergentSplit(n)}), only in ${ROLE_A} ${n.only_in_a}, only in ${ROLE_B} ${n.only_in_b}`;
   card.append(head);
   const first = answer.first_divergence;
   if (!first) {
-    const ok = el('div', 'cmp-none', 'No divergence: every aligned tensor within tolerance.');
+    const ok = el('div', 'cmp-none', `${headline(answer.mode, false)}: every aligned tensor within tolerance.`);
     ok.dataset.testid = 'compare-none';
     card.append(ok);
   } else {
@@ -94,9 +97,10 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
     finding.dataset.kind = first.kind;
     finding.tabIndex = 0;
     finding.setAttribute('role', 'button');
-    finding.title = 'Focus every panel on B’s side of the first divergence';
-    finding.append(el('div', 'cmp-title', `First divergence: ${first.why}`), sideBlock('A', first.a));
-    finding.append(sideBlock('B', first.b));
+    finding.title = 'Focus every panel on the changed run’s side of the first divergence';
+    const title = el('div', 'cmp-title', `${headline(answer.mode, true)}: ${first.why}`);
+    title.dataset.testid = 'compare-headline';
+    finding.append(title, sideBlock('A', answer.base, first.a), sideBlock('B', answer.run, first.b));
     if (first.metric) finding.append(el('div', 'cmp-metric', `difference: ${first.metric.summary}`));
     for (const input of first.inputs)
       finding.append(
@@ -122,7 +126,7 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
   }
   if (answer.divergent.length) {
     const list = el('div', 'cmp-list');
-    list.append(el('div', 'muted', `divergent only (${answer.total}, B's order):`));
+    list.append(el('div', 'muted', `divergent only (${divergentSplit(n)}, in the changed run's order):`));
     list.append(...answer.divergent.map((item) => itemRow(item, ctl)));
     card.append(list);
   }
@@ -139,7 +143,8 @@ const CARD_STYLE =
 export function buildCompare(header: HTMLElement, ctl: Controller): void {
   const picker = el('select', 'compare-picker');
   picker.dataset.testid = 'compare-picker';
-  picker.title = 'Compare the run shown (B) with another run (A, the baseline): where do they start to differ?';
+  picker.title =
+    'Compare the run shown (the changed run) with another run (the baseline): where do they start to differ?';
   const label = el('label', 'compare-label');
   label.append(document.createTextNode(' Compare with… '), picker);
   const card = el('div', 'compare-card');

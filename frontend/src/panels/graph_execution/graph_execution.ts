@@ -241,7 +241,7 @@ export class GraphExecutionPanel {
     if (this.opType.value.trim() !== (f.opType ?? '')) this.opType.value = f.opType ?? '';
     if (this.opName.value.trim() !== (f.opName ?? '')) this.opName.value = f.opName ?? '';
     this.nonFinite.checked = !!f.onlyNonfinite;
-    this.divergent.show(comparing(s), !!f.divergentOnly);
+    this.divergent.show(comparing(s), !!f.divergentOnly, s.compare.data?.counts);
     this.showCall(s);
     this.showFacets(s);
   }
@@ -255,7 +255,7 @@ export class GraphExecutionPanel {
     const on = comparing(s);
     this.panel.body.classList.toggle('ge-compared', on);
     this.diffHead.hidden = !on;
-    this.divergent.show(on, !!s.geFilters.divergentOnly);
+    this.divergent.show(on, !!s.geFilters.divergentOnly, s.compare.data?.counts);
   }
 
   private showCall(s: State): void {

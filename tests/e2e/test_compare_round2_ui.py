@@ -1,0 +1,33 @@
+"""End-to-end, compare's second round (issue #39) in Chromium against a real `tensorboard`: the card names runs by
+name with their roles (baseline / changed), gives one divergent count split into traces + executions that Graph
+Execution's "divergent only" filter repeats and lists, and in a health mode headlines the first change in counts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from compare_e2e import comparing
+from test_dashboard import assert_no_console_errors, by_testid, wait_text
+
+pytestmark = pytest.mark.e2e
+
+
+def test_card_names_runs_and_counts_agree_with_the_filter(page, tmp_path):
+    with comparing(page, tmp_path, "cmp_clip_health", "FULL_HEALTH") as (_, frame):
+        head = by_testid(frame, "compare-head")
+        wait_text(head, r"changed changed vs baseline base \(FULL_HEALTH\)")
+        total, traces, execs = map(
+            int, re.search(r"divergent (\d+) \((\d+) traces \+ (\d+) executions?\)", head.inner_text()).groups()
+        )
+        assert total == traces + execs and execs > 0
+        assert "B = " not in head.inner_text() and "A = " not in head.inner_text()
+        wait_text(by_testid(frame, "compare-side-B"), r"changed changed: clip")
+        wait_text(by_testid(frame, "compare-side-A"), r"baseline base: ")
+        wait_text(by_testid(frame, "compare-headline"), r"First change in counts \(value changes .* not seen\)")
+        toggle = frame.locator("label.filter-divergent")
+        wait_text(toggle, rf"divergent only \({traces} traces \+ {execs} executions?\)")
+        by_testid(frame, "compare-fold").click()  # the card's place is item 5's test (test_card_hides_no_panel)
+        by_testid(frame, "filter-divergent").check()
+        wait_text(by_testid(frame, "ge-count"), rf"^{traces} of ")
+        assert_no_console_errors(page)
