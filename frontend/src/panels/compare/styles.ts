@@ -9,7 +9,8 @@ export const COMPARE_CSS = `
 .ge-diff { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .ge-diff-differs { color: var(--nan); } .ge-diff-differs .cmp-mark { font-weight: bold; cursor: help; }
 .ge-diff-same { color: var(--muted); } .ge-diff-only_in_b { color: var(--muted); font-style: italic; }
-.gs-cmp-ring { fill: none; stroke-width: 2.5; pointer-events: none; }
+/* !important: the health fills (.gs-node.h-finite rect) match the ring too, and a filled ring hides the labels */
+.gs-cmp-ring { fill: none !important; stroke-width: 2.5; pointer-events: none; }
 .gs-node.cmp-differs .gs-cmp-ring { stroke: var(--nan); }
 .gs-node.cmp-same .gs-cmp-ring { stroke: var(--ok); }
 .gs-node.cmp-only_in_b .gs-cmp-ring { stroke: var(--muted); stroke-dasharray: 4 3; }
