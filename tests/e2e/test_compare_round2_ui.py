@@ -8,6 +8,7 @@ import re
 
 import pytest
 from compare_e2e import comparing
+from e2e_helpers import screenshot
 from test_dashboard import assert_no_console_errors, by_testid, wait_text
 
 pytestmark = pytest.mark.e2e
@@ -30,4 +31,31 @@ def test_card_names_runs_and_counts_agree_with_the_filter(page, tmp_path):
         by_testid(frame, "compare-fold").click()  # the card's place is item 5's test (test_card_hides_no_panel)
         by_testid(frame, "filter-divergent").check()
         wait_text(by_testid(frame, "ge-count"), rf"^{traces} of ")
+        assert_no_console_errors(page)
+
+
+# Rectangles of every panel and the card; answers the panels (by heading) whose box the card's box overlaps
+COVERED_JS = r"""
+() => {
+  const card = document.querySelector('[data-testid=compare-card]').getBoundingClientRect();
+  const hit = (r) =>
+    r.left < card.right - 1 && card.left < r.right - 1 && r.top < card.bottom - 1 && card.top < r.bottom - 1;
+  return [...document.querySelectorAll('.panel')]
+    .filter((p) => p.offsetParent !== null && hit(p.getBoundingClientRect()))
+    .map((p) => (p.querySelector('h2, .panel-title, header') || p).textContent.trim().slice(0, 40));
+}
+"""
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_card_hides_no_panel(page, tmp_path, width):
+    with comparing(page, tmp_path, "cmp_clip_health", "FULL_TENSOR", viewport=(width, 800)) as (_, frame):
+        card = by_testid(frame, "compare-card")
+        for folded in (False, True):
+            assert frame.evaluate(COVERED_JS) == [], (width, folded)
+            box = card.bounding_box()
+            assert box is not None and box["width"] > 150 and box["height"] > 20
+            screenshot(page, f"compare-round2-dock-{width}-{'folded' if folded else 'open'}")
+            by_testid(frame, "compare-fold").click()
+        by_testid(frame, "filter-divergent").check()  # clickable: nothing over it
         assert_no_console_errors(page)

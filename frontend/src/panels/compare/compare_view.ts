@@ -133,14 +133,22 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
   for (const note of answer.notes) card.append(el('div', 'cmp-note muted', note));
 }
 
-// z-index 25: above the panels and the header's lists (20-21), under Tensor Values (30) and a maximised Graph
-// Structure (40), which the user opened over it (A | B | A − B shows in Tensor Values itself)
+// Docked at the top of the Alerts column (where the root-cause card lives), in the flow: it covers no panel at any
+// width, folded or not (a fixed card covered Graph Execution's Δ column, and Stack Trace when folded); the column's
+// Alerts list shrinks under it and the card scrolls within its share.
 const CARD_STYLE =
-  'position:fixed;top:40px;right:8px;z-index:25;max-width:560px;max-height:70vh;overflow:auto;padding:8px 10px;' +
-  'background:var(--bg, #fff);border:1px solid #c44;border-left:5px solid #c44;border-radius:4px;font-size:12px;' +
-  'box-shadow:0 2px 8px rgba(0,0,0,.2)';
+  'flex:0 1 auto;min-height:0;max-height:60%;overflow:auto;margin:4px;padding:6px 8px;' +
+  'background:var(--bg, #fff);border:1px solid #c44;border-left:5px solid #c44;border-radius:4px;font-size:12px';
 
-export function buildCompare(header: HTMLElement, ctl: Controller): void {
+let foldShown: ((folded: boolean) => boolean) | null = null;
+
+/** Folds (or unfolds) the card: the intent an Escape handler for every overlay calls. True when it changed the
+ * card (shown and not already so), false when there is nothing to fold. */
+export function foldCompareCard(folded = true): boolean {
+  return foldShown ? foldShown(folded) : false;
+}
+
+export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLElement): void {
   const picker = el('select', 'compare-picker');
   picker.dataset.testid = 'compare-picker';
   picker.title =
@@ -155,7 +163,13 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   close.title = 'Stop comparing';
   close.addEventListener('click', () => void ctl.compare.choose(null));
   const fold = foldButton(card); // the panels under the card (Graph Execution's column, the rings) show when folded
-  header.append(label, card);
+  header.append(label);
+  dock.prepend(card);
+  foldShown = (folded) => {
+    if (card.hidden || card.classList.contains('folded') === folded) return false;
+    fold.click();
+    return true;
+  };
   picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
   const valuesBlock = el('div', 'cmp-values-block');
   let shown: unknown = null;
@@ -189,7 +203,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   });
 }
 
-/** Folds the card to its first line at the bottom right (and back): the panels it covers show. */
+/** Folds the card to its first line (and back): the Alerts list under it gets the column back. */
 function foldButton(card: HTMLElement): HTMLElement {
   const fold = el('button', 'cmp-fold', '–');
   fold.dataset.testid = 'compare-fold';

@@ -1,7 +1,8 @@
 /** The comparison's marks in run B's own panels (#27): Graph Execution's difference column and Graph Structure's
  * difference rings and legend. Colours are the theme's variables (AA contrast in both themes, as every text). */
 export const COMPARE_CSS = `
-.compare-card.folded { top: auto !important; bottom: 8px; display: flex; align-items: center; gap: 6px; }
+.compare-card[hidden] { display: none; }
+.compare-card.folded { display: flex; align-items: center; gap: 6px; flex: 0 0 auto; }
 .compare-card.folded > :not(.cmp-head):not(button) { display: none; }
 .compare-card.folded .cmp-head { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(80px, 1.3fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
