@@ -58,4 +58,10 @@ def test_card_hides_no_panel(page, tmp_path, width):
             screenshot(page, f"compare-round2-dock-{width}-{'folded' if folded else 'open'}")
             by_testid(frame, "compare-fold").click()
         by_testid(frame, "filter-divergent").check()  # clickable: nothing over it
+        # item 7: every Δ cell read whole (no ellipsis); at 1024 the low-value columns made room for it
+        cells = frame.locator("[data-testid=ge-difference][data-status=differs]")
+        cells.first.wait_for(timeout=20_000)
+        assert cells.evaluate_all("(cs) => cs.filter((c) => c.scrollWidth > c.clientWidth + 1).length") == 0
+        dtype_shown = frame.locator(".ge-row:not(.ge-head) .ge-dtype").first.is_visible()
+        assert dtype_shown == (width == 1440)
         assert_no_console_errors(page)

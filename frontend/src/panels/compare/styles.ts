@@ -6,6 +6,13 @@ export const COMPARE_CSS = `
 .compare-card.folded > :not(.cmp-head):not(button) { display: none; }
 .compare-card.folded .cmp-head { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(80px, 1.3fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
+/* Comparing in a narrow Graph Execution (about 1024 px wide screens): slot, dtype, shape and device go first, so the
+   op name and the Δ cell keep room to be read */
+.ge-compared { container-type: inline-size; }
+@container (max-width: 480px) {
+  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.4fr) minmax(110px, 1.5fr) minmax(96px, 1.4fr) minmax(40px, 0.8fr); }
+  .ge-compared .ge-slot, .ge-compared .ge-dtype, .ge-compared .ge-shape, .ge-compared .ge-device { display: none; }
+}
 .ge-diff-head[hidden], .filter-divergent[hidden] { display: none; }
 .ge-diff { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .ge-diff-differs { color: var(--nan); } .ge-diff-differs .cmp-mark { font-weight: bold; cursor: help; }

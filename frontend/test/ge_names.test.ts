@@ -1,0 +1,15 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { shortOpName } from '../src/panels/graph_execution/graph_execution.ts';
+
+test('long Keras op names are cut in the middle, keeping the last scopes whole', () => {
+  assert.equal(shortOpName('dense/MatMul'), 'dense/MatMul');
+  const keras = 'sequential/dense_1/compile_loss/sparse_categorical_crossentropy/MatMul';
+  assert.equal(shortOpName(keras), '…/MatMul');
+  assert.equal(shortOpName('sequential/dense_1/BiasAdd/ReadVariableOp_long'), '…/ReadVariableOp_long');
+  assert.equal(shortOpName('sequential_model/dense_1/BiasAdd'), '…/dense_1/BiasAdd');
+  const flat = 'a'.repeat(20) + 'b'.repeat(20);
+  assert.ok(
+    shortOpName(flat).startsWith('aaaa') && shortOpName(flat).endsWith('bbbb') && shortOpName(flat).includes('…'),
+  );
+});
