@@ -9,7 +9,7 @@ import re
 import pytest
 from compare_e2e import comparing
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, wait_text
+from test_dashboard import assert_no_console_errors, by_testid, dashboard_frame, wait_text
 
 pytestmark = pytest.mark.e2e
 
@@ -64,4 +64,17 @@ def test_card_hides_no_panel(page, tmp_path, width):
         assert cells.evaluate_all("(cs) => cs.filter((c) => c.scrollWidth > c.clientWidth + 1).length") == 0
         dtype_shown = frame.locator(".ge-row:not(.ge-head) .ge-dtype").first.is_visible()
         assert dtype_shown == (width == 1440)
+        assert_no_console_errors(page)
+
+
+def test_reload_keeps_the_comparison(page, tmp_path):
+    with comparing(page, tmp_path, "cmp_clip_health", "FULL_HEALTH") as (_, frame):
+        frame.wait_for_function("location.hash.includes('cmp=base')", timeout=10_000)
+        page.reload()  # TensorBoard's page: its `dbg` query parameter mirrors the plugin's URL state
+        frame = dashboard_frame(page)
+        frame.wait_for_function("document.body && document.body.dataset.ready === '1'", timeout=60_000)
+        wait_text(by_testid(frame, "compare-head"), r"changed changed vs baseline base")
+        assert by_testid(frame, "compare-picker").input_value() == "base"
+        by_testid(frame, "compare-picker").select_option("")  # stop comparing: out of the URL too
+        frame.wait_for_function("!location.hash.includes('cmp=')", timeout=10_000)
         assert_no_console_errors(page)

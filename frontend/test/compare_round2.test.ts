@@ -13,3 +13,11 @@ test('long Keras op names are cut in the middle, keeping the last scopes whole',
     shortOpName(flat).startsWith('aaaa') && shortOpName(flat).endsWith('bbbb') && shortOpName(flat).includes('…'),
   );
 });
+
+test('the comparison travels in the permalink (cmp=) and back', async () => {
+  const { decodeUrlState, encodeUrlState } = await import('../src/controller/url.ts');
+  const text = encodeUrlState({ run: 'changed', focus: null, alert: null, cmp: 'base line' });
+  assert.match(text, /cmp=base\+line/);
+  assert.equal(decodeUrlState(text).cmp, 'base line');
+  assert.equal(decodeUrlState('run=x').cmp, undefined);
+});
