@@ -41,3 +41,20 @@ def test_divergent_count_is_split_into_traces_and_executions():
     )
     n = doc["counts"]
     assert n["divergent"] == n["divergent_traces"] + n["divergent_executions"] and n["divergent_executions"] > 0
+
+
+def test_html_page_says_what_it_cut_and_what_was_compared(tmp_path):
+    import io
+
+    from test_compare import _main
+
+    a = dumps.make_dump("cmp_clip_health", "a", "FULL_HEALTH")
+    b = dumps.make_dump("cmp_clip_health", "b", "FULL_HEALTH")
+    page = tmp_path / "compare.html"
+    assert _main(io.StringIO(), ["compare", a, b, "--html", str(page), "--limit", "2"]) == 1
+    text = page.read_text()
+    _code, doc = compare_json(a, b)
+    assert f"Cut: the first 2 of {doc['counts']['divergent']} are listed" in text and "--limit N" in text
+    assert "<th>occurrence</th>" in text and a in text and b in text and "FULL_HEALTH" in text
+    assert "tolerances" in text and "date" in text and "tensorboard-plugin-dbg" in text
+    assert "First change in counts" in text
