@@ -29,6 +29,7 @@ New subcommands are added as argparse subparsers in `build_parser`.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -182,7 +183,9 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         from tensorboard_plugin_dbg.analysis import html_page
 
         with open(args.html, "w", encoding="utf-8") as f:
-            f.write(html_page.report_page(logdir, code, results))
+            needs = io.StringIO()
+            _print_needs(results, needs)  # the "not judged" lines, as the text report prints them
+            f.write(html_page.report_page(logdir, report_text.summary_line(results, code), results, needs.getvalue()))
     return code
 
 

@@ -58,3 +58,22 @@ def test_html_page_says_what_it_cut_and_what_was_compared(tmp_path):
     assert "<th>occurrence</th>" in text and a in text and b in text and "FULL_HEALTH" in text
     assert "tolerances" in text and "date" in text and "tensorboard-plugin-dbg" in text
     assert "First change in counts" in text
+
+
+def test_report_html_shows_the_summary_and_the_not_judged_lines_once(tmp_path):
+    import html
+    import io
+
+    from test_compare import _main
+
+    b = dumps.make_dump("cmp_nan_b", "b", "FULL_HEALTH")
+    page = tmp_path / "report.html"
+    text_out = io.StringIO()
+    assert _main(text_out, ["report", b, "--html", str(page)]) == 1
+    shown = html.unescape(page.read_text())
+    lines = [line.strip() for line in text_out.getvalue().splitlines() if line.strip()]
+    assert "exit status 1" not in shown and lines[-1] in shown  # the summary line, "... (exit 1)"
+    for line in lines:  # every line of the text report is on the page, the not-judged ones included
+        assert line in shown, line
+    run_line = next(line for line in lines if line.startswith("run "))
+    assert shown.count(run_line) == 1

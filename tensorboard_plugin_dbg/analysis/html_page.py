@@ -112,14 +112,17 @@ def compare_page(doc: dict[str, Any], context: dict[str, str] | None = None) -> 
     return _page(f"compare {a['run']} / {b['run']}", "".join(body))
 
 
-def report_page(logdir: str, code: int, results: list[report_text.RunResult]) -> str:
-    body = [f"<h1>tfdbg2 report: {_e(logdir)}</h1>", f"<p>exit status {code}</p>"]
+def report_page(logdir: str, summary: str, results: list[report_text.RunResult], needs: str = "") -> str:
+    """The text report as a page: the summary line first, each run's section once (its verdict is the section's
+    first line: the card does not say it again), the rules the dumps could not judge after the runs."""
+    body = [f"<h1>tfdbg2 report: {_e(logdir)}</h1>", f"<p><b>{_e(summary.strip())}</b></p>"]
     for r in results:
         ok = r["status"] == "clean"
-        body.append(f"<div class='card{' ok' if ok else ''}'><b>run {_e(r['run'])}</b>: {_e(r['message'])}</div>")
-        body.append(f"<pre>{_e(report_text.run_section(r))}</pre>")
+        body.append(f"<div class='card{' ok' if ok else ''}'><pre>{_e(report_text.run_section(r))}</pre></div>")
         for f in r["rules"]["findings"] if "rules" in r else []:
             frame: dict[str, Any] = dict(f.get("user_frame") or {})
             where = f"{frame.get('path')}:{frame.get('line')}" if frame else ""
             body.append(f"<p>{_e(f['type'])}: {_e(f['op_name'])} — {_e(f['evidence'])} <code>{_e(where)}</code></p>")
+    if needs.strip():
+        body.append(f"<h2>Not judged</h2><pre>{_e(needs.strip())}</pre>")
     return _page(f"report {logdir}", "".join(body))
