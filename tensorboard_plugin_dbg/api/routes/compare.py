@@ -32,6 +32,11 @@ def comparison_of(run_a: RunQueries, run_b: RunQueries, tol: metrics.Tolerances)
     return kept
 
 
+def tolerances_of(p: Params) -> metrics.Tolerances:
+    """The tolerances a client passed (ROUTES[0]'s atol, rtol, tol_ops, tol), shared by every compare route."""
+    return metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
+
+
 def run_named(catalog: Catalog, name: str, which: str) -> RunQueries:
     # An unknown name is a bad parameter (400) here: the route names its runs in `a`/`b`, not in `run`.
     try:
@@ -42,7 +47,7 @@ def run_named(catalog: Catalog, name: str, which: str) -> RunQueries:
 
 def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
     run_b, run_a = run_named(catalog, p["b"], "b"), run_named(catalog, p["a"], "a")
-    tol = metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
+    tol = tolerances_of(p)
     try:
         result = comparison_of(run_a, run_b, tol)
     except comparison.CompareError as e:
