@@ -200,7 +200,13 @@ def _write_html(args: argparse.Namespace, logdir: str, code: int, results: list[
         from tensorboard_plugin_dbg.analysis import html_page
 
         with open(args.html, "w", encoding="utf-8") as f:
-            f.write(html_page.report_page(logdir, code, results, capsules))
+            needs = io.StringIO()
+            _print_needs(results, needs)  # the "not judged" lines, as the text report prints them
+            f.write(
+                html_page.report_page(
+                    logdir, report_text.summary_line(results, code), results, needs.getvalue(), capsules
+                )
+            )
 
 
 def _exit_code(results: list[report_text.RunResult]) -> int:

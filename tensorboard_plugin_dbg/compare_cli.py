@@ -68,7 +68,7 @@ def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
     code = EXIT_SAME if doc["first_divergence"] is None else EXIT_DIVERGED
     doc["exit_code"] = code
     if args.html:
-        _write_html(args.html, doc)
+        _write_html(args.html, doc, _context(args))
     if args.json:
         from tensorboard_plugin_dbg.api.json_encoding import dumps
 
@@ -78,11 +78,29 @@ def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
     return code
 
 
-def _write_html(path: str, doc: dict[str, Any]) -> None:
+def _context(args: argparse.Namespace) -> dict[str, str]:
+    """What the HTML page says was compared, so that it reads on its own when attached to a bug report."""
+    import datetime
+    import platform
+    from importlib import metadata
+
+    try:
+        version = metadata.version("tensorboard-plugin-dbg")
+    except metadata.PackageNotFoundError:
+        version = "(not installed: a source checkout)"
+    return {
+        "baseline folder": args.a + (f" (run {args.run_a})" if args.run_a else ""),
+        "changed folder": (args.b if args.b is not None else args.a) + (f" (run {args.run_b})" if args.run_b else ""),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "versions": f"tensorboard-plugin-dbg {version}, Python {platform.python_version()}",
+    }
+
+
+def _write_html(path: str, doc: dict[str, Any], context: dict[str, str]) -> None:
     from tensorboard_plugin_dbg.analysis import html_page
 
     with open(path, "w", encoding="utf-8") as f:
-        f.write(html_page.compare_page(doc))
+        f.write(html_page.compare_page(doc, context))
 
 
 def _fail(args: argparse.Namespace, out: TextIO, code: str, message: str) -> int:

@@ -67,11 +67,16 @@ def _writer(pending, stop: threading.Event, seconds: float, copies: int) -> None
         time.sleep(0.01)
 
 
-def _requests(client: Client, names: list[str], until: float, all_done, failures: list, rng: random.Random) -> None:
+def _requests(
+    client: Client, names: list[str], until: float, all_done, failures: list, rng: random.Random, pair=None
+) -> None:
     while not failures and (time.monotonic() < until or not all_done()):
         run = rng.choice(names)
-        choice = rng.randrange(6)
-        if choice == 0:
+        choice = rng.randrange(8 if pair else 6)
+        if choice >= 6:  # two comparisons in opposite directions (two browser tabs): each reads both runs
+            b, a = pair if choice == 6 else pair[::-1]
+            path, query = "compare", {"b": b, "a": a, "begin": 0, "end": 20}
+        elif choice == 0:
             path, query = "root_cause", {"run": run}
         elif choice == 1:
             path, query = "alerts", {"run": run, "begin": 0, "end": 50, "role": "producer"}
@@ -129,6 +134,7 @@ def main() -> int:
     parser.add_argument("--deadline", type=float, default=60.0, help="watchdog: seconds before it fires")
     parser.add_argument("--copies", type=int, default=20, help="each traces file written this many times over")
     parser.add_argument("--reverse-lock-order", action="store_true")
+    parser.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="also compare these runs, both ways")
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="dbg-stress-")
     try:
@@ -156,7 +162,9 @@ def _run(args, scratch: str) -> int:
     until = time.monotonic() + args.seconds
     workers = [
         threading.Thread(
-            target=_requests, args=(client, names, until, all_done, failures, random.Random(i)), daemon=True
+            target=_requests,
+            args=(client, names, until, all_done, failures, random.Random(i), args.compare),
+            daemon=True,
         )
         for i in range(args.threads)
     ]

@@ -183,3 +183,12 @@ def test_a_huge_constant_tensor_is_answered_not_a_500(tmp_path):
         stats = body[side]["stats"]
         assert stats["min"] == stats["max"] == int(value.max())  # exact, as an integer
         assert sum(body[side]["histogram"]["counts"]) == value.size
+
+
+def test_the_tolerances_a_client_passes_are_honoured(client):
+    """compare_values measures with the tolerances passed, as `compare` does (issue #40 item 5): a huge atol makes
+    the injected constant's pair the same; without it, it differs."""
+    index = next(i for i, key in enumerate(_keys(client, "changed")) if key[0] == "scaled/y")
+    strict = ok(client, "compare_values", b="changed", a="base", source="graph", index=index)
+    loose = ok(client, "compare_values", b="changed", a="base", source="graph", index=index, atol=1e9)
+    assert strict["metric"]["differs"] is True and loose["metric"]["differs"] is False

@@ -51,3 +51,14 @@ def test_watchdog_catches_a_broken_lock_order(many_runs):
     )
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "WATCHDOG" in proc.stdout and "build_under_ingest" in proc.stdout
+
+
+@pytest.mark.slow
+def test_opposite_comparisons_hammered_concurrently_finish(tmp_path):
+    """A vs B and B vs A at once (issue #39 item 3): each comparison reads both runs; built under one run's lock, the
+    two directions waited for each other's lock. A comparison is built holding no run's lock (compare route)."""
+    for variant in ("a", "b"):
+        os.symlink(dumps.make_dump("cmp_clip_health", variant, "FULL_HEALTH"), tmp_path / variant)
+    args = ("--seconds", "6", "--threads", "8", "--deadline", "90", "--compare", "a", "b")
+    proc = _harness(str(tmp_path), *args, timeout=180)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]

@@ -51,7 +51,7 @@ export function render(opts: RenderOptions = {}): void {
     performance.mark('dbg:ready');
   });
   buildHeader(slots.header, ctl, readiness);
-  buildCompare(slots.header, ctl);
+  buildCompare(slots.header, ctl, slots.alerts);
   const alerts = new AlertsPanel(ctl, readiness);
   const timeline = new TimelinePanel(ctl, readiness);
   const structure = new GraphStructurePanel(ctl);

@@ -71,22 +71,40 @@ def _side_cell(side: dict[str, Any] | None) -> str:
     return f"<td>{_e(side.get('op_name') or side.get('op_type'))}:{_e(side.get('output'))}<br>{_e(where)}</td>"
 
 
-def compare_page(doc: dict[str, Any]) -> str:
+def compare_page(doc: dict[str, Any], context: dict[str, str] | None = None) -> str:
+    """The comparison as one page to attach to a bug report: what was compared (folders, mode, tolerances, date,
+    versions: `context`), the headline, and what the lists leave out with how to get the rest."""
     a, b, n = doc["a"], doc["b"], doc["counts"]
+    split = f"{n.get('divergent_traces', 0)} traces + {n.get('divergent_executions', 0)} executions"
+    listed = len(doc["divergent"])
     body = [
-        f"<h1>Compare A = {_e(a['run'])} with B = {_e(b['run'])}</h1>",
-        f"<p>{_e(doc['mode'])}: matched {n['matched']}, divergent {n['divergent']}, only in A {n['only_in_a']}, "
-        f"only in B {n['only_in_b']}</p>",
+        f"<h1>Compare baseline {_e(a['run'])} with changed {_e(b['run'])}</h1>",
+        "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in (context or {}).items()),
+        f"<tr><th>mode</th><td>{_e(doc['mode'])}</td></tr><tr><th>tolerances</th><td>{_e(doc.get('tolerance'))}</td>"
+        "</tr></table>",
+        f"<p>matched {n['matched']}, divergent {n['divergent']} ({split}), only in baseline {n['only_in_a']}, "
+        f"only in changed {n['only_in_b']}</p>",
+        f"<h2>{_e(doc.get('headline', 'First divergence'))}</h2>",
         _finding(doc["first_divergence"]),
-        "<h2>Divergent tensors (B's order)</h2><table><tr><th>#</th><th>A</th><th>B</th><th>difference</th></tr>",
+        f"<h2>Divergent tensors (the changed run's order): {listed} of {n['divergent']} listed</h2>",
     ]
-    for item in doc["divergent"]:
+    if listed < n["divergent"]:
         body.append(
-            f"<tr><td>{item['position']}</td>{_side_cell(item['a'])}{_side_cell(item['b'])}"
+            f"<p class='cut'>Cut: the first {listed} of {n['divergent']} are listed. For all of them: "
+            "<code>compare A B --limit N</code> (or <code>--json</code>), or Compare with… in the dashboard "
+            "(Graph Execution's divergent only filter pages through every one).</p>"
+        )
+    body.append("<table><tr><th>#</th><th>op (changed)</th><th>occurrence</th><th>baseline</th><th>changed</th>")
+    body.append("<th>difference</th></tr>")
+    for item in doc["divergent"]:
+        side = item["b"] or item["a"] or {}
+        body.append(
+            f"<tr><td>{item['position']}</td><td>{_e(side.get('op_name') or side.get('op_type'))}</td>"
+            f"<td>{_e(side.get('occurrence'))}</td>{_side_cell(item['a'])}{_side_cell(item['b'])}"
             f"<td>{_e(item['metric'].get('summary'))}</td></tr>"
         )
     body.append("</table>")
-    for key, title in (("only_in_a", "Only in A"), ("only_in_b", "Only in B")):
+    for key, title in (("only_in_a", "Only in the baseline"), ("only_in_b", "Only in the changed run")):
         body.append(f"<h2>{title}</h2><table>")
         body += [f"<tr>{_side_cell(side)}<td>{_e(side.get('code'))}</td></tr>" for side in doc[key]]
         body.append("</table>" if doc[key] else "</table><p class='muted'>none</p>")
@@ -94,17 +112,22 @@ def compare_page(doc: dict[str, Any]) -> str:
     return _page(f"compare {a['run']} / {b['run']}", "".join(body))
 
 
-def report_page(logdir: str, code: int, results: list[report_text.RunResult], capsules: str = "") -> str:
-    """The report as one page; `capsules`: the text report's NaN capsule sections (capsule_text.report_capsules)."""
-    body = [f"<h1>tfdbg2 report: {_e(logdir)}</h1>", f"<p>exit status {code}</p>"]
+def report_page(
+    logdir: str, summary: str, results: list[report_text.RunResult], needs: str = "", capsules: str = ""
+) -> str:
+    """The text report as a page: the summary line first, the NaN capsule sections the text report prints
+    (`capsules`: capsule_text.report_capsules), each run's section once (its verdict is the section's first line: the
+    card does not say it again), the rules the dumps could not judge after the runs."""
+    body = [f"<h1>tfdbg2 report: {_e(logdir)}</h1>", f"<p><b>{_e(summary.strip())}</b></p>"]
     if capsules:
         body.append(f"<h2>NaN capsules</h2><pre data-section='capsules'>{_e(capsules)}</pre>")
     for r in results:
         ok = r["status"] == "clean"
-        body.append(f"<div class='card{' ok' if ok else ''}'><b>run {_e(r['run'])}</b>: {_e(r['message'])}</div>")
-        body.append(f"<pre>{_e(report_text.run_section(r))}</pre>")
+        body.append(f"<div class='card{' ok' if ok else ''}'><pre>{_e(report_text.run_section(r))}</pre></div>")
         for f in r["rules"]["findings"] if "rules" in r else []:
             frame: dict[str, Any] = dict(f.get("user_frame") or {})
             where = f"{frame.get('path')}:{frame.get('line')}" if frame else ""
             body.append(f"<p>{_e(f['type'])}: {_e(f['op_name'])} — {_e(f['evidence'])} <code>{_e(where)}</code></p>")
+    if needs.strip():
+        body.append(f"<h2>Not judged</h2><pre>{_e(needs.strip())}</pre>")
     return _page(f"report {logdir}", "".join(body))

@@ -358,6 +358,9 @@ class CompareCounts(TypedDict):
     """wire.ts `CompareCounts` (its schema definition carries no description)."""
 
     divergent: float
+    divergent_executions: float
+    # `divergent` split: differing graph traces (what Graph Execution's "divergent only" lists) + eager executions.
+    divergent_traces: float
     matched: float
     matched_executions: float
     matched_traces: float

@@ -63,6 +63,21 @@ def test_divergent_only_pages_past_200_with_the_servers_differences(page, compar
     assert_no_console_errors(page)
 
 
+# Each ring must leave its node's fill and labels seen (issue #39 item 4): unfilled (a `.gs-node.h-finite rect`
+# rule filled it, hiding the labels) and drawn before (under) every label of its node.
+RINGS_JS = r"""
+() => [...document.querySelectorAll('.gs-cmp-ring')].flatMap((ring) => {
+  const kids = [...ring.parentNode.children];
+  const fill = getComputedStyle(ring).fill;
+  const above = kids.filter((k) => k.tagName === 'text' && kids.indexOf(k) < kids.indexOf(ring));
+  const out = [];
+  if (fill !== 'none') out.push({ ring: ring.parentNode.dataset.id, fill });
+  if (above.length) out.push({ ring: ring.parentNode.dataset.id, over: above.map((t) => t.textContent) });
+  return out;
+})
+"""
+
+
 def test_graph_structure_rings_the_first_divergence_and_equal_ops(page, compared):
     _tb, frame = compared
     by_testid(frame, "compare-fold").click()  # unfold, follow the finding, fold again
@@ -91,6 +106,6 @@ def test_graph_structure_rings_the_first_divergence_and_equal_ops(page, compared
             page.evaluate("document.body.classList.add('dark-mode')")
             frame.wait_for_function("document.body.classList.contains('dbg-dark')", timeout=5000)
         screenshot(page, f"compare-rows-2-graph-{theme}")
-        failures[theme] = frame.evaluate(CONTRAST_JS, None)
+        failures[theme] = frame.evaluate(CONTRAST_JS, None) + frame.evaluate(RINGS_JS)
     assert failures == {"light": [], "dark": []}, failures
     assert_no_console_errors(page)

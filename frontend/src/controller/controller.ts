@@ -114,6 +114,8 @@ export class Controller {
       if (s.op !== prev.op && s.op.status === 'ready') this.graph.refresh();
       // the timeline's window is in the URL (replaced, not a history entry): a permalink opens where it was
       if (s.run !== null && s.run === prev.run && s.timeline.begin !== prev.timeline.begin) this.saveUrl();
+      // so is the comparison (`cmp=`): a reload or a shared link compares again
+      if (s.run !== null && s.run === prev.run && s.compareBase !== prev.compareBase) this.saveUrl();
     });
     this.rules = new RulesIntents(store, api, {
       saveUrl: () => this.saveUrl(),
@@ -256,6 +258,7 @@ export class Controller {
     this.deviceFacets.runShown();
     this.timeline.show(restore?.run === run ? (restore.timeline ?? 0) : 0);
     this.loadAfterFirstPaint();
+    if (restore?.run === run && restore.cmp && restore.cmp !== run) void this.compare.choose(restore.cmp);
     if (restore?.run === run && restore.focus) {
       // a permalink's focus with its facets: both as they were (the list is not scrolled to a row it cannot place)
       if (restore.focus.kind === 'graph_execution')
@@ -274,6 +277,7 @@ export class Controller {
         ...(s.mutes.length ? { mutes: s.mutes } : {}),
         ...facetsOf(s.geFilters),
         ...(s.timeline.begin ? { timeline: s.timeline.begin } : {}),
+        ...(s.compareBase !== null ? { cmp: s.compareBase } : {}),
       },
       push,
     );

@@ -22,6 +22,8 @@ export interface UrlState {
   call?: number;
   /** The timeline's first execution in view. */
   timeline?: number;
+  /** The baseline run the run shown is compared with (`cmp=`; the server checks the name). */
+  cmp?: string;
 }
 
 const PARENT_PARAM = 'dbg';
@@ -36,6 +38,7 @@ export function encodeUrlState(s: UrlState): string {
   if (s.host) q.set('host', s.host);
   if (s.call !== undefined) q.set('call', String(s.call));
   if (s.timeline) q.set('tl', String(s.timeline));
+  if (s.cmp) q.set('cmp', s.cmp);
   return q.toString();
 }
 
@@ -57,6 +60,7 @@ export function decodeUrlState(text: string): UrlState {
   const host = q.get('host') || undefined;
   const call = nonNegInt(q.get('call'));
   const timeline = nonNegInt(q.get('tl'));
+  const cmp = q.get('cmp') || undefined;
   return {
     run: q.get('run'),
     focus,
@@ -66,6 +70,7 @@ export function decodeUrlState(text: string): UrlState {
     ...(host ? { host } : {}),
     ...(call !== null ? { call } : {}),
     ...(timeline ? { timeline } : {}),
+    ...(cmp ? { cmp } : {}),
   };
 }
 

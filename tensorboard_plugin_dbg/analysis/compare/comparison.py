@@ -58,6 +58,8 @@ class Comparison:
             "only_in_b": len(self.traces.only_b) + len(self.execs.only_b),
             "matched_traces": len(self.traces.b),
             "matched_executions": len(self.execs.b),
+            "divergent_traces": int(np.count_nonzero(self.divergent[:, 0] == 0)),
+            "divergent_executions": int(np.count_nonzero(self.divergent[:, 0] == 1)),
         }
 
 

@@ -20,6 +20,17 @@ MIXED_NOTE = (
 )
 
 
+def headline(mode: str, found: bool) -> str:
+    """The finding's title: in a health mode it is the first change in *counts*, and says at once what is unseen."""
+    if "HEALTH" in mode or mode == "SHAPE":
+        return (
+            "First change in counts (value changes that keep the counts are not seen)"
+            if found
+            else ("No change in counts (value changes that keep the counts are not seen)")
+        )
+    return "First divergence" if found else "No divergence"
+
+
 def divergent_page(c: Comparison, begin: int, end: int) -> list[dict[str, Any]]:
     """Differing pairs [begin, end) in B's order, each with both sides and its metric."""
     out = []
@@ -41,6 +52,7 @@ def document(c: Comparison, listed: int = 50) -> dict[str, Any]:
         "mode": c.mode,
         "tolerance": c.tol.as_dict(),
         "counts": c.counts,
+        "headline": headline(c.mode, first is not None),
         "first_divergence": first,
         "divergent": divergent_page(c, 0, listed),
         "only_in_a": finding.only_in(c, "a"),
@@ -76,7 +88,7 @@ def text(doc: dict[str, Any]) -> str:
     if first is None:
         lines.append("  no divergence")
     else:
-        lines.append(f"  first divergence ({first['kind']}): {first['why']}")
+        lines.append(f"  {doc['headline'].lower()} ({first['kind']}): {first['why']}")
         for label in ("a", "b"):
             side = first[label]
             lines.append(f"    {label.upper()}: {where(side)}")

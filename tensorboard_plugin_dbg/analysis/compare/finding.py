@@ -5,6 +5,11 @@ producer-versus-propagator rule, applied to differences). Its inputs are looked 
 last trace of each input before it); an input only B holds means the difference follows from ops A lacks, and the
 finding names those ops. With no differing value but ops only in one run, the first of those is the finding
 (a structural change). None only when the runs agree everywhere they were compared.
+
+In the health modes "same" only means "same counts": a tensor whose values changed without moving its counts
+passes the change on unseen. So there the inputs are followed further up, through every same-counts ancestor
+(bounded: MAX_ANCESTORS ops), and B-only ops found there are the first divergence, as a B-only direct input is.
+FULL_TENSOR's "same" is the values themselves: its answer does not walk.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from tensorboard_plugin_dbg.wire import types as wire
 
 MAX_CANDIDATES = 64  # differing tensors looked at for a producer (each costs a few record reads)
 MAX_LISTED = 200  # ops listed per "only in" list
+MAX_ANCESTORS = 256  # same-counts ancestors walked per candidate in the health modes (each a few index lookups)
 
 
 InputPair = wire.CompareInput
@@ -65,8 +71,14 @@ def first_divergence(c: Comparison) -> Finding | None:
         if any(i["status"] == "differs" for i in inputs):
             continue  # a propagator: an earlier difference (eager, or beyond tolerance order) is the cause
         b_only = [i["b"] for i in inputs if i["status"] == "only_in_b" and i["b"] is not None]
+        why = "its inputs include ops only B runs: the difference follows from them"
+        if not b_only and src == 0 and "HEALTH" in c.mode:
+            b_only = _b_only_ancestors(c, pos)
+            why = (
+                "ops only B runs are upstream of it, through tensors whose counts are the same (a health mode does "
+                "not see their values): the difference follows from them"
+            )
         if b_only:
-            why = "its inputs include ops only B runs: the difference follows from them"
             return _finding("follows_from_only_in_b", why, found["a"], b_only[0], found["metric"], inputs, b_only)
         kind: Kind = "op_type" if found["a"]["op_type"] != found["b"]["op_type"] else "value"
         why = "the earliest tensor in B that differs while its inputs do not"
@@ -130,6 +142,27 @@ def _inputs(c: Comparison, pos: int) -> list[InputPair]:
             {"name": name, "status": "differs" if differs else "same", "a": side_a, "b": side_b, "metric": metric}
         )
     return out
+
+
+def _b_only_ancestors(c: Comparison, pos: int) -> list[Side]:
+    """B-only ops among the ancestors of pair `pos`'s B op reached through tensors both runs hold (health modes:
+    their equal counts do not show their values equal), nearest first; each ancestor as it was before the op ran."""
+    row_b = int(c.traces.b[pos])
+    graph_id, op_name, _slot, _mode, _device = c.run_b.kind_info(int(c.run_b.trace_arrays()["kind"][row_b]))
+    b_pos = _pair_position_of_b(c)
+    queue, seen, found = [op_name], {op_name}, []
+    while queue and len(seen) <= MAX_ANCESTORS:
+        entry_b = c.run_b.op_entry(graph_id, queue.pop(0))
+        for producer, slot in entry_b.inputs if entry_b is not None else ():
+            if producer in seen:
+                continue
+            seen.add(producer)
+            row = sides.latest_trace_before(c.run_b, graph_id, producer, slot, row_b)
+            if row is not None and b_pos[row] < 0:
+                found.append(sides.graph_side(c.run_b, row, c.keys_b.occurrence_of(row)))
+            elif row is None or not c.trace_differs[b_pos[row]]:
+                queue.append(producer)  # same counts (or not recorded): its own inputs may have moved its values
+    return found
 
 
 def _same_metric(c: Comparison, row_a: int, row_b: int) -> Metric:

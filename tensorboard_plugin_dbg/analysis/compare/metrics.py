@@ -5,7 +5,7 @@ abs, max rel, mean abs and cosine over float64; beyond tolerance when any |b - a
 one side differs; NaN at the same place on both does not). Health modes (CURT / CONCISE / FULL_HEALTH) and SHAPE:
 their counts, dtype and shape are compared exactly, column by column, for whole blocks of traces at once.
 
-Tolerances per dtype (DEFAULT_TOLERANCES, documented in the CLI's help and ARCHITECTURE.md): float64 tight, float32
+Tolerances per dtype (TOLERANCE_BY_DTYPE, documented in the CLI's help and ARCHITECTURE.md): float64 tight, float32
 at float32's rounding, float16/bfloat16 looser, integers and bool exact. `--atol`/`--rtol` replace the float
 defaults; `--tol PATTERN=X` sets atol = rtol = X for ops whose name matches the glob PATTERN (first match wins).
 """
@@ -23,7 +23,7 @@ from tensorboard_plugin_dbg.reader.tensor_content import TensorLocation
 from tensorboard_plugin_dbg.wire import types as wire
 
 # (atol, rtol) by dtype: what rounding alone moves between two runs of one computation on that dtype.
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+TOLERANCE_BY_DTYPE: dict[str, tuple[float, float]] = {
     "float64": (1e-12, 1e-9),
     "float32": (1e-6, 1e-5),
     "float16": (1e-3, 1e-3),
@@ -55,17 +55,17 @@ class Tolerances:
     by_op: tuple[tuple[str, float], ...] = ()  # (glob on the op name, atol = rtol)
 
     def of(self, dtype: str, op_name: str | None) -> tuple[float, float]:
-        if dtype not in DEFAULT_TOLERANCES:
+        if dtype not in TOLERANCE_BY_DTYPE:
             return EXACT
         for pattern, tol in self.by_op:
             if op_name is not None and fnmatch.fnmatchcase(op_name, pattern):
                 return tol, tol
-        atol, rtol = DEFAULT_TOLERANCES[dtype]
+        atol, rtol = TOLERANCE_BY_DTYPE[dtype]
         return (atol if self.atol is None else self.atol), (rtol if self.rtol is None else self.rtol)
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "defaults": {k: {"atol": v[0], "rtol": v[1]} for k, v in DEFAULT_TOLERANCES.items()},
+            "defaults": {k: {"atol": v[0], "rtol": v[1]} for k, v in TOLERANCE_BY_DTYPE.items()},
             "atol": self.atol,
             "rtol": self.rtol,
             "by_op": [{"pattern": p, "tol": t} for p, t in self.by_op],

@@ -16,9 +16,25 @@ from tensorboard_plugin_dbg.wire import types as wire
 
 
 def comparison_of(run_a: RunQueries, run_b: RunQueries, tol: metrics.Tolerances) -> comparison.Comparison:
-    """One comparison per (A, B, versions, tolerances), kept in B's derived cache: pages reuse it."""
+    """One comparison per (A, B, versions, tolerances), kept in B's derived cache: pages reuse it.
+
+    Lock order: it is built holding *no* run's lock, then stored (DerivedCache.put). A comparison reads both runs,
+    and reading run A may build one of A's derived values under A's lock; built under B's lock (DerivedCache.get),
+    A vs B and B vs A at once (two tabs) would each hold one run's lock and wait for the other's. So the rule of
+    index/derived.py holds: a thread holds at most one run's DerivedCache lock, and no build takes another run's.
+    Two requests arriving together may build the same comparison twice; the second store wins, both are equal."""
     key = (id(run_a), run_a.version, run_b.version, tol)
-    return run_b.derived.get(("compare", run_a.name), key, lambda: comparison.compare(run_a, run_b, tol))
+    name = ("compare", run_a.name)
+    kept = run_b.derived.peek(name, key)
+    if kept is None:
+        kept = comparison.compare(run_a, run_b, tol)
+        run_b.derived.put(name, key, kept)
+    return kept
+
+
+def tolerances_of(p: Params) -> metrics.Tolerances:
+    """The tolerances a client passed (ROUTES[0]'s atol, rtol, tol_ops, tol), shared by every compare route."""
+    return metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
 
 
 def run_named(catalog: Catalog, name: str, which: str) -> RunQueries:
@@ -31,7 +47,7 @@ def run_named(catalog: Catalog, name: str, which: str) -> RunQueries:
 
 def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
     run_b, run_a = run_named(catalog, p["b"], "b"), run_named(catalog, p["a"], "a")
-    tol = metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
+    tol = tolerances_of(p)
     try:
         result = comparison_of(run_a, run_b, tol)
     except comparison.CompareError as e:

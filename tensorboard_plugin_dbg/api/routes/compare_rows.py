@@ -9,7 +9,7 @@ from typing import cast
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis.compare import comparison, metrics, rows
+from tensorboard_plugin_dbg.analysis.compare import comparison, rows
 from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api.params import PAGE_CAP, Param, Params
 from tensorboard_plugin_dbg.api.routes import compare as compare_route
@@ -27,7 +27,7 @@ _FILTERS = _GE_ROUTE.params_named("op_type", "op_name", "graph_id", "only_nonfin
 
 def _compared(catalog: Catalog, p: Params) -> tuple[RunQueries, RunQueries, comparison.Comparison]:
     run_b, run_a = compare_route.run_named(catalog, p["b"], "b"), compare_route.run_named(catalog, p["a"], "a")
-    tol = metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
+    tol = compare_route.tolerances_of(p)
     try:
         return run_b, run_a, compare_route.comparison_of(run_a, run_b, tol)
     except comparison.CompareError as e:

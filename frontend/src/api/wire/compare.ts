@@ -80,6 +80,9 @@ export interface CompareCounts {
   only_in_b: number;
   matched_traces: number;
   matched_executions: number;
+  /** `divergent` split: differing graph traces (what Graph Execution's "divergent only" lists) + eager executions. */
+  divergent_traces: number;
+  divergent_executions: number;
 }
 
 export interface CompareResponse {

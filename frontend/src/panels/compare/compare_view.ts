@@ -10,6 +10,7 @@ import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import { el } from '../../widgets/panel.ts';
 import { baseName } from '../stack_trace/fold.ts';
+import { divergentSplit, headline, ROLE_A, ROLE_B, runsLine } from './compare_text.ts';
 
 function where(side: CompareSide | null): string {
   if (!side) return 'not in this run';
@@ -18,10 +19,11 @@ function where(side: CompareSide | null): string {
   return `${what}:${side.output}${side.op_type && side.op_name ? ` (${side.op_type})` : ''} #${side.occurrence}${at}`;
 }
 
-function sideBlock(label: string, side: CompareSide | null): HTMLElement {
+function sideBlock(label: 'A' | 'B', run: string, side: CompareSide | null): HTMLElement {
   const block = el('div', 'cmp-side');
   block.dataset.testid = `compare-side-${label}`;
-  block.append(el('b', '', `${label}: `), el('span', 'cmp-where', where(side)));
+  const role = el('b', '', `${label === 'A' ? ROLE_A : ROLE_B} `);
+  block.append(role, el('span', 'cmp-run', run), ': ', el('span', 'cmp-where', where(side)));
   if (side?.code) block.append(el('pre', 'cmp-code', `${side.line}: ${side.code}`));
   return block;
 }
@@ -30,7 +32,7 @@ function itemRow(item: CompareItem, ctl: Controller): HTMLElement {
   const row = el('div', 'cmp-item');
   row.dataset.testid = 'compare-item';
   row.tabIndex = 0;
-  row.title = "Focus every panel on B's tensor";
+  row.title = 'Focus every panel on this tensor in the changed run';
   row.append(el('span', 'cmp-where', where(item.b)), el('span', 'muted', ` — ${item.metric.summary}`));
   row.addEventListener('click', () => void ctl.compare.focusSide(item.b));
   return row;
@@ -79,13 +81,14 @@ export function renderValues(target: HTMLElement, s: State): void {
 function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, valuesBlock: HTMLElement): void {
   const n = answer.counts;
   const head = el('div', 'cmp-head');
+  head.dataset.testid = 'compare-head';
   head.textContent =
-    `B = ${answer.run} vs A = ${answer.base} (${answer.mode}): matched ${n.matched}, divergent ${n.divergent}, ` +
-    `only in A ${n.only_in_a}, only in B ${n.only_in_b}`;
+    `${runsLine(answer.run, answer.base, answer.mode)}: matched ${n.matched}, ` +
+    `divergent ${n.divergent} (${divergentSplit(n)}), only in ${ROLE_A} ${n.only_in_a}, only in ${ROLE_B} ${n.only_in_b}`;
   card.append(head);
   const first = answer.first_divergence;
   if (!first) {
-    const ok = el('div', 'cmp-none', 'No divergence: every aligned tensor within tolerance.');
+    const ok = el('div', 'cmp-none', `${headline(answer.mode, false)}: every aligned tensor within tolerance.`);
     ok.dataset.testid = 'compare-none';
     card.append(ok);
   } else {
@@ -94,9 +97,10 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
     finding.dataset.kind = first.kind;
     finding.tabIndex = 0;
     finding.setAttribute('role', 'button');
-    finding.title = 'Focus every panel on B’s side of the first divergence';
-    finding.append(el('div', 'cmp-title', `First divergence: ${first.why}`), sideBlock('A', first.a));
-    finding.append(sideBlock('B', first.b));
+    finding.title = 'Focus every panel on the changed run’s side of the first divergence';
+    const title = el('div', 'cmp-title', `${headline(answer.mode, true)}: ${first.why}`);
+    title.dataset.testid = 'compare-headline';
+    finding.append(title, sideBlock('A', answer.base, first.a), sideBlock('B', answer.run, first.b));
     if (first.metric) finding.append(el('div', 'cmp-metric', `difference: ${first.metric.summary}`));
     for (const input of first.inputs)
       finding.append(
@@ -122,24 +126,33 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
   }
   if (answer.divergent.length) {
     const list = el('div', 'cmp-list');
-    list.append(el('div', 'muted', `divergent only (${answer.total}, B's order):`));
+    list.append(el('div', 'muted', `divergent only (${divergentSplit(n)}, in the changed run's order):`));
     list.append(...answer.divergent.map((item) => itemRow(item, ctl)));
     card.append(list);
   }
   for (const note of answer.notes) card.append(el('div', 'cmp-note muted', note));
 }
 
-// z-index 25: above the panels and the header's lists (20-21), under Tensor Values (30) and a maximised Graph
-// Structure (40), which the user opened over it (A | B | A − B shows in Tensor Values itself)
+// Docked at the top of the Alerts column (where the root-cause card lives), in the flow: it covers no panel at any
+// width, folded or not (a fixed card covered Graph Execution's Δ column, and Stack Trace when folded); the column's
+// Alerts list shrinks under it and the card scrolls within its share.
 const CARD_STYLE =
-  'position:fixed;top:40px;right:8px;z-index:25;max-width:560px;max-height:70vh;overflow:auto;padding:8px 10px;' +
-  'background:var(--bg, #fff);border:1px solid #c44;border-left:5px solid #c44;border-radius:4px;font-size:12px;' +
-  'box-shadow:0 2px 8px rgba(0,0,0,.2)';
+  'flex:0 1 auto;min-height:0;max-height:60%;overflow:auto;margin:4px;padding:6px 8px;' +
+  'background:var(--bg, #fff);border:1px solid #c44;border-left:5px solid #c44;border-radius:4px;font-size:12px';
 
-export function buildCompare(header: HTMLElement, ctl: Controller): void {
+let foldShown: ((folded: boolean) => boolean) | null = null;
+
+/** Folds (or unfolds) the card: the intent an Escape handler for every overlay calls. True when it changed the
+ * card (shown and not already so), false when there is nothing to fold. */
+export function foldCompareCard(folded = true): boolean {
+  return foldShown ? foldShown(folded) : false;
+}
+
+export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLElement): void {
   const picker = el('select', 'compare-picker');
   picker.dataset.testid = 'compare-picker';
-  picker.title = 'Compare the run shown (B) with another run (A, the baseline): where do they start to differ?';
+  picker.title =
+    'Compare the run shown (the changed run) with another run (the baseline): where do they start to differ?';
   const label = el('label', 'compare-label');
   label.append(document.createTextNode(' Compare with… '), picker);
   const card = el('div', 'compare-card');
@@ -150,7 +163,13 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   close.title = 'Stop comparing';
   close.addEventListener('click', () => void ctl.compare.choose(null));
   const fold = foldButton(card); // the panels under the card (Graph Execution's column, the rings) show when folded
-  header.append(label, card);
+  header.append(label);
+  dock.prepend(card);
+  foldShown = (folded) => {
+    if (card.hidden || card.classList.contains('folded') === folded) return false;
+    fold.click();
+    return true;
+  };
   picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
   const valuesBlock = el('div', 'cmp-values-block');
   let shown: unknown = null;
@@ -184,7 +203,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller): void {
   });
 }
 
-/** Folds the card to its first line at the bottom right (and back): the panels it covers show. */
+/** Folds the card to its first line (and back): the Alerts list under it gets the column back. */
 function foldButton(card: HTMLElement): HTMLElement {
   const fold = el('button', 'cmp-fold', '–');
   fold.dataset.testid = 'compare-fold';

@@ -1,15 +1,24 @@
 /** The comparison's marks in run B's own panels (#27): Graph Execution's difference column and Graph Structure's
  * difference rings and legend. Colours are the theme's variables (AA contrast in both themes, as every text). */
 export const COMPARE_CSS = `
-.compare-card.folded { top: auto !important; bottom: 8px; display: flex; align-items: center; gap: 6px; }
+.compare-card[hidden] { display: none; }
+.compare-card.folded { display: flex; align-items: center; gap: 6px; flex: 0 0 auto; }
 .compare-card.folded > :not(.cmp-head):not(button) { display: none; }
 .compare-card.folded .cmp-head { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(80px, 1.3fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
+/* Comparing in a narrow Graph Execution (about 1024 px wide screens): slot, dtype, shape and device go first, so the
+   op name and the Δ cell keep room to be read */
+.ge-compared { container-type: inline-size; }
+@container (max-width: 480px) {
+  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.4fr) minmax(110px, 1.5fr) minmax(96px, 1.4fr) minmax(40px, 0.8fr); }
+  .ge-compared .ge-slot, .ge-compared .ge-dtype, .ge-compared .ge-shape, .ge-compared .ge-device { display: none; }
+}
 .ge-diff-head[hidden], .filter-divergent[hidden] { display: none; }
 .ge-diff { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .ge-diff-differs { color: var(--nan); } .ge-diff-differs .cmp-mark { font-weight: bold; cursor: help; }
 .ge-diff-same { color: var(--muted); } .ge-diff-only_in_b { color: var(--muted); font-style: italic; }
-.gs-cmp-ring { fill: none; stroke-width: 2.5; pointer-events: none; }
+/* !important: the health fills (.gs-node.h-finite rect) match the ring too, and a filled ring hides the labels */
+.gs-cmp-ring { fill: none !important; stroke-width: 2.5; pointer-events: none; }
 .gs-node.cmp-differs .gs-cmp-ring { stroke: var(--nan); }
 .gs-node.cmp-same .gs-cmp-ring { stroke: var(--ok); }
 .gs-node.cmp-only_in_b .gs-cmp-ring { stroke: var(--muted); stroke-dasharray: 4 3; }

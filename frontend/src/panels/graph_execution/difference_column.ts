@@ -5,7 +5,9 @@
  * list scrolls through every differing trace, not a first page of them).
  */
 import type { TraceDifference } from '../../api/wire.ts';
+import type { CompareCounts } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
+import { divergentSplit, ROLE_A } from '../compare/compare_text.ts';
 
 /** The column's cell for one row (`undefined`: the row came without a difference, e.g. before the comparison). */
 export function differenceCell(difference: TraceDifference | undefined): HTMLElement {
@@ -34,7 +36,7 @@ function differenceTitle(d: TraceDifference): string {
 
 /** The header cell of the column (shown only while comparing). */
 export function differenceHead(): HTMLElement {
-  const head = el('span', 'ge-diff-head', 'Δ vs A');
+  const head = el('span', 'ge-diff-head', `Δ vs ${ROLE_A}`);
   head.title =
     'Difference from the baseline run A: max abs / max rel (FULL_TENSOR), the counts that change (health modes)';
   head.hidden = true;
@@ -45,18 +47,21 @@ export function differenceHead(): HTMLElement {
 export class DivergentToggle {
   readonly element = el('label', 'filter-divergent');
   readonly input = el('input');
+  private readonly label = document.createTextNode('divergent only');
 
   constructor(onChange: () => void) {
     this.input.type = 'checkbox';
     this.input.dataset.testid = 'filter-divergent';
     this.element.title = 'Only the traces that differ from the baseline run A (all of them, paged)';
-    this.element.append(this.input, document.createTextNode('divergent only'));
+    this.element.append(this.input, this.label);
     this.element.hidden = true;
     this.input.addEventListener('change', onChange);
   }
 
-  show(comparing: boolean, checked: boolean): void {
+  show(comparing: boolean, checked: boolean, counts?: CompareCounts): void {
     this.element.hidden = !comparing;
     this.input.checked = comparing && checked;
+    // the card's count, split: this filter lists the traces; the eager executions are in the card's list
+    this.label.textContent = counts ? `divergent only (${divergentSplit(counts)})` : 'divergent only';
   }
 }

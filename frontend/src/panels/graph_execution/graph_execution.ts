@@ -70,8 +70,9 @@ export class GraphExecutionPanel {
     this.host = new FacetSelect('filter-host', 'any host', () => this.applyFilters());
     this.buildTools();
     const head = el('div', 'ge-row ge-head');
+    // classes: the narrow comparing layout drops the low-value columns (slot, dtype, shape, device) head and rows alike
     for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape', 'device'])
-      head.append(el('span', '', t));
+      head.append(el('span', ['slot', 'dtype', 'shape', 'device'].includes(t) ? `ge-${t}` : '', t));
     this.watchHealthColumn(head.children[2] as HTMLElement);
     head.children[2]!.after(this.diffHead);
     this.note.dataset.testid = 'ge-note';
@@ -159,7 +160,7 @@ export class GraphExecutionPanel {
       return;
     }
     const { dtype, shape } = dtypeShape(item.health);
-    const name = el('span', 'ge-op', item.op_name);
+    const name = el('span', 'ge-op', shortOpName(item.op_name));
     name.title = `${item.op_name}${item.op_type && item.op_type !== item.op_name ? ` (${item.op_type})` : ''}`;
     row.dataset.geIndex = String(item.index);
     // The op type always: a blank cell reads as "no type" (a name equal to its type is common: Log, MatMul).
@@ -241,7 +242,7 @@ export class GraphExecutionPanel {
     if (this.opType.value.trim() !== (f.opType ?? '')) this.opType.value = f.opType ?? '';
     if (this.opName.value.trim() !== (f.opName ?? '')) this.opName.value = f.opName ?? '';
     this.nonFinite.checked = !!f.onlyNonfinite;
-    this.divergent.show(comparing(s), !!f.divergentOnly);
+    this.divergent.show(comparing(s), !!f.divergentOnly, s.compare.data?.counts);
     this.showCall(s);
     this.showFacets(s);
   }
@@ -255,7 +256,7 @@ export class GraphExecutionPanel {
     const on = comparing(s);
     this.panel.body.classList.toggle('ge-compared', on);
     this.diffHead.hidden = !on;
-    this.divergent.show(on, !!s.geFilters.divergentOnly);
+    this.divergent.show(on, !!s.geFilters.divergentOnly, s.compare.data?.counts);
   }
 
   private showCall(s: State): void {
@@ -311,3 +312,17 @@ export class GraphExecutionPanel {
 
 const EXPLANATIONS: NoticeCode[] = ['no_graph_executions', 'circular_buffer', 'eager_only', 'still_indexing'];
 const NO_TRACES = 'This run has no graph execution traces.';
+
+const NAME_KEEP = 28;
+
+/** A long scoped op name cut in the middle, keeping its last scopes whole ("sequential/dense_1/MatMul" ->
+ * "…/dense_1/MatMul"): Keras names differ at their end, and a name cut from the right read "sequential…" on
+ * every row. The full name stays in the title. */
+export function shortOpName(name: string): string {
+  if (name.length <= NAME_KEEP) return name;
+  const parts = name.split('/');
+  let kept = parts.pop()!;
+  while (parts.length && parts[parts.length - 1]!.length + kept.length + 3 <= NAME_KEEP)
+    kept = `${parts.pop()}/${kept}`;
+  return parts.length ? `…/${kept}` : `${name.slice(0, NAME_KEEP / 2 - 1)}…${name.slice(-NAME_KEEP / 2)}`;
+}

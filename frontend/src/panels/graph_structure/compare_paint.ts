@@ -59,7 +59,10 @@ export function paintDifferences(content: Element, d: NodeDifferences | null): v
     const tip = svg('title');
     tip.textContent = `${WORDS[difference.status]}${difference.summary ? `: ${difference.summary}` : ''}`;
     ring.append(tip);
-    node.append(ring);
+    // under the labels: right after the node's own box (the first rect, whose fill the labels are read against)
+    const box = node.querySelector(':scope > rect');
+    if (box) box.after(ring);
+    else node.prepend(ring);
     if (d.firstId !== null && node.dataset.id === d.firstId) {
       node.classList.add('cmp-first');
       node.dataset.cmpFirst = 'true';
