@@ -81,12 +81,28 @@ def test_consumer_of_a_later_step_does_not_contain():
     assert roles(cols)[0][0] == PRODUCER
 
 
-def test_function_input_and_dropped_records_make_unknown():
-    # op 0 reads function input tensor 3 (never traced); op 1 reads tensor 2, traced only after op 1's row.
+def test_function_input_makes_unknown_and_a_late_record_of_the_same_run_counts():
+    # op 0 reads function input tensor 3 (never traced): unknown. Op 1 reads tensor 2, whose only record is written
+    # after op 1's in the same run: the debug ops run beside the computation, so that record is the value op 1 read
+    # (finite), and op 1 is a producer (#38: file order is not causal).
     inputs = [[3], [2], []]
     steps = [[1, 1, 0]]
     got = roles(chain_columns(steps, inputs, is_input=[3]))
-    assert got == [[UNKNOWN, UNKNOWN, NONE]]
+    assert got == [[UNKNOWN, PRODUCER, NONE]]
+
+
+def test_an_input_recorded_late_and_non_finite_makes_a_propagator():
+    # op 1 reads tensor 0, written after op 1's record in the step that went bad: op 1 did not make the NaN.
+    inputs = [[], [0], []]
+    cols = chain_columns([[0, 0, 0], [1, 1, 0]], inputs)
+    order = np.array([0, 1, 2, 4, 3, 5])  # step 1 written op 1 first, then op 0
+    cols.trace_op, cols.trace_tensor, cols.trace_nonfinite = (
+        cols.trace_op[order],
+        cols.trace_tensor[order],
+        cols.trace_nonfinite[order],
+    )
+    role = classify(cols)[0].trace_role
+    assert role[3] == PROPAGATOR and role[4] == PRODUCER  # row 3 is op 1, row 4 op 0
 
 
 def test_never_traced_non_input_tensor_is_not_unknown():

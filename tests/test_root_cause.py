@@ -117,31 +117,58 @@ def test_shape_mode_cannot_tell():
 def _oracle_roles(dump_dir: str) -> tuple[int, int]:
     """(producers, propagators) among graph traces, computed independently with TensorFlow's own reader: a plain
     loop remembering the last health of every (graph, op, slot); a Placeholder or ReadVariableOp run after some
-    NaN/∞ was seen carries it (its value arrives through an edge the records do not show)."""
+    NaN/∞ was seen carries it (its value arrives through an edge the records do not show); an op fed by a call's
+    output (an If/While/function call op, or the Identity after it: neither is traced) carries a NaN/∞ that a graph
+    inside its own held since the op's previous trace (#38: the NaN flowed out of the call)."""
     import numpy as np
     from tensorflow.python.debug.lib import debug_events_reader
 
+    calls = {"If", "StatelessIf", "While", "StatelessWhile", "PartitionedCall", "StatefulPartitionedCall"}
     producers = propagators = 0
     last_bad: dict[tuple[str, str, int], bool] = {}
+    last_row: dict[tuple[str, str], int] = {}
+    bad_graphs: list[tuple[int, str]] = []  # (row, graph id) of every non-finite trace
     seen_bad = False
     with debug_events_reader.DebugDataReader(dump_dir) as reader:
         reader.update()
-        for trace in reader.graph_execution_traces():
+
+        def inside(graph_id: str, ancestor: str) -> bool:
+            outer = reader.graph_by_id(graph_id).outer_graph_id
+            while outer:
+                if outer == ancestor:
+                    return True
+                outer = reader.graph_by_id(outer).outer_graph_id
+            return False
+
+        def from_call(graph, name: str) -> bool:
+            op = graph.get_op_creation_digest(name)
+            if op.op_type == "Identity" and op.input_names:
+                op = graph.get_op_creation_digest(op.input_names[0].rsplit(":", 1)[0])
+            return op.op_type in calls
+
+        for row, trace in enumerate(reader.graph_execution_traces()):
             value = np.asarray(trace.debug_tensor_value)
             bad = bool(np.any(value[5:8] > 0)) if value.size == 11 else False
             if bad:
-                op = reader.graph_by_id(trace.graph_id).get_op_creation_digest(trace.op_name)
+                graph = reader.graph_by_id(trace.graph_id)
+                op = graph.get_op_creation_digest(trace.op_name)
                 inputs = [
                     (trace.graph_id, name.rsplit(":", 1)[0], int(name.rsplit(":", 1)[1]))
                     for name in op.input_names or ()
                 ]
                 forwards = op.op_type in ("Placeholder", "ReadVariableOp") and seen_bad
-                if forwards or any(last_bad.get(k) for k in inputs):
+                since = last_row.get((trace.graph_id, trace.op_name), -1)
+                out_of_call = any(from_call(graph, k[1]) for k in inputs) and any(
+                    r > since and inside(g, trace.graph_id) for r, g in bad_graphs
+                )
+                if forwards or out_of_call or any(last_bad.get(k) for k in inputs):
                     propagators += 1
                 else:
                     producers += 1
                 seen_bad = True
+                bad_graphs.append((row, trace.graph_id))
             last_bad[(trace.graph_id, trace.op_name, trace.output_slot)] = bad
+            last_row[(trace.graph_id, trace.op_name)] = row
     return producers, propagators
 
 

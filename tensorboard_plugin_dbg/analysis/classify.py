@@ -141,6 +141,77 @@ def _unrecorded(cols: RunColumns, first: np.ndarray, tensors: np.ndarray, prior:
     return (prior < 0) & (traced | is_input)
 
 
+def _from_caller(cols: RunColumns, ops: np.ndarray) -> np.ndarray:
+    """Which of `ops` are a called function's inputs (columns.op_from_caller): never a producer, whatever the file
+    order (an If branch's Placeholder holding the loss can be traced before the op that made the loss)."""
+    taken = cols.op_from_caller
+    if not len(taken):
+        return np.zeros(len(ops), bool)
+    return (ops >= 0) & (ops < len(taken)) & taken[np.clip(ops, 0, len(taken) - 1)]
+
+
+def _fed_by_bad_call(
+    cols: RunColumns, lookup: Lookup, alerts: np.ndarray, owner: np.ndarray, tensors: np.ndarray
+) -> np.ndarray:
+    """Alerts fed by a call's output (an If, a While, a function call: TF traces neither the call op nor the Identity
+    after it) while a graph inside the alert's graph held a NaN/∞ in the same run of the alert's op (between its
+    previous and next traces): the NaN/∞ flowed out of the call, so the alert is not where it was born."""
+    out = np.zeros(len(alerts), bool)
+    marks = cols.tensor_from_call
+    if not len(marks) or not len(cols.op_graph) or not len(tensors):
+        return out
+    known = (tensors >= 0) & (tensors < len(marks))
+    fed = np.unique(owner[known][marks[tensors[known]]])
+    if not len(fed):
+        return out
+    own = np.asarray(cols.trace_tensor[alerts[fed]], np.int64)
+    prev, nxt = lookup.before(own, alerts[fed]), lookup.after(own, alerts[fed])
+    n = len(cols.trace_wall)
+    for j, a, lo, hi in zip(fed.tolist(), alerts[fed].tolist(), prev.tolist(), nxt.tolist(), strict=True):
+        rows = np.flatnonzero(np.asarray(cols.trace_nonfinite[lo + 1 : hi if hi >= 0 else n]) == 1) + lo + 1
+        rows = rows[rows != a]
+        graph = int(cols.op_graph[int(cols.trace_op[a])])
+        ops = np.asarray(cols.trace_op[rows], np.int64) if len(rows) else np.zeros(0, np.int64)
+        out[j] = any(_inside(cols.graph_outer, int(cols.op_graph[o]), graph) for o in ops.tolist() if o >= 0)
+    return out
+
+
+def _inside(outer: np.ndarray, graph: int, ancestor: int) -> bool:
+    """Whether graph code `graph` lies inside graph `ancestor` (strictly)."""
+    seen = 0
+    current = int(outer[graph]) if 0 <= graph < len(outer) else -1
+    while current >= 0 and seen < len(outer):
+        if current == ancestor:
+            return True
+        current, seen = int(outer[current]), seen + 1
+    return False
+
+
+def _same_run_inputs(
+    cols: RunColumns, lookup: Lookup, alerts: np.ndarray, owner: np.ndarray, tensors: np.ndarray, prior: np.ndarray
+) -> np.ndarray:
+    """Each (alert, input) pair's record of the input from the same run of the alert's op. The debug ops run beside
+    the computation, not after it, so an input's trace may be written after the trace of the op that read it: when
+    no trace of the input lies between the op's previous trace and this one (`prior` is from an earlier run, or
+    none), the input's value of this run is its first trace after this one, if that comes before the op's next
+    trace (every run of a graph computes an input once, before the op that reads it). Data dependency, not file
+    position, then says whether the op was fed a NaN/∞."""
+    if not len(tensors):
+        return prior
+    own = np.asarray(cols.trace_tensor[alerts], np.int64)
+    own_prev = lookup.before(own, alerts)[owner]
+    stale = np.flatnonzero(((prior < 0) | (prior < own_prev)) & (tensors >= 0))
+    if not len(stale):
+        return prior
+    at = alerts[owner[stale]]
+    later = lookup.after(tensors[stale], at)
+    own_next = lookup.after(own[owner[stale]], at)
+    same_run = (later >= 0) & ((own_next < 0) | (later < own_next))
+    out = prior.copy()
+    out[stale[same_run]] = later[same_run]
+    return out
+
+
 def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -> np.ndarray:
     flags = cols.trace_nonfinite
     role = np.zeros(len(flags), np.int8)
@@ -158,12 +229,15 @@ def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -
         if first is None:
             first = _first_rows(cols)
         prior = _prior_traces(cols, lookup, first, tensors, alerts[owner], lo)
+        prior = _same_run_inputs(cols, lookup, alerts, owner, tensors, prior)
         bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1) & ~contained.expected(tensors, prior + 1)
         n = len(alerts)
         propagates = np.bincount(owner[bad_input], minlength=n) > 0
         forwarded = (ops >= 0) & cols.op_forwards[np.maximum(ops, 0)] if len(cols.op_forwards) else ops < -1
         seen_before = ((alerts > first_alert) & (first_alert >= 0)) | (cols.trace_wall[alerts] > first_exec_bad)
         propagates |= forwarded & seen_before
+        propagates |= _from_caller(cols, ops)  # its value is the caller's tensor, classified where it was made
+        propagates |= _fed_by_bad_call(cols, lookup, alerts, owner, tensors)
         unknown = np.bincount(owner[_unrecorded(cols, first, tensors, prior)], minlength=n) > 0
         block = np.where(propagates, PROPAGATOR, np.where(unknown, UNKNOWN, PRODUCER))
         own = np.asarray(cols.trace_tensor[alerts], np.int64)

@@ -20,6 +20,20 @@ import numpy as np
 # assignment (often in an untraced gradient graph). When the NaN was already seen before they ran, they carry it on
 # rather than produce it (classify.py).
 FORWARDING_OPS = frozenset({"Placeholder", "ReadVariableOp"})
+FUNCTION_INPUT_OPS = frozenset({"Placeholder", "_Arg"})  # in a function's graph: the caller's tensor
+# Ops whose outputs a called graph computes (a branch, a loop body, a function).
+CALL_OPS = frozenset(
+    {
+        "If",
+        "StatelessIf",
+        "While",
+        "StatelessWhile",
+        "Case",
+        "StatelessCase",
+        "PartitionedCall",
+        "StatefulPartitionedCall",
+    }
+)
 
 
 @dataclass
@@ -56,6 +70,16 @@ class RunColumns:
     tensor_is_input: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # int[E]: the execution's op type code (same function, same code), for telling dropped calls (buffer.py)
     exec_op_type: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # bool[n_ops]: the op is a called function's input (a Placeholder/_Arg of an If/While branch or body, or of a
+    # function called from a graph): its value is the tensor its caller passed in, so it is never a producer.
+    # Empty: no op is known to be one.
+    op_from_caller: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # The graph of each op (int[n_ops], a code), each graph's enclosing graph's code (int[n_graphs], -1 none), and
+    # which tensors a call made (bool[n_tensors]: an If/While/function call op's output, or an Identity of one: its
+    # value was made in the called graph, whose traces say whether it was non-finite). Empty: none known.
+    op_graph: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    graph_outer: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    tensor_from_call: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
 def csr_items(ptr: np.ndarray, values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis.columns import FORWARDING_OPS, RunColumns
+from tensorboard_plugin_dbg.analysis.columns import CALL_OPS, FORWARDING_OPS, FUNCTION_INPUT_OPS, RunColumns
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.naming import is_function_call
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -39,19 +39,30 @@ def gather(run: RunQueries) -> RunColumns:
         kind_tensor[k] = tensor_codes.setdefault((graph_id, op_name, int(slot)), len(tensor_codes))
         kind_blind[k] = int(mode) in NO_FINITENESS_MODES
 
-    ptr, inputs, forwards = [0], [], []
+    ptr, inputs, forwards, from_caller = [0], [], [], []
     input_tensors: set[int] = set()
+    entries = run.graph_entries()
+    function_graphs = {graph_id for graph_id, name, _outer in entries if name}
+    graph_codes = {graph_id: i for i, (graph_id, _name, _outer) in enumerate(entries)}
+    graph_outer = np.array([graph_codes.get(outer or "", -1) for _g, _n, outer in entries], np.int64)
+    from_call: set[int] = set()
     for graph_id, op_name in list(op_codes):
         entry = run.op_entry(graph_id, op_name)
         forwards.append(entry is not None and entry.op_type in FORWARDING_OPS)
+        from_caller.append(entry is not None and entry.op_type in FUNCTION_INPUT_OPS and graph_id in function_graphs)
         for producer, slot in entry.inputs if entry is not None else ():
             code = tensor_codes.setdefault((graph_id, producer, int(slot)), len(tensor_codes))
             inputs.append(code)
+            if _made_by_call(run, graph_id, producer):
+                from_call.add(code)
             if (graph_id, producer) not in op_codes and _is_placeholder(run, graph_id, producer):
                 input_tensors.add(code)
         ptr.append(len(inputs))
     is_input = np.zeros(len(tensor_codes), bool)
     is_input[list(input_tensors)] = True
+    tensor_from_call = np.zeros(len(tensor_codes), bool)
+    tensor_from_call[list(from_call)] = True
+    op_graph = np.array([graph_codes.get(graph_id, -1) for graph_id, _op in op_codes], np.int64)
     out_ptr, out_tensor = _outputs_by_op(kind_op, kind_tensor, len(op_codes))
 
     bad_rows = traces["nonfinite_rows"]  # sorted: the rows below n are a view, not a copy
@@ -98,7 +109,19 @@ def gather(run: RunQueries) -> RunColumns:
         op_output_tensor=out_tensor,
         tensor_is_input=is_input,
         exec_op_type=execs["op_type"],
+        op_from_caller=np.asarray(from_caller, bool),
+        op_graph=op_graph,
+        graph_outer=graph_outer,
+        tensor_from_call=tensor_from_call,
     )
+
+
+def _made_by_call(run: RunQueries, graph_id: str, op_name: str) -> bool:
+    """An output of a call op (columns.CALL_OPS), directly or through the Identity TF puts after an If/While."""
+    entry = run.op_entry(graph_id, op_name)
+    if entry is not None and entry.op_type == "Identity" and entry.inputs:
+        entry = run.op_entry(graph_id, entry.inputs[0][0])
+    return entry is not None and entry.op_type in CALL_OPS
 
 
 def _is_placeholder(run: RunQueries, graph_id: str, op_name: str) -> bool:

@@ -38,6 +38,8 @@ from tensorboard_plugin_dbg.analysis.classify import (
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup, Rows
+from tensorboard_plugin_dbg.analysis.unrecorded import message as unrecorded_message
+from tensorboard_plugin_dbg.analysis.unrecorded import unrecorded_functions
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
@@ -307,6 +309,9 @@ def _analyze(run: RunQueries, mutes: tuple[mute_rules.Mute, ...]) -> Analysis:
             "non-finite cannot be known. Re-run with tensor_debug_mode='FULL_HEALTH'."
         )
         return _answer("unknown", message, counts)
+    unrecorded = unrecorded_functions(run)
+    if unrecorded is not None:  # no NaN/∞ in what was recorded, but the step itself was never recorded
+        return _answer("unknown", unrecorded_message(unrecorded, n_traces, n_execs), counts)
     if counts["contained"]:
         message = (
             f"No NaN or ∞ escaped: {counts['contained']:,} non-finite tensors were all absorbed by the ops that "
