@@ -197,7 +197,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
 def _write_html(args: argparse.Namespace, logdir: str, code: int, results: list[Any], capsules: str) -> None:
     """`--html FILE`: the report as one page, the capsule sections the text report printed included."""
     if args.html:
-        from tensorboard_plugin_dbg.analysis import html_page
+        from tensorboard_plugin_dbg.analysis import html_page, report_text
 
         with open(args.html, "w", encoding="utf-8") as f:
             needs = io.StringIO()

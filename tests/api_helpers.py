@@ -185,6 +185,7 @@ class FakeRun(ColumnarFromPages):
             "name": self.name,
             "start_time": 1000.0,
             "tf_version": "2.21.0",
+            "framework": "tensorflow",
             "tfdbg_run_id": "abc",
             "hosts": ["h"],
             "debug_modes": ["FULL_HEALTH"],

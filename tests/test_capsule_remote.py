@@ -132,6 +132,10 @@ def test_capsule_cards_of_a_url_are_those_of_the_local_copy(urls, kind, tmp_path
     remote = _cards(urls[kind], remote_folder)
     local = _cards(urls["local"], local_folder)
     assert remote["capsules"] and remote["capsules"][0]["status"] == "ok", remote
+    # the per-sample loss is read from a local capsule only (a remote card says where to see it): all else is equal
+    remote_loss = remote["capsules"][0].pop("sample_loss")
+    assert local["capsules"][0].pop("sample_loss")["samples"] > 0
+    assert remote_loss["samples"] == 0 and "not on a remote capsule's card" in remote_loss["text"]
     assert remote["capsules"] == local["capsules"] and "notice" not in remote
     assert remote["capsules"][0]["samples"] and remote["capsules"][0]["arrays"]
     assert "FOLDER" in remote["capsules"][0]["replay_command"]

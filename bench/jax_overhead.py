@@ -1,6 +1,6 @@
 """JAX writer (#41): what recording a jitted training step costs, against JAX's own NaN tools.
 
-    .venv/bin/python bench/jax.py [--steps 300] [--reps 2]
+    .venv/bin/python bench/jax_overhead.py [--steps 300] [--reps 2]
 
 On a jitted MLP (784-256-256-10, batch 128) and a small conv net (two 3x3 convs 16/32 channels on 28x28, batch 32,
 a dense head), plain SGD steps, CPU: step time of plain `jax.jit`, of the writer in FULL_HEALTH and in CURT_HEALTH
@@ -23,8 +23,6 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# run as a script, this file's folder comes first on sys.path, where this file would shadow the `jax` package
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 SETTINGS = ("plain", "writer_full_health", "writer_curt_health", "checkify", "debug_nans")
 MODELS = ("mlp", "conv")
 WARMUP = 20
