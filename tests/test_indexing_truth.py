@@ -50,3 +50,36 @@ def test_root_cause_says_reading_while_its_analysis_lags_the_header():
     head = report_text.run_section({"run": early.name, **got, "notices": []}).splitlines()[0]
     assert "READING" in head, head
     assert run.version == version and run_verdict.root_cause(run)["status"] == "clean"  # read to its end: clean
+
+
+def _read_without_traces(program: str):
+    """The run after a pass that read every file but graph_execution_traces (a 2 M-trace file is read last, for
+    minutes): as in the middle of the first pass (rows published, not done)."""
+    early_catalog = Catalog(dumps.make_dump(program, "FULL_HEALTH"), first_pass=False)
+    early_catalog._problems = early_catalog._discover()
+    early = early_catalog.runs()[0]
+    read_file = early.read_file
+
+    def all_but_traces(code, state):
+        if not state.path.endswith(".graph_execution_traces"):
+            read_file(code, state)
+
+    early.read_file = all_but_traces  # type: ignore[method-assign]
+    early.refresh()
+    early.done = False
+    return early
+
+
+def test_no_diagnosis_before_the_traces_that_would_contradict_it_are_read():
+    """#38 item 6: the executions say a tf.function call returned NaN/∞ while its traces are not read yet; the card
+    and the report must not diagnose a dropped circular buffer (or anything): "reading graph execution traces"."""
+    early = _read_without_traces("nan_div")
+    assert early.info()["counts"]["executions"] > 0 and early.info()["counts"]["graph_executions"] == 0
+    got = run_verdict.root_cause(early)
+    assert got["status"] == "reading", got
+    assert "circular buffer" not in got["message"] and "reading graph execution traces" in got["message"].lower()
+    assert "the root cause follows" in got["message"] and got["producer"] is None  # no op named before it is known
+    head = report_text.run_section({"run": early.name, **got, "notices": []}).splitlines()[0]
+    assert "READING" in head and "buffer" not in head, head
+    done = Catalog(dumps.make_dump("nan_div", "FULL_HEALTH")).runs()[0]
+    assert run_verdict.root_cause(done)["status"] == "found"  # read to its end: the producer

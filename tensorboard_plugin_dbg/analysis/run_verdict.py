@@ -50,7 +50,7 @@ def _with_graph_name(run: RunQueries, rc: Analysis) -> wire.RootCauseResponseBod
 def _so_far(run: RunQueries, rc: wire.RootCauseResponseBody) -> wire.RootCauseResponseBody:
     """While the run is read, only what the analysis looked at is claimed: it is built per run version, and a pass
     publishes rows long before it bumps the version, so it may have seen fewer rows than the header counts."""
-    if rc["status"] == "found" or run.done:
+    if run.done or (rc["status"] == "found" and _traced_producer(rc)):
         return rc
     info = run.info()
     counts, status = info["counts"], info["status"]
@@ -64,13 +64,22 @@ def _so_far(run: RunQueries, rc: wire.RootCauseResponseBody) -> wire.RootCauseRe
             f"{int(share * 100)} % of the dump read): not finished yet."
         )
         return {**rc, "status": "clean_so_far", "message": message}
-    if covered and rc["status"] != "clean":
-        return rc  # what it says (e.g. nothing recorded yet) is about every row there is
+    if covered and rc["status"] != "clean" and not counts["graph_executions"] + counts["executions"]:
+        return rc  # nothing recorded yet: true of every row there is
+    # Any other diagnosis (a circular buffer that dropped traces, a tf.function call as the first NaN/∞, a function
+    # never recorded) is about graph execution traces that may not be read yet (#38): none before they are.
     message = (
-        f"Reading the dump ({int(share * 100)} % so far, {counts['graph_executions']:,} graph execution traces and "
-        f"{counts['executions']:,} executions): the root cause is given once they are analysed."
+        f"Reading graph execution traces ({int(share * 100)} % of the dump read, {counts['graph_executions']:,} "
+        f"traces and {counts['executions']:,} executions so far): the root cause follows once they are read."
     )
-    return {**rc, "status": "reading", "message": message}
+    return {**rc, "status": "reading", "message": message, "producer": None, "skipped": []}
+
+
+def _traced_producer(rc: wire.RootCauseResponseBody) -> bool:
+    """A producer among the graph execution traces already read: traces are read in order, so no row still unread
+    comes before it (an eager tf.function call named instead may only be waiting for its traces)."""
+    p = rc["producer"]
+    return p is not None and p["alert"]["source"] == "graph_execution"
 
 
 def root_cause(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> wire.RootCauseResponseBody:
