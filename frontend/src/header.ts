@@ -9,8 +9,8 @@ import type { State } from './store/store.ts';
 import { el } from './widgets/panel.ts';
 import { bySeverity, hasProblems, progressText, summarizeNotices } from './widgets/notices.ts';
 import { StatusBar } from './widgets/status_bar.ts';
-import { RunsOverview, runLabel } from './runs_overview.ts';
-import { CapsulesPanel } from './capsules_panel.ts';
+import { RunsOverview, runLabel } from './panels/runs_overview/runs_overview.ts';
+import { CapsulesPanel } from './panels/capsules/capsules_panel.ts';
 
 export function buildHeader(header: HTMLElement, ctl: Controller, readiness: Readiness): void {
   const picker = runPicker(ctl);

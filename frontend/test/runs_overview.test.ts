@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { frameworkText, runLabel, runStatusText } from '../src/runs_overview.ts';
+import { frameworkText, runLabel, runStatusText } from '../src/panels/runs_overview/runs_overview.ts';
 import { runInfo } from './fake_api.ts';
 
 test('the picker says what each run holds: alerts, clean, indexing n %, analyzing, no NaN/∞ info', () => {

@@ -4,11 +4,11 @@
  * count, "clean", "indexing n %"). Everything comes from the `runs` answer (each run's summary is what the server
  * had cached: "analyzing" until the run's root cause is built).
  */
-import type { Controller } from './controller/controller.ts';
-import type { RunInfo } from './api/wire.ts';
-import type { State } from './store/store.ts';
-import { el } from './widgets/panel.ts';
-import { hasProblems } from './widgets/notices.ts';
+import type { Controller } from '../../controller/controller.ts';
+import type { RunInfo } from '../../api/wire.ts';
+import type { State } from '../../store/store.ts';
+import { el } from '../../widgets/panel.ts';
+import { hasProblems } from '../../widgets/notices.ts';
 
 const pct = (r: RunInfo) =>
   r.status.bytes_total > 0 ? Math.floor((100 * r.status.bytes_read) / r.status.bytes_total) : 0;

@@ -3,9 +3,9 @@
  * the model's variables and the optimizer's (by their paths), each a button that opens it in Tensor Values — dtype,
  * shape, NaN/±∞/zero counts, min/max/mean and the value grid, as for a dumped tensor (route `capsule_array`).
  */
-import type { TensorTarget } from './api/requests.ts';
-import type { CapsuleArrayInfo, CapsuleInfo } from './api/wire.ts';
-import { el } from './widgets/panel.ts';
+import type { TensorTarget } from '../../api/requests.ts';
+import type { CapsuleArrayInfo, CapsuleInfo } from '../../api/wire.ts';
+import { el } from '../../widgets/panel.ts';
 
 const GROUP_LABELS: Record<CapsuleArrayInfo['group'], string> = {
   batch: 'batch',

@@ -6,9 +6,9 @@
  * replay's run, whose root cause names the line. A damaged capsule's card says what is wrong. Asked when opened
  * (the `capsules` route), never polled.
  */
-import type { Controller } from './controller/controller.ts';
-import type { CapsuleInfo, CapsuleSample, CapsuleSampleLoss } from './api/wire.ts';
-import { el } from './widgets/panel.ts';
+import type { Controller } from '../../controller/controller.ts';
+import type { CapsuleInfo, CapsuleSample, CapsuleSampleLoss } from '../../api/wire.ts';
+import { el } from '../../widgets/panel.ts';
 import { capsuleArraysList } from './capsule_arrays_list.ts';
 
 const SAMPLES_SHOWN = 8;
