@@ -8,9 +8,11 @@ import os
 import shutil
 
 import dumps
+import pytest
 from api_helpers import make_app, ok, wait_indexed
 from werkzeug.test import Client
 
+from tensorboard_plugin_dbg.index import device_queries
 from tensorboard_plugin_dbg.reader import file_sets
 
 
@@ -45,7 +47,11 @@ def _alone(dump: str, tmp, host: str, traces_bytes: int | None) -> tuple[int, fl
         plugin.catalog().stop()
 
 
-def test_hosts_sharing_a_run_id_are_one_run_with_per_host_facts(demo_dump, tmp_path):
+@pytest.mark.parametrize("block", [None, 7])
+def test_hosts_sharing_a_run_id_are_one_run_with_per_host_facts(demo_dump, tmp_path, monkeypatch, block):
+    """`block`: the whole-run passes in blocks of 7 rows, so a host's first NaN/∞ is found across blocks."""
+    if block is not None:
+        monkeypatch.setattr(device_queries, "_BLOCK", block)
     traces = glob.glob(os.path.join(demo_dump, "*.graph_execution_traces"))[0]
     cut = os.path.getsize(traces) // 2
     _copy_as_host(demo_dump, str(tmp_path / "logs" / "run"), "worker-0")

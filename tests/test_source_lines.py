@@ -17,6 +17,8 @@ from api_helpers import get, make_app, url, wait_indexed
 from op_stacks_oracle import oracle
 from werkzeug.test import Client
 
+from tensorboard_plugin_dbg.analysis import source_lines
+from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.index.frames import is_user_path
 
 PROGRAMS = ("nested", "nan_function_input", "keras_fit", "nan_two_files")
@@ -207,3 +209,16 @@ def test_a_mode_without_counts_says_health_unknown_not_finite():
     assert all(not r["traced"] and r["first_nonfinite"] is None for r in rows), rows
     graph_traces = _ask(client, "graph_executions", run=run, begin=0, end=1000)["rows"]
     assert any(t["op_name"] == "ratio" for t in graph_traces)  # it was traced, in SHAPE mode
+
+
+def test_op_health_is_the_same_from_blocks_of_any_size(monkeypatch):
+    """Each op's non-finite count and first non-finite trace are gathered a block of non-finite rows at a time
+    (issue #40 item 1: no whole-run temporaries): blocks of 3 rows give what one block gives."""
+    run = Catalog(dumps.make_dump("nan_keras")).runs()[0]
+    table = run.source_line_ops(0)
+    whole = source_lines._build_health(run, table.op_keys)
+    assert whole.nonfinite.max() > 3  # an op whose non-finite traces span blocks of 3
+    monkeypatch.setattr(source_lines, "_BLOCK", 3)
+    blocked = source_lines._build_health(run, table.op_keys)
+    assert (blocked.nonfinite == whole.nonfinite).all() and (blocked.first == whole.first).all()
+    assert (blocked.traced == whole.traced).all()

@@ -123,6 +123,23 @@ def test_first_alert_of_each_bin_opens_that_alert(dump):
             assert lo <= e < hi
 
 
+def test_marks_are_the_same_from_blocks_of_any_size(dump, monkeypatch):
+    """Alerts are placed a block at a time and kept per execution (issue #40 item 1): an execution whose alerts
+    span several blocks keeps its count and its first alert."""
+    _path, run, (execs, traces) = dump
+    at = _oracle_exec_of_alerts(execs, traces)
+    table = run.alert_table()
+    whole = type(table).blocks
+    monkeypatch.setattr(type(table), "blocks", lambda self, size=97: whole(self, 97))
+    run.derived.put("alert_executions", None, None)  # stale: the next request places the alerts again
+    got = timeline_marks.marks(run, 40)
+    edges = got["edges"]
+    for i in range(len(edges) - 1):
+        inside = [k for k, e in enumerate(at) if edges[i] <= e < edges[i + 1]]
+        assert got["counts"][i] == len(inside) and got["first_alert"][i] == (inside[0] if inside else -1)
+    assert got["alerts"] == len(at) and len(at) > 97 * 3
+
+
 def test_marks_follow_the_mutes(dump):
     _path, run, (execs, traces) = dump
     mutes = json.dumps([{"op_type": "Log", "reason": "test"}])

@@ -19,6 +19,7 @@ from tensorboard_plugin_dbg.reader.schema import NO_FINITENESS_MODES
 from tensorboard_plugin_dbg.wire import types as wire
 
 _NONE = np.iinfo(np.int64).max  # "no non-finite trace" in the first-row column
+_BLOCK = 1 << 16  # non-finite rows per block (~2 MB of temporaries: a fixed cost, not per trace)
 
 
 class OpHealth:
@@ -50,20 +51,24 @@ def _kind_ops(run: RunQueries, op_keys: list[tuple[str, str]], n_kinds: int) -> 
 def _build_health(run: RunQueries, op_keys: list[tuple[str, str]]) -> OpHealth:
     traces = run.trace_arrays()
     kind_col = traces["kind"]
-    bad = traces["nonfinite_rows"]
-    bad = bad[bad < len(kind_col)].astype(np.int64)
     n_kinds = int(kind_col.max()) + 1 if len(kind_col) else 0
     kind_op = _kind_ops(run, op_keys, n_kinds)
     traced = np.zeros(len(op_keys), bool)
     traced[kind_op[kind_op >= 0]] = True
-    ops_of_bad = kind_op[kind_col[bad]] if len(bad) else np.zeros(0, np.int64)
-    keep = ops_of_bad >= 0
-    ops_of_bad, bad = ops_of_bad[keep], bad[keep]
-    nonfinite = np.bincount(ops_of_bad, minlength=len(op_keys)).astype(np.int64)
+    nonfinite = np.zeros(len(op_keys), np.int64)
     first = np.full(len(op_keys), _NONE, np.int64)
-    # `bad` is ascending: an op's first occurrence in it is its first non-finite trace
-    uniq, at = np.unique(ops_of_bad, return_index=True)
-    first[uniq] = bad[at]
+    all_bad = traces["nonfinite_rows"]
+    for b in range(0, len(all_bad), _BLOCK):  # in blocks: half a 1 M-trace run's rows may be non-finite
+        bad = all_bad[b : b + _BLOCK]
+        bad = bad[bad < len(kind_col)].astype(np.int64)
+        ops_of_bad = kind_op[kind_col[bad]]
+        keep = ops_of_bad >= 0
+        ops_of_bad, bad = ops_of_bad[keep], bad[keep]
+        nonfinite += np.bincount(ops_of_bad, minlength=len(op_keys))
+        # `bad` ascends: an op's first occurrence in the earliest block that has it is its first non-finite trace
+        uniq, at = np.unique(ops_of_bad, return_index=True)
+        new = first[uniq] == _NONE
+        first[uniq[new]] = bad[at[new]]
     return OpHealth(traced, nonfinite, first)
 
 

@@ -6,7 +6,7 @@ first execution written at or after the trace. Trace alerts written after the la
 running, or one whose record was lost) are counted apart, not pinned on an unrelated execution.
 
 Each alert's execution is worked out once per alert list and mutes (vectorized, in blocks: a run that went NaN
-early holds millions of trace alerts); a request for B bins then costs B binary searches.
+early holds millions of trace alerts) and kept per execution; a request for B bins then costs B binary searches.
 """
 
 from __future__ import annotations
@@ -28,31 +28,47 @@ DEFAULT_BINS = 500
 MAX_BINS = 2000
 
 
-def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> tuple[Rows, Rows]:
-    """(the execution of each visible NaN/∞ alert, ascending; the alert-list index of each of them), cached per
-    alert list and mutes (n_executions for a trace alert after the last execution record)."""
+def alert_executions(run: RunQueries, mutes: Sequence[mute_rules.Mute] = ()) -> tuple[Rows, Rows, Rows]:
+    """The executions that hold a visible NaN/∞ alert, ascending (n_executions for trace alerts after the last
+    execution record), with their number of alerts and the alert-list index of their first one; cached per alert
+    list and mutes. Per execution, not per alert: a run that went NaN early holds millions of trace alerts on a few
+    thousand calls, and this cache was the dashboard's biggest per-trace cost (16 B per alert)."""
     table = run.alert_table(stale_ok=not run.done)
     mutes = tuple(mutes)
 
-    def build() -> tuple[AlertOrder, Rows, Rows]:
+    def build() -> tuple[AlertOrder, Rows, Rows, Rows]:
         positions = alert_list.nan_positions(run, table, mutes, False)[0] if mutes else None
         exec_wall = run.execution_arrays()["wall_time"]
         # written in order; a clock that stepped back must not break the binary search
         ascending = np.maximum.accumulate(exec_wall) if len(exec_wall) else exec_wall
-        parts = []
+        parts: list[tuple[Rows, Rows, Rows]] = []
+        seen = 0  # visible alerts before this block: the list index of its first one
         for lo, src, idx, wall in table.blocks():
             src, idx, wall = np.asarray(src), np.asarray(idx, np.int64), np.asarray(wall)
             if positions is not None:  # the visible ones of this block (positions ascend)
                 keep = positions[np.searchsorted(positions, lo) : np.searchsorted(positions, lo + len(src))] - lo
                 src, idx, wall = src[keep], idx[keep], wall[keep]
-            parts.append(np.where(src == 0, idx, np.searchsorted(ascending, wall, "left")))
-        at = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
-        order = np.argsort(at, kind="stable")  # alert-list order is wall-time order: nearly sorted already
-        return table, at[order], order
+            at = np.where(src == 0, idx, np.searchsorted(ascending, wall, "left"))
+            # list order ascends within the block: an execution's first occurrence is its first alert
+            execs, first, count = np.unique(at, return_index=True, return_counts=True)
+            parts.append((execs, first + seen, count))
+            seen += len(at)
+        return (table, *_merge(parts))
 
     # the value holds the table, so its id cannot be reused while cached
     got = run.derived.get("alert_executions", (id(table), mutes), build)
-    return got[1], got[2]
+    return got[1], got[2], got[3]
+
+
+def _merge(parts: list[tuple[Rows, Rows, Rows]]) -> tuple[Rows, Rows, Rows]:
+    """The blocks' (executions, first alert, count) as one table over distinct executions, ascending."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    execs, first, count = (np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
+    order = np.argsort(execs, kind="stable")
+    execs, first, count = execs[order], first[order], count[order]
+    starts = np.flatnonzero(np.concatenate(([True], execs[1:] != execs[:-1])))
+    return execs[starts], np.minimum.reduceat(first, starts), np.add.reduceat(count, starts)
 
 
 def marks(
@@ -61,21 +77,23 @@ def marks(
     """wire.ts TimelineMarksResponse minus `run`: executions split into at most `bins` equal bins, each with its
     number of visible NaN/∞ alerts and the alert-list index of its first one (-1 when none)."""
     n = len(run.execution_arrays()["wall_time"])
-    by_exec, order = alert_executions(run, mutes)
+    execs, first_of, count_of = alert_executions(run, mutes)
     b = max(1, min(bins, n)) if n else 0
     edges = (np.arange(b + 1, dtype=np.int64) * n) // max(b, 1)
-    cut = np.searchsorted(by_exec, edges, "left")
-    counts = np.diff(cut)
+    cut = np.searchsorted(execs, edges, "left")
+    before = np.concatenate(([0], np.cumsum(count_of)))  # alerts on the executions before each entry
+    counts = before[cut[1:]] - before[cut[:-1]]
     first = np.full(b, -1, np.int64)
     has = counts > 0
     if has.any():
-        # the earliest alert (list index) among those of each bin
-        first[has] = np.minimum.reduceat(order[: cut[-1]], cut[:-1][has])
+        # the earliest alert (list index) among those of each bin: bins are ≥ 1 execution wide, so `cut` ascends
+        first[has] = np.minimum.reduceat(first_of[: cut[-1]], cut[:-1][has])
+    total = int(before[-1])
     return {
         "executions": n,
         "edges": edges.tolist(),
         "counts": counts.tolist(),
         "first_alert": first.tolist(),
-        "alerts": len(by_exec),
-        "after_last": int(len(by_exec) - cut[-1]) if n else len(by_exec),
+        "alerts": total,
+        "after_last": total - int(before[cut[-1]]) if n else total,
     }

@@ -15,7 +15,7 @@ from ..wire import types as wire
 from .columns import LOC_SHIFT
 from .state import RunState
 
-_BLOCK = 1 << 18  # rows per block of the whole-run passes
+_BLOCK = 1 << 16  # rows per block of the whole-run passes (~2 MB of temporaries: a fixed cost, not per trace)
 
 
 class DeviceQueries:
@@ -63,19 +63,28 @@ class DeviceQueries:
         run = self.run
         files = len(run.files)
         per_file = by_kind_file.reshape(-1, files).sum(axis=0) if files else np.zeros(0, np.int64)
-        nf_rows = run.trace_nf.view("row", run.lengths().trace_nf).astype(np.int64)
-        nf_rows = nf_rows[nf_rows < n_traces]
-        nf_codes = run.traces.view("loc", n_traces)[nf_rows] >> LOC_SHIFT
-        nf_wall = run.traces.view("wall_time", n_traces)[nf_rows]
+        hosts = run.hosts()
+        codes = {host: [c for c, f in enumerate(run.files) if f.host == host] for host in hosts}
+        best = {host: (np.inf, -1) for host in hosts}  # (wall time, row) of each host's earliest non-finite trace
+        nf_all = run.trace_nf.view("row", run.lengths().trace_nf)
+        locs, walls = run.traces.view("loc", n_traces), run.traces.view("wall_time", n_traces)
+        for b in range(0, len(nf_all), _BLOCK):  # in blocks: half a 1 M-trace run's rows are non-finite
+            nf_rows = nf_all[b : b + _BLOCK].astype(np.int64)
+            nf_rows = nf_rows[nf_rows < n_traces]
+            nf_codes, nf_wall = locs[nf_rows] >> LOC_SHIFT, walls[nf_rows]
+            for host in hosts:
+                mine = np.flatnonzero(np.isin(nf_codes, codes[host]))
+                if len(mine):
+                    k = int(mine[np.argmin(nf_wall[mine])])
+                    if nf_wall[k] < best[host][0]:  # strictly: the first of equal times stays
+                        best[host] = (float(nf_wall[k]), int(nf_rows[k]))
         facts: list[wire.HostFacts] = []
-        for host in run.hosts():
-            codes = [c for c, f in enumerate(run.files) if f.host == host]
-            mine = np.flatnonzero(np.isin(nf_codes, codes))
+        for host in hosts:
+            wall, row = best[host]
             first: wire.HostFirstNonfinite | None = None
-            if len(mine):
-                k = int(mine[np.argmin(nf_wall[mine])])
-                first = {"index": int(nf_rows[k]), "wall_time": float(nf_wall[k]), "after_first_s": 0.0}
-            facts.append({"host": host, "graph_executions": int(per_file[codes].sum()), "first_nonfinite": first})
+            if row >= 0:
+                first = {"index": row, "wall_time": wall, "after_first_s": 0.0}
+            facts.append({"host": host, "graph_executions": int(per_file[codes[host]].sum()), "first_nonfinite": first})
         earliest = min((f["first_nonfinite"]["wall_time"] for f in facts if f["first_nonfinite"]), default=0.0)
         for f in facts:
             if f["first_nonfinite"]:
