@@ -82,6 +82,7 @@ def test_kind_rows_lookup_answers_like_the_sorted_lookup():
         np.testing.assert_array_equal(
             lookup.before(tensors, at), TraceLookup(plain.astype(np.int64)).before(tensors, at)
         )
+        np.testing.assert_array_equal(lookup.after(tensors, at), TraceLookup(plain.astype(np.int64)).after(tensors, at))
 
 
 def test_paint_marks_exactly_the_intervals():

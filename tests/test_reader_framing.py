@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_dbg.reader import crc32c, tfrecord
+from tensorboard_plugin_dbg.reader import crc32c, record_crc, tfrecord
 
 
 def _scan(data: bytes, base: int = 0, resyncing: bool = False):
@@ -242,3 +242,32 @@ def test_big_chunks_read_headers_from_the_bytes_and_match_the_copies(monkeypatch
     assert lazy.words.lazy and not eager.words.lazy
     assert lazy.starts.tolist() == eager.starts.tolist() and lazy.lengths.tolist() == eager.lengths.tolist()
     assert [d.reason for d in lazy.damages] == [d.reason for d in eager.damages] == ["data CRC mismatch"]
+
+
+def test_many_records_checked_in_one_pass_and_any_damage_still_found():
+    """≥ 64 back-to-back records: every CRC is checked in one native pass (reader/record_crc.py, issue #40 item 2);
+    a flipped byte anywhere (length, its CRC, data, data CRC) fails that pass, and the record-by-record check
+    then drops exactly the damaged record."""
+    if crc32c.NATIVE is None:
+        pytest.skip("no native CRC-32C: the one-pass check is not used")
+    rng = random.Random(5)
+    payloads = [os.urandom(rng.randint(0, 300)) for _ in range(120)]
+    frames = [tfrecord.frame(p) for p in payloads]
+    data = b"".join(frames)
+    whole = _scan(data)
+    assert _payloads(whole, data) == payloads and not whole.damages
+    buf = np.frombuffer(data, np.uint8)
+    assert record_crc.records_intact(buf, whole.starts, whole.lengths) is True
+    assert record_crc.records_intact(buf, whole.starts[::2], whole.lengths[::2]) is None  # not back to back
+    for _ in range(60):
+        victim = rng.randrange(len(frames))
+        start = sum(len(f) for f in frames[:victim])
+        pos = rng.choice(
+            [start + 2, start + 9, start + 12 + len(payloads[victim]) // 2, start + len(frames[victim]) - 1]
+        )
+        damaged = bytearray(data)
+        damaged[pos] ^= 1 << rng.randrange(8)
+        buf = np.frombuffer(bytes(damaged), np.uint8)
+        assert record_crc.records_intact(buf, whole.starts, whole.lengths) is False
+        r = _scan(bytes(damaged))
+        assert _payloads(r, bytes(damaged)) == payloads[:victim] + payloads[victim + 1 :] and r.damages

@@ -226,17 +226,24 @@ class NonFiniteFlags:
 
 class KindRowsLookup:
     """trace_lookup.TraceLookup's `before(tensors, at)` answered from the index's rows-by-kind permutation (`order`,
-    `starts`: the rows of kind k ascending in order[starts[k]:starts[k + 1]]): per distinct tensor, one binary
-    search per kind that traces it (a tensor traced on several devices or in several modes has several kinds;
-    the latest row among them wins). Only rows below `n_rows` (the columns' rows) are answered: the permutation
-    can be newer than the columns, when the refresher appended traces between the two reads."""
+    `starts`: the rows of kind k ascending in order[starts[k]:starts[k + 1]]): per (query, kind that traces its
+    tensor) pair, one binary search in that kind's rows (a tensor traced on several devices or in several modes has
+    several kinds; the latest row among them wins). The searches run side by side, vectorized over the pairs (a loop
+    per tensor and kind was the classification's biggest cost at 1 M traces, issue #40 item 2). Only rows below
+    `n_rows` (the columns' rows) are answered: the permutation can be newer than the columns, when the refresher
+    appended traces between the two reads."""
 
     def __init__(self, order: np.ndarray, starts: np.ndarray, kind_tensor: np.ndarray, n_rows: int):
-        self.order, self.starts, self.n_rows = order, starts, n_rows
-        self.kinds_of: dict[int, list[int]] = {}
-        for k, t in enumerate(kind_tensor.tolist()):
-            if k + 1 < len(starts):  # a kind newer than the permutation has no rows in it yet
-                self.kinds_of.setdefault(t, []).append(k)
+        self.order, self.n_rows = order, n_rows
+        n_kinds = min(len(kind_tensor), max(len(starts) - 1, 0))  # a kind newer than the permutation: no rows yet
+        kinds = np.arange(n_kinds, dtype=np.int64)
+        by = np.argsort(np.asarray(kind_tensor[:n_kinds], np.int64), kind="stable")
+        self._tensor_of = np.asarray(kind_tensor[:n_kinds], np.int64)[by]  # (tensor, kind) pairs sorted by tensor
+        self._kind = kinds[by]
+        lo = np.asarray(starts[:n_kinds], np.int64)
+        self._lo = lo
+        # each kind's rows end where its rows reach n_rows (rows ascend within a kind)
+        self._hi = _first_where(order, lo, np.asarray(starts[1 : n_kinds + 1], np.int64), np.full(n_kinds, n_rows))
 
     def before(self, tensors: np.ndarray, at: np.ndarray) -> np.ndarray:
         return self._search(tensors, at, after=False)
@@ -248,30 +255,39 @@ class KindRowsLookup:
     def _search(self, tensors: np.ndarray, at: np.ndarray, after: bool) -> np.ndarray:
         tensors, at = np.asarray(tensors, np.int64), np.asarray(at, np.int64)
         out = np.full(len(tensors), -1, np.int64)
-        if not len(tensors):
+        first = np.searchsorted(self._tensor_of, tensors, "left")
+        count = np.searchsorted(self._tensor_of, tensors, "right") - first
+        query = np.repeat(np.arange(len(tensors)), count)
+        if not len(query):
             return out
-        by = np.argsort(tensors, kind="stable")
-        uniq, first = np.unique(tensors[by], return_index=True)
-        bounds = np.append(first, len(by)).tolist()
+        offsets = np.arange(len(query)) - np.repeat(np.cumsum(count) - count, count)
+        kind = self._kind[np.repeat(first, count) + offsets]
+        lo, hi, a = self._lo[kind], self._hi[kind], at[query]
+        # before: the last row < a; after: the first row > a
+        pos = _first_where(self.order, lo, hi, a + 1 if after else a)
+        last = max(len(self.order) - 1, 0)
         # an int64 scalar, not a Python int: np.where against the int32 rows would wrap the Python int to -1
         none = np.int64(np.iinfo(np.int64).max if after else -1)
-        for i, t in enumerate(uniq.tolist()):
-            kinds = self.kinds_of.get(t)
-            if not kinds:
-                continue
-            q = by[bounds[i] : bounds[i + 1]]
-            a = at[q]
-            best = np.full(len(q), none, np.int64)
-            for k in kinds:
-                seg = self.order[self.starts[k] : self.starts[k + 1]]
-                seg = seg[: int(np.searchsorted(seg, self.n_rows))]
-                if not len(seg):
-                    continue
-                if after:
-                    p = np.searchsorted(seg, a, side="right")
-                    np.minimum(best, np.where(p < len(seg), seg[np.minimum(p, len(seg) - 1)], none), out=best)
-                else:
-                    p = np.searchsorted(seg, a, side="left") - 1
-                    np.maximum(best, np.where(p >= 0, seg[np.maximum(p, 0)], -1), out=best)
-            out[q] = np.where(best == none, -1, best)
+        found = pos < hi if after else pos > lo
+        at_row = np.minimum(pos, last) if after else np.maximum(pos - 1, 0)
+        row = np.where(found, self.order[at_row] if len(self.order) else 0, none).astype(np.int64)
+        groups = (np.cumsum(count) - count)[count > 0]  # the pairs of each query that has any are consecutive
+        best = (np.minimum if after else np.maximum).reduceat(row, groups)
+        out[count > 0] = np.where(best == none, -1, best)
         return out
+
+
+def _first_where(order: np.ndarray, lo: np.ndarray, hi: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """For each i, the first position p in [lo[i], hi[i]) with order[p] >= value[i] (hi[i] when none): a binary
+    search per i, all of them side by side (order ascends within each range)."""
+    lo, hi = lo.copy(), hi.copy()
+    value = np.asarray(value, np.int64)
+    last = max(len(order) - 1, 0)
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        below = active & (order[np.minimum(mid, last)] < value) if len(order) else np.zeros(len(lo), bool)
+        lo = np.where(below, mid + 1, lo)
+        hi = np.where(active & ~below, mid, hi)

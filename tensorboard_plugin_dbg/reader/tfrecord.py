@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from . import crc32c
+from . import crc32c, record_crc
 from .trace_periodic import find_period
 
 MAX_RECORD = 1 << 30  # no tfdbg2 record comes close; a longer length is treated as damage
@@ -162,7 +162,9 @@ def scan(buf: np.ndarray, base: int, resyncing: bool = False, hint: np.ndarray |
         hp, p, stop_reason, needed = _walk_heads(mv, words, pos, n, None if resyncing else hint)
         hint = None
         bad_at = len(hp)
-        if len(hp):
+        # every CRC of the records found in one native pass; one by one only when that fails or cannot tell
+        intact = record_crc.records_intact(buf, hp + 12, _lengths(words, hp)) if len(hp) else None
+        if len(hp) and not intact:
             ok = _header_ok(words, hp)
             if not ok.all():
                 bad_at = int(np.argmin(ok))
@@ -191,7 +193,7 @@ def scan(buf: np.ndarray, base: int, resyncing: bool = False, hint: np.ndarray |
         if len(hp):
             starts.append(hp + 12)
             lengths.append(_lengths(words, hp))
-        return _finish(buf, words, base, starts, lengths, p, False, damages, needed)
+        return _finish(buf, words, base, starts, lengths, p, False, damages, needed, checked=bool(intact))
 
 
 def _lengths(words: crc32c.Words, heads: np.ndarray) -> np.ndarray:
@@ -208,10 +210,12 @@ def _finish(
     resyncing: bool,
     damages: list[Damage],
     needed: int,
+    checked: bool = False,
 ) -> Scan:
+    """The Scan of the records found; `checked`: their data CRCs are known to check (record_crc)."""
     s = np.concatenate(starts) if starts else np.zeros(0, np.int64)
     ln = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
-    if len(s):
+    if len(s) and not checked:
         crcs = crc32c.mask(crc32c.crc32c_many(buf, s, ln, words))
         stored = words.u32(s + ln)
         bad = crcs != stored
