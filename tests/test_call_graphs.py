@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dumps
 import pytest
-from test_root_cause import only_run
+from run_helpers import only_run
 
 
 def _reader_view(dump_dir: str):

@@ -6,14 +6,12 @@ cannot be compared (different programs, different modes, a missing side) exits 2
 from __future__ import annotations
 
 import io
-import json
 import subprocess
 import sys
 
 import dumps
 import pytest
-
-from tensorboard_plugin_dbg.__main__ import main
+from compare_helpers import _main, compare_json, injected_line, pair  # noqa: F401  (their old import path)
 
 # (program, tensor_debug_mode): the injected change of each is in its docstring
 PAIRS = [
@@ -28,30 +26,6 @@ PAIRS = [
     ("cmp_nan_b", "FULL_HEALTH"),
     ("cmp_seed", "FULL_TENSOR"),
 ]
-
-
-def pair(name: str, mode: str) -> tuple[str, str]:
-    return dumps.make_dump(name, "a", mode), dumps.make_dump(name, "b", mode)
-
-
-def injected_line(name: str) -> int:
-    with open(dumps.program_path(name)) as f:
-        return next(i for i, line in enumerate(f, 1) if "# INJECTED" in line)
-
-
-def compare_json(*args: str) -> tuple[int, dict]:
-    out = io.StringIO()
-    code = _main(out, ["compare", *args, "--json"])
-    return code, json.loads(out.getvalue())
-
-
-def _main(out: io.StringIO, argv: list[str]) -> int:
-    old = sys.stdout
-    sys.stdout = out
-    try:
-        return main(argv)
-    finally:
-        sys.stdout = old
 
 
 @pytest.mark.parametrize("name,mode", PAIRS)

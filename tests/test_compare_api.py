@@ -9,7 +9,7 @@ import shutil
 import dumps
 import pytest
 from api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
-from test_compare import injected_line, pair
+from compare_helpers import injected_line, pair
 from werkzeug.test import Client
 
 

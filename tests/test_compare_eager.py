@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_compare import injected_line, pair
+from compare_helpers import injected_line, pair
 
 from tensorboard_plugin_dbg.analysis.compare import comparison, differences, document
 from tensorboard_plugin_dbg.index.catalog import Catalog

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dumps
 import pytest
-from test_compare import compare_json, injected_line
+from compare_helpers import compare_json, injected_line
 
 
 @pytest.mark.parametrize("mode", ["FULL_HEALTH", "FULL_TENSOR"])
@@ -46,7 +46,7 @@ def test_divergent_count_is_split_into_traces_and_executions():
 def test_html_page_says_what_it_cut_and_what_was_compared(tmp_path):
     import io
 
-    from test_compare import _main
+    from compare_helpers import _main
 
     a = dumps.make_dump("cmp_clip_health", "a", "FULL_HEALTH")
     b = dumps.make_dump("cmp_clip_health", "b", "FULL_HEALTH")
@@ -64,7 +64,7 @@ def test_report_html_shows_the_summary_and_the_not_judged_lines_once(tmp_path):
     import html
     import io
 
-    from test_compare import _main
+    from compare_helpers import _main
 
     b = dumps.make_dump("cmp_nan_b", "b", "FULL_HEALTH")
     page = tmp_path / "report.html"

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 from api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
-from test_compare import pair
+from compare_helpers import pair
 from werkzeug.test import Client
 
 PAGE = 200

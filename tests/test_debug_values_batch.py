@@ -13,7 +13,7 @@ import random
 import dumps
 import numpy as np
 import pytest
-from test_index_oracle import run_of
+from run_helpers import run_of
 
 from tensorboard_plugin_dbg.index import record_reads
 from tensorboard_plugin_dbg.reader import debug_values, health_gather, health_vectors, schema

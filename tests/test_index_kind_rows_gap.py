@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dumps
 import numpy as np
-from test_index_oracle import run_of
+from run_helpers import run_of
 
 from tensorboard_plugin_dbg.index import trace_queries
 

@@ -10,7 +10,7 @@ import os
 
 import dumps
 import pytest
-from test_index_oracle import oracle, run_of
+from run_helpers import oracle, run_of
 
 
 def _by_op(run):

@@ -4,16 +4,12 @@ timeout because TF's reader can deadlock (FULL_TENSOR)."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 
 import dumps
 import pytest
+from run_helpers import oracle, run_of  # noqa: F401  (their old import path)
 
-from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.index.trace_filter import TraceFilter
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
 from tensorboard_plugin_dbg.reader.tensor_proto import DTYPES
@@ -33,31 +29,6 @@ DUMPS = [
     ("writer_set",),  # written by the package's own writer (tests/writer_sets.py), no TensorFlow
 ] + [("modes", m) for m in ("NO_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE")]
 _DTYPE_ENUM = {name: enum for enum, (name, _np, _f) in DTYPES.items()}
-_cache: dict = {}
-
-
-def oracle(dump_dir: str, values: bool = True) -> dict:
-    key = (dump_dir, values)
-    if key not in _cache:
-        args = [sys.executable, os.path.join(dumps.ROOT, "tests", "oracle.py"), dump_dir]
-        proc = subprocess.run(
-            args + ([] if values else ["--no-values"]),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-            env=dumps.env_for_tf(),
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        _cache[key] = json.loads(proc.stdout)
-    return _cache[key]
-
-
-def run_of(dump_dir: str):
-    catalog = Catalog(os.path.dirname(dump_dir))
-    runs = catalog.runs()
-    assert [r.name for r in runs] == [os.path.basename(dump_dir)]
-    return runs[0]
 
 
 def health_vector(h: dict):

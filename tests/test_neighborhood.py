@@ -10,7 +10,7 @@ from __future__ import annotations
 import dumps
 import pytest
 from api_helpers import get, make_app, url, wait_indexed
-from test_root_cause import only_run
+from run_helpers import only_run
 from werkzeug.test import Client
 
 from tensorboard_plugin_dbg.analysis import neighborhood, root_cause

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 import dumps
-from test_index_oracle import run_of
+from run_helpers import run_of
 
 
 def _is_pseudo(path: str) -> bool:

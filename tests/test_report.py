@@ -14,7 +14,7 @@ import sys
 
 import dumps
 import pytest
-from test_root_cause import culprit_line, demo_log_line
+from run_helpers import culprit_line, demo_log_line
 
 from tensorboard_plugin_dbg.__main__ import main
 

@@ -8,10 +8,10 @@ TensorFlow's own DebugDataReader is the oracle for the producer/propagator count
 from __future__ import annotations
 
 import os
-import re
 
 import dumps
 import pytest
+from run_helpers import culprit_line, demo_log_line, only_run  # noqa: F401  (their old import path)
 
 from tensorboard_plugin_dbg.analysis import alerts
 from tensorboard_plugin_dbg.analysis.root_cause import (
@@ -19,29 +19,6 @@ from tensorboard_plugin_dbg.analysis.root_cause import (
     classification,
     role_name,
 )
-from tensorboard_plugin_dbg.index.catalog import Catalog
-
-
-def culprit_line(program: str, marker: str = "# CULPRIT") -> int:
-    with open(dumps.program_path(program)) as f:
-        lines = [i for i, text in enumerate(f, 1) if marker in text]
-    assert len(lines) == 1, f"{program} must mark exactly one line with {marker!r}"
-    return lines[0]
-
-
-def demo_log_line() -> int:
-    """The demo's code line calling tf.math.log (indented code, not its module docstring or a comment)."""
-    with open(dumps.DEMO_SOURCE) as f:
-        lines = [i for i, text in enumerate(f, 1) if re.match(r"^\s+[^#\s].*\btf\.math\.log\(", text)]
-    assert len(lines) == 1, lines
-    return lines[0]
-
-
-def only_run(dump_dir: str):
-    runs = Catalog(dump_dir).runs()
-    assert len(runs) == 1, [r.name for r in runs]
-    return runs[0]
-
 
 # program, mode, producer op type, a phrase the culprit input's description must hold
 CASES = [

@@ -9,7 +9,7 @@ import os
 
 import dumps
 import pytest
-from test_root_cause import culprit_line, only_run
+from run_helpers import culprit_line, only_run
 
 from tensorboard_plugin_dbg.__main__ import main as cli_main
 from tensorboard_plugin_dbg.analysis import alerts

@@ -8,7 +8,7 @@ import os
 
 import dumps
 import pytest
-from test_root_cause import culprit_line, only_run
+from run_helpers import culprit_line, only_run
 
 from tensorboard_plugin_dbg.analysis import report_text
 from tensorboard_plugin_dbg.analysis.root_cause import analyze

@@ -18,7 +18,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 import writer_sets
-from test_index_oracle import oracle
+from run_helpers import oracle
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader import schema, tfrecord

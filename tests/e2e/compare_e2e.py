@@ -8,8 +8,8 @@ import contextlib
 import shutil
 from collections.abc import Iterator
 
-from test_compare import pair
-from test_dashboard import by_testid, open_dashboard
+from compare_helpers import pair
+from e2e_page import by_testid, open_dashboard
 
 from harness.tensorboard_process import TensorBoardProcess
 

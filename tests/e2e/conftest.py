@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from e2e_helpers import open_debugger, screenshot  # noqa: F401  (re-exported for the e2e tests)
+from e2e_helpers import screenshot  # noqa: F401  (re-exported for the e2e tests)
 
 from harness import chromium
 

@@ -1,4 +1,5 @@
-"""Helpers for end-to-end tests: open TensorBoard's Debugger tab, find the plugin's iframe, save screenshots."""
+"""Helpers for end-to-end tests: screenshots, the program lines the Source Code panel must highlight (opening the
+dashboard: e2e_page.py)."""
 
 from __future__ import annotations
 
@@ -15,24 +16,6 @@ def screenshot(page, name: str) -> str:
     path = os.path.join(ARTIFACTS, name + ".png")
     page.screenshot(path=path)
     return path
-
-
-def open_debugger(page, base_url: str, timeout_ms: float = 60_000, hash_suffix: str = ""):
-    """Loads TensorBoard at #dbg and returns the Frame of the plugin's iframe once its root element exists."""
-    page.goto(f"{base_url}/#dbg{hash_suffix}", wait_until="domcontentloaded")
-    page.wait_for_selector("iframe", timeout=timeout_ms, state="attached")
-    plugin_frame = None
-    for _ in range(int(timeout_ms / 100)):
-        for frame in page.frames:
-            if "plugin_entry.html" in frame.url and "name=dbg" in frame.url:
-                plugin_frame = frame
-                break
-        if plugin_frame:
-            break
-        page.wait_for_timeout(100)
-    assert plugin_frame is not None, [f.url for f in page.frames]
-    plugin_frame.wait_for_selector("#dbg-root", timeout=timeout_ms, state="attached")
-    return plugin_frame
 
 
 def program_line(path: str, needle: str) -> tuple[int, str]:

@@ -9,7 +9,7 @@ import re
 import pytest
 from compare_e2e import comparing
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, dashboard_frame, wait_text
+from e2e_page import assert_no_console_errors, by_testid, dashboard_frame, wait_text
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import pytest
 from compare_e2e import comparing
 from contrast_js import CONTRAST_JS
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, wait_text
+from e2e_page import assert_no_console_errors, by_testid, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 

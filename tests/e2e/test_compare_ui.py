@@ -8,9 +8,9 @@ from __future__ import annotations
 import dumps
 import pytest
 from compare_e2e import comparing
+from compare_helpers import injected_line, pair
 from e2e_helpers import screenshot, wait_focused_source_line
-from test_compare import injected_line, pair
-from test_dashboard import assert_no_console_errors, by_testid, wait_text
+from e2e_page import assert_no_console_errors, by_testid, wait_text
 
 from tensorboard_plugin_dbg.__main__ import main
 

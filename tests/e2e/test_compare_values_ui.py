@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from compare_e2e import comparing
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, wait_text
+from e2e_page import assert_no_console_errors, by_testid, wait_text
 
 pytestmark = pytest.mark.e2e
 

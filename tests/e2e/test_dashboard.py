@@ -1,67 +1,24 @@
 """End-to-end: the Debugger dashboard in Debian's Chromium against a real `tensorboard` on real TF dumps.
 
-Helpers here are shared by the other test_dashboard_*.py files (pytest puts this folder on sys.path).
+The helpers the e2e tests share to open and read the dashboard are in e2e_page.py.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import time
 
 from e2e_helpers import ROOT, screenshot
+from e2e_page import (  # noqa: F401  (the old import path of these helpers: `from test_dashboard import ...`)
+    READY_TIMEOUT_MS,
+    assert_no_console_errors,
+    by_testid,
+    dashboard_frame,
+    open_dashboard,
+    wait_text,
+)
 
 from harness.tensorboard_process import TensorBoardProcess
-
-READY_TIMEOUT_MS = 60_000
-
-
-def open_dashboard(page, tb: TensorBoardProcess, suffix: str = "", wait_ready: bool = True):
-    """Opens TensorBoard at the Debugger tab and returns the plugin's iframe Frame (after the ready marker)."""
-    page.goto(tb.url + "/" + suffix + "#dbg")
-    frame = dashboard_frame(page)
-    if wait_ready:
-        frame.wait_for_function("document.body && document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
-    return frame
-
-
-def dashboard_frame(page, timeout: float = 60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for f in page.frames:
-            if "plugin_entry.html" in f.url and "name=dbg" in f.url:
-                try:
-                    f.wait_for_selector("[data-testid=dbg-root]", timeout=2000)
-                    return f
-                except Exception:
-                    pass
-        page.wait_for_timeout(200)
-    raise AssertionError(f"the dbg iframe did not render; frames: {[f.url for f in page.frames]}")
-
-
-def assert_no_console_errors(page) -> None:
-    errors = [e for e in page.console_watch.errors if "favicon" not in e]
-    assert not errors, "browser console errors:\n" + "\n".join(errors)
-
-
-def by_testid(frame, name: str):
-    return frame.locator(f"[data-testid={name}]")
-
-
-def wait_text(locator, pattern: str, timeout_ms: int = 20_000) -> str:
-    """Waits until the locator's text matches the regex; returns the text."""
-    deadline = time.monotonic() + timeout_ms / 1000
-    text = ""
-    while time.monotonic() < deadline:
-        try:
-            text = locator.inner_text(timeout=1000)
-        except Exception:
-            text = ""
-        if re.search(pattern, text):
-            return text
-        time.sleep(0.1)
-    raise AssertionError(f"text {text!r} never matched {pattern!r}")
 
 
 def test_demo_journey(page, demo_logdir):

@@ -3,35 +3,14 @@ non-finite, keyboard down; only visible rows are ever in the DOM. (10 M is cover
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import time
 
-import dumps
+from big_dump import LOGDIR, TRACES, _make_big_dump  # noqa: F401  (their old import path)
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
-
-TRACES = 1_000_000
-LOGDIR = os.path.join(dumps.ROOT, ".pytest_cache", "dumps", "bench-1m", "logdir")
-
-
-def _make_big_dump() -> str:
-    # bench/generate.py reuses a complete dump with the same parameters, so only the first session pays (~20 s).
-    out = os.path.join(LOGDIR, "big")
-    proc = subprocess.run(
-        [sys.executable, os.path.join(dumps.ROOT, "bench", "generate.py"), "--traces", str(TRACES), "--out", out],
-        cwd=dumps.ROOT,
-        env=dumps.env_for_tf(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return LOGDIR
 
 
 def _rows(frame) -> list[int]:

@@ -12,7 +12,7 @@ import shutil
 
 import dumps
 from e2e_helpers import ARTIFACTS, screenshot
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 from tensorboard_plugin_dbg.analysis import report_text, root_cause

@@ -3,7 +3,7 @@ stray "hops" label next to "Draw graph" (its input hidden, not its label)."""
 
 from __future__ import annotations
 
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 

@@ -7,7 +7,7 @@ import shutil
 
 import dumps
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -61,7 +61,7 @@ def test_two_runs_picker_and_url(page, demo_dump, demo_facts, tmp_path):
 
 
 def _reopened(page):
-    from test_dashboard import dashboard_frame
+    from e2e_page import dashboard_frame
 
     frame = dashboard_frame(page)
     frame.wait_for_function("document.body && document.body.dataset.ready === '1'", timeout=60_000)

@@ -8,7 +8,8 @@ import re
 import urllib.error
 import urllib.request
 
-from e2e_helpers import ARTIFACTS, open_debugger, screenshot
+from e2e_helpers import ARTIFACTS, screenshot
+from e2e_page import open_dashboard
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -53,7 +54,7 @@ def _check_bundle_caching(tb, headers, body):
 
 def test_debugger_tab_renders_in_chromium(demo_logdir, page):
     with TensorBoardProcess(demo_logdir) as tb:
-        frame = open_debugger(page, tb.url)
+        frame = open_dashboard(page, tb, wait_ready=False)
         assert frame.locator("#dbg-root").count() == 1
         # The tab is shown directly in TensorBoard's tab bar, not under "inactive"; Debugger V2 is not.
         assert page.get_by_text("Debugger (dbg)", exact=True).first.is_visible()

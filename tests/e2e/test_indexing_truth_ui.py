@@ -10,8 +10,8 @@ import threading
 import time
 import urllib.parse
 
-from test_dashboard import assert_no_console_errors, dashboard_frame
-from test_dashboard_big import _make_big_dump
+from big_dump import _make_big_dump
+from e2e_page import assert_no_console_errors, dashboard_frame
 
 from harness.tensorboard_process import TensorBoardProcess
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dumps
 import pytest
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -71,7 +71,7 @@ def test_mute_from_the_alert_row_moves_the_root_cause_and_survives_reload(page):
 
 
 def _frame_after_reload(page):
-    from test_dashboard import dashboard_frame
+    from e2e_page import dashboard_frame
 
     frame = dashboard_frame(page)
     frame.wait_for_function("document.body && document.body.dataset.ready === '1'", timeout=60_000)

@@ -15,7 +15,7 @@ import re
 
 import dumps
 from e2e_helpers import screenshot
-from test_dashboard import (
+from e2e_page import (
     assert_no_console_errors,
     by_testid,
     open_dashboard,

@@ -9,7 +9,7 @@ import sys
 import dumps
 import numpy as np
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 
