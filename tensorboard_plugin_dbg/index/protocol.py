@@ -53,7 +53,11 @@ class RunQueries(Protocol):
     version: int  # grows whenever the refresher appended anything: the key of every whole-run value
     done: bool  # the dump has been read to its end (as of the last refresh pass)
     derived: DerivedCache
-    exec_op_types: list[str]  # execution op type by code (execution_arrays()["op_type"])
+
+    @property
+    def exec_op_types(self) -> list[str]:
+        """Execution op type by code (execution_arrays()["op_type"]); read-only to the layers above."""
+        ...
 
     def info(self) -> wire.RunInfoBody:
         """wire.ts RunInfo without `summary` (the `runs` route adds it)."""
