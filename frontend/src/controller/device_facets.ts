@@ -5,13 +5,14 @@
  * URL.
  */
 import type { Api } from '../api/client.ts';
-import { failed, loading, ready, type Store } from '../store/store.ts';
+import { loading, type Store } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 
 /** A live run's devices are asked again at most this often (each answer is a pass over the run's rows). */
 export const REFRESH_MS = 10_000;
 
 export class DeviceFacets {
-  private seq = 0;
+  private readonly latest = new Latest();
   private loadedAt = 0;
 
   constructor(
@@ -33,14 +34,10 @@ export class DeviceFacets {
   private async load(): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = ++this.seq;
+    const latest = this.latest.begin();
     this.loadedAt = this.now();
     this.store.set({ devices: loading(this.store.state.devices) });
-    try {
-      const resp = await this.api.devices(run);
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ devices: ready(resp) });
-    } catch (e) {
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ devices: failed(e) });
-    }
+    const live = () => latest() && run === this.store.state.run;
+    await settle(this.api.devices(run), live, (devices) => this.store.set({ devices }));
   }
 }

@@ -3,12 +3,13 @@
  * mode needs only the op). Part of the controller: the op, the mode or the hops changing goes through `refresh`.
  */
 import type { Api } from '../api/client.ts';
-import { failed, idle, loading, ready, type GraphView, type State, type Store } from '../store/store.ts';
+import { idle, loading, type GraphView, type State, type Store } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 
 export const MAX_HOPS = 8;
 
 export class GraphLoader {
-  private seq = 0;
+  private readonly latest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -29,7 +30,7 @@ export class GraphLoader {
   refresh(): void {
     const s: State = this.store.state;
     const op = s.op.data;
-    const seq = ++this.seq;
+    const latest = this.latest.begin();
     if (s.run === null || !op || s.graphView.mode !== 'drawn') {
       if (s.neighborhood.status !== 'idle') this.store.set({ neighborhood: idle() });
       return;
@@ -37,13 +38,8 @@ export class GraphLoader {
     const near = s.focus?.kind === 'graph_execution' ? s.focus.index : undefined;
     const run = s.run;
     this.store.set({ neighborhood: loading(s.neighborhood) });
-    this.api.neighborhood(run, op.graph_id, op.op_name, s.graphView.hops, near).then(
-      (n) => {
-        if (seq === this.seq && run === this.store.state.run) this.store.set({ neighborhood: ready(n) });
-      },
-      (e: unknown) => {
-        if (seq === this.seq && run === this.store.state.run) this.store.set({ neighborhood: failed(e) });
-      },
-    );
+    const live = () => latest() && run === this.store.state.run;
+    const answer = this.api.neighborhood(run, op.graph_id, op.op_name, s.graphView.hops, near);
+    void settle(answer, live, (neighborhood) => this.store.set({ neighborhood }));
   }
 }

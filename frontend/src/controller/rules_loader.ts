@@ -6,6 +6,7 @@
 import type { Api } from '../api/client.ts';
 import { mutesParam } from '../store/mutes.ts';
 import { failed, loading, ready, type Store } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 
 /** Rows of the health map per page, and step bins (the canvas shows about this many). */
 export const MAP_ROWS = 60;
@@ -15,8 +16,8 @@ const PENDING_POLL_MS = 700;
 
 export class RulesLoader {
   private summarySeq = 0;
-  private mapSeq = 0;
-  private sparkSeq = 0;
+  private readonly mapLatest = new Latest();
+  private readonly sparkLatest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -48,26 +49,22 @@ export class RulesLoader {
   async loadMap(begin: number): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = ++this.mapSeq;
+    const latest = this.mapLatest.begin();
     this.store.set({ healthMap: loading(this.store.state.healthMap) });
-    try {
-      const opContains = this.store.state.healthMapOps;
-      const resp = await this.api.healthMap(run, { begin, end: begin + MAP_ROWS, columns: MAP_COLUMNS, opContains });
-      if (seq === this.mapSeq && run === this.store.state.run) this.store.set({ healthMap: ready(resp) });
-    } catch (e) {
-      if (seq === this.mapSeq) this.store.set({ healthMap: failed(e) });
-    }
+    const opContains = this.store.state.healthMapOps;
+    const answer = this.api.healthMap(run, { begin, end: begin + MAP_ROWS, columns: MAP_COLUMNS, opContains });
+    // an error is shown whatever run is shown now; an answer only for its run
+    await settle(answer, latest, (healthMap) => {
+      if (healthMap.status === 'error' || run === this.store.state.run) this.store.set({ healthMap });
+    });
   }
 
   async loadOpHealth(run: string, graphId: string, opName: string): Promise<void> {
-    const seq = ++this.sparkSeq;
+    const latest = this.sparkLatest.begin();
     this.store.set({ opHealth: loading() });
-    try {
-      const q = { begin: 0, end: 8, columns: SPARK_COLUMNS, graphId, opName };
-      const resp = await this.api.healthMap(run, q);
-      if (seq === this.sparkSeq && run === this.store.state.run) this.store.set({ opHealth: ready(resp) });
-    } catch (e) {
-      if (seq === this.sparkSeq) this.store.set({ opHealth: failed(e) });
-    }
+    const answer = this.api.healthMap(run, { begin: 0, end: 8, columns: SPARK_COLUMNS, graphId, opName });
+    await settle(answer, latest, (opHealth) => {
+      if (opHealth.status === 'error' || run === this.store.state.run) this.store.set({ opHealth });
+    });
   }
 }

@@ -5,7 +5,8 @@
  */
 import type { Api } from '../api/client.ts';
 import type { SourceFileRef } from '../api/wire.ts';
-import { failed, loading, ready, type SourceFocus, type State, type Store } from '../store/store.ts';
+import { loading, ready, type SourceFocus, type State, type Store } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 
 /** User code first (what people look for), then everything else by path. */
 export function userFilesFirst(files: SourceFileRef[]): SourceFileRef[] {
@@ -13,9 +14,9 @@ export function userFilesFirst(files: SourceFileRef[]): SourceFileRef[] {
 }
 
 export class SourceLoader {
-  private fileSeq = 0;
+  private readonly fileLatest = new Latest();
   private listSeq = 0;
-  private countsSeq = 0;
+  private readonly countsLatest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -48,26 +49,16 @@ export class SourceLoader {
   }
 
   private async fetchCounts(run: string, index: number): Promise<void> {
-    const seq = ++this.countsSeq;
-    const live = () => seq === this.countsSeq && run === this.store.state.run;
-    try {
-      const counts = await this.api.sourceLineCounts(run, index);
-      if (live()) this.store.set({ sourceLineCounts: ready(counts) });
-    } catch (e) {
-      // no markers then; the file's text still shows (the markers are extra, not the panel's content)
-      if (live()) this.store.set({ sourceLineCounts: failed(e) });
-    }
+    const latest = this.countsLatest.begin();
+    const live = () => latest() && run === this.store.state.run;
+    // failed: no markers then; the file's text still shows (the markers are extra, not the panel's content)
+    await settle(this.api.sourceLineCounts(run, index), live, (counts) => this.store.set({ sourceLineCounts: counts }));
   }
 
   private async fetchFile(run: string, index: number): Promise<void> {
-    const seq = ++this.fileSeq;
-    const live = () => seq === this.fileSeq && run === this.store.state.run;
-    try {
-      const file = await this.api.sourceFile(run, index);
-      if (live()) this.store.set({ sourceFile: ready(file) });
-    } catch (e) {
-      if (live()) this.store.set({ sourceFile: failed(e) });
-    }
+    const latest = this.fileLatest.begin();
+    const live = () => latest() && run === this.store.state.run;
+    await settle(this.api.sourceFile(run, index), live, (sourceFile) => this.store.set({ sourceFile }));
   }
 
   /** The picker's list; a failure leaves the list as it was (the editor area reports the file it cannot show). */
