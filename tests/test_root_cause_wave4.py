@@ -103,3 +103,36 @@ def test_the_first_producer_follows_data_not_file_order():
     result = analyze(run)
     assert result["producer"]["op_name"] == "Log"
     assert result["producer"]["user_frame"]["line"] == culprit_line("nan_cond_order")
+
+
+@pytest.mark.parametrize("variant", ["fit", "loop"])
+def test_a_nan_born_in_a_tf_data_map_function_is_fixed_where_it_was_born(variant, capsys):
+    """The map function's division made the NaN: that line is the fix; the line that built the dataset is context
+    ("made by the dataset built at"), never "fix". The batch is the one the iterator handed out with the NaN in it,
+    whether the iterator ran in Keras's tf.function (fit) or eagerly (`for batch in dataset`)."""
+    dump = dumps.make_dump("nan_data_map", variant)
+    result = analyze(only_run(dump))
+    p = result["producer"]
+    assert p["op_name"] == "truediv" and p["op_type"] == "RealDiv"
+    assert p["user_frame"]["line"] == culprit_line("nan_data_map")
+    data = p["data"]
+    assert data["born_in_pipeline"] is True
+    assert data["batch"] == 2  # rows 4 and 5, the constant row 5 among them
+    assert data["source_op"] == "TensorSliceDataset"
+    assert data["user_frame"]["line"] == culprit_line("nan_data_map", "# DATASET")
+    program = dumps.program_path("nan_data_map")
+    assert f"fix the line that made it: {program}:{culprit_line('nan_data_map')}" not in result["message"]
+    assert f"nan_data_map.py:{culprit_line('nan_data_map', '# DATASET')}" in result["message"]
+    assert main(["report", dump]) == 1
+    text = capsys.readouterr().out
+    dataset_line = culprit_line("nan_data_map", "# DATASET")
+    assert f"fix {program}:{dataset_line}" not in text, text
+    assert f"the dataset built at {program}:{dataset_line}" in text, text
+    assert f"at {program}:{culprit_line('nan_data_map')} in standardise" in text, text
+
+
+def test_the_batch_of_an_iterator_op_is_still_the_fix():
+    """The NaN came with the data (a NaN in the array the dataset was built from): there the dataset's line is the
+    fix, as before."""
+    p = analyze(only_run(dumps.make_dump("nan_data")))["producer"]
+    assert p["data"]["born_in_pipeline"] is False and p["data"]["batch"] == 2

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from tensorboard_plugin_dbg.analysis import data_batch, gradients, producer_inputs
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
-from tensorboard_plugin_dbg.analysis.health import describe_output, values_known
+from tensorboard_plugin_dbg.analysis.health import describe_output, is_nonfinite, values_known
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.analysis.user_lines import user_frame
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
@@ -58,7 +58,9 @@ def graph_producer(
     entry = run.op_entry(row["graph_id"], row["op_name"])
     if entry is not None:
         out["forward"] = _forward(run, cols, row["graph_id"], entry, contained)
-    out["data"] = data_batch.graph_data(run, cols, index, out["op_type"], run_number)
+    # Born here only if its inputs are known finite (not a gather of the array `fit` was given, NaN and all)
+    born = out["inputs_known"] and not any(is_nonfinite(inp["health"]) for inp in inputs)
+    out["data"] = data_batch.graph_data(run, cols, index, out["op_type"], run_number, not born)
     return out
 
 

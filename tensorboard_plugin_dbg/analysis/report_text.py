@@ -133,12 +133,7 @@ def run_section(r: RunResult) -> str:
             lines.append(f"  {p['capsule_batch']}")
         data = p.get("data")
         if data:
-            lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")
-            if data["positions"]:
-                lines.append("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]))
-            if data["source_op"]:
-                lines.append(f"    made by {data['source_op']}")
-                lines.extend(frame_lines("  fix", data["user_frame"], data["source_line"]))
+            lines.extend(_data_lines(data))
         lines.append("  inputs:" + ("" if p["inputs"] else " none"))
         lines.extend(f"    {inp['description']}" for inp in p["inputs"])
         if not p["inputs_known"] and p["inputs"]:
@@ -162,6 +157,22 @@ def run_section(r: RunResult) -> str:
         )
     lines.extend(f"  {n['severity']}: {n['message']}" for n in r.get("notices") or [])
     return "\n".join(dict.fromkeys(lines)) + "\n"
+
+
+def _data_lines(data: wire.RootCauseData) -> list[str]:
+    """The batch that carried the NaN; the dataset's line is the fix when the data came in with the NaN, context
+    when the NaN was born inside the pipeline (the producer's line, printed after, is the fix then)."""
+    batch = f"batch {data['batch'] + 1}" if data["batch"] is not None else "no batch traced after it"
+    born = data.get("born_in_pipeline")
+    lines = [f"  {'born in the input pipeline, reached' if born else 'the data carried it:'} {batch}; {data['note']}"]
+    if data["positions"]:
+        lines.append("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]))
+    if data["source_op"] and born:
+        lines.extend(frame_lines(f"    made by {data['source_op']}: the dataset built at", data["user_frame"], None))
+    elif data["source_op"]:
+        lines.append(f"    made by {data['source_op']}")
+        lines.extend(frame_lines("  fix", data["user_frame"], data["source_line"]))
+    return lines
 
 
 def _warned(r: RunResult) -> bool:

@@ -100,9 +100,16 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     const at = p.data.positions?.length
       ? ` · non-finite at ${p.data.positions.map((x) => `(${x.join(', ')})`).join(' ')}`
       : '';
-    data.append(el('span', '', `the data carried it: batch ${p.data.batch + 1}${at}`));
+    const batch = p.data.batch === null ? 'a batch' : `batch ${p.data.batch + 1}`;
+    // Born inside the pipeline (a map function's division): the op's own line is the fix, the dataset's is context
+    const head = p.data.born_in_pipeline
+      ? `born in the input pipeline, reached ${batch}`
+      : `the data carried it: ${batch}`;
+    data.append(el('span', '', `${head}${at}`));
     card.append(data);
-    if (p.data.source_op)
+    if (p.data.source_op && p.data.born_in_pipeline)
+      card.append(sourceLine(p.data.user_frame, null, `the dataset built by ${p.data.source_op} at`, 'rc-context'));
+    else if (p.data.source_op)
       card.append(sourceLine(p.data.user_frame, p.data.source_line, `made by ${p.data.source_op}`, 'rc-fix'));
   }
   if (p.capsule_batch) {
