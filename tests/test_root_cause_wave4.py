@@ -136,3 +136,23 @@ def test_the_batch_of_an_iterator_op_is_still_the_fix():
     fix, as before."""
     p = analyze(only_run(dumps.make_dump("nan_data")))["producer"]
     assert p["data"]["born_in_pipeline"] is False and p["data"]["batch"] == 2
+
+
+@pytest.mark.parametrize("mode", ["FULL_HEALTH", "FULL_TENSOR"])
+def test_a_replicas_input_is_followed_to_its_shard_of_the_batch(mode):
+    """Keras `fit` under MirroredStrategy: the Log on replica_1 reads `one_step_on_data`'s input, which is replica
+    1's shard of the batch (input k is output k // N of replica k % N's iterator op). Main followed it to replica
+    0's iterator op's labels (IteratorGetNext:1, "finite; no zero or negative"): a false "its inputs were finite"."""
+    result = analyze(only_run(dumps.make_dump("nan_mirrored_fit", mode)))
+    p = result["producer"]
+    assert p["op_type"] == "Log" and p["op_name"].startswith("replica_1/"), p["op_name"]
+    assert p["user_frame"]["line"] == culprit_line("nan_mirrored_fit")
+    assert p["role"] == "producer" and p["inputs_known"]
+    (shard,) = [i for i in p["inputs"] if i["op_type"] == "Placeholder"]
+    assert shard["health"]["neg"] == 1 and shard["health"]["nan"] == 0, shard  # the one negative feature, finite
+    text = shard["description"]
+    assert "IteratorGetNext_1:0" in text and "to replica 1 of 2 (on CPU:1), batch 1 (counting from 0)" in text, text
+    if mode == "FULL_TENSOR":  # the shard's shape tells its rows
+        assert "rows 4-7 of the global batch's 8" in text, text
+    else:
+        assert "the 2nd of the 2 parts tf.distribute split the global batch into" in text, text
