@@ -13,6 +13,7 @@ TensorFlow.
           2  the input cannot be read (missing directory, no dump found, unknown --run, unreadable run), or no run
              has a non-finite tensor but some run cannot tell (SHAPE / NO_TENSOR modes, nothing recorded yet)
           3  warnings only: no non-finite tensor, every run judged, but some rule found something
+        141  the reader closed the pipe first (`report ... | head`): no traceback
 
         Before the runs, each NaN capsule under LOGDIR (tensorboard_plugin_dbg.capsule): its trigger, step and replay
         verdict; capsules not yet replayed (no dump) make exit 1 (2 when all are damaged).
@@ -94,11 +95,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_PIPE_CLOSED = 141  # what a shell reports for a writer killed by SIGPIPE (128 + 13)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # every string a command prints may come from someone else's capsule or dump: escaped (terminal.py)
-    with contextlib.redirect_stderr(cast(TextIO, terminal.SafeWriter(sys.stderr))):
-        return int(args.handler(args, cast(TextIO, terminal.SafeWriter(sys.stdout))))
+    try:
+        with contextlib.redirect_stderr(cast(TextIO, terminal.SafeWriter(sys.stderr))):
+            return int(args.handler(args, cast(TextIO, terminal.SafeWriter(sys.stdout))))
+    except BrokenPipeError:
+        # `report ... | head`: the reader has all it wanted. No traceback; stdout goes to devnull so the flush at
+        # exit does not raise again ("Exception ignored ... BrokenPipeError").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
 
 
 # --- report -----------------------------------------------------------------------------------------------------

@@ -156,3 +156,24 @@ def test_a_replicas_input_is_followed_to_its_shard_of_the_batch(mode):
         assert "rows 4-7 of the global batch's 8" in text, text
     else:
         assert "the 2nd of the 2 parts tf.distribute split the global batch into" in text, text
+
+
+def test_report_into_a_closed_pipe_prints_no_traceback():
+    """`report LOGDIR | head`: the reader closes the pipe before the report is written. A real pipe whose read end
+    is closed before the child writes: no BrokenPipeError traceback, no "Exception ignored", the SIGPIPE status."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=dumps.ROOT)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", dumps.make_dump("nan_div")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    child.stdout.close()  # the reader is gone before the child has imported anything
+    err = child.stderr.read().decode()
+    child.stderr.close()
+    assert child.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err and "Exception ignored" not in err, err
