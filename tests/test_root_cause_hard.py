@@ -134,5 +134,5 @@ def test_report_prints_both_lines_and_the_skip(capsys):
     # the op type only where it differs from the name; the graph by its name (issue #19)
     line = next(x for x in out.splitlines() if "first producer:" in x)
     assert line.startswith("  first producer: op Softmax in attend (tf.function), ") and line.endswith(
-        ", its 5th execution"
+        ", its 5th trace"
     )

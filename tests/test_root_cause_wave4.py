@@ -177,3 +177,18 @@ def test_report_into_a_closed_pipe_prints_no_traceback():
     child.stderr.close()
     assert child.wait(timeout=120) == 141, err
     assert "Traceback" not in err and "BrokenPipeError" not in err and "Exception ignored" not in err, err
+
+
+def test_an_ops_kth_run_is_its_kth_trace_in_every_text(capsys):
+    """#38 item 7: "execution" is the timeline's word (eager executions); an op's k-th run in a graph is its k-th
+    trace in the report, the message and the rules alike (the card and Graph Structure: e2e)."""
+    dump = dumps.make_dump("nan_data_map", "fit")
+    p = analyze(only_run(dump))["producer"]
+    main(["report", dump])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "first producer:" in x)
+    assert line.endswith(f", its {p['run_number'] + 1}th trace"), line  # the 6th: rows 0-5 of the map
+    assert p["run_number"] == 5
+    from tensorboard_plugin_dbg.analysis import rules
+
+    for f in rules.evaluate(only_run(dumps.make_dump("batch_alternates")))["findings"]:
+        assert " step" not in f["evidence"], f["evidence"]

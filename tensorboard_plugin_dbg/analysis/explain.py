@@ -92,7 +92,7 @@ def _skip(
         f"in {runs:,} execution(s) before (contained, so not the cause)"
     )
     if linked:
-        text += f", until {by} turned it into a NaN/∞ that escaped at its {ordinal(found['run_number'] + 1)} execution"
+        text += f", until {by} turned it into a NaN/∞ that escaped at its {ordinal(found['run_number'] + 1)} trace"
     else:
         text += f"; it does not flow into {by}"
     return {

@@ -115,7 +115,7 @@ def run_section(r: RunResult) -> str:
         label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
         lines.append(
             f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
-            f", its {ordinal(p.get('run_number', 0) + 1)} execution"
+            f", its {ordinal(p.get('run_number', 0) + 1)} {_RUN_WORD[alert['source']]}"
         )
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
@@ -157,6 +157,11 @@ def run_section(r: RunResult) -> str:
         )
     lines.extend(f"  {n['severity']}: {n['message']}" for n in r.get("notices") or [])
     return "\n".join(dict.fromkeys(lines)) + "\n"
+
+
+# An op's k-th run (wire.ts RootCauseProducer.run_number): a graph op's k-th trace; "execution" is the timeline's
+# word, for an eager op's k-th execution only. The card, the graph views and the rules say the same.
+_RUN_WORD = {"graph_execution": "trace", "execution": "execution"}
 
 
 def _data_lines(data: wire.RootCauseData) -> list[str]:

@@ -25,7 +25,9 @@ def test_a_nan_born_in_the_pipeline_is_fixed_in_the_map_function(page):
         wait_text(context, r"the dataset built by TensorSliceDataset at\s+nan_data_map\.py:\d+")
         assert card.locator("[data-testid=rc-fix]").count() == 0  # the dataset's line is not the fix
         wait_text(card.locator("[data-testid=rc-source]"), r"nan_data_map\.py:\d+\s*return \(x - mean\) / std")
+        wait_text(card.locator(".rc-nth"), r"· 6th trace")  # #38 item 7: its 6th trace, not "execution 6"
         card.click()
         wait_focused_source_line(frame, program, "# CULPRIT")
+        wait_text(by_testid(frame, "op-sparkline"), r"health over 8 trace\(s\) · first NaN/∞ at its 6th trace")
         screenshot(page, "pipeline-1-born-in-map")
         assert_no_console_errors(page)

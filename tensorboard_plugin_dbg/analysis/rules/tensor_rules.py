@@ -55,14 +55,14 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
             step = int(pos[j] - stats.starts[k])
             what = "shape" if rule == config.SHAPE_CHANGE else "dtype"
             evidence = (
-                f"output {what} changed at step {step + 1} of {int(stats.steps[k])}: {before} -> {after} "
+                f"output {what} changed at trace {step + 1} of {int(stats.steps[k])}: {before} -> {after} "
                 f"({int(counts[k])} change(s))"
             )
             found_rule = rule
             # a batch size that alternates (train/eval, a last partial batch) is one finding with its own caption
             beat = batch_pattern.rhythm(run, stats, k) if rule == config.SHAPE_CHANGE and counts[k] >= 2 else None
             if beat is not None:
-                found_rule, evidence = config.BATCH_ALTERNATES, f"{beat.text()}; first at step {step + 1}"
+                found_rule, evidence = config.BATCH_ALTERNATES, f"{beat.text()}; first at trace {step + 1}"
             row = int(rows[2 * j + 1])
             out.append(
                 finding(
@@ -106,7 +106,7 @@ def zeros(
         graph_id, op_name, slot = kinds[k][:3]
         what = "every unit of this ReLU output is zero" if relu else "every element is zero"
         evidence = (
-            f"{what} for {run_len} consecutive step(s) (steps {first_step + 1}-{first_step + run_len} of "
+            f"{what} for {run_len} consecutive trace(s) (traces {first_step + 1}-{first_step + run_len} of "
             f"{int(stats.steps[k])})"
         )
         if skipped is not None:
@@ -162,8 +162,8 @@ def magnitudes(
         if at >= 0:
             first = at - t.growth_steps
             evidence = (
-                f"max |x| grew {t.growth_factor:g}x or more per step for {t.growth_steps} steps: "
-                f"{mags[first]:.3g} at step {first + 1} -> {mags[at]:.3g} at step {at + 1}"
+                f"max |x| grew {t.growth_factor:g}x or more per trace for {t.growth_steps} traces: "
+                f"{mags[first]:.3g} at trace {first + 1} -> {mags[at]:.3g} at trace {at + 1}"
             )
             row = int(rows[at])
             out.append(
