@@ -91,7 +91,7 @@ def test_the_data_carried_it(mode):
     assert data["source_op"] == "TensorSliceDataset"
     assert _same_file(data["user_frame"], "nan_data") and data["user_frame"]["line"] == culprit_line("nan_data")
     assert data["positions"] == ([[1, 2]] if mode == "FULL_TENSOR" else None)
-    assert "The data carried it: batch 3" in result["message"]
+    assert "The data carried it: batch 2 " in result["message"]
 
 
 def test_float16_overflow_is_named():

@@ -151,7 +151,7 @@ def test_a_replicas_input_is_followed_to_its_shard_of_the_batch(mode):
     (shard,) = [i for i in p["inputs"] if i["op_type"] == "Placeholder"]
     assert shard["health"]["neg"] == 1 and shard["health"]["nan"] == 0, shard  # the one negative feature, finite
     text = shard["description"]
-    assert "IteratorGetNext_1:0" in text and "to replica 1 of 2 (on CPU:1), batch 1 (counting from 0)" in text, text
+    assert "IteratorGetNext_1:0" in text and "to replica 1 of 2 (on CPU:1), batch 1: its shard" in text, text
     if mode == "FULL_TENSOR":  # the shard's shape tells its rows
         assert "rows 4-7 of the global batch's 8" in text, text
     else:
@@ -192,3 +192,19 @@ def test_an_ops_kth_run_is_its_kth_trace_in_every_text(capsys):
 
     for f in rules.evaluate(only_run(dumps.make_dump("batch_alternates")))["findings"]:
         assert " step" not in f["evidence"], f["evidence"]
+
+
+def test_batches_are_counted_from_0_in_the_text_as_in_the_json(capsys):
+    """#38 item 11: the report's text said "batch 3" where its JSON (and the capsules, and Keras's callbacks) said
+    batch 2: one convention, from 0. nan_data's NaN is in row 5 of batches of 2: batch 2."""
+    import json
+
+    dump = dumps.make_dump("nan_data")
+    main(["report", dump, "--json"])
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    batch = run["producer"]["data"]["batch"]
+    assert batch == 2
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert f"the data carried it: batch {batch};" in text, text
+    assert f"The data carried it: batch {batch} from the input pipeline" in analyze(only_run(dump))["message"]

@@ -150,7 +150,7 @@ def _data_sentence(data: wire.RootCauseData) -> str:
     """The batch that carried the NaN and where the pipeline was built: the line to fix when the data came in with
     the NaN; context when the NaN was born inside the pipeline (the producer's own line is the fix then)."""
     built = _where(data["user_frame"]) if data["source_op"] else ""
-    batch = f"batch {data['batch'] + 1}" if data["batch"] is not None else "a batch"
+    batch = f"batch {data['batch']}" if data["batch"] is not None else "a batch"  # from 0, as everywhere
     if data.get("born_in_pipeline"):
         text = f" It was born inside the input pipeline and reached the model in {batch}"
         if data["source_op"]:

@@ -30,15 +30,15 @@ def nearest(run: RunQueries, cols: RunColumns, graph_id: str, name: str, slot: i
 def shard_words(
     run: RunQueries, cols: RunColumns, graph_id: str, names: Sequence[str], replica: int, slot: int, row: int
 ) -> str:
-    """E.g. " to replica 1 of 2 (on CPU:1), batch 1 (counting from 0): its shard, rows 4-7 of the global batch's
-    8": the replica, its device, which global batch (the iterator op's run), and the rows when the dump tells."""
+    """E.g. " to replica 1 of 2 (on CPU:1), batch 1: its shard, rows 4-7 of the global batch's 8": the replica, its
+    device, which global batch (the iterator op's run, counted from 0), and the rows when the dump tells."""
     n = len(names)
     mine = np.asarray(run.op_trace_rows(graph_id, names[replica], slot), np.int64)
     step = int(np.count_nonzero(mine < row))
     trace = run.graph_execution(row, max_elements=0)
     device = str(trace.get("device_name") or "").rsplit("/device:", 1)[-1]
     text = f" to replica {replica} of {n}" + (f" (on {device})" if device else "")
-    text += f", batch {step} (counting from 0): its shard"
+    text += f", batch {step}: its shard"
     sizes: list[object] = []
     for name in names:
         sibling = nearest(run, cols, graph_id, name, slot, row)

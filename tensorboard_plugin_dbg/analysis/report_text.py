@@ -167,7 +167,8 @@ _RUN_WORD = {"graph_execution": "trace", "execution": "execution"}
 def _data_lines(data: wire.RootCauseData) -> list[str]:
     """The batch that carried the NaN; the dataset's line is the fix when the data came in with the NaN, context
     when the NaN was born inside the pipeline (the producer's line, printed after, is the fix then)."""
-    batch = f"batch {data['batch'] + 1}" if data["batch"] is not None else "no batch traced after it"
+    # batches count from 0, as in the JSON, the capsules and Keras's callbacks (README: "Numbering")
+    batch = f"batch {data['batch']}" if data["batch"] is not None else "no batch traced after it"
     born = data.get("born_in_pipeline")
     lines = [f"  {'born in the input pipeline, reached' if born else 'the data carried it:'} {batch}; {data['note']}"]
     if data["positions"]:

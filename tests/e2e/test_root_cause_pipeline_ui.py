@@ -20,7 +20,7 @@ def test_a_nan_born_in_the_pipeline_is_fixed_in_the_map_function(page):
         card = by_testid(frame, "root-cause")
         card.wait_for(timeout=30_000)
         wait_text(card.locator(".rc-op"), r"^truediv$", timeout_ms=30_000)
-        wait_text(by_testid(frame, "rc-data"), r"born in the input pipeline, reached batch 3")
+        wait_text(by_testid(frame, "rc-data"), r"born in the input pipeline, reached batch 2")
         context = card.locator("[data-testid=rc-context]")
         wait_text(context, r"the dataset built by TensorSliceDataset at\s+nan_data_map\.py:\d+")
         assert card.locator("[data-testid=rc-fix]").count() == 0  # the dataset's line is not the fix

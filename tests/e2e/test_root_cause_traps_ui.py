@@ -39,7 +39,7 @@ def test_keras_fit_data_card(page):
         frame = open_dashboard(page, tb)
         card = by_testid(frame, "root-cause")
         card.wait_for(timeout=30_000)
-        wait_text(by_testid(frame, "rc-data"), r"the data carried it: batch 2 · non-finite at \(5, 2\)", 30_000)
+        wait_text(by_testid(frame, "rc-data"), r"the data carried it: batch 1 · non-finite at \(5, 2\)", 30_000)
         wait_text(card, r"made by TensorSliceDataset")
         card.click()
         wait_focused_source_line(frame, program, "# DATASET")

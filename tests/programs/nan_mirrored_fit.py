@@ -1,8 +1,9 @@
 """Keras `fit` under MirroredStrategy over two logical CPUs, a NaN born on one replica (#38 item 5): the model takes
 the log of its features and sample 13 holds a negative one. Batches are 8 rows split in two shards of 4, so the
-NaN is born in the second batch (0-based 1), on replica 1, whose shard is rows 4-7 of that global batch (sample 13
-is its row 1). The producer is the `Log` on `replica_1/`, inside `one_step_on_data`; its input is the shard the
-distributed iterator handed replica 1 in that step. The line to fix is the log's (CULPRIT). Args: DUMP_DIR [MODE]."""
+NaN is born in batch 1 (counting from 0, as the report does), on replica 1, whose shard is rows 4-7 of that
+global batch (sample 13 is its row 1). The producer is the `Log` on `replica_1/`, inside `one_step_on_data`; its
+input is the shard the distributed iterator handed replica 1 in that step. The line to fix is the log's (CULPRIT).
+Args: DUMP_DIR [MODE]."""
 
 import _common
 

@@ -108,7 +108,7 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     const at = p.data.positions?.length
       ? ` · non-finite at ${p.data.positions.map((x) => `(${x.join(', ')})`).join(' ')}`
       : '';
-    const batch = p.data.batch === null ? 'a batch' : `batch ${p.data.batch + 1}`;
+    const batch = p.data.batch === null ? 'a batch' : `batch ${p.data.batch}`; // from 0, as the report and JSON
     // Born inside the pipeline (a map function's division): the op's own line is the fix, the dataset's is context
     const head = p.data.born_in_pipeline
       ? `born in the input pipeline, reached ${batch}`
