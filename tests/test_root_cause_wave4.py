@@ -208,3 +208,25 @@ def test_batches_are_counted_from_0_in_the_text_as_in_the_json(capsys):
     text = capsys.readouterr().out
     assert f"the data carried it: batch {batch};" in text, text
     assert f"The data carried it: batch {batch} from the input pipeline" in analyze(only_run(dump))["message"]
+
+
+def test_a_gradient_zero_by_construction_is_not_vanishing():
+    """#38 item 8: a layer norm on the logits before a softmax: the gradient through the row mean
+    (gradient_tape/sub/Sum) sums terms that cancel to 0, leaving ~1e-8 of rounding. Main called it a vanishing
+    gradient (and its Reshape/Tile after it). A gradient that truly vanishes (the loss scaled by 1e-9) still is."""
+    from tensorboard_plugin_dbg.analysis import rules
+    from tensorboard_plugin_dbg.analysis.rules import tensor_rules
+
+    run = only_run(dumps.make_dump("layer_norm_healthy"))
+    rows = run.op_trace_rows(*next((g, n) for g, n in _ops(run) if n == "gradient_tape/sub/Sum"))
+    tiny = [tensor_rules._max_abs(run, int(r)) for r in rows]
+    assert max(tiny) < rules.Thresholds().vanish_floor, tiny  # the program makes the case the rule used to flag
+    assert [f for f in rules.evaluate(run)["findings"] if f["type"] == "value_vanishing"] == []
+    vanishing = rules.evaluate(only_run(dumps.make_dump("vanishing_grad")))["findings"]
+    assert [f["type"] for f in vanishing] == ["value_vanishing"]
+
+
+def _ops(run):
+    for graph_id, _name, _outer in run.graph_entries():
+        for name in run.graph_op_names(graph_id):
+            yield graph_id, name

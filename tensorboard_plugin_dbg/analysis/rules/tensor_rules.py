@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis.rules import batch_pattern, config
+from tensorboard_plugin_dbg.analysis.rules import batch_pattern, cancellation, config
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import FULL_TENSOR, KindStats
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -172,8 +172,12 @@ def magnitudes(
         if _is_gradient(op_name):
             small = (mags > 0) & (mags < t.vanish_floor)
             at = _first_run(small, t.vanish_steps)
+            if at >= 0 and cancellation.cancels(
+                run, graph_id, op_name, int(rows[at]), mags[at], _max_abs, t.vanish_floor
+            ):
+                at = -1  # a sum whose exact value is 0 (the gradient through a row mean): small by construction
             if at >= 0:
-                evidence = f"gradient max |x| {mags[at]:.3g} < {t.vanish_floor:g} for {t.vanish_steps} steps"
+                evidence = f"gradient max |x| {mags[at]:.3g} < {t.vanish_floor:g} for {t.vanish_steps} traces"
                 row = int(rows[at])
                 out.append(
                     finding(
