@@ -230,3 +230,22 @@ def _ops(run):
     for graph_id, _name, _outer in run.graph_entries():
         for name in run.graph_op_names(graph_id):
             yield graph_id, name
+
+
+@pytest.mark.parametrize("program", ["data_lambdas", "nan_mirrored_fit"])
+def test_no_retracing_finding_for_functions_the_user_did_not_retrace(program):
+    """#38 items 4 and 9: eight `Dataset_map_lambda` graphs are four lambdas over two datasets, each traced once per
+    `.map()` call; a MirroredStrategy `fit` traces tf.data's `_next_func` once per device and epoch. Neither is a
+    retrace the user can act on (main reported both). A user's function traced per input shape still is."""
+    from tensorboard_plugin_dbg.analysis import rules
+
+    run = only_run(dumps.make_dump(program))
+    graphs = [name for _gid, name, _outer in run.graph_entries()]
+    if program == "data_lambdas":
+        assert graphs.count("Dataset_map_lambda") == 8, graphs  # the case: eight graphs of that name
+    else:
+        assert graphs.count("_next_func") >= 3, graphs
+    found = [f for f in rules.evaluate(run)["findings"] if f["type"] == "retracing"]
+    assert found == [], [f["evidence"] for f in found]
+    shapes = rules.evaluate(only_run(dumps.make_dump("retrace_shapes")))["findings"]
+    assert [f["type"] for f in shapes].count("retracing") == 1
