@@ -249,3 +249,23 @@ def test_no_retracing_finding_for_functions_the_user_did_not_retrace(program):
     assert found == [], [f["evidence"] for f in found]
     shapes = rules.evaluate(only_run(dumps.make_dump("retrace_shapes")))["findings"]
     assert [f["type"] for f in shapes].count("retracing") == 1
+
+
+def test_a_diverging_lstm_says_so_above_a_short_list_of_findings(capsys):
+    """#38 item 9: an LSTM trained at lr=1e4. Main named the loss's Square under 34 findings listed whole (116
+    lines) with no word that training diverged. The overflow of float32's range is said before the op; the
+    findings are one line per kind with a count, `--all` lists them all."""
+    dump = dumps.make_dump("lstm_diverges")
+    p = analyze(only_run(dump))["producer"]
+    assert p["output_health"]["nan"] == 0 and p["output_health"]["pos_inf"] > 0, p["output_health"]
+    assert p["inputs_known"] and p["overflow"].startswith("overflow of float32's range"), p["overflow"]
+    main(["report", dump])
+    text = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(text) if "overflow of float32's range" in line)
+    assert "diverging training" in text[at] and at < next(i for i, x in enumerate(text) if "first producer:" in x)
+    findings = [line for line in text if line.startswith("    ") and ": op " in line]
+    main(["report", dump, "--all"])
+    every = [line for line in capsys.readouterr().out.splitlines() if line.startswith("    ") and ": op " in line]
+    kinds = {line.split(":")[0].strip() for line in every}
+    assert len(findings) == len(kinds) < len(every), (findings, len(every))  # one per kind, the rest with --all
+    assert len(text) < 40, len(text)

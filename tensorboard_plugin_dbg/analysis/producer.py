@@ -10,7 +10,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import data_batch, gradients, producer_inputs
+from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, producer_inputs
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
 from tensorboard_plugin_dbg.analysis.health import describe_output, is_nonfinite, values_known
@@ -166,7 +166,7 @@ def finish(
         "source_line": line,
         "forward": None,
         "data": None,
-        "overflow": _overflow(health, inputs, known),
+        "overflow": _overflow(health, inputs, known) or diverged.overflow(op_type, health, inputs, known),
         "run_number": run_number,
     }
 

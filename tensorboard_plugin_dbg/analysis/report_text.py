@@ -112,6 +112,8 @@ def run_section(r: RunResult) -> str:
     else:
         alert = p["alert"]
         lines.append(head)
+        if p.get("overflow"):  # the values grew out of range: said before the op that overflowed (#38 item 9)
+            lines.append(f"  {p['overflow']}")
         label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
         lines.append(
             f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
@@ -120,8 +122,6 @@ def run_section(r: RunResult) -> str:
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
         lines.append(f"  output: {describe_output(p['output_health'])}")
-        if p.get("overflow"):
-            lines.append(f"  {p['overflow']}")
         fwd = p.get("forward")
         if fwd:
             kind = "" if fwd["op_type"] == fwd["op_name"] else f" ({fwd['op_type']})"
