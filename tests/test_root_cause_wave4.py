@@ -269,3 +269,22 @@ def test_a_diverging_lstm_says_so_above_a_short_list_of_findings(capsys):
     kinds = {line.split(":")[0].strip() for line in every}
     assert len(findings) == len(kinds) < len(every), (findings, len(every))  # one per kind, the rest with --all
     assert len(text) < 40, len(text)
+
+
+def test_a_product_with_a_constant_zero_is_not_an_all_zero_finding():
+    """#38 item 9: an LSTM's first step multiplies its zero initial state (a Const) by the recurrent kernel, and
+    its cell state by the forget gate: zero by construction at every step, never an all_zero finding (main listed
+    both). The constant's trace says it is all zero."""
+    from tensorboard_plugin_dbg.analysis import rules
+    from tensorboard_plugin_dbg.analysis.rules import constant_zero
+
+    run = only_run(dumps.make_dump("lstm_diverges"))
+    ends = ("lstm_1/lstm_cell_1/MatMul_1", "lstm_1/lstm_cell_1/mul")  # the first step, outside the while loop
+    first_step = {name: g for g, name in _ops(run) if name.endswith(ends)}
+    assert len(first_step) == 2, first_step
+    for name, graph_id in first_step.items():
+        assert constant_zero.by_construction(run, graph_id, name), name
+    found = {f["op_name"] for f in rules.evaluate(run)["findings"] if f["type"] == "all_zero"}
+    assert not found & set(first_step), found & set(first_step)
+    # a MatMul of data by weights is not zero by construction
+    assert not constant_zero.by_construction(run, *next((g, n) for g, n in _ops(run) if n.endswith("dense_1/MatMul")))

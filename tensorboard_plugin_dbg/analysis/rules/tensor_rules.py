@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis.rules import batch_pattern, cancellation, config
+from tensorboard_plugin_dbg.analysis.rules import batch_pattern, cancellation, config, constant_zero
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import FULL_TENSOR, KindStats
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -99,6 +99,8 @@ def zeros(
         run_len = int(stats.zero_run[k])
         if run_len < need or (not relu and types[k] in ZERO_BY_DESIGN):
             continue
+        if not relu and constant_zero.by_construction(run, kinds[k][0], kinds[k][1]):
+            continue  # a product with a constant zero (an LSTM's zero initial state), a cast of the literal 0
         end = int(stats.zero_run_end[k])
         begin = end - run_len + 1
         first_step = begin - int(stats.starts[k])
