@@ -288,3 +288,16 @@ def test_a_product_with_a_constant_zero_is_not_an_all_zero_finding():
     assert not found & set(first_step), found & set(first_step)
     # a MatMul of data by weights is not zero by construction
     assert not constant_zero.by_construction(run, *next((g, n) for g, n in _ops(run) if n.endswith("dense_1/MatMul")))
+
+
+def test_a_last_partial_batch_is_not_a_shape_change_per_op():
+    """#38 item 9: 44 training and 20 validation rows in batches of 8 end on a partial batch; main gave a
+    shape_change finding for each op that saw it (35 here). One shrink at an op's last trace is a partial batch:
+    said once per function, with how many ops shrank with it."""
+    from tensorboard_plugin_dbg.analysis import rules
+
+    run = only_run(dumps.make_dump("partial_val_batch"))
+    found = [f for f in rules.evaluate(run)["findings"] if f["type"] == "shape_change"]
+    functions = {f["graph_id"] for f in found}
+    assert len(found) == len(functions) < 8, [f["op_name"] for f in found]  # once per function, not per op
+    assert any("a last partial batch:" in f["evidence"] and "more op(s)" in f["evidence"] for f in found), found

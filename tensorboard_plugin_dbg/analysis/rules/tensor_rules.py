@@ -33,10 +33,24 @@ def describe(mode: float, v: npt.NDArray[np.float64]) -> str:
     return f"{dtype_name(int(v[2]))} rank {int(v[3])} size {int(v[4])}"
 
 
+def _shrinks(mode: float, before: npt.NDArray[np.float64], after: npt.NDArray[np.float64]) -> bool:
+    """Same dtype and rank, fewer elements (SHAPE: the first dim alone smaller): a last, partial batch."""
+    shape = int(mode) == 5
+    dtype, rank, size = (1, 2, 3) if shape else (2, 3, 4)
+    if not (np.isfinite(before[0]) and before[dtype] == after[dtype] and before[rank] == after[rank]):
+        return False
+    if shape and int(before[rank]) >= 1:
+        n = min(int(before[rank]), 6)
+        return bool(after[4] < before[4] and np.array_equal(after[5 : 4 + n], before[5 : 4 + n]))
+    return bool(after[size] < before[size])
+
+
 def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str]) -> list[wire.AlertBody]:
     """shape_change and dtype_change findings: one per kind whose output changed between two of its steps;
     batch_alternates instead of shape_change where only the batch size changes, in a rhythm (batch_pattern.py)."""
     out: list[wire.AlertBody] = []
+    partial: dict[str, int] = {}  # graph -> ops whose batch shrank once, at their last trace
+    first_partial: dict[str, int] = {}  # graph -> its one finding's position in `out`
     rule: wire.AlertType
     for rule, counts, first in (
         (config.SHAPE_CHANGE, stats.shape_changes, stats.first_shape_change),
@@ -53,6 +67,12 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
             graph_id, op_name, slot = kinds[k][:3]
             before, after = describe(modes[2 * j], vectors[2 * j]), describe(modes[2 * j + 1], vectors[2 * j + 1])
             step = int(pos[j] - stats.starts[k])
+            last = counts[k] == 1 and step + 1 == int(stats.steps[k])
+            if rule == config.SHAPE_CHANGE and last and _shrinks(modes[2 * j], vectors[2 * j], vectors[2 * j + 1]):
+                partial[graph_id] = partial.get(graph_id, 0) + 1
+                if partial[graph_id] > 1:  # a last partial batch: said once per function, not once per op
+                    continue
+                first_partial[graph_id] = len(out)
             what = "shape" if rule == config.SHAPE_CHANGE else "dtype"
             evidence = (
                 f"output {what} changed at trace {step + 1} of {int(stats.steps[k])}: {before} -> {after} "
@@ -76,6 +96,10 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
                     evidence,
                 )
             )
+    for graph_id, at in first_partial.items():
+        if partial[graph_id] > 1:
+            more = partial[graph_id] - 1
+            out[at]["evidence"] += f"; a last partial batch: {more} more op(s) of this function shrank with it"
     return out
 
 
