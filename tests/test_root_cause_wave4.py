@@ -301,3 +301,20 @@ def test_a_last_partial_batch_is_not_a_shape_change_per_op():
     functions = {f["graph_id"] for f in found}
     assert len(found) == len(functions) < 8, [f["op_name"] for f in found]  # once per function, not per op
     assert any("a last partial batch:" in f["evidence"] and "more op(s)" in f["evidence"] for f in found), found
+
+
+def test_a_diverging_lstm_with_full_tensor_says_how_fast_it_grew():
+    """#38 item 9: with FULL_TENSOR the magnitudes are in the dump: the overflow says how the op's input grew trace
+    by trace before it overflowed (FULL_HEALTH says how to record them instead)."""
+    import re
+
+    p = analyze(only_run(dumps.make_dump("lstm_diverges", "FULL_TENSOR")))["producer"]
+    assert p["op_type"] == "Square", p["op_name"]
+    (sub,) = p["inputs"]
+    got = re.search(r"its input (\S+):0 grew from (\S+) to (\S+) over its last (\d+) traces \(×(\S+) per trace\)",
+                    p["overflow"])  # fmt: skip
+    assert got and got.group(1) == sub["op_name"], p["overflow"]
+    assert float(got.group(3)) == pytest.approx(max(abs(sub["health"]["min"]), abs(sub["health"]["max"])), rel=1e-2)
+    assert float(got.group(2)) * 1e6 < float(got.group(3)) and int(got.group(4)) >= 2, p["overflow"]
+    health = analyze(only_run(dumps.make_dump("lstm_diverges")))["producer"]["overflow"]
+    assert "grew from" not in health and "FULL_TENSOR' records their magnitudes" in health, health

@@ -166,7 +166,8 @@ def finish(
         "source_line": line,
         "forward": None,
         "data": None,
-        "overflow": _overflow(health, inputs, known) or diverged.overflow(op_type, health, inputs, known),
+        "overflow": _overflow(health, inputs, known)
+        or diverged.overflow(run, graph_id, op_type, health, inputs, known),
         "run_number": run_number,
     }
 

@@ -1,12 +1,12 @@
 """A time-series LSTM as keras-io's forecasting examples build it, trained with a learning rate far too high
 (#38 item 9): SGD at lr=1e4 makes the loss grow step over step until it overflows. Synthetic data of the right
 shapes (a noisy sine, windows of 10 steps, the next value as target) stands in for the weather data.
-The line a person would change is the optimizer's (CULPRIT). Args: DUMP_DIR."""
+The line a person would change is the optimizer's (CULPRIT). Args: DUMP_DIR [MODE]."""
 
 import _common
 import numpy as np
 
-tf = _common.enable(__import__("sys").argv[1], "FULL_HEALTH")
+tf = _common.enable(__import__("sys").argv[1], _common.arg(2, "FULL_HEALTH"))
 tf.keras.utils.set_random_seed(0)
 rng = np.random.RandomState(0)
 series = np.sin(np.arange(200) / 8.0) + 0.1 * rng.randn(200)
