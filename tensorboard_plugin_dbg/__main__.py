@@ -1,7 +1,7 @@
 """`python -m tensorboard_plugin_dbg SUBCOMMAND ...`: command-line tools that need neither TensorBoard's server nor
 TensorFlow.
 
-    report LOGDIR [--run RUN] [--json] [--mute MUTE ...] [--retrace-min N ...]
+    report LOGDIR [--run RUN] [--json] [--all] [--mute MUTE ...] [--retrace-min N ...]
         For each run under LOGDIR: the root cause of its first NaN/∞ (the producing op, its inputs' health, the user's
         file:line and code), then every alert rule's findings (retracing, shape/dtype change, all-zero, dead ReLU,
         value explosion/vanishing) and the rules the dump cannot judge with the call that would let them.
@@ -13,6 +13,7 @@ TensorFlow.
           2  the input cannot be read (missing directory, no dump found, unknown --run, unreadable run), or no run
              has a non-finite tensor but some run cannot tell (SHAPE / NO_TENSOR modes, nothing recorded yet)
           3  warnings only: no non-finite tensor, every run judged, but some rule found something
+        141  the reader closed the pipe first (`report ... | head`): no traceback
 
         Before the runs, each NaN capsule under LOGDIR (tensorboard_plugin_dbg.capsule): its trigger, step and replay
         verdict; capsules not yet replayed (no dump) make exit 1 (2 when all are damaged).
@@ -84,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, kind in THRESHOLD_FLAGS.items():
         report.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=f"rule threshold {name}")
     report.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page to FILE")
+    report.add_argument(
+        "--all", action="store_true", help="every rule finding (default: one line per kind, its first, and a count)"
+    )
     report.set_defaults(handler=cmd_report)
     from tensorboard_plugin_dbg import replay_cli  # no TensorFlow: the program replays in a child process
 
@@ -94,11 +98,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_PIPE_CLOSED = 141  # what a shell reports for a writer killed by SIGPIPE (128 + 13)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # every string a command prints may come from someone else's capsule or dump: escaped (terminal.py)
-    with contextlib.redirect_stderr(cast(TextIO, terminal.SafeWriter(sys.stderr))):
-        return int(args.handler(args, cast(TextIO, terminal.SafeWriter(sys.stdout))))
+    try:
+        with contextlib.redirect_stderr(cast(TextIO, terminal.SafeWriter(sys.stderr))):
+            return int(args.handler(args, cast(TextIO, terminal.SafeWriter(sys.stdout))))
+    except BrokenPipeError:
+        # `report ... | head`: the reader has all it wanted. No traceback; stdout goes to devnull so the flush at
+        # exit does not raise again ("Exception ignored ... BrokenPipeError").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
 
 
 # --- report -----------------------------------------------------------------------------------------------------
@@ -187,7 +200,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     else:
         for result in results:
             out.write(report_text.run_section(result))
-            _print_rules(result, out)
+            _print_rules(result, out, every=args.all)
         _print_needs(results, out)
         out.write("\n" + report_text.summary_line(results, code))
     _write_html(args, logdir, code, results, capsule_text.getvalue())
@@ -238,9 +251,10 @@ def _rule_findings(run: RunQueries, args: argparse.Namespace, mutes: tuple[Mute,
     return {"findings": shown, "totals": totals, "muted": muted, "needs": evaluated["needs"]}
 
 
-def _print_rules(result: report_text.RunResult, out: TextIO) -> None:
-    """The rules' section of a run (after its root cause, analysis/report_text.py): each finding with its evidence
-    and line; nothing when no rule found anything (a line repeated run after run would say nothing)."""
+def _print_rules(result: report_text.RunResult, out: TextIO, every: bool = False) -> None:
+    """The rules' section of a run (after its root cause, analysis/report_text.py): per kind of finding its first
+    with its evidence and line, and how many more (`every`: each finding); nothing when no rule found anything (a
+    line repeated run after run would say nothing). 104 findings listed whole buried the root cause above them."""
     from tensorboard_plugin_dbg.analysis.report_text import frame_lines
 
     w = out.write
@@ -250,11 +264,18 @@ def _print_rules(result: report_text.RunResult, out: TextIO) -> None:
     found = rules["findings"]
     muted = f", {rules['muted']} muted" if rules["muted"] else ""
     w(f"  rules: {len(found)} finding(s){muted}\n")
+    kinds: dict[str, int] = {}
     for f in found:
+        kinds[f["type"]] = kinds.get(f["type"], 0) + 1
+        if not every and kinds[f["type"]] > 1:
+            continue
         where = f"op {f['op_name']} ({f['op_type']})" if f["op_name"] else f"function {f.get('function')}"
         w(f"    {f['type']}: {where}: {f['evidence']}\n")
         for line in frame_lines("      at", f.get("user_frame"), f.get("source_line")):
             w(line + "\n")
+    more = {kind: n - 1 for kind, n in kinds.items() if n > 1 and not every}
+    if more:
+        w("    more: " + ", ".join(f"{n:,} {kind}" for kind, n in more.items()) + " (--all lists every finding)\n")
 
 
 def _print_needs(results: list[report_text.RunResult], out: TextIO) -> None:

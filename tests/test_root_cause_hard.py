@@ -91,7 +91,7 @@ def test_the_data_carried_it(mode):
     assert data["source_op"] == "TensorSliceDataset"
     assert _same_file(data["user_frame"], "nan_data") and data["user_frame"]["line"] == culprit_line("nan_data")
     assert data["positions"] == ([[1, 2]] if mode == "FULL_TENSOR" else None)
-    assert "The data carried it: batch 3" in result["message"]
+    assert "The data carried it: batch 2 " in result["message"]
 
 
 def test_float16_overflow_is_named():
@@ -134,5 +134,5 @@ def test_report_prints_both_lines_and_the_skip(capsys):
     # the op type only where it differs from the name; the graph by its name (issue #19)
     line = next(x for x in out.splitlines() if "first producer:" in x)
     assert line.startswith("  first producer: op Softmax in attend (tf.function), ") and line.endswith(
-        ", its 5th execution"
+        ", its 5th trace"
     )

@@ -122,7 +122,7 @@ FIT_CASES = [
 
 @pytest.mark.parametrize("variant,mode,marker", FIT_CASES, ids=[f"{c[0]}-{c[1]}" for c in FIT_CASES])
 def test_keras_fit_names_the_batch_and_the_line_that_built_the_data(variant, mode, marker):
-    """features[13, 2] is NaN and fit takes batches of 8 without shuffling: batch 2 (0-based 1), sample 5, feature
+    """features[13, 2] is NaN and fit takes batches of 8 without shuffling: batch 1 (from 0), sample 5, feature
     2; the dataset's line is the one that built it (fit's own line when fit builds the pipeline from arrays)."""
     run = only_run(dumps.make_dump("nan_fit_data", mode, variant))
     result = analyze(run)
@@ -136,7 +136,7 @@ def test_keras_fit_names_the_batch_and_the_line_that_built_the_data(variant, mod
         assert "1 non-finite element(s)" in data["note"]
     else:
         assert data["positions"] is None and "1 NaN among 32 elements" in data["note"], data["note"]
-    assert "The data carried it: batch 2" in result["message"]
+    assert "The data carried it: batch 1 " in result["message"]
     text = report_text.run_section(report_text.run_result(run))
     assert f"fix {dumps.program_path('nan_fit_data')}:{culprit_line('nan_fit_data', marker)}" in text
 

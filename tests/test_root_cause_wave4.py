@@ -103,3 +103,218 @@ def test_the_first_producer_follows_data_not_file_order():
     result = analyze(run)
     assert result["producer"]["op_name"] == "Log"
     assert result["producer"]["user_frame"]["line"] == culprit_line("nan_cond_order")
+
+
+@pytest.mark.parametrize("variant", ["fit", "loop"])
+def test_a_nan_born_in_a_tf_data_map_function_is_fixed_where_it_was_born(variant, capsys):
+    """The map function's division made the NaN: that line is the fix; the line that built the dataset is context
+    ("made by the dataset built at"), never "fix". The batch is the one the iterator handed out with the NaN in it,
+    whether the iterator ran in Keras's tf.function (fit) or eagerly (`for batch in dataset`)."""
+    dump = dumps.make_dump("nan_data_map", variant)
+    result = analyze(only_run(dump))
+    p = result["producer"]
+    assert p["op_name"] == "truediv" and p["op_type"] == "RealDiv"
+    assert p["user_frame"]["line"] == culprit_line("nan_data_map")
+    data = p["data"]
+    assert data["born_in_pipeline"] is True
+    assert data["batch"] == 2  # rows 4 and 5, the constant row 5 among them
+    assert data["source_op"] == "TensorSliceDataset"
+    assert data["user_frame"]["line"] == culprit_line("nan_data_map", "# DATASET")
+    program = dumps.program_path("nan_data_map")
+    assert f"fix the line that made it: {program}:{culprit_line('nan_data_map')}" not in result["message"]
+    assert f"nan_data_map.py:{culprit_line('nan_data_map', '# DATASET')}" in result["message"]
+    assert main(["report", dump]) == 1
+    text = capsys.readouterr().out
+    dataset_line = culprit_line("nan_data_map", "# DATASET")
+    assert f"fix {program}:{dataset_line}" not in text, text
+    assert f"the dataset built at {program}:{dataset_line}" in text, text
+    assert f"at {program}:{culprit_line('nan_data_map')} in standardise" in text, text
+
+
+def test_the_batch_of_an_iterator_op_is_still_the_fix():
+    """The NaN came with the data (a NaN in the array the dataset was built from): there the dataset's line is the
+    fix, as before."""
+    p = analyze(only_run(dumps.make_dump("nan_data")))["producer"]
+    assert p["data"]["born_in_pipeline"] is False and p["data"]["batch"] == 2
+
+
+@pytest.mark.parametrize("mode", ["FULL_HEALTH", "FULL_TENSOR"])
+def test_a_replicas_input_is_followed_to_its_shard_of_the_batch(mode):
+    """Keras `fit` under MirroredStrategy: the Log on replica_1 reads `one_step_on_data`'s input, which is replica
+    1's shard of the batch (input k is output k // N of replica k % N's iterator op). Main followed it to replica
+    0's iterator op's labels (IteratorGetNext:1, "finite; no zero or negative"): a false "its inputs were finite"."""
+    result = analyze(only_run(dumps.make_dump("nan_mirrored_fit", mode)))
+    p = result["producer"]
+    assert p["op_type"] == "Log" and p["op_name"].startswith("replica_1/"), p["op_name"]
+    assert p["user_frame"]["line"] == culprit_line("nan_mirrored_fit")
+    assert p["role"] == "producer" and p["inputs_known"]
+    (shard,) = [i for i in p["inputs"] if i["op_type"] == "Placeholder"]
+    assert shard["health"]["neg"] == 1 and shard["health"]["nan"] == 0, shard  # the one negative feature, finite
+    text = shard["description"]
+    assert "IteratorGetNext_1:0" in text and "to replica 1 of 2 (on CPU:1), batch 1: its shard" in text, text
+    if mode == "FULL_TENSOR":  # the shard's shape tells its rows
+        assert "rows 4-7 of the global batch's 8" in text, text
+    else:
+        assert "the 2nd of the 2 parts tf.distribute split the global batch into" in text, text
+
+
+def test_report_into_a_closed_pipe_prints_no_traceback():
+    """`report LOGDIR | head`: the reader closes the pipe before the report is written. A real pipe whose read end
+    is closed before the child writes: no BrokenPipeError traceback, no "Exception ignored", the SIGPIPE status."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=dumps.ROOT)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", dumps.make_dump("nan_div")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    child.stdout.close()  # the reader is gone before the child has imported anything
+    err = child.stderr.read().decode()
+    child.stderr.close()
+    assert child.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err and "Exception ignored" not in err, err
+
+
+def test_an_ops_kth_run_is_its_kth_trace_in_every_text(capsys):
+    """#38 item 7: "execution" is the timeline's word (eager executions); an op's k-th run in a graph is its k-th
+    trace in the report, the message and the rules alike (the card and Graph Structure: e2e)."""
+    dump = dumps.make_dump("nan_data_map", "fit")
+    p = analyze(only_run(dump))["producer"]
+    main(["report", dump])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "first producer:" in x)
+    assert line.endswith(f", its {p['run_number'] + 1}th trace"), line  # the 6th: rows 0-5 of the map
+    assert p["run_number"] == 5
+    from tensorboard_plugin_dbg.analysis import rules
+
+    for f in rules.evaluate(only_run(dumps.make_dump("batch_alternates")))["findings"]:
+        assert " step" not in f["evidence"], f["evidence"]
+
+
+def test_batches_are_counted_from_0_in_the_text_as_in_the_json(capsys):
+    """#38 item 11: the report's text said "batch 3" where its JSON (and the capsules, and Keras's callbacks) said
+    batch 2: one convention, from 0. nan_data's NaN is in row 5 of batches of 2: batch 2."""
+    import json
+
+    dump = dumps.make_dump("nan_data")
+    main(["report", dump, "--json"])
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    batch = run["producer"]["data"]["batch"]
+    assert batch == 2
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert f"the data carried it: batch {batch};" in text, text
+    assert f"The data carried it: batch {batch} from the input pipeline" in analyze(only_run(dump))["message"]
+
+
+def test_a_gradient_zero_by_construction_is_not_vanishing():
+    """#38 item 8: a layer norm on the logits before a softmax: the gradient through the row mean
+    (gradient_tape/sub/Sum) sums terms that cancel to 0, leaving ~1e-8 of rounding. Main called it a vanishing
+    gradient (and its Reshape/Tile after it). A gradient that truly vanishes (the loss scaled by 1e-9) still is."""
+    from tensorboard_plugin_dbg.analysis import rules
+    from tensorboard_plugin_dbg.analysis.rules import tensor_rules
+
+    run = only_run(dumps.make_dump("layer_norm_healthy"))
+    rows = run.op_trace_rows(*next((g, n) for g, n in _ops(run) if n == "gradient_tape/sub/Sum"))
+    tiny = [tensor_rules._max_abs(run, int(r)) for r in rows]
+    assert max(tiny) < rules.Thresholds().vanish_floor, tiny  # the program makes the case the rule used to flag
+    assert [f for f in rules.evaluate(run)["findings"] if f["type"] == "value_vanishing"] == []
+    vanishing = rules.evaluate(only_run(dumps.make_dump("vanishing_grad")))["findings"]
+    assert [f["type"] for f in vanishing] == ["value_vanishing"]
+
+
+def _ops(run):
+    for graph_id, _name, _outer in run.graph_entries():
+        for name in run.graph_op_names(graph_id):
+            yield graph_id, name
+
+
+@pytest.mark.parametrize("program", ["data_lambdas", "nan_mirrored_fit"])
+def test_no_retracing_finding_for_functions_the_user_did_not_retrace(program):
+    """#38 items 4 and 9: eight `Dataset_map_lambda` graphs are four lambdas over two datasets, each traced once per
+    `.map()` call; a MirroredStrategy `fit` traces tf.data's `_next_func` once per device and epoch. Neither is a
+    retrace the user can act on (main reported both). A user's function traced per input shape still is."""
+    from tensorboard_plugin_dbg.analysis import rules
+
+    run = only_run(dumps.make_dump(program))
+    graphs = [name for _gid, name, _outer in run.graph_entries()]
+    if program == "data_lambdas":
+        assert graphs.count("Dataset_map_lambda") == 8, graphs  # the case: eight graphs of that name
+    else:
+        assert graphs.count("_next_func") >= 3, graphs
+    found = [f for f in rules.evaluate(run)["findings"] if f["type"] == "retracing"]
+    assert found == [], [f["evidence"] for f in found]
+    shapes = rules.evaluate(only_run(dumps.make_dump("retrace_shapes")))["findings"]
+    assert [f["type"] for f in shapes].count("retracing") == 1
+
+
+def test_a_diverging_lstm_says_so_above_a_short_list_of_findings(capsys):
+    """#38 item 9: an LSTM trained at lr=1e4. Main named the loss's Square under 34 findings listed whole (116
+    lines) with no word that training diverged. The overflow of float32's range is said before the op; the
+    findings are one line per kind with a count, `--all` lists them all."""
+    dump = dumps.make_dump("lstm_diverges")
+    p = analyze(only_run(dump))["producer"]
+    assert p["output_health"]["nan"] == 0 and p["output_health"]["pos_inf"] > 0, p["output_health"]
+    assert p["inputs_known"] and p["overflow"].startswith("overflow of float32's range"), p["overflow"]
+    main(["report", dump])
+    text = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(text) if "overflow of float32's range" in line)
+    assert "diverging training" in text[at] and at < next(i for i, x in enumerate(text) if "first producer:" in x)
+    findings = [line for line in text if line.startswith("    ") and ": op " in line]
+    main(["report", dump, "--all"])
+    every = [line for line in capsys.readouterr().out.splitlines() if line.startswith("    ") and ": op " in line]
+    kinds = {line.split(":")[0].strip() for line in every}
+    assert len(findings) == len(kinds) < len(every), (findings, len(every))  # one per kind, the rest with --all
+    assert len(text) < 40, len(text)
+
+
+def test_a_product_with_a_constant_zero_is_not_an_all_zero_finding():
+    """#38 item 9: an LSTM's first step multiplies its zero initial state (a Const) by the recurrent kernel, and
+    its cell state by the forget gate: zero by construction at every step, never an all_zero finding (main listed
+    both). The constant's trace says it is all zero."""
+    from tensorboard_plugin_dbg.analysis import rules
+    from tensorboard_plugin_dbg.analysis.rules import constant_zero
+
+    run = only_run(dumps.make_dump("lstm_diverges"))
+    ends = ("lstm_1/lstm_cell_1/MatMul_1", "lstm_1/lstm_cell_1/mul")  # the first step, outside the while loop
+    first_step = {name: g for g, name in _ops(run) if name.endswith(ends)}
+    assert len(first_step) == 2, first_step
+    for name, graph_id in first_step.items():
+        assert constant_zero.by_construction(run, graph_id, name), name
+    found = {f["op_name"] for f in rules.evaluate(run)["findings"] if f["type"] == "all_zero"}
+    assert not found & set(first_step), found & set(first_step)
+    # a MatMul of data by weights is not zero by construction
+    assert not constant_zero.by_construction(run, *next((g, n) for g, n in _ops(run) if n.endswith("dense_1/MatMul")))
+
+
+def test_a_last_partial_batch_is_not_a_shape_change_per_op():
+    """#38 item 9: 44 training and 20 validation rows in batches of 8 end on a partial batch; main gave a
+    shape_change finding for each op that saw it (35 here). One shrink at an op's last trace is a partial batch:
+    said once per function, with how many ops shrank with it."""
+    from tensorboard_plugin_dbg.analysis import rules
+
+    run = only_run(dumps.make_dump("partial_val_batch"))
+    found = [f for f in rules.evaluate(run)["findings"] if f["type"] == "shape_change"]
+    functions = {f["graph_id"] for f in found}
+    assert len(found) == len(functions) < 8, [f["op_name"] for f in found]  # once per function, not per op
+    assert any("a last partial batch:" in f["evidence"] and "more op(s)" in f["evidence"] for f in found), found
+
+
+def test_a_diverging_lstm_with_full_tensor_says_how_fast_it_grew():
+    """#38 item 9: with FULL_TENSOR the magnitudes are in the dump: the overflow says how the op's input grew trace
+    by trace before it overflowed (FULL_HEALTH says how to record them instead)."""
+    import re
+
+    p = analyze(only_run(dumps.make_dump("lstm_diverges", "FULL_TENSOR")))["producer"]
+    assert p["op_type"] == "Square", p["op_name"]
+    (sub,) = p["inputs"]
+    got = re.search(r"its input (\S+):0 grew from (\S+) to (\S+) over its last (\d+) traces \(×(\S+) per trace\)",
+                    p["overflow"])  # fmt: skip
+    assert got and got.group(1) == sub["op_name"], p["overflow"]
+    assert float(got.group(3)) == pytest.approx(max(abs(sub["health"]["min"]), abs(sub["health"]["max"])), rel=1e-2)
+    assert float(got.group(2)) * 1e6 < float(got.group(3)) and int(got.group(4)) >= 2, p["overflow"]
+    health = analyze(only_run(dumps.make_dump("lstm_diverges")))["producer"]["overflow"]
+    assert "grew from" not in health and "FULL_TENSOR' records their magnitudes" in health, health

@@ -66,7 +66,7 @@ def test_batch_that_alternates_train_eval_is_one_finding_with_its_sizes_and_rhyt
     f = only(found, config.BATCH_ALTERNATES)
     assert not [g for g in found if g["type"] == config.SHAPE_CHANGE], found  # not a shape change per change
     assert (f["op_name"], f["op_type"], f["count"]) == ("scores", "MatMul", 5)
-    assert f["evidence"].startswith("batch size alternates: 64/16 (64 ×4 steps, then 16 ×1, 3 times in 15 steps)")
+    assert f["evidence"].startswith("batch size alternates: 64/16 (64 ×4 traces, then 16 ×1, 3 times in 15 traces)")
     assert "BATCH ALTERNATES" in f["source_line"]
 
 
@@ -88,7 +88,7 @@ def test_dead_relu():
     found = findings("dead_relu")
     f = only(found, config.DEAD_RELU)
     assert (f["op_name"], f["op_type"], f["step"], f["count"]) == ("hidden_relu", "Relu", 2, 6)
-    assert "DEAD" in f["source_line"] and "steps 3-8 of 8" in f["evidence"]
+    assert "DEAD" in f["source_line"] and "traces 3-8 of 8" in f["evidence"]
     # the sum of a dead layer is all zero too (an all_zero finding), never the ReLU itself twice
     assert only(found, config.ALL_ZERO)["op_name"] == "Sum"
     assert not [f for f in findings("dead_relu", dead_steps=7) if f["type"] == config.DEAD_RELU]
@@ -99,7 +99,7 @@ def test_value_explosion_from_full_tensor_magnitudes():
     that hands its last value back grow with it and are named in its evidence, not found again (issue #29)."""
     (grown,) = [f for f in findings("value_explosion") if f["type"] == config.VALUE_EXPLOSION]
     assert (grown["op_name"], grown["op_type"], grown["step"], grown["count"]) == ("grown", "Mul", 3, 3)
-    assert "20 at step 1 -> 1.6e+05 at step 4" in grown["evidence"] and "EXPLODES" in grown["source_line"]
+    assert "20 at trace 1 -> 1.6e+05 at trace 4" in grown["evidence"] and "EXPLODES" in grown["source_line"]
     assert "Abs" in grown["evidence"] and "Max" in grown["evidence"]
     assert not [f for f in findings("value_explosion", growth_factor=25.0) if f["type"] == config.VALUE_EXPLOSION]
 

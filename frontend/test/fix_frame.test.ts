@@ -24,8 +24,21 @@ test('a gradient op points at its forward op line', () => {
 });
 
 test('data points at the dataset line, a plain producer at its own line', () => {
-  const data = { batch: 2, positions: null, note: '', source_op: 'TensorSliceDataset', source_line: null };
+  const data = {
+    batch: 2,
+    positions: null,
+    note: '',
+    source_op: 'TensorSliceDataset',
+    source_line: null,
+    born_in_pipeline: false,
+  };
   assert.equal(fixFrame(producer({ data: { ...data, user_frame: frame(11) } }))?.line, 11);
   assert.equal(fixFrame(producer({}))?.line, 17);
   assert.equal(fixFrame(producer({ user_frame: null })), null);
+});
+
+test('a NaN born inside the pipeline points at its own line (the map function), not the dataset line', () => {
+  const data = { batch: 2, positions: null, note: '', source_op: 'TensorSliceDataset', source_line: null };
+  const born = { ...data, user_frame: frame(11), born_in_pipeline: true };
+  assert.equal(fixFrame(producer({ data: born }))?.line, 17);
 });

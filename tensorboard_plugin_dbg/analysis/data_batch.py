@@ -39,7 +39,7 @@ _DATA_GRAPH = "Dataset_"  # TensorFlow's name prefix of a tf.data function's gra
 
 
 class PipelineSource(TypedDict):
-    """The dataset op a batch came from (wire.ts RootCauseData's last three fields)."""
+    """The dataset op a batch came from (wire.ts RootCauseData: source_op, user_frame, source_line)."""
 
     source_op: str | None
     user_frame: wire.StackFrame | None
@@ -47,10 +47,11 @@ class PipelineSource(TypedDict):
 
 
 def graph_data(
-    run: RunQueries, cols: RunColumns, index: int, op_type: str, run_number: int
+    run: RunQueries, cols: RunColumns, index: int, op_type: str, run_number: int, carried_in: bool = False
 ) -> wire.RootCauseData | None:
     """The data of graph trace `index` when it is an iterator op's output or an op of a tf.data function; else
-    None."""
+    None. `carried_in`: an input of the op was non-finite or unknown (the data may have come in with the NaN); else
+    the op of a tf.data function made it from finite inputs (born in the pipeline)."""
     trace = run.graph_execution(index, max_elements=0)
     if op_type in DATA_OPS:
         data = batch("graph_execution", run, index, run_number, None, trace["health"])
@@ -59,19 +60,52 @@ def graph_data(
     graph = _graph_name(run, trace["graph_id"])
     if not graph.startswith(_DATA_GRAPH):
         return None
-    carried = _first_batch_after(run, cols, index)
+    # Born inside the pipeline (a map function's division): the producer's line is the fix; the batch the iterator
+    # handed out with it and the line that built the dataset are context.
     whole = _positions(run, "graph_execution", index, None)
     given = f"in the pipeline, {trace['op_name']} ({op_type}) of {graph} held " + _spots(whole, trace["health"])
-    if carried is None:
-        data = batch("graph_execution", run, index, 0, None, trace["health"])
-        data["note"] = given
+    carried = _carried(run, cols, index)
+    if carried is None:  # no iterator output after it held the NaN: which batch is not known
+        return {"batch": None, "positions": None, "note": given, **_NONE, "born_in_pipeline": not carried_in}
+    carried["note"] += f"; {given}"
+    carried["born_in_pipeline"] = not carried_in
+    return carried
+
+
+def _carried(run: RunQueries, cols: RunColumns, index: int) -> wire.RootCauseData | None:
+    """The batch that carried trace `index`'s NaN out of the pipeline: the first non-finite iterator output after
+    it, traced inside a tf.function (Keras's `fit`) or run eagerly (`for batch in dataset`)."""
+    carried = _first_batch_after(run, cols, index)
+    if carried is not None:
+        row, k = carried
+        op = run.graph_execution(row, max_elements=0)
+        data = batch("graph_execution", run, row, k, None, op["health"])
+        data.update(_graph_pipeline_source(run, cols, op["graph_id"], op["op_name"], row))
         return data
-    row, k = carried
-    data = batch("graph_execution", run, row, k, None, run.graph_execution(row, max_elements=0)["health"])
-    data["note"] += f"; {given}"
-    op = run.graph_execution(row, max_elements=0)
-    data.update(_graph_pipeline_source(run, cols, op["graph_id"], op["op_name"], row))
+    eager = _first_eager_batch_after(run, cols, float(cols.trace_wall[index]))
+    if eager is None:
+        return None
+    at, k = eager
+    slot = next((i for i, f in enumerate(cols.exec_io(at)[2]) if f == 1), 0)
+    outputs = run.execution(at, max_elements=0).get("outputs") or []
+    health: wire.TensorHealth = outputs[slot] if slot < len(outputs) else {"mode": "UNKNOWN", "reason": "no output"}
+    data = batch("execution", run, at, k, slot, health)
+    data.update(pipeline_source(run, cols, cols.exec_io(at)[0][:1], at))
     return data
+
+
+def _first_eager_batch_after(run: RunQueries, cols: RunColumns, wall: float) -> tuple[int, int] | None:
+    """(execution, its op's run number) of the first eager iterator op run at or after `wall` with a non-finite
+    output (an execution is recorded when its op returns, after the map function it ran)."""
+    codes = [i for i, t in enumerate(run.exec_op_types) if t in DATA_OPS]
+    types = np.asarray(cols.exec_op_type)
+    if not codes or len(types) != len(cols.exec_wall):
+        return None
+    hits = np.flatnonzero(np.isin(types, codes) & (np.asarray(cols.exec_nonfinite) == 1) & (cols.exec_wall >= wall))
+    if not len(hits):
+        return None
+    at = int(hits[0])
+    return at, int(np.count_nonzero(types[:at] == types[at]))
 
 
 def batch(
@@ -88,6 +122,7 @@ def batch(
         "source_op": None,
         "user_frame": None,
         "source_line": None,
+        "born_in_pipeline": False,
     }
 
 

@@ -92,7 +92,7 @@ def _skip(
         f"in {runs:,} execution(s) before (contained, so not the cause)"
     )
     if linked:
-        text += f", until {by} turned it into a NaN/∞ that escaped at its {ordinal(found['run_number'] + 1)} execution"
+        text += f", until {by} turned it into a NaN/∞ that escaped at its {ordinal(found['run_number'] + 1)} trace"
     else:
         text += f"; it does not flow into {by}"
     return {
@@ -124,15 +124,10 @@ def found_message(
             text += f" {fwd['why']}"
     data = p.get("data")
     if data:
-        made = f", made by {data['source_op']}{_where(data['user_frame'])}" if data["source_op"] else ""
-        text += f" The data carried it: batch {data['batch'] + 1} from the input pipeline{made}."
-        if data["positions"]:
-            text += f" {data['note']}, at " + ", ".join(str(tuple(pos)) for pos in data["positions"]) + "."
-        else:
-            text += f" {data['note']}" + ("" if data["note"].endswith(".") else ".")
+        text += _data_sentence(data)
     if p.get("overflow"):
         text += f" This is an {p['overflow']}."
-    if not data:  # an iterator's only input is the iterator itself
+    if not data or data.get("born_in_pipeline"):  # an iterator's only input is the iterator itself
         text += _inputs_sentence(p)
     frame = p["user_frame"]
     if frame:
@@ -149,6 +144,24 @@ def found_message(
             "an earlier one may be gone. Re-run with circular_buffer_size=-1 to keep every record."
         )
     return text
+
+
+def _data_sentence(data: wire.RootCauseData) -> str:
+    """The batch that carried the NaN and where the pipeline was built: the line to fix when the data came in with
+    the NaN; context when the NaN was born inside the pipeline (the producer's own line is the fix then)."""
+    built = _where(data["user_frame"]) if data["source_op"] else ""
+    batch = f"batch {data['batch']}" if data["batch"] is not None else "a batch"  # from 0, as everywhere
+    if data.get("born_in_pipeline"):
+        text = f" It was born inside the input pipeline and reached the model in {batch}"
+        if data["source_op"]:
+            text += f" (the dataset made by {data['source_op']}{built} is context: the line to fix is the op's)"
+        text += "."
+    else:
+        made = f", made by {data['source_op']}{built}" if data["source_op"] else ""
+        text = f" The data carried it: {batch} from the input pipeline{made}."
+    if data["positions"]:
+        return text + f" {data['note']}, at " + ", ".join(str(tuple(pos)) for pos in data["positions"]) + "."
+    return text + f" {data['note']}" + ("" if data["note"].endswith(".") else ".")
 
 
 def _inputs_sentence(p: wire.RootCauseProducerBody) -> str:

@@ -22,6 +22,7 @@ from typing import TypedDict
 import numpy as np
 from typing_extensions import NotRequired
 
+from tensorboard_plugin_dbg.analysis import replicas
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe
@@ -132,37 +133,43 @@ def _outer_batch(run: RunQueries, cols: RunColumns, graph_id: str, position: int
     """Input `position` of a function called from inside another tf.function that reads a batch (Keras 3's
     `multi_step_on_iterator` calls `one_step_on_data(next(iterator))`): the caller's iterator op hands out the
     function's arguments, flattened in the same order as its inputs, so input k is that op's output k — of the same
-    step: its trace nearest in time to `trace_row` (a callee's traces may be written before its caller's)."""
+    step: its trace nearest in time to `trace_row` (a callee's traces may be written before its caller's).
+
+    Under tf.distribute (MirroredStrategy) the caller has one iterator op per replica, in replica order, and the
+    function takes the per-replica values flattened value by value (x of replica 0, x of replica 1, ..., then y):
+    input k is output k // N of replica k % N's iterator op (replicas.py says which shard that is)."""
     info = _info(run, graph_id)
     outer = info["outer_graph_id"] if info else None
     if not outer:
         return None
-    for name in run.graph_op_names(outer):
-        entry = run.op_entry(outer, name)
-        if entry is None or entry.op_type not in DATA_OPS or position >= entry.num_outputs:
-            continue
-        rows = np.asarray(run.op_trace_rows(outer, name, position), np.int64)
-        rows = rows[rows < len(cols.trace_wall)]
-        if not len(rows):
-            continue
-        row = int(rows[np.argmin(np.abs(cols.trace_wall[rows] - cols.trace_wall[trace_row]))])
-        health = run.graph_execution(row, max_elements=0)["health"]
-        flag = int(cols.trace_nonfinite[row])
-        why = (
-            f"an input of {_graph_name(run, graph_id)}, called from inside {_outer_name(run, graph_id)} with the "
-            f"batch its {name} handed out in the same step: {name}:{position} (graph execution #{row}) — "
-            f"{describe(health)}"
-        )
-        return {
-            "flag": flag,
-            "health": health,
-            "execution_index": None,
-            "output_slot": position,
-            "op_type": entry.op_type,
-            "why": why,
-            "graph_execution_index": row,
-        }
-    return None
+    data_ops = [(name, e) for name in run.graph_op_names(outer) if (e := run.op_entry(outer, name)) is not None]
+    data_ops = [(name, e) for name, e in data_ops if e.op_type in DATA_OPS]
+    n = len(data_ops)
+    if not n or any(e.num_outputs != data_ops[0][1].num_outputs for _, e in data_ops):
+        return None
+    if position >= n * data_ops[0][1].num_outputs:
+        return None
+    replica, slot = position % n, position // n
+    name, entry = data_ops[replica]
+    row = replicas.nearest(run, cols, outer, name, slot, trace_row)
+    if row is None:
+        return None
+    health = run.graph_execution(row, max_elements=0)["health"]
+    shard = replicas.shard_words(run, cols, outer, [nm for nm, _ in data_ops], replica, slot, row) if n > 1 else ""
+    why = (
+        f"an input of {_graph_name(run, graph_id)}, called from inside {_outer_name(run, graph_id)} with the "
+        f"batch its {name} handed out in the same step{shard}: {name}:{slot} (graph execution #{row}) — "
+        f"{describe(health)}"
+    )
+    return {
+        "flag": int(cols.trace_nonfinite[row]),
+        "health": health,
+        "execution_index": None,
+        "output_slot": slot,
+        "op_type": entry.op_type,
+        "why": why,
+        "graph_execution_index": row,
+    }
 
 
 def _unknown(why: str) -> Link:

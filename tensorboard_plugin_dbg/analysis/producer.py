@@ -10,10 +10,10 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import data_batch, gradients, producer_inputs
+from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, producer_inputs
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
-from tensorboard_plugin_dbg.analysis.health import describe_output, values_known
+from tensorboard_plugin_dbg.analysis.health import describe_output, is_nonfinite, values_known
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.analysis.user_lines import user_frame
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
@@ -58,7 +58,9 @@ def graph_producer(
     entry = run.op_entry(row["graph_id"], row["op_name"])
     if entry is not None:
         out["forward"] = _forward(run, cols, row["graph_id"], entry, contained)
-    out["data"] = data_batch.graph_data(run, cols, index, out["op_type"], run_number)
+    # Born here only if its inputs are known finite (not a gather of the array `fit` was given, NaN and all)
+    born = out["inputs_known"] and not any(is_nonfinite(inp["health"]) for inp in inputs)
+    out["data"] = data_batch.graph_data(run, cols, index, out["op_type"], run_number, not born)
     return out
 
 
@@ -164,7 +166,8 @@ def finish(
         "source_line": line,
         "forward": None,
         "data": None,
-        "overflow": _overflow(health, inputs, known),
+        "overflow": _overflow(health, inputs, known)
+        or diverged.overflow(run, graph_id, op_type, health, inputs, known),
         "run_number": run_number,
     }
 

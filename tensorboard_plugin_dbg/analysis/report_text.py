@@ -112,16 +112,16 @@ def run_section(r: RunResult) -> str:
     else:
         alert = p["alert"]
         lines.append(head)
+        if p.get("overflow"):  # the values grew out of range: said before the op that overflowed (#38 item 9)
+            lines.append(f"  {p['overflow']}")
         label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
         lines.append(
             f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
-            f", its {ordinal(p.get('run_number', 0) + 1)} execution"
+            f", its {ordinal(p.get('run_number', 0) + 1)} {_RUN_WORD[alert['source']]}"
         )
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
         lines.append(f"  output: {describe_output(p['output_health'])}")
-        if p.get("overflow"):
-            lines.append(f"  {p['overflow']}")
         fwd = p.get("forward")
         if fwd:
             kind = "" if fwd["op_type"] == fwd["op_name"] else f" ({fwd['op_type']})"
@@ -133,12 +133,7 @@ def run_section(r: RunResult) -> str:
             lines.append(f"  {p['capsule_batch']}")
         data = p.get("data")
         if data:
-            lines.append(f"  the data carried it: batch {data['batch'] + 1}; {data['note']}")
-            if data["positions"]:
-                lines.append("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]))
-            if data["source_op"]:
-                lines.append(f"    made by {data['source_op']}")
-                lines.extend(frame_lines("  fix", data["user_frame"], data["source_line"]))
+            lines.extend(_data_lines(data))
         lines.append("  inputs:" + ("" if p["inputs"] else " none"))
         lines.extend(f"    {inp['description']}" for inp in p["inputs"])
         if not p["inputs_known"] and p["inputs"]:
@@ -162,6 +157,28 @@ def run_section(r: RunResult) -> str:
         )
     lines.extend(f"  {n['severity']}: {n['message']}" for n in r.get("notices") or [])
     return "\n".join(dict.fromkeys(lines)) + "\n"
+
+
+# An op's k-th run (wire.ts RootCauseProducer.run_number): a graph op's k-th trace; "execution" is the timeline's
+# word, for an eager op's k-th execution only. The card, the graph views and the rules say the same.
+_RUN_WORD = {"graph_execution": "trace", "execution": "execution"}
+
+
+def _data_lines(data: wire.RootCauseData) -> list[str]:
+    """The batch that carried the NaN; the dataset's line is the fix when the data came in with the NaN, context
+    when the NaN was born inside the pipeline (the producer's line, printed after, is the fix then)."""
+    # batches count from 0, as in the JSON, the capsules and Keras's callbacks (README: "Numbering")
+    batch = f"batch {data['batch']}" if data["batch"] is not None else "no batch traced after it"
+    born = data.get("born_in_pipeline")
+    lines = [f"  {'born in the input pipeline, reached' if born else 'the data carried it:'} {batch}; {data['note']}"]
+    if data["positions"]:
+        lines.append("    non-finite at " + ", ".join(str(tuple(x)) for x in data["positions"]))
+    if data["source_op"] and born:
+        lines.extend(frame_lines(f"    made by {data['source_op']}: the dataset built at", data["user_frame"], None))
+    elif data["source_op"]:
+        lines.append(f"    made by {data['source_op']}")
+        lines.extend(frame_lines("  fix", data["user_frame"], data["source_line"]))
+    return lines
 
 
 def _warned(r: RunResult) -> bool:

@@ -1227,8 +1227,11 @@ class RemoteCost(TypedDict):
 class RootCauseData(TypedDict):
     """The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where."""
 
-    # 0-based: the iterator op's run that handed it out.
-    batch: float
+    # 0-based: the iterator op's run that handed it out; null when no iterator output after it held the NaN.
+    batch: float | None
+    # The NaN was born inside a tf.data function (a map's division): the producer's line is the one to fix, and the
+    # pipeline's line (source_op, user_frame) is context, the dataset it was made in. False: the data came in with it.
+    born_in_pipeline: bool
     note: str
     # Index tuples of the first non-finite elements; null when the mode records no values.
     positions: list[list[float]] | None

@@ -118,7 +118,7 @@ def test_runs_picker_default_and_overview(page, demo_dump, demo_facts, tmp_path)
         # The unit of the count, where the count is shown.
         wait_text(by_testid(frame, "status"), r"alerts \(traced tensors / eager executions\)")
         assert (
-            "1 alert = one per non-finite traced tensor or eager execution"
+            "1 NaN/∞ alert = one per non-finite traced tensor or eager execution"
             in by_testid(frame, "alert-types").inner_text()
         )
         by_testid(frame, "runs-overview-open").click()

@@ -61,7 +61,7 @@ def test_data_card_points_at_the_dataset(page):
     with TensorBoardProcess(dumps.make_dump("nan_data", "FULL_TENSOR")) as tb:
         frame = open_dashboard(page, tb)
         card = _card(frame)
-        wait_text(by_testid(frame, "rc-data"), r"the data carried it: batch 3 · non-finite at \(1, 2\)")
+        wait_text(by_testid(frame, "rc-data"), r"the data carried it: batch 2 · non-finite at \(1, 2\)")
         card.click()
         wait_focused_source_line(frame, program, "# CULPRIT")
         screenshot(page, "hard-3-data")

@@ -22,7 +22,7 @@ def test_where_trap_card(page):
         card = by_testid(frame, "root-cause")
         card.wait_for(timeout=30_000)
         wait_text(card, r"Root cause", timeout_ms=30_000)
-        wait_text(card, r"· execution 2")  # the op's 2nd execution, not "run 2"
+        wait_text(card, r"· 2nd trace")  # the op's 2nd trace (#38 item 7: "execution" is the timeline's word)
         wait_text(by_testid(frame, "rc-forward"), r"gradient of\s+Log\s+Log")
         wait_text(card.locator("[data-testid=rc-fix]"), r"fix\s+nan_where_grad\.py:\d+\s*return tf\.where\(z > 0, tf")
         wait_text(card.locator("[data-testid=rc-source]"), r"during\s+nan_where_grad\.py:\d+\s*return tape\.gradient")
@@ -39,7 +39,7 @@ def test_keras_fit_data_card(page):
         frame = open_dashboard(page, tb)
         card = by_testid(frame, "root-cause")
         card.wait_for(timeout=30_000)
-        wait_text(by_testid(frame, "rc-data"), r"the data carried it: batch 2 · non-finite at \(5, 2\)", 30_000)
+        wait_text(by_testid(frame, "rc-data"), r"the data carried it: batch 1 · non-finite at \(5, 2\)", 30_000)
         wait_text(card, r"made by TensorSliceDataset")
         card.click()
         wait_focused_source_line(frame, program, "# DATASET")

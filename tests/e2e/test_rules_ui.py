@@ -98,7 +98,7 @@ def test_health_map_nan_cell_focuses_its_trace(page):
         canvas.click(position={"x": x, "y": y})
         wait_text(frame.locator("[data-testid=ge-list] .vl-row.focused"), r"user_sqrt")
         by_testid(frame, "close-health-map").click()
-        wait_text(by_testid(frame, "op-sparkline"), r"first NaN/∞ at step 2")
+        wait_text(by_testid(frame, "op-sparkline"), r"first NaN/∞ at its 2nd trace")
         screenshot(page, "rules-4-sparkline")
         assert_no_console_errors(page)
 

@@ -1,9 +1,11 @@
-"""A NaN whose first trace in the file is not its birth (#38 item 2). TensorFlow's debug ops run beside the
+"""A NaN whose first trace in the file need not be its birth (#38 item 2). TensorFlow's debug ops run beside the
 computation, not after it: with several inter-op threads, the trace of an `If` branch's input (the branch function's
 `Placeholder`, holding the loss) and the branch's own ops can be written before the trace of the op that produced the
 loss. Here a log of a value that goes negative makes the NaN; the loss is passed into a `tf.cond` (as a loss-scale
 check or an "is finite" guard would be), whose branches read it, and wide independent work beside it keeps the
-thread pool busy so the order of the files changes from run to run. The line to fix is the log's.
+thread pool busy. The order TensorFlow writes on this host is not relied on (it need not vary from run to run): the
+test (test_root_cause_wave4.py) puts this dump's trace rows in 20 random orders and checks the answer is the log in
+every one, some of them with the branch's Placeholder first. The line to fix is the log's.
 
 Args: DUMP_DIR [THREADS] [SEED]: inter_op_parallelism_threads (default 4) and the seed of the data.
 """

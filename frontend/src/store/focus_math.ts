@@ -72,8 +72,9 @@ export function jumpError(text: string, total: number): string | null {
 
 /**
  * The line a person would fix for a root cause: the forward op's for a NaN born in the backward pass, the dataset's
- * for a NaN the data carried, else the producer's own creation line.
+ * for a NaN the data carried (not one born inside the pipeline: its map function's line is the fix), else the
+ * producer's own creation line.
  */
 export function fixFrame(p: RootCauseProducer): StackFrame | null {
-  return p.forward?.user_frame ?? p.data?.user_frame ?? p.user_frame;
+  return p.forward?.user_frame ?? (p.data?.born_in_pipeline ? null : p.data?.user_frame) ?? p.user_frame;
 }

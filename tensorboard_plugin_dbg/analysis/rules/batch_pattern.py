@@ -30,13 +30,13 @@ class Rhythm:
     dims: bool  # True: batch sizes (SHAPE mode dims); False: element counts (FULL_HEALTH knows no dims)
 
     def text(self) -> str:
-        """'batch size alternates: 64/16 (64 ×4 steps, then 16 ×1, 3 times in 15 steps)'."""
+        """'batch size alternates: 64/16 (64 ×4 traces, then 16 ×1, 3 times in 15 traces)'."""
         what = "batch size" if self.dims else "output size (elements)"
         cycle = ", then ".join(
-            f"{size} ×{n}" + (" steps" if i == 0 else "") for i, (size, n) in enumerate(self.first_cycle)
+            f"{size} ×{n}" + (" traces" if i == 0 else "") for i, (size, n) in enumerate(self.first_cycle)
         )
         return (
-            f"{what} alternates: {'/'.join(map(str, self.sizes))} ({cycle}, {self.cycles} times in {self.steps} steps)"
+            f"{what} alternates: {'/'.join(map(str, self.sizes))} ({cycle}, {self.cycles} times in {self.steps} traces)"
         )
 
 

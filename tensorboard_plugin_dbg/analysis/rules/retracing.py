@@ -9,6 +9,11 @@ call of the second trace) and what differed between traces where the dump shows 
   is baked into each trace as a constant (pass it as a tensor);
 - else: the dump does not show what differed (e.g. a Python object argument).
 
+Not a retrace (#38 items 4 and 9): a tf.data function (`Dataset_map_lambda`, ...), traced once per `.map()` call
+— eight of them may be four lambdas over two datasets —, and a function the user did not write (tf.data's,
+tf.distribute's, Keras's own: `_next_func` of a MirroredStrategy's iterator), told by the frame of the traced
+Python function in its ops' creation stacks, which lies outside user code.
+
 Cost: per graph and per kind (a Python loop over graphs and kinds, never traces), plus one record read per kind of
 the retraced functions.
 """
@@ -30,6 +35,25 @@ from tensorboard_plugin_dbg.reader.traces import Kind
 from tensorboard_plugin_dbg.wire import types as wire
 
 _SHOWN = 4  # traces whose differing value the evidence spells out
+_DATA_FUNCTION = "Dataset_"  # a tf.data function's graph: one trace per `.map()`/`.filter()` call, by design
+_OPS_LOOKED_AT = 16  # ops of a function whose creation stacks are read to find the traced Python function's frame
+
+
+def _written_by_user(run: RunQueries, name: str, graph_id: str) -> bool:
+    """False when the frame of Python function `name` in the creation stacks of the graph's first ops lies outside
+    user code (TensorFlow's, Keras's own functions); True when it is user code or not found (then it is kept)."""
+    for op_name in run.graph_op_names(graph_id)[:_OPS_LOOKED_AT]:
+        entry = run.op_entry(graph_id, op_name)
+        if entry is None or not entry.stack_frame_ids:
+            continue
+        try:
+            frames = run.stack_frames(list(entry.stack_frame_ids))["frames"]
+        except LookupError:
+            continue
+        own = [f for f in frames if f.get("function") == name]
+        if own:
+            return bool(own[-1].get("is_user"))
+    return True
 
 
 def find(
@@ -38,7 +62,7 @@ def find(
     graphs_by_name: dict[str, list[str]] = defaultdict(list)
     for graph_id, name, _outer in run.graph_entries():
         # unnamed (the eager context) and TF's own halves of a function (__forward_/__backward_) are not user code
-        if name and not name.startswith("__"):
+        if name and not name.startswith(("__", _DATA_FUNCTION)):
             graphs_by_name[name].append(graph_id)
     calls = _first_calls(run)
     kinds_by_graph: dict[str, list[int]] = defaultdict(list)
@@ -47,7 +71,7 @@ def find(
     out: list[wire.AlertBody] = []
     for name, graph_ids in graphs_by_name.items():
         traced = max(len(graph_ids), len(calls.get(name, ())))
-        if traced < t.retrace_min:
+        if traced < t.retrace_min or not _written_by_user(run, name, graph_ids[0]):
             continue
         evidence = f"{name} was traced {traced} times. " + _what_differed(
             run, stats, kinds, types, graph_ids, kinds_by_graph

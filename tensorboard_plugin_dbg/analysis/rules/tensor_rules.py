@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis.rules import batch_pattern, config
+from tensorboard_plugin_dbg.analysis.rules import batch_pattern, cancellation, config, constant_zero
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import FULL_TENSOR, KindStats
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -33,10 +33,24 @@ def describe(mode: float, v: npt.NDArray[np.float64]) -> str:
     return f"{dtype_name(int(v[2]))} rank {int(v[3])} size {int(v[4])}"
 
 
+def _shrinks(mode: float, before: npt.NDArray[np.float64], after: npt.NDArray[np.float64]) -> bool:
+    """Same dtype and rank, fewer elements (SHAPE: the first dim alone smaller): a last, partial batch."""
+    shape = int(mode) == 5
+    dtype, rank, size = (1, 2, 3) if shape else (2, 3, 4)
+    if not (np.isfinite(before[0]) and before[dtype] == after[dtype] and before[rank] == after[rank]):
+        return False
+    if shape and int(before[rank]) >= 1:
+        n = min(int(before[rank]), 6)
+        return bool(after[4] < before[4] and np.array_equal(after[5 : 4 + n], before[5 : 4 + n]))
+    return bool(after[size] < before[size])
+
+
 def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[str]) -> list[wire.AlertBody]:
     """shape_change and dtype_change findings: one per kind whose output changed between two of its steps;
     batch_alternates instead of shape_change where only the batch size changes, in a rhythm (batch_pattern.py)."""
     out: list[wire.AlertBody] = []
+    partial: dict[str, int] = {}  # graph -> ops whose batch shrank once, at their last trace
+    first_partial: dict[str, int] = {}  # graph -> its one finding's position in `out`
     rule: wire.AlertType
     for rule, counts, first in (
         (config.SHAPE_CHANGE, stats.shape_changes, stats.first_shape_change),
@@ -53,16 +67,22 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
             graph_id, op_name, slot = kinds[k][:3]
             before, after = describe(modes[2 * j], vectors[2 * j]), describe(modes[2 * j + 1], vectors[2 * j + 1])
             step = int(pos[j] - stats.starts[k])
+            last = counts[k] == 1 and step + 1 == int(stats.steps[k])
+            if rule == config.SHAPE_CHANGE and last and _shrinks(modes[2 * j], vectors[2 * j], vectors[2 * j + 1]):
+                partial[graph_id] = partial.get(graph_id, 0) + 1
+                if partial[graph_id] > 1:  # a last partial batch: said once per function, not once per op
+                    continue
+                first_partial[graph_id] = len(out)
             what = "shape" if rule == config.SHAPE_CHANGE else "dtype"
             evidence = (
-                f"output {what} changed at step {step + 1} of {int(stats.steps[k])}: {before} -> {after} "
+                f"output {what} changed at trace {step + 1} of {int(stats.steps[k])}: {before} -> {after} "
                 f"({int(counts[k])} change(s))"
             )
             found_rule = rule
             # a batch size that alternates (train/eval, a last partial batch) is one finding with its own caption
             beat = batch_pattern.rhythm(run, stats, k) if rule == config.SHAPE_CHANGE and counts[k] >= 2 else None
             if beat is not None:
-                found_rule, evidence = config.BATCH_ALTERNATES, f"{beat.text()}; first at step {step + 1}"
+                found_rule, evidence = config.BATCH_ALTERNATES, f"{beat.text()}; first at trace {step + 1}"
             row = int(rows[2 * j + 1])
             out.append(
                 finding(
@@ -76,6 +96,10 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
                     evidence,
                 )
             )
+    for graph_id, at in first_partial.items():
+        if partial[graph_id] > 1:
+            more = partial[graph_id] - 1
+            out[at]["evidence"] += f"; a last partial batch: {more} more op(s) of this function shrank with it"
     return out
 
 
@@ -99,6 +123,8 @@ def zeros(
         run_len = int(stats.zero_run[k])
         if run_len < need or (not relu and types[k] in ZERO_BY_DESIGN):
             continue
+        if not relu and constant_zero.by_construction(run, kinds[k][0], kinds[k][1]):
+            continue  # a product with a constant zero (an LSTM's zero initial state), a cast of the literal 0
         end = int(stats.zero_run_end[k])
         begin = end - run_len + 1
         first_step = begin - int(stats.starts[k])
@@ -106,7 +132,7 @@ def zeros(
         graph_id, op_name, slot = kinds[k][:3]
         what = "every unit of this ReLU output is zero" if relu else "every element is zero"
         evidence = (
-            f"{what} for {run_len} consecutive step(s) (steps {first_step + 1}-{first_step + run_len} of "
+            f"{what} for {run_len} consecutive trace(s) (traces {first_step + 1}-{first_step + run_len} of "
             f"{int(stats.steps[k])})"
         )
         if skipped is not None:
@@ -162,8 +188,8 @@ def magnitudes(
         if at >= 0:
             first = at - t.growth_steps
             evidence = (
-                f"max |x| grew {t.growth_factor:g}x or more per step for {t.growth_steps} steps: "
-                f"{mags[first]:.3g} at step {first + 1} -> {mags[at]:.3g} at step {at + 1}"
+                f"max |x| grew {t.growth_factor:g}x or more per trace for {t.growth_steps} traces: "
+                f"{mags[first]:.3g} at trace {first + 1} -> {mags[at]:.3g} at trace {at + 1}"
             )
             row = int(rows[at])
             out.append(
@@ -172,8 +198,12 @@ def magnitudes(
         if _is_gradient(op_name):
             small = (mags > 0) & (mags < t.vanish_floor)
             at = _first_run(small, t.vanish_steps)
+            if at >= 0 and cancellation.cancels(
+                run, graph_id, op_name, int(rows[at]), mags[at], _max_abs, t.vanish_floor
+            ):
+                at = -1  # a sum whose exact value is 0 (the gradient through a row mean): small by construction
             if at >= 0:
-                evidence = f"gradient max |x| {mags[at]:.3g} < {t.vanish_floor:g} for {t.vanish_steps} steps"
+                evidence = f"gradient max |x| {mags[at]:.3g} < {t.vanish_floor:g} for {t.vanish_steps} traces"
                 row = int(rows[at])
                 out.append(
                     finding(

@@ -42,8 +42,13 @@ export interface RootCauseForward {
 
 /** The data carried the NaN (analysis/producer.py _data): which batch and, with FULL_TENSOR, where. */
 export interface RootCauseData {
-  /** 0-based: the iterator op's run that handed it out. */
-  batch: number;
+  /** 0-based: the iterator op's run that handed it out; null when no iterator output after it held the NaN. */
+  batch: number | null;
+  /**
+   * The NaN was born inside a tf.data function (a map's division): the producer's line is the one to fix, and the
+   * pipeline's line (source_op, user_frame) is context, the dataset it was made in. False: the data came in with it.
+   */
+  born_in_pipeline: boolean;
   /** Index tuples of the first non-finite elements; null when the mode records no values. */
   positions: number[][] | null;
   note: string;

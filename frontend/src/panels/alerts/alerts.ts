@@ -30,6 +30,8 @@ const TYPE_LABEL: Record<string, string> = {
 };
 /** What one alert is (the report says the same: analysis/report_text.py ALERT_UNIT). */
 export const ALERT_UNIT = 'one per non-finite traced tensor or eager execution';
+/** What one rule finding is: an op's output where the rule first held (not one per traced tensor). */
+export const FINDING_UNIT = "one per op's output the rule holds for, where it first held";
 
 export class AlertsPanel {
   readonly panel = new Panel('Alerts', 'panel-alerts');
@@ -137,12 +139,17 @@ export class AlertsPanel {
         el('span', '', `${open ? '▾' : '▸'} ${TYPE_LABEL[type] ?? type}`),
         el('span', 'alert-count', n.toLocaleString('en-US')),
       );
-      b.title = `${n.toLocaleString('en-US')} alerts: ${ALERT_UNIT}`;
+      b.title = `${n.toLocaleString('en-US')} alerts: ${type === 'InfNanAlert' ? ALERT_UNIT : FINDING_UNIT}`;
       b.addEventListener('click', () => this.ctl.setAlertType(open ? null : type));
       rows.push(b);
     }
     // The unit, where the count is shown: TensorFlow's own monitor counts one alert per output slot.
-    if (rows.length) rows.push(el('div', 'alert-unit muted', `1 alert = ${ALERT_UNIT}`));
+    // Each caption only for the kinds listed: a rule finding is not "one per non-finite traced tensor" (#38 item 8)
+    const kinds = Object.entries(byType).filter(([, n]) => n > 0);
+    if (kinds.some(([type]) => type === 'InfNanAlert'))
+      rows.push(el('div', 'alert-unit muted', `1 NaN/∞ alert = ${ALERT_UNIT}`));
+    if (kinds.some(([type]) => type !== 'InfNanAlert'))
+      rows.push(el('div', 'alert-unit muted', `1 rule finding = ${FINDING_UNIT}`));
     this.types.replaceChildren(...rows);
     // One line, whatever the number of rules the dump cannot judge (the list below keeps its height); the title
     // says each rule's need and the call that would let it be judged.

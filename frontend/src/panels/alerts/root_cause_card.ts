@@ -12,6 +12,7 @@ import { el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { baseName } from '../stack_trace/fold.ts';
 import { graphKind, graphKindShort } from '../../widgets/graph_names.ts';
+import { ordinal } from '../../widgets/ordinal.ts';
 
 const TITLES: Record<string, string> = {
   clean: 'No non-finite values',
@@ -63,7 +64,14 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     graph.title = `${p.graph_name}: ${graphKind(p.graph_name)}`;
     title.append(graph);
   }
-  title.append(el('span', 'muted', ` · execution ${p.run_number + 1}`));
+  // An op's k-th run: "trace" for a graph op (Graph Execution's rows), "execution" only for the timeline's (eager)
+  const nth = el(
+    'span',
+    'muted rc-nth',
+    ` · ${ordinal(p.run_number + 1)} ${p.alert.source === 'execution' ? 'execution' : 'trace'}`,
+  );
+  nth.title = 'How many times this op had run: its traces in Graph Execution (executions: the timeline, eager ops)';
+  title.append(nth);
   if (p.user_frame)
     title.append(el('span', 'rc-where-short', ` · ${baseName(p.user_frame.path)}:${p.user_frame.line}`));
   if (rc.report_text) title.append(copyButton(rc.report_text));
@@ -100,9 +108,16 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     const at = p.data.positions?.length
       ? ` · non-finite at ${p.data.positions.map((x) => `(${x.join(', ')})`).join(' ')}`
       : '';
-    data.append(el('span', '', `the data carried it: batch ${p.data.batch + 1}${at}`));
+    const batch = p.data.batch === null ? 'a batch' : `batch ${p.data.batch}`; // from 0, as the report and JSON
+    // Born inside the pipeline (a map function's division): the op's own line is the fix, the dataset's is context
+    const head = p.data.born_in_pipeline
+      ? `born in the input pipeline, reached ${batch}`
+      : `the data carried it: ${batch}`;
+    data.append(el('span', '', `${head}${at}`));
     card.append(data);
-    if (p.data.source_op)
+    if (p.data.source_op && p.data.born_in_pipeline)
+      card.append(sourceLine(p.data.user_frame, null, `the dataset built by ${p.data.source_op} at`, 'rc-context'));
+    else if (p.data.source_op)
       card.append(sourceLine(p.data.user_frame, p.data.source_line, `made by ${p.data.source_op}`, 'rc-fix'));
   }
   if (p.capsule_batch) {

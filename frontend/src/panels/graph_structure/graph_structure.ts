@@ -26,6 +26,7 @@ import { DrawnGraphView } from './drawn_graph.ts';
 import { compareLegend, nodeDifferences, paintDifferences } from './compare_paint.ts';
 import { maximiseButton } from './maximise.ts';
 import { LayoutClient } from './layout_client.ts';
+import { ordinal } from '../../widgets/ordinal.ts';
 
 /** How many neighbourhoods' scope choices the panel remembers (Back and forth over a walk finds them again). */
 const KEPT_CHOICES = 32;
@@ -133,8 +134,8 @@ export class GraphStructurePanel {
     if (!row || !m) return;
     const first = row.first_nonfinite_step;
     this.sparkText.textContent =
-      `health over ${row.steps.toLocaleString('en-US')} step(s)` +
-      (first !== null ? ` · first NaN/∞ at step ${first + 1}` : ' · never NaN/∞');
+      `health over ${row.steps.toLocaleString('en-US')} trace(s)` +
+      (first !== null ? ` · first NaN/∞ at its ${ordinal(first + 1)} trace` : ' · never NaN/∞');
     this.spark.dataset.firstNonfinite = first === null ? '' : String(first);
     const w = Math.max(2, Math.floor(240 / Math.max(m.columns, 1)));
     const ctx = prepareCanvas(this.sparkCanvas, w * m.columns, 12);

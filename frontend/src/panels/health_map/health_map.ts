@@ -92,7 +92,7 @@ export class HealthMapPanel {
     }
     this.info.textContent =
       `ops ${m.total ? m.begin + 1 : 0}–${m.end} of ${m.total.toLocaleString('en-US')} · ` +
-      `${m.steps.toLocaleString('en-US')} steps, ${m.bin} per cell`;
+      `${m.steps.toLocaleString('en-US')} traces per op, ${m.bin} per cell`;
     this.prev.disabled = m.begin === 0;
     this.next.disabled = m.end >= m.total;
     this.draw(m);
@@ -193,10 +193,10 @@ function clip(ctx: CanvasRenderingContext2D, text: string, width: number): strin
 function cellText(row: HealthMapRow, c: number, m: HealthMapResponse): string {
   const slot = row.output_slot ? `:${row.output_slot}` : '';
   const op = `${row.op_name}${slot} (${row.op_type}) in ${row.graph_name}`;
-  if (c < 0) return `${op} · ${row.steps.toLocaleString('en-US')} steps`;
+  if (c < 0) return `${op} · ${row.steps.toLocaleString('en-US')} traces`;
   const first = m.step_begin + c * m.bin + 1;
   const last = Math.min(first + m.bin - 1, m.step_end);
-  const steps = first === last ? `step ${first}` : `steps ${first}–${last}`;
+  const steps = first === last ? `trace ${first}` : `traces ${first}–${last}`;
   if ((row.trace[c] ?? -1) < 0) return `${op}\n${steps}: not recorded`;
   const bad = row.nonfinite[c] ?? 0;
   const zero = row.zero[c];
