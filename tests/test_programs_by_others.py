@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dumps
 import pytest
-from test_root_cause import culprit_line, only_run
+from run_helpers import culprit_line, only_run
 
 from tensorboard_plugin_dbg.analysis.root_cause import analyze
 
