@@ -42,7 +42,8 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
         wait_text(card, r"step 4 · epoch 0 · batch 4")
         wait_text(by_testid(card, "capsule-trigger"), r"trigger: (loss|gradient of \S+): \d+ NaN")
         wait_text(by_testid(card, "capsule-verdict"), r"replay: reproduced")
-        wait_text(by_testid(card, "capsule-command"), r"python -m tensorboard_plugin_dbg replay .*capsule_fit\.py")
+        # the folder only: pasted, replay shows the recorded program and asks (no `--`, nothing from the manifest)
+        wait_text(by_testid(card, "capsule-command"), r"python -m tensorboard_plugin_dbg replay \S*capsule-step\d+$")
         first_sample = by_testid(card, "capsule-samples").locator("tbody tr").first
         # the poison here is a finite negative feature (its sqrt is the NaN): no sample holds a non-finite value
         # (test_capsule.py checks that a NaN sample comes first)
