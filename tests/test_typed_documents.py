@@ -1,8 +1,8 @@
 """#40 item 4: the capsule manifest, the replay verdict and the compare document are typed once
 (reader/capsule_manifest.py, analysis/compare/document.py) with their format versions; `dict[str, Any]` is left
 where a value is open by nature (WSGI's environ, an OpenAPI document, TensorFlow objects in the training process),
-each with its reason, and the package holds at most 15 (87 at d3721ef, 12 now). The manifest's type tolerates fields a newer
-writer adds."""
+each with its reason, and the package holds at most 15 (87 at d3721ef, 12 now). The manifest's type tolerates
+fields a newer writer adds."""
 
 from __future__ import annotations
 
