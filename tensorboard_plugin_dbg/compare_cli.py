@@ -24,6 +24,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from tensorboard_plugin_dbg.analysis.compare.document import CompareDocument
     from tensorboard_plugin_dbg.index.protocol import RunQueries
 
 EXIT_SAME, EXIT_DIVERGED, EXIT_CANNOT = 0, 1, 2
@@ -96,7 +97,7 @@ def _context(args: argparse.Namespace) -> dict[str, str]:
     }
 
 
-def _write_html(path: str, doc: dict[str, Any], context: dict[str, str]) -> None:
+def _write_html(path: str, doc: CompareDocument, context: dict[str, str]) -> None:
     from tensorboard_plugin_dbg.analysis import html_page
 
     with open(path, "w", encoding="utf-8") as f:

@@ -28,7 +28,9 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
+
+from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
 
 MODES = ("FULL_HEALTH", "FULL_TENSOR")
 CAPSULE_ENV, MODE_ENV = "TBDBG_CAPSULE_REPLAY", "TBDBG_CAPSULE_REPLAY_MODE"  # capsule/replay_mode.py reads them
@@ -85,7 +87,7 @@ def _options(args: argparse.Namespace) -> _Options:
     return _Options(mode, yes, rest[1:] if rest[:1] == ["--"] else rest)
 
 
-def _plan(capsule_path: str, manifest: dict[str, Any], options: _Options) -> _Plan:
+def _plan(capsule_path: str, manifest: Manifest, options: _Options) -> _Plan:
     """What will run: the command, its folder and the variables added (CapsuleError for a malformed program)."""
     from tensorboard_plugin_dbg.reader import capsule_files
 

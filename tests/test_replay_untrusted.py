@@ -7,8 +7,10 @@ program (it writes the verdict a NanCapsule in replay mode would write): no Tens
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import sys
 import pytest
 
 from tensorboard_plugin_dbg import capsule
+from tensorboard_plugin_dbg.analysis import capsule_summary, capsule_text
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
 
@@ -156,16 +159,14 @@ def test_control_characters_in_the_recorded_command_are_escaped(crafted):
         crafted["folder"],
         program={"executable": sys.executable, "argv": [script, "\x1b[2K\r  replay it: looks-safe\u202e"], "cwd": "/"},
     )
-    for proc in (
-        _replay(crafted["folder"]),
-        subprocess.run(
-            [sys.executable, "-m", "tensorboard_plugin_dbg", "report", crafted["folder"]],
-            capture_output=True,
-            text=True,
-        ),
-    ):
+    replayed = _replay(crafted["folder"])
+    reported = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", crafted["folder"]], capture_output=True, text=True
+    )
+    for proc in (replayed, reported):
         assert "\x1b" not in proc.stdout and "\r" not in proc.stdout and "\u202e" not in proc.stdout, proc.stdout
-        assert "\\u001b[2K\\u000d" in proc.stdout and "\\u202e" in proc.stdout, proc.stdout
+    assert "\\u001b[2K\\u000d" in replayed.stdout and "\\u202e" in replayed.stdout, replayed.stdout
+    assert "looks-safe" not in reported.stdout  # report's replay command names nothing from the manifest
 
 
 @pytest.mark.parametrize(
@@ -182,3 +183,34 @@ def test_a_malformed_manifest_is_a_sentence_for_replay_and_report(crafted, text)
     for proc in (replay, report):
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
         assert "manifest.json" in proc.stdout + proc.stderr
+
+
+def test_the_cards_copied_command_asks_before_running_anything_the_capsule_names(crafted, tmp_path):
+    """#37 (#40 item 3's card): "Copy replay command" gave `cd CWD && EXECUTABLE -m tensorboard_plugin_dbg replay
+    FOLDER -- EXECUTABLE ARGV`, all from the manifest: pasted, `--` ran the recorded program unasked (and the recorded
+    interpreter ran before replay could ask). The card's, report's and the notice's command now name the viewer's
+    interpreter and the folder only: pasted without a terminal, nothing runs and replay exits 2."""
+    impostor = tmp_path / "python-impostor"
+    impostor.write_text(f'#!/bin/sh\ntouch {tmp_path / "impostor-ran"}\nexec {sys.executable} "$@"\n')
+    impostor.chmod(0o755)
+    _edit_manifest(
+        crafted["folder"],
+        program={
+            "executable": str(impostor),
+            "argv": [crafted["script"], str(crafted["marker"])],
+            "cwd": str(tmp_path),
+        },
+    )
+    logdir = os.path.dirname(crafted["folder"])
+    card = capsule_summary.summary(crafted["folder"], logdir)
+    command = card["replay_command"]
+    assert "--" not in shlex.split(command) and str(impostor) not in command and "cd " not in command, command
+    with io.StringIO() as out:
+        capsule_text.report_capsules(logdir, out)
+        assert f"replay it: {command}\n" in out.getvalue()
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run(
+        ["/bin/sh", "-c", command], capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=120
+    )
+    assert proc.returncode == 2 and "--yes" in proc.stdout, proc.stdout + proc.stderr
+    assert not crafted["marker"].exists() and not (tmp_path / "impostor-ran").exists()  # nothing ran

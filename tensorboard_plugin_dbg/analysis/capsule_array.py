@@ -12,11 +12,11 @@ import os
 import posixpath
 import threading
 from collections import OrderedDict
-from typing import Any
 
 from tensorboard_plugin_dbg.analysis import tensor_stats, tensor_values
 from tensorboard_plugin_dbg.index.protocol import NotFound, RecordGone
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, storage, tensor_content
+from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
 from tensorboard_plugin_dbg.wire import types as wire
 
 GROUPS: tuple[wire.CapsuleArrayGroup, ...] = ("batch", "weights", "optimizer")
@@ -64,7 +64,7 @@ def npy(logdir: str, capsule: str, group: str, name: str) -> tuple[tensor_conten
     return loc, f"capsule-step{int(manifest['step'])}_{group}_{name.replace('/', '_')}{suffix}.npy"
 
 
-def _located(logdir: str, capsule: str, group: str, name: str) -> tuple[tensor_content.TensorLocation, dict[str, Any]]:
+def _located(logdir: str, capsule: str, group: str, name: str) -> tuple[tensor_content.TensorLocation, Manifest]:
     folder = capsule_folder(logdir, capsule)
     try:
         return capsule_arrays.locate(folder, group, name)

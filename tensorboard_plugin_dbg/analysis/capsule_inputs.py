@@ -24,6 +24,7 @@ from tensorboard_plugin_dbg.analysis import explain, links, root_cause
 from tensorboard_plugin_dbg.analysis.health import describe
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files
+from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
 from tensorboard_plugin_dbg.wire import types as wire
 
 REPLAY_FOLDER = "replay"  # capsule/replay_mode.py writes the replay's dump there
@@ -100,7 +101,7 @@ def _amend(run: RunQueries, folder: str, p: wire.RootCauseProducer) -> wire.Root
     return amended
 
 
-def _sentence(p: wire.RootCauseProducer, read: list[tuple[str, np.ndarray]], manifest: dict[str, Any]) -> str | None:
+def _sentence(p: wire.RootCauseProducer, read: list[tuple[str, np.ndarray]], manifest: Manifest) -> str | None:
     """The NaN came with the batch (its first non-finite element), or the op received a finite value outside its
     domain (the first such element and its value)."""
     place = f"batch {manifest.get('batch_index', '?')} of epoch {manifest.get('epoch', '?')}"

@@ -6,11 +6,10 @@ says so."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from tensorboard_plugin_dbg.reader import capsule_files, storage
+from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files
+from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
 from tensorboard_plugin_dbg.wire import types as wire
 
 TOP_ROWS = 8  # rows listed on the card
@@ -18,21 +17,24 @@ _CARRY = 0.9  # "carry" names the fewest rows holding this share of the finite l
 _FEW = 3  # ... when they are at most this many
 
 
-def per_sample_loss(folder: str, manifest: dict[str, Any]) -> np.ndarray | None:
+def per_sample_loss(folder: str, manifest: Manifest) -> np.ndarray | None:
+    """The per-sample loss of the capsule at `folder` (a path or a URL), read where it lies in forensics.npz."""
+    if "forensics" not in manifest["files"]:
+        return None
     try:
-        group = capsule_files.read_optional_group(folder, manifest, "forensics")
+        loc = capsule_arrays.locate_group(folder, manifest, "forensics").get("per_sample_loss")
+        return None if loc is None else capsule_arrays.read_whole(loc)
     except capsule_files.CapsuleError:  # listed but damaged: the sentence says so
         return None
-    return None if group is None or "per_sample_loss" not in group else group["per_sample_loss"]
 
 
-def sentence(values: np.ndarray | None, manifest: dict[str, Any]) -> str:
+def sentence(values: np.ndarray | None, manifest: Manifest) -> str:
     """The per-sample loss in one sentence."""
     if values is None:
         why = (manifest.get("forensics") or {}).get("why")
         if "forensics" in (manifest.get("files") or {}):
             why = "forensics.npz is unreadable"
-        return why or "not recorded by this capsule's version"
+        return str(why or "not recorded by this capsule's version")
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
         kinds = sorted({"NaN" if np.isnan(values[i]) else "inf" for i in bad[:64]})
@@ -48,10 +50,8 @@ def sentence(values: np.ndarray | None, manifest: dict[str, Any]) -> str:
     return f"spread: the top row ({int(order[0])}) carries {share[0] * 100:.0f} % of the loss ({len(values):,} samples)"
 
 
-def card_fields(folder: str, manifest: dict[str, Any]) -> wire.CapsuleSampleLoss:
+def card_fields(folder: str, manifest: Manifest) -> wire.CapsuleSampleLoss:
     """The card's `sample_loss`: the sentence and the top rows (non-finite first, then by loss)."""
-    if storage.is_remote(folder):
-        return {"text": "shown by `report` (a local copy), not on a remote capsule's card", "rows": [], "samples": 0}
     values = per_sample_loss(folder, manifest)
     rows: list[wire.CapsuleLossRow] = []
     if values is not None:

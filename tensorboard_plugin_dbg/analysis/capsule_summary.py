@@ -2,24 +2,38 @@
 training, replay verdict and command, the batch per sample (the bad samples first: which sample did it) and the
 variables holding non-finite values. A damaged capsule is listed as such, with the reader's message.
 
-A capsule's arrays are read once per version of its files (the manifest's and the verdict's mtimes): the route may
-be asked again and again while the dashboard is open."""
+One builder for a local logdir and a URL's (capsule_cards_remote.py lists a URL's capsule folders and calls
+`cached`): the manifest, then every array located in its `.npz` where it lies (reader/capsule_arrays.py, through the
+storage layer: a path or a URL alike) and read block by block (analysis/capsule_samples.py), so a card's memory is a
+block's whatever the capsule claims. `card` assembles the card from its parts, in one place.
+
+A card is built once per version of its capsule (the manifest's and the verdict's mtimes, or their ETags in a
+URL's listing): the route may be asked again and again while the dashboard is open."""
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+import typing
 
-import numpy as np
-
-from tensorboard_plugin_dbg.analysis import capsule_rows, capsule_text
+from tensorboard_plugin_dbg.analysis import capsule_rows, capsule_samples, capsule_text
+from tensorboard_plugin_dbg.analysis.capsule_samples import health
 from tensorboard_plugin_dbg.index.protocol import Catalog
-from tensorboard_plugin_dbg.reader import capsule_files, storage
+from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, storage
+from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
+from tensorboard_plugin_dbg.reader.tensor_content import TensorLocation
 from tensorboard_plugin_dbg.wire import types as wire
 
-SAMPLES_SHOWN = 50
-_cache: dict[str, tuple[tuple[float, float], wire.CapsuleInfo]] = {}
+SAMPLES_SHOWN = capsule_samples.SAMPLES_SHOWN
+# the card's trigger kinds (a spike rule's trigger is its loss's or gradients'; its `text` says which rule)
+_KINDS: dict[str, typing.Literal["loss", "gradient"]] = {
+    "loss": "loss",
+    "loss_spike": "loss",
+    "gradient": "gradient",
+    "grad_spike": "gradient",
+}
+Version = tuple[object, ...]
+_cache: dict[str, tuple[Version, str, wire.CapsuleInfo]] = {}  # folder (path or URL) -> (version, created, card)
 _cache_lock = threading.Lock()
 
 
@@ -27,21 +41,30 @@ def capsules(catalog: Catalog) -> wire.CapsulesResponse:
     """The cards of a local logdir (a URL's: capsule_cards_remote.capsules)."""
     run_names = [r.name for r in catalog.runs()]
     logdir = os.path.abspath(catalog.logdir)
-    infos = [_cached(folder, logdir, run_names) for folder in capsule_files.capsules_below(logdir)]
+    infos = []
+    for folder in capsule_files.capsules_below(logdir):
+        version = (
+            _mtime(os.path.join(folder, capsule_files.MANIFEST)),
+            _mtime(os.path.join(folder, capsule_files.VERDICT)),
+        )
+        _created, info = cached(folder, os.path.relpath(folder, logdir), version)
+        replay_dir = storage.relpath(storage.join(folder, capsule_files.REPLAY_DIR), logdir)
+        infos.append(with_replay_run(info, replay_dir, run_names))
     return {"logdir": catalog.logdir, "capsules": infos}
 
 
-def _cached(folder: str, logdir: str, run_names: list[str]) -> wire.CapsuleInfo:
-    version = (_mtime(os.path.join(folder, capsule_files.MANIFEST)), _mtime(os.path.join(folder, "replay.json")))
+def cached(
+    folder: str, rel: str, version: Version, listed: dict[str, int] | None = None
+) -> tuple[str, wire.CapsuleInfo]:
+    """build's answer, kept while `version` stays the capsule's."""
     with _cache_lock:
         hit = _cache.get(folder)
     if hit is not None and hit[0] == version:
-        info = hit[1]
-    else:
-        info = summary(folder, logdir)
-        with _cache_lock:
-            _cache[folder] = (version, info)
-    return with_replay_run(info, storage.relpath(storage.join(folder, capsule_files.REPLAY_DIR), logdir), run_names)
+        return hit[1], hit[2]
+    created, info = build(folder, rel, listed)
+    with _cache_lock:
+        _cache[folder] = (version, created, info)
+    return created, info
 
 
 def with_replay_run(info: wire.CapsuleInfo, replay_dir: str, run_names: list[str]) -> wire.CapsuleInfo:
@@ -58,11 +81,21 @@ def _mtime(path: str) -> float:
 
 
 def summary(folder: str, logdir: str) -> wire.CapsuleInfo:
-    rel = os.path.relpath(folder, logdir)
+    """The card of the capsule at local path `folder` under `logdir` (uncached)."""
+    return build(folder, os.path.relpath(folder, logdir))[1]
+
+
+def build(folder: str, rel: str, listed: dict[str, int] | None = None) -> tuple[str, wire.CapsuleInfo]:
+    """(the manifest's `created`, the card) of the capsule at `folder` (a path, or a URL with the sizes its listing
+    gave: `listed`); a damaged one's card says why."""
     try:
-        return _summary(capsule_files.load(folder), rel)
+        manifest = capsule_files.read_manifest(folder)
+        if listed is not None:  # missing or truncated from the listing, without a request
+            capsule_files.check_listed_files(folder, manifest, listed)
+        located = {group: capsule_arrays.locate_group(folder, manifest, group) for group in capsule_files.GROUPS}
+        return str(manifest.get("created", "")), card(folder, rel, manifest, located)
     except DAMAGE as e:
-        return damaged(rel, e)
+        return "", damaged(rel, e)
 
 
 # what reading one capsule may raise: each is that capsule's damaged card, never the route's 500 (a manifest of the
@@ -88,27 +121,16 @@ def damaged(rel: str, e: BaseException) -> wire.CapsuleInfo:
     return {"path": rel, "status": "damaged", "error": f"{rel}: unexpected content ({type(e).__name__}: {e})"}
 
 
-def _summary(capsule: capsule_files.Capsule, rel: str) -> wire.CapsuleInfo:
-    return card(
-        capsule.path,
-        rel,
-        capsule.manifest,
-        _samples(capsule.batch),
-        _bad_weights(capsule),
-        _arrays(capsule),
-    )
-
-
 def card(
     folder: str,
     rel: str,
-    manifest: dict[str, Any],
-    samples: tuple[list[wire.CapsuleSample], int],
-    bad_weights: list[wire.CapsuleBadWeight],
-    arrays: list[wire.CapsuleArrayInfo],
+    manifest: Manifest,
+    located: dict[str, dict[str, TensorLocation]],
 ) -> wire.CapsuleInfo:
-    """A readable capsule's card from what was read of it (`folder` a path or URL: capsule_cards_remote.py)."""
+    """A readable capsule's card, assembled from its parts (`folder` a path or URL; `located`: each group's arrays
+    where they lie). A new card field is one line here, computed in its own module from these arguments."""
     trigger = manifest["trigger"]
+    samples = capsule_samples.top_samples(located["batch"])
     verdict = capsule_files.read_verdict(folder)
     return {
         "path": rel,
@@ -117,72 +139,32 @@ def card(
         "epoch": manifest.get("epoch"),
         "batch_index": manifest.get("batch_index"),
         "trigger": {
-            "kind": trigger.get("kind", "unknown"),
+            "kind": _KINDS.get(str(trigger.get("kind")), "unknown"),
             "name": str(trigger.get("name")),
             "health": health(trigger.get("health") or {}),
             "text": capsule_text.trigger_text(trigger),
         },
-        "verdict": verdict.get("verdict") if verdict else None,
+        "verdict": _known(verdict.get("verdict") if verdict else None),  # replay.json may come from someone else
         "verdict_text": capsule_text.verdict_text(verdict),
-        "replay_command": capsule_text.replay_command(folder, manifest),
+        "replay_command": capsule_text.review_command(folder),  # asks before running (#37)
         "replay_run": None,
         "samples": samples[0][:SAMPLES_SHOWN],
         "samples_total": samples[1],
-        "bad_weights": bad_weights,
-        "arrays": arrays,
+        "bad_weights": capsule_samples.bad_weights(located),
+        "arrays": _arrays(located),
         "sample_loss": capsule_rows.card_fields(folder, manifest),  # #36: per-sample loss at the trigger
     }
 
 
-def health(counts: dict[str, int]) -> wire.CapsuleHealth:
-    return {
-        "size": int(counts.get("size", 0)),
-        "nan": int(counts.get("nan", 0)),
-        "pos_inf": int(counts.get("pos_inf", 0)),
-        "neg_inf": int(counts.get("neg_inf", 0)),
-    }
-
-
-def _arrays(capsule: capsule_files.Capsule) -> list[wire.CapsuleArrayInfo]:
+def _arrays(located: dict[str, dict[str, TensorLocation]]) -> list[wire.CapsuleArrayInfo]:
+    """What Tensor Values can open (route capsule_array), as located: names, dtypes, shapes."""
     listed: list[wire.CapsuleArrayInfo] = []
-    for name, a in capsule.batch.items():
-        listed.append({"group": "batch", "name": name, "dtype": str(a.dtype), "shape": [int(d) for d in a.shape]})
-    for name, a in capsule.weights.items():
-        listed.append({"group": "weights", "name": name, "dtype": str(a.dtype), "shape": [int(d) for d in a.shape]})
-    for name, a in capsule.optimizer.items():
-        listed.append({"group": "optimizer", "name": name, "dtype": str(a.dtype), "shape": [int(d) for d in a.shape]})
+    for group in ("batch", "weights", "optimizer"):
+        for name, loc in located[group].items():
+            listed.append({"group": group, "name": name, "dtype": loc.dtype, "shape": [int(d) for d in loc.shape]})
     return listed
 
 
-def _samples(batch: dict[str, np.ndarray]) -> tuple[list[wire.CapsuleSample], int]:
-    return top_samples(batch)
-
-
-def top_samples(batch: dict[str, np.ndarray], shown: int = SAMPLES_SHOWN) -> tuple[list[wire.CapsuleSample], int]:
-    """The `shown` first rows of the per-sample table — the bad samples first (which sample did it), then by max |x|,
-    then by array and sample — and the table's length. Picked from numpy columns (lexsort over the batch's samples):
-    no Python object per sample."""
-    names = list(batch)
-    columns = [capsule_files.per_sample_columns(batch[name]) for name in names]
-    if not columns:
-        return [], 0
-    bad = np.concatenate([c[0] for c in columns])
-    peak = np.concatenate([c[1] for c in columns])
-    which = np.concatenate([np.full(len(c[0]), i, np.int64) for i, c in enumerate(columns)])
-    sample = np.concatenate([np.arange(len(c[0]), dtype=np.int64) for c in columns])
-    order = np.lexsort((sample, which, -peak, -bad))[:shown]
-    rows: list[wire.CapsuleSample] = [
-        {"array": names[which[i]], "sample": int(sample[i]), "nonfinite": int(bad[i]), "max_abs": float(peak[i])}
-        for i in order
-    ]
-    return rows, len(bad)
-
-
-def _bad_weights(capsule: capsule_files.Capsule) -> list[wire.CapsuleBadWeight]:
-    bad: list[wire.CapsuleBadWeight] = []
-    for group, arrays in (("weights", capsule.weights), ("optimizer", capsule.optimizer)):
-        for name, array in arrays.items():
-            h = health(capsule_files.health_counts(array))
-            if h["nan"] or h["pos_inf"] or h["neg_inf"]:
-                bad.append({"name": name, "group": "weights" if group == "weights" else "optimizer", **h})
-    return bad
+def _known(verdict: str | None) -> wire.CapsuleVerdict | None:
+    """A verdict the card's type names (an unknown word from a crafted replay.json: none, its text says it)."""
+    return next((v for v in typing.get_args(wire.CapsuleVerdict) if v == verdict), None)

@@ -8,9 +8,10 @@ from typing import Any
 
 from tensorboard_plugin_dbg.analysis import capsule_rows
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_remote, storage
-from tensorboard_plugin_dbg.reader.capsule_words import replay_command, trigger_text, where_text
+from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest, Verdict
+from tensorboard_plugin_dbg.reader.capsule_words import review_command, trigger_text, where_text
 
-__all__ = ["capsule_section", "replay_command", "report_capsules", "trigger_text", "verdict_text", "where_text"]
+__all__ = ["capsule_section", "report_capsules", "review_command", "trigger_text", "verdict_text", "where_text"]
 
 VERDICT_WORDS = {
     "reproduced": "reproduced (the step triggers again: the code or the data, not chance)",
@@ -20,7 +21,7 @@ VERDICT_WORDS = {
 }
 
 
-def verdict_text(verdict: dict[str, Any] | None) -> str:
+def verdict_text(verdict: Verdict | None) -> str:
     if verdict is None:
         return "not replayed yet"
     words = VERDICT_WORDS.get(str(verdict.get("verdict")), str(verdict.get("verdict")))
@@ -45,7 +46,7 @@ def capsule_section(folder: str, listed: dict[str, int] | None = None) -> str:
         return f"capsule {folder}: DAMAGED: unexpected content in its manifest ({type(e).__name__}: {e})\n"
 
 
-def _section(folder: str, manifest: dict[str, Any]) -> str:
+def _section(folder: str, manifest: Manifest) -> str:
     lines = [
         f"capsule {folder}",
         f"  trigger: {trigger_text(manifest['trigger'])}",
@@ -54,7 +55,7 @@ def _section(folder: str, manifest: dict[str, Any]) -> str:
         f"  per-sample loss: {capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)}",
     ]
     if capsule_files.read_verdict(folder) is None:
-        lines.append(f"  replay it: {replay_command(folder, manifest)}")
+        lines.append(f"  replay it: {review_command(folder)}")
     return "\n".join(lines) + "\n"
 
 

@@ -5,9 +5,10 @@ artifact."""
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from tensorboard_plugin_dbg.analysis import report_text
+from tensorboard_plugin_dbg.analysis.compare.document import CompareDocument
+from tensorboard_plugin_dbg.wire import types as wire
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -34,7 +35,7 @@ def _page(title: str, body: str) -> str:
     )
 
 
-def _side(label: str, side: dict[str, Any] | None) -> str:
+def _side(label: str, side: wire.CompareSide | None) -> str:
     if side is None:
         return f"<div><h3>{label}</h3><p class='muted'>not in this run</p></div>"
     what = side.get("op_name") or side.get("op_type")
@@ -47,13 +48,13 @@ def _side(label: str, side: dict[str, Any] | None) -> str:
     )
 
 
-def _finding(first: dict[str, Any] | None) -> str:
+def _finding(first: wire.CompareFinding | None) -> str:
     if first is None:
         return "<div class='card ok' id='finding'><b>No divergence</b>: every aligned tensor within tolerance.</div>"
-    metric = (first.get("metric") or {}).get("summary")
+    metric = first["metric"]["summary"] if first["metric"] else None
     rows = "".join(
-        f"<tr><td>{_e(i['name'])}</td><td>{_e(i['status'])}</td><td>{_e((i.get('metric') or {}).get('summary'))}"
-        "</td></tr>"
+        f"<tr><td>{_e(i['name'])}</td><td>{_e(i['status'])}</td>"
+        f"<td>{_e(i['metric']['summary'] if i['metric'] else None)}</td></tr>"
         for i in first.get("inputs", [])
     )
     inputs = f"<table><tr><th>input</th><th>status</th><th>difference</th></tr>{rows}</table>" if rows else ""
@@ -64,14 +65,14 @@ def _finding(first: dict[str, Any] | None) -> str:
     )
 
 
-def _side_cell(side: dict[str, Any] | None) -> str:
+def _side_cell(side: wire.CompareSide | None) -> str:
     if side is None:
         return "<td class='muted'>—</td>"
     where = f"{side['file']}:{side['line']}" if side.get("file") else ""
     return f"<td>{_e(side.get('op_name') or side.get('op_type'))}:{_e(side.get('output'))}<br>{_e(where)}</td>"
 
 
-def compare_page(doc: dict[str, Any], context: dict[str, str] | None = None) -> str:
+def compare_page(doc: CompareDocument, context: dict[str, str] | None = None) -> str:
     """The comparison as one page to attach to a bug report: what was compared (folders, mode, tolerances, date,
     versions: `context`), the headline, and what the lists leave out with how to get the rest."""
     a, b, n = doc["a"], doc["b"], doc["counts"]
@@ -104,10 +105,10 @@ def compare_page(doc: dict[str, Any], context: dict[str, str] | None = None) -> 
             f"<td>{_e(item['metric'].get('summary'))}</td></tr>"
         )
     body.append("</table>")
-    for key, title in (("only_in_a", "Only in the baseline"), ("only_in_b", "Only in the changed run")):
+    for only, title in ((doc["only_in_a"], "Only in the baseline"), (doc["only_in_b"], "Only in the changed run")):
         body.append(f"<h2>{title}</h2><table>")
-        body += [f"<tr>{_side_cell(side)}<td>{_e(side.get('code'))}</td></tr>" for side in doc[key]]
-        body.append("</table>" if doc[key] else "</table><p class='muted'>none</p>")
+        body += [f"<tr>{_side_cell(side)}<td>{_e(side.get('code'))}</td></tr>" for side in only]
+        body.append("</table>" if only else "</table><p class='muted'>none</p>")
     body += [f"<p class='muted'>Note: {_e(note)}</p>" for note in doc.get("notes", [])]
     return _page(f"compare {a['run']} / {b['run']}", "".join(body))
 
@@ -125,7 +126,7 @@ def report_page(
         ok = r["status"] == "clean"
         body.append(f"<div class='card{' ok' if ok else ''}'><pre>{_e(report_text.run_section(r))}</pre></div>")
         for f in r["rules"]["findings"] if "rules" in r else []:
-            frame: dict[str, Any] = dict(f.get("user_frame") or {})
+            frame = f.get("user_frame")
             where = f"{frame.get('path')}:{frame.get('line')}" if frame else ""
             body.append(f"<p>{_e(f['type'])}: {_e(f['op_name'])} — {_e(f['evidence'])} <code>{_e(where)}</code></p>")
     if needs.strip():

@@ -42,6 +42,7 @@ class ApiApp:
     def __init__(self, get_catalog: Callable[[], Any]):
         self._get_catalog = get_catalog
 
+    # environ: the WSGI environment, a dict of any values by PEP 3333
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         request = Request(environ)
         return self.respond(request)(environ, start_response)

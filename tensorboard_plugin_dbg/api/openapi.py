@@ -20,9 +20,12 @@ from tensorboard_plugin_dbg.api.spec import RouteSpec
 WIRE_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire_schema.json")
 SERVER_URL = "/data/plugin/dbg"
 
+# An OpenAPI document or JSON Schema object: open-ended JSON by its standard (its shape is the standard's, not ours)
+Json = dict[str, Any]
+
 
 @functools.lru_cache(maxsize=1)
-def wire_schema() -> dict[str, Any]:
+def wire_schema() -> Json:
     """The JSON Schema (draft-07, `definitions`) of every wire.ts type."""
     with open(WIRE_SCHEMA_PATH, encoding="utf-8") as f:
         return json.load(f)
@@ -43,9 +46,9 @@ def _rewrite_refs(node: Any) -> Any:
     return node
 
 
-def _param_schema(p: params.Param) -> dict[str, Any]:
+def _param_schema(p: params.Param) -> Json:
     if p.kind == "int":
-        schema: dict[str, Any] = {
+        schema: Json = {
             "type": "integer",
             "minimum": p.minimum if p.minimum is not None else 0,
             "maximum": p.maximum if p.maximum is not None else params.MAX_INT,
@@ -73,7 +76,7 @@ def _param_schema(p: params.Param) -> dict[str, Any]:
     return schema
 
 
-def _parameter(p: params.Param) -> dict[str, Any]:
+def _parameter(p: params.Param) -> Json:
     out = {
         "name": p.name,
         "in": "query",
@@ -86,14 +89,14 @@ def _parameter(p: params.Param) -> dict[str, Any]:
     return out
 
 
-def _error(description: str) -> dict[str, Any]:
+def _error(description: str) -> Json:
     return {
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
     }
 
 
-def _operation(spec: RouteSpec) -> dict[str, Any]:
+def _operation(spec: RouteSpec) -> Json:
     ok_schema = (
         {"$ref": f"#/components/schemas/{spec.response}"}
         if spec.response
@@ -101,7 +104,7 @@ def _operation(spec: RouteSpec) -> dict[str, Any]:
     )
     if spec.content_type != "application/json":
         ok_schema = {"type": "string", "format": "binary"}
-    responses: dict[str, Any] = {
+    responses: Json = {
         "200": {
             "description": spec.response
             or ("OpenAPI document" if spec.content_type == "application/json" else spec.summary),
@@ -116,14 +119,14 @@ def _operation(spec: RouteSpec) -> dict[str, Any]:
         responses["404"] = _error(f"not_found: {spec.not_found or 'unknown run, index, graph, op or stack frame'}")
     responses["405"] = _error("method_not_allowed: only GET is answered")
     responses["500"] = _error("internal: a bug in the plugin (never caused by bad input)")
-    op: dict[str, Any] = {"operationId": spec.name.replace(".", "_"), "summary": spec.summary, "responses": responses}
+    op: Json = {"operationId": spec.name.replace(".", "_"), "summary": spec.summary, "responses": responses}
     if spec.params:
         op["parameters"] = [_parameter(p) for p in spec.params]
     return op
 
 
 @functools.lru_cache(maxsize=1)
-def document(routes: tuple[RouteSpec, ...]) -> dict[str, Any]:
+def document(routes: tuple[RouteSpec, ...]) -> Json:
     """The OpenAPI 3.1 document of the route table `routes` (routes.ROUTES; built once: the table is constant)."""
     schemas = _rewrite_refs(copy.deepcopy(wire_schema()["definitions"]))
     return {

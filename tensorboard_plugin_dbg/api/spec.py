@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tensorboard_plugin_dbg.api.params import Param
+from tensorboard_plugin_dbg.api.params import Param, Params
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,7 +17,7 @@ class RouteSpec:
     name: str
     summary: str
     params: tuple[Param, ...]
-    handler: Callable[[Any, dict[str, Any]], Any]  # (RunQueries or Catalog, parsed parameters) -> JSON value
+    handler: Callable[[Any, Params], Any]  # (RunQueries or Catalog, parsed parameters) -> JSON value
     response: str | None
     paged: bool = False
     # False for routes that must answer without touching the catalog (describing the API never starts indexing).

@@ -13,7 +13,10 @@ import os
 import sys
 from typing import Any, TextIO
 
+from typing_extensions import TypedDict
+
 from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
 from tensorboard_plugin_dbg.reader.capsule_words import replay_command, trigger_text, where_text
 
 _SHOWN = 4  # non-finite items listed after the trigger
@@ -24,7 +27,16 @@ _WHAT_NEXT = {
 }
 
 
-def capture(folder: str, out: TextIO | None = None) -> dict[str, Any]:
+class Announcement(TypedDict):
+    """What the block said at one capture (kept on the History fit returns: `history.nan_capsules`)."""
+
+    folder: str
+    step: int | None
+    replay_command: str
+    text: str
+
+
+def capture(folder: str, out: TextIO | None = None) -> Announcement:
     """Writes the block for the capsule at `folder` to stderr (or `out`) and returns what it said."""
     manifest = capsule_files.read_manifest(folder)
     text = block(folder, manifest)
@@ -39,7 +51,7 @@ def capture(folder: str, out: TextIO | None = None) -> dict[str, Any]:
     }
 
 
-def block(folder: str, manifest: dict[str, Any]) -> str:
+def block(folder: str, manifest: Manifest) -> str:
     trigger = manifest.get("trigger") or {}
     lines = [f"NanCapsule: non-finite {trigger_text(trigger)} at {where_text(manifest)}"]
     also = [trigger_text({**item, "all": []}) for item in (trigger.get("all") or [])[1:]]
@@ -54,7 +66,7 @@ def block(folder: str, manifest: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def into_history(model: Any, said: list[dict[str, Any]]) -> None:
+def into_history(model: Any, said: list[Announcement]) -> None:
     """After fit: the blocks said during it, on the History fit returns (`history.nan_capsules`)."""
     history = getattr(model, "history", None)
     if history is not None and said:

@@ -11,6 +11,7 @@ import shutil
 from typing import Any
 
 from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.reader.capsule_manifest import CompiledPass, Trigger, Verdict
 
 from . import structure
 
@@ -25,11 +26,11 @@ class Replay:
         self.mode = mode
         self.folder = os.path.abspath(capsule_path)
         self.capsule: capsule_files.Capsule | None = None
-        self.trigger: dict[str, Any] | None = None
+        self.trigger: Trigger | None = None
         self.dumping = False
         # the step re-run first as the run ran it (XLA-compiled, no dump): whether it ran, and its trigger
         self.compiled_pass = False
-        self.compiled_trigger: dict[str, Any] | None = None
+        self.compiled_trigger: Trigger | None = None
         try:
             self.capsule = capsule_files.load(capsule_path)
             self.folder = self.capsule.path
@@ -64,7 +65,7 @@ class Replay:
         without dumping, then under tfdbg2 un-compiled)."""
         return bool(self.capsule is not None and self.capsule.manifest.get("compiled"))
 
-    def record(self, trigger: dict[str, Any]) -> None:
+    def record(self, trigger: Trigger) -> None:
         if not self.dumping:
             self.compiled_pass = True
             self.compiled_trigger = self.compiled_trigger or trigger
@@ -111,7 +112,9 @@ class Replay:
             )
         elif self.compiled_pass and verdict == "reproduced" and self.compiled_trigger is None:
             why += "; the XLA-compiled step, as the run ran it, stayed finite"
-        compiled = {"ran": self.compiled_pass, "trigger": self.compiled_trigger} if self.compiled_run() else None
+        compiled: CompiledPass | None = None
+        if self.compiled_run():
+            compiled = {"ran": self.compiled_pass, "trigger": self.compiled_trigger}
         self._write(
             {
                 "verdict": verdict,
@@ -128,7 +131,7 @@ class Replay:
         self._write({"verdict": "cannot_replay", "reason": reason, "trigger": None, "mode": self.mode})
         raise SystemExit(EXIT_CANNOT)
 
-    def _write(self, verdict: dict[str, Any]) -> None:
+    def _write(self, verdict: Verdict) -> None:
         if os.path.isdir(self.folder):
             with open(os.path.join(self.folder, capsule_files.VERDICT), "w", encoding="utf-8") as f:
                 json.dump(verdict, f, indent=1, default=str)
@@ -142,7 +145,7 @@ def from_env() -> Replay | None:
     return Replay(path, mode if mode in MODES else "FULL_HEALTH")
 
 
-def _assign(variables: Any, arrays: dict[str, Any], what: str) -> None:
+def _assign(variables: Any, arrays: capsule_files.Arrays, what: str) -> None:
     names = structure.unique_names([v.path for v in variables])
     missing = [n for n in names if n not in arrays]
     if missing:

@@ -14,9 +14,11 @@ TensorFlow is imported inside the functions that run in the training process onl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+
+from tensorboard_plugin_dbg.reader.capsule_manifest import Health, Trigger
 
 from . import structure
 
@@ -33,7 +35,9 @@ class DeviceState:
         self.step: Any = None  # int64: the optimizer's step at the held capture
         self.ring: Any = None  # int64 [RING, 2]: (device step, held) of each trigger
         self.health: dict[int, Any] = {}  # per number of checked tensors: int64 [n, 4]
-        self.shadows: dict[str, Any] = {}  # model variable name -> its copy ("o:" + name for the optimizer's)
+        # model variable name -> its copy ("o:" + name for the optimizer's); Any: a tf.Variable (TensorFlow is imported
+        # lazily, in the training process only)
+        self.shadows: dict[str, Any] = {}
         self.layout: list[tuple[str, str]] = []  # (kind, name) of each checked tensor, as traced
         self.pre_step_names: list[str] = []
         self._owner: tuple[Any, Any] | None = None
@@ -71,6 +75,7 @@ class DeviceState:
     def count_step(self) -> Any:
         return self.counter.assign_add(1)
 
+    # snapshot: variable name -> its pre-step value (a tf.Tensor: TensorFlow is imported lazily here)
     def capture(self, checked: list[Any], snapshot: dict[str, Any], model: Any, optimizer: Any) -> Any:
         """Inside the rare branch: the slot filled when free; the trigger's device step in the ring."""
         import tensorflow as tf
@@ -95,7 +100,7 @@ class DeviceState:
         ring = self.ring.numpy()
         return [(int(ring[i % RING, 0]), bool(ring[i % RING, 1])) for i in range(max(old, new - RING), new)]
 
-    def trigger(self) -> dict[str, Any]:
+    def trigger(self) -> Trigger:
         """The held trigger: the first non-finite of the step (the loss, else the first gradient in the variables'
         order), and all."""
         counts = self.health[len(self.layout)].numpy()
@@ -113,17 +118,17 @@ class DeviceState:
         self.slot.assign(0)
 
 
-def first_bad(layout: list[tuple[str, str]], healths: list[dict[str, int]]) -> dict[str, Any]:
+def first_bad(layout: list[tuple[str, str]], healths: list[dict[str, int]]) -> Trigger:
     """The trigger: the first non-finite of the step (the loss, else the first gradient in the variables' order),
     and all of them."""
-    bad = [
-        {"kind": kind, "name": name, "health": health}
+    bad: list[Trigger] = [
+        {"kind": kind, "name": name, "health": cast(Health, health)}  # HEALTH's four counts
         for (kind, name), health in zip(layout, healths)
         if health["nan"] or health["pos_inf"] or health["neg_inf"]
     ]
     if not bad:  # finite values whose sum overflowed cannot reach the capture: kept for safety
         return {"kind": "unknown", "name": "?", "health": {}, "all": []}
-    return dict(bad[0], all=bad)
+    return {**bad[0], "all": bad}
 
 
 def _counts(tensor: Any) -> Any:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tensorboard_plugin_dbg.reader.capsule_manifest import Trigger
+
 WINDOW = 100
 KINDS = {"spike": ("loss_spike", "loss"), "grad_spike": ("grad_spike", "global gradient norm")}
 
@@ -27,7 +29,7 @@ def validated(name: str, factor: Any) -> float | None:
 class SpikeRules:
     def __init__(self, spike: float | None, grad_spike: float | None) -> None:
         self.factors = {"spike": spike, "grad_spike": grad_spike}
-        self.windows: dict[str, Any] = {}  # rule -> float32 [WINDOW] of the last applied steps' values
+        self.windows: dict[str, Any] = {}  # rule -> float32 [WINDOW] of the last applied steps' values (tf.Variable)
         self.seen: Any = None  # int64: applied steps so far
         self.at_trigger: Any = None  # float32 [2 * rules]: (value, window max) of each rule at the held trigger
 
@@ -38,7 +40,7 @@ class SpikeRules:
     def active(self) -> list[str]:
         return [r for r, f in self.factors.items() if f is not None]
 
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> dict[str, object]:
         return {
             "window": WINDOW,
             "spike": self.factors["spike"],
@@ -93,14 +95,14 @@ class SpikeRules:
             flat += list(values.get(rule, (tf.constant(0.0), tf.constant(0.0))))
         return self.at_trigger.assign(tf.stack(flat))
 
-    def trigger(self) -> dict[str, Any] | None:
+    def trigger(self) -> Trigger | None:
         """The held trigger as a spike (host side), or None when no rule fired."""
         if not self.on:
             return None
         flat = [float(v) for v in self.at_trigger.numpy()]
         return self.fired({"spike": (flat[0], flat[1]), "grad_spike": (flat[2], flat[3])})
 
-    def fired(self, values: dict[str, tuple[float, float]]) -> dict[str, Any] | None:
+    def fired(self, values: dict[str, tuple[float, float]]) -> Trigger | None:
         for rule, (value, largest) in values.items():
             factor = self.factors[rule]
             if factor is not None and value > factor * largest:

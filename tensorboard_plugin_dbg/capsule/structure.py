@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec
+
 # What Keras's data adapters hand train_step: (x,), (x, y) or (x, y, sample_weight)
 FIT_NAMES = ("x", "y", "sample_weight")
 
 
-def flatten(batch: Any, fit: bool = False) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+def flatten(batch: Any, fit: bool = False) -> tuple[BatchSpec, list[tuple[str, Any]]]:
     """(spec, [(name, leaf), ...]) in a fixed order; `fit` names the top tuple's items x, y, sample_weight."""
     leaves: list[tuple[str, Any]] = []
     top_names = FIT_NAMES if fit and isinstance(batch, tuple) and len(batch) <= 3 else None
@@ -20,11 +22,11 @@ def flatten(batch: Any, fit: bool = False) -> tuple[dict[str, Any], list[tuple[s
     return spec, leaves
 
 
-def _walk(value: Any, name: str, leaves: list[tuple[str, Any]], names: tuple[str, ...] | None) -> dict[str, Any]:
+def _walk(value: Any, name: str, leaves: list[tuple[str, Any]], names: tuple[str, ...] | None) -> BatchSpec:
     if value is None:
         return {"kind": "none"}
     if isinstance(value, dict):
-        pairs: list[list[Any]] = [
+        pairs: list[object] = [
             [key, _walk(value[key], _join(name, str(key)), leaves, None)] for key in sorted(value, key=str)
         ]
         return {"kind": "dict", "items": pairs}
@@ -55,5 +57,5 @@ def unique_names(paths: list[str]) -> list[str]:
 class Flat(NamedTuple):
     """A batch already flattened (fit hands its leaves back from the compiled step): the spec and named leaves."""
 
-    spec: dict[str, Any]
+    spec: BatchSpec
     leaves: list[tuple[str, Any]]

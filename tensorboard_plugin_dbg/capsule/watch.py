@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.reader.capsule_manifest import Trigger
 
 from . import announce, forensics, replay_mode, shadow, structure, writer
 from . import spike as spike_rules
@@ -64,9 +65,9 @@ class Watch:
         self.batch_index: int | None = None
         self.source = "custom_loop"
         self.captured: list[str] = []  # capsule folders written
-        self.announcements: list[dict[str, Any]] = []  # what announce.py said at each capture
+        self.announcements: list[announce.Announcement] = []  # what announce.py said at each capture
         self.triggers = 0  # non-finite steps seen by the host (skip mode goes on counting)
-        self.pending: dict[str, Any] | None = None  # the trigger of the last step, until handled after it
+        self.pending: Trigger | None = None  # the trigger of the last step, until handled after it
         self.halt: Any = None  # tf.Variable, +inf once stopped (else 0): later steps of one execution apply nothing
         # trace-time stash (fit): the batch and pre-step state of the train step being traced, and its loss
         self.traced_batch: Any = None
@@ -311,7 +312,7 @@ def _unlowered(result: Any) -> Any:
     return result
 
 
-def _replayed_spike(expected: dict[str, Any], layout: list[tuple[str, str]], arrays: list[np.ndarray]) -> Any:
+def _replayed_spike(expected: Trigger, layout: list[tuple[str, str]], arrays: list[np.ndarray]) -> Any:
     """A spike capsule's replay: the trigger again when the replayed value is above the capture's threshold."""
     kind = expected.get("kind")
     if kind not in ("loss_spike", "grad_spike") or not arrays:
@@ -338,7 +339,7 @@ def rng_state() -> dict[str, np.ndarray]:
         return {}
 
 
-def environment() -> dict[str, Any]:
+def environment() -> dict[str, object]:
     import platform
 
     import keras

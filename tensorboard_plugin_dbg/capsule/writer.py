@@ -10,11 +10,13 @@ import shutil
 import sys
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
+from tensorboard_plugin_dbg.reader.capsule_manifest import ArrayEntry, FileEntry, Program
 
 Arrays = dict[str, np.ndarray]
 # environment variables that change what the step computes (kept so that a replay can be run alike; the replay
@@ -22,7 +24,7 @@ Arrays = dict[str, np.ndarray]
 ENV_KEPT = capsule_files.ENV_RECORDED
 
 
-def write_capsule(directory: str, name: str, manifest: dict[str, Any], groups: dict[str, Arrays]) -> str:
+def write_capsule(directory: str, name: str, manifest: Mapping[str, object], groups: dict[str, Arrays]) -> str:
     """The new capsule folder `directory/name` (a suffix is added when the name is taken)."""
     os.makedirs(directory, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".capsule-", dir=directory)
@@ -43,7 +45,7 @@ def write_capsule(directory: str, name: str, manifest: dict[str, Any], groups: d
         raise
 
 
-def _write_group(folder: str, group: str, arrays: Arrays) -> dict[str, Any]:
+def _write_group(folder: str, group: str, arrays: Arrays) -> FileEntry:
     path = os.path.join(folder, group + ".npz")
     # numpy's own layout (NAME.npy members, stored: a 100 MB model is written at disk speed), member by member: through
     # np.savez(path, **arrays) an array named `file` raised inside the training step and one named `allow_pickle`
@@ -52,7 +54,7 @@ def _write_group(folder: str, group: str, arrays: Arrays) -> dict[str, Any]:
         for name, array in arrays.items():
             with archive.open(name + ".npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
-    listing = [{"name": n, "dtype": str(a.dtype), "shape": list(a.shape)} for n, a in arrays.items()]
+    listing: list[ArrayEntry] = [{"name": n, "dtype": str(a.dtype), "shape": list(a.shape)} for n, a in arrays.items()]
     return {"file": group + ".npz", "bytes": os.path.getsize(path), "arrays": listing}
 
 
@@ -70,7 +72,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def program_info() -> dict[str, Any]:
+def program_info() -> Program:
     """The script, its command line and the settings a replay needs to run it alike."""
     script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else None
     return {
@@ -82,7 +84,7 @@ def program_info() -> dict[str, Any]:
     }
 
 
-def append_skip(directory: str, entry: dict[str, Any]) -> None:
+def append_skip(directory: str, entry: Mapping[str, object]) -> None:
     """One line of the skip list (skipped.jsonl beside the capsules): a batch whose update was not applied."""
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, SKIP_LIST), "a", encoding="utf-8") as f:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from tensorboard_plugin_dbg.reader import capsule_files, storage
-from tensorboard_plugin_dbg.reader.capsule_words import replay_command
+from tensorboard_plugin_dbg.reader.capsule_words import review_command
 from tensorboard_plugin_dbg.wire import types as wire
 
 
@@ -28,8 +28,8 @@ def capsules_notice(logdir: str) -> wire.Notice | None:
     if not waiting:
         message = f"{count}, replayed: its replay's dump is being read (Capsules… shows the card)."
     else:
-        try:
-            command = replay_command(waiting[0], capsule_files.read_manifest(waiting[0]))
+        try:  # replay shows what the manifest names and asks before running it: nothing of it in the command
+            command = review_command(waiting[0]) if capsule_files.read_manifest(waiting[0]) else ""
         except capsule_files.CapsuleError as e:
             command = f"(damaged: {e})"
         which = "not replayed" if len(folders) == 1 else f"{len(waiting)} not replayed"

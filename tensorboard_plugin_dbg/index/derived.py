@@ -14,9 +14,9 @@ Lock order (the only locks a run has, outermost first):
   3. The record cache lock in `RunIndex.read_event` — a leaf: nothing is taken while it is held.
 A thread holds at most one run's lock 2: a build never reads another run's derived values. Work that reads two
 runs (a comparison, api/routes/compare.py) is built holding no run's lock and stored with `put`.
-Six module-level locks exist, each a leaf guarding one small process-wide table (nothing is read or locked while
+Five module-level locks exist, each a leaf guarding one small process-wide table (nothing is read or locked while
 one is held): json_encoding._gz_lock, storage._stores_lock, alert_list._STARTED_LOCK, capsule_summary._cache_lock,
-capsule_array._summaries_lock, capsule_cards_remote._cache_lock. None is held while a run's value is built, so two
+capsule_array._summaries_lock. None is held while a run's value is built, so two
 runs' builds never wait for each other. (Before this module the analysis kept a
 second cache under a process-wide lock that was taken inside this one on one path and outside it on another, which
 deadlocked under concurrent requests: tests/test_stress_locks.py.)

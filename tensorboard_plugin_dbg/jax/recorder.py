@@ -72,6 +72,7 @@ class Recorder:
 class RecordedJit:
     """What the recording `jax.jit` returns: calls run the instrumented program and are recorded."""
 
+    # jit_kwargs: jax.jit's own keyword arguments, passed through as the user gave them
     def __init__(self, fun: Callable[..., Any], jit_kwargs: dict[str, Any], recorder: Recorder, plain_jit: Any):
         functools.update_wrapper(self, fun)
         self._fun, self._recorder = fun, recorder

@@ -16,17 +16,17 @@ for a file that is missing, truncated or not what its headers say (the capsule's
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import posixpath
 import struct
 import zipfile
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files, debug_values, storage, tensor_content, tensor_proto
+from tensorboard_plugin_dbg.reader.capsule_manifest import FileEntry, Manifest
 
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # zip local file header: 30 bytes, then name and extra field
 _LOCAL_SIGNATURE = b"PK\x03\x04"
@@ -40,21 +40,21 @@ class ArrayNotFound(LookupError):
     """The group holds no array of that name; the message lists some that it holds."""
 
 
-def locate(folder: str, group: str, name: str) -> tuple[tensor_content.TensorLocation, dict[str, Any]]:
+def locate(folder: str, group: str, name: str) -> tuple[tensor_content.TensorLocation, Manifest]:
     """Where array `name` of `group` (batch, weights, optimizer, rng) of the capsule at `folder` (path or URL) is,
     and the capsule's manifest. Raises ArrayNotFound or capsule_files.CapsuleError."""
-    manifest = _manifest(folder)
+    manifest = capsule_files.read_manifest(folder)
     found = _locations(folder, manifest, group, [name])
     return found[name], manifest
 
 
-def locate_group(folder: str, manifest: dict[str, Any], group: str) -> dict[str, tensor_content.TensorLocation]:
+def locate_group(folder: str, manifest: Manifest, group: str) -> dict[str, tensor_content.TensorLocation]:
     """Every array of `group` (the manifest's order) located in one open of its file. Raises CapsuleError."""
     return _locations(folder, manifest, group, None)
 
 
 def _locations(
-    folder: str, manifest: dict[str, Any], group: str, names: list[str] | None
+    folder: str, manifest: Manifest, group: str, names: list[str] | None
 ) -> dict[str, tensor_content.TensorLocation]:
     entry = manifest["files"].get(group)
     if not isinstance(entry, dict) or not isinstance(entry.get("arrays"), list) or "file" not in entry:
@@ -70,7 +70,8 @@ def _locations(
     try:
         with storage.open_read(path) as f:
             _check_size(f, path, entry)
-            return {name: _member_location(f, path, name, listed[name]) for name in (names or list(listed))}
+            budget = [_MAX_IN_MEMORY]  # bytes the decoded members of this file may still take, all together
+            return {name: _member_location(f, path, name, listed[name], budget) for name in (names or list(listed))}
     except FileNotFoundError:
         raise capsule_files.CapsuleError(f"{path}: missing") from None
     except (OSError, zipfile.BadZipFile, ValueError, EOFError, struct.error) as e:
@@ -100,29 +101,52 @@ def health(loc: tensor_content.TensorLocation) -> dict[str, int]:
     return total
 
 
-def _manifest(folder: str) -> dict[str, Any]:
-    """The capsule's manifest, read through the storage layer (capsule_files.read_manifest reads local files only),
-    checked for what this module reads."""
-    path = storage.join(folder, capsule_files.MANIFEST)
+def samples_of(loc: tensor_content.TensorLocation) -> int:
+    """How many samples (first-axis rows) a batch array holds: a scalar is one."""
+    return int(loc.shape[0]) if loc.shape else 1
+
+
+def sample_columns(
+    loc: tensor_content.TensorLocation, block: int = _HEALTH_BLOCK
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """capsule_files.per_sample_columns of a located batch array read block by block: (first sample, non-finite
+    counts, max finite |x|) of consecutive samples, about `block` elements at a time whatever the array's size (a
+    sample wider than a block is read in pieces). Arrays with no element (or of strings) yield all-zero columns for
+    their first `block` samples only: no later sample can rank before them."""
+    samples = samples_of(loc)
+    width = loc.size // samples if samples else 0
     try:
-        with storage.open_read(path) as f:
-            manifest = json.loads(f.read().decode("utf-8"))
-    except FileNotFoundError:
-        raise capsule_files.CapsuleError(f"{path}: missing (the capsule was never finished)") from None
-    except (OSError, ValueError) as e:
-        raise capsule_files.CapsuleError(f"{path}: unreadable or truncated JSON ({e})") from None
-    except RecursionError:
-        raise capsule_files.CapsuleError(f"{path}: JSON nested too deep to be a manifest") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != capsule_files.FORMAT:
-        raise capsule_files.CapsuleError(f"{path}: not a NaN capsule manifest")
-    if manifest.get("format_version") != capsule_files.FORMAT_VERSION:
-        raise capsule_files.CapsuleError(f"{path}: unknown format version {manifest.get('format_version')!r}")
-    if not isinstance(manifest.get("files"), dict) or type(manifest.get("step")) is not int:
-        raise capsule_files.CapsuleError(f"{path}: fields 'files' and 'step' are missing or of the wrong type")
-    return manifest
+        if width == 0 or loc.storage is None:
+            count = min(samples, block)
+            yield 0, np.zeros(count, np.int64), np.zeros(count)
+        elif width <= block:
+            per = block // width
+            for first in range(0, samples, per):
+                rows = min(per, samples - first)
+                values = debug_values.content_values(
+                    tensor_content.read_range(loc, first * width, rows * width), loc.dtype
+                )
+                yield (first, *capsule_files.per_sample_columns(values.reshape(rows, width)))
+        else:
+            for sample in range(samples):
+                yield sample, *_wide_sample(loc, sample * width, width, block)
+    except (OSError, tensor_content.ContentError) as e:
+        raise capsule_files.CapsuleError(f"{loc.path}: unreadable ({e})") from None
 
 
-def _check_size(f: BinaryIO, path: str, entry: dict[str, Any]) -> None:
+def _wide_sample(
+    loc: tensor_content.TensorLocation, start: int, width: int, block: int
+) -> tuple[np.ndarray, np.ndarray]:
+    bad, peak = 0, 0.0
+    for first in range(0, width, block):
+        count = min(block, width - first)
+        values = debug_values.content_values(tensor_content.read_range(loc, start + first, count), loc.dtype)
+        b, p = capsule_files.per_sample_columns(values.reshape(1, count))
+        bad, peak = bad + int(b[0]), max(peak, float(p[0]))
+    return np.array([bad], np.int64), np.array([peak])
+
+
+def _check_size(f: BinaryIO, path: str, entry: FileEntry) -> None:
     size = storage.size_of(f)
     if size != entry.get("bytes"):
         raise capsule_files.CapsuleError(
@@ -130,8 +154,11 @@ def _check_size(f: BinaryIO, path: str, entry: dict[str, Any]) -> None:
         )
 
 
-def _member_location(f: BinaryIO, path: str, name: str, listed_dtype: str) -> tensor_content.TensorLocation:
-    """`listed_dtype`: the manifest's dtype name of the array (numpy saves a bfloat16 array as raw 2-byte voids)."""
+def _member_location(
+    f: BinaryIO, path: str, name: str, listed_dtype: str, budget: list[int]
+) -> tensor_content.TensorLocation:
+    """`listed_dtype`: the manifest's dtype name of the array (numpy saves a bfloat16 array as raw 2-byte voids);
+    `budget`: the bytes members decoded into memory may still take (a zip bomb of many members is bounded too)."""
     with _zip_errors_as_damage(path), zipfile.ZipFile(f) as archive:
         try:
             info = archive.getinfo(name + ".npy")
@@ -141,11 +168,13 @@ def _member_location(f: BinaryIO, path: str, name: str, listed_dtype: str) -> te
             loc = _stored_location(f, path, info, listed_dtype)
             if loc is not None:
                 return loc
-        if info.file_size > _MAX_IN_MEMORY:
+        if info.file_size > budget[0]:
             raise capsule_files.CapsuleError(
-                f"{path}: member {name}.npy ({info.file_size:,} bytes) is compressed or in Fortran order and too "
-                "big to decode here"
+                f"{path}: member {name}.npy is compressed or in Fortran order and would inflate to "
+                f"{info.file_size:,} bytes (at most {_MAX_IN_MEMORY >> 20} MiB per file are decoded here; NanCapsule "
+                "stores its arrays uncompressed)"
             )
+        budget[0] -= info.file_size
         with archive.open(info) as member:  # checks the member's CRC as it reads
             capsule_files.check_member_claim(member, path, info)
         with archive.open(info) as member:

@@ -26,14 +26,13 @@ import math
 import os
 import tokenize
 import zipfile
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_remote, storage
+from tensorboard_plugin_dbg.reader.capsule_manifest import FORMAT, FORMAT_VERSION, FileEntry, Manifest, Trigger, Verdict
 
-FORMAT = "tbdbg-nan-capsule"
-FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 VERDICT = "replay.json"
 REPLAY_DIR = "replay"
@@ -60,7 +59,7 @@ class CapsuleError(Exception):
 @dataclasses.dataclass
 class Capsule:
     path: str  # the capsule's folder (absolute)
-    manifest: dict[str, Any]
+    manifest: Manifest
     batch: Arrays  # flattened names -> arrays (see `batch_structure` for the nesting)
     weights: Arrays
     optimizer: Arrays
@@ -71,11 +70,11 @@ class Capsule:
         return int(self.manifest["step"])
 
     @property
-    def trigger(self) -> dict[str, Any]:
-        return dict(self.manifest["trigger"])
+    def trigger(self) -> Trigger:
+        return Trigger(**self.manifest["trigger"])
 
     @property
-    def verdict(self) -> dict[str, Any] | None:
+    def verdict(self) -> Verdict | None:
         """The last replay's verdict (replay.json), None before any replay."""
         return read_verdict(self.path)
 
@@ -156,7 +155,7 @@ def _load_remote(url: str) -> Capsule:
         raise CapsuleError(f"{url}: cannot be read ({e})") from None
 
 
-def read_manifest(folder: str) -> dict[str, Any]:
+def read_manifest(folder: str) -> Manifest:
     """The manifest (of a capsule folder's path or URL), checked: format name and version, the fields every reader
     relies on."""
     path = storage.join(folder, MANIFEST)
@@ -179,11 +178,12 @@ def read_manifest(folder: str) -> dict[str, Any]:
             raise CapsuleError(f"{path}: field {key!r} is missing")
         if not isinstance(manifest[key], kind) or isinstance(manifest[key], bool):
             raise CapsuleError(f"{path}: field {key!r} is not a {kind.__name__}")
-    recorded_program(manifest, path)
-    return manifest
+    checked = cast(Manifest, manifest)  # what every reader relies on is checked; other fields are read with care
+    recorded_program(checked, path)
+    return checked
 
 
-def recorded_program(manifest: dict[str, Any], where: str = MANIFEST) -> tuple[list[str], str | None, dict[str, str]]:
+def recorded_program(manifest: Manifest, where: str = MANIFEST) -> tuple[list[str], str | None, dict[str, str]]:
     """The program a manifest records — (command line, folder, environment) — checked field by field (a capsule may
     come from someone else: a wrong type is a CapsuleError in words, never a traceback)."""
     program = manifest.get("program")
@@ -204,13 +204,13 @@ def recorded_program(manifest: dict[str, Any], where: str = MANIFEST) -> tuple[l
     return [executable, *argv], cwd, env
 
 
-def check_files(folder: str, manifest: dict[str, Any]) -> None:
+def check_files(folder: str, manifest: Manifest) -> None:
     """Every array file the manifest lists is there with its size (cheap: no array is read)."""
     for group in GROUPS:
         _group_file(folder, manifest, group)
 
 
-def check_listed_files(folder: str, manifest: dict[str, Any], listed: dict[str, int]) -> None:
+def check_listed_files(folder: str, manifest: Manifest, listed: dict[str, int]) -> None:
     """check_files for a capsule behind a URL, from the listing's sizes (no request)."""
     for group in GROUPS:
         entry = manifest["files"].get(group)
@@ -225,7 +225,7 @@ def check_listed_files(folder: str, manifest: dict[str, Any], listed: dict[str, 
             )
 
 
-def _group_file(folder: str, manifest: dict[str, Any], group: str) -> tuple[str, dict[str, Any]]:
+def _group_file(folder: str, manifest: Manifest, group: str) -> tuple[str, FileEntry]:
     entry = manifest["files"].get(group)
     if not isinstance(entry, dict) or "file" not in entry:
         raise CapsuleError(f"{os.path.join(folder, MANIFEST)}: no entry for the {group} file")
@@ -293,12 +293,12 @@ def check_member_claim(member: Any, path: str, info: zipfile.ZipInfo) -> None:
         )
 
 
-def read_optional_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays | None:
+def read_optional_group(folder: str, manifest: Manifest, group: str) -> Arrays | None:
     """An optional group's arrays (OPTIONAL_GROUPS), or None when this capsule's version wrote none."""
     return _read_group(folder, manifest, group) if group in manifest["files"] else None
 
 
-def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:
+def _read_group(folder: str, manifest: Manifest, group: str) -> Arrays:
     path, entry = _group_file(folder, manifest, group)
     try:
         _check_claims(path)
@@ -315,14 +315,14 @@ def _read_group(folder: str, manifest: dict[str, Any], group: str) -> Arrays:
     return {name: arrays[name] for name in expected}
 
 
-def read_verdict(folder: str) -> dict[str, Any] | None:
+def read_verdict(folder: str) -> Verdict | None:
     """The last replay's verdict (a capsule folder's path or URL), None before any replay."""
     try:
         with storage.open_read(storage.join(folder, VERDICT)) as f:
             verdict = json.load(f)
     except (OSError, ValueError):
         return None
-    return verdict if isinstance(verdict, dict) else None
+    return cast(Verdict, verdict) if isinstance(verdict, dict) else None  # its fields are read with .get
 
 
 # --- the batch's nesting: a JSON spec of dicts/tuples/lists/None around named arrays -------------------------------

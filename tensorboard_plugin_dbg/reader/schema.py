@@ -132,7 +132,7 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
     return fdp
 
 
-def _message_classes() -> dict[str, Any]:
+def _message_classes() -> dict[str, Any]:  # name -> the generated protobuf message class (protobuf is untyped)
     pool = descriptor_pool.DescriptorPool()
     fdp = _build_file()
     if hasattr(pool, "AddSerializedFile"):  # every protobuf runtime from 3.20 to 6.x

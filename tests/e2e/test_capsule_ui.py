@@ -42,7 +42,8 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
         wait_text(card, r"step 4 · epoch 0 · batch 4")
         wait_text(by_testid(card, "capsule-trigger"), r"trigger: (loss|gradient of \S+): \d+ NaN")
         wait_text(by_testid(card, "capsule-verdict"), r"replay: reproduced")
-        wait_text(by_testid(card, "capsule-command"), r"python -m tensorboard_plugin_dbg replay .*capsule_fit\.py")
+        # the folder only: pasted, replay shows the recorded program and asks (no `--`, nothing from the manifest)
+        wait_text(by_testid(card, "capsule-command"), r"python -m tensorboard_plugin_dbg replay \S*capsule-step\d+$")
         first_sample = by_testid(card, "capsule-samples").locator("tbody tr").first
         # the poison here is a finite negative feature (its sqrt is the NaN): no sample holds a non-finite value
         # (test_capsule.py checks that a NaN sample comes first)
@@ -148,9 +149,10 @@ def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp
         wait_text(card, r"step 11 · epoch 1 · batch 3")
         wait_text(by_testid(card, "capsule-verdict"), r"replay: not replayed yet")
         status = by_testid(frame, "status")
-        wait_text(status, r"1 NaN capsule, not replayed: run cd .* -m tensorboard_plugin_dbg replay .*capsule_speaks")
+        # the folder only (no `--`, nothing from the manifest): pasted, replay shows the recorded program and asks
+        wait_text(status, r"1 NaN capsule, not replayed: run \S+ -m tensorboard_plugin_dbg replay \S*capsule-step0+11$")
         assert "No tfdbg2 dump found" not in status.inner_text()
-        # the command the status line gives is the card's (and the one the capture printed)
+        # the command the status line gives is the card's
         assert by_testid(card, "capsule-command").inner_text() in status.inner_text()
         # the per-sample loss at the trigger names the row; a click opens that sample of x in Tensor Values
         wait_text(by_testid(card, "capsule-loss"), r"per-sample loss: row 5 is non-finite \(NaN\) of 8")

@@ -17,6 +17,7 @@ from tensorboard_plugin_dbg.analysis.compare import align, differences
 from tensorboard_plugin_dbg.analysis.compare.metrics import HEALTH_MODES, Metric, Tolerances
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
+from tensorboard_plugin_dbg.wire import types as wire
 
 MIN_OVERLAP = 0.5  # shared op keys (or eager sequence similarity) under which two runs are not one program
 
@@ -50,7 +51,7 @@ class Comparison:
     divergent: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2), np.int32))
 
     @property
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> wire.CompareCounts:
         return {
             "matched": len(self.traces.b) + len(self.execs.b),
             "divergent": len(self.divergent),

@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing_extensions import NotRequired, TypedDict
 
 from tensorboard_plugin_dbg.analysis.compare import finding
 from tensorboard_plugin_dbg.analysis.compare.comparison import Comparison
 from tensorboard_plugin_dbg.analysis.compare.sides import Side
+from tensorboard_plugin_dbg.wire import types as wire
+
+DOCUMENT_VERSION = 1  # `compare --json`'s shape (CompareDocument): raised when a field changes meaning or goes
+
+
+class RunSummary(TypedDict):
+    run: str
+    traces: int
+    executions: int
+
+
+class CompareDocument(TypedDict):
+    """The comparison as `compare --json` prints it (and the HTML page and the `compare` route read it)."""
+
+    format_version: int  # DOCUMENT_VERSION
+    a: RunSummary
+    b: RunSummary
+    mode: str
+    tolerance: dict[str, object]  # metrics.Tolerances.as_dict: the tolerances as the client gave them
+    counts: wire.CompareCounts
+    headline: str
+    first_divergence: wire.CompareFinding | None
+    divergent: list[wire.CompareItem]  # the first `listed` differing pairs
+    only_in_a: list[Side]
+    only_in_b: list[Side]
+    notes: list[str]
+    exit_code: NotRequired[int]  # compare_cli's, added to the JSON it prints
+
 
 HEALTH_NOTE = (
     "health modes compare counts (zeros, signs, NaN/∞, size): a value that changes without changing them is not "
@@ -31,15 +59,15 @@ def headline(mode: str, found: bool) -> str:
     return "First divergence" if found else "No divergence"
 
 
-def divergent_page(c: Comparison, begin: int, end: int) -> list[dict[str, Any]]:
+def divergent_page(c: Comparison, begin: int, end: int) -> list[wire.CompareItem]:
     """Differing pairs [begin, end) in B's order, each with both sides and its metric."""
-    out = []
+    out: list[wire.CompareItem] = []
     for position, (src, pos) in enumerate(c.divergent[begin:end].tolist(), start=begin):
         out.append({"position": position, **finding.entry(c, src, pos)})
     return out
 
 
-def document(c: Comparison, listed: int = 50) -> dict[str, Any]:
+def document(c: Comparison, listed: int = 50) -> CompareDocument:
     first = finding.first_divergence(c)
     notes = []
     if " vs " in c.mode:
@@ -47,6 +75,7 @@ def document(c: Comparison, listed: int = 50) -> dict[str, Any]:
     if "HEALTH" in c.mode or c.mode == "SHAPE":
         notes.append(HEALTH_NOTE)
     return {
+        "format_version": DOCUMENT_VERSION,
         "a": _run(c, "a"),
         "b": _run(c, "b"),
         "mode": c.mode,
@@ -61,7 +90,7 @@ def document(c: Comparison, listed: int = 50) -> dict[str, Any]:
     }
 
 
-def _run(c: Comparison, which: str) -> dict[str, Any]:
+def _run(c: Comparison, which: str) -> RunSummary:
     run = c.run_a if which == "a" else c.run_b
     keys = c.keys_a if which == "a" else c.keys_b
     return {"run": run.name, "traces": len(keys.key), "executions": len(run.execution_arrays()["wall_time"])}
@@ -77,7 +106,7 @@ def where(side: Side | None) -> str:
     return f"{what}:{side['output']}{kind}{func}, occurrence {side['occurrence']}, at {at}"
 
 
-def text(doc: dict[str, Any]) -> str:
+def text(doc: CompareDocument) -> str:
     """The CLI's text report."""
     lines = [f"compare A={doc['a']['run']} B={doc['b']['run']} ({doc['mode']})"]
     n = doc["counts"]
@@ -89,18 +118,16 @@ def text(doc: dict[str, Any]) -> str:
         lines.append("  no divergence")
     else:
         lines.append(f"  {doc['headline'].lower()} ({first['kind']}): {first['why']}")
-        for label in ("a", "b"):
-            side = first[label]
-            lines.append(f"    {label.upper()}: {where(side)}")
+        for label, side in (("A", first["a"]), ("B", first["b"])):
+            lines.append(f"    {label}: {where(side)}")
             if side is not None and side["code"]:
                 lines.append(f"         {side['line']}: {side['code']}")
         if first["metric"]:
             lines.append(f"    difference: {first['metric'].get('summary')}")
         for pair in first["inputs"]:
-            summary = (pair["metric"] or {}).get("summary", "")
+            summary = pair["metric"]["summary"] if pair["metric"] else ""
             lines.append(f"    input {pair['name']}: {pair['status']}" + (f" ({summary})" if summary else ""))
-    for label in ("only_in_a", "only_in_b"):
-        for side in doc[label][:10]:
-            lines.append(f"  {label.replace('_', ' ')}: {where(side)}")
+    for label, only in (("only in a", doc["only_in_a"]), ("only in b", doc["only_in_b"])):
+        lines += [f"  {label}: {where(side)}" for side in only[:10]]
     lines += [f"  note: {note}" for note in doc["notes"]]
     return "\n".join(lines) + "\n"

@@ -14,9 +14,10 @@ FULL_TENSOR's "same" is the values themselves: its answer does not walk.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from tensorboard_plugin_dbg.analysis.compare import sides
 from tensorboard_plugin_dbg.analysis.compare.comparison import Comparison
@@ -34,7 +35,15 @@ InputPair = wire.CompareInput
 Finding = wire.CompareFinding
 
 
-def entry(c: Comparison, src: int, pos: int) -> dict[str, Any]:
+class Pair(TypedDict):
+    """One differing pair: both sides and its metric (a CompareItem without its position)."""
+
+    a: Side
+    b: Side
+    metric: Metric
+
+
+def entry(c: Comparison, src: int, pos: int) -> Pair:
     """One differing pair: both sides and its metric."""
     if src == 0:
         row_a, row_b = int(c.traces.a[pos]), int(c.traces.b[pos])

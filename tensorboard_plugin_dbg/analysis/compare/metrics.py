@@ -148,6 +148,7 @@ def _num(x: float) -> str:
 # ----------------------------------------------------------------------------------------------- FULL_TENSOR
 def tensor_metric(loc_a: TensorLocation, loc_b: TensorLocation, tol: tuple[float, float]) -> Metric:
     """Metrics of two FULL_TENSOR values; `tol` is B's (atol, rtol)."""
+    # built field by field, as the values allow (a Metric once `differs` and `summary` are in)
     out: dict[str, Any] = {"dtype_a": loc_a.dtype, "dtype_b": loc_b.dtype, "shape_a": list(loc_a.shape)}
     out["shape_b"] = list(loc_b.shape)
     raw_a = tensor_content.read_range(loc_a, 0, loc_a.size) if loc_a.storage else None

@@ -132,6 +132,7 @@ def _difference(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.N
 
 def health_difference(ha: wire.TensorHealth, hb: wire.TensorHealth) -> wire.HealthDifference:
     """The fields both healths hold: numbers as [A, B, A − B], other differing fields as "A → B"."""
+    # the two healths field by field, by name (any of the four health modes' types)
     da, db = cast(dict[str, Any], ha), cast(dict[str, Any], hb)
     counts: dict[str, list[wire.Num]] = {}
     changed: list[str] = []

@@ -15,8 +15,6 @@ in its group's `ROUTES`; this module only assembles them (and describes the API,
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard_plugin_dbg.api import openapi as openapi_document
 from tensorboard_plugin_dbg.api.params import Params
 from tensorboard_plugin_dbg.api.routes import (
@@ -35,7 +33,7 @@ from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog
 
 
-def openapi(catalog: Catalog, p: Params) -> dict[str, Any]:  # an OpenAPI document: not a wire type
+def openapi(catalog: Catalog, p: Params) -> openapi_document.Json:  # an OpenAPI document: not a wire type
     return openapi_document.document(ROUTES)
 
 

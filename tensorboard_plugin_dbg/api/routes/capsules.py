@@ -3,8 +3,13 @@ variable of a capsule for Tensor Values (analysis/capsule_array.py), sliced like
 
 from __future__ import annotations
 
-from tensorboard_plugin_dbg.analysis import capsule_array as capsule_arrays
-from tensorboard_plugin_dbg.analysis import capsule_cards_remote, capsule_summary, tensor_slices, tensor_values
+from tensorboard_plugin_dbg.analysis import (
+    capsule_array,
+    capsule_cards_remote,
+    capsule_summary,
+    tensor_slices,
+    tensor_values,
+)
 from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api.params import Param, Params
 from tensorboard_plugin_dbg.api.routes import tensors
@@ -23,7 +28,7 @@ ARRAY = (
         "enum",
         "Which file: the batch, the model's weights, the optimizer's state.",
         required=True,
-        choices=capsule_arrays.GROUPS,
+        choices=capsule_array.GROUPS,
     ),
     Param(
         "name",
@@ -42,15 +47,15 @@ def capsules(catalog: Catalog, p: Params) -> wire.CapsulesResponse:
     return capsule_summary.capsules(catalog)
 
 
-def capsule_array(catalog: Catalog, p: Params) -> wire.CapsuleArrayResponse:
+def array(catalog: Catalog, p: Params) -> wire.CapsuleArrayResponse:
     try:
-        return capsule_arrays.capsule_array(catalog.logdir, p["capsule"], p["group"], p["name"], p["slice"], p["bins"])
+        return capsule_array.capsule_array(catalog.logdir, p["capsule"], p["group"], p["name"], p["slice"], p["bins"])
     except tensor_slices.SliceError as exc:
         raise errors.ApiError(errors.PAGE_TOO_LARGE if exc.too_large else errors.BAD_PARAMETER, str(exc)) from exc
 
 
-def capsule_array_npy(catalog: Catalog, p: Params) -> Binary:
-    loc, filename = capsule_arrays.npy(catalog.logdir, p["capsule"], p["group"], p["name"])
+def array_npy(catalog: Catalog, p: Params) -> Binary:
+    loc, filename = capsule_array.npy(catalog.logdir, p["capsule"], p["group"], p["name"])
     return Binary(
         tensor_values.npy_stream(loc), tensor_content.npy_bytes(loc), filename, NPY, {"X-Dbg-Dtype": loc.dtype}
     )
@@ -70,7 +75,7 @@ ROUTES: tuple[RouteSpec, ...] = (
         "One batch array or variable of a NaN capsule, read from its .npz where it lies: dtype, shape, whole-array "
         "stats, histogram, non-finite positions and a slice of values (as `tensor` answers for a dumped value).",
         ARRAY,
-        capsule_array,
+        array,
         "CapsuleArrayResponse",
         not_found="unknown capsule or array name, or a damaged capsule file",
     ),
@@ -80,7 +85,7 @@ ROUTES: tuple[RouteSpec, ...] = (
         "member's bytes (bfloat16: its raw 16-bit words, dtype <u2; the X-Dbg-Dtype header and the file name say "
         "bfloat16).",
         ARRAY[:3],
-        capsule_array_npy,
+        array_npy,
         None,
         content_type=NPY,
         not_found="unknown capsule or array name, or a damaged capsule file",

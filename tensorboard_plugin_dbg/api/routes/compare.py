@@ -4,8 +4,6 @@ still being written) is a 400 whose message starts with the reason's code — ne
 
 from __future__ import annotations
 
-from typing import cast
-
 from tensorboard_plugin_dbg.analysis.compare import comparison, document, metrics
 from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api.params import Param, Params
@@ -33,7 +31,7 @@ def comparison_of(run_a: RunQueries, run_b: RunQueries, tol: metrics.Tolerances)
 
 
 def tolerances_of(p: Params) -> metrics.Tolerances:
-    """The tolerances a client passed (ROUTES[0]'s atol, rtol, tol_ops, tol), shared by every compare route."""
+    """The tolerances a client passed (TOLERANCES: atol, rtol, tol_ops, tol), shared by every compare route."""
     return metrics.Tolerances(p["atol"], p["rtol"], ((p["tol_ops"], p["tol"]),) if p["tol_ops"] else ())
 
 
@@ -59,9 +57,9 @@ def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
         "run": run_b.name,
         "base": run_a.name,
         "mode": result.mode,
-        "counts": cast(wire.CompareCounts, doc["counts"]),
+        "counts": doc["counts"],
         "first_divergence": doc["first_divergence"],
-        "divergent": cast(list[wire.CompareItem], document.divergent_page(result, begin, end)),
+        "divergent": document.divergent_page(result, begin, end),
         "begin": begin,
         "end": end,
         "total": total,
@@ -72,6 +70,17 @@ def compare(catalog: Catalog, p: Params) -> wire.CompareResponse:
 
 
 _TOL_MAX = 10**9  # a tolerance beyond this admits any float difference: a typo, refused like other bounds
+# the parameters every compare route takes (compare_rows.py, compare_values.py), declared once and shared by name
+PAIR = (
+    Param("b", "str", "Run B, under suspicion (RunInfo.name).", required=True),
+    Param("a", "str", "Run A, the baseline (RunInfo.name).", required=True),
+)
+TOLERANCES = (
+    Param("atol", "float", "Absolute tolerance for every float dtype (default: by dtype).", maximum=_TOL_MAX),
+    Param("rtol", "float", "Relative tolerance for every float dtype (default: by dtype).", maximum=_TOL_MAX),
+    Param("tol_ops", "str", "With tol: an op-name glob whose ops get atol = rtol = tol."),
+    Param("tol", "float", "The tolerance of the ops tol_ops matches.", default=0.0, maximum=_TOL_MAX),
+)
 
 ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec(
@@ -79,16 +88,7 @@ ROUTES: tuple[RouteSpec, ...] = (
         "Run B compared with run A (the baseline): counts, the first divergence (both sides' op, line and inputs), "
         "ops only in one run, and the differing tensors [begin, end) in B's order. 400 when the runs cannot be "
         "compared (the message starts with why: different_programs, different_modes, run_not_ready, ...).",
-        (
-            Param("b", "str", "Run B, under suspicion (RunInfo.name).", required=True),
-            Param("a", "str", "Run A, the baseline (RunInfo.name).", required=True),
-            BEGIN,
-            END,
-            Param("atol", "float", "Absolute tolerance for every float dtype (default: by dtype).", maximum=_TOL_MAX),
-            Param("rtol", "float", "Relative tolerance for every float dtype (default: by dtype).", maximum=_TOL_MAX),
-            Param("tol_ops", "str", "With tol: an op-name glob whose ops get atol = rtol = tol."),
-            Param("tol", "float", "The tolerance of the ops tol_ops matches.", default=0.0, maximum=_TOL_MAX),
-        ),
+        (*PAIR, BEGIN, END, *TOLERANCES),
         compare,
         "CompareResponse",
         paged=True,

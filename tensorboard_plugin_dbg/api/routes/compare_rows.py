@@ -19,8 +19,8 @@ from tensorboard_plugin_dbg.api.spec import RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog, NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
-_PAIR = compare_route.ROUTES[0].params_named("b", "a")
-_TOLERANCES = compare_route.ROUTES[0].params_named("atol", "rtol", "tol_ops", "tol")
+_PAIR = compare_route.PAIR
+_TOLERANCES = compare_route.TOLERANCES
 _GE_ROUTE = next(r for r in lists.ROUTES if r.name == "graph_executions")
 _FILTERS = _GE_ROUTE.params_named("op_type", "op_name", "graph_id", "only_nonfinite", "device", "host", "call")
 

@@ -40,7 +40,8 @@ ROUTES: tuple[RouteSpec, ...] = (
         "over a slice: FULL_TENSOR element by element with the largest |A − B| and where it is; health modes and "
         "SHAPE the counts of both and their difference. A tensor only B holds answers B alone (status only_in_b).",
         (
-            *compare.ROUTES[0].params_named("b", "a", "atol", "rtol", "tol_ops", "tol"),
+            *compare.PAIR,
+            *compare.TOLERANCES,
             SOURCE,
             Param("index", "int", "Run B's graph_executions or executions index.", required=True),
             Param("output", "int", "Output slot (eager: default 0; graph: the trace's own slot, default it)."),

@@ -24,7 +24,7 @@ async def list_s3(fs: Any, bucket: str, prefix: str, base: str, timeout: float) 
     the bucket's canonical URL) and the pages asked."""
     found: Listing = {}
     pages = 0
-    # req_kw: the requester-pays setting, passed as s3fs's own listing passes it
+    # req_kw: the requester-pays setting, passed as s3fs's own listing passes it (botocore's keyword arguments)
     kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": S3_PAGE, **getattr(fs, "req_kw", {})}
     while True:
         page = await asyncio.wait_for(fs._call_s3("list_objects_v2", **kwargs), timeout)

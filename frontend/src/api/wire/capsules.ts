@@ -102,7 +102,7 @@ export interface CapsulesResponse {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// capsule_array — produced by `api/routes/capsules.py:capsule_array` (analysis/capsule_array.py)
+// capsule_array — produced by `api/routes/capsules.py:array` (analysis/capsule_array.py)
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Which array file of a capsule: the batch (inputs, targets, sample weights), the model's variables, the
