@@ -120,7 +120,7 @@ def card(
             "kind": trigger.get("kind", "unknown"),
             "name": str(trigger.get("name")),
             "health": health(trigger.get("health") or {}),
-            "text": capsule_text.trigger_text(trigger),
+            "text": capsule_text.trigger_text(trigger) + capsule_text.replica_suffix(manifest),
         },
         "verdict": verdict.get("verdict") if verdict else None,
         "verdict_text": capsule_text.verdict_text(verdict),

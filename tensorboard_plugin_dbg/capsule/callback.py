@@ -17,7 +17,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from . import announce, structure
+from . import announce, distribute, structure
 from .replay_mode import ReplayMismatch
 from .watch import NanCapsuleError, Watch
 
@@ -200,6 +200,8 @@ def _install(model: Any, watch: Watch) -> None:
             watch.traced_batch, watch.traced_loss, watch.traced_snapshot = None, None, None
         if not isinstance(logs, dict):
             return logs
+        if distribute.replicated():  # Keras reduces a replicated step's outputs: the batch is kept on the device
+            return {**logs, BATCH_KEY: {}}
         spec, leaves = structure.flatten(data, fit=True)
         watch.fit_batch_spec = (spec, [name for name, _ in leaves])
         logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
@@ -247,21 +249,7 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
 
 def _supported(model: Any) -> None:
     """What the watch cannot follow yet is said here, at set_model, never a silent no-op or a wrong capsule."""
-    import tensorflow as tf
-
-    distributed = (
-        tf.distribute.MirroredStrategy,
-        tf.distribute.MultiWorkerMirroredStrategy,
-        tf.distribute.TPUStrategy,
-        tf.distribute.experimental.ParameterServerStrategy,
-        tf.distribute.experimental.CentralStorageStrategy,
-    )
-    strategy = model.distribute_strategy
-    if isinstance(strategy, distributed):
-        raise ValueError(
-            f"NanCapsule watches a model on one device (no strategy, or OneDeviceStrategy); "
-            f"{type(strategy).__name__} is not supported yet"
-        )
+    distribute.check_supported(model.distribute_strategy)
     if int(getattr(model, "steps_per_execution", 1) or 1) > 1:
         raise ValueError(
             f"NanCapsule needs steps_per_execution=1 (the model has {model.steps_per_execution}): the host keeps "
