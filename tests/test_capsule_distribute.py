@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,8 +17,9 @@ import pytest
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.analysis import capsule_summary
 from tensorboard_plugin_dbg.capsule import distribute
-from tensorboard_plugin_dbg.reader import capsule_words
+from tensorboard_plugin_dbg.reader import capsule_files, capsule_words
 from tests import dumps
+from tests.test_capsule import assert_replay_holds_no_capsule_machinery
 
 pytestmark = pytest.mark.slow
 STEPS_PER_EPOCH = 64 // 8  # capsule_mirrored.py: samples // global batch
@@ -182,3 +184,42 @@ def test_two_workers_skip_the_same_step_and_each_writes_its_capsule(tmp_path):
     assert f"\n\ncapsule {tmp_path / 'capsules' / folders[1]}\n" in event, report
     card = capsule_summary.summary(first.path, str(tmp_path))
     assert card["trigger"]["text"].endswith("(this capsule: worker 0 of 2; with capsule-step000000003-worker1)")
+
+
+ONE = "this program has 1"
+
+
+def replay(tmp_path, run_args: tuple[str, ...], program_args: tuple[str, ...]) -> tuple[int, str, str]:
+    """`replay` of a copy of capsule_mirrored RUN_ARGS's capsule, the program run with PROGRAM_ARGS."""
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(run(*run_args), "capsules"), folder)
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--", sys.executable]
+    command += [dumps.program_path("capsule_mirrored"), str(tmp_path / "out"), *program_args]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr, str(folder)
+
+
+@pytest.mark.parametrize(
+    ("loop", "one_device", "says"),
+    [
+        (False, False, "replayed under MirroredStrategy with 2 replicas, each with its captured rows"),
+        (
+            True,
+            True,
+            "replayed replica 1's rows (4..8 of the batch) on one device: the run had 2 replicas, this program has 1",
+        ),
+    ],
+    ids=["fit_two_replicas", "loop_one_device"],
+)
+def test_replay_of_a_mirrored_capsule_says_how_it_ran_and_names_the_users_line(tmp_path, loop, one_device, says):
+    """With the run's devices, the step runs under the strategy, each replica on its rows (the culprit op found on the
+    second replica's device); without them, the offending replica's rows on one device."""
+    mode = ("--loop",) if loop else ()
+    code, text, folder = replay(tmp_path, mode, mode + (("--one-device",) if one_device else ()))
+    assert code == 0, text
+    verdict = capsule_files.read_verdict(capsule.load(folder).path)
+    assert verdict["verdict"] == "reproduced" and verdict["replicas"] == says
+    assert "replay: reproduced" in text and says in text
+    assert "return tf.sqrt(x)  # CULPRIT" in text and "capsule_mirrored.py:" in text
+    assert ("device:CPU:1" in text) != one_device  # replica 1's device when replayed under the strategy
+    assert_replay_holds_no_capsule_machinery(folder, text)

@@ -31,7 +31,9 @@ def verdict_text(verdict: dict[str, Any] | None) -> str:
         return "not replayed yet"
     words = VERDICT_WORDS.get(str(verdict.get("verdict")), str(verdict.get("verdict")))
     reason = verdict.get("reason")
-    return f"{words}: {reason}" if reason and not verdict.get("same_trigger") else words
+    text = f"{words}: {reason}" if reason and not verdict.get("same_trigger") else words
+    replicas = verdict.get("replicas")  # a tf.distribute capsule: with the run's replicas, or one replica's rows
+    return f"{text} ({replicas})" if isinstance(replicas, str) and replicas not in text else text
 
 
 def replica_suffix(manifest: dict[str, Any]) -> str:

@@ -162,7 +162,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch = self.capsule
         watch.epoch = epoch
         if watch.replay is not None:
-            yield _as_tensors(watch.replay.batch())
+            strategy = getattr(watch.model, "distribute_strategy", None)
+            yield distribute.replay_input(strategy, watch.replay, _as_tensors(watch.replay.batch()))[0]
             watch.poll(force=True)
             watch.replay.finish()
         for index, batch in enumerate(iterable):
@@ -299,7 +300,14 @@ def _replay_fit(model: Any, watch: Watch) -> None:
             replay.cannot(str(e))
         model.reset_metrics()  # its loss went into the loss tracker: not a value the dumped pass should read
         replay.start_dumping()
-    step = tf.function(model.train_step)  # then un-compiled under tfdbg2 (traced after the dump began)
+    strategy = model.distribute_strategy  # the run's strategy and replica count where this machine has them
+    batch, replicated = distribute.replay_input(strategy, replay, batch)
+    # then un-compiled under tfdbg2 (traced after the dump began)
+    step = (
+        tf.function(lambda b: strategy.run(model.train_step, args=(b,)))
+        if replicated
+        else tf.function(model.train_step)
+    )
     step(batch)
     watch.poll(force=True)
     replay.finish()

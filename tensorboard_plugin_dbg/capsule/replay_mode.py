@@ -30,6 +30,7 @@ class Replay:
         # the step re-run first as the run ran it (XLA-compiled, no dump): whether it ran, and its trigger
         self.compiled_pass = False
         self.compiled_trigger: dict[str, Any] | None = None
+        self.replicas: str | None = None  # how a tf.distribute capsule's batch was replayed (capsule/distribute.py)
         try:
             self.capsule = capsule_files.load(capsule_path)
             self.folder = self.capsule.path
@@ -111,6 +112,8 @@ class Replay:
             )
         elif self.compiled_pass and verdict == "reproduced" and self.compiled_trigger is None:
             why += "; the XLA-compiled step, as the run ran it, stayed finite"
+        if self.replicas:
+            why += f"; {self.replicas}"
         compiled = {"ran": self.compiled_pass, "trigger": self.compiled_trigger} if self.compiled_run() else None
         self._write(
             {
@@ -120,6 +123,7 @@ class Replay:
                 "trigger": self.trigger,
                 "mode": self.mode,
                 "compiled": compiled,
+                "replicas": self.replicas,
             }
         )
         raise SystemExit(EXIT_DONE)

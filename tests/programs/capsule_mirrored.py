@@ -5,6 +5,7 @@ second replica's. The program keeps the global batch of that step (OUT/batch.npz
 variable at the start of that step and of the next (OUT/pre_step.npz, OUT/post_step.npz: "w:PATH:REPLICA").
 
 Args: OUT [--loop] [--on-nan stop|skip|raise] [--poison-step K] [--poison-row R] [--samples N] [--clean]
+[--one-device] (MirroredStrategy on one logical device: a machine without the run's devices, for replay)
 Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
@@ -16,8 +17,9 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 
+DEVICES = 1 if "--one-device" in sys.argv else 2  # before anything runs: logical devices are set once
 cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * DEVICES)
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -125,10 +127,11 @@ def main():
     p.add_argument("--poison-row", type=int, default=6)
     p.add_argument("--samples", type=int, default=64)
     p.add_argument("--clean", action="store_true")
+    p.add_argument("--one-device", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(DEVICES)])
     capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
     x, y = data(args)
     result = {"ended": "finished"}
