@@ -169,10 +169,8 @@ def checked_apply(
     state = _prepared(watch, layout, sorted(snapshot), ctx.num_replicas_in_sync, tensors)
     if batch is not None:
         state.batch_spec = (structure.flatten(batch, fit)[0], [name for name, _ in leaves])
-    sums = [tf.reduce_sum(tf.cast(t, tf.float32)) for t in checked]
-    finite = tf.math.is_finite(tf.add_n(sums)) if sums else tf.constant(True)
-    exact = tf.cond(finite, lambda: tf.constant(True), lambda: _all_finite(checked))  # tells overflow apart, rarely
-    bad = tf.cast(tf.logical_not(exact), tf.float32)
+    finite = _all_finite(checked) if checked else tf.constant(True)  # no cond here: one more would be lowered
+    bad = tf.cast(tf.logical_not(finite), tf.float32)
     rows = tf.cast(tf.shape(tensors[0])[0], tf.float32) if tensors and tensors[0].shape.rank else tf.constant(0.0)
     mine = tf.one_hot(ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync)
     flags = tf.stack([mine * bad, mine * rows])  # [2, replicas]: summed over replicas and workers in _decide
@@ -238,7 +236,7 @@ def _decide(
         return tf.cond(halt > 0, lambda: tf.constant(False), capture)
 
     with tf.control_dependencies([state.count_step()]):
-        return tf.cond(go, apply, rare)
+        return tf.cond(go, apply, rare)  # lowered: an If call op cannot take resources on two devices
 
 
 def _all_finite(tensors: list[Any]) -> Any:
