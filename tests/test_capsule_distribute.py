@@ -19,7 +19,7 @@ from tensorboard_plugin_dbg.analysis import capsule_summary
 from tensorboard_plugin_dbg.capsule import distribute
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_words
 from tests import dumps
-from tests.test_capsule import assert_replay_holds_no_capsule_machinery
+from tests.test_capsule import assert_capsule_is_the_step, assert_replay_holds_no_capsule_machinery
 
 pytestmark = pytest.mark.slow
 STEPS_PER_EPOCH = 64 // 8  # capsule_mirrored.py: samples // global batch
@@ -223,3 +223,13 @@ def test_replay_of_a_mirrored_capsule_says_how_it_ran_and_names_the_users_line(t
     assert "return tf.sqrt(x)  # CULPRIT" in text and "capsule_mirrored.py:" in text
     assert ("device:CPU:1" in text) != one_device  # replica 1's device when replayed under the strategy
     assert_replay_holds_no_capsule_machinery(folder, text)
+
+
+def test_a_loss_spike_under_mirrored_is_the_global_steps_and_no_replica_applies_it():
+    """capsule_spike.py --mirrored: targets 1000x too large in batch 110 (no NaN), spike=10: the rule reads the global
+    step's loss (the replicas' shares summed), the capsule holds that batch and the state before it."""
+    out = dumps.make_dump("capsule_spike", "--mirrored")
+    assert json.loads(open(os.path.join(out, "result.json")).read())["steps"] == 110
+    c = assert_capsule_is_the_step(out, 110)
+    assert c.manifest["trigger"]["kind"] == "loss_spike" and c.manifest["replicas"]["non_finite"] == []
+    assert c.manifest["trigger"]["value"] > c.manifest["trigger"]["threshold"]

@@ -161,8 +161,6 @@ def checked_apply(
     decides whether all apply (a bool tensor: whether the update was applied)."""
     import tensorflow as tf
 
-    if watch.spikes.on:
-        raise ValueError("NanCapsule's spike rules are not supported under a tf.distribute strategy yet")
     ctx = tf.distribute.get_replica_context()
     leaves = structure.flatten(batch, fit)[1] if batch is not None else []
     tensors = [tf.convert_to_tensor(leaf) for _, leaf in leaves]
@@ -177,7 +175,8 @@ def checked_apply(
     pre = [snapshot[n] for n in state.pre_step_names]
 
     def decide(strategy: Any, flags: Any, checked: Any, tensors: Any, pre: Any, grads: Any) -> Any:
-        return _decide(watch, strategy, apply_fn, variables, flags, checked, tensors, pre, grads)
+        spikes = _spikes(watch, strategy, layout, checked)
+        return _decide(watch, strategy, apply_fn, variables, flags, checked, tensors, pre, grads, spikes)
 
     return ctx.merge_call(decide, args=(flags, checked, tensors, pre, grads))
 
@@ -208,6 +207,7 @@ def _decide(
     tensors: list[Any],
     pre: list[Any],
     grads: list[Any],
+    spikes: tuple[Any, dict[str, Any]],
 ) -> Any:
     """Cross-replica context, once per step (per worker): the flags of all replicas reduced, then apply everywhere or
     record the trigger."""
@@ -216,10 +216,16 @@ def _decide(
     state, halt = watch.state, watch.halt
     everyone = strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)  # a collective across workers
     go = tf.logical_and(tf.equal(tf.reduce_sum(everyone[0]), 0.0), tf.equal(halt, 0.0))
+    rules, (spiky, measured) = watch.spikes, spikes
+    if spiky is not None:
+        go = tf.logical_and(go, tf.logical_not(spiky))
     local = strategy.experimental_local_results
 
     def apply() -> Any:
         strategy.extended.call_for_each_replica(apply_fn, args=(grads, variables))
+        if rules.on:
+            with tf.control_dependencies([rules.record(measured)]):
+                return tf.constant(True)
         return tf.constant(True)
 
     def capture() -> Any:
@@ -227,6 +233,7 @@ def _decide(
         firsts = {n: local(v)[0] for n, v in zip(state.pre_step_names, pre)}
         recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(everyone)]
         recorded += [b.assign(tf.concat(list(local(t)), 0)) for b, t in zip(state.batch, tensors)]
+        recorded += [rules.capture(measured)] if rules.on else []
         with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
             if watch.on_nan != "skip":
                 halt.assign(float("inf"))
@@ -237,6 +244,22 @@ def _decide(
 
     with tf.control_dependencies([state.count_step()]):
         return tf.cond(go, apply, rare)  # lowered: an If call op cannot take resources on two devices
+
+
+def _spikes(watch: Any, strategy: Any, layout: list[tuple[str, str]], checked: list[Any]) -> tuple[Any, Any]:
+    """The spike rules on the global step (cross-replica context): the loss summed over the replicas (each replica's
+    loss is its share of the global mean), the norm of the summed gradients (one more reduction of every gradient
+    across replicas and workers: only with grad_spike on)."""
+    import tensorflow as tf
+
+    rules = watch.spikes
+    if not rules.on:
+        return None, {}
+    total = tf.distribute.ReduceOp.SUM
+    loss = strategy.reduce(total, checked[0], axis=None) if layout and layout[0][0] == "loss" else None
+    grads = [c for (kind, _), c in zip(layout, checked) if kind == "gradient"]
+    summed = [strategy.reduce(total, g, axis=None) for g in grads] if rules.factors["grad_spike"] is not None else []
+    return rules.measure(loss, summed)
 
 
 def _all_finite(tensors: list[Any]) -> Any:
