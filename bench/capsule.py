@@ -3,6 +3,7 @@
     .venv/bin/python bench/capsule.py [--steps 600] [--reps 3] [--big-mb 100] [--no-big] [--no-replay]
     .venv/bin/python bench/capsule.py --paired 150  # the overhead alone, robust to a busy host
     .venv/bin/python bench/capsule.py --paired 150 --xla  # the same, every model compiled with jit_compile=True
+    .venv/bin/python bench/capsule.py --paired 60 --mirrored  # the same under MirroredStrategy, 2 logical CPUs
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
@@ -160,21 +161,63 @@ def paired_worker(kind: str, blocks: int, xla: bool = False) -> dict:
     data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
     runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder)]), "wait": (waiting, []), "lso": (lso, [])}
     runs["spike"] = (spiked, [NanCapsule(folder, spike=10.0)])
+    try:
+        return alternate(runs, data, blocks, keras)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def alternate(runs: dict, data, blocks: int, keras) -> dict:
+    """Each setting's model trained PAIRED_BLOCK steps in turn, `blocks` times (the order reversed every other
+    block); the figures of each against "none"."""
     steps: dict[str, list[list[float]]] = {name: [] for name in runs}
     marks: list[float] = []
     timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
+    for block in range(blocks + 1):  # the first block traces each train function: not counted
+        order = list(runs) if block % 2 == 0 else list(runs)[::-1]
+        for name in order:
+            model, extra = runs[name]
+            marks.clear()
+            model.fit(data, steps_per_epoch=PAIRED_BLOCK, epochs=1, verbose=0, callbacks=[timer, *extra])
+            if block:
+                steps[name].append([1000 * (b - a) for a, b in zip(marks[2:], marks[3:])])
+    return {name: paired_figures(steps[name], steps["none"]) for name in runs}
+
+
+def mirrored_worker(kind: str, blocks: int) -> dict:
+    """The paired overhead under tf.distribute.MirroredStrategy on two logical CPU devices (global batch 64, 32 rows
+    a replica): no debugging against NanCapsule, whose check is reduced across the replicas before any update, and
+    against Keras's LossScaleOptimizer, the same cross-replica cond around the update (its floor: the cond's inputs
+    switched, the step's graph off the executor's fast path), though it checks the first replica only."""
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    import keras
+    import numpy as np
+
+    from tensorboard_plugin_dbg.capsule import NanCapsule
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+    def compiled(lso: bool = False):
+        keras.utils.set_random_seed(0)
+        with strategy.scope():
+            model, shape = build(kind, keras)
+            optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam()) if lso else "adam"
+            model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model, shape
+
+    folder = tempfile.mkdtemp(prefix="capsule-bench-mirrored-")
+    (plain, shape), (watched, _), (lso, _) = compiled(), compiled(), compiled(lso=True)
+    x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
+    y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
     try:
-        for block in range(blocks + 1):  # the first block traces each train function: not counted
-            order = list(runs) if block % 2 == 0 else list(runs)[::-1]
-            for name in order:
-                model, extra = runs[name]
-                marks.clear()
-                model.fit(data, steps_per_epoch=PAIRED_BLOCK, epochs=1, verbose=0, callbacks=[timer, *extra])
-                if block:
-                    steps[name].append([1000 * (b - a) for a, b in zip(marks[2:], marks[3:])])
+        runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder)]), "lso": (lso, [])}
+        return alternate(runs, data, blocks, keras)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return {name: paired_figures(steps[name], steps["none"]) for name in runs}
 
 
 def hold_until_all_gradients(optimizer, tf) -> None:
@@ -259,6 +302,8 @@ def main() -> None:
         kind, setting, number, out = (sys.argv[2:] + [""])[:4]
         if kind == "big":
             result = big_worker(int(number), out)
+        elif setting == "mirrored":
+            result = mirrored_worker(kind, int(number))
         elif setting in ("paired", "paired_xla"):
             result = paired_worker(kind, int(number), setting == "paired_xla")
         else:
@@ -275,7 +320,19 @@ def main() -> None:
     p.add_argument("--no-reference", action="store_true", help="leave FULL_HEALTH out (the watch's overhead only)")
     p.add_argument("--paired", type=int, default=0, metavar="BLOCKS", help="only the paired in-process overhead")
     p.add_argument("--xla", action="store_true", help="--paired with every model compiled with jit_compile=True")
+    p.add_argument("--mirrored", action="store_true", help="--paired under MirroredStrategy, two logical CPU devices")
     args = p.parse_args()
+    if args.paired and args.mirrored:
+        print(f"step time in fit under MirroredStrategy (2 logical CPUs), {args.paired} blocks each, one process")
+        for kind in args.programs.split(","):
+            f = spawn(kind, "mirrored", str(args.paired), "")
+            print(f"{kind:6} no debugging {f['none']['ms']:.3f} ms")
+            for name, label in (("capsule", "NanCapsule"), ("lso", "LossScaleOptimizer")):
+                pct = {k: f"{100 * (f[name][k] - 1):+.1f}%" for k in ("ratio", "q1", "q3")}
+                print(
+                    f"       {label:19} {f[name]['ms']:.3f} ms {pct['ratio']:>7} (quartiles {pct['q1']} .. {pct['q3']})"
+                )
+        return
     if args.paired:
         xla = " (jit_compile=True)" if args.xla else ""
         print(f"step time in fit{xla}, {PAIRED_BLOCK}-step blocks in turn, {args.paired} blocks each, one process")

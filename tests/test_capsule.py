@@ -153,12 +153,15 @@ def test_a_spike_factor_that_is_not_a_number_above_1_is_a_value_error(factor):
 
 @pytest.mark.parametrize(
     ("case", "says"),
-    [("mirrored", "MirroredStrategy is not supported yet"), ("steps_per_execution", "steps_per_execution=1")],
+    [
+        ("central_storage", "CentralStorageStrategy is not supported"),
+        ("steps_per_execution", "steps_per_execution=1"),
+    ],
 )
 def test_what_the_capsule_cannot_watch_is_a_clear_error_at_set_model(case, says):
-    """Never a silent no-op or a capsule of the wrong batch: fit under MirroredStrategy (two logical CPU devices; it
-    failed at trace time with a merge_call RuntimeError) or with steps_per_execution=4 raises, naming what is not
-    supported."""
+    """Never a silent no-op or a capsule of the wrong batch: fit under CentralStorageStrategy (two logical CPU
+    devices) or with steps_per_execution=4 raises, naming what is not supported (MirroredStrategy is watched:
+    tests/test_capsule_distribute.py)."""
     error = result(run("capsule_unsupported", case))["error"]
     assert error["type"] == "ValueError" and says in error["message"], error
 

@@ -142,7 +142,7 @@ def card(
             "kind": _KINDS.get(str(trigger.get("kind")), "unknown"),
             "name": str(trigger.get("name")),
             "health": health(trigger.get("health") or {}),
-            "text": capsule_text.trigger_text(trigger),
+            "text": capsule_text.trigger_text(trigger) + capsule_text.replica_suffix(manifest),
         },
         "verdict": _known(verdict.get("verdict") if verdict else None),  # replay.json may come from someone else
         "verdict_text": capsule_text.verdict_text(verdict),

@@ -9,7 +9,13 @@ from typing import Any
 from tensorboard_plugin_dbg.analysis import capsule_rows
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_remote, storage
 from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest, Verdict
-from tensorboard_plugin_dbg.reader.capsule_words import review_command, trigger_text, where_text
+from tensorboard_plugin_dbg.reader.capsule_words import (
+    replica_text,
+    review_command,
+    trigger_text,
+    where_text,
+    worker_capsules,
+)
 
 __all__ = ["capsule_section", "report_capsules", "review_command", "trigger_text", "verdict_text", "where_text"]
 
@@ -26,7 +32,16 @@ def verdict_text(verdict: Verdict | None) -> str:
         return "not replayed yet"
     words = VERDICT_WORDS.get(str(verdict.get("verdict")), str(verdict.get("verdict")))
     reason = verdict.get("reason")
-    return f"{words}: {reason}" if reason and not verdict.get("same_trigger") else words
+    text = f"{words}: {reason}" if reason and not verdict.get("same_trigger") else words
+    replicas = verdict.get("replicas")  # a tf.distribute capsule: with the run's replicas, or one replica's rows
+    return f"{text} ({replicas})" if isinstance(replicas, str) and replicas not in text else text
+
+
+def replica_suffix(manifest: Manifest) -> str:
+    """' on replica 1 of 2' for a card's trigger under tf.distribute (with the worker and the same step's other
+    workers' capsules under MultiWorkerMirroredStrategy: the dashboard shows them as one event)."""
+    text = replica_text(manifest.get("replicas"))
+    return f" on {text}" if text else ""
 
 
 def capsule_section(folder: str, listed: dict[str, int] | None = None) -> str:
@@ -73,8 +88,29 @@ def report_capsules(logdir: str, out: Any) -> tuple[int, int]:
     else:
         folders = capsule_files.capsules_below(logdir)
     readable = 0
-    for folder in folders:
-        section = capsule_section(folder, listed)
-        readable += "DAMAGED" not in section.splitlines()[0]
-        out.write(section + "\n")
+    events = _worker_events(folders)
+    peers = {peer for group in events.values() for peer in group}
+    for folder in [f for f in folders if f not in peers]:
+        group = [folder, *events.get(folder, [])]
+        if len(group) > 1:  # MultiWorkerMirroredStrategy: one capsule per worker of the same step, one event
+            out.write(f"one event, {len(group)} workers' capsules of the same step:\n")
+        for member in group:
+            section = capsule_section(member, listed)
+            readable += "DAMAGED" not in section.splitlines()[0]
+            out.write(section + "\n")
     return len(folders), readable
+
+
+def _worker_events(folders: list[str]) -> dict[str, list[str]]:
+    """Worker 0's capsule -> the other workers' capsules of that step it names, found beside it."""
+    events = {}
+    for folder in folders:
+        try:
+            names = worker_capsules(capsule_files.read_manifest(folder).get("replicas"))
+        except capsule_files.CapsuleError:
+            continue
+        parent = folder.rsplit("/", 1)[0]
+        found = [f for f in folders if f.rsplit("/", 1)[0] == parent and f.rsplit("/", 1)[-1] in names]
+        if found:
+            events[folder] = found
+    return events

@@ -17,7 +17,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from . import announce, structure
+from . import announce, distribute, structure
 from .replay_mode import ReplayMismatch
 from .watch import NanCapsuleError, Watch
 
@@ -162,7 +162,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch = self.capsule
         watch.epoch = epoch
         if watch.replay is not None:
-            yield _as_tensors(watch.replay.batch())
+            strategy = getattr(watch.model, "distribute_strategy", None)
+            yield distribute.replay_input(strategy, watch.replay, _as_tensors(watch.replay.batch()))[0]
             watch.poll(force=True)
             watch.replay.finish()
         for index, batch in enumerate(iterable):
@@ -200,6 +201,8 @@ def _install(model: Any, watch: Watch) -> None:
             watch.traced_batch, watch.traced_loss, watch.traced_snapshot = None, None, None
         if not isinstance(logs, dict):
             return logs
+        if distribute.replicated():  # Keras reduces a replicated step's outputs: the batch is kept on the device
+            return {**logs, BATCH_KEY: {}}
         spec, leaves = structure.flatten(data, fit=True)
         watch.fit_batch_spec = (spec, [name for name, _ in leaves])
         logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
@@ -247,21 +250,7 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
 
 def _supported(model: Any) -> None:
     """What the watch cannot follow yet is said here, at set_model, never a silent no-op or a wrong capsule."""
-    import tensorflow as tf
-
-    distributed = (
-        tf.distribute.MirroredStrategy,
-        tf.distribute.MultiWorkerMirroredStrategy,
-        tf.distribute.TPUStrategy,
-        tf.distribute.experimental.ParameterServerStrategy,
-        tf.distribute.experimental.CentralStorageStrategy,
-    )
-    strategy = model.distribute_strategy
-    if isinstance(strategy, distributed):
-        raise ValueError(
-            f"NanCapsule watches a model on one device (no strategy, or OneDeviceStrategy); "
-            f"{type(strategy).__name__} is not supported yet"
-        )
+    distribute.check_supported(model.distribute_strategy)
     if int(getattr(model, "steps_per_execution", 1) or 1) > 1:
         raise ValueError(
             f"NanCapsule needs steps_per_execution=1 (the model has {model.steps_per_execution}): the host keeps "
@@ -311,7 +300,14 @@ def _replay_fit(model: Any, watch: Watch) -> None:
             replay.cannot(str(e))
         model.reset_metrics()  # its loss went into the loss tracker: not a value the dumped pass should read
         replay.start_dumping()
-    step = tf.function(model.train_step)  # then un-compiled under tfdbg2 (traced after the dump began)
+    strategy = model.distribute_strategy  # the run's strategy and replica count where this machine has them
+    batch, replicated = distribute.replay_input(strategy, replay, batch)
+    # then un-compiled under tfdbg2 (traced after the dump began)
+    step = (
+        tf.function(lambda b: strategy.run(model.train_step, args=(b,)))
+        if replicated
+        else tf.function(model.train_step)
+    )
     step(batch)
     watch.poll(force=True)
     replay.finish()

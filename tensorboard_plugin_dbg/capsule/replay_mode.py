@@ -31,6 +31,7 @@ class Replay:
         # the step re-run first as the run ran it (XLA-compiled, no dump): whether it ran, and its trigger
         self.compiled_pass = False
         self.compiled_trigger: Trigger | None = None
+        self.replicas: str | None = None  # how a tf.distribute capsule's batch was replayed (capsule/distribute.py)
         try:
             self.capsule = capsule_files.load(capsule_path)
             self.folder = self.capsule.path
@@ -112,6 +113,8 @@ class Replay:
             )
         elif self.compiled_pass and verdict == "reproduced" and self.compiled_trigger is None:
             why += "; the XLA-compiled step, as the run ran it, stayed finite"
+        if self.replicas:
+            why += f"; {self.replicas}"
         compiled: CompiledPass | None = None
         if self.compiled_run():
             compiled = {"ran": self.compiled_pass, "trigger": self.compiled_trigger}
@@ -123,6 +126,7 @@ class Replay:
                 "trigger": self.trigger,
                 "mode": self.mode,
                 "compiled": compiled,
+                "replicas": self.replicas,
             }
         )
         raise SystemExit(EXIT_DONE)

@@ -18,7 +18,7 @@ import numpy as np
 from tensorboard_plugin_dbg.reader import capsule_files
 from tensorboard_plugin_dbg.reader.capsule_manifest import Trigger
 
-from . import announce, forensics, replay_mode, shadow, structure, writer
+from . import announce, distribute, forensics, replay_mode, shadow, structure, writer
 from . import spike as spike_rules
 from .spike import SpikeRules
 
@@ -32,6 +32,9 @@ class NanCapsuleError(RuntimeError):
 
 class Watch:
     """The state shared by the Keras callback and the custom-loop helper (capsule/callback.py)."""
+
+    # trace-time stash, one per thread (each replica of a MirroredStrategy step is traced in a thread of its own)
+    traced_batch, traced_loss, traced_snapshot = distribute.PerThread(), distribute.PerThread(), distribute.PerThread()
 
     def __init__(
         self,
@@ -70,9 +73,9 @@ class Watch:
         self.pending: Trigger | None = None  # the trigger of the last step, until handled after it
         self.halt: Any = None  # tf.Variable, +inf once stopped (else 0): later steps of one execution apply nothing
         # trace-time stash (fit): the batch and pre-step state of the train step being traced, and its loss
-        self.traced_batch: Any = None
-        self.traced_loss: Any = None
-        self.traced_snapshot: list[tuple[str, Any]] | None = None
+        self.traced_batch = None
+        self.traced_loss = None
+        self.traced_snapshot = None
         self.fit_batch_spec: tuple[Any, list[str]] = ({"kind": "none"}, [])
         self.replay_checked: tuple[list[tuple[str, str]], list[Any]] | None = None
         self.replay = replay_mode.from_env()
@@ -132,6 +135,10 @@ class Watch:
             self.replay_checked = (layout, [t for _, t in checked])
             return tf.constant(False)
         snapshot = dict(self.traced_snapshot or [])
+        if distribute.replicated():  # every replica's check reduced before any applies (capsule/distribute.py)
+            return distribute.checked_apply(
+                self, apply_fn, grads, variables, layout, [t for _, t in checked], snapshot, batch, fit
+            )
         state = self.state
         state.layout = layout
         state.pre_step_names = sorted(snapshot)
@@ -256,8 +263,11 @@ class Watch:
                 self.pending = trigger
 
     def _write(self, batch: Any, fit: bool, trigger: Any, step: int, epoch: Any, batch_index: Any) -> str:
-        spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
-        arrays = {n: np.asarray(leaf) for n, leaf in leaves}
+        if isinstance(self.state, distribute.ReplicaState):  # the replicas' rows, kept on the device at the trigger
+            spec, arrays, replicas = self.state.read_batch()
+        else:
+            spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
+            arrays, replicas = {n: np.asarray(leaf) for n, leaf in leaves}, None
         weights, optimizer = self.state.read_variables(self.model, self.optimizer)
         manifest = {
             "step": step,
@@ -274,10 +284,12 @@ class Watch:
             "program": writer.program_info(),
             **environment(),
         }
+        if replicas is not None:
+            manifest["replicas"] = replicas  # (folder_name adds the other workers' capsules to worker 0's)
         groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
         extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays)  # per-sample loss (optional group)
         groups.update(extra)
-        return writer.write_capsule(self.directory, f"capsule-step{step:09d}", manifest, groups)
+        return writer.write_capsule(self.directory, distribute.folder_name(step, replicas), manifest, groups)
 
 
 def _sum_finite(tensors: list[Any], halt: Any) -> Any:

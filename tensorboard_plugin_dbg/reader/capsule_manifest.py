@@ -95,6 +95,7 @@ class Manifest(TypedDict, total=False):
     devices: list[dict[str, str]]
     rules: dict[str, object]  # the spike rules' settings, shown as they are
     forensics: dict[str, object]  # what capsule/forensics.py recorded, or why not (`why`)
+    replicas: dict[str, object]  # tf.distribute: count, non_finite, rows per replica, worker(s) (capsule/distribute.py)
 
 
 class CompiledPass(TypedDict):
@@ -112,3 +113,4 @@ class Verdict(TypedDict, total=False):
     trigger: Trigger | None
     mode: str
     compiled: CompiledPass | None
+    replicas: str | None  # how a tf.distribute capsule's batch was replayed (capsule/distribute.py)

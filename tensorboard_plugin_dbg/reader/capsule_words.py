@@ -31,7 +31,35 @@ def where_text(manifest: Manifest) -> str:
     for value, word in ((manifest.get("epoch"), "epoch"), (manifest.get("batch_index"), "batch")):
         if value is not None:
             parts.append(f"{word} {value}")
-    return ", ".join(parts)
+    replicas = replica_text(manifest.get("replicas"))
+    return ", ".join(parts + ([replicas] if replicas else []))
+
+
+def replica_text(replicas: object) -> str | None:
+    """Which replica(s) of a tf.distribute step went non-finite (the manifest's `replicas`, checked: a capsule may
+    come from anyone), and which worker wrote this capsule when there were several."""
+    if not isinstance(replicas, dict):
+        return None
+    bad, count = replicas.get("non_finite"), replicas.get("count")
+    if not isinstance(bad, list) or not isinstance(count, int) or not all(isinstance(i, int) for i in bad):
+        return None
+    more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
+    text = f"replica {', '.join(str(i) for i in bad[:8])}{more} of {count}" if bad else f"{count} replicas"
+    worker, workers = replicas.get("worker"), replicas.get("workers")
+    if isinstance(worker, int) and isinstance(workers, int) and workers > 1:
+        peers = worker_capsules(replicas)
+        text += f" (this capsule: worker {worker} of {workers}{'; with ' + ', '.join(peers) if peers else ''})"
+    return text
+
+
+def worker_capsules(replicas: object) -> list[str]:
+    """The other workers' capsule folders of the same step that worker 0's manifest names (names, never paths)."""
+    names = replicas.get("worker_capsules") if isinstance(replicas, dict) else None
+    if not isinstance(names, list):
+        return []
+    return [
+        n for n in names[:64] if isinstance(n, str) and n and "/" not in n and "\\" not in n and n not in (".", "..")
+    ]
 
 
 def replay_command(folder: str, manifest: Manifest) -> str:

@@ -2,8 +2,9 @@
 NaN anywhere), at a known step after the rule's 100 arming steps. Keeps its own copies of that step's batch and of
 every variable before it (OUT/batch.npz, OUT/pre_step.npz), for the test to compare with the capsule.
 
-Args: OUT [--poison-step K] [--jit] [--on-nan stop|skip|raise]. Capsules go to OUT/capsules; OUT/result.json says
-how training ended.
+Args: OUT [--poison-step K] [--jit] [--on-nan stop|skip|raise] [--mirrored] (MirroredStrategy on two logical CPU
+devices, global batch 8: the spike is the global step's loss). Capsules go to OUT/capsules; OUT/result.json says how
+training ended.
 """
 
 import argparse
@@ -12,8 +13,16 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import contextlib
+
 import keras
 import numpy as np
+import tensorflow as tf
+
+if "--mirrored" in sys.argv:  # before capsule_fit's import makes a variable (devices are set up once)
+    tf.config.set_logical_device_configuration(
+        tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2
+    )
 from capsule_fit import KeepPreStep  # the program's own copies of every variable at the start of one step
 
 from tensorboard_plugin_dbg.capsule import NanCapsule
@@ -27,7 +36,9 @@ def main():
     p.add_argument("--poison-step", type=int, default=110)
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--jit", action="store_true")
+    p.add_argument("--mirrored", action="store_true")
     args = p.parse_args()
+    scope = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope() if args.mirrored else contextlib.nullcontext()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
@@ -36,8 +47,9 @@ def main():
     rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     y[rows] *= 1000.0  # CULPRIT: targets in the wrong unit
     np.savez(os.path.join(args.out, "batch.npz"), x=x[rows], y=y[rows])
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(16, activation="tanh"), keras.layers.Dense(1)])
-    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse", jit_compile=args.jit)
+    with scope:
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(16, activation="tanh"), keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse", jit_compile=args.jit)
     capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, spike=10.0)
     callbacks = [capsule, KeepPreStep(args.poison_step, args.out)]
     model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0, callbacks=callbacks)

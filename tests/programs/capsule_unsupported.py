@@ -1,7 +1,7 @@
-"""fit with a NanCapsule where the capsule cannot watch yet: under MirroredStrategy on two logical CPU devices, or
-with steps_per_execution=4. OUT/result.json holds the error set_model raised (type and message).
+"""fit with a NanCapsule where the capsule cannot watch yet: under CentralStorageStrategy on two logical CPU devices,
+or with steps_per_execution=4. OUT/result.json holds the error set_model raised (type and message).
 
-Args: OUT mirrored|steps_per_execution
+Args: OUT central_storage|steps_per_execution
 """
 
 import json
@@ -29,8 +29,8 @@ def build(steps_per_execution):
 def main():
     out, case = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    if case == "mirrored":
-        with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+    if case == "central_storage":
+        with tf.distribute.experimental.CentralStorageStrategy(["/cpu:0", "/cpu:1"]).scope():
             model = build(1)
     else:
         model = build(4)

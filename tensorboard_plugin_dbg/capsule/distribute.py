@@ -1,0 +1,304 @@
+"""The watch under tf.distribute (MirroredStrategy, MultiWorkerMirroredStrategy): the finite check of every replica
+reduced across replicas (and workers) before any update, so that a NaN/inf on one replica holds back every
+replica's update, in `skip` mode too (every worker skips the same step: the replicas never diverge).
+
+The optimizer's apply under these strategies calls `merge_call`, which TensorFlow refuses inside a `cond` branch traced
+in a replica thread; so, as Keras's LossScaleOptimizer does, the decision is taken in cross-replica context (one
+`merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers), and the
+`cond` either runs the user's apply in each replica again (`call_for_each_replica`) or records the trigger. Unlike the
+LossScaleOptimizer (which looks at the first replica's flag only), every replica's flag counts.
+
+At a trigger the device also keeps the batch (the replicas' rows, concatenated in replica order) and which replica
+went non-finite and how many rows each had: the host cannot keep it by reference here (Keras reduces a replicated
+step's outputs). Under MultiWorkerMirroredStrategy each worker keeps its own replicas' rows and writes its own capsule.
+
+TensorFlow is imported inside the functions that run in the training process only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Trigger
+
+from . import shadow, structure
+
+
+class PerThread:
+    """An attribute with a value per thread: MirroredStrategy traces each replica's step in a thread of its own,
+    interleaved at every merge_call, so what one replica's trace stashes (its batch, loss, pre-step reads) must not be
+    what another's reads."""
+
+    def __set_name__(self, owner: Any, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj.__dict__.setdefault("_per_thread", threading.local()), self.name, None)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        setattr(obj.__dict__.setdefault("_per_thread", threading.local()), self.name, value)
+
+
+SUPPORTED = "no strategy, OneDeviceStrategy, MirroredStrategy, MultiWorkerMirroredStrategy"
+
+
+def check_supported(strategy: Any) -> None:
+    """A strategy the watch cannot follow is a clear error, never a silent no-op (TPUStrategy,
+    ParameterServerStrategy, CentralStorageStrategy, ...)."""
+    import tensorflow as tf
+
+    known = (tf.distribute.MirroredStrategy, tf.distribute.MultiWorkerMirroredStrategy, tf.distribute.OneDeviceStrategy)
+    # the default strategy (none set) has no public class: TensorFlow names it _DefaultDistributionStrategy[V1]
+    if strategy is None or isinstance(strategy, known) or type(strategy).__name__.startswith("_DefaultDistribution"):
+        return
+    raise ValueError(f"NanCapsule supports {SUPPORTED}; {type(strategy).__name__} is not supported")
+
+
+def replicated() -> bool:
+    """Inside a replica of a strategy whose replicas the watch must reduce (Mirrored, MultiWorkerMirrored)."""
+    import tensorflow as tf
+
+    if not tf.distribute.has_strategy() or tf.distribute.in_cross_replica_context():
+        return False
+    strategy = tf.distribute.get_strategy()
+    check_supported(strategy)
+    return isinstance(strategy, (tf.distribute.MirroredStrategy, tf.distribute.MultiWorkerMirroredStrategy))
+
+
+def worker() -> tuple[int, int]:
+    """(this worker's index, number of workers) from TF_CONFIG (one worker without it)."""
+    try:
+        config = json.loads(os.environ.get("TF_CONFIG", "") or "{}")
+        workers = len(config["cluster"]["worker"])
+        return int(config["task"]["index"]), workers
+    except (ValueError, KeyError, TypeError):
+        return 0, 1
+
+
+class ReplicaState(shadow.DeviceState):
+    """The device state of capsule/shadow.py, plus what a replicated step keeps at a trigger: the batch this
+    worker's replicas had, and the flags and row counts of every replica (all workers)."""
+
+    def __init__(self, copy_all: bool) -> None:
+        super().__init__(copy_all)
+        self.replicas: Any = None  # float32 [2, replicas]: non-finite flag and rows of each replica at the trigger
+        self.batch: list[Any] = []  # one variable (any shape) per leaf: this worker's replicas' rows, concatenated
+        self.batch_spec: tuple[BatchSpec, list[str]] = ({"kind": "none"}, [])
+
+    def ensure_batch(self, count: int, leaves: list[Any]) -> None:
+        import tensorflow as tf
+
+        with tf.init_scope():
+            if self.replicas is None:
+                self.replicas = tf.Variable(
+                    tf.zeros([2, count]), shape=tf.TensorShape(None), trainable=False, name="nan_capsule_replicas"
+                )
+            if len(self.batch) != len(leaves) or any(v.dtype != leaf.dtype for v, leaf in zip(self.batch, leaves)):
+                self.batch = [
+                    tf.Variable(
+                        tf.zeros([0], leaf.dtype), shape=tf.TensorShape(None), trainable=False, name="nan_capsule_batch"
+                    )
+                    for leaf in leaves
+                ]
+
+    def trigger(self) -> Trigger:
+        """The held trigger; on a worker whose own replicas stayed finite, the other workers' replicas that did not."""
+        found = super().trigger()
+        bad = [i for i, flag in enumerate(self.replicas.numpy()[0]) if flag > 0] if self.replicas is not None else []
+        if found["kind"] == "unknown" and bad:
+            text = f"replica {', '.join(map(str, bad))} of another worker (this worker's loss and gradients: finite)"
+            return Trigger(kind="other_worker", name=f"replica {bad[0]}", text=text, health={}, all=[])
+        return found
+
+    def read_batch(self) -> tuple[BatchSpec, dict[str, np.ndarray], dict[str, Any]]:
+        """(batch spec, this worker's rows of the trigger's batch, the replicas' part) after a trigger."""
+        spec, names = self.batch_spec
+        arrays = {name: shadow._read(v) for name, v in zip(names, self.batch)}  # noqa: SLF001 - same package
+        flags, rows = self.replicas.numpy()
+        index, workers = worker()
+        local = len(flags) // workers
+        ours = range(index * local, (index + 1) * local)
+        starts = np.concatenate([[0], np.cumsum([int(rows[i]) for i in ours])])
+        part = {
+            "count": len(flags),
+            "non_finite": [i for i, f in enumerate(flags) if f > 0],
+            "rows": {str(r): [int(starts[k]), int(starts[k + 1])] for k, r in enumerate(ours)},  # [begin, end)
+            "rows_per_replica": [int(r) for r in rows],
+            "worker": index,
+            "workers": workers,
+        }
+        return spec, arrays, part
+
+
+def folder_name(step: int, replicas: dict[str, Any] | None) -> str:
+    """The capsule's folder name: with several workers each writes its own, the worker's index in the name, and
+    worker 0's manifest names the others' (one event: `report` and the dashboard list them together)."""
+    name = f"capsule-step{step:09d}"
+    if replicas is None or replicas["workers"] < 2:
+        return name
+    if replicas["worker"] == 0:
+        replicas["worker_capsules"] = [f"{name}-worker{w}" for w in range(1, replicas["workers"])]
+    return f"{name}-worker{replicas['worker']}"
+
+
+def checked_apply(
+    watch: Any,
+    apply_fn: Any,
+    grads: list[Any],
+    variables: list[Any],
+    layout: list[tuple[str, str]],
+    checked: list[Any],
+    snapshot: dict[str, Any],
+    batch: Any,
+    fit: bool,
+) -> Any:
+    """In a replica: the flag of this replica's loss and gradients, then one merge_call where every replica's flag
+    decides whether all apply (a bool tensor: whether the update was applied)."""
+    import tensorflow as tf
+
+    ctx = tf.distribute.get_replica_context()
+    leaves = structure.flatten(batch, fit)[1] if batch is not None else []
+    tensors = [tf.convert_to_tensor(leaf) for _, leaf in leaves]
+    state = _prepared(watch, layout, sorted(snapshot), ctx.num_replicas_in_sync, tensors)
+    if batch is not None:
+        state.batch_spec = (structure.flatten(batch, fit)[0], [name for name, _ in leaves])
+    finite = _all_finite(checked) if checked else tf.constant(True)  # no cond here: one more would be lowered
+    bad = tf.cast(tf.logical_not(finite), tf.float32)
+    rows = tf.cast(tf.shape(tensors[0])[0], tf.float32) if tensors and tensors[0].shape.rank else tf.constant(0.0)
+    mine = tf.one_hot(ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync)
+    flags = tf.stack([mine * bad, mine * rows])  # [2, replicas]: summed over replicas and workers in _decide
+    pre = [snapshot[n] for n in state.pre_step_names]
+
+    def decide(strategy: Any, flags: Any, checked: Any, tensors: Any, pre: Any, grads: Any) -> Any:
+        spikes = _spikes(watch, strategy, layout, checked)
+        return _decide(watch, strategy, apply_fn, variables, flags, checked, tensors, pre, grads, spikes)
+
+    return ctx.merge_call(decide, args=(flags, checked, tensors, pre, grads))
+
+
+def _prepared(watch: Any, layout: list[tuple[str, str]], pre_step: list[str], count: int, tensors: list[Any]) -> Any:
+    """At trace time: the device state made once (variables lifted out of the replicas' graphs)."""
+    import tensorflow as tf
+
+    if not isinstance(watch.state, ReplicaState):
+        watch.state = ReplicaState(watch.state.copy_all)
+    state = watch.state
+    state.layout, state.pre_step_names = layout, pre_step
+    if not watch.optimizer.built:
+        with tf.init_scope():
+            watch.optimizer.build(watch.model.trainable_variables)
+    state.ensure(watch.model, watch.optimizer)
+    state.ensure_batch(count, tensors)
+    return state
+
+
+def _decide(
+    watch: Any,
+    strategy: Any,
+    apply_fn: Any,
+    variables: list[Any],
+    flags: Any,
+    checked: list[Any],
+    tensors: list[Any],
+    pre: list[Any],
+    grads: list[Any],
+    spikes: tuple[Any, dict[str, Any]],
+) -> Any:
+    """Cross-replica context, once per step (per worker): the flags of all replicas reduced, then apply everywhere or
+    record the trigger."""
+    import tensorflow as tf
+
+    state, halt = watch.state, watch.halt
+    everyone = strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)  # a collective across workers
+    go = tf.logical_and(tf.equal(tf.reduce_sum(everyone[0]), 0.0), tf.equal(halt, 0.0))
+    rules, (spiky, measured) = watch.spikes, spikes
+    if spiky is not None:
+        go = tf.logical_and(go, tf.logical_not(spiky))
+    local = strategy.experimental_local_results
+
+    def apply() -> Any:
+        strategy.extended.call_for_each_replica(apply_fn, args=(grads, variables))
+        if rules.on:
+            with tf.control_dependencies([rules.record(measured)]):
+                return tf.constant(True)
+        return tf.constant(True)
+
+    def capture() -> Any:
+        merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas' values
+        firsts = {n: local(v)[0] for n, v in zip(state.pre_step_names, pre)}
+        recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(everyone)]
+        recorded += [b.assign(tf.concat(list(local(t)), 0)) for b, t in zip(state.batch, tensors)]
+        recorded += [rules.capture(measured)] if rules.on else []
+        with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
+            if watch.on_nan != "skip":
+                halt.assign(float("inf"))
+            return tf.constant(False)
+
+    def rare() -> Any:
+        return tf.cond(halt > 0, lambda: tf.constant(False), capture)
+
+    with tf.control_dependencies([state.count_step()]):
+        return tf.cond(go, apply, rare)  # lowered: an If call op cannot take resources on two devices
+
+
+def _spikes(watch: Any, strategy: Any, layout: list[tuple[str, str]], checked: list[Any]) -> tuple[Any, Any]:
+    """The spike rules on the global step (cross-replica context): the loss summed over the replicas (each replica's
+    loss is its share of the global mean), the norm of the summed gradients (one more reduction of every gradient
+    across replicas and workers: only with grad_spike on)."""
+    import tensorflow as tf
+
+    rules = watch.spikes
+    if not rules.on:
+        return None, {}
+    total = tf.distribute.ReduceOp.SUM
+    loss = strategy.reduce(total, checked[0], axis=None) if layout and layout[0][0] == "loss" else None
+    grads = [c for (kind, _), c in zip(layout, checked) if kind == "gradient"]
+    summed = [strategy.reduce(total, g, axis=None) for g in grads] if rules.factors["grad_spike"] is not None else []
+    return rules.measure(loss, summed)
+
+
+def _all_finite(tensors: list[Any]) -> Any:
+    import tensorflow as tf
+
+    return tf.reduce_all(tf.stack([tf.reduce_all(tf.math.is_finite(t)) for t in tensors]))
+
+
+# --- replay ---------------------------------------------------------------------------------------------------------
+
+
+def replay_input(strategy: Any, replay: Any, batch: Any) -> tuple[Any, bool]:
+    """The captured batch as the replayed step takes it: (value, whether through strategy.run). With the strategy
+    and replica count of the run, each replica gets the rows it had; else the offending replica's rows alone, on one
+    device. `replay.replicas` says which (the verdict carries it)."""
+    import tensorflow as tf
+
+    part = (replay.capsule.manifest.get("replicas") if replay.capsule is not None else None) or {}
+    rows = {int(k): v for k, v in (part.get("rows") or {}).items()}
+    if not rows:
+        return batch, False
+    count = int(part["count"])
+    mirrored = isinstance(strategy, tf.distribute.MirroredStrategy) and int(part.get("workers", 1)) == 1
+    if mirrored and strategy.num_replicas_in_sync == count:
+        replay.replicas = f"replayed under {type(strategy).__name__} with {count} replicas, each with its captured rows"
+
+        def shard(context: Any) -> Any:
+            begin, end = rows[context.replica_id_in_sync_group]
+            return tf.nest.map_structure(lambda v: v[begin:end], batch)
+
+        return strategy.experimental_distribute_values_from_function(shard), True
+    bad = [r for r in part.get("non_finite", []) if r in rows] or sorted(rows)
+    begin, end = rows[bad[0]]
+    have = strategy.num_replicas_in_sync if isinstance(strategy, tf.distribute.Strategy) else 1
+    replay.replicas = (
+        f"replayed replica {bad[0]}'s rows ({begin}..{end} of the batch) on one device: the run had {count} "
+        f"replicas{' over ' + str(part['workers']) + ' workers' if int(part.get('workers', 1)) > 1 else ''}, "
+        f"this program has {have}"
+    )
+    return tf.nest.map_structure(lambda v: v[begin:end], batch), False

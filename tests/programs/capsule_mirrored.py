@@ -1,0 +1,153 @@
+"""A NanCapsule under tf.distribute.MirroredStrategy on two logical CPU devices: Keras fit (default) or a custom
+loop (--loop: strategy.run around a tf.function step with the helper). One poisoned row (a negative feature, whose
+sqrt is NaN) of the global batch at step --poison-step; with the global batch of 8 split in order, rows 4..7 are the
+second replica's. The program keeps the global batch of that step (OUT/batch.npz) and every replica's copy of every
+variable at the start of that step and of the next (OUT/pre_step.npz, OUT/post_step.npz: "w:PATH:REPLICA").
+
+Args: OUT [--loop] [--on-nan stop|skip|raise] [--poison-step K] [--poison-row R] [--samples N] [--clean]
+[--one-device] (MirroredStrategy on one logical device: a machine without the run's devices, for replay)
+Capsules go to OUT/capsules; OUT/result.json says how training ended.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf
+
+DEVICES = 1 if "--one-device" in sys.argv else 2  # before anything runs: logical devices are set once
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * DEVICES)
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from tensorboard_plugin_dbg.capsule import NanCapsule, NanCapsuleError  # noqa: E402
+
+BATCH = 8
+
+
+class SqrtFeatures(keras.layers.Layer):
+    def call(self, x):
+        return tf.sqrt(x)  # CULPRIT
+
+
+def build():
+    inputs = keras.Input((5,))
+    h = keras.layers.Dense(8, activation="relu")(SqrtFeatures()(inputs))
+    return keras.Model(inputs, keras.layers.Dense(1)(h))
+
+
+def replica_values(model, optimizer):
+    """Every replica's copy of every variable (a mirrored variable holds one per device)."""
+    arrays = {}
+    for prefix, variables in (("w:", model.variables), ("o:", optimizer.variables)):
+        for v in variables:
+            value = getattr(v, "value", v)
+            for i, component in enumerate(getattr(value, "values", (value,))):
+                arrays[f"{prefix}{v.path}:{i}"] = component.numpy()
+    return arrays
+
+
+class KeepReplicas(keras.callbacks.Callback):
+    def __init__(self, step, out):
+        super().__init__()
+        self.step, self.out, self.seen = step, out, 0
+
+    def on_train_batch_begin(self, batch, logs=None):
+        keep(self.seen, self.step, self.model, self.model.optimizer, self.out)
+        self.seen += 1
+
+
+def keep(seen, step, model, optimizer, out):
+    if seen in (step, step + 1):
+        name = "pre_step.npz" if seen == step else "post_step.npz"
+        np.savez(os.path.join(out, name), **replica_values(model, optimizer))
+
+
+def data(args):
+    rng = np.random.default_rng(0)
+    x = np.abs(rng.normal(size=(args.samples, 5))).astype("float32")
+    y = rng.normal(size=(args.samples, 1)).astype("float32")
+    if not args.clean:
+        x[args.poison_step * BATCH + args.poison_row, 2] = -1.0
+    rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
+    np.savez(os.path.join(args.out, "batch.npz"), x=x[rows], y=y[rows])
+    return x, y
+
+
+def fit(args, strategy, capsule, x, y):
+    with strategy.scope():
+        model = build()
+        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+    callbacks = [capsule, KeepReplicas(args.poison_step, args.out)]
+    model.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
+    return model, model.optimizer
+
+
+def loop(args, strategy, capsule, x, y):
+    with strategy.scope():
+        model = build()
+        optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
+        optimizer.build(model.trainable_variables)
+    capsule.watch(model, optimizer)
+
+    def replica_step(features, target):
+        capsule.begin_step()
+        with tf.GradientTape() as tape:
+            per_row = tf.square(model(features, training=True) - target)
+            loss = tf.nn.compute_average_loss(per_row, global_batch_size=BATCH)
+        grads = tape.gradient(loss, model.trainable_variables)
+        capsule.apply_gradients(grads, model.trainable_variables, loss=loss, batch=(features, target))
+
+    @tf.function
+    def train_step(features, target):
+        strategy.run(replica_step, args=(features, target))
+
+    dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH))
+    steps = 0
+    for epoch in range(2):
+        for features, target in capsule.batches(dataset, epoch=epoch):
+            keep(steps, args.poison_step, model, optimizer, args.out)
+            train_step(features, target)
+            steps += 1
+        if capsule.triggered and args.on_nan == "stop":
+            break
+    return model, optimizer
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--loop", action="store_true")
+    p.add_argument("--on-nan", default="stop")
+    p.add_argument("--poison-step", type=int, default=3)
+    p.add_argument("--poison-row", type=int, default=6)
+    p.add_argument("--samples", type=int, default=64)
+    p.add_argument("--clean", action="store_true")
+    p.add_argument("--one-device", action="store_true")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    keras.utils.set_random_seed(0)
+    strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(DEVICES)])
+    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
+    x, y = data(args)
+    result = {"ended": "finished"}
+    try:
+        model, optimizer = (loop if args.loop else fit)(args, strategy, capsule, x, y)
+    except NanCapsuleError as e:
+        result = {"ended": "raised", "message": str(e)}
+    else:
+        final = replica_values(model, optimizer)
+        np.savez(os.path.join(args.out, "final.npz"), **final)
+        result["iterations"] = int(optimizer.iterations.numpy())
+        result["finite"] = all(np.isfinite(a).all() for a in final.values())
+    result.update(captured=capsule.captured, triggers=capsule.capsule.triggers)
+    with open(os.path.join(args.out, "result.json"), "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

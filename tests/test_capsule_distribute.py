@@ -1,0 +1,235 @@
+"""NaN capsule under tf.distribute (#35): real programs on two logical CPU devices (tests/programs/capsule_mirrored.py:
+Keras fit, or a custom loop around strategy.run) poison one row of the global batch; no replica may apply that step,
+the capsule holds the global batch bit for bit, names the replica that went non-finite and the rows each had."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tensorboard_plugin_dbg import capsule
+from tensorboard_plugin_dbg.analysis import capsule_summary
+from tensorboard_plugin_dbg.capsule import distribute
+from tensorboard_plugin_dbg.reader import capsule_files, capsule_words
+from tests import dumps
+from tests.test_capsule import assert_capsule_is_the_step, assert_replay_holds_no_capsule_machinery
+
+pytestmark = pytest.mark.slow
+STEPS_PER_EPOCH = 64 // 8  # capsule_mirrored.py: samples // global batch
+
+
+def run(*args: str) -> str:
+    return dumps.make_dump("capsule_mirrored", *args)
+
+
+def result(out: str) -> dict:
+    with open(os.path.join(out, "result.json")) as f:
+        return json.load(f)
+
+
+def assert_no_replica_applied_the_step(out: str) -> None:
+    """Every replica's copy of every variable (model and optimizer) bit-equal before and after the poisoned step (after
+    it: at the next step's begin, or at the end when training stopped there)."""
+    after = os.path.join(out, "post_step.npz")
+    pre, post = (
+        np.load(os.path.join(out, "pre_step.npz")),
+        np.load(after if os.path.exists(after) else out + "/final.npz"),
+    )
+    assert sorted(pre.files) == sorted(post.files)
+    assert any(k.endswith(":1") for k in pre.files)  # the second replica's copies are there
+    for key in pre.files:
+        assert pre[key].tobytes() == post[key].tobytes(), key
+
+
+def assert_capsule_holds_the_global_batch(out: str, step: int) -> capsule.Capsule:
+    c = capsule.load(os.path.join(out, "capsules"))
+    assert c.step == step
+    expected = np.load(os.path.join(out, "batch.npz"))
+    held = sorted(c.batch.values(), key=lambda a: a.shape[-1], reverse=True)  # x (5 features), then y
+    for array, name in zip(held, ("x", "y")):
+        assert array.dtype == expected[name].dtype and array.tobytes() == expected[name].tobytes(), name
+    pre = np.load(os.path.join(out, "pre_step.npz"))
+    for name, value in c.weights.items():
+        assert np.array_equal(value, pre[f"w:{name}:0"]), name
+    return c
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
+def test_a_nan_on_the_second_replica_holds_back_every_replica(loop):
+    out = run("--loop") if loop else run()
+    ended = result(out)
+    assert ended["ended"] == "finished" and ended["finite"] and ended["iterations"] == 3
+    assert_no_replica_applied_the_step(out)
+    c = assert_capsule_holds_the_global_batch(out, 3)
+    replicas = c.manifest["replicas"]
+    assert replicas["non_finite"] == [1] and replicas["count"] == 2
+    assert replicas["rows"] == {"0": [0, 4], "1": [4, 8]}  # the global batch of 8, split in order
+    assert c.manifest["trigger"]["health"]["nan"] > 0
+    assert capsule_words.where_text(c.manifest) == "step 3, epoch 0, batch 3, replica 1 of 2"
+
+
+def test_skip_mode_skips_the_step_on_every_replica_and_they_never_diverge():
+    out = run("--on-nan", "skip")
+    ended = result(out)
+    assert ended["finite"] and ended["triggers"] == 2  # the poisoned row comes back in the second epoch
+    assert ended["iterations"] == 2 * STEPS_PER_EPOCH - 2
+    assert_no_replica_applied_the_step(out)
+    assert_capsule_holds_the_global_batch(out, 3)
+    final = np.load(os.path.join(out, "final.npz"))
+    for key in [k for k in final.files if k.endswith(":0")]:
+        assert final[key].tobytes() == final[key[:-1] + "1"].tobytes(), key
+    with open(os.path.join(out, "capsules", "skipped.jsonl")) as f:
+        assert [json.loads(line)["step"] for line in f] == [3, 3 + STEPS_PER_EPOCH]
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
+def test_a_replica_with_an_empty_shard(loop):
+    """65 samples in batches of 8: the last batch has one row, the first replica's; the second's shard is empty. A
+    clean run never triggers on it; a NaN in that row is captured with the rows each replica had."""
+    mode = ("--loop",) if loop else ()
+    clean = result(run(*mode, "--samples", "65", "--clean"))
+    assert clean["triggers"] == 0 and clean["captured"] == [] and clean["finite"]
+    out = run(*mode, "--samples", "65", "--poison-step", "8", "--poison-row", "0")
+    c = capsule.load(os.path.join(out, "capsules"))
+    assert c.step == 8 and c.manifest["replicas"]["non_finite"] == [0]
+    assert c.manifest["replicas"]["rows"] == {"0": [0, 1], "1": [1, 1]}
+    expected = np.load(os.path.join(out, "batch.npz"))
+    assert sorted(a.shape[0] for a in c.batch.values()) == [1, 1]
+    assert any(a.tobytes() == expected["x"].tobytes() for a in c.batch.values())
+    assert_no_replica_applied_the_step(out)
+
+
+def test_strategies_the_capsule_cannot_watch_are_named():
+    """TPUStrategy and ParameterServerStrategy cannot be made on this machine: their instances (uninitialised) are
+    enough for the check, which reads the type."""
+    import tensorflow as tf
+
+    for kind in (tf.distribute.TPUStrategy, tf.distribute.experimental.ParameterServerStrategy):
+        with pytest.raises(ValueError, match=f"supports .*MirroredStrategy.*; {kind.__name__} is not supported"):
+            distribute.check_supported(object.__new__(kind))
+    distribute.check_supported(tf.distribute.get_strategy())  # the default strategy: none, watched
+    distribute.check_supported(tf.distribute.OneDeviceStrategy("/cpu:0"))
+
+
+@pytest.mark.parametrize("replicas", [None, "1", {"non_finite": "1", "count": 2}, {"non_finite": [1, "x"], "count": 2}])
+def test_a_replicas_entry_that_is_not_what_the_capsule_writes_is_left_out(replicas):
+    assert capsule_words.where_text({"step": 3, "replicas": replicas}) == "step 3"
+
+
+def test_the_replicas_of_a_multi_worker_capsule_are_said():
+    replicas = {"non_finite": [3], "count": 4, "worker": 0, "workers": 2}
+    text = capsule_words.where_text({"step": 3, "replicas": replicas})
+    assert text == "step 3, replica 3 of 4 (this capsule: worker 0 of 2)"
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def test_two_workers_skip_the_same_step_and_each_writes_its_capsule(tmp_path):
+    """MultiWorkerMirroredStrategy, two worker processes on loopback, skip mode, the NaN in worker 1's rows: both
+    skip that step (each worker's variables bit-equal before and after it, equal across workers at the end), both
+    write a capsule with the worker in its name, worker 0's names the other's, and `report` shows one event."""
+    ports = ",".join(map(str, free_ports(2)))
+    program = dumps.program_path("capsule_mwms")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, program, str(tmp_path), str(i), ports],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dumps.env_for_tf(),
+        )
+        for i in range(2)
+    ]
+    outputs = [p.communicate(timeout=240)[0].decode(errors="replace") for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    results = [json.loads((tmp_path / f"worker{i}" / "result.json").read_text()) for i in range(2)]
+    assert results[0]["iterations"] == results[1]["iterations"] == results[0]["steps"] - 2  # step 3 of each epoch
+    finals = [np.load(tmp_path / f"worker{i}" / "final.npz") for i in range(2)]
+    for i in range(2):
+        pre, post = (np.load(tmp_path / f"worker{i}" / f"{n}_step.npz") for n in ("pre", "post"))
+        assert all(pre[k].tobytes() == post[k].tobytes() for k in pre.files)
+        assert all(finals[0][k].tobytes() == finals[1][k].tobytes() for k in pre.files)
+    folders = sorted(os.listdir(tmp_path / "capsules"))
+    assert folders == ["capsule-step000000003-worker0", "capsule-step000000003-worker1", "skipped.jsonl"]
+    first, second = (capsule.load(str(tmp_path / "capsules" / f)) for f in folders[:2])
+    assert first.manifest["replicas"]["worker_capsules"] == ["capsule-step000000003-worker1"]
+    assert first.manifest["trigger"]["kind"] == "other_worker" and second.manifest["trigger"]["kind"] == "loss"
+    for held, index in ((first, 0), (second, 1)):
+        assert held.manifest["replicas"]["non_finite"] == [1] and held.manifest["replicas"]["worker"] == index
+        assert held.batch["0"].tobytes() == np.load(tmp_path / f"worker{index}" / "batch.npz")["x"].tobytes()
+    report = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", str(tmp_path / "capsules")],
+        capture_output=True,
+        text=True,
+        env=dumps.env_for_tf(),
+    ).stdout
+    assert report.count("one event, 2 workers' capsules of the same step:") == 1, report
+    event = report.split("one event, 2 workers' capsules of the same step:\n", 1)[1]
+    assert event.startswith(f"capsule {tmp_path / 'capsules' / folders[0]}\n"), report
+    assert f"\n\ncapsule {tmp_path / 'capsules' / folders[1]}\n" in event, report
+    card = capsule_summary.summary(first.path, str(tmp_path))
+    assert card["trigger"]["text"].endswith("(this capsule: worker 0 of 2; with capsule-step000000003-worker1)")
+
+
+ONE = "this program has 1"
+
+
+def replay(tmp_path, run_args: tuple[str, ...], program_args: tuple[str, ...]) -> tuple[int, str, str]:
+    """`replay` of a copy of capsule_mirrored RUN_ARGS's capsule, the program run with PROGRAM_ARGS."""
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(run(*run_args), "capsules"), folder)
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--", sys.executable]
+    command += [dumps.program_path("capsule_mirrored"), str(tmp_path / "out"), *program_args]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr, str(folder)
+
+
+@pytest.mark.parametrize(
+    ("loop", "one_device", "says"),
+    [
+        (False, False, "replayed under MirroredStrategy with 2 replicas, each with its captured rows"),
+        (
+            True,
+            True,
+            "replayed replica 1's rows (4..8 of the batch) on one device: the run had 2 replicas, this program has 1",
+        ),
+    ],
+    ids=["fit_two_replicas", "loop_one_device"],
+)
+def test_replay_of_a_mirrored_capsule_says_how_it_ran_and_names_the_users_line(tmp_path, loop, one_device, says):
+    """With the run's devices, the step runs under the strategy, each replica on its rows (the culprit op found on the
+    second replica's device); without them, the offending replica's rows on one device."""
+    mode = ("--loop",) if loop else ()
+    code, text, folder = replay(tmp_path, mode, mode + (("--one-device",) if one_device else ()))
+    assert code == 0, text
+    verdict = capsule_files.read_verdict(capsule.load(folder).path)
+    assert verdict["verdict"] == "reproduced" and verdict["replicas"] == says
+    assert "replay: reproduced" in text and says in text
+    assert "return tf.sqrt(x)  # CULPRIT" in text and "capsule_mirrored.py:" in text
+    assert ("device:CPU:1" in text) != one_device  # replica 1's device when replayed under the strategy
+    assert_replay_holds_no_capsule_machinery(folder, text)
+
+
+def test_a_loss_spike_under_mirrored_is_the_global_steps_and_no_replica_applies_it():
+    """capsule_spike.py --mirrored: targets 1000x too large in batch 110 (no NaN), spike=10: the rule reads the global
+    step's loss (the replicas' shares summed), the capsule holds that batch and the state before it."""
+    out = dumps.make_dump("capsule_spike", "--mirrored")
+    assert json.loads(open(os.path.join(out, "result.json")).read())["steps"] == 110
+    c = assert_capsule_is_the_step(out, 110)
+    assert c.manifest["trigger"]["kind"] == "loss_spike" and c.manifest["replicas"]["non_finite"] == []
+    assert c.manifest["trigger"]["value"] > c.manifest["trigger"]["threshold"]
