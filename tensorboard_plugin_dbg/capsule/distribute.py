@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Trigger
+from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Replicas, Trigger
 
 from . import shadow, structure
 
@@ -117,7 +117,7 @@ class ReplicaState(shadow.DeviceState):
             return Trigger(kind="other_worker", name=f"replica {bad[0]}", text=text, health={}, all=[])
         return found
 
-    def read_batch(self) -> tuple[BatchSpec, dict[str, np.ndarray], dict[str, Any]]:
+    def read_batch(self) -> tuple[BatchSpec, dict[str, np.ndarray], Replicas]:
         """(batch spec, this worker's rows of the trigger's batch, the replicas' part) after a trigger."""
         spec, names = self.batch_spec
         arrays = {name: shadow._read(v) for name, v in zip(names, self.batch)}  # noqa: SLF001 - same package
@@ -126,7 +126,7 @@ class ReplicaState(shadow.DeviceState):
         local = len(flags) // workers
         ours = range(index * local, (index + 1) * local)
         starts = np.concatenate([[0], np.cumsum([int(rows[i]) for i in ours])])
-        part = {
+        part: Replicas = {
             "count": len(flags),
             "non_finite": [i for i, f in enumerate(flags) if f > 0],
             "rows": {str(r): [int(starts[k]), int(starts[k + 1])] for k, r in enumerate(ours)},  # [begin, end)
@@ -137,7 +137,7 @@ class ReplicaState(shadow.DeviceState):
         return spec, arrays, part
 
 
-def folder_name(step: int, replicas: dict[str, Any] | None) -> str:
+def folder_name(step: int, replicas: Replicas | None) -> str:
     """The capsule's folder name: with several workers each writes its own, the worker's index in the name, and
     worker 0's manifest names the others' (one event: `report` and the dashboard list them together)."""
     name = f"capsule-step{step:09d}"

@@ -74,6 +74,19 @@ class Program(TypedDict, total=False):
     env: dict[str, str]  # only capsule_files.ENV_RECORDED's names are ever applied
 
 
+class Replicas(TypedDict, total=False):
+    """A tf.distribute capture (capsule/distribute.py): which replicas went non-finite, each replica's rows of the
+    global batch, and under MultiWorkerMirroredStrategy this worker and the other workers' capsule folders."""
+
+    count: int
+    non_finite: list[int]
+    rows: dict[str, list[int]]  # replica -> [begin, end) in this capsule's batch
+    rows_per_replica: list[int]
+    worker: int
+    workers: int
+    worker_capsules: list[str]
+
+
 class Manifest(TypedDict, total=False):
     format: str
     format_version: int
@@ -95,7 +108,7 @@ class Manifest(TypedDict, total=False):
     devices: list[dict[str, str]]
     rules: dict[str, object]  # the spike rules' settings, shown as they are
     forensics: dict[str, object]  # what capsule/forensics.py recorded, or why not (`why`)
-    replicas: dict[str, object]  # tf.distribute: count, non_finite, rows per replica, worker(s) (capsule/distribute.py)
+    replicas: Replicas  # tf.distribute: count, non_finite, rows per replica, worker(s) (capsule/distribute.py)
 
 
 class CompiledPass(TypedDict):
