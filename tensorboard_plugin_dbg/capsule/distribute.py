@@ -155,7 +155,7 @@ def checked_apply(
     variables: list[Any],
     layout: list[tuple[str, str]],
     checked: list[Any],
-    snapshot: dict[str, Any],
+    snapshot: dict[str, Any],  # TensorFlow tensors of the step, by name (training side)
     batch: Any,
     fit: bool,
 ) -> Any:
@@ -209,7 +209,7 @@ def _decide(
     tensors: list[Any],
     pre: list[Any],
     grads: list[Any],
-    spikes: tuple[Any, dict[str, Any]],
+    spikes: tuple[Any, dict[str, Any]],  # the spike rules and their TensorFlow tensors (training side)
 ) -> Any:
     """Cross-replica context, once per step (per worker): the flags of all replicas reduced, then apply everywhere or
     record the trigger."""
