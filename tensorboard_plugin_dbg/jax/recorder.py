@@ -14,6 +14,7 @@ import functools
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from ..writer import summaries
 from ..writer.events import DebugEventsWriter
+from ..writer.trace_batch import TraceBatch
 from . import frames, instrument
 
 _lock = threading.Lock()
@@ -47,26 +49,32 @@ class Recorder:
     def remember(self, leaves: list[Any], ids: list[int]) -> None:
         self._last_outputs = {id(x): (x, i) for x, i in zip(leaves, ids, strict=True)}
 
-    def write_traces(self, points: list[instrument.Point], payload: Any) -> list[bytes]:
-        """Graph execution traces for the graph points; the protos of the call's outputs (graph_id "") returned."""
-        outputs: list[bytes] = []
-        counts = np.asarray(payload) if self.mode in instrument.COUNT_WIDTH else None
-        width = instrument.COUNT_WIDTH.get(self.mode, 0)
-        for i, p in enumerate(points):
-            tensor_id = p.tensor_id if p.graph_id else -1
-            proto = self._proto(p, tensor_id, i, counts, width, payload)
-            if p.graph_id:
-                self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
-            else:
-                outputs.append(proto)
-        return outputs
-
-    def _proto(self, p: instrument.Point, tensor_id: int, i: int, counts: Any, width: int, payload: Any) -> bytes:
+    def batch(self, points: list[instrument.Point]) -> TraceBatch | None:
+        """The graph points' records laid out once per trace (None in FULL_TENSOR: whole tensors, one by one)."""
         if self.mode == "FULL_TENSOR":
-            return summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=not p.graph_id)
+            return None
+        return TraceBatch([p for p in points if p.graph_id], self.mode, self.device)
+
+    def write_traces(self, points: list[instrument.Point], batch: TraceBatch | None, payload: Any) -> list[bytes]:
+        """Graph execution traces for the graph points; the protos of the call's outputs (graph_id "") returned."""
+        width = instrument.COUNT_WIDTH.get(self.mode, 0)
+        counts = np.asarray(payload).reshape(len(points), width) if width else None
+        graph_points = sum(1 for p in points if p.graph_id)  # they come first
+        if batch is None:
+            for i, p in enumerate(points[:graph_points]):
+                proto = summaries.tensor_proto(np.asarray(payload[i]))
+                self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
+        else:
+            graph_counts = counts[:graph_points] if counts is not None else None
+            self.writer.traces_framed(batch.records(time.time(), graph_counts))
+        return [self._output_proto(p, i, counts, payload) for i, p in enumerate(points) if i >= graph_points]
+
+    def _output_proto(self, p: instrument.Point, i: int, counts: Any, payload: Any) -> bytes:
+        if self.mode == "FULL_TENSOR":
+            return summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=True)
         size = int(np.prod(p.shape)) if p.shape else 1
-        health = instrument.host_counts(counts[i * width : (i + 1) * width], self.mode, size) if width else None
-        return summaries.tensor_proto(summaries.debug_vector(self.mode, tensor_id, p.dtype, p.shape, health))
+        health = instrument.host_counts(counts[i], self.mode, size) if counts is not None else None
+        return summaries.tensor_proto(summaries.debug_vector(self.mode, -1, p.dtype, p.shape, health))
 
 
 class RecordedJit:
@@ -95,8 +103,8 @@ class RecordedJit:
         ids = rec.writer.tensor_ids(len(outs))
         received, self._received = self._received, []
         graph_id, protos = "", []
-        for received_graph, points, payload in received:  # one per call
-            graph_id, protos = received_graph, rec.write_traces(points, payload)
+        for received_graph, points, batch, payload in received:  # one per call
+            graph_id, protos = received_graph, rec.write_traces(points, batch, payload)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -133,8 +141,9 @@ class RecordedJit:
         graph_id, outs = inst.run_graph(closed, [leaves[i] for i in dynamic], self._name)
         for slot, x in enumerate(outs):
             inst.watch("", f"output_{slot}", "output", slot, -1, x)
-        points = list(inst.points)
-        jax.debug.callback(lambda payload: self._received.append((graph_id, points, payload)), inst.payload())
+        points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
+        batch = rec.batch(points)
+        jax.debug.callback(lambda payload: self._received.append((graph_id, points, batch, payload)), inst.payload())
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
 
 
