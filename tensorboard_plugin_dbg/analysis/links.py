@@ -22,6 +22,7 @@ from typing import TypedDict
 import numpy as np
 from typing_extensions import NotRequired
 
+from tensorboard_plugin_dbg.analysis import outer_call
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe
@@ -86,6 +87,8 @@ def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder
     call = caller_of(run, cols, graph_id, trace_row)
     if call is None and placeholder in inputs:
         batch = _outer_batch(run, cols, graph_id, inputs.index(placeholder), trace_row)
+        if batch is None:
+            batch = outer_call.passed_in(run, cols, graph_id, inputs, placeholder, trace_row)
         if batch is not None:
             return batch
     if call is None:
