@@ -27,6 +27,8 @@ from ..writer.trace_batch import TracePoint
 from . import frames
 
 CALL_PRIMITIVES = ("jit", "pjit")
+CUSTOM_CALLS = ("custom_jvp_call", "custom_vjp_call")  # their primal body, as a nested graph (the gradient rule
+# has been applied when the jaxpr was made: what runs is the body)
 COUNT_WIDTH = {"CURT_HEALTH": 1, "CONCISE_HEALTH": 3, "FULL_HEALTH": 6}
 # primitives whose output holds its input's elements, each the same number of times: its counts are the input's
 # (times that number), so none is computed on it (a transposed tensor's counts also read memory out of order)
@@ -187,10 +189,15 @@ class Instrumenter:
         prim = eqn.primitive.name
         stack = str(eqn.source_info.name_stack)
         op_name = f"{stack}/{prim}_{index}" if stack else f"{prim}_{index}"
-        if prim in CALL_PRIMITIVES:
+        if prim in CALL_PRIMITIVES or prim in CUSTOM_CALLS:
             self.nested += 1
-            op_type = f"{graph_name}.{eqn.params.get('name', 'fn')}_{self.nested}"
-            _, outs = self.run_graph(eqn.params["jaxpr"], invals, op_type, graph_id)
+            body = eqn.params["jaxpr" if prim in CALL_PRIMITIVES else "call_jaxpr"]
+            op_type = f"{graph_name}.{eqn.params.get('name') or _function_name(body)}_{self.nested}"
+            _, outs = self.run_graph(body, invals, op_type, graph_id)
+        elif prim == "scan":
+            self.nested += 1
+            op_type = prim
+            outs = self._scan(eqn.params, invals, f"{graph_name}.scan_{self.nested}", graph_id)
         else:
             op_type = prim
             params = eqn.primitive.get_bind_params(eqn.params)
@@ -208,6 +215,37 @@ class Instrumenter:
                 continue
             env[var], producer[var] = value, f"{op_name}:{slot}"
             self.watch(graph_id, op_name, op_type, slot, tensor_id, value, source)
+
+    def _scan(self, params: dict[str, Any], invals: list[Any], body_name: str, outer_id: str) -> list[Any]:
+        """A scan whose body is a graph of its own, recorded at every iteration: the body's counts (or tensors)
+        leave each iteration as one more scanned output, and its points repeat once per iteration, in the order
+        the iterations ran."""
+        consts, carried = params["num_consts"], params["num_carry"]
+        sub = Instrumenter(self.writer, self.mode, self.op_regex)
+
+        def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any]]:
+            _, outs = sub.run_graph(params["jaxpr"], [*invals[:consts], *carry, *xs], body_name, outer_id)
+            return outs[:carried], (outs[carried:], sub.payload())
+
+        init, xs = list(invals[consts : consts + carried]), list(invals[consts + carried :])
+        carry, (ys, payload) = lax.scan(
+            body, init, xs, length=params["length"], reverse=params["reverse"], unroll=params["unroll"]
+        )
+        steps = range(params["length"])
+        for i in reversed(steps) if params["reverse"] else steps:
+            self.points.extend(sub.points)
+            if self.mode in COUNT_WIDTH:
+                self.values.append((len(self._rows), 1))
+                self._rows.append(payload[i])
+            elif self.mode == "FULL_TENSOR":
+                self.values.extend(v[i] for v in payload)
+        return [*carry, *ys]
+
+
+def _function_name(closed: Any) -> str:
+    """The Python function a jaxpr was made from (a custom_jvp/custom_vjp body), else "fn"."""
+    name = getattr(getattr(closed.jaxpr, "debug_info", None), "func_name", None)
+    return re.sub(r"\W", "_", name) if isinstance(name, str) and name else "fn"
 
 
 def _same_elements_as(prim: str, invals: list[Any], outs: list[Any]) -> Any:
