@@ -87,3 +87,79 @@ def test_a_nested_jits_input_is_followed_to_the_tensor_its_caller_passed_in(tmp_
         "records no op" not in text
         and f"prog.py:{NESTED.splitlines().index('    return jnp.log(x)  # CULPRIT') + 1}" in text
     )
+
+
+BEFORE = """
+import sys
+import jax, jax.numpy as jnp
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+
+@jax.jit
+def train_step(w):
+    return jnp.log(w - 1.0)
+
+enable_dump_debug_info(sys.argv[1])
+w = jnp.ones(3)
+w = train_step(w)  # CALL
+print(w)
+"""
+
+EAGER = """
+import sys
+import jax, jax.numpy as jnp
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+
+enable_dump_debug_info(sys.argv[1])
+x = jnp.array([1.0, 0.0, 2.0])
+y = x * 0.5
+z = jnp.log(y)  # CULPRIT
+print(z.sum())
+"""
+
+
+def _run_and_report(tmp_path, program: str) -> tuple[subprocess.CompletedProcess, str]:
+    script = tmp_path / "prog.py"
+    script.write_text(program)
+    env = dict(dumps.env_for_tf(), JAX_PLATFORMS="cpu")
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "logdir" / "dump")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", str(tmp_path / "logdir")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
+    assert report.returncode == 1, report.stdout + report.stderr[-2000:]
+    return proc, report.stdout
+
+
+def _line(program: str, marker: str) -> int:
+    return next(i for i, line in enumerate(program.splitlines(), 1) if line.endswith(marker))
+
+
+def test_a_function_jitted_before_the_call_is_named_and_its_calls_recorded(tmp_path):
+    """#41 item 3: train_step was wrapped before enable_dump_debug_info: stderr names it with its line, and each call
+    is an execution (its outputs' health, its call site), so the -inf it makes is found at the calling line."""
+    proc, text = _run_and_report(tmp_path, BEFORE)
+    decorator = BEFORE.splitlines().index("def train_step(w):")  # 1-based: the @jax.jit line (co_firstlineno)
+    assert "wrapped by jax.jit before this call, so recorded as calls only" in proc.stderr
+    assert f"train_step ({tmp_path / 'prog.py'}:{decorator})" in proc.stderr
+    assert "first producer: eager train_step" in text and "3 −∞ among 3 elements" in text
+    assert f"prog.py:{_line(BEFORE, '# CALL')} in <module>" in text
+
+
+def test_eager_jax_ops_are_recorded_as_executions(tmp_path):
+    """#41 item 5: op-by-op jax.numpy outside jit: each op an execution, its input linked to the op that made it."""
+    _, text = _run_and_report(tmp_path, EAGER)
+    assert "first producer: eager log" in text and "1 −∞ among 3 elements" in text
+    assert "multiply:0 (execution #" in text and "1 zero among 3 elements" in text
+    assert f"prog.py:{_line(EAGER, '# CULPRIT')} in <module>" in text

@@ -10,11 +10,13 @@ included, then flushes: a killed program loses at most the records of its last s
 from __future__ import annotations
 
 import atexit
+import collections
 import functools
 import re
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -24,10 +26,14 @@ import numpy as np
 from ..writer import summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TraceBatch
-from . import frames, instrument
+from . import eager, frames, instrument
+from .before import jitted_before
+from .before import record as record_before
+from .before import said as said_before
 
 _lock = threading.Lock()
 _active: dict[str, Any] = {}  # "recorder", "original_jit"
+_REMEMBERED = 4096  # outputs whose tensor ids a later input may name
 
 
 class Recorder:
@@ -38,16 +44,51 @@ class Recorder:
         self.mode_number = summaries.mode_number(mode)
         self.device = instrument.device_name()
         self.device_id = writer.device_id(self.device)
-        # tensor ids of the last call's outputs, by object (kept alive so that an id is never reused meanwhile):
-        # a later call that takes them as inputs names them, as TensorFlow's eager executions do
-        self._last_outputs: dict[int, tuple[Any, int]] = {}
+        # tensor ids of the latest outputs (jitted calls' and eager ops'), by object, held weakly (a freed array's id
+        # may be reused: the weak reference tells): a later call or op that takes them as inputs names them, as
+        # TensorFlow's eager executions do
+        self._outputs: collections.OrderedDict[int, tuple[weakref.ref[Any], int]] = collections.OrderedDict()
+        self.uninstall_eager: Callable[[], None] | None = None
 
     def input_ids(self, leaves: list[Any]) -> list[int]:
-        known = self._last_outputs
-        return [known[id(x)][1] if id(x) in known and known[id(x)][0] is x else -1 for x in leaves]
+        found = [self._outputs.get(id(x)) for x in leaves]
+        return [k[1] if k is not None and k[0]() is x else -1 for x, k in zip(leaves, found, strict=True)]
 
     def remember(self, leaves: list[Any], ids: list[int]) -> None:
-        self._last_outputs = {id(x): (x, i) for x, i in zip(leaves, ids, strict=True)}
+        for x, i in zip(leaves, ids, strict=True):
+            try:
+                self._outputs[id(x)] = (weakref.ref(x), i)
+            except TypeError:  # a Python number or another object without weak references: never an input later
+                continue
+            self._outputs.move_to_end(id(x))
+        while len(self._outputs) > _REMEMBERED:
+            self._outputs.popitem(last=False)
+
+    def eager(self, op_type: str, inputs: list[Any], outputs: list[Any]) -> None:
+        """One eager op (eager.py) as an execution, its outputs' summaries computed on the host."""
+        leaves = [x for x in outputs if hasattr(x, "shape")]
+        ids = self.writer.tensor_ids(len(leaves))
+        protos = [] if self.mode == "NO_TENSOR" else [self._eager_proto(x, i) for x, i in zip(leaves, ids)]
+        self.writer.execution(
+            op_type,
+            self.mode_number,
+            input_tensor_ids=self.input_ids(inputs),
+            output_tensor_ids=ids,
+            tensor_protos=protos,
+            stack_frame_ids=self.writer.stack(frames.of_caller()),
+            output_tensor_device_ids=[self.device_id] * len(ids),
+        )
+        self.remember(leaves, ids)
+        self.writer.flush()
+
+    def _eager_proto(self, x: Any, tensor_id: int) -> bytes:
+        dtype = instrument.dtype_name(x)
+        if not summaries.is_instrumented(self.mode, dtype):
+            return summaries.empty_proto()
+        if self.mode == "FULL_TENSOR":
+            return summaries.tensor_proto(np.asarray(x), typed_scalar=True)
+        counts = summaries.counts_of(np.asarray(x)) if self.mode in summaries.HEALTH_MODES else None
+        return summaries.tensor_proto(summaries.debug_vector(self.mode, -1, dtype, tuple(x.shape), counts))
 
     def batch(self, points: list[instrument.Point]) -> TraceBatch | None:
         """The graph points' records laid out once per trace (None in FULL_TENSOR: whole tensors, one by one)."""
@@ -163,6 +204,7 @@ def enable_dump_debug_info(
         writer = DebugEventsWriter(logdir, f"jax {jax.__version__}", circular_buffer_size)
         recorder = Recorder(writer, tensor_debug_mode, pattern)
         original = jax.jit
+        before = jitted_before(original)
 
         def recording_jit(fun: Any = None, **kwargs: Any) -> Any:
             if fun is None:
@@ -171,10 +213,13 @@ def enable_dump_debug_info(
 
         _active.update(recorder=recorder, original_jit=original)
         jax.jit = recording_jit
+        recorder.uninstall_eager, calls_seen = eager.install(recorder.eager)
+        if not calls_seen:
+            record_before(writer, before)
         atexit.register(writer.close)
     print(
         "tensorboard_plugin_dbg: recording functions wrapped by jax.jit from now on into "
-        f"{logdir} ({tensor_debug_mode}); functions wrapped before this call are not recorded",
+        f"{logdir} ({tensor_debug_mode}); {said_before(before, calls_seen)}",
         file=sys.stderr,
     )
     return writer
@@ -186,5 +231,7 @@ def disable_dump_debug_info() -> None:
         if not _active:
             return
         jax.jit = _active["original_jit"]
+        if _active["recorder"].uninstall_eager is not None:
+            _active["recorder"].uninstall_eager()
         _active["recorder"].writer.close()
         _active.clear()
