@@ -11,12 +11,9 @@ their input's elements (transpose, reshape, broadcast, rev, widening casts; inst
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-import dumps
 import numpy as np
 import pytest
+from test_jax_writer import _program
 from test_writer import _array, _events
 
 from tensorboard_plugin_dbg.reader import crc32c, schema
@@ -101,17 +98,7 @@ def _vector(proto: bytes) -> list[float]:
 @pytest.mark.slow
 def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     pytest.importorskip("jax")
-    script = tmp_path / "prog.py"
-    script.write_text(SAME_ELEMENTS_PROGRAM)
-    env = dict(dumps.env_for_tf(), JAX_PLATFORMS="cpu")
-    proc = subprocess.run(
-        [sys.executable, str(script), str(tmp_path), "FULL_TENSOR", *HEALTH],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
+    proc = _program(tmp_path, SAME_ELEMENTS_PROGRAM, str(tmp_path), "FULL_TENSOR", *HEALTH)
     assert proc.returncode == 0, proc.stderr[-3000:]
     tensors = {k: _array(v) for k, v in _traces(str(tmp_path / "FULL_TENSOR")).items()}
     moved = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] in ("transpose", "broadcast_in_dim", "rev")}

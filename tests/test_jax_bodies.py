@@ -9,12 +9,11 @@ relu) are graphs whose ops are traced.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import dumps
 import numpy as np
 import pytest
+from test_jax_writer import _cli
 from test_writer import _array, _events
 
 pytest.importorskip("jax")
@@ -28,15 +27,7 @@ def _culprit() -> int:
 
 
 def test_report_names_the_scan_bodys_op_its_iteration_and_line():
-    dump = dumps.make_dump("jax_bodies")
-    proc = subprocess.run(
-        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", os.path.dirname(dump)],
-        capture_output=True,
-        text=True,
-        env=dumps.env_for_tf(),
-        timeout=180,
-        check=False,
-    )
+    proc = _cli("report", os.path.dirname(dumps.make_dump("jax_bodies")))
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "first producer: op log_3 (log) in jit_run.scan_1 (jitted function)" in proc.stdout, proc.stdout
     assert "its 3rd execution" in proc.stdout

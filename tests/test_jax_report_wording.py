@@ -6,25 +6,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import dumps
 import pytest
+from test_jax_writer import _cli, _program
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
 
 
 def _report(program: str) -> str:
-    dump = dumps.make_dump(program, "softmax_log")
-    proc = subprocess.run(
-        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", os.path.dirname(dump)],
-        capture_output=True,
-        text=True,
-        env=dumps.env_for_tf(),
-        timeout=180,
-        check=False,
-    )
+    proc = _cli("report", os.path.dirname(dumps.make_dump(program, "softmax_log")))
     assert proc.returncode == 1, proc.stderr[-2000:]
     return proc.stdout
 
@@ -67,19 +59,8 @@ print(step(jnp.ones(3)))
 def test_a_nested_jits_input_is_followed_to_the_tensor_its_caller_passed_in(tmp_path):
     """The first -inf is made inside a nested jit from the zeros its caller passed in: the caller's op is in the
     JAX dump, so the input's health is known and the log is the producer (not 'inputs unknown')."""
-    script = tmp_path / "prog.py"
-    script.write_text(NESTED)
-    env = dict(dumps.env_for_tf(), JAX_PLATFORMS="cpu")
-    run = [sys.executable, str(script), str(tmp_path / "logdir" / "dump")]
-    assert subprocess.run(run, env=env, capture_output=True, timeout=180, check=False).returncode == 0
-    proc = subprocess.run(
-        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", str(tmp_path / "logdir")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
+    assert _program(tmp_path, NESTED, str(tmp_path / "logdir" / "dump")).returncode == 0
+    proc = _cli("report", str(tmp_path / "logdir"))
     text = proc.stdout
     assert "first producer: op log_0 (log) in jit_step.inner_1 (jitted function)" in text, text
     assert "passed in as sub_0:0" in text and "3 zeros among 3 elements" in text
@@ -118,26 +99,9 @@ print(z.sum())
 
 
 def _run_and_report(tmp_path, program: str) -> tuple[subprocess.CompletedProcess, str]:
-    script = tmp_path / "prog.py"
-    script.write_text(program)
-    env = dict(dumps.env_for_tf(), JAX_PLATFORMS="cpu")
-    proc = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "logdir" / "dump")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
+    proc = _program(tmp_path, program, str(tmp_path / "logdir" / "dump"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    report = subprocess.run(
-        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", str(tmp_path / "logdir")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
+    report = _cli("report", str(tmp_path / "logdir"))
     assert report.returncode == 1, report.stdout + report.stderr[-2000:]
     return proc, report.stdout
 
