@@ -1,10 +1,11 @@
 """`enable_dump_debug_info` for JAX: `jax.jit` replaced by a recording `jit` that writes a tfdbg2 file set.
 
 Mechanism: the recording `jit` jits a wrapper that traces the user's function to a jaxpr and re-runs it equation
-by equation (instrument.py) inside the same trace, adding the mode's counts of every output to the program; one
-`jax.debug.callback` per call hands them to the host, where they become graph execution traces. After the call the
-wrapper waits for that callback (`jax.effects_barrier`) and writes the call as an execution, its outputs' summaries
-included, then flushes: a killed program loses at most the records of its last step.
+by equation (instrument.py) inside the same trace, adding the mode's counts of every output to the program; they
+leave it as one more output (one int32 array per call, with the index of the trace it was compiled from), so the
+program keeps JAX's C++ dispatch (a host callback would send every call through Python dispatch, ~1 ms a step).
+After the call the wrapper writes them as graph execution traces and the call as an execution, its outputs'
+summaries included, then flushes: a killed program loses at most the records of its last step.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ class RecordedJit:
         self._plain = plain_jit(fun, **jit_kwargs)
         self._jitted = plain_jit(self._instrumented, **jit_kwargs)
         self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
-        self._received: list[Any] = []  # (points, payload) of the calls whose callback ran
+        self._traces: list[tuple[str, list[instrument.Point], TraceBatch | None]] = []  # per trace: graph, points
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
         return getattr(self._plain, name)
@@ -138,14 +139,12 @@ class RecordedJit:
             return self._plain(*args, **kwargs)
         rec = self._recorder
         stack = rec.writer.stack(frames.of_caller())
-        out = self._jitted(*args, **kwargs)
-        jax.effects_barrier()
+        with eager.unrecorded():  # recorded here, not as an eager call; and JAX's fast dispatch kept
+            out, (which, payload) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
-        received, self._received = self._received, []
-        graph_id, protos = "", []
-        for received_graph, points, batch, payload in received:  # one per call
-            graph_id, protos = received_graph, rec.write_traces(points, batch, payload)
+        graph_id, points, batch = self._traces[int(which)]
+        protos = rec.write_traces(points, batch, payload)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -183,9 +182,9 @@ class RecordedJit:
         for slot, x in enumerate(outs):
             inst.watch("", f"output_{slot}", "output", slot, -1, x)
         points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
-        batch = rec.batch(points)
-        jax.debug.callback(lambda payload: self._received.append((graph_id, points, batch, payload)), inst.payload())
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
+        self._traces.append((graph_id, points, rec.batch(points)))
+        which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs), (which, inst.payload())
 
 
 def enable_dump_debug_info(
