@@ -127,3 +127,28 @@ def test_eager_jax_ops_are_recorded_as_executions(tmp_path):
     assert "first producer: eager log" in text and "1 −∞ among 3 elements" in text
     assert "multiply:0 (execution #" in text and "1 zero among 3 elements" in text
     assert f"prog.py:{_line(EAGER, '# CULPRIT')} in <module>" in text
+
+
+CHAINED = """
+import sys
+import jax, jax.numpy as jnp
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+enable_dump_debug_info(sys.argv[1])
+
+@jax.jit
+def step(w):
+    return jnp.log(w) - 1.0
+
+w = jnp.ones(3)
+w = step(w)  # log(1) - 1 = -1
+w = step(w)  # log(-1): NaN
+print(w)
+"""
+
+
+def test_a_jitted_calls_input_is_followed_to_the_call_that_made_it(tmp_path):
+    """A top-level call of a JAX jit is a function call (its execution holds the graph id): the log's input, a
+    Placeholder, is the previous call's output, whose negatives the report shows (not 'records no op')."""
+    _, text = _run_and_report(tmp_path, CHAINED)
+    assert "first producer: op log_0 (log) in jit_step (jitted function)" in text, text
+    assert "passed in by the caller from jit_step:0 (execution #" in text and "3 negative among 3 elements" in text
