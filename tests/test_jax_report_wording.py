@@ -152,3 +152,24 @@ def test_a_jitted_calls_input_is_followed_to_the_call_that_made_it(tmp_path):
     _, text = _run_and_report(tmp_path, CHAINED)
     assert "first producer: op log_0 (log) in jit_step (jitted function)" in text, text
     assert "passed in by the caller from jit_step:0 (execution #" in text and "3 negative among 3 elements" in text
+
+
+HOST_DATA = """
+import sys
+import numpy as np
+import jax, jax.numpy as jnp
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+enable_dump_debug_info(sys.argv[1])
+
+@jax.jit
+def step(x):
+    return jnp.log(x)
+
+print(step(np.array([1.0, 0.0], np.float32)))
+"""
+
+
+def test_host_data_passed_to_a_jitted_function_is_said_in_jaxs_words(tmp_path):
+    _, text = _run_and_report(tmp_path, HOST_DATA)
+    assert "arg_0:0 — passed in by execution #" in text and "(jitted function `jit_step`)" in text, text
+    assert "Python/numpy data converted by JAX" in text and "tf.function" not in text

@@ -109,7 +109,8 @@ def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder
     if src < 0:
         why = (
             f"passed in by execution #{call} ({graph_name}) as eager tensor {tensor_id}, which no recorded "
-            "execution made (a constant or Python/numpy data converted by TensorFlow): its health cannot be known"
+            f"execution made (a constant or Python/numpy data converted by {_framework(run)}): its health cannot "
+            "be known"
         )
         return _unknown(why)
     detail = run.execution(src, max_elements=0)
@@ -193,10 +194,19 @@ def _name(info: wire.GraphInfoBody | None) -> str | None:
 
 def _graph_name(run: RunQueries, graph_id: str) -> str:
     name = _name(_info(run, graph_id))
-    return f"tf.function `{name}`" if name else "a function"
+    return f"{_kind(run)} `{name}`" if name else "a function"
 
 
 def _outer_name(run: RunQueries, graph_id: str) -> str | None:
     info = _info(run, graph_id)
     name = _name(_info(run, info["outer_graph_id"] if info else None))
-    return f"tf.function `{name}`" if name else None
+    return f"{_kind(run)} `{name}`" if name else None
+
+
+def _kind(run: RunQueries) -> str:
+    """What a function is called in the words of the framework that wrote the run."""
+    return "jitted function" if run.info()["framework"] == "jax" else "tf.function"
+
+
+def _framework(run: RunQueries) -> str:
+    return "JAX" if run.info()["framework"] == "jax" else "TensorFlow"
