@@ -1,14 +1,15 @@
-"""JAX writer (#41): what recording a jitted training step costs, against JAX's own NaN tools.
+"""JAX writer (#41): what recording a jitted training step costs, against JAX's own NaN tools, paired step by step.
 
-    .venv/bin/python bench/jax_overhead.py [--steps 300] [--reps 2]
+    .venv/bin/python bench/jax_overhead.py [--steps 300]
 
 On a jitted MLP (784-256-256-10, batch 128) and a small conv net (two 3x3 convs 16/32 channels on 28x28, batch 32,
-a dense head), plain SGD steps, CPU: step time of plain `jax.jit`, of the writer in FULL_HEALTH and in CURT_HEALTH
-(`tensorboard_plugin_dbg.jax.enable_dump_debug_info`, streaming, circular_buffer_size=-1), of
-`checkify.checkify(step, errors=checkify.float_checks)` jitted (its error checked each step, as a user must), and of
-plain jit under `jax_debug_nans`. Each (model, setting) runs in its own process (the writer replaces jax.jit for the
-whole process), the settings interleaved --reps times; the figure is the median over the reps of each run's median
-step time after 20 warm-up steps. The data are finite: this is the price paid on every healthy step.
+a dense head), plain SGD steps, CPU. One process per (model, writer mode): it keeps `jax.jit` as it was before
+`enable_dump_debug_info` (the writer replaces it for the whole process) and runs, step after step in turn, plain
+`jit`, the writer (FULL_HEALTH or CURT_HEALTH, streaming, circular_buffer_size=-1), `checkify.checkify(step,
+errors=checkify.float_checks)` jitted (its error checked each step, as a user must) and plain jit under
+`jax_debug_nans`. Interleaving the settings step by step makes each ratio to plain a paired one: a busy host slows
+all four alike. Printed per setting: the median step time and the ratio to plain of the medians and of the 10th
+percentiles (the quietest steps), after 30 warm-up steps. The data are finite: the price paid on every healthy step.
 """
 
 from __future__ import annotations
@@ -23,50 +24,60 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SETTINGS = ("plain", "writer_full_health", "writer_curt_health", "checkify", "debug_nans")
+SETTINGS = ("plain", "writer", "checkify", "debug_nans")
+MODES = ("FULL_HEALTH", "CURT_HEALTH")
 MODELS = ("mlp", "conv")
-WARMUP = 20
+WARMUP = 30
 
 
-def _child(model: str, setting: str, steps: int, dump_dir: str) -> None:
+def _child(model: str, mode: str, steps: int, dump_dir: str) -> dict[str, list[float]]:
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax
-
-    if setting.startswith("writer_"):
-        from tensorboard_plugin_dbg.jax import enable_dump_debug_info
-
-        mode = "FULL_HEALTH" if setting == "writer_full_health" else "CURT_HEALTH"
-        enable_dump_debug_info(dump_dir, tensor_debug_mode=mode, circular_buffer_size=-1)
-    if setting == "debug_nans":
-        jax.config.update("jax_debug_nans", True)
-    import jax.numpy as jnp
     from jax.experimental import checkify
 
-    key = jax.random.PRNGKey(0)
-    params, batch = _model(model, key)
+    from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+    from tensorboard_plugin_dbg.jax.eager import unrecorded
+
+    plain_jit = jax.jit  # kept before the writer replaces jax.jit
+    enable_dump_debug_info(dump_dir, tensor_debug_mode=mode, circular_buffer_size=-1)
+    params, batch = _model(model, jax.random.PRNGKey(0))
     loss_fn = _mlp_loss if model == "mlp" else _conv_loss
 
     def step(p, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(p, x, y)
         return jax.tree_util.tree_map(lambda a, g: a - 0.01 * g, p, grads), loss
 
-    if setting == "checkify":
-        checked = jax.jit(checkify.checkify(step, errors=checkify.float_checks))
+    checked = plain_jit(checkify.checkify(step, errors=checkify.float_checks))
 
-        def run(p, x, y):
-            err, out = checked(p, x, y)
-            err.throw()
-            return out
+    def run_checkify(p, x, y):
+        err, out = checked(p, x, y)
+        err.throw()
+        return out
 
-    else:
-        run = jax.jit(step)
-    times = []
+    plain, nans = plain_jit(step), plain_jit(step)
+
+    def run_debug_nans(p, x, y):
+        with jax.debug_nans(True):
+            return nans(p, x, y)
+
+    def unseen(run):  # noqa: ANN001, ANN202 - the writer records eager ops and jitted calls process-wide: not these
+        def call(*args):  # noqa: ANN002, ANN202
+            with unrecorded():
+                return run(*args)
+
+        return call
+
+    runs = {"plain": unseen(plain), "writer": jax.jit(step)}
+    runs.update(checkify=unseen(run_checkify), debug_nans=unseen(run_debug_nans))
+    state = dict.fromkeys(runs, params)
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(WARMUP + steps):
-        t0 = time.perf_counter()
-        params, loss = run(params, *batch)
-        jnp.asarray(loss).block_until_ready()
-        times.append(time.perf_counter() - t0)
-    print(json.dumps({"ms": statistics.median(times[WARMUP:]) * 1e3, "loss": float(loss)}))
+        for name, run in runs.items():
+            t0 = time.perf_counter()
+            state[name], loss = run(state[name], *batch)
+            jax.block_until_ready(loss)
+            times[name].append(time.perf_counter() - t0)
+    return {name: t[WARMUP:] for name, t in times.items()}
 
 
 def _model(model: str, key):  # noqa: ANN202 - pytrees of jax arrays
@@ -112,27 +123,26 @@ def _conv_loss(params, x, y):  # noqa: ANN001, ANN202
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--child", nargs=3, metavar=("MODEL", "SETTING", "STEPS"))
+    ap.add_argument("--child", nargs=3, metavar=("MODEL", "MODE", "STEPS"))
     args = ap.parse_args()
     if args.child:
         with tempfile.TemporaryDirectory() as tmp:
-            _child(args.child[0], args.child[1], int(args.child[2]), os.path.join(tmp, "dump"))
+            print(json.dumps(_child(args.child[0], args.child[1], int(args.child[2]), os.path.join(tmp, "dump"))))
         return
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), JAX_PLATFORMS="cpu")
-    results: dict[str, dict[str, list[float]]] = {m: {s: [] for s in SETTINGS} for m in MODELS}
-    for _ in range(args.reps):
-        for model in MODELS:
-            for setting in SETTINGS:
-                cmd = [sys.executable, __file__, "--child", model, setting, str(args.steps)]
-                out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, timeout=600).stdout
-                results[model][setting].append(json.loads(out.strip().splitlines()[-1])["ms"])
-    print(f"{'model':6} {'setting':20} {'ms/step':>9} {'vs plain':>9}")
+    print(f"{'model':6} {'writer mode':12} {'setting':11} {'ms/step':>8} {'median/plain':>13} {'p10/plain':>10}")
     for model in MODELS:
-        plain = statistics.median(results[model]["plain"])
-        for setting in SETTINGS:
-            ms = statistics.median(results[model][setting])
-            print(f"{model:6} {setting:20} {ms:9.2f} {ms / plain:8.2f}x")
+        for mode in MODES:
+            cmd = [sys.executable, __file__, "--child", model, mode, str(args.steps)]
+            out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, timeout=900).stdout
+            times = json.loads(out.strip().splitlines()[-1])
+            med = {k: statistics.median(v) for k, v in times.items()}
+            p10 = {k: statistics.quantiles(v, n=10)[0] for k, v in times.items()}
+            for setting in SETTINGS:
+                if mode != MODES[0] and setting in ("checkify", "debug_nans"):
+                    continue  # the same as in the first mode's process
+                ratio, quiet = med[setting] / med["plain"], p10[setting] / p10["plain"]
+                print(f"{model:6} {mode:12} {setting:11} {med[setting] * 1e3:8.2f} {ratio:12.2f}x {quiet:9.2f}x")
 
 
 if __name__ == "__main__":

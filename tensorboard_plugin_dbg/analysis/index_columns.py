@@ -75,6 +75,7 @@ def gather(run: RunQueries) -> RunColumns:
     type_names = list(run.exec_op_types)
     is_function = np.array([is_function_call(name) for name in type_names], bool)
     e_func = is_function[execs["op_type"]] if len(type_names) else np.zeros(m, bool)
+    e_func |= execs["graph"] >= 0  # a call with its graph's id (a JAX `jit_<fn>` call), as exec_queries counts it
     io_cache: dict[int, tuple[list[int], list[int], list[int]]] = {}
     # A weak reference: these columns are cached in the run's own derived-value cache; a strong one from the value
     # back to the run would make every run a reference cycle that only a full garbage collection frees.

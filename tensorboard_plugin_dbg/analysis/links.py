@@ -22,7 +22,7 @@ from typing import TypedDict
 import numpy as np
 from typing_extensions import NotRequired
 
-from tensorboard_plugin_dbg.analysis import replicas
+from tensorboard_plugin_dbg.analysis import outer_call, replicas
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe
@@ -87,6 +87,8 @@ def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder
     call = caller_of(run, cols, graph_id, trace_row)
     if call is None and placeholder in inputs:
         batch = _outer_batch(run, cols, graph_id, inputs.index(placeholder), trace_row)
+        if batch is None:
+            batch = outer_call.passed_in(run, cols, graph_id, inputs, placeholder, trace_row)
         if batch is not None:
             return batch
     if call is None:
@@ -107,7 +109,8 @@ def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder
     if src < 0:
         why = (
             f"passed in by execution #{call} ({graph_name}) as eager tensor {tensor_id}, which no recorded "
-            "execution made (a constant or Python/numpy data converted by TensorFlow): its health cannot be known"
+            f"execution made (a constant or Python/numpy data converted by {_framework(run)}): its health cannot "
+            "be known"
         )
         return _unknown(why)
     detail = run.execution(src, max_elements=0)
@@ -197,10 +200,19 @@ def _name(info: wire.GraphInfoBody | None) -> str | None:
 
 def _graph_name(run: RunQueries, graph_id: str) -> str:
     name = _name(_info(run, graph_id))
-    return f"tf.function `{name}`" if name else "a function"
+    return f"{_kind(run)} `{name}`" if name else "a function"
 
 
 def _outer_name(run: RunQueries, graph_id: str) -> str | None:
     info = _info(run, graph_id)
     name = _name(_info(run, info["outer_graph_id"] if info else None))
-    return f"tf.function `{name}`" if name else None
+    return f"{_kind(run)} `{name}`" if name else None
+
+
+def _kind(run: RunQueries) -> str:
+    """What a function is called in the words of the framework that wrote the run."""
+    return "jitted function" if run.info()["framework"] == "jax" else "tf.function"
+
+
+def _framework(run: RunQueries) -> str:
+    return "JAX" if run.info()["framework"] == "jax" else "TensorFlow"

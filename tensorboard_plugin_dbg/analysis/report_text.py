@@ -53,6 +53,7 @@ class RunResult(TypedDict):
     skipped: NotRequired[list[wire.RootCauseSkip]]
     first_kept: NotRequired[bool]
     rules: NotRequired[RuleReport]
+    framework: NotRequired[wire.Framework]  # which framework wrote the run (its words in the text)
 
 
 def run_result(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> RunResult:
@@ -63,7 +64,7 @@ def run_result(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> RunResult:
 def result_of(run: RunQueries, root_cause: wire.RootCauseResponseBody) -> RunResult:
     """The report's record of `run` with this root cause (run_verdict.root_cause)."""
     notices = [n for n in run.info()["status"]["notices"] if n.get("severity") == "error"]
-    return {"run": run.name, **root_cause, "notices": notices}
+    return {"run": run.name, **root_cause, "notices": notices, "framework": run.info()["framework"]}
 
 
 def holds_nonfinite(r: RunResult) -> bool:
@@ -80,18 +81,21 @@ def holds_nonfinite(r: RunResult) -> bool:
 _KERAS_GRAPHS = frozenset({"scratch_graph"})
 
 
-def graph_kind(graph_name: str) -> str:
-    """What a graph is, in two words: "tf.function", or "Keras graph" for Keras's own scratch graph."""
+def graph_kind(graph_name: str, framework: str = "tensorflow") -> str:
+    """What a graph is, in two words: "tf.function", "Keras graph" for Keras's own scratch graph, or, in a JAX run,
+    "jitted function"."""
+    if framework == "jax":
+        return "jitted function"
     return "Keras graph" if graph_name in _KERAS_GRAPHS else "tf.function"
 
 
-def _where(p: wire.RootCauseProducer) -> str:
+def _where(p: wire.RootCauseProducer, framework: str = "tensorflow") -> str:
     if not p["op_name"]:
         return f"eager {p['op_type']}"
     # The op type only where it says more than the name (no "Log (Log)").
     kind = "" if p["op_type"] in ("", p["op_name"]) else f" ({p['op_type']})"
     name = p.get("graph_name")
-    graph = f" in {name} ({graph_kind(name)})" if name else ""
+    graph = f" in {name} ({graph_kind(name, framework)})" if name else ""
     return f"op {p['op_name']}{kind}{graph}"
 
 
@@ -115,8 +119,9 @@ def run_section(r: RunResult) -> str:
         if p.get("overflow"):  # the values grew out of range: said before the op that overflowed (#38 item 9)
             lines.append(f"  {p['overflow']}")
         label = "first producer" if p.get("role", "producer") == "producer" else "first non-finite (inputs unknown)"
+        where = _where(p, r.get("framework", "tensorflow"))
         lines.append(
-            f"  {label}: {_where(p)}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
+            f"  {label}: {where}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
             f", its {ordinal(p.get('run_number', 0) + 1)} {_RUN_WORD[alert['source']]}"
         )
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement

@@ -45,6 +45,7 @@ class Unrecorded:
     functions: list[str]  # their graph names, in the order the dump recorded them
     xla_line: tuple[str, int, str] | None  # (path, 1-based line, text)
     keras: bool  # a Keras trainer built them (whose jit_compile="auto" means XLA where a GPU is visible)
+    jax: bool = False  # a JAX dump: they were wrapped by jax.jit before enable_dump_debug_info (jax/before.py)
 
 
 def unrecorded_functions(run: RunQueries) -> Unrecorded | None:
@@ -76,6 +77,7 @@ def unrecorded_functions(run: RunQueries) -> Unrecorded | None:
         functions=[names[g] for g in missing],
         xla_line=_xla_line(run, frames),
         keras=any("keras" in (f.get("path") or "") for f in _all_frames(run, missing)),
+        jax=run.info()["framework"] == "jax",
     )
 
 
@@ -140,6 +142,13 @@ def message(found: Unrecorded, n_traces: int, n_execs: int) -> str:
     names = ", ".join(f"`{n}`" for n in found.functions[:5])
     more = f" and {len(found.functions) - 5:,} more" if len(found.functions) > 5 else ""
     was = "was" if len(found.functions) == 1 else "were"
+    if found.jax:
+        return (
+            f"Cannot judge: jitted function {names}{more} {was} wrapped by jax.jit before enable_dump_debug_info, "
+            f"so no call of it was recorded (the dump's {n_traces:,} graph execution traces and {n_execs:,} "
+            "executions are of the functions wrapped after). To record it: call "
+            "tensorboard_plugin_dbg.jax.enable_dump_debug_info before defining or importing the jitted step."
+        )
     head = (
         f"Cannot judge: tf.function {names}{more} {was} built but never recorded running (no call, no graph "
         f"execution trace of it among the dump's {n_traces:,} graph execution traces and {n_execs:,} executions)."

@@ -25,7 +25,8 @@ def _internal_dirs() -> tuple[str, ...]:
 _INTERNAL: tuple[str, ...] = ()
 
 
-def _kept(path: str) -> bool:
+def kept(path: str) -> bool:
+    """Whether a file is the user's (not JAX's, jaxlib's or this package's)."""
     global _INTERNAL
     if not _INTERNAL:
         _INTERNAL = _internal_dirs()
@@ -33,7 +34,7 @@ def _kept(path: str) -> bool:
 
 
 def _outermost_first(frames: Iterable[Frame]) -> list[Frame]:
-    return [f for f in frames if _kept(f[0])]
+    return [f for f in frames if kept(f[0])]
 
 
 def of_equation(source_info: Any) -> list[Frame]:

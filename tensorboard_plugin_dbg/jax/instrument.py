@@ -11,55 +11,84 @@ outputs are recorded, their bodies are not.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import uuid
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.extend import core as jcore
 
 from ..writer import summaries
 from ..writer.events import DebugEventsWriter
+from ..writer.trace_batch import TracePoint
 from . import frames
 
 CALL_PRIMITIVES = ("jit", "pjit")
+CUSTOM_CALLS = ("custom_jvp_call", "custom_vjp_call")  # their primal body, as a nested graph (the gradient rule
+# has been applied when the jaxpr was made: what runs is the body)
 COUNT_WIDTH = {"CURT_HEALTH": 1, "CONCISE_HEALTH": 3, "FULL_HEALTH": 6}
+# primitives whose output holds its input's elements, each the same number of times: its counts are the input's
+# (times that number), so none is computed on it (a transposed tensor's counts also read memory out of order)
+SAME_ELEMENTS = frozenset(
+    ("transpose", "reshape", "squeeze", "expand_dims", "rev", "broadcast_in_dim", "copy", "copy_p", "stop_gradient")
+)
+_WIDENING = {("float16", "float32"), ("float16", "float64"), ("bfloat16", "float32"), ("bfloat16", "float64")}
+_WIDENING |= {("float32", "float64")}
+Point = TracePoint  # one recorded tensor: a graph op's output slot (or, with graph_id "", an output of the call)
 
 
-@dataclasses.dataclass(frozen=True)
-class Point:
-    """One recorded tensor: a graph op's output slot (or, with graph_id "", an output of the call)."""
-
-    graph_id: str
-    op_name: str
-    slot: int
-    tensor_id: int
-    dtype: str
-    shape: tuple[int, ...]
+SMALL = 4096  # elements: tensors this small are counted together, one reduction per size class (XLA:CPU pays a
+# few microseconds per reduction whatever its size: a training step has dozens of biases, scalars and logits)
+ZERO_COLUMN = {"CURT_HEALTH": None, "CONCISE_HEALTH": None, "FULL_HEALTH": 4}  # where padding zeros are counted
 
 
-def _counted(masks: list[Any]) -> list[Any]:
-    """How many elements each boolean mask holds, in ONE variadic reduction over the tensor (separate jnp.sum
-    calls make XLA:CPU walk the tensor once per count: ~200x slower on a training step's tensors)."""
-    flat = [m.astype(jnp.int32).reshape(-1) for m in masks]
+def _counted(masks: list[Any], rows: bool) -> list[Any]:
+    """How many elements each boolean mask holds (per row of a matrix with `rows`), in ONE variadic reduction
+    (separate jnp.sum calls make XLA:CPU walk the tensor once per count: ~200x slower on a training step's)."""
+    flat = [m.astype(jnp.int32) if rows else m.astype(jnp.int32).reshape(-1) for m in masks]
     zeros = [jnp.int32(0)] * len(flat)
-    return list(lax.reduce(flat, zeros, lambda a, b: tuple(u + v for u, v in zip(a, b, strict=True)), (0,)))
+    axes = (1,) if rows else (0,)
+    return list(lax.reduce(flat, zeros, lambda a, b: tuple(u + v for u, v in zip(a, b, strict=True)), axes))
 
 
-def in_graph_counts(x: Any, mode: str) -> Any:
-    """The health counts of `x` as an int32 vector, computed where `x` lives (COUNT_WIDTH[mode] long)."""
+def in_graph_counts(x: Any, mode: str, rows: bool = False) -> Any:
+    """The health counts of `x` as an int32 vector, computed where `x` lives (COUNT_WIDTH[mode] long); with
+    `rows`, of each row of the matrix `x` (rows x COUNT_WIDTH[mode])."""
     finite = jnp.isfinite(x)
     if mode == "CURT_HEALTH":
-        return jnp.stack(_counted([~finite])).clip(0, 1)
+        return jnp.stack(_counted([~finite], rows), -1).clip(0, 1)
     if mode == "CONCISE_HEALTH":
-        return jnp.stack(_counted([x == -jnp.inf, x == jnp.inf, jnp.isnan(x)]))
-    neg_inf, pos_inf, nan, neg, zero, pos = _counted(
-        [x == -jnp.inf, x == jnp.inf, jnp.isnan(x), finite & (x < 0), x == 0, finite & (x > 0)]
-    )
-    return jnp.stack([neg_inf, pos_inf, nan, neg, zero, pos])
+        return jnp.stack(_counted([x == -jnp.inf, x == jnp.inf, jnp.isnan(x)], rows), -1)
+    masks = [x == -jnp.inf, x == jnp.inf, jnp.isnan(x), finite & (x < 0), x == 0, finite & (x > 0)]
+    return jnp.stack(_counted(masks, rows), -1)
+
+
+def counts_of_small(values: list[Any], mode: str) -> list[Any]:
+    """in_graph_counts of each small tensor: those of one dtype and size class padded with zeros to one length,
+    stacked, and counted in one reduction (the padding taken off the zero count)."""
+    out: list[Any] = [None] * len(values)
+    classes: dict[tuple[str, int], list[int]] = {}
+    for i, v in enumerate(values):
+        classes.setdefault((dtype_name(v), _size_class(int(np.size(v)))), []).append(i)
+    for (_, length), members in classes.items():
+        flat = [jnp.ravel(jnp.asarray(values[i])) for i in members]
+        matrix = jnp.stack([jnp.pad(f, (0, length - f.shape[0])) for f in flat])
+        counts = in_graph_counts(matrix, mode, rows=True)
+        column = ZERO_COLUMN[mode]
+        for row, (i, f) in enumerate(zip(members, flat, strict=True)):
+            pad = length - f.shape[0]
+            out[i] = counts[row] if not pad or column is None else counts[row].at[column].add(-pad)
+    return out
+
+
+def _size_class(size: int) -> int:
+    length = 16
+    while length < size:
+        length *= 4
+    return length
 
 
 def host_counts(row: Any, mode: str, size: int) -> summaries.HealthCounts:
@@ -75,7 +104,7 @@ def host_counts(row: Any, mode: str, size: int) -> summaries.HealthCounts:
 def dtype_name(x: Any) -> str:
     try:
         return str(jnp.dtype(x.dtype).name)
-    except TypeError:  # PRNG keys, tokens: no TensorFlow dtype
+    except (TypeError, AttributeError):  # PRNG keys, tokens: no TensorFlow dtype; a Python number: none known
         return "opaque"
 
 
@@ -87,8 +116,32 @@ class Instrumenter:
         self.points: list[Point] = []
         self.nested = 0  # nested graphs so far: their names are stable from run to run (compare aligns by name)
         self.values: list[Any] = []  # per point: counts (health modes) or the tensor (FULL_TENSOR)
+        # counts, each computed once: id(value) -> (value, (row, factor)); rows[row] the counts (None: a small
+        # tensor's, computed at the end with the others, small[row] the tensor); factor: elements repeated
+        self._counts: dict[int, tuple[Any, tuple[int, int]]] = {}
+        self._rows: list[Any] = []
+        self._small: dict[int, Any] = {}
 
-    def watch(self, graph_id: str, op_name: str, op_type: str, slot: int, tensor_id: int, x: Any) -> None:
+    def counts(self, x: Any, source: Any = None) -> tuple[int, int]:
+        """`x`'s counts as (row, factor): computed once per traced value; `source`'s when x holds its elements."""
+        known = self._counts.get(id(x))
+        if known is not None and known[0] is x:
+            return known[1]
+        if source is None:
+            row, factor = len(self._rows), 1
+            small = int(np.size(x)) <= SMALL
+            self._rows.append(None if small else in_graph_counts(x, self.mode))
+            if small:
+                self._small[row] = x
+        else:
+            row, by = self.counts(source)
+            factor = by * (int(np.size(x)) // max(int(np.size(source)), 1))
+        self._counts[id(x)] = (x, (row, factor))
+        return row, factor
+
+    def watch(
+        self, graph_id: str, op_name: str, op_type: str, slot: int, tensor_id: int, x: Any, source: Any = None
+    ) -> None:
         dtype = dtype_name(x)
         if not summaries.is_instrumented(self.mode, dtype):
             return
@@ -100,15 +153,18 @@ class Instrumenter:
             return
         self.points.append(Point(graph_id, op_name, slot, tensor_id, dtype, tuple(x.shape)))
         if self.mode in COUNT_WIDTH:
-            self.values.append(in_graph_counts(x, self.mode))
+            self.values.append(self.counts(x, source))
         elif self.mode == "FULL_TENSOR":
             self.values.append(x)
 
     def payload(self) -> Any:
         """What leaves the program once per call: one int32 array of all counts, or the tensors themselves."""
-        if self.mode in COUNT_WIDTH:
-            return jnp.concatenate(self.values) if self.values else jnp.zeros((0,), jnp.int32)
-        return list(self.values)
+        if self.mode not in COUNT_WIDTH:
+            return list(self.values)
+        for row, counts in zip(self._small, counts_of_small(list(self._small.values()), self.mode), strict=True):
+            self._rows[row] = counts
+        vectors = [self._rows[row] * factor if factor != 1 else self._rows[row] for row, factor in self.values]
+        return jnp.concatenate(vectors) if vectors else jnp.zeros((0,), jnp.int32)
 
     def run_graph(self, closed: Any, args: list[Any], graph_name: str, outer_id: str = "") -> tuple[str, list[Any]]:
         """Interprets `closed` (a ClosedJaxpr) on `args` as graph `graph_name`; (graph id, outputs)."""
@@ -133,10 +189,15 @@ class Instrumenter:
         prim = eqn.primitive.name
         stack = str(eqn.source_info.name_stack)
         op_name = f"{stack}/{prim}_{index}" if stack else f"{prim}_{index}"
-        if prim in CALL_PRIMITIVES:
+        if prim in CALL_PRIMITIVES or prim in CUSTOM_CALLS:
             self.nested += 1
-            op_type = f"{graph_name}.{eqn.params.get('name', 'fn')}_{self.nested}"
-            _, outs = self.run_graph(eqn.params["jaxpr"], invals, op_type, graph_id)
+            body = eqn.params["jaxpr" if prim in CALL_PRIMITIVES else "call_jaxpr"]
+            op_type = f"{graph_name}.{eqn.params.get('name') or _function_name(body)}_{self.nested}"
+            _, outs = self.run_graph(body, invals, op_type, graph_id)
+        elif prim == "scan":
+            self.nested += 1
+            op_type = prim
+            outs = self._scan(eqn.params, invals, f"{graph_name}.scan_{self.nested}", graph_id)
         else:
             op_type = prim
             params = eqn.primitive.get_bind_params(eqn.params)
@@ -148,11 +209,52 @@ class Instrumenter:
         self.writer.op(
             graph_id, graph_name, op_type, op_name, inputs, ids, self.writer.stack(frames.of_equation(eqn.source_info))
         )
+        source = _same_elements_as(prim, invals, outs)
         for slot, (var, value, tensor_id) in enumerate(zip(eqn.outvars, outs, ids, strict=True)):
             if isinstance(var, jcore.DropVar):
                 continue
             env[var], producer[var] = value, f"{op_name}:{slot}"
-            self.watch(graph_id, op_name, op_type, slot, tensor_id, value)
+            self.watch(graph_id, op_name, op_type, slot, tensor_id, value, source)
+
+    def _scan(self, params: dict[str, Any], invals: list[Any], body_name: str, outer_id: str) -> list[Any]:
+        """A scan whose body is a graph of its own, recorded at every iteration: the body's counts (or tensors)
+        leave each iteration as one more scanned output, and its points repeat once per iteration, in the order
+        the iterations ran."""
+        consts, carried = params["num_consts"], params["num_carry"]
+        sub = Instrumenter(self.writer, self.mode, self.op_regex)
+
+        def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any]]:
+            _, outs = sub.run_graph(params["jaxpr"], [*invals[:consts], *carry, *xs], body_name, outer_id)
+            return outs[:carried], (outs[carried:], sub.payload())
+
+        init, xs = list(invals[consts : consts + carried]), list(invals[consts + carried :])
+        carry, (ys, payload) = lax.scan(
+            body, init, xs, length=params["length"], reverse=params["reverse"], unroll=params["unroll"]
+        )
+        steps = range(params["length"])
+        for i in reversed(steps) if params["reverse"] else steps:
+            self.points.extend(sub.points)
+            if self.mode in COUNT_WIDTH:
+                self.values.append((len(self._rows), 1))
+                self._rows.append(payload[i])
+            elif self.mode == "FULL_TENSOR":
+                self.values.extend(v[i] for v in payload)
+        return [*carry, *ys]
+
+
+def _function_name(closed: Any) -> str:
+    """The Python function a jaxpr was made from (a custom_jvp/custom_vjp body), else "fn"."""
+    name = getattr(getattr(closed.jaxpr, "debug_info", None), "func_name", None)
+    return re.sub(r"\W", "_", name) if isinstance(name, str) and name else "fn"
+
+
+def _same_elements_as(prim: str, invals: list[Any], outs: list[Any]) -> Any:
+    """The input whose elements the one output holds (its counts are the output's), or None."""
+    if len(outs) != 1 or not invals:
+        return None
+    same = prim in SAME_ELEMENTS and len(invals) == 1
+    widening = prim == "convert_element_type" and (dtype_name(invals[0]), dtype_name(outs[0])) in _WIDENING
+    return invals[0] if same or widening else None
 
 
 def _read(env: dict[Any, Any], var: Any) -> Any:

@@ -1,19 +1,23 @@
 """`enable_dump_debug_info` for JAX: `jax.jit` replaced by a recording `jit` that writes a tfdbg2 file set.
 
 Mechanism: the recording `jit` jits a wrapper that traces the user's function to a jaxpr and re-runs it equation
-by equation (instrument.py) inside the same trace, adding the mode's counts of every output to the program; one
-`jax.debug.callback` per call hands them to the host, where they become graph execution traces. After the call the
-wrapper waits for that callback (`jax.effects_barrier`) and writes the call as an execution, its outputs' summaries
-included, then flushes: a killed program loses at most the records of its last step.
+by equation (instrument.py) inside the same trace, adding the mode's counts of every output to the program; they
+leave it as one more output (one int32 array per call, with the index of the trace it was compiled from), so the
+program keeps JAX's C++ dispatch (a host callback would send every call through Python dispatch, ~1 ms a step).
+After the call the wrapper writes them as graph execution traces and the call as an execution, its outputs'
+summaries included, then flushes: a killed program loses at most the records of its last step.
 """
 
 from __future__ import annotations
 
 import atexit
+import collections
 import functools
 import re
 import sys
 import threading
+import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -22,10 +26,15 @@ import numpy as np
 
 from ..writer import summaries
 from ..writer.events import DebugEventsWriter
-from . import frames, instrument
+from ..writer.trace_batch import TraceBatch
+from . import eager, frames, instrument
+from .before import jitted_before
+from .before import record as record_before
+from .before import said as said_before
 
 _lock = threading.Lock()
 _active: dict[str, Any] = {}  # "recorder", "original_jit"
+_REMEMBERED = 4096  # outputs whose tensor ids a later input may name
 
 
 class Recorder:
@@ -36,37 +45,78 @@ class Recorder:
         self.mode_number = summaries.mode_number(mode)
         self.device = instrument.device_name()
         self.device_id = writer.device_id(self.device)
-        # tensor ids of the last call's outputs, by object (kept alive so that an id is never reused meanwhile):
-        # a later call that takes them as inputs names them, as TensorFlow's eager executions do
-        self._last_outputs: dict[int, tuple[Any, int]] = {}
+        # tensor ids of the latest outputs (jitted calls' and eager ops'), by object, held weakly (a freed array's id
+        # may be reused: the weak reference tells): a later call or op that takes them as inputs names them, as
+        # TensorFlow's eager executions do
+        self._outputs: collections.OrderedDict[int, tuple[weakref.ref[Any], int]] = collections.OrderedDict()
+        self.uninstall_eager: Callable[[], None] | None = None
 
     def input_ids(self, leaves: list[Any]) -> list[int]:
-        known = self._last_outputs
-        return [known[id(x)][1] if id(x) in known and known[id(x)][0] is x else -1 for x in leaves]
+        found = [self._outputs.get(id(x)) for x in leaves]
+        return [k[1] if k is not None and k[0]() is x else -1 for x, k in zip(leaves, found, strict=True)]
 
     def remember(self, leaves: list[Any], ids: list[int]) -> None:
-        self._last_outputs = {id(x): (x, i) for x, i in zip(leaves, ids, strict=True)}
+        for x, i in zip(leaves, ids, strict=True):
+            try:
+                self._outputs[id(x)] = (weakref.ref(x), i)
+            except TypeError:  # a Python number or another object without weak references: never an input later
+                continue
+            self._outputs.move_to_end(id(x))
+        while len(self._outputs) > _REMEMBERED:
+            self._outputs.popitem(last=False)
 
-    def write_traces(self, points: list[instrument.Point], payload: Any) -> list[bytes]:
-        """Graph execution traces for the graph points; the protos of the call's outputs (graph_id "") returned."""
-        outputs: list[bytes] = []
-        counts = np.asarray(payload) if self.mode in instrument.COUNT_WIDTH else None
-        width = instrument.COUNT_WIDTH.get(self.mode, 0)
-        for i, p in enumerate(points):
-            tensor_id = p.tensor_id if p.graph_id else -1
-            proto = self._proto(p, tensor_id, i, counts, width, payload)
-            if p.graph_id:
-                self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
-            else:
-                outputs.append(proto)
-        return outputs
+    def eager(self, op_type: str, inputs: list[Any], outputs: list[Any]) -> None:
+        """One eager op (eager.py) as an execution, its outputs' summaries computed on the host."""
+        leaves = [x for x in outputs if hasattr(x, "shape")]
+        ids = self.writer.tensor_ids(len(leaves))
+        protos = [] if self.mode == "NO_TENSOR" else [self._eager_proto(x, i) for x, i in zip(leaves, ids)]
+        self.writer.execution(
+            op_type,
+            self.mode_number,
+            input_tensor_ids=self.input_ids(inputs),
+            output_tensor_ids=ids,
+            tensor_protos=protos,
+            stack_frame_ids=self.writer.stack(frames.of_caller()),
+            output_tensor_device_ids=[self.device_id] * len(ids),
+        )
+        self.remember(leaves, ids)
+        self.writer.flush()
 
-    def _proto(self, p: instrument.Point, tensor_id: int, i: int, counts: Any, width: int, payload: Any) -> bytes:
+    def _eager_proto(self, x: Any, tensor_id: int) -> bytes:
+        dtype = instrument.dtype_name(x)
+        if not summaries.is_instrumented(self.mode, dtype):
+            return summaries.empty_proto()
         if self.mode == "FULL_TENSOR":
-            return summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=not p.graph_id)
+            return summaries.tensor_proto(np.asarray(x), typed_scalar=True)
+        counts = summaries.counts_of(np.asarray(x)) if self.mode in summaries.HEALTH_MODES else None
+        return summaries.tensor_proto(summaries.debug_vector(self.mode, -1, dtype, tuple(x.shape), counts))
+
+    def batch(self, points: list[instrument.Point]) -> TraceBatch | None:
+        """The graph points' records laid out once per trace (None in FULL_TENSOR: whole tensors, one by one)."""
+        if self.mode == "FULL_TENSOR":
+            return None
+        return TraceBatch([p for p in points if p.graph_id], self.mode, self.device)
+
+    def write_traces(self, points: list[instrument.Point], batch: TraceBatch | None, payload: Any) -> list[bytes]:
+        """Graph execution traces for the graph points; the protos of the call's outputs (graph_id "") returned."""
+        width = instrument.COUNT_WIDTH.get(self.mode, 0)
+        counts = np.asarray(payload).reshape(len(points), width) if width else None
+        graph_points = sum(1 for p in points if p.graph_id)  # they come first
+        if batch is None:
+            for i, p in enumerate(points[:graph_points]):
+                proto = summaries.tensor_proto(np.asarray(payload[i]))
+                self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
+        else:
+            graph_counts = counts[:graph_points] if counts is not None else None
+            self.writer.traces_framed(batch.records(time.time(), graph_counts))
+        return [self._output_proto(p, i, counts, payload) for i, p in enumerate(points) if i >= graph_points]
+
+    def _output_proto(self, p: instrument.Point, i: int, counts: Any, payload: Any) -> bytes:
+        if self.mode == "FULL_TENSOR":
+            return summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=True)
         size = int(np.prod(p.shape)) if p.shape else 1
-        health = instrument.host_counts(counts[i * width : (i + 1) * width], self.mode, size) if width else None
-        return summaries.tensor_proto(summaries.debug_vector(self.mode, tensor_id, p.dtype, p.shape, health))
+        health = instrument.host_counts(counts[i], self.mode, size) if counts is not None else None
+        return summaries.tensor_proto(summaries.debug_vector(self.mode, -1, p.dtype, p.shape, health))
 
 
 class RecordedJit:
@@ -79,7 +129,7 @@ class RecordedJit:
         self._plain = plain_jit(fun, **jit_kwargs)
         self._jitted = plain_jit(self._instrumented, **jit_kwargs)
         self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
-        self._received: list[Any] = []  # (points, payload) of the calls whose callback ran
+        self._traces: list[tuple[str, list[instrument.Point], TraceBatch | None]] = []  # per trace: graph, points
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
         return getattr(self._plain, name)
@@ -90,14 +140,12 @@ class RecordedJit:
             return self._plain(*args, **kwargs)
         rec = self._recorder
         stack = rec.writer.stack(frames.of_caller())
-        out = self._jitted(*args, **kwargs)
-        jax.effects_barrier()
+        with eager.unrecorded():  # recorded here, not as an eager call; and JAX's fast dispatch kept
+            out, (which, payload) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
-        received, self._received = self._received, []
-        graph_id, protos = "", []
-        for received_graph, points, payload in received:  # one per call
-            graph_id, protos = received_graph, rec.write_traces(points, payload)
+        graph_id, points, batch = self._traces[int(which)]
+        protos = rec.write_traces(points, batch, payload)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -134,9 +182,10 @@ class RecordedJit:
         graph_id, outs = inst.run_graph(closed, [leaves[i] for i in dynamic], self._name)
         for slot, x in enumerate(outs):
             inst.watch("", f"output_{slot}", "output", slot, -1, x)
-        points = list(inst.points)
-        jax.debug.callback(lambda payload: self._received.append((graph_id, points, payload)), inst.payload())
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
+        points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
+        self._traces.append((graph_id, points, rec.batch(points)))
+        which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs), (which, inst.payload())
 
 
 def enable_dump_debug_info(
@@ -155,6 +204,7 @@ def enable_dump_debug_info(
         writer = DebugEventsWriter(logdir, f"jax {jax.__version__}", circular_buffer_size)
         recorder = Recorder(writer, tensor_debug_mode, pattern)
         original = jax.jit
+        before = jitted_before(original)
 
         def recording_jit(fun: Any = None, **kwargs: Any) -> Any:
             if fun is None:
@@ -163,10 +213,13 @@ def enable_dump_debug_info(
 
         _active.update(recorder=recorder, original_jit=original)
         jax.jit = recording_jit
+        recorder.uninstall_eager, calls_seen = eager.install(recorder.eager)
+        if not calls_seen:
+            record_before(writer, before)
         atexit.register(writer.close)
     print(
         "tensorboard_plugin_dbg: recording functions wrapped by jax.jit from now on into "
-        f"{logdir} ({tensor_debug_mode}); functions wrapped before this call are not recorded",
+        f"{logdir} ({tensor_debug_mode}); {said_before(before, calls_seen)}",
         file=sys.stderr,
     )
     return writer
@@ -178,5 +231,7 @@ def disable_dump_debug_info() -> None:
         if not _active:
             return
         jax.jit = _active["original_jit"]
+        if _active["recorder"].uninstall_eager is not None:
+            _active["recorder"].uninstall_eager()
         _active["recorder"].writer.close()
         _active.clear()

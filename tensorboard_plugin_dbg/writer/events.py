@@ -208,6 +208,14 @@ class DebugEventsWriter:
         with self._lock:
             self._write("graph_execution_traces", event)
 
+    def traces_framed(self, records: list[bytes]) -> None:
+        """Graph execution traces already framed (trace_batch.TraceBatch): one write for all of them."""
+        with self._lock:
+            if self._buffered:
+                self._held["graph_execution_traces"].extend(records)
+            elif not self._closed:
+                self._files["graph_execution_traces"].write(b"".join(records))
+
     # --- disk --------------------------------------------------------------------------------------------------
 
     def flush(self) -> None:

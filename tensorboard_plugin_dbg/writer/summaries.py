@@ -116,7 +116,7 @@ def mode_number(mode: str) -> int:
 # --- TensorProto encoding (tensorflow/core/framework/tensor.proto), by hand: no TensorFlow, no extra schema ---
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
     n &= (1 << 64) - 1
     out = bytearray()
     while True:
@@ -129,24 +129,24 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
-def _field(number: int, payload: bytes) -> bytes:  # a length-delimited field
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+def length_delimited(number: int, payload: bytes) -> bytes:  # a length-delimited field
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def _shape(shape: Sequence[int]) -> bytes:
-    dims = b"".join(_field(2, (_varint(1 << 3) + _varint(int(d))) if d else b"") for d in shape)
-    return _field(2, dims)
+    dims = b"".join(length_delimited(2, (varint(1 << 3) + varint(int(d))) if d else b"") for d in shape)
+    return length_delimited(2, dims)
 
 
 _TYPED_SCALAR = {  # TensorProto field of a scalar's value, and how its value is packed
     "float_val": (5, lambda v: struct.pack("<f", float(v))),
     "double_val": (6, lambda v: struct.pack("<d", float(v))),
-    "int_val": (7, lambda v: _varint(int(v))),
-    "int64_val": (10, lambda v: _varint(int(v))),
-    "bool_val": (11, lambda v: _varint(int(bool(v)))),
-    "half_val": (13, lambda v: _varint(int(v))),
-    "uint32_val": (16, lambda v: _varint(int(v))),
-    "uint64_val": (17, lambda v: _varint(int(v))),
+    "int_val": (7, lambda v: varint(int(v))),
+    "int64_val": (10, lambda v: varint(int(v))),
+    "bool_val": (11, lambda v: varint(int(bool(v)))),
+    "half_val": (13, lambda v: varint(int(v))),
+    "uint32_val": (16, lambda v: varint(int(v))),
+    "uint64_val": (17, lambda v: varint(int(v))),
 }
 
 
@@ -159,16 +159,16 @@ def tensor_proto(array: np.ndarray, typed_scalar: bool = False) -> bytes:
     if name not in DTYPE_ENUM:
         raise ValueError(f"no TensorFlow dtype for {name}")
     enum = DTYPE_ENUM[name]
-    head = _varint(1 << 3) + _varint(enum) + _shape(x.shape)
+    head = varint(1 << 3) + varint(enum) + _shape(x.shape)
     typed = DTYPES[enum][2]
     if typed_scalar and x.ndim == 0 and typed in _TYPED_SCALAR:
         number, pack = _TYPED_SCALAR[typed]
         value = x.view(np.uint16) if name in ("float16", "bfloat16") else x
-        return head + _field(number, pack(value.item()))
+        return head + length_delimited(number, pack(value.item()))
     if x.size == 0:
         return head
     little = x.astype(x.dtype.newbyteorder("<")) if x.dtype.byteorder == ">" else x
-    return head + _field(4, np.ascontiguousarray(little).tobytes())
+    return head + length_delimited(4, np.ascontiguousarray(little).tobytes())
 
 
 def empty_proto() -> bytes:

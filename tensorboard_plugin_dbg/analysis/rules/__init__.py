@@ -83,7 +83,9 @@ def needs(run: RunQueries) -> list[wire.RuleNeed]:
                     "rule": rule,
                     "title": config.TITLES[rule],
                     "needs": list(wanted),
-                    "call": config.advice(wanted, modes, info.get("name", ""), capsule_files.REPLAY_DIR),
+                    "call": config.advice(
+                        wanted, modes, info.get("name", ""), capsule_files.REPLAY_DIR, info.get("framework", "")
+                    ),
                 }
             )
     return out

@@ -74,7 +74,9 @@ RECORDS: dict[str, frozenset[str]] = {
 REPLAY_MODES = ("FULL_HEALTH", "FULL_TENSOR")
 
 
-def advice(wanted: tuple[str, ...], modes: Collection[str], run_name: str, replay_dir: str) -> str:
+def advice(
+    wanted: tuple[str, ...], modes: Collection[str], run_name: str, replay_dir: str, framework: str = "tensorflow"
+) -> str:
     """How to get a dump a rule can judge: the first wanted mode that records more than the dump (never one that only
     records part of it); for a capsule's replay dump (CAPSULE/replay), the replay command; else why not."""
     have = frozenset().union(*(RECORDS.get(m, frozenset()) for m in modes))
@@ -84,13 +86,15 @@ def advice(wanted: tuple[str, ...], modes: Collection[str], run_name: str, repla
     if last == replay_dir and parent and replayable:
         return f"python -m tensorboard_plugin_dbg replay LOGDIR/{parent} --mode {replayable[-1]}"
     if more:
-        return enable_call(more[0])
+        return enable_call(more[0], framework)
     held = "/".join(sorted(modes)) or "this dump's mode"
     return f"reads {' or '.join(wanted)} records only; {held} already records all they hold (they would record less)"
 
 
-def enable_call(mode: str) -> str:
-    """The exact call that makes a dump with what a rule needs."""
+def enable_call(mode: str, framework: str = "tensorflow") -> str:
+    """The exact call that makes a dump with what a rule needs (from JAX: the package's own writer)."""
+    if framework == "jax":
+        return f'tensorboard_plugin_dbg.jax.enable_dump_debug_info(logdir, tensor_debug_mode="{mode}")'
     return (
         f'tf.debugging.experimental.enable_dump_debug_info(logdir, tensor_debug_mode="{mode}", circular_buffer_size=-1)'
     )
