@@ -79,10 +79,12 @@ def where(side: Side | None) -> str:
 
 def text(doc: dict[str, Any]) -> str:
     """The CLI's text report."""
-    lines = [f"compare A={doc['a']['run']} B={doc['b']['run']} ({doc['mode']})"]
+    runs = {"a": f"baseline {doc['a']['run']}", "b": f"changed {doc['b']['run']}"}
+    lines = [f"compare {runs['b']} vs {runs['a']} ({doc['mode']})"]
     n = doc["counts"]
     lines.append(
-        f"  matched {n['matched']}, divergent {n['divergent']}, only in A {n['only_in_a']}, only in B {n['only_in_b']}"
+        f"  matched {n['matched']}, divergent {n['divergent']}, only in baseline {n['only_in_a']}, "
+        f"only in changed {n['only_in_b']}"
     )
     first = doc["first_divergence"]
     if first is None:
@@ -91,7 +93,7 @@ def text(doc: dict[str, Any]) -> str:
         lines.append(f"  {doc['headline'].lower()} ({first['kind']}): {first['why']}")
         for label in ("a", "b"):
             side = first[label]
-            lines.append(f"    {label.upper()}: {where(side)}")
+            lines.append(f"    {runs[label]}: {where(side)}")
             if side is not None and side["code"]:
                 lines.append(f"         {side['line']}: {side['code']}")
         if first["metric"]:
@@ -99,8 +101,8 @@ def text(doc: dict[str, Any]) -> str:
         for pair in first["inputs"]:
             summary = (pair["metric"] or {}).get("summary", "")
             lines.append(f"    input {pair['name']}: {pair['status']}" + (f" ({summary})" if summary else ""))
-    for label in ("only_in_a", "only_in_b"):
+    for label, role in (("only_in_a", "baseline"), ("only_in_b", "changed")):
         for side in doc[label][:10]:
-            lines.append(f"  {label.replace('_', ' ')}: {where(side)}")
+            lines.append(f"  only in {role}: {where(side)}")
     lines += [f"  note: {note}" for note in doc["notes"]]
     return "\n".join(lines) + "\n"

@@ -61,7 +61,8 @@ def _difference(
     c: Comparison, row_b: int, pos: int, modes: tuple[int, int], vectors: tuple[np.ndarray, np.ndarray] | None
 ) -> Difference:
     if pos < 0:
-        return _made("only_in_b", "only in B", "no aligned trace in run A (an op, or an occurrence, A lacks)")
+        why = f"no aligned trace in baseline {c.run_a.name} (an op, or an occurrence, it lacks)"
+        return _made("only_in_b", "only in changed", why)
     row_a = int(c.traces.a[pos])
     mode_a, mode_b = modes
     if NO_TENSOR in (mode_a, mode_b) or (vectors is None and not mode_a == mode_b == FULL_TENSOR):
