@@ -48,9 +48,9 @@ def _side(label: str, side: dict[str, Any] | None) -> str:
 
 
 def _finding(first: dict[str, Any] | None, doc: dict[str, Any]) -> str:
-    # the headline ("First divergence", "First change in counts (…)") is the section's title above the card
+    headline = doc.get("headline") or ("First divergence" if first else "No divergence")
     if first is None:
-        return "<div class='card ok' id='finding'>Every aligned tensor within tolerance.</div>"
+        return f"<div class='card ok' id='finding'><b>{_e(headline)}</b>: every aligned tensor within tolerance.</div>"
     metric = (first.get("metric") or {}).get("summary")
     rows = "".join(
         f"<tr><td>{_e(i['name'])}</td><td>{_e(i['status'])}</td><td>{_e((i.get('metric') or {}).get('summary'))}"
@@ -59,7 +59,7 @@ def _finding(first: dict[str, Any] | None, doc: dict[str, Any]) -> str:
     )
     inputs = f"<table><tr><th>input</th><th>status</th><th>difference</th></tr>{rows}</table>" if rows else ""
     return (
-        f"<div class='card' id='finding'><b>{_e(first['kind'])}</b>: {_e(first['why'])}"
+        f"<div class='card' id='finding' data-kind='{_e(first['kind'])}'><b>{_e(headline)}</b>: {_e(first['why'])}"
         f"<div class='sides'>{_side('baseline ' + _e(doc['a']['run']), first.get('a'))}"
         f"{_side('changed ' + _e(doc['b']['run']), first.get('b'))}</div>"
         f"<p>Difference: {_e(metric)}</p>{inputs}</div>"
@@ -86,7 +86,6 @@ def compare_page(doc: dict[str, Any], context: dict[str, str] | None = None) -> 
         "</tr></table>",
         f"<p>matched {n['matched']}, divergent {n['divergent']} ({split}), only in baseline {n['only_in_a']}, "
         f"only in changed {n['only_in_b']}</p>",
-        f"<h2>{_e(doc.get('headline', 'First divergence'))}</h2>",
         _finding(doc["first_divergence"], doc),
         f"<h2>Divergent tensors (the changed run's order): {listed} of {n['divergent']} listed</h2>",
     ]

@@ -115,7 +115,8 @@ export class Controller {
       // the timeline's window is in the URL (replaced, not a history entry): a permalink opens where it was
       if (s.run !== null && s.run === prev.run && s.timeline.begin !== prev.timeline.begin) this.saveUrl();
       // so is the comparison (`cmp=`): a reload or a shared link compares again
-      if (s.run !== null && s.run === prev.run && s.compareBase !== prev.compareBase) this.saveUrl();
+      const tolerances = s.compareTolerances !== prev.compareTolerances;
+      if (s.run !== null && s.run === prev.run && (s.compareBase !== prev.compareBase || tolerances)) this.saveUrl();
     });
     this.rules = new RulesIntents(store, api, {
       saveUrl: () => this.saveUrl(),
@@ -258,7 +259,10 @@ export class Controller {
     this.deviceFacets.runShown();
     this.timeline.show(restore?.run === run ? (restore.timeline ?? 0) : 0);
     this.loadAfterFirstPaint();
-    if (restore?.run === run && restore.cmp && restore.cmp !== run) void this.compare.choose(restore.cmp);
+    if (restore?.run === run && restore.cmp && restore.cmp !== run) {
+      if (restore.tol) this.store.set({ compareTolerances: restore.tol });
+      void this.compare.choose(restore.cmp);
+    }
     if (restore?.run === run && restore.focus) {
       // a permalink's focus with its facets: both as they were (the list is not scrolled to a row it cannot place)
       if (restore.focus.kind === 'graph_execution')
@@ -277,7 +281,7 @@ export class Controller {
         ...(s.mutes.length ? { mutes: s.mutes } : {}),
         ...facetsOf(s.geFilters),
         ...(s.timeline.begin ? { timeline: s.timeline.begin } : {}),
-        ...(s.compareBase !== null ? { cmp: s.compareBase } : {}),
+        ...(s.compareBase !== null ? { cmp: s.compareBase, tol: s.compareTolerances } : {}),
       },
       push,
     );

@@ -34,7 +34,7 @@ import type {
   TensorResponse,
   TimelineMarksResponse,
 } from '../api/wire.ts';
-import type { GraphExecutionFilters, TensorTarget } from '../api/requests.ts';
+import type { CompareTolerances, GraphExecutionFilters, TensorTarget } from '../api/requests.ts';
 import { PagedRows } from './paged_rows.ts';
 import type { Mute } from './mutes.ts';
 import type { Plane, Window } from './tensor_math.ts';
@@ -157,6 +157,9 @@ export interface State {
   /** "Compare with…": the baseline run A the shown run is compared with, and the answer (controller/compare_loader.ts). */
   compareBase: string | null;
   compare: Loadable<CompareResponse>;
+  /** The tolerances the user set on the card ({}: the server's per-dtype defaults); every compare request sends
+   * them, so the card, Graph Execution's Δ column, the rings and Tensor Values measure alike (#39). */
+  compareTolerances: CompareTolerances;
   /** The first divergence's values in both runs (FULL_TENSOR), for the card's A | B | A − B table. */
   compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
   /** The drawn neighbourhood's traces compared with run A: Graph Structure's colours (controller/compare_rows.ts). */
@@ -212,7 +215,15 @@ export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageS
 /** Everything that belongs to one run's view: cleared when another run is selected. */
 export function runViewState(): Omit<
   State,
-  'runs' | 'run' | 'geScroll' | 'mutes' | 'healthMapOpen' | 'healthMapOps' | 'graphView' | 'canGoBack'
+  | 'runs'
+  | 'run'
+  | 'geScroll'
+  | 'mutes'
+  | 'healthMapOpen'
+  | 'healthMapOps'
+  | 'graphView'
+  | 'canGoBack'
+  | 'compareTolerances'
 > {
   return {
     alertSummary: idle(),
@@ -262,6 +273,7 @@ export function initialState(): State {
     healthMapOps: '',
     graphView: { mode: 'list', hops: 2 },
     canGoBack: false,
+    compareTolerances: {},
     ...runViewState(),
   };
 }

@@ -10,7 +10,8 @@ import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import { el } from '../../widgets/panel.ts';
 import { baseName } from '../stack_trace/fold.ts';
-import { divergentSplit, headline, ROLE_A, ROLE_B, runsLine } from './compare_text.ts';
+import { asBaseline, asChanged, divergentSplit, headline, ROLE_A, ROLE_B, runsLine } from './compare_text.ts';
+import { ToleranceRow } from './tolerance_row.ts';
 
 function where(side: CompareSide | null): string {
   if (!side) return 'not in this run';
@@ -52,6 +53,8 @@ export function renderValues(target: HTMLElement, s: State): void {
   if (v.status === 'loading') return void target.append(el('div', 'muted', 'reading both values…'));
   if (v.status === 'error' || !v.data) return void target.append(el('div', 'cmp-error', `values: ${v.error}`));
   const { a, b } = v.data;
+  const base = asBaseline(s.compareBase);
+  const changed = asChanged(s.run);
   const va = a.slice?.values ?? [];
   const vb = b.slice?.values ?? [];
   if (!va.length || !vb.length) {
@@ -61,7 +64,8 @@ export function renderValues(target: HTMLElement, s: State): void {
   const table = el('table', 'cmp-values');
   table.dataset.testid = 'compare-values';
   const head = el('tr');
-  for (const t of ['#', `A ${a.dtype} ${JSON.stringify(a.shape)}`, `B ${b.dtype} ${JSON.stringify(b.shape)}`, 'A − B'])
+  const dtypeShape = (t: typeof a) => `${t.dtype} ${JSON.stringify(t.shape)}`;
+  for (const t of ['#', `${base} ${dtypeShape(a)}`, `${changed} ${dtypeShape(b)}`, `${ROLE_A} − ${ROLE_B}`])
     head.append(el('th', '', t));
   table.append(head);
   const n = Math.min(va.length, vb.length, MAX_VALUE_ROWS);
@@ -78,14 +82,20 @@ export function renderValues(target: HTMLElement, s: State): void {
     target.append(el('div', 'muted', `first ${n} of ${Math.max(va.length, vb.length)} elements`));
 }
 
-function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, valuesBlock: HTMLElement): void {
+/** The card's kept parts, drawn into each answer: the tolerance fields and the values table. */
+interface CardParts {
+  tolerances: HTMLElement;
+  values: HTMLElement;
+}
+
+function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, parts: CardParts): void {
   const n = answer.counts;
   const head = el('div', 'cmp-head');
   head.dataset.testid = 'compare-head';
   head.textContent =
     `${runsLine(answer.run, answer.base, answer.mode)}: matched ${n.matched}, ` +
     `divergent ${n.divergent} (${divergentSplit(n)}), only in ${ROLE_A} ${n.only_in_a}, only in ${ROLE_B} ${n.only_in_b}`;
-  card.append(head);
+  card.append(head, parts.tolerances);
   const first = answer.first_divergence;
   if (!first) {
     const ok = el('div', 'cmp-none', `${headline(answer.mode, false)}: every aligned tensor within tolerance.`);
@@ -110,7 +120,7 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
     if (b) finding.addEventListener('click', () => void ctl.compare.focusSide(b));
     const a = first.a;
     if (a && b && first.metric?.dtype_a !== undefined) {
-      const values = el('button', 'cmp-values-btn', 'values A | B | A − B');
+      const values = el('button', 'cmp-values-btn', `values: ${ROLE_A} | ${ROLE_B} | ${ROLE_A} − ${ROLE_B}`);
       values.dataset.testid = 'compare-values-open';
       values.title = "Both runs' values of this tensor side by side, and their difference";
       values.addEventListener('click', (e) => {
@@ -122,7 +132,7 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
       finding.append(values);
     }
     card.append(finding);
-    card.append(valuesBlock);
+    card.append(parts.values);
   }
   if (answer.divergent.length) {
     const list = el('div', 'cmp-list');
@@ -172,6 +182,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
   };
   picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
   const valuesBlock = el('div', 'cmp-values-block');
+  const tolerances = new ToleranceRow(ctl);
   let shown: unknown = null;
   let shownValues: unknown = null;
   let options = '';
@@ -185,6 +196,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
       );
     }
     picker.value = s.compareBase ?? '';
+    tolerances.show(s.compareTolerances);
     label.hidden = names.length === 0;
     if (s.compareValues !== shownValues) {
       shownValues = s.compareValues;
@@ -198,8 +210,9 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
     else if (s.compare.status === 'error') {
       const notice = el('div', 'cmp-error', `Cannot compare: ${s.compare.error}`);
       notice.dataset.testid = 'compare-error';
-      card.append(notice);
-    } else if (s.compare.data) renderAnswer(card, s.compare.data, ctl, valuesBlock);
+      card.append(notice, tolerances.element); // a refused tolerance is mended here
+    } else if (s.compare.data)
+      renderAnswer(card, s.compare.data, ctl, { tolerances: tolerances.element, values: valuesBlock });
   });
 }
 

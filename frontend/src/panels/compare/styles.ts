@@ -4,6 +4,9 @@ export const COMPARE_CSS = `
 .compare-card[hidden] { display: none; }
 .compare-card.folded { display: flex; align-items: center; gap: 6px; flex: 0 0 auto; }
 .compare-card.folded > :not(.cmp-head):not(button) { display: none; }
+.cmp-tol { display: flex; flex-wrap: wrap; gap: 2px 6px; align-items: center; margin: 2px 0 4px; }
+.cmp-tol-input { width: 7em; font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 0 3px; }
+.cmp-tol-input.cmp-tol-bad { border-color: var(--nan); outline: 1px solid var(--nan); }
 .compare-card.folded .cmp-head { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(80px, 1.3fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
 /* Comparing in a narrow Graph Execution (about 1024 px wide screens): slot, dtype, shape and device go first, so the

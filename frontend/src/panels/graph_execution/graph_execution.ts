@@ -19,7 +19,7 @@ import type { Readiness } from '../../ready.ts';
 import { shortDevice } from '../../widgets/devices.ts';
 import { FacetSelect } from './facet_select.ts';
 import { comparing, differenceOf } from '../../store/compared_rows.ts';
-import { differenceCell, differenceHead, DivergentToggle } from './difference_column.ts';
+import { differenceCell, differenceHead, DivergentToggle, nameDifferenceHead } from './difference_column.ts';
 
 export const ROW_HEIGHT = 24;
 /** The "values" button beside the chips, less its text: padding, border, margin and the chips' gap. */
@@ -181,7 +181,7 @@ export class GraphExecutionPanel {
       el('span', 'ge-idx', String(item.index)),
       name,
       health,
-      ...(this.compared ? [differenceCell(differenceOf(item))] : []),
+      ...(this.compared ? [differenceCell(differenceOf(item), this.ctl.store.state.compareBase)] : []),
       type,
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),
@@ -256,6 +256,7 @@ export class GraphExecutionPanel {
     const on = comparing(s);
     this.panel.body.classList.toggle('ge-compared', on);
     this.diffHead.hidden = !on;
+    nameDifferenceHead(this.diffHead, s.compareBase);
     this.divergent.show(on, !!s.geFilters.divergentOnly, s.compare.data?.counts);
   }
 
