@@ -1,8 +1,9 @@
 """End-to-end (#27): Tensor Values while comparing, in Chromium against a real `tensorboard`. With run B compared
 with its baseline A, a click on a divergent row of Graph Execution (one after the first divergence) focuses it;
-the row's "values" opens Tensor Values, which shows baseline, changed and their difference side by side, and the largest |baseline − changed| it names is
-the one the `compare_values` route answers for that tensor and window (and numpy's, from the route's own A and B
-values). (A tensor only the changed run holds, "no counterpart in the baseline": tests/test_compare_values.py, through the route.)"""
+the row's "values" opens Tensor Values, which shows baseline, changed and their difference side by side (named so),
+and the largest |baseline − changed| it names is the one the `compare_values` route answers for that tensor and
+window (and numpy's, from the route's own A and B values). (A tensor only the changed run holds, "no counterpart in
+the baseline": tests/test_compare_values.py, through the route.)"""
 
 from __future__ import annotations
 

@@ -75,8 +75,8 @@ def first_divergence(c: Comparison) -> Finding | None:
         if not b_only and src == 0 and "HEALTH" in c.mode:
             b_only = _b_only_ancestors(c, pos)
             why = (
-                "ops only the changed run runs are upstream of it, through tensors whose counts are the same (a health mode does "
-                "not see their values): the difference follows from them"
+                "ops only the changed run runs are upstream of it, through tensors whose counts are the same (a health "
+                "mode does not see their values): the difference follows from them"
             )
         if b_only:
             return _finding("follows_from_only_in_b", why, found["a"], b_only[0], found["metric"], inputs, b_only)
@@ -108,9 +108,11 @@ def _finding(
 def _structural(c: Comparison) -> Finding | None:
     only_b, only_a = only_in(c, "b", 1), only_in(c, "a", 1)
     if only_b:
-        return _finding("only_in_b", "no value differs, but the changed run runs ops the baseline does not", None, only_b[0], None, [], only_b)
+        why = "no value differs, but the changed run runs ops the baseline does not"
+        return _finding("only_in_b", why, None, only_b[0], None, [], only_b)
     if only_a:
-        return _finding("only_in_a", "no value differs, but the baseline runs ops the changed run does not", only_a[0], None, None, [], [])
+        why = "no value differs, but the baseline runs ops the changed run does not"
+        return _finding("only_in_a", why, only_a[0], None, None, [], [])
     return None
 
 

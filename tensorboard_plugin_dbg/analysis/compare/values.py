@@ -60,7 +60,8 @@ def compare_values(
         answer_a = tensor_values.tensor(c.run_a, source, index_a, output_a, spec, bins)
     except tensor_slices.SliceError:  # A's tensor has another shape: its summary, no slice
         answer_a = tensor_values.tensor(c.run_a, source, index_a, output_a, None, bins)
-        out["note"] = f"the slice does not fit the baseline's shape {answer_a['shape']}: baseline − changed is not defined"
+        shape_a = answer_a["shape"]
+        out["note"] = f"the slice does not fit the baseline's shape {shape_a}: baseline − changed is not defined"
     out["a"] = cast(wire.TensorResponse, {"run": c.run_a.name, **answer_a})
     out["status"] = "paired"
     rec_a = c.run_a.tensor_record(source, index_a, output_a)
@@ -95,7 +96,8 @@ def _slice_difference(
     loc_a, loc_b = rec_a.location, rec_b.location
     assert loc_a is not None and loc_b is not None
     if tuple(loc_a.shape) != tuple(loc_b.shape):
-        return None, f"shapes differ (baseline {list(loc_a.shape)}, changed {list(loc_b.shape)}): baseline − changed is not defined"
+        shapes = f"baseline {list(loc_a.shape)}, changed {list(loc_b.shape)}"
+        return None, f"shapes differ ({shapes}): baseline − changed is not defined"
     items = tensor_slices.parse(spec, tuple(loc_b.shape))
     flat, out_shape = tensor_slices.selection(items, tuple(loc_b.shape))
     with tensor_values.readable():
