@@ -25,6 +25,7 @@ import { RootCauseLoader } from './root_cause_loader.ts';
 import { CompareLoader } from './compare_loader.ts';
 import { CompareNodesLoader } from './compare_rows.ts';
 import { CompareValuesLoader } from './compare_values_loader.ts';
+import { OverlayStack } from './overlay_stack.ts';
 import { betterDefault, choiceMayChange, defaultRun, waitForChoice } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { FocusChain } from './focus_chain.ts';
@@ -79,6 +80,8 @@ export class Controller {
   readonly compareNodes: CompareNodesLoader;
   /** While comparing, the Tensor Values view's tensor in both runs and A − B (it follows the view). */
   readonly compareValues: CompareValuesLoader;
+  /** What lies over the dashboard; Escape closes the topmost (#40 item 9). */
+  readonly overlays: OverlayStack;
 
   constructor(
     readonly store: Store,
@@ -92,6 +95,7 @@ export class Controller {
     this.history = new FocusHistory(store);
     url.listen((s) => void this.restoreFromUrl(s));
     this.tensors = new TensorLoader(store, api);
+    this.overlays = new OverlayStack(store, () => this.tensors.close());
     this.graph = new GraphLoader(store, api);
     this.deviceFacets = new DeviceFacets(store, api);
     this.lineOps = new LineOpsLoader(store, api, {

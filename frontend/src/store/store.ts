@@ -160,6 +160,8 @@ export interface State {
   /** The tolerances the user set on the card ({}: the server's per-dtype defaults); every compare request sends
    * them, so the card, Graph Execution's Δ column, the rings and Tensor Values measure alike (#39). */
   compareTolerances: CompareTolerances;
+  /** What lies over the dashboard, oldest first: Escape closes the last (controller/overlay_stack.ts). */
+  overlays: OverlayId[];
   /** The first divergence's values in both runs (FULL_TENSOR), for the card's A | B | A − B table. */
   compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
   /** The drawn neighbourhood's traces compared with run A: Graph Structure's colours (controller/compare_rows.ts). */
@@ -212,7 +214,11 @@ export interface GraphView {
 /** What a list shows with no run: nothing, and nothing to fetch. */
 export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
+/** An overlay over the dashboard: the keys' help, Capsules, the compare card, Tensor Values. */
+export type OverlayId = 'help' | 'capsules' | 'compare' | 'tensor';
+
 /** Everything that belongs to one run's view: cleared when another run is selected. */
+
 export function runViewState(): Omit<
   State,
   | 'runs'
@@ -224,6 +230,7 @@ export function runViewState(): Omit<
   | 'graphView'
   | 'canGoBack'
   | 'compareTolerances'
+  | 'overlays'
 > {
   return {
     alertSummary: idle(),
@@ -274,6 +281,7 @@ export function initialState(): State {
     graphView: { mode: 'list', hops: 2 },
     canGoBack: false,
     compareTolerances: {},
+    overlays: [],
     ...runViewState(),
   };
 }

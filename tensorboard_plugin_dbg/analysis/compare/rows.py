@@ -80,7 +80,7 @@ def _difference(
     if not differs:
         return _made("same", "=", metric["summary"])
     counts = metric.get("counts") or {}
-    text = ", ".join(f"{_column(name)} {_num(a)}→{_num(b)}" for name, (a, b) in counts.items())
+    text = " ".join(f"{_column(name)}{_num(a)}→{_num(b)}" for name, (a, b) in counts.items())
     return _made("differs", text or metric["summary"], metric["summary"])
 
 
@@ -113,11 +113,12 @@ def _made(status: str, text: str, summary: str, magnitude: float | None = None) 
     return {"status": status, "text": text, "summary": summary, "magnitude": magnitude}  # type: ignore[typeddict-item]
 
 
-_COLUMN_LABELS = {"nan": "NaN", "-inf": "−∞", "+inf": "+∞", "inf/nan": "NaN/∞"}
+# A cell's width: the counts as the health chips write them ("−×13→16 +×3→0"); the summary (the tooltip) in words
+_COLUMN_LABELS = {"negative": "−×", "zero": "0×", "positive": "+×", "nan": "NaN ", "-inf": "−∞ ", "+inf": "+∞ "}
 
 
 def _column(name: str) -> str:
-    return _COLUMN_LABELS.get(name, name)
+    return _COLUMN_LABELS.get(name, "NaN/∞ " if name == "inf/nan" else f"{name} ")
 
 
 def _num(x: float) -> str:

@@ -5,7 +5,7 @@
  * side of it. What cannot be compared (different programs or modes, a run still being written) is the card's
  * notice, in the server's words.
  */
-import type { CompareItem, CompareResponse, CompareSide } from '../../api/wire.ts';
+import type { CompareFinding, CompareItem, CompareResponse, CompareSide } from '../../api/wire.ts';
 import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import { el } from '../../widgets/panel.ts';
@@ -37,6 +37,30 @@ function itemRow(item: CompareItem, ctl: Controller): HTMLElement {
   row.append(el('span', 'cmp-where', where(item.b)), el('span', 'muted', ` — ${item.metric.summary}`));
   row.addEventListener('click', () => void ctl.compare.focusSide(item.b));
   return row;
+}
+
+/** The finding's difference, and of which tensor: when the changed run's ops are the finding, the difference is
+ * measured further down (the baseline side's tensor), not at those ops. */
+function metricLine(first: CompareFinding): HTMLElement {
+  const summary = first.metric?.summary ?? '';
+  const at = first.kind === 'follows_from_only_in_b' && first.a;
+  const line = el('div', 'cmp-metric', `difference: ${summary}`);
+  if (at) line.textContent = `difference, measured at ${at.op_name ?? at.op_type}:${at.output}: ${summary}`;
+  line.dataset.testid = 'compare-metric';
+  return line;
+}
+
+const INPUT_STATUS: Record<CompareFinding['inputs'][number]['status'], string> = {
+  same: 'same',
+  differs: 'differs',
+  only_in_b: `only in ${ROLE_B}`,
+  not_recorded: 'not recorded',
+};
+
+/** "input act:0: same (same counts)": the status, and the measure when it adds to it. */
+function inputLine(input: CompareFinding['inputs'][number]): string {
+  const summary = input.metric?.summary;
+  return `input ${input.name}: ${INPUT_STATUS[input.status]}${summary && summary !== input.status ? ` (${summary})` : ''}`;
 }
 
 const MAX_VALUE_ROWS = 200;
@@ -111,11 +135,8 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
     const title = el('div', 'cmp-title', `${headline(answer.mode, true)}: ${first.why}`);
     title.dataset.testid = 'compare-headline';
     finding.append(title, sideBlock('A', answer.base, first.a), sideBlock('B', answer.run, first.b));
-    if (first.metric) finding.append(el('div', 'cmp-metric', `difference: ${first.metric.summary}`));
-    for (const input of first.inputs)
-      finding.append(
-        el('div', 'cmp-input muted', `input ${input.name}: ${input.status} ${input.metric?.summary ?? ''}`),
-      );
+    if (first.metric) finding.append(metricLine(first));
+    for (const input of first.inputs) finding.append(el('div', 'cmp-input muted', inputLine(input)));
     const b = first.b;
     if (b) finding.addEventListener('click', () => void ctl.compare.focusSide(b));
     const a = first.a;
@@ -175,6 +196,13 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
   const fold = foldButton(card); // the panels under the card (Graph Execution's column, the rings) show when folded
   header.append(label);
   dock.prepend(card);
+  // on the overlay stack while shown unfolded: Escape folds it, one overlay at a time (#40 item 9)
+  const followStack = () => {
+    const open = !card.hidden && !card.classList.contains('folded');
+    if (!open) ctl.overlays.closed('compare');
+    else if (!ctl.store.state.overlays.includes('compare')) ctl.overlays.opened('compare', () => foldCompareCard(true));
+  };
+  fold.addEventListener('click', followStack);
   foldShown = (folded) => {
     if (card.hidden || card.classList.contains('folded') === folded) return false;
     fold.click();
@@ -205,8 +233,11 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
     if (s.compare === shown) return;
     shown = s.compare;
     card.hidden = s.compare.status === 'idle';
+    followStack();
     card.replaceChildren(close, fold);
-    if (s.compare.status === 'loading') card.append(el('div', 'muted', `comparing with ${s.compareBase}…`));
+    // the tolerance fields stay while the comparison is made again at them: a field being typed in is not lost
+    if (s.compare.status === 'loading')
+      card.append(el('div', 'muted', `comparing with ${asBaseline(s.compareBase)}…`), tolerances.element);
     else if (s.compare.status === 'error') {
       const notice = el('div', 'cmp-error', `Cannot compare: ${s.compare.error}`);
       notice.dataset.testid = 'compare-error';

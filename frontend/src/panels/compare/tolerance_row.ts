@@ -21,6 +21,7 @@ function parsed(text: string): number | undefined | null {
 export class ToleranceRow {
   readonly element = el('div', 'cmp-tol');
   private readonly inputs = new Map<(typeof KEYS)[number], HTMLInputElement>();
+  private shown: CompareTolerances | null = null;
 
   constructor(ctl: Controller) {
     this.element.dataset.testid = 'compare-tolerances';
@@ -42,8 +43,11 @@ export class ToleranceRow {
     }
   }
 
-  /** The fields show the tolerances in force (a reload or a permalink set them too). */
+  /** The fields show the tolerances in force when they change (a reload or a permalink set them too); what the
+   * user is typing, in any field, stays until then. */
   show(tol: CompareTolerances): void {
+    if (tol === this.shown) return;
+    this.shown = tol;
     for (const key of KEYS) {
       const input = this.inputs.get(key)!;
       if (document.activeElement !== input) input.value = tol[key] === undefined ? '' : String(tol[key]);
