@@ -121,6 +121,8 @@ export class Controller {
       // so is the comparison (`cmp=`): a reload or a shared link compares again
       const tolerances = s.compareTolerances !== prev.compareTolerances;
       if (s.run !== null && s.run === prev.run && (s.compareBase !== prev.compareBase || tolerances)) this.saveUrl();
+      // a root cause found later (a long indexing run) is landed on when it is found, as one found at once
+      if (s.rootCause !== prev.rootCause && s.rootCause.status === 'ready') this.previewRootCauseAtStart();
     });
     this.rules = new RulesIntents(store, api, {
       saveUrl: () => this.saveUrl(),

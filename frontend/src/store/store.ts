@@ -113,6 +113,9 @@ export interface State {
   geScroll: ListScroll | null;
   /** Graph execution indices of the focused op's inputs, tinted in the list. */
   inputRows: number[];
+  /** The root cause's trace shown on arrival with no focus (focus_chain.ts previewRootCause): Graph Execution
+   * marks it as focused and Graph Structure shows its op, until anything is focused. */
+  previewTrace: number | null;
   /** Messages for the user that are not errors of one panel (e.g. "probs has no trace"). */
   hint: string | null;
   /** What the controller did to the Graph Execution list on its own (e.g. filters cleared to show a trace). */
@@ -259,6 +262,7 @@ export function runViewState(): Omit<
     source: null,
     geFilters: {},
     inputRows: [],
+    previewTrace: null,
     hint: null,
     listNote: null,
     tensorView: null,

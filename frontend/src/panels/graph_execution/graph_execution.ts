@@ -211,6 +211,7 @@ export class GraphExecutionPanel {
     if (!item) return null;
     const s = this.ctl.store.state;
     if (s.focus?.kind === 'graph_execution' && s.focus.index === item.index) return 'focused';
+    if (s.focus === null && s.previewTrace === item.index) return 'focused'; // the landing's root cause
     if (s.inputRows.includes(item.index)) return 'input-row';
     return null;
   }
@@ -324,7 +325,12 @@ export class GraphExecutionPanel {
     const reasonMayChange = (s.run === null || emptyNow) && s.runs !== prev.runs;
     const compared = s.compare !== prev.compare; // the difference column comes and goes with a comparison (#27)
     if (compared) this.showComparing(s);
-    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange || compared) this.list.draw();
+    const previewed = s.previewTrace !== prev.previewTrace;
+    // the landing's root cause in view, not selected: the arrows still start from the top (#40 item 10)
+    if (previewed && s.previewTrace !== null && s.focus === null && !hasFilters(s.geFilters))
+      this.list.scrollToIndex(s.previewTrace);
+    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange || compared || previewed)
+      this.list.draw();
   }
 }
 
