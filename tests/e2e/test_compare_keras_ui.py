@@ -9,36 +9,18 @@ and a click on the finding reaches the changed line in Source Code."""
 from __future__ import annotations
 
 import re
-import shutil
 import urllib.parse
 
 import dumps
 import pytest
+from compare_e2e import comparing
 from e2e_helpers import screenshot, wait_focused_source_line
 from test_compare import injected_line
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
-
-from harness.tensorboard_process import TensorBoardProcess
+from test_dashboard import assert_no_console_errors, by_testid, wait_text
 
 pytestmark = pytest.mark.e2e
 
 PROGRAM = "cmp_keras_fit"
-
-
-@pytest.fixture(scope="module")
-def keras_pair() -> tuple[str, str]:
-    return dumps.make_dump(PROGRAM, "a", "FULL_HEALTH"), dumps.make_dump(PROGRAM, "b", "FULL_HEALTH")
-
-
-def _compare_b_with_a(page, tb, width: int):
-    page.set_viewport_size({"width": width, "height": 900})
-    frame = open_dashboard(page, tb)
-    by_testid(frame, "run-picker").select_option("B")
-    picker = by_testid(frame, "compare-picker")
-    picker.wait_for(timeout=20_000)
-    picker.select_option("A")
-    by_testid(frame, "compare-finding").wait_for(timeout=60_000)
-    return frame
 
 
 def _theme(page, frame, dark: bool) -> None:
@@ -48,13 +30,9 @@ def _theme(page, frame, dark: bool) -> None:
 
 
 @pytest.mark.parametrize("width", [1440, 1024])
-def test_keras_change_found_and_read_by_name(page, tmp_path, keras_pair, width):
-    a, b = keras_pair
-    shutil.copytree(a, tmp_path / "A")
-    shutil.copytree(b, tmp_path / "B")
+def test_keras_change_found_and_read_by_name(page, tmp_path, width):
     line = injected_line(PROGRAM)
-    with TensorBoardProcess(str(tmp_path)) as tb:
-        frame = _compare_b_with_a(page, tb, width)
+    with comparing(page, tmp_path, PROGRAM, "FULL_HEALTH", (width, 900), ("A", "B")) as (_, frame):
         wait_text(by_testid(frame, "compare-head"), r"^changed B vs baseline A \(FULL_HEALTH\): matched \d+")
         wait_text(by_testid(frame, "compare-headline"), r"^First change in counts \(value changes .* not seen\)")
         # the first change is the clip the changed run adds (its line), not the MatMul whose counts moved later
@@ -82,12 +60,8 @@ def test_keras_change_found_and_read_by_name(page, tmp_path, keras_pair, width):
         assert_no_console_errors(page)
 
 
-def test_tolerances_typed_on_the_card_go_to_every_request(page, tmp_path, keras_pair):
-    a, b = keras_pair
-    shutil.copytree(a, tmp_path / "A")
-    shutil.copytree(b, tmp_path / "B")
-    with TensorBoardProcess(str(tmp_path)) as tb:
-        frame = _compare_b_with_a(page, tb, 1440)
+def test_tolerances_typed_on_the_card_go_to_every_request(page, tmp_path):
+    with comparing(page, tmp_path, PROGRAM, "FULL_HEALTH", (1440, 900), ("A", "B")) as (_, frame):
         asked: list[str] = []
         page.on("request", lambda r: asked.append(r.url))
         by_testid(frame, "compare-atol").fill("-1")  # not a tolerance: marked, nothing sent

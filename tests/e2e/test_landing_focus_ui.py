@@ -27,12 +27,14 @@ def test_arrival_focuses_every_panel_on_the_root_cause(page, tmp_path):
             producer = json.load(r)["producer"]
         index = producer["alert"]["source_index"]
         wait_text(by_testid(frame, "root-cause"), rf"Root cause: {producer['op_name']}")
-        marked = frame.locator("[data-testid=ge-list] .vl-row.focused")
+        marked = frame.locator("[data-testid=ge-list] .vl-row.previewed")  # shown as focused, not a focus
         frame.wait_for_function(
-            f"document.querySelector('[data-testid=ge-list] .vl-row.focused')?.dataset.geIndex === '{index}'",
+            f"document.querySelector('[data-testid=ge-list] .vl-row.previewed')?.dataset.geIndex === '{index}'",
             timeout=20_000,
         )
-        assert marked.count() == 1
+        assert marked.count() == 1 and frame.locator("[data-testid=ge-list] .vl-row.focused").count() == 0
+        focus_bg = frame.evaluate("getComputedStyle(document.body).getPropertyValue('--focus').trim()")
+        assert marked.evaluate("(r) => getComputedStyle(r).backgroundColor") != "rgba(0, 0, 0, 0)", focus_bg
         wait_text(by_testid(frame, "gs-focus-op"), rf"\b{producer['op_name']}\b")
         assert "Select a trace" not in by_testid(frame, "panel-graph-structure").inner_text()
         wait_focused_source_line(frame, dumps.program_path("cmp_nan_b"), 'name="root"')

@@ -211,7 +211,7 @@ export class GraphExecutionPanel {
     if (!item) return null;
     const s = this.ctl.store.state;
     if (s.focus?.kind === 'graph_execution' && s.focus.index === item.index) return 'focused';
-    if (s.focus === null && s.previewTrace === item.index) return 'focused'; // the landing's root cause
+    if (s.focus === null && s.previewTrace === item.index) return 'previewed'; // the landing's root cause
     if (s.inputRows.includes(item.index)) return 'input-row';
     return null;
   }
