@@ -48,8 +48,9 @@ export class GraphExecutionPanel {
   /** The px the health chips may take in a row (the health column less its "values" button), from a
    * ResizeObserver on the header's cell: rows are fitted while drawn, reading no layout (chip_fit.ts). */
   private chipsWidth: number | null = null;
-  /** Characters an op name keeps (watchNameColumn). */
+  /** Characters an op name keeps, and the column's width (watchNameColumn). */
   private nameKeep = NAME_KEEP;
+  private nameWidth = 0;
   /** With a comparison on (#27): the difference column's header and the "divergent only" toggle. */
   private diffHead = differenceHead();
   private divergent = new DivergentToggle(() => this.applyFilters());
@@ -102,9 +103,11 @@ export class GraphExecutionPanel {
   private watchNameColumn(cell: HTMLElement): void {
     if (typeof ResizeObserver === 'undefined') return;
     new ResizeObserver(([entry]) => {
-      const keep = nameChars(entry?.contentRect.width ?? 0);
-      if (keep === this.nameKeep) return;
+      const width = entry?.contentRect.width ?? 0;
+      const keep = nameChars(width);
+      if (keep === this.nameKeep && width === this.nameWidth) return;
       this.nameKeep = keep;
+      this.nameWidth = width;
       this.list.draw();
     }).observe(cell);
   }
@@ -177,7 +180,8 @@ export class GraphExecutionPanel {
       return;
     }
     const { dtype, shape } = dtypeShape(item.health);
-    const name = el('span', 'ge-op', shortOpName(item.op_name, this.nameKeep));
+    const whole = this.nameWidth > 0 && chipTextWidth(item.op_name) * NAME_FONT <= this.nameWidth;
+    const name = el('span', 'ge-op', whole ? item.op_name : shortOpName(item.op_name, this.nameKeep));
     name.title = `${item.op_name}${item.op_type && item.op_type !== item.op_name ? ` (${item.op_type})` : ''}`;
     row.dataset.geIndex = String(item.index);
     // The op type always: a blank cell reads as "no type" (a name equal to its type is common: Log, MatMul).
