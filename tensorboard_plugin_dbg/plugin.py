@@ -110,7 +110,12 @@ class DbgPlugin(base_plugin.TBPlugin):
     def get_plugin_apps(self) -> dict[str, Callable[..., Any]]:
         # `/*` sends every other path under /data/plugin/dbg/ to the API app, so an unknown route is a JSON 404
         # and not TensorBoard's plain-text one; TensorBoard tries longer prefixes (`/static/`) first.
-        return {"/index.js": static_files.serve_static, "/static/*": static_files.serve_static, "/*": self._api}
+        return {
+            "/index.js": static_files.serve_static,
+            "/static/*": static_files.serve_static,
+            "/readme": static_files.serve_readme,  # the dashboard's `?` links it
+            "/*": self._api,
+        }
 
     def is_active(self) -> bool:
         # True exactly when the logdir holds at least one run, so the tab is shown (the reference plugin's tab

@@ -18,6 +18,7 @@ import hashlib
 import mimetypes
 import os
 import re
+from importlib import metadata
 
 from werkzeug import Request, Response
 
@@ -92,3 +93,28 @@ def _load(path: str, mtime_ns: int, size: int) -> tuple[bytes, bytes | None, str
     gzipped = gzip.compress(body, compresslevel=6, mtime=0)
     etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
     return body, (gzipped if len(gzipped) < len(body) else None), etag
+
+
+def readme_text() -> str | None:
+    """The README the dashboard's `?` links to: the checkout's (beside the package), else the installed
+    distribution's long description (pyproject's `readme`); None when neither is there."""
+    beside = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+    if os.path.isfile(beside):
+        with open(beside, encoding="utf-8") as f:
+            return f.read()
+    try:
+        return metadata.metadata("tensorboard-plugin-dbg").get_payload() or None  # type: ignore[attr-defined]
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@Request.application
+def serve_readme(request: Request) -> Response:
+    """`/data/plugin/dbg/readme`: the README as plain text (keys, panels, compare, capsules)."""
+    if request.method not in ("GET", "HEAD"):
+        return _error(errors.METHOD_NOT_ALLOWED, f"the README answers GET only, not {request.method}", {"Allow": "GET"})
+    text = readme_text()
+    if text is None:
+        return _error(errors.NOT_FOUND, "no README in this installation")
+    headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+    return Response(text, content_type="text/plain; charset=utf-8", headers=headers)

@@ -5,7 +5,9 @@ cannot be compared (different programs, different modes, a missing side) exits 2
 
 from __future__ import annotations
 
+import html
 import io
+import os
 import subprocess
 import sys
 
@@ -117,7 +119,11 @@ def test_html_pages_are_self_contained(tmp_path):
     page = tmp_path / "compare.html"
     assert _main(io.StringIO(), ["compare", a, b, "--html", str(page)]) == 1
     text = page.read_text()
-    assert "First divergence" in text and f"cmp_nan_b.py:{injected_line('cmp_nan_b')}" in text
+    assert "First change in counts" in text and f"cmp_nan_b.py:{injected_line('cmp_nan_b')}" in text
+    name_a, name_b = (html.escape(os.path.basename(p.rstrip("/"))) for p in (a, b))
+    # the sides by run name and role, never by a letter that collides with a run named A or B (#39 item 6)
+    assert f"<h3>baseline {name_a}</h3>" in text and f"<h3>changed {name_b}</h3>" in text
+    assert "<h3>A</h3>" not in text and "only in B" not in text
     assert "tf.subtract(x, 2.5 if B else 0.5, name=&quot;centered&quot;)" in text  # the code, escaped
     assert "<script" not in text and "http://" not in text and "https://" not in text and "src=" not in text
     report_page = tmp_path / "report.html"
@@ -138,6 +144,10 @@ def test_cli_runs_without_tensorflow():
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert f"cmp_eager.py:{injected_line('cmp_eager')}" in proc.stdout and "AssertionError" not in proc.stderr
+    name_a, name_b = (os.path.basename(p.rstrip("/")) for p in (a, b))
+    assert proc.stdout.startswith(f"compare changed {name_b} vs baseline {name_a} (FULL_TENSOR)"), proc.stdout
+    assert f"    baseline {name_a}: " in proc.stdout and f"    changed {name_b}: " in proc.stdout
+    assert " A=" not in proc.stdout and "only in B" not in proc.stdout
 
 
 def test_mixed_health_modes_compare_what_both_record():
@@ -161,4 +171,5 @@ def test_a_run_still_being_written_is_refused():
     run_b.done = False  # as the refresher leaves it while the dump grows
     with pytest.raises(comparison.CompareError) as refused:
         comparison.compare(run_a, run_b)
-    assert refused.value.code == "run_not_ready" and "still being written" in refused.value.message
+    assert refused.value.code == "run_not_ready"
+    assert refused.value.message == f"changed run {run_b.name} is still being written: compare it when done"

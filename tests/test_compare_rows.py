@@ -5,6 +5,7 @@ through every differing trace past the first 200, and a few traces' differences 
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -96,8 +97,11 @@ def test_health_counts_and_only_in_b(client):
     assert [row["index"] for row, _d in listed] == sorted(expected)
     for _row, difference in listed:
         assert "→" in difference["text"] and difference["magnitude"] is None
+        # the cell in the health chips' notation (read whole in a narrow column), the summary in words
+        assert not re.search(r"negative|positive|zero|, ", difference["text"]), difference
     added = [(row, d) for row, d in _rows(client, "cmp_added_op") if row["op_name"] == "squash"]
-    assert added and all(d["status"] == "only_in_b" and d["text"] == "only in B" for _row, d in added)
+    assert added and all(d["status"] == "only_in_b" and d["text"] == "only in changed" for _row, d in added)
+    assert all(d["summary"].startswith("no aligned trace in baseline cmp_added_op_a") for _row, d in added)
 
 
 def test_compare_traces_answers_as_the_rows_do(client):

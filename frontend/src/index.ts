@@ -13,6 +13,7 @@ import { watchTheme } from './theme.ts';
 import { buildHeader } from './header.ts';
 import { buildCompare } from './panels/compare/compare_view.ts';
 import { installKeys } from './keys.ts';
+import { HELP_CSS, HelpView } from './panels/help/help_view.ts';
 import { AlertsPanel } from './panels/alerts/alerts.ts';
 import { TimelinePanel } from './panels/timeline/timeline.ts';
 import { GraphStructurePanel } from './panels/graph_structure/graph_structure.ts';
@@ -40,7 +41,7 @@ export function render(opts: RenderOptions = {}): void {
   // answer comes in a later task, when every panel below is subscribed.
   void ctl.start();
   const style = document.createElement('style');
-  style.textContent = CSS + TENSOR_CSS + GRAPH_CSS + COMPARE_CSS;
+  style.textContent = CSS + TENSOR_CSS + GRAPH_CSS + COMPARE_CSS + HELP_CSS;
   document.head.appendChild(style);
   const slots = buildLayout();
   document.body.appendChild(slots.root);
@@ -72,7 +73,14 @@ export function render(opts: RenderOptions = {}): void {
     source.setDark(dark);
   });
 
-  installKeys(ctl, () => execution.list.element);
+  const help = new HelpView(ctl);
+  slots.root.append(help.element);
+  slots.header.append(help.button);
+  installKeys(
+    ctl,
+    () => execution.list.element,
+    () => help.toggle(),
+  );
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden) ctl.pollSoon();
   });

@@ -1,6 +1,7 @@
 /**
  * Dashboard keys that work as soon as the tab opens: `n` / `p` step through the alerts, and the arrows,
- * Home/End and PageUp/PageDown go to the Graph Execution list when no widget holds the focus.
+ * Home/End and PageUp/PageDown go to the Graph Execution list when no widget holds the focus; `?` shows the keys
+ * (panels/help/), Escape closes the topmost overlay, one at a time (controller/overlay_stack.ts).
  *
  * Inside TensorBoard the dashboard is an iframe: until someone clicks into it, keys go to TensorBoard's page. The
  * same handler therefore also listens on the parent document when it is same-origin (TensorBoard serves both), and
@@ -15,10 +16,20 @@ function typing(t: EventTarget | null): boolean {
   return !!e && (e.tagName === 'INPUT' || e.tagName === 'SELECT' || e.tagName === 'TEXTAREA' || e.isContentEditable);
 }
 
-/** `list`: the widget the list keys go to when nothing in the dashboard has the focus. */
-export function installKeys(ctl: Controller, list: () => HTMLElement): void {
+/** `list`: the widget the list keys go to when nothing in the dashboard has the focus; `help`: `?`'s toggle. */
+export function installKeys(ctl: Controller, list: () => HTMLElement, help: () => void): void {
   const onKey = (e: KeyboardEvent, fromParent: boolean) => {
-    if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === 'Escape' && ctl.overlays.closeTop()) {
+      e.preventDefault(); // one overlay per press, whatever holds the focus (a field of the one closed, too)
+      return;
+    }
+    if (typing(e.target)) return;
+    if (e.key === '?') {
+      e.preventDefault();
+      help();
+      return;
+    }
     if (ctl.store.state.tensorView) return; // the Tensor Values pane is over the lists: keys would move them unseen
     if (e.key === 'n' || e.key === 'p') {
       e.preventDefault();

@@ -68,7 +68,7 @@ button:disabled { opacity: .45; cursor: default; }
 .vl-row.pending { color: var(--muted); }
 .vl-row.input-row { background: var(--input); }
 /* Only the current focus is highlighted; a list's keyboard cursor (selected) is a thin mark. */
-.vl-row.focused { background: var(--focus); }
+.vl-row.focused, .vl-row.previewed { background: var(--focus); }
 .vl-row.selected:not(.focused) { box-shadow: inset 3px 0 0 var(--accent); }
 .vl-row > span { overflow: hidden; text-overflow: ellipsis; }
 /* Health right after the name: in a narrow pane names truncate and dtype/shape go, never the health counts. */

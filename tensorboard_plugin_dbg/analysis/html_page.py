@@ -48,9 +48,10 @@ def _side(label: str, side: wire.CompareSide | None) -> str:
     )
 
 
-def _finding(first: wire.CompareFinding | None) -> str:
+def _finding(first: wire.CompareFinding | None, doc: CompareDocument) -> str:
+    headline = doc.get("headline") or ("First divergence" if first else "No divergence")
     if first is None:
-        return "<div class='card ok' id='finding'><b>No divergence</b>: every aligned tensor within tolerance.</div>"
+        return f"<div class='card ok' id='finding'><b>{_e(headline)}</b>: every aligned tensor within tolerance.</div>"
     metric = first["metric"]["summary"] if first["metric"] else None
     rows = "".join(
         f"<tr><td>{_e(i['name'])}</td><td>{_e(i['status'])}</td>"
@@ -59,8 +60,9 @@ def _finding(first: wire.CompareFinding | None) -> str:
     )
     inputs = f"<table><tr><th>input</th><th>status</th><th>difference</th></tr>{rows}</table>" if rows else ""
     return (
-        f"<div class='card' id='finding'><b>First divergence</b> ({_e(first['kind'])}): {_e(first['why'])}"
-        f"<div class='sides'>{_side('A', first.get('a'))}{_side('B', first.get('b'))}</div>"
+        f"<div class='card' id='finding' data-kind='{_e(first['kind'])}'><b>{_e(headline)}</b>: {_e(first['why'])}"
+        f"<div class='sides'>{_side('baseline ' + _e(doc['a']['run']), first.get('a'))}"
+        f"{_side('changed ' + _e(doc['b']['run']), first.get('b'))}</div>"
         f"<p>Difference: {_e(metric)}</p>{inputs}</div>"
     )
 
@@ -85,15 +87,14 @@ def compare_page(doc: CompareDocument, context: dict[str, str] | None = None) ->
         "</tr></table>",
         f"<p>matched {n['matched']}, divergent {n['divergent']} ({split}), only in baseline {n['only_in_a']}, "
         f"only in changed {n['only_in_b']}</p>",
-        f"<h2>{_e(doc.get('headline', 'First divergence'))}</h2>",
-        _finding(doc["first_divergence"]),
+        _finding(doc["first_divergence"], doc),
         f"<h2>Divergent tensors (the changed run's order): {listed} of {n['divergent']} listed</h2>",
     ]
     if listed < n["divergent"]:
         body.append(
             f"<p class='cut'>Cut: the first {listed} of {n['divergent']} are listed. For all of them: "
-            "<code>compare A B --limit N</code> (or <code>--json</code>), or Compare with… in the dashboard "
-            "(Graph Execution's divergent only filter pages through every one).</p>"
+            "<code>compare BASELINE CHANGED --limit N</code> (or <code>--json</code>), or Compare with… in the "
+            "dashboard (Graph Execution's divergent only filter pages through every one).</p>"
         )
     body.append("<table><tr><th>#</th><th>op (changed)</th><th>occurrence</th><th>baseline</th><th>changed</th>")
     body.append("<th>difference</th></tr>")

@@ -1,8 +1,9 @@
 """End-to-end (#27): Tensor Values while comparing, in Chromium against a real `tensorboard`. With run B compared
 with its baseline A, a click on a divergent row of Graph Execution (one after the first divergence) focuses it;
-the row's "values" opens Tensor Values, which shows A, B and A − B side by side, and the largest |A − B| it names is
-the one the `compare_values` route answers for that tensor and window (and numpy's, from the route's own A and B
-values). (A tensor only B holds, "no counterpart in A": tests/test_compare_values.py, through the route.)"""
+the row's "values" opens Tensor Values, which shows baseline, changed and their difference side by side (named so),
+and the largest |baseline − changed| it names is the one the `compare_values` route answers for that tensor and
+window (and numpy's, from the route's own A and B values). (A tensor only the changed run holds, "no counterpart in
+the baseline": tests/test_compare_values.py, through the route.)"""
 
 from __future__ import annotations
 
@@ -64,7 +65,11 @@ def test_divergent_row_shows_a_b_and_difference(page, tmp_path):
         )
         assert np.array_equal(diff, want) and np.abs(want).max() > 0
         shown = by_testid(pane, "tv-compare-max")
-        wait_text(shown, r"max \|A − B\|")
+        wait_text(shown, r"max \|baseline − changed\|")
+        # the views by run name and role (#39 item 6): never "A"/"B", which collide with runs named so
+        wait_text(by_testid(pane, "tv-compare-a").locator(".tv-label"), r"^baseline base$")
+        wait_text(by_testid(pane, "tv-compare-b").locator(".tv-label"), r"^changed changed$")
+        wait_text(by_testid(pane, "tv-compare-diff").locator(".tv-label"), r"^baseline − changed$")
         assert float(shown.get_attribute("data-value")) == pytest.approx(float(np.abs(want).max()), abs=0)
         argmax = ",".join(str(i) for i in answer["difference"]["argmax"])
         for key in ("a", "b", "diff"):  # the largest difference's cell marked in all three

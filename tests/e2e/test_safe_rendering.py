@@ -44,7 +44,7 @@ def test_markup_in_dump_is_text_not_html(page):
         first.click()
         # the row cuts a long name in the middle (the tooltip holds it whole): both ends shown as text, not markup
         focused = frame.locator("[data-testid=ge-list] .vl-row.focused")
-        wait_text(focused, r"<img src=x on.*xss=1>_log")
+        wait_text(focused, r"<img.*….*>_log")  # cut to the column's width
         assert focused.locator(".ge-op").get_attribute("title").startswith("<img src=x onerror=window.__xss=1>_log")
         wait_text(by_testid(frame, "gs-input"), r"<img src=x onerror=window\.__xss=1>_probs")
         wait_text(by_testid(frame, "source-path"), r"<img src=x onerror=window\.__xss=1>/xss_user\.py")

@@ -34,7 +34,7 @@ import type {
   TensorResponse,
   TimelineMarksResponse,
 } from './wire.ts';
-import type { CapsuleArrayTarget, GraphExecutionFilters, TensorTarget } from './requests.ts';
+import type { CapsuleArrayTarget, CompareTolerances, GraphExecutionFilters, TensorTarget } from './requests.ts';
 
 /** The server's error codes, plus the client's own for a request that got no usable answer. */
 export type ClientErrorCode = ErrorCode | 'network' | 'bad_response' | `http_${number}`;
@@ -103,8 +103,9 @@ export interface Api {
   /** `slice` absent: the summary only (stats, histogram, non-finite positions). */
   tensor(run: string, t: TensorTarget, slice?: string, bins?: number): Promise<TensorResponse>;
   tensorInputs(run: string, t: TensorTarget): Promise<TensorInputsResponse>;
-  /** Run `run` (B) compared with run `base` (A): first divergence and differing tensors [begin, end) (#27). */
-  compare?(run: string, base: string, begin: number, end: number): Promise<CompareResponse>;
+  /** Run `run` (B) compared with run `base` (A): first divergence and differing tensors [begin, end) (#27), at the
+   * tolerances `tol` (each compare method takes them: the same comparison for the card, rows, nodes and values). */
+  compare?(run: string, base: string, begin: number, end: number, tol?: CompareTolerances): Promise<CompareResponse>;
   /** Graph Execution with a comparison on: B's traces [begin, end) under `f`, each with its difference from A. */
   compareRows?(
     run: string,
@@ -112,11 +113,18 @@ export interface Api {
     begin: number,
     end: number,
     f?: GraphExecutionFilters,
+    tol?: CompareTolerances,
   ): Promise<CompareRowsResponse>;
   /** The differences from A of B's graph traces `indices` (Graph Structure's drawn nodes). */
-  compareTraces?(run: string, base: string, indices: number[]): Promise<CompareTracesResponse>;
+  compareTraces?(run: string, base: string, indices: number[], tol?: CompareTolerances): Promise<CompareTracesResponse>;
   /** Tensor `t` of run `run` (B), its aligned counterpart in run `base` (A) and A − B over `slice` (#27). */
-  compareValues?(run: string, base: string, t: TensorTarget, slice?: string): Promise<CompareValuesResponse>;
+  compareValues?(
+    run: string,
+    base: string,
+    t: TensorTarget,
+    slice?: string,
+    tol?: CompareTolerances,
+  ): Promise<CompareValuesResponse>;
 }
 
 /** One health map request: rows [begin, end) (or one op's), at most `columns` step bins. */
@@ -278,27 +286,40 @@ export class HttpApi implements Api {
   tensorInputs(run: string, t: TensorTarget) {
     return this.get<TensorInputsResponse>('tensor_inputs', { run, source: t.source, index: t.index });
   }
-  compare(run: string, base: string, begin: number, end: number) {
-    return this.get<CompareResponse>('compare', { b: run, a: base, begin, end });
+  compare(run: string, base: string, begin: number, end: number, tol: CompareTolerances = {}) {
+    return this.get<CompareResponse>('compare', { ...pairParams(run, base, tol), begin, end });
   }
-  compareRows(run: string, base: string, begin: number, end: number, f: GraphExecutionFilters = {}) {
+  compareRows(
+    run: string,
+    base: string,
+    begin: number,
+    end: number,
+    f: GraphExecutionFilters = {},
+    tol: CompareTolerances = {},
+  ) {
     const divergent_only = f.divergentOnly ? 'true' : undefined;
     return this.get<CompareRowsResponse>('compare_rows', {
-      b: run,
-      a: base,
+      ...pairParams(run, base, tol),
       begin,
       end,
       ...filterParams(f),
       divergent_only,
     });
   }
-  compareTraces(run: string, base: string, indices: number[]) {
-    return this.get<CompareTracesResponse>('compare_traces', { b: run, a: base, indices: indices.join(',') });
+  compareTraces(run: string, base: string, indices: number[], tol: CompareTolerances = {}) {
+    const pair = pairParams(run, base, tol);
+    return this.get<CompareTracesResponse>('compare_traces', { ...pair, indices: indices.join(',') });
   }
-  compareValues(run: string, base: string, t: TensorTarget, slice?: string) {
+  compareValues(run: string, base: string, t: TensorTarget, slice?: string, tol: CompareTolerances = {}) {
     const { source, index, output } = t;
-    return this.get<CompareValuesResponse>('compare_values', { b: run, a: base, source, index, output, slice });
+    const pair = pairParams(run, base, tol);
+    return this.get<CompareValuesResponse>('compare_values', { ...pair, source, index, output, slice });
   }
+}
+
+/** The compared pair and its tolerances as every compare route takes them (run B, baseline A, atol, rtol). */
+function pairParams(run: string, base: string, tol: CompareTolerances): Params {
+  return { b: run, a: base, atol: tol.atol, rtol: tol.rtol };
 }
 
 /** Graph Execution's list filters as query parameters (`graph_executions` and `compare_rows` take the same). */

@@ -20,6 +20,13 @@ export interface GraphExecutionFilters {
   divergentOnly?: boolean;
 }
 
+/** A comparison's tolerances as the user set them (#39): |changed − baseline| ≤ atol + rtol·|baseline| for every
+ * float dtype; one left out is the server's per-dtype default. Every compare route takes the same. */
+export interface CompareTolerances {
+  atol?: number;
+  rtol?: number;
+}
+
 /** One debug tensor: a graph execution trace (output: its slot, or null) or an execution's output; or, with
  * `capsule`, one array of a NaN capsule (#26: route `capsule_array`; source/index/output then unused). */
 export interface TensorTarget {

@@ -4,6 +4,7 @@
  * another run shown clears the comparison (store.ts runViewState).
  */
 import type { Api } from '../api/client.ts';
+import type { CompareTolerances } from '../api/requests.ts';
 import type { CompareSide } from '../api/wire.ts';
 import { failed, idle, loading, ready, type Store } from '../store/store.ts';
 
@@ -38,7 +39,7 @@ export class CompareLoader {
     }
     this.store.set({ compareBase: base, compare: loading(), compareValues: idle() });
     try {
-      const answer = await this.api.compare(run, base, 0, COMPARE_PAGE);
+      const answer = await this.api.compare(run, base, 0, COMPARE_PAGE, this.store.state.compareTolerances);
       if (seq === this.seq && run === this.store.state.run) {
         this.store.set({ compare: ready(answer) });
         this.focus.reopenTraces(); // the comparison is cached on the server now: the rows' pages reuse it
@@ -46,6 +47,13 @@ export class CompareLoader {
     } catch (e) {
       if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: failed(e) });
     }
+  }
+
+  /** The tolerances the user set (#39): the comparison is made again at them, and every view that shows it
+   * (Graph Execution's rows, the rings, Tensor Values) asks again with them. */
+  setTolerances(tol: CompareTolerances): Promise<void> {
+    this.store.set({ compareTolerances: tol });
+    return this.choose(this.store.state.compareBase);
   }
 
   /** Both runs' values of a pair of sides (FULL_TENSOR), for the A | B | A − B table. */

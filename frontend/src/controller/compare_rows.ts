@@ -4,7 +4,7 @@
  * and Graph Structure's drawn nodes get their differences from `compare_traces` (only the traces drawn).
  */
 import type { Api } from '../api/client.ts';
-import type { GraphExecutionFilters } from '../api/requests.ts';
+import type { CompareTolerances, GraphExecutionFilters } from '../api/requests.ts';
 import type { ComparedRow } from '../store/compared_rows.ts';
 import { failed, idle, loading, ready, type State, type Store } from '../store/store.ts';
 import type { PageFetch } from './row_pager.ts';
@@ -15,11 +15,12 @@ export function comparedPages(
   run: string,
   base: string,
   filters: GraphExecutionFilters,
+  tol: CompareTolerances,
 ): PageFetch<ComparedRow> | null {
   const fetchRows = api.compareRows?.bind(api);
   if (!fetchRows) return null;
   return async (begin, end) => {
-    const page = await fetchRows(run, base, begin, end, filters);
+    const page = await fetchRows(run, base, begin, end, filters, tol);
     const rows = page.rows.map((row, i): ComparedRow => {
       const difference = page.differences[i];
       return difference ? { ...row, difference } : row;
@@ -59,7 +60,7 @@ export class CompareNodesLoader {
     }
     this.store.set({ compareNodes: loading(s.compareNodes) });
     try {
-      const answer = await this.api.compareTraces(run, base, indices);
+      const answer = await this.api.compareTraces(run, base, indices, s.compareTolerances);
       if (seq === this.seq) this.store.set({ compareNodes: ready(answer) });
     } catch (e) {
       if (seq === this.seq) this.store.set({ compareNodes: failed(e) });

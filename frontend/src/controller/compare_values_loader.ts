@@ -27,7 +27,7 @@ export class CompareValuesLoader {
     if (v.summary.status !== 'ready') return null; // the slice needs B's shape and plane
     const shape = v.summary.data?.shape;
     const slice = shape && v.plane ? windowSpec(shape, v.plane, v.window) : undefined;
-    const key = JSON.stringify([s.run, s.compareBase, v.target, slice ?? null]);
+    const key = JSON.stringify([s.run, s.compareBase, v.target, slice ?? null, s.compareTolerances]);
     return { run: s.run, base: s.compareBase, slice, key };
   }
 
@@ -51,7 +51,7 @@ export class CompareValuesLoader {
     const target = this.store.state.tensorView!.target;
     this.store.set({ compareTensor: loading(this.store.state.compareTensor) });
     try {
-      const answer = await this.api.compareValues!(run, base, target, slice);
+      const answer = await this.api.compareValues!(run, base, target, slice, this.store.state.compareTolerances);
       if (seq === this.seq && key === this.asked) this.store.set({ compareTensor: ready(answer) });
     } catch (e) {
       if (seq === this.seq && key === this.asked) this.store.set({ compareTensor: failed(e) });

@@ -25,6 +25,7 @@ import { RootCauseLoader } from './root_cause_loader.ts';
 import { CompareLoader } from './compare_loader.ts';
 import { CompareNodesLoader } from './compare_rows.ts';
 import { CompareValuesLoader } from './compare_values_loader.ts';
+import { OverlayStack } from './overlay_stack.ts';
 import { betterDefault, choiceMayChange, defaultRun, waitForChoice } from './run_choice.ts';
 import { FocusHistory } from './focus_history.ts';
 import { FocusChain } from './focus_chain.ts';
@@ -79,6 +80,8 @@ export class Controller {
   readonly compareNodes: CompareNodesLoader;
   /** While comparing, the Tensor Values view's tensor in both runs and A − B (it follows the view). */
   readonly compareValues: CompareValuesLoader;
+  /** What lies over the dashboard; Escape closes the topmost (#40 item 9). */
+  readonly overlays: OverlayStack;
 
   constructor(
     readonly store: Store,
@@ -92,6 +95,7 @@ export class Controller {
     this.history = new FocusHistory(store);
     url.listen((s) => void this.restoreFromUrl(s));
     this.tensors = new TensorLoader(store, api);
+    this.overlays = new OverlayStack(store, () => this.tensors.close());
     this.graph = new GraphLoader(store, api);
     this.deviceFacets = new DeviceFacets(store, api);
     this.lineOps = new LineOpsLoader(store, api, {
@@ -115,7 +119,10 @@ export class Controller {
       // the timeline's window is in the URL (replaced, not a history entry): a permalink opens where it was
       if (s.run !== null && s.run === prev.run && s.timeline.begin !== prev.timeline.begin) this.saveUrl();
       // so is the comparison (`cmp=`): a reload or a shared link compares again
-      if (s.run !== null && s.run === prev.run && s.compareBase !== prev.compareBase) this.saveUrl();
+      const tolerances = s.compareTolerances !== prev.compareTolerances;
+      if (s.run !== null && s.run === prev.run && (s.compareBase !== prev.compareBase || tolerances)) this.saveUrl();
+      // a root cause found later (a long indexing run) is landed on when it is found, as one found at once
+      if (s.rootCause !== prev.rootCause && s.rootCause.status === 'ready') this.previewRootCauseAtStart();
     });
     this.rules = new RulesIntents(store, api, {
       saveUrl: () => this.saveUrl(),
@@ -258,7 +265,10 @@ export class Controller {
     this.deviceFacets.runShown();
     this.timeline.show(restore?.run === run ? (restore.timeline ?? 0) : 0);
     this.loadAfterFirstPaint();
-    if (restore?.run === run && restore.cmp && restore.cmp !== run) void this.compare.choose(restore.cmp);
+    if (restore?.run === run && restore.cmp && restore.cmp !== run) {
+      if (restore.tol) this.store.set({ compareTolerances: restore.tol });
+      void this.compare.choose(restore.cmp);
+    }
     if (restore?.run === run && restore.focus) {
       // a permalink's focus with its facets: both as they were (the list is not scrolled to a row it cannot place)
       if (restore.focus.kind === 'graph_execution')
@@ -277,7 +287,7 @@ export class Controller {
         ...(s.mutes.length ? { mutes: s.mutes } : {}),
         ...facetsOf(s.geFilters),
         ...(s.timeline.begin ? { timeline: s.timeline.begin } : {}),
-        ...(s.compareBase !== null ? { cmp: s.compareBase } : {}),
+        ...(s.compareBase !== null ? { cmp: s.compareBase, tol: s.compareTolerances } : {}),
       },
       push,
     );

@@ -77,9 +77,21 @@ export class FocusChain {
       const fix = fixFrame(p);
       if (idle() && fix && fix !== p.user_frame && fix.path !== null)
         this.parts.sources.show({ fileIndex: fix.source_index, line: fix.line }, { selectedFrameId: null });
+      if (p.alert.source === 'graph_execution') await this.previewTrace(run, p.alert.source_index, idle);
     } catch {
       // a preview only: the panels keep their "select an alert" text
     }
+  }
+
+  /** The preview's trace in Graph Execution (in view, marked) and its op in Graph Structure (#40 item 10): the
+   * landing is on the root cause in every panel, still without a focus (keys and n / p start from the top). */
+  private async previewTrace(run: string, index: number, idle: () => boolean): Promise<void> {
+    this.store.set({ previewTrace: index });
+    const detail = await this.api.graphExecution(run, index);
+    if (!idle()) return;
+    if (detail.call_index !== null) this.parts.timeline.reveal(detail.call_index);
+    const op = await this.api.op(run, detail.graph_id, detail.op_name, index);
+    if (idle()) this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });
   }
 
   focusAlert(alert: Alert): Promise<void> {
@@ -111,6 +123,7 @@ export class FocusChain {
     const seq = ++this.focusSeq;
     const patch: Partial<State> = {
       focus,
+      previewTrace: null,
       alertIndex,
       focusDetail: loading(),
       frames: loading(),

@@ -65,8 +65,10 @@ export class ListsLoader {
   openTraces(run: string | null, filters: GraphExecutionFilters): PagedRows<GraphExecutionRow> {
     if (run === null) return this.traces.open('', null);
     const base = this.store.state.compareBase; // compared with a baseline run: each row with its difference (#27)
-    const compared = base !== null && comparing(this.store.state) ? comparedPages(this.api, run, base, filters) : null;
-    if (base !== null && compared) return this.traces.open(JSON.stringify([run, filters, base]), compared);
+    const tol = this.store.state.compareTolerances;
+    const compared =
+      base !== null && comparing(this.store.state) ? comparedPages(this.api, run, base, filters, tol) : null;
+    if (base !== null && compared) return this.traces.open(JSON.stringify([run, filters, base, tol]), compared);
     return this.traces.open(JSON.stringify([run, filters]), async (begin, end) => {
       const page = await this.api.graphExecutions(run, begin, end, filters);
       return { rows: page.rows, total: page.total, unfilteredTotal: page.unfiltered_total };

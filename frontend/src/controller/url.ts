@@ -6,6 +6,7 @@
  * TensorBoard page restores it too. Each new focus is a history entry of the iframe (history.pushState), so the
  * browser's Back steps back one focus (`listenUrlState` hears it); other changes replace the entry.
  */
+import type { CompareTolerances } from '../api/requests.ts';
 import type { Focus } from '../store/store.ts';
 import { parseMutes, type Mute } from '../store/mutes.ts';
 
@@ -24,6 +25,8 @@ export interface UrlState {
   timeline?: number;
   /** The baseline run the run shown is compared with (`cmp=`; the server checks the name). */
   cmp?: string;
+  /** The comparison's tolerances (`atol=`, `rtol=`), when the user set them. */
+  tol?: CompareTolerances;
 }
 
 const PARENT_PARAM = 'dbg';
@@ -39,7 +42,15 @@ export function encodeUrlState(s: UrlState): string {
   if (s.call !== undefined) q.set('call', String(s.call));
   if (s.timeline) q.set('tl', String(s.timeline));
   if (s.cmp) q.set('cmp', s.cmp);
+  if (s.tol?.atol !== undefined) q.set('atol', String(s.tol.atol));
+  if (s.tol?.rtol !== undefined) q.set('rtol', String(s.tol.rtol));
   return q.toString();
+}
+
+/** A tolerance from the URL: a plain non-negative decimal, or nothing. */
+function tolerance(v: string | null): number | undefined {
+  if (v === null || !/^[0-9]*\.?[0-9]+(e[-+]?[0-9]{1,3})?$/i.test(v)) return undefined;
+  return Number(v);
 }
 
 function nonNegInt(v: string | null): number | null {
@@ -61,6 +72,9 @@ export function decodeUrlState(text: string): UrlState {
   const call = nonNegInt(q.get('call'));
   const timeline = nonNegInt(q.get('tl'));
   const cmp = q.get('cmp') || undefined;
+  const atol = tolerance(q.get('atol'));
+  const rtol = tolerance(q.get('rtol'));
+  const tol: CompareTolerances = { ...(atol !== undefined ? { atol } : {}), ...(rtol !== undefined ? { rtol } : {}) };
   return {
     run: q.get('run'),
     focus,
@@ -71,6 +85,7 @@ export function decodeUrlState(text: string): UrlState {
     ...(call !== null ? { call } : {}),
     ...(timeline ? { timeline } : {}),
     ...(cmp ? { cmp } : {}),
+    ...(cmp && Object.keys(tol).length ? { tol } : {}),
   };
 }
 

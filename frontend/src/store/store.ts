@@ -34,7 +34,7 @@ import type {
   TensorResponse,
   TimelineMarksResponse,
 } from '../api/wire.ts';
-import type { GraphExecutionFilters, TensorTarget } from '../api/requests.ts';
+import type { CompareTolerances, GraphExecutionFilters, TensorTarget } from '../api/requests.ts';
 import { PagedRows } from './paged_rows.ts';
 import type { Mute } from './mutes.ts';
 import type { Plane, Window } from './tensor_math.ts';
@@ -113,6 +113,9 @@ export interface State {
   geScroll: ListScroll | null;
   /** Graph execution indices of the focused op's inputs, tinted in the list. */
   inputRows: number[];
+  /** The root cause's trace shown on arrival with no focus (focus_chain.ts previewRootCause): Graph Execution
+   * marks it as focused and Graph Structure shows its op, until anything is focused. */
+  previewTrace: number | null;
   /** Messages for the user that are not errors of one panel (e.g. "probs has no trace"). */
   hint: string | null;
   /** What the controller did to the Graph Execution list on its own (e.g. filters cleared to show a trace). */
@@ -157,6 +160,11 @@ export interface State {
   /** "Compare with…": the baseline run A the shown run is compared with, and the answer (controller/compare_loader.ts). */
   compareBase: string | null;
   compare: Loadable<CompareResponse>;
+  /** The tolerances the user set on the card ({}: the server's per-dtype defaults); every compare request sends
+   * them, so the card, Graph Execution's Δ column, the rings and Tensor Values measure alike (#39). */
+  compareTolerances: CompareTolerances;
+  /** What lies over the dashboard, oldest first: Escape closes the last (controller/overlay_stack.ts). */
+  overlays: OverlayId[];
   /** The first divergence's values in both runs (FULL_TENSOR), for the card's A | B | A − B table. */
   compareValues: Loadable<{ a: TensorResponse; b: TensorResponse }>;
   /** The drawn neighbourhood's traces compared with run A: Graph Structure's colours (controller/compare_rows.ts). */
@@ -209,10 +217,23 @@ export interface GraphView {
 /** What a list shows with no run: nothing, and nothing to fetch. */
 export const noRows = <T>(): PagedRows<T> => PagedRows.empty<T>({ key: '', pageSize: 1 });
 
+/** An overlay over the dashboard: the keys' help, Capsules, the compare card, Tensor Values. */
+export type OverlayId = 'help' | 'capsules' | 'compare' | 'tensor';
+
 /** Everything that belongs to one run's view: cleared when another run is selected. */
+
 export function runViewState(): Omit<
   State,
-  'runs' | 'run' | 'geScroll' | 'mutes' | 'healthMapOpen' | 'healthMapOps' | 'graphView' | 'canGoBack'
+  | 'runs'
+  | 'run'
+  | 'geScroll'
+  | 'mutes'
+  | 'healthMapOpen'
+  | 'healthMapOps'
+  | 'graphView'
+  | 'canGoBack'
+  | 'compareTolerances'
+  | 'overlays'
 > {
   return {
     alertSummary: idle(),
@@ -241,6 +262,7 @@ export function runViewState(): Omit<
     source: null,
     geFilters: {},
     inputRows: [],
+    previewTrace: null,
     hint: null,
     listNote: null,
     tensorView: null,
@@ -262,6 +284,8 @@ export function initialState(): State {
     healthMapOps: '',
     graphView: { mode: 'list', hops: 2 },
     canGoBack: false,
+    compareTolerances: {},
+    overlays: [],
     ...runViewState(),
   };
 }

@@ -68,9 +68,9 @@ DEFAULT_TOLERANCES = Tolerances()
 
 
 def compare(run_a: RunQueries, run_b: RunQueries, tol: Tolerances = DEFAULT_TOLERANCES) -> Comparison:
-    for run, side in ((run_a, "A"), (run_b, "B")):
+    for run, side in ((run_a, "baseline"), (run_b, "changed")):
         if not run.done:
-            raise CompareError("run_not_ready", f"run {side} ({run.name}) is still being written: compare it when done")
+            raise CompareError("run_not_ready", f"{side} run {run.name} is still being written: compare it when done")
     vocab: dict[tuple[str, str, int], int] = {}
     keys_a, keys_b = align.trace_keys(run_a, vocab, True), align.trace_keys(run_b, vocab, False)
     mode = _common_mode(run_a, run_b, keys_a, keys_b)
@@ -105,7 +105,7 @@ def _common_mode(run_a: RunQueries, run_b: RunQueries, keys_a: align.TraceKeys, 
     if modes_a != modes_b and not (modes_a | modes_b) <= set(HEALTH_MODES):
         raise CompareError(
             "different_modes",
-            f"the runs were recorded in different tensor_debug_modes (A: {names_a}, B: {names_b}); "
+            f"the runs were recorded in different tensor_debug_modes (baseline: {names_a}, changed: {names_b}); "
             "record both with the same mode (FULL_TENSOR shows the most)",
         )
     if modes_a != modes_b:  # health modes: what both record (CURT_HEALTH's flag, CONCISE_HEALTH's counts)

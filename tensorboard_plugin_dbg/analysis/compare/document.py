@@ -108,17 +108,19 @@ def where(side: Side | None) -> str:
 
 def text(doc: CompareDocument) -> str:
     """The CLI's text report."""
-    lines = [f"compare A={doc['a']['run']} B={doc['b']['run']} ({doc['mode']})"]
+    runs = {"a": f"baseline {doc['a']['run']}", "b": f"changed {doc['b']['run']}"}
+    lines = [f"compare {runs['b']} vs {runs['a']} ({doc['mode']})"]
     n = doc["counts"]
     lines.append(
-        f"  matched {n['matched']}, divergent {n['divergent']}, only in A {n['only_in_a']}, only in B {n['only_in_b']}"
+        f"  matched {n['matched']}, divergent {n['divergent']}, only in baseline {n['only_in_a']}, "
+        f"only in changed {n['only_in_b']}"
     )
     first = doc["first_divergence"]
     if first is None:
         lines.append("  no divergence")
     else:
         lines.append(f"  {doc['headline'].lower()} ({first['kind']}): {first['why']}")
-        for label, side in (("A", first["a"]), ("B", first["b"])):
+        for label, side in ((runs["a"], first["a"]), (runs["b"], first["b"])):
             lines.append(f"    {label}: {where(side)}")
             if side is not None and side["code"]:
                 lines.append(f"         {side['line']}: {side['code']}")
@@ -127,7 +129,7 @@ def text(doc: CompareDocument) -> str:
         for pair in first["inputs"]:
             summary = pair["metric"]["summary"] if pair["metric"] else ""
             lines.append(f"    input {pair['name']}: {pair['status']}" + (f" ({summary})" if summary else ""))
-    for label, only in (("only in a", doc["only_in_a"]), ("only in b", doc["only_in_b"])):
-        lines += [f"  {label}: {where(side)}" for side in only[:10]]
+    for role, only in (("baseline", doc["only_in_a"]), ("changed", doc["only_in_b"])):
+        lines += [f"  only in {role}: {where(side)}" for side in only[:10]]
     lines += [f"  note: {note}" for note in doc["notes"]]
     return "\n".join(lines) + "\n"

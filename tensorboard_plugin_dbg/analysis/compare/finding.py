@@ -80,21 +80,21 @@ def first_divergence(c: Comparison) -> Finding | None:
         if any(i["status"] == "differs" for i in inputs):
             continue  # a propagator: an earlier difference (eager, or beyond tolerance order) is the cause
         b_only = [i["b"] for i in inputs if i["status"] == "only_in_b" and i["b"] is not None]
-        why = "its inputs include ops only B runs: the difference follows from them"
+        why = "its inputs include ops only the changed run runs: the difference follows from them"
         if not b_only and src == 0 and "HEALTH" in c.mode:
             b_only = _b_only_ancestors(c, pos)
             why = (
-                "ops only B runs are upstream of it, through tensors whose counts are the same (a health mode does "
-                "not see their values): the difference follows from them"
+                "ops only the changed run runs are upstream of it, through tensors whose counts are the same (a health "
+                "mode does not see their values): the difference follows from them"
             )
         if b_only:
             return _finding("follows_from_only_in_b", why, found["a"], b_only[0], found["metric"], inputs, b_only)
         kind: Kind = "op_type" if found["a"]["op_type"] != found["b"]["op_type"] else "value"
-        why = "the earliest tensor in B that differs while its inputs do not"
+        why = "the earliest tensor of the changed run that differs while its inputs do not"
         return _finding(kind, why, found["a"], found["b"], found["metric"], inputs, [])
     if len(c.divergent):  # every candidate looked at had a differing input: report the earliest as it is
         found = entry(c, *c.divergent[0].tolist())
-        why = "the earliest tensor in B that differs"
+        why = "the earliest tensor of the changed run that differs"
         return _finding("value", why, found["a"], found["b"], found["metric"], [], [])
     return _structural(c)
 
@@ -117,9 +117,11 @@ def _finding(
 def _structural(c: Comparison) -> Finding | None:
     only_b, only_a = only_in(c, "b", 1), only_in(c, "a", 1)
     if only_b:
-        return _finding("only_in_b", "no value differs, but B runs ops A does not", None, only_b[0], None, [], only_b)
+        why = "no value differs, but the changed run runs ops the baseline does not"
+        return _finding("only_in_b", why, None, only_b[0], None, [], only_b)
     if only_a:
-        return _finding("only_in_a", "no value differs, but A runs ops B does not", only_a[0], None, None, [], [])
+        why = "no value differs, but the baseline runs ops the changed run does not"
+        return _finding("only_in_a", why, only_a[0], None, None, [], [])
     return None
 
 

@@ -61,7 +61,8 @@ def _difference(
     c: Comparison, row_b: int, pos: int, modes: tuple[int, int], vectors: tuple[np.ndarray, np.ndarray] | None
 ) -> Difference:
     if pos < 0:
-        return _made("only_in_b", "only in B", "no aligned trace in run A (an op, or an occurrence, A lacks)")
+        why = f"no aligned trace in baseline {c.run_a.name} (an op, or an occurrence, it lacks)"
+        return _made("only_in_b", "only in changed", why)
     row_a = int(c.traces.a[pos])
     mode_a, mode_b = modes
     if NO_TENSOR in (mode_a, mode_b) or (vectors is None and not mode_a == mode_b == FULL_TENSOR):
@@ -79,7 +80,7 @@ def _difference(
     if not differs:
         return _made("same", "=", metric["summary"])
     counts = metric.get("counts") or {}
-    text = ", ".join(f"{_column(name)} {_num(a)}→{_num(b)}" for name, (a, b) in counts.items())
+    text = " ".join(f"{_column(name)}{_num(a)}→{_num(b)}" for name, (a, b) in counts.items())
     return _made("differs", text or metric["summary"], metric["summary"])
 
 
@@ -112,11 +113,12 @@ def _made(status: str, text: str, summary: str, magnitude: float | None = None) 
     return {"status": status, "text": text, "summary": summary, "magnitude": magnitude}  # type: ignore[typeddict-item]
 
 
-_COLUMN_LABELS = {"nan": "NaN", "-inf": "−∞", "+inf": "+∞", "inf/nan": "NaN/∞"}
+# A cell's width: the counts as the health chips write them ("−×13→16 +×3→0"); the summary (the tooltip) in words
+_COLUMN_LABELS = {"negative": "−×", "zero": "0×", "positive": "+×", "nan": "NaN ", "-inf": "−∞ ", "+inf": "+∞ "}
 
 
 def _column(name: str) -> str:
-    return _COLUMN_LABELS.get(name, name)
+    return _COLUMN_LABELS.get(name, "NaN/∞ " if name == "inf/nan" else f"{name} ")
 
 
 def _num(x: float) -> str:

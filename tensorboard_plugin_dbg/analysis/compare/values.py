@@ -52,7 +52,7 @@ def compare_values(
     }
     index_a = counterpart(c, source, index)
     if index_a is None:
-        out["note"] = f"no counterpart in A: run {c.run_a.name} holds no aligned {_what(source)} of this op"
+        out["note"] = f"no counterpart in the baseline: run {c.run_a.name} holds no aligned {_what(source)} of this op"
         return out
     slot = int(b["tensor"]["output"])
     output_a = None if source == "graph" else slot
@@ -60,7 +60,8 @@ def compare_values(
         answer_a = tensor_values.tensor(c.run_a, source, index_a, output_a, spec, bins)
     except tensor_slices.SliceError:  # A's tensor has another shape: its summary, no slice
         answer_a = tensor_values.tensor(c.run_a, source, index_a, output_a, None, bins)
-        out["note"] = f"the slice does not fit A's shape {answer_a['shape']}: A − B is not defined"
+        shape_a = answer_a["shape"]
+        out["note"] = f"the slice does not fit the baseline's shape {shape_a}: baseline − changed is not defined"
     out["a"] = cast(wire.TensorResponse, {"run": c.run_a.name, **answer_a})
     out["status"] = "paired"
     rec_a = c.run_a.tensor_record(source, index_a, output_a)
@@ -95,14 +96,15 @@ def _slice_difference(
     loc_a, loc_b = rec_a.location, rec_b.location
     assert loc_a is not None and loc_b is not None
     if tuple(loc_a.shape) != tuple(loc_b.shape):
-        return None, f"shapes differ (A {list(loc_a.shape)}, B {list(loc_b.shape)}): A − B is not defined"
+        shapes = f"baseline {list(loc_a.shape)}, changed {list(loc_b.shape)}"
+        return None, f"shapes differ ({shapes}): baseline − changed is not defined"
     items = tensor_slices.parse(spec, tuple(loc_b.shape))
     flat, out_shape = tensor_slices.selection(items, tuple(loc_b.shape))
     with tensor_values.readable():
         raw_a, raw_b = (tensor_slices.read(loc, spec)[2] for loc in (loc_a, loc_b))
     xa, xb = debug_values.content_values(raw_a, loc_a.dtype), debug_values.content_values(raw_b, loc_b.dtype)
     if xa.dtype.kind not in "fiub" or xb.dtype.kind not in "fiub":
-        return None, f"{loc_b.dtype} values: A − B is shown for real numbers only"
+        return None, f"{loc_b.dtype} values: baseline − changed is shown for real numbers only"
     diff = _difference(xa.astype(np.float64).ravel(), xb.astype(np.float64).ravel())
     mag = np.abs(diff)
     finite = np.isfinite(mag)

@@ -36,22 +36,34 @@ function copyButton(text: string): HTMLElement {
   return b;
 }
 
+type Producer = NonNullable<RootCauseResponse['producer']>;
+
 export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onValues: () => void): HTMLElement {
   const card = el('div', `rc-card rc-${rc.status}`);
   card.dataset.testid = 'root-cause';
   card.dataset.status = rc.status;
   const p = rc.producer;
-  if (rc.status !== 'found' || !p) {
-    const title = el('div', 'rc-title', TITLES[rc.status] ?? 'Root cause unknown');
-    if (rc.report_text) title.append(copyButton(rc.report_text));
-    const msg = el('div', 'rc-msg', rc.message);
-    msg.title = rc.message;
-    card.append(title, msg);
-    return card;
-  }
-  card.tabIndex = 0;
-  card.setAttribute('role', 'button');
-  card.title = 'Focus every panel on this op';
+  if (rc.status !== 'found' || !p) return statusCard(card, rc);
+  card.append(titleLine(rc, p, onValues), outputLine(p));
+  card.append(...forwardLines(p), ...dataLines(p), ...inputLines(p));
+  if (p.user_frame) card.append(sourceLine(p.user_frame, p.source_line, p.forward ? 'during' : '', 'rc-source'));
+  card.append(...footLines(rc));
+  focusable(card, onFocus);
+  return card;
+}
+
+/** No producer (clean, still reading, unknown): the status and the server's message. */
+function statusCard(card: HTMLElement, rc: RootCauseResponse): HTMLElement {
+  const title = el('div', 'rc-title', TITLES[rc.status] ?? 'Root cause unknown');
+  if (rc.report_text) title.append(copyButton(rc.report_text));
+  const msg = el('div', 'rc-msg', rc.message);
+  msg.title = rc.message;
+  card.append(title, msg);
+  return card;
+}
+
+/** "Root cause: op type in graph (kind) · execution n · file:line", copy and values buttons. */
+function titleLine(rc: RootCauseResponse, p: Producer, onValues: () => void): HTMLElement {
   const title = el('div', 'rc-title');
   title.append(
     el('span', 'rc-label', p.role === 'unknown' ? 'First NaN/∞ (inputs not recorded): ' : 'Root cause: '),
@@ -75,6 +87,11 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
   if (p.user_frame)
     title.append(el('span', 'rc-where-short', ` · ${baseName(p.user_frame.path)}:${p.user_frame.line}`));
   if (rc.report_text) title.append(copyButton(rc.report_text));
+  title.append(valuesButton(onValues));
+  return title;
+}
+
+function valuesButton(onValues: () => void): HTMLElement {
   const values = el('button', 'tv-open-btn', 'values');
   values.dataset.testid = 'rc-values';
   values.title = "Show this op's output and inputs in Tensor Values";
@@ -82,26 +99,38 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     e.stopPropagation();
     onValues();
   });
-  title.append(values);
+  return values;
+}
+
+function outputLine(p: Producer): HTMLElement {
   const out = el('div', 'rc-line');
   out.append(el('span', 'muted', 'output '), renderHealth(p.output_health));
   if (p.overflow) out.append(el('span', 'rc-note', ` ${p.overflow}`));
-  card.append(title, out);
-  if (p.forward) {
-    const fwd = el('div', 'rc-line rc-forward');
-    fwd.dataset.testid = 'rc-forward';
-    fwd.append(
-      el('span', 'muted', 'gradient of '),
-      el('b', '', p.forward.op_name),
-      el('span', 'muted', ` ${p.forward.op_type}`),
-    );
-    card.append(fwd, sourceLine(p.forward.user_frame, p.forward.source_line, 'fix', 'rc-fix'));
-    if (p.forward.why) {
-      const why = el('div', 'rc-line rc-note', p.forward.why);
-      why.dataset.testid = 'rc-why';
-      card.append(why);
-    }
+  return out;
+}
+
+/** A gradient's forward op: its name, the line to fix, and why. */
+function forwardLines(p: Producer): HTMLElement[] {
+  if (!p.forward) return [];
+  const fwd = el('div', 'rc-line rc-forward');
+  fwd.dataset.testid = 'rc-forward';
+  fwd.append(
+    el('span', 'muted', 'gradient of '),
+    el('b', '', p.forward.op_name),
+    el('span', 'muted', ` ${p.forward.op_type}`),
+  );
+  const lines = [fwd, sourceLine(p.forward.user_frame, p.forward.source_line, 'fix', 'rc-fix')];
+  if (p.forward.why) {
+    const why = el('div', 'rc-line rc-note', p.forward.why);
+    why.dataset.testid = 'rc-why';
+    lines.push(why);
   }
+  return lines;
+}
+
+/** The data carried it (which batch, where, made by which op), or what a capsule's captured batch held. */
+function dataLines(p: Producer): HTMLElement[] {
+  const lines: HTMLElement[] = [];
   if (p.data) {
     const data = el('div', 'rc-line rc-data');
     data.dataset.testid = 'rc-data';
@@ -114,19 +143,24 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
       ? `born in the input pipeline, reached ${batch}`
       : `the data carried it: ${batch}`;
     data.append(el('span', '', `${head}${at}`));
-    card.append(data);
+    lines.push(data);
     if (p.data.source_op && p.data.born_in_pipeline)
-      card.append(sourceLine(p.data.user_frame, null, `the dataset built by ${p.data.source_op} at`, 'rc-context'));
+      lines.push(sourceLine(p.data.user_frame, null, `the dataset built by ${p.data.source_op} at`, 'rc-context'));
     else if (p.data.source_op)
-      card.append(sourceLine(p.data.user_frame, p.data.source_line, `made by ${p.data.source_op}`, 'rc-fix'));
+      lines.push(sourceLine(p.data.user_frame, p.data.source_line, `made by ${p.data.source_op}`, 'rc-fix'));
   }
   if (p.capsule_batch) {
     // A capsule's replay: what the captured batch held (the NaN came with it, or the value the op could not take)
     const batch = el('div', 'rc-line rc-data', p.capsule_batch);
     batch.dataset.testid = 'rc-capsule-batch';
-    card.append(batch);
+    lines.push(batch);
   }
-  for (const input of p.inputs) {
+  return lines;
+}
+
+/** Each input: slot, name, its health when traced, and what it is. */
+function inputLines(p: Producer): HTMLElement[] {
+  return p.inputs.map((input) => {
     const row = el('div', 'rc-line rc-input');
     row.dataset.testid = 'rc-input';
     row.append(
@@ -135,29 +169,39 @@ export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onVa
     );
     if (input.traced && input.health) row.append(renderHealth(input.health, { opType: p.op_type, slot: input.slot }));
     row.append(el('span', 'muted rc-desc', ` ${input.description}`));
-    card.append(row);
-  }
-  if (p.user_frame) card.append(sourceLine(p.user_frame, p.source_line, p.forward ? 'during' : '', 'rc-source'));
-  for (const skip of rc.skipped) {
+    return row;
+  });
+}
+
+/** Producers skipped as contained, the circular buffer's note, the server's message. */
+function footLines(rc: RootCauseResponse): HTMLElement[] {
+  const lines = rc.skipped.map((skip) => {
     const row = el('div', 'rc-line rc-skip muted', `skipped (contained): ${skip.description}`);
     row.dataset.testid = 'rc-skip';
-    card.append(row);
-  }
+    return row;
+  });
   if (rc.first_kept) {
     const row = el('div', 'rc-line rc-note', 'first kept: a circular buffer dropped earlier records');
     row.dataset.testid = 'rc-first-kept';
-    card.append(row);
+    lines.push(row);
   }
   if (rc.message) {
     const msg = el('div', 'rc-msg muted', rc.message);
     msg.title = rc.message;
-    card.append(msg);
+    lines.push(msg);
   }
+  return lines;
+}
+
+/** One click (or Enter) focuses every panel on the producer. */
+function focusable(card: HTMLElement, onFocus: () => void): void {
+  card.tabIndex = 0;
+  card.setAttribute('role', 'button');
+  card.title = 'Focus every panel on this op';
   card.addEventListener('click', onFocus);
   card.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') onFocus();
   });
-  return card;
 }
 
 /** A user frame as `file:line` and its code; `label` says which line it is (fix, during, made by …). */

@@ -102,8 +102,16 @@ export class CapsulesPanel {
   }
 
   toggle(): void {
-    this.element.hidden = !this.element.hidden;
+    this.show(this.element.hidden);
     if (!this.element.hidden) void this.load();
+  }
+
+  /** Shown or not, and so on the overlay stack (Escape closes the topmost). */
+  private show(shown: boolean): void {
+    this.element.hidden = !shown;
+    const close = () => !this.element.hidden && (this.show(false), true);
+    if (shown) this.ctl.overlays.opened('capsules', close);
+    else this.ctl.overlays.closed('capsules');
   }
 
   private async load(): Promise<void> {
@@ -133,7 +141,7 @@ export class CapsulesPanel {
     const replays = new Set(this.capsules.map((c) => c.replay_run).filter((r) => r));
     if (runs.every((r) => replays.has(r.name))) {
       this.opened = true;
-      this.element.hidden = false;
+      this.show(true);
     }
   }
 

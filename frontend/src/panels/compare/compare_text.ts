@@ -32,6 +32,16 @@ export function headline(mode: string, found: boolean): string {
   return found ? 'First divergence' : 'No divergence';
 }
 
+/** "baseline run_a": a run by name with its role (never a letter: runs are often named A and B). */
+export function asBaseline(name: string | null): string {
+  return `${ROLE_A} ${name ?? '?'}`;
+}
+
+/** "changed run_b" */
+export function asChanged(name: string | null): string {
+  return `${ROLE_B} ${name ?? '?'}`;
+}
+
 /** "changed run_b vs baseline run_a (FULL_HEALTH)" */
 export function runsLine(run: string, base: string, mode: string): string {
   return `${ROLE_B} ${run} vs ${ROLE_A} ${base} (${mode})`;

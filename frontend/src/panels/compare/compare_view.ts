@@ -5,12 +5,13 @@
  * side of it. What cannot be compared (different programs or modes, a run still being written) is the card's
  * notice, in the server's words.
  */
-import type { CompareItem, CompareResponse, CompareSide } from '../../api/wire.ts';
+import type { CompareFinding, CompareItem, CompareResponse, CompareSide } from '../../api/wire.ts';
 import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import { el } from '../../widgets/panel.ts';
 import { baseName } from '../stack_trace/fold.ts';
-import { divergentSplit, headline, ROLE_A, ROLE_B, runsLine } from './compare_text.ts';
+import { asBaseline, asChanged, divergentSplit, headline, ROLE_A, ROLE_B, runsLine } from './compare_text.ts';
+import { ToleranceRow } from './tolerance_row.ts';
 
 function where(side: CompareSide | null): string {
   if (!side) return 'not in this run';
@@ -38,6 +39,30 @@ function itemRow(item: CompareItem, ctl: Controller): HTMLElement {
   return row;
 }
 
+/** The finding's difference, and of which tensor: when the changed run's ops are the finding, the difference is
+ * measured further down (the baseline side's tensor), not at those ops. */
+function metricLine(first: CompareFinding): HTMLElement {
+  const summary = first.metric?.summary ?? '';
+  const at = first.kind === 'follows_from_only_in_b' && first.a;
+  const line = el('div', 'cmp-metric', `difference: ${summary}`);
+  if (at) line.textContent = `difference, measured at ${at.op_name ?? at.op_type}:${at.output}: ${summary}`;
+  line.dataset.testid = 'compare-metric';
+  return line;
+}
+
+const INPUT_STATUS: Record<CompareFinding['inputs'][number]['status'], string> = {
+  same: 'same',
+  differs: 'differs',
+  only_in_b: `only in ${ROLE_B}`,
+  not_recorded: 'not recorded',
+};
+
+/** "input act:0: same (same counts)": the status, and the measure when it adds to it. */
+function inputLine(input: CompareFinding['inputs'][number]): string {
+  const summary = input.metric?.summary;
+  return `input ${input.name}: ${INPUT_STATUS[input.status]}${summary && summary !== input.status ? ` (${summary})` : ''}`;
+}
+
 const MAX_VALUE_ROWS = 200;
 
 function num(v: unknown): number {
@@ -52,6 +77,8 @@ export function renderValues(target: HTMLElement, s: State): void {
   if (v.status === 'loading') return void target.append(el('div', 'muted', 'reading both values…'));
   if (v.status === 'error' || !v.data) return void target.append(el('div', 'cmp-error', `values: ${v.error}`));
   const { a, b } = v.data;
+  const base = asBaseline(s.compareBase);
+  const changed = asChanged(s.run);
   const va = a.slice?.values ?? [];
   const vb = b.slice?.values ?? [];
   if (!va.length || !vb.length) {
@@ -61,7 +88,8 @@ export function renderValues(target: HTMLElement, s: State): void {
   const table = el('table', 'cmp-values');
   table.dataset.testid = 'compare-values';
   const head = el('tr');
-  for (const t of ['#', `A ${a.dtype} ${JSON.stringify(a.shape)}`, `B ${b.dtype} ${JSON.stringify(b.shape)}`, 'A − B'])
+  const dtypeShape = (t: typeof a) => `${t.dtype} ${JSON.stringify(t.shape)}`;
+  for (const t of ['#', `${base} ${dtypeShape(a)}`, `${changed} ${dtypeShape(b)}`, `${ROLE_A} − ${ROLE_B}`])
     head.append(el('th', '', t));
   table.append(head);
   const n = Math.min(va.length, vb.length, MAX_VALUE_ROWS);
@@ -78,14 +106,20 @@ export function renderValues(target: HTMLElement, s: State): void {
     target.append(el('div', 'muted', `first ${n} of ${Math.max(va.length, vb.length)} elements`));
 }
 
-function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, valuesBlock: HTMLElement): void {
+/** The card's kept parts, drawn into each answer: the tolerance fields and the values table. */
+interface CardParts {
+  tolerances: HTMLElement;
+  values: HTMLElement;
+}
+
+function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controller, parts: CardParts): void {
   const n = answer.counts;
   const head = el('div', 'cmp-head');
   head.dataset.testid = 'compare-head';
   head.textContent =
     `${runsLine(answer.run, answer.base, answer.mode)}: matched ${n.matched}, ` +
     `divergent ${n.divergent} (${divergentSplit(n)}), only in ${ROLE_A} ${n.only_in_a}, only in ${ROLE_B} ${n.only_in_b}`;
-  card.append(head);
+  card.append(head, parts.tolerances);
   const first = answer.first_divergence;
   if (!first) {
     const ok = el('div', 'cmp-none', `${headline(answer.mode, false)}: every aligned tensor within tolerance.`);
@@ -101,16 +135,13 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
     const title = el('div', 'cmp-title', `${headline(answer.mode, true)}: ${first.why}`);
     title.dataset.testid = 'compare-headline';
     finding.append(title, sideBlock('A', answer.base, first.a), sideBlock('B', answer.run, first.b));
-    if (first.metric) finding.append(el('div', 'cmp-metric', `difference: ${first.metric.summary}`));
-    for (const input of first.inputs)
-      finding.append(
-        el('div', 'cmp-input muted', `input ${input.name}: ${input.status} ${input.metric?.summary ?? ''}`),
-      );
+    if (first.metric) finding.append(metricLine(first));
+    for (const input of first.inputs) finding.append(el('div', 'cmp-input muted', inputLine(input)));
     const b = first.b;
     if (b) finding.addEventListener('click', () => void ctl.compare.focusSide(b));
     const a = first.a;
     if (a && b && first.metric?.dtype_a !== undefined) {
-      const values = el('button', 'cmp-values-btn', 'values A | B | A − B');
+      const values = el('button', 'cmp-values-btn', `values: ${ROLE_A} | ${ROLE_B} | ${ROLE_A} − ${ROLE_B}`);
       values.dataset.testid = 'compare-values-open';
       values.title = "Both runs' values of this tensor side by side, and their difference";
       values.addEventListener('click', (e) => {
@@ -122,7 +153,7 @@ function renderAnswer(card: HTMLElement, answer: CompareResponse, ctl: Controlle
       finding.append(values);
     }
     card.append(finding);
-    card.append(valuesBlock);
+    card.append(parts.values);
   }
   if (answer.divergent.length) {
     const list = el('div', 'cmp-list');
@@ -165,6 +196,13 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
   const fold = foldButton(card); // the panels under the card (Graph Execution's column, the rings) show when folded
   header.append(label);
   dock.prepend(card);
+  // on the overlay stack while shown unfolded: Escape folds it, one overlay at a time (#40 item 9)
+  const followStack = () => {
+    const open = !card.hidden && !card.classList.contains('folded');
+    if (!open) ctl.overlays.closed('compare');
+    else if (!ctl.store.state.overlays.includes('compare')) ctl.overlays.opened('compare', () => foldCompareCard(true));
+  };
+  fold.addEventListener('click', followStack);
   foldShown = (folded) => {
     if (card.hidden || card.classList.contains('folded') === folded) return false;
     fold.click();
@@ -172,6 +210,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
   };
   picker.addEventListener('change', () => void ctl.compare.choose(picker.value || null));
   const valuesBlock = el('div', 'cmp-values-block');
+  const tolerances = new ToleranceRow(ctl);
   let shown: unknown = null;
   let shownValues: unknown = null;
   let options = '';
@@ -185,6 +224,7 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
       );
     }
     picker.value = s.compareBase ?? '';
+    tolerances.show(s.compareTolerances);
     label.hidden = names.length === 0;
     if (s.compareValues !== shownValues) {
       shownValues = s.compareValues;
@@ -193,13 +233,17 @@ export function buildCompare(header: HTMLElement, ctl: Controller, dock: HTMLEle
     if (s.compare === shown) return;
     shown = s.compare;
     card.hidden = s.compare.status === 'idle';
+    followStack();
     card.replaceChildren(close, fold);
-    if (s.compare.status === 'loading') card.append(el('div', 'muted', `comparing with ${s.compareBase}…`));
+    // the tolerance fields stay while the comparison is made again at them: a field being typed in is not lost
+    if (s.compare.status === 'loading')
+      card.append(el('div', 'muted', `comparing with ${asBaseline(s.compareBase)}…`), tolerances.element);
     else if (s.compare.status === 'error') {
       const notice = el('div', 'cmp-error', `Cannot compare: ${s.compare.error}`);
       notice.dataset.testid = 'compare-error';
-      card.append(notice);
-    } else if (s.compare.data) renderAnswer(card, s.compare.data, ctl, valuesBlock);
+      card.append(notice, tolerances.element); // a refused tolerance is mended here
+    } else if (s.compare.data)
+      renderAnswer(card, s.compare.data, ctl, { tolerances: tolerances.element, values: valuesBlock });
   });
 }
 

@@ -4,14 +4,23 @@ export const COMPARE_CSS = `
 .compare-card[hidden] { display: none; }
 .compare-card.folded { display: flex; align-items: center; gap: 6px; flex: 0 0 auto; }
 .compare-card.folded > :not(.cmp-head):not(button) { display: none; }
+.cmp-code { white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0 4px; }
+.cmp-tol { display: flex; flex-wrap: wrap; gap: 2px 6px; align-items: center; margin: 2px 0 4px; }
+.cmp-tol-input { width: 7em; font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 3px; padding: 0 3px; }
+.cmp-tol-input.cmp-tol-bad { border-color: var(--nan); outline: 1px solid var(--nan); }
 .compare-card.folded .cmp-head { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .ge-compared .ge-row { grid-template-columns: 52px minmax(60px, 1.6fr) minmax(140px, 1.8fr) minmax(80px, 1.3fr) minmax(40px, 1fr) 24px minmax(0, 52px) minmax(0, 70px) minmax(0, 48px); }
-/* Comparing in a narrow Graph Execution (about 1024 px wide screens): slot, dtype, shape and device go first, so the
-   op name and the Δ cell keep room to be read */
+/* Comparing in a Graph Execution narrower than all its columns (its share of a 1440 px screen or less): slot, dtype,
+   shape and device go first (they read "floa…", "CP…" there), so the op name and the Δ cell keep room to be read */
 .ge-compared { container-type: inline-size; }
-@container (max-width: 480px) {
-  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.4fr) minmax(110px, 1.5fr) minmax(96px, 1.4fr) minmax(40px, 0.8fr); }
+@container (max-width: 760px) {
+  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.3fr) minmax(100px, 1fr) minmax(100px, 1.6fr) minmax(36px, 0.6fr); }
   .ge-compared .ge-slot, .ge-compared .ge-dtype, .ge-compared .ge-shape, .ge-compared .ge-device { display: none; }
+}
+/* a 1024 px screen: the op type goes too (the op name's title and Graph Structure name it), the Δ cell stays whole */
+@container (max-width: 420px) {
+  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.3fr) minmax(96px, 1fr) minmax(110px, 1.6fr); }
+  .ge-compared .ge-type { display: none; }
 }
 .ge-diff-head[hidden], .filter-divergent[hidden] { display: none; }
 .ge-diff { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-variant-numeric: tabular-nums; }

@@ -19,7 +19,7 @@ import type { Readiness } from '../../ready.ts';
 import { shortDevice } from '../../widgets/devices.ts';
 import { FacetSelect } from './facet_select.ts';
 import { comparing, differenceOf } from '../../store/compared_rows.ts';
-import { differenceCell, differenceHead, DivergentToggle } from './difference_column.ts';
+import { differenceCell, differenceHead, DivergentToggle, nameDifferenceHead } from './difference_column.ts';
 
 export const ROW_HEIGHT = 24;
 /** The "values" button beside the chips, less its text: padding, border, margin and the chips' gap. */
@@ -48,6 +48,9 @@ export class GraphExecutionPanel {
   /** The px the health chips may take in a row (the health column less its "values" button), from a
    * ResizeObserver on the header's cell: rows are fitted while drawn, reading no layout (chip_fit.ts). */
   private chipsWidth: number | null = null;
+  /** Characters an op name keeps, and the column's width (watchNameColumn). */
+  private nameKeep = NAME_KEEP;
+  private nameWidth = 0;
   /** With a comparison on (#27): the difference column's header and the "divergent only" toggle. */
   private diffHead = differenceHead();
   private divergent = new DivergentToggle(() => this.applyFilters());
@@ -72,8 +75,11 @@ export class GraphExecutionPanel {
     const head = el('div', 'ge-row ge-head');
     // classes: the narrow comparing layout drops the low-value columns (slot, dtype, shape, device) head and rows alike
     for (const t of ['#', 'op name', 'health', 'op type', 'slot', 'dtype', 'shape', 'device'])
-      head.append(el('span', ['slot', 'dtype', 'shape', 'device'].includes(t) ? `ge-${t}` : '', t));
+      head.append(
+        el('span', t === 'op type' ? 'ge-type' : ['slot', 'dtype', 'shape', 'device'].includes(t) ? `ge-${t}` : '', t),
+      );
     this.watchHealthColumn(head.children[2] as HTMLElement);
+    this.watchNameColumn(head.children[1] as HTMLElement);
     head.children[2]!.after(this.diffHead);
     this.note.dataset.testid = 'ge-note';
     this.note.hidden = true;
@@ -88,6 +94,20 @@ export class GraphExecutionPanel {
       const width = Math.floor((entry?.contentRect.width ?? 0) - chipTextWidth('values') - VALUES_PAD);
       if (width === this.chipsWidth) return;
       this.chipsWidth = width > 0 ? width : null;
+      this.list.draw();
+    }).observe(cell);
+  }
+
+  /** Op names are cut (in the middle, keeping the last scopes) to what the column holds, not to a fixed length:
+   * a CSS cut from the right read "classifier…" on every row of a narrow panel. */
+  private watchNameColumn(cell: HTMLElement): void {
+    if (typeof ResizeObserver === 'undefined') return;
+    new ResizeObserver(([entry]) => {
+      const width = entry?.contentRect.width ?? 0;
+      const keep = nameChars(width);
+      if (keep === this.nameKeep && width === this.nameWidth) return;
+      this.nameKeep = keep;
+      this.nameWidth = width;
       this.list.draw();
     }).observe(cell);
   }
@@ -160,7 +180,8 @@ export class GraphExecutionPanel {
       return;
     }
     const { dtype, shape } = dtypeShape(item.health);
-    const name = el('span', 'ge-op', shortOpName(item.op_name));
+    const whole = this.nameWidth > 0 && chipTextWidth(item.op_name) * NAME_FONT <= this.nameWidth;
+    const name = el('span', 'ge-op', whole ? item.op_name : shortOpName(item.op_name, this.nameKeep));
     name.title = `${item.op_name}${item.op_type && item.op_type !== item.op_name ? ` (${item.op_type})` : ''}`;
     row.dataset.geIndex = String(item.index);
     // The op type always: a blank cell reads as "no type" (a name equal to its type is common: Log, MatMul).
@@ -181,7 +202,7 @@ export class GraphExecutionPanel {
       el('span', 'ge-idx', String(item.index)),
       name,
       health,
-      ...(this.compared ? [differenceCell(differenceOf(item))] : []),
+      ...(this.compared ? [differenceCell(differenceOf(item), this.ctl.store.state.compareBase)] : []),
       type,
       el('span', 'ge-slot', String(item.output_slot)),
       el('span', 'ge-dtype', dtype),
@@ -194,6 +215,7 @@ export class GraphExecutionPanel {
     if (!item) return null;
     const s = this.ctl.store.state;
     if (s.focus?.kind === 'graph_execution' && s.focus.index === item.index) return 'focused';
+    if (s.focus === null && s.previewTrace === item.index) return 'previewed'; // the landing's root cause
     if (s.inputRows.includes(item.index)) return 'input-row';
     return null;
   }
@@ -256,6 +278,7 @@ export class GraphExecutionPanel {
     const on = comparing(s);
     this.panel.body.classList.toggle('ge-compared', on);
     this.diffHead.hidden = !on;
+    nameDifferenceHead(this.diffHead, s.compareBase);
     this.divergent.show(on, !!s.geFilters.divergentOnly, s.compare.data?.counts);
   }
 
@@ -306,7 +329,12 @@ export class GraphExecutionPanel {
     const reasonMayChange = (s.run === null || emptyNow) && s.runs !== prev.runs;
     const compared = s.compare !== prev.compare; // the difference column comes and goes with a comparison (#27)
     if (compared) this.showComparing(s);
-    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange || compared) this.list.draw();
+    const previewed = s.previewTrace !== prev.previewTrace;
+    // the landing's root cause in view, not selected: the arrows still start from the top (#40 item 10)
+    if (previewed && s.previewTrace !== null && s.focus === null && !hasFilters(s.geFilters))
+      this.list.scrollToIndex(s.previewTrace);
+    if (s.focus !== prev.focus || s.inputRows !== prev.inputRows || reasonMayChange || compared || previewed)
+      this.list.draw();
   }
 }
 
@@ -314,15 +342,27 @@ const EXPLANATIONS: NoticeCode[] = ['no_graph_executions', 'circular_buffer', 'e
 const NO_TRACES = 'This run has no graph execution traces.';
 
 const NAME_KEEP = 28;
+const NAME_MIN = 10;
+/** Measured at the chips' 11 px, scaled to the rows' 12 px; the sample's mix of letters, digits, '_' and '/'. */
+const NAME_SAMPLE = 'classifier_1/dense_2/MatMul';
+const NAME_FONT = 12 / 11;
+
+/** The characters of an op name a column `width` px wide shows whole (two spare: names are wider than the sample
+ * where capitals and 'm's gather). */
+function nameChars(width: number): number {
+  const perChar = (chipTextWidth(NAME_SAMPLE) / NAME_SAMPLE.length) * NAME_FONT;
+  return width > 0 ? Math.max(NAME_MIN, Math.floor(width / perChar) - 2) : NAME_KEEP;
+}
 
 /** A long scoped op name cut in the middle, keeping its last scopes whole ("sequential/dense_1/MatMul" ->
  * "…/dense_1/MatMul"): Keras names differ at their end, and a name cut from the right read "sequential…" on
  * every row. The full name stays in the title. */
-export function shortOpName(name: string): string {
-  if (name.length <= NAME_KEEP) return name;
+export function shortOpName(name: string, keep = NAME_KEEP): string {
+  if (name.length <= keep) return name;
   const parts = name.split('/');
   let kept = parts.pop()!;
-  while (parts.length && parts[parts.length - 1]!.length + kept.length + 3 <= NAME_KEEP)
-    kept = `${parts.pop()}/${kept}`;
-  return parts.length ? `…/${kept}` : `${name.slice(0, NAME_KEEP / 2 - 1)}…${name.slice(-NAME_KEEP / 2)}`;
+  while (parts.length && parts[parts.length - 1]!.length + kept.length + 3 <= keep) kept = `${parts.pop()}/${kept}`;
+  if (parts.length && kept.length + 2 <= keep) return `…/${kept}`;
+  const half = Math.floor(keep / 2);
+  return `${name.slice(0, half - 1)}…${name.slice(-half)}`;
 }

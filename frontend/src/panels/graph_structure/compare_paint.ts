@@ -1,12 +1,13 @@
 /**
  * Graph Structure with a comparison on (#27): each drawn op gets a ring in its difference status at the focused
- * step — differs (red), equal (green), only in B (grey, dashed), none when not compared — the first divergence's op
+ * step — differs (red), equal (green), only in the changed run (grey, dashed), none when not compared — the first divergence's op
  * a thicker ring and a "first Δ" label, and the drawing a legend. The statuses are the server's, for the traces
  * drawn (`compare_traces`, controller/compare_rows.ts); painting them leaves the node's health fill as it was.
  */
 import type { TraceDifference } from '../../api/wire.ts';
 import type { State } from '../../store/store.ts';
 import { el } from '../../widgets/panel.ts';
+import { asBaseline, ROLE_A } from '../compare/compare_text.ts';
 import { svg, NODE_H, NODE_W } from './drawn_parts.ts';
 
 export interface NodeDifferences {
@@ -37,9 +38,9 @@ export function nodeDifferences(s: State): NodeDifferences | null {
 
 const STATUSES = ['differs', 'same', 'only_in_b', 'not_compared'] as const;
 const WORDS: Record<TraceDifference['status'], string> = {
-  differs: 'differs from A',
-  same: 'equal to A (within tolerance)',
-  only_in_b: 'only in B',
+  differs: 'differs from the baseline',
+  same: 'equal to the baseline (within tolerance)',
+  only_in_b: 'only in the changed run',
   not_compared: 'not compared',
 };
 
@@ -71,11 +72,19 @@ export function paintDifferences(content: Element, d: NodeDifferences | null): v
   }
 }
 
+/** The legend's first words name the baseline run compared with. */
+export function nameLegend(legend: HTMLElement, base: string | null): void {
+  const vs = legend.querySelector('.gs-cmp-vs');
+  if (vs) vs.textContent = `vs ${asBaseline(base)} at this step:`;
+}
+
 /** The legend of the rings (hidden while no comparison is on). */
 export function compareLegend(): HTMLElement {
   const box = el('div', 'gs-cmp-legend');
   box.dataset.testid = 'gs-cmp-legend';
-  box.append('vs run A at this step:');
+  const vs = el('span', 'gs-cmp-vs', `vs ${ROLE_A} at this step:`);
+  vs.dataset.testid = 'gs-cmp-vs';
+  box.append(vs);
   for (const status of ['differs', 'same', 'only_in_b'] as const) {
     box.append(el('span', `gs-cmp-swatch cmp-${status}`), WORDS[status]);
   }

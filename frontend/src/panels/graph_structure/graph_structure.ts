@@ -23,7 +23,7 @@ import { drawCells, prepareCanvas } from '../../widgets/health_cells.ts';
 import { renderTensorDetail } from '../../widgets/tensor_detail.ts';
 import { nearestBefore } from '../../store/focus_math.ts';
 import { DrawnGraphView } from './drawn_graph.ts';
-import { compareLegend, nodeDifferences, paintDifferences } from './compare_paint.ts';
+import { compareLegend, nameLegend, nodeDifferences, paintDifferences } from './compare_paint.ts';
 import { maximiseButton } from './maximise.ts';
 import { LayoutClient } from './layout_client.ts';
 import { ordinal } from '../../widgets/ordinal.ts';
@@ -266,6 +266,7 @@ export class GraphStructurePanel {
   private paintCompared(s: State): void {
     const differences = nodeDifferences(s);
     this.cmpLegend.hidden = differences === null;
+    nameLegend(this.cmpLegend, s.compareBase);
     if (this.drawn)
       this.drawn.view.overlay((content) => paintDifferences(content, nodeDifferences(this.ctl.store.state)));
   }

@@ -11,11 +11,14 @@ import type { State, TensorView } from '../../store/store.ts';
 import { indexOf, planeSize, valueAt, type Plane, type Window } from '../../store/tensor_math.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { el } from '../../widgets/panel.ts';
+import { asBaseline, asChanged, ROLE_A, ROLE_B } from '../compare/compare_text.ts';
 import { formatStat, formatValue, shapeText, valueClass, type Value } from './format.ts';
 
 /** Columns of the window drawn per view (three views share the pane's width). */
 const MAX_COLS = 24;
 const MAX_ROWS = 64;
+/** The difference's name: the baseline's value minus the changed run's. */
+const DIFF = `${ROLE_A} − ${ROLE_B}`;
 
 const CSS = `
 .cv { border-top: 1px solid var(--line); padding: 4px 8px; max-height: 42vh; overflow: auto; }
@@ -50,11 +53,11 @@ export class CompareValuesView {
     const style = el('style');
     style.textContent = CSS;
     const head = el('div', 'cv-head');
-    head.append(el('b', '', `Compared with run ${s.compareBase ?? '?'} (A)`));
+    head.append(el('b', '', `Compared with ${asBaseline(s.compareBase)}`));
     this.element.replaceChildren(style, head);
     if (c.status === 'error') return void head.append(el('span', 'tv-error', c.error ?? 'failed'));
     const r = c.data;
-    if (!r) return void head.append(el('span', 'muted', 'Loading A and A − B…'));
+    if (!r) return void head.append(el('span', 'muted', `Loading the baseline and ${DIFF}…`));
     if (c.status === 'loading') head.append(el('span', 'muted', 'updating…'));
     if (r.metric) head.append(el('span', 'muted', r.metric.summary));
     if (r.note) head.append(el('span', 'cv-note', r.note));
@@ -68,7 +71,7 @@ export class CompareValuesView {
     const plane = v.plane;
     const d = r.difference;
     if (d && plane) {
-      const max = el('span', 'cv-max', `max |A − B| in this window ${formatStat(d.max_abs)}`);
+      const max = el('span', 'cv-max', `max |${DIFF}| in this window ${formatStat(d.max_abs)}`);
       max.dataset.testid = 'tv-compare-max';
       max.dataset.value = String(d.max_abs ?? '');
       if (d.argmax) max.append(el('span', 'muted', ` at [${d.argmax.join(', ')}]`));
@@ -77,13 +80,13 @@ export class CompareValuesView {
     }
     const diffSlice: TensorSlice | null = d ? { spec: d.spec, shape: d.shape, values: d.values } : null;
     const views: [string, TensorSlice | null | undefined, string][] = [
-      [`A · ${r.base}`, r.a?.slice, 'a'],
-      [`B · ${r.run}`, r.b.slice, 'b'],
-      ['A − B', diffSlice, 'diff'],
+      [asBaseline(r.base), r.a?.slice, 'a'],
+      [asChanged(r.run), r.b.slice, 'b'],
+      [DIFF, diffSlice, 'diff'],
     ];
     for (const [label, slice, key] of views) {
       if (key === 'a' && r.status === 'only_in_b') {
-        cols.append(column(label, el('div', 'muted', 'no counterpart in A'), key));
+        cols.append(column(label, el('div', 'muted', `no counterpart in ${asBaseline(r.base)}`), key));
         continue;
       }
       const side = key === 'a' ? r.a : key === 'b' ? r.b : null;
@@ -147,7 +150,7 @@ function healthTable(h: HealthDifference | null): HTMLElement {
   const table = el('table', 'cv-table cv-health');
   table.dataset.testid = 'tv-compare-health';
   const head = el('tr');
-  for (const t of ['', 'A', 'B', 'A − B']) head.append(el('th', '', t));
+  for (const t of ['', ROLE_A, ROLE_B, DIFF]) head.append(el('th', '', t));
   table.append(head);
   for (const [field, triple] of Object.entries(h.counts)) {
     const tr = el('tr');

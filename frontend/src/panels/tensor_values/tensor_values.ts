@@ -54,9 +54,6 @@ export class TensorValuesPanel {
     const body = el('div', 'tv-body');
     body.append(main, this.side);
     this.element.append(head, this.note, body, new CompareValuesView(ctl).element, this.inputs);
-    this.element.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape') ctl.tensors.close();
-    });
     ctl.store.subscribe((s, prev) => this.update(s, prev));
   }
 
