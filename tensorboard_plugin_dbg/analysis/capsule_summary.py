@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import capsule_rows, capsule_text
+from tensorboard_plugin_dbg.analysis import capsule_layers, capsule_rows, capsule_text
 from tensorboard_plugin_dbg.index.protocol import Catalog
 from tensorboard_plugin_dbg.reader import capsule_files, storage
 from tensorboard_plugin_dbg.wire import types as wire
@@ -131,6 +131,7 @@ def card(
         "bad_weights": bad_weights,
         "arrays": arrays,
         "sample_loss": capsule_rows.card_fields(folder, manifest),  # #36: per-sample loss at the trigger
+        "layer_history": capsule_layers.card_fields(folder, manifest),  # #36: which layer moved first
     }
 
 
