@@ -31,6 +31,7 @@ function lossTable(
   const box = el('div', 'capsule-loss');
   box.dataset.testid = 'capsule-loss';
   box.append(el('div', 'capsule-loss-text', `per-sample loss: ${loss.text}`));
+  if (loss.previous) box.append(el('div', 'capsule-loss-text muted', `previous step: ${loss.previous}`));
   if (!loss.rows.length) return box;
   const table = el('table', 'capsule-samples');
   const head = el('tr');

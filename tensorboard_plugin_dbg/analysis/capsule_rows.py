@@ -18,12 +18,24 @@ _CARRY = 0.9  # "carry" names the fewest rows holding this share of the finite l
 _FEW = 3  # ... when they are at most this many
 
 
-def per_sample_loss(folder: str, manifest: dict[str, Any]) -> np.ndarray | None:
+def per_sample_loss(folder: str, manifest: dict[str, Any], member: str = "per_sample_loss") -> np.ndarray | None:
     try:
         group = capsule_files.read_optional_group(folder, manifest, "forensics")
     except capsule_files.CapsuleError:  # listed but damaged: the sentence says so
         return None
-    return None if group is None or "per_sample_loss" not in group else group["per_sample_loss"]
+    return None if group is None or member not in group else group[member]
+
+
+def previous_sentence(folder: str, manifest: dict[str, Any]) -> str:
+    """The previous step's batch (capsule/forensics.py kept it by reference): its per-sample loss in one sentence."""
+    entry = (manifest.get("forensics") or {}).get("previous")
+    if not isinstance(entry, dict):
+        return "not recorded by this capsule's version"
+    values = per_sample_loss(folder, manifest, "previous_per_sample_loss")
+    if values is None:
+        return str(entry.get("why") or "not recorded")
+    where = f"batch {entry.get('batch_index', '?')} of epoch {entry.get('epoch', '?')}"
+    return f"{where}, the same weights: {sentence(values, manifest)}"
 
 
 def sentence(values: np.ndarray | None, manifest: dict[str, Any]) -> str:
@@ -59,7 +71,8 @@ def card_fields(folder: str, manifest: dict[str, Any]) -> wire.CapsuleSampleLoss
         for i in np.argsort(-key, kind="stable")[:TOP_ROWS].tolist():
             rows.append({"sample": i, "loss": float(values[i])})  # non-finite: the JSON encoder's "NaN" / "Infinity"
     samples = 0 if values is None else len(values)
-    return {"text": sentence(values, manifest), "rows": rows, "samples": samples}
+    previous = previous_sentence(folder, manifest)
+    return {"text": sentence(values, manifest), "rows": rows, "samples": samples, "previous": previous}
 
 
 def _rows(indices: np.ndarray) -> str:

@@ -52,6 +52,7 @@ def _section(folder: str, manifest: dict[str, Any]) -> str:
         f"  at: {where_text(manifest)}",
         f"  replay: {verdict_text(capsule_files.read_verdict(folder))}",
         f"  per-sample loss: {capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)}",
+        f"  previous step's per-sample loss: {capsule_rows.previous_sentence(folder, manifest)}",
         f"  layers: {capsule_layers.sentence(capsule_layers.history(folder, manifest), manifest)}",
     ]
     if capsule_files.read_verdict(folder) is None:

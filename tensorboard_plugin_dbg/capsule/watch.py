@@ -279,7 +279,7 @@ class Watch:
             **environment(),
         }
         groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
-        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays)  # per-sample loss (optional group)
+        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays, batch)  # per-sample loss (optional)
         groups.update(extra)
         extra, manifest["layer_history"] = self.history.read()  # the last K steps per variable (optional group)
         groups.update(extra)

@@ -313,6 +313,8 @@ class CapsuleLossRow(TypedDict):
 class CapsuleSampleLoss(TypedDict):
     """The per-sample loss at the trigger (capsule/forensics.py wrote it; older capsules: none, `text` says so)."""
 
+    # The previous step's batch, its per-sample loss in one sentence (older capsules: "not recorded by ...").
+    previous: NotRequired[str]
     # The top rows: non-finite first, then by loss (at most 8); a non-finite loss is "NaN" / "Infinity".
     rows: list[CapsuleLossRow]
     samples: float

@@ -75,6 +75,8 @@ def test_the_per_sample_table_keeps_each_batch_array_apart(page, tmp_path):
         frame = open_dashboard(page, tb)
         card = by_testid(by_testid(frame, "capsules-panel"), "capsule-card")
         card.wait_for(timeout=30_000)
+        # the previous step's batch (#36 item 4): its per-sample loss beside the trigger's
+        wait_text(by_testid(card, "capsule-loss"), r"previous step: batch 2 of epoch 1, the same weights: ")
         table = by_testid(card, "capsule-samples")
         wait_text(table.locator("tbody tr").first, r"^x\s*5\s*1\s")
         assert by_testid(card, "capsule-samples-where").inner_text() == "1–8 of 8 (x)"

@@ -94,6 +94,8 @@ export interface CapsuleSampleLoss {
   /** The top rows: non-finite first, then by loss (at most 8); a non-finite loss is "NaN" / "Infinity". */
   rows: CapsuleLossRow[];
   samples: number;
+  /** The previous step's batch, its per-sample loss in one sentence (older capsules: "not recorded by ..."). */
+  previous?: string;
 }
 
 /** Every capsule under the logdir, first captured first. */
