@@ -4,6 +4,7 @@
     .venv/bin/python bench/capsule.py --paired 150  # the overhead alone, robust to a busy host
     .venv/bin/python bench/capsule.py --paired 150 --xla  # the same, every model compiled with jit_compile=True
     .venv/bin/python bench/capsule.py --paired 60 --mirrored  # the same under MirroredStrategy, 2 logical CPUs
+    .venv/bin/python bench/capsule.py --paired 300 --history [--xla]  # the per-layer history's own cost
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
@@ -85,11 +86,12 @@ def worker(kind: str, setting: str, steps: int, out: str) -> dict:
         # three settings alike (and give up its asynchronous batch ends), hiding what the watch itself costs.
         timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
         callbacks = [timer]
-        if setting in ("capsule", "capsule_tfdbg"):
+        if setting in ("capsule", "capsule_tfdbg", "capsule_no_history"):
             from tensorboard_plugin_dbg.capsule import NanCapsule
 
             buffer = 1000 if setting == "capsule_tfdbg" else 0
-            callbacks.append(NanCapsule(out or os.path.join(dump, "capsules"), tfdbg_buffer=buffer))
+            history = {"layer_history": 0} if setting == "capsule_no_history" else {}  # the ring's cost, paired
+            callbacks.append(NanCapsule(out or os.path.join(dump, "capsules"), tfdbg_buffer=buffer, **history))
         model.fit(x, y, batch_size=64, epochs=-(-steps // batches), shuffle=False, verbose=0, callbacks=callbacks)
         step_ms = [1000 * (b - a) for a, b in zip(marks[WARMUP:], marks[WARMUP + 1 :])]
         dumped = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(dump) for f in fs)
@@ -129,7 +131,7 @@ def big_worker(big_mb: int, out: str) -> dict:
     return {"capture_s": timings[0], "weights_mb": weights_bytes / 2**20, "files_mb": sum(sizes.values()) / 2**20}
 
 
-def paired_worker(kind: str, blocks: int, xla: bool = False) -> dict:
+def paired_worker(kind: str, blocks: int, xla: bool = False, history_only: bool = False) -> dict:
     """The watch's overhead robust to a busy host: one process, one copy of the model per setting, each trained
     PAIRED_BLOCK steps in turn (`fit` on a repeated dataset), --paired blocks each, so that load which comes and goes
     over seconds hits every setting alike. Beside no debugging and NanCapsule, two points of reference:
@@ -137,9 +139,12 @@ def paired_worker(kind: str, blocks: int, xla: bool = False) -> dict:
       any check-before-apply pays, the update of the last layers no longer overlapping the backward pass of the first;
     - "lso": Keras's own check-before-apply, `LossScaleOptimizer` (float32 model: the scaling, the check, the cond).
     - "spike": NanCapsule with its loss-spike rule on (spike=10.0): the rule's own cost is its ratio over "capsule".
+    - "no_history": NanCapsule without its per-layer history (layer_history=0): the ring's own cost is "capsule"
+      over it ("history", paired the same way).
     A setting's figure is the median of its steps (each block's first two left out); the spread, the quartiles of the
     ratios to no debugging over groups of 10 blocks. `xla`: every model compiled with jit_compile=True (the NanCapsule
-    keeps it), the ratios against no debugging with XLA."""
+    keeps it), the ratios against no debugging with XLA. `history_only`: no debugging, NanCapsule and "no_history"
+    alone (more blocks in the same time for the ring's own cost)."""
     import keras
     import numpy as np
     import tensorflow as tf
@@ -161,15 +166,26 @@ def paired_worker(kind: str, blocks: int, xla: bool = False) -> dict:
     data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
     runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder)]), "wait": (waiting, []), "lso": (lso, [])}
     runs["spike"] = (spiked, [NanCapsule(folder, spike=10.0)])
+    runs["no_history"] = (compiled()[0], [NanCapsule(folder, layer_history=0)])
+    if history_only:
+        runs = {name: runs[name] for name in ("none", "capsule", "no_history")}
     try:
-        return alternate(runs, data, blocks, keras)
+        steps = alternate_steps(runs, data, blocks, keras)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    figures = {name: paired_figures(steps[name], steps["none"]) for name in runs}
+    return dict(figures, history=paired_figures(steps["capsule"], steps["no_history"]))
 
 
 def alternate(runs: dict, data, blocks: int, keras) -> dict:
+    """The figures of each setting against "none", its steps timed by `alternate_steps`."""
+    steps = alternate_steps(runs, data, blocks, keras)
+    return {name: paired_figures(steps[name], steps["none"]) for name in runs}
+
+
+def alternate_steps(runs: dict, data, blocks: int, keras) -> dict[str, list[list[float]]]:
     """Each setting's model trained PAIRED_BLOCK steps in turn, `blocks` times (the order reversed every other
-    block); the figures of each against "none"."""
+    block): each setting's step times (ms), block by block."""
     steps: dict[str, list[list[float]]] = {name: [] for name in runs}
     marks: list[float] = []
     timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
@@ -181,7 +197,7 @@ def alternate(runs: dict, data, blocks: int, keras) -> dict:
             model.fit(data, steps_per_epoch=PAIRED_BLOCK, epochs=1, verbose=0, callbacks=[timer, *extra])
             if block:
                 steps[name].append([1000 * (b - a) for a, b in zip(marks[2:], marks[3:])])
-    return {name: paired_figures(steps[name], steps["none"]) for name in runs}
+    return steps
 
 
 def mirrored_worker(kind: str, blocks: int) -> dict:
@@ -304,8 +320,8 @@ def main() -> None:
             result = big_worker(int(number), out)
         elif setting == "mirrored":
             result = mirrored_worker(kind, int(number))
-        elif setting in ("paired", "paired_xla"):
-            result = paired_worker(kind, int(number), setting == "paired_xla")
+        elif setting.startswith("paired"):
+            result = paired_worker(kind, int(number), "xla" in setting, "history" in setting)
         else:
             result = worker(kind, setting, int(number), out)
         print(json.dumps(result))
@@ -321,6 +337,7 @@ def main() -> None:
     p.add_argument("--paired", type=int, default=0, metavar="BLOCKS", help="only the paired in-process overhead")
     p.add_argument("--xla", action="store_true", help="--paired with every model compiled with jit_compile=True")
     p.add_argument("--mirrored", action="store_true", help="--paired under MirroredStrategy, two logical CPU devices")
+    p.add_argument("--history", action="store_true", help="--paired: the per-layer history's own cost only")
     args = p.parse_args()
     if args.paired and args.mirrored:
         print(f"step time in fit under MirroredStrategy (2 logical CPUs), {args.paired} blocks each, one process")
@@ -338,10 +355,13 @@ def main() -> None:
         print(f"step time in fit{xla}, {PAIRED_BLOCK}-step blocks in turn, {args.paired} blocks each, one process")
         labels = {"capsule": "NanCapsule", "wait": "updates wait for all gradients", "lso": "LossScaleOptimizer"}
         labels["spike"] = "NanCapsule(spike=10)"
+        labels["no_history"] = "NanCapsule(layer_history=0)"
+        labels["history"] = "per-layer history (vs layer_history=0)"
+        setting = "paired" + ("_xla" if args.xla else "") + ("_history" if args.history else "")
         for kind in args.programs.split(","):
-            f = spawn(kind, "paired_xla" if args.xla else "paired", str(args.paired), "")
+            f = spawn(kind, setting, str(args.paired), "")
             print(f"{kind:6} no debugging {f['none']['ms']:.3f} ms")
-            for name, label in labels.items():
+            for name, label in ((n, label) for n, label in labels.items() if n in f):
                 pct = {k: f"{100 * (f[name][k] - 1):+.1f}%" for k in ("ratio", "q1", "q3")}
                 print(
                     f"       {label:31} {f[name]['ms']:.3f} ms {pct['ratio']:>7} (quartiles {pct['q1']} .. {pct['q3']})"

@@ -49,6 +49,7 @@ VALID = {
     "capsules": {},
     "capsule_array": {"capsule": "cap", "group": "batch", "name": "x", "slice": "1,..."},
     "capsule_array.npy": {"capsule": "cap", "group": "batch", "name": "x"},
+    "capsule_samples": {"capsule": "cap", "array": "x", "begin": 0, "end": 10},
     "compare": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10},
     "compare_rows": {"b": "run_a", "a": "run_a", "begin": 0, "end": 10, "divergent_only": "true"},
     "compare_traces": {"b": "run_a", "a": "run_a", "indices": "0,1"},
@@ -171,6 +172,8 @@ def _bad_cases():
         ("capsule_array", "group", "weights"),  # x is a batch array, not a variable
         ("capsule_array.npy", "capsule", "../cap"),
         ("capsule_array.npy", "name", "nope"),
+        ("capsule_samples", "capsule", "../cap"),
+        ("capsule_samples", "array", "nope"),
     ):
         yield route, {**VALID[route], key: value}, 404, errors.NOT_FOUND
     yield "graph_executions", {**VALID["graph_executions"], "device": "CPU:1"}, 400, errors.BAD_PARAMETER

@@ -141,3 +141,20 @@ def test_the_per_sample_sentence_names_the_rows_that_carry_the_loss_or_says_it_i
     assert capsule_rows.sentence(np.ones(10), {}).startswith("spread: the top row (0) carries 10 % of the loss")
     # a capsule written before the per-sample loss existed
     assert capsule_rows.sentence(None, {"files": {}}) == "not recorded by this capsule's version"
+
+
+def test_the_previous_steps_batch_gets_its_per_sample_loss_too(tmp_path):
+    """The spike case: batch 3 of epoch 1 carries the two overflowing targets; the step before it (batch 2, kept by
+    reference on the host) is clean: its per-sample loss is finite, with the same weights, and `report` says so."""
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--case", "spike"), "capsules"), folder)
+    (capsule,) = capsule_files.find_capsules(str(folder))
+    manifest = capsule_files.read_manifest(capsule)
+    previous = manifest["forensics"]["previous"]
+    assert (previous["epoch"], previous["batch_index"], previous["samples"]) == (1, 2, 8)
+    values = capsule_rows.per_sample_loss(capsule, manifest, "previous_per_sample_loss")
+    trigger = capsule_rows.per_sample_loss(capsule, manifest)
+    assert values.shape == (8,) and np.all(np.isfinite(values)) and not np.all(np.isfinite(trigger))
+    said = f"previous step's per-sample loss: batch 2 of epoch 1, the same weights: {capsule_rows.sentence(values, {})}"
+    assert said in report(str(folder))
+    assert capsule_rows.card_fields(capsule, manifest)["previous"] == said.split(": ", 1)[1]

@@ -145,6 +145,9 @@ def answers(served):
             slice="...",
         )
     ask("capsule_array", capsule="capsules/none", group="batch", name="x")  # a 404 is part of the contract too
+    for array in capsules["capsules"][0]["arrays"]:  # every batch array's per-sample table (#36)
+        if array["group"] == "batch":
+            ask("capsule_samples", capsule=capsules["capsules"][0]["path"], array=array["name"], begin=0, end=50)
     first = capsules["capsules"][0]["arrays"][0]  # binary: its status and content type (bytes: test_capsule.py)
     params = {"capsule": capsules["capsules"][0]["path"], "group": first["group"], "name": first["name"]}
     resp = client.get(url("capsule_array.npy", **params))

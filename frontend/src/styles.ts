@@ -164,6 +164,11 @@ body.dbg-dark .chip-warn { background: #5a3a10; color: #ffd8a8; }
 .capsule-samples { border-collapse: collapse; } .capsule-samples td, .capsule-samples th { padding: 1px 6px; text-align: left; } .capsule-samples caption { text-align: left; color: var(--muted); }
 .capsule-arrays { display: flex; flex-direction: column; gap: 2px; max-height: 9em; overflow: auto; } .capsule-array-row { display: flex; flex-wrap: wrap; gap: 3px; align-items: center; } .capsule-array-group { color: var(--muted); } .capsule-array { font-size: 11px; font-family: Menlo, Consolas, monospace; }
 .capsule-sample { cursor: pointer; } .capsule-sample:hover { background: var(--hover, rgba(0,0,0,0.06)); }
+.capsule-layers-grid { display: flex; gap: 6px; align-items: flex-start; } .capsule-layers-names { display: flex; flex-direction: column; max-width: 260px; min-width: 0; }
+.capsule-layers-name { height: 13px; line-height: 13px; font-size: 10px; font-family: Menlo, Consolas, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; direction: rtl; text-align: right; } .capsule-layers-first { color: var(--nan); font-weight: 600; }
+.capsule-layers-plot { position: relative; flex: none; } .capsule-layers-plot canvas { display: block; image-rendering: pixelated; } .capsule-layers-mark { position: absolute; border: 2px solid var(--fg); pointer-events: none; }
+.capsule-layers-axis { display: flex; justify-content: space-between; font-size: 10px; }
+.capsule-sample-tabs { display: flex; gap: 3px; } .capsule-tab-on { background: var(--sel); font-weight: 600; } .capsule-marked td { font-weight: 600; } .capsule-sample-pager { display: flex; gap: 6px; align-items: center; }
 .runs-overview { position: absolute; top: 100%; left: 8px; z-index: 20; max-height: 60vh; overflow: auto; background: var(--panel); border: 1px solid var(--line); box-shadow: 0 4px 12px rgba(0,0,0,.2); }
 .runs-table { border-collapse: collapse; font-size: 12px; }
 .runs-table th, .runs-table td { padding: 3px 8px; text-align: left; white-space: nowrap; border-bottom: 1px solid var(--line); }

@@ -132,6 +132,10 @@ export class FakeApi implements Api {
     this.calls.push('capsules');
     return { logdir: '/logdir', capsules: [] };
   }
+  async capsuleSamples(capsule: string, array: string, begin: number, end: number) {
+    this.calls.push(`capsule_samples ${capsule} ${array} ${begin} ${end}`);
+    return { capsule, array, arrays: [array], total: 0, begin: 0, end: 0, marked: 0, marked_by: null, rows: [] };
+  }
   /** Every capsule array: float32 [8, 5] with a NaN at [3, 2]; slices answer [2, 5] of 0..9 (NaN at 7). */
   async capsuleArray(c: CapsuleArrayTarget, slice?: string, bins?: number): Promise<CapsuleArrayResponse> {
     this.calls.push(`capsule_array ${c.path} ${c.group} ${c.name} ${slice ?? '-'} ${bins ?? ''}`);

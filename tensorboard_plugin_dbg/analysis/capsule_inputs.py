@@ -128,6 +128,24 @@ def _sentence(p: wire.RootCauseProducer, read: list[tuple[str, np.ndarray]], man
     return None
 
 
+def pointed_rows(p: wire.RootCauseProducer, name: str, values: np.ndarray) -> tuple[np.ndarray | None, str | None]:
+    """(per sample of batch array `name`, whether it holds an element the root cause points at; the sentence), or
+    (None, None) when the replay's producer does not read that array."""
+    sentence = p.get("capsule_batch")
+    linked = " ".join(str(i.get("description")) for i in p["inputs"] if i.get("linked"))
+    if not sentence or f"the captured batch's `{name}`" not in linked:
+        return None, None
+    rows = values.reshape(len(values), -1) if values.ndim else values.reshape(1, 1)
+    if "came with the batch" in sentence:
+        bad = ~np.isfinite(rows) if rows.dtype.kind == "f" else np.zeros(rows.shape, bool)
+    else:
+        outside = _OUTSIDE.get(p["op_type"])
+        if outside is None:
+            return None, None
+        bad = outside(rows)
+    return np.asarray(np.asarray(bad).any(axis=1)), sentence
+
+
 def _at(name: str, position: tuple[int, ...]) -> str:
     return f"{name}[{', '.join(str(i) for i in position)}]" if position else name
 

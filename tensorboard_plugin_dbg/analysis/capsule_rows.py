@@ -17,15 +17,28 @@ _CARRY = 0.9  # "carry" names the fewest rows holding this share of the finite l
 _FEW = 3  # ... when they are at most this many
 
 
-def per_sample_loss(folder: str, manifest: Manifest) -> np.ndarray | None:
-    """The per-sample loss of the capsule at `folder` (a path or a URL), read where it lies in forensics.npz."""
+def per_sample_loss(folder: str, manifest: Manifest, member: str = "per_sample_loss") -> np.ndarray | None:
+    """A per-sample loss of the capsule at `folder` (a path or a URL; the trigger's, or `previous_per_sample_loss`),
+    read where it lies in forensics.npz."""
     if "forensics" not in manifest["files"]:
         return None
     try:
-        loc = capsule_arrays.locate_group(folder, manifest, "forensics").get("per_sample_loss")
+        loc = capsule_arrays.locate_group(folder, manifest, "forensics").get(member)
         return None if loc is None else capsule_arrays.read_whole(loc)
     except capsule_files.CapsuleError:  # listed but damaged: the sentence says so
         return None
+
+
+def previous_sentence(folder: str, manifest: Manifest) -> str:
+    """The previous step's batch (capsule/forensics.py kept it by reference): its per-sample loss in one sentence."""
+    entry = (manifest.get("forensics") or {}).get("previous")
+    if not isinstance(entry, dict):
+        return "not recorded by this capsule's version"
+    values = per_sample_loss(folder, manifest, "previous_per_sample_loss")
+    if values is None:
+        return str(entry.get("why") or "not recorded")
+    where = f"batch {entry.get('batch_index', '?')} of epoch {entry.get('epoch', '?')}"
+    return f"{where}, the same weights: {sentence(values, manifest)}"
 
 
 def sentence(values: np.ndarray | None, manifest: Manifest) -> str:
@@ -59,7 +72,8 @@ def card_fields(folder: str, manifest: Manifest) -> wire.CapsuleSampleLoss:
         for i in np.argsort(-key, kind="stable")[:TOP_ROWS].tolist():
             rows.append({"sample": i, "loss": float(values[i])})  # non-finite: the JSON encoder's "NaN" / "Infinity"
     samples = 0 if values is None else len(values)
-    return {"text": sentence(values, manifest), "rows": rows, "samples": samples}
+    previous = previous_sentence(folder, manifest)
+    return {"text": sentence(values, manifest), "rows": rows, "samples": samples, "previous": previous}
 
 
 def _rows(indices: np.ndarray) -> str:

@@ -16,7 +16,7 @@ import os
 import threading
 import typing
 
-from tensorboard_plugin_dbg.analysis import capsule_rows, capsule_samples, capsule_text
+from tensorboard_plugin_dbg.analysis import capsule_layers, capsule_rows, capsule_samples, capsule_text
 from tensorboard_plugin_dbg.analysis.capsule_samples import health
 from tensorboard_plugin_dbg.index.protocol import Catalog
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, storage
@@ -153,6 +153,7 @@ def card(
         "bad_weights": capsule_samples.bad_weights(located),
         "arrays": _arrays(located),
         "sample_loss": capsule_rows.card_fields(folder, manifest),  # #36: per-sample loss at the trigger
+        "layer_history": capsule_layers.card_fields(folder, manifest),  # #36: which layer moved first
     }
 
 

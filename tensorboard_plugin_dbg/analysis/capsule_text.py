@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorboard_plugin_dbg.analysis import capsule_rows
+from tensorboard_plugin_dbg.analysis import capsule_layers, capsule_rows
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_remote, storage
 from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest, Verdict
 from tensorboard_plugin_dbg.reader.capsule_words import (
@@ -68,6 +68,8 @@ def _section(folder: str, manifest: Manifest) -> str:
         f"  at: {where_text(manifest)}",
         f"  replay: {verdict_text(capsule_files.read_verdict(folder))}",
         f"  per-sample loss: {capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)}",
+        f"  previous step's per-sample loss: {capsule_rows.previous_sentence(folder, manifest)}",
+        f"  layers: {capsule_layers.sentence(capsule_layers.history(folder, manifest), manifest)}",
     ]
     if capsule_files.read_verdict(folder) is None:
         lines.append(f"  replay it: {review_command(folder)}")

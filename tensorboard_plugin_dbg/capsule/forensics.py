@@ -5,7 +5,9 @@ Computed once, at the capture, from the captured batch and the weights as they a
 the pre-step weights): one extra forward pass (`training=False`: no dropout draw, BatchNorm on its moving
 statistics), and the compiled loss per sample (Keras: the loss function of `compile`, which reduces each sample's
 last axis; a `Loss` object's unreduced `call`). Only for `fit` with a single loss; otherwise the capsule says why
-it holds none. Stored as `forensics.npz` (`per_sample_loss`, float64 so no sample's value overflows on the way),
+it holds none. The previous step's batch (kept by reference on the host until the poll, as Lightning keeps it) gets
+the same, with the same weights (`previous_per_sample_loss`: is the spike the batch, or the model?). Stored as
+`forensics.npz` (`per_sample_loss`, float64 so no sample's value overflows on the way),
 described in the manifest's optional `forensics` entry; capsules written before it lack both (the viewer then says
 "not recorded by this capsule's version")."""
 
@@ -18,9 +20,14 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
+from . import structure
 
-def at_trigger(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, np.ndarray]], Any]:
-    """(the extra array groups, the manifest's `forensics` entry) for a capture."""
+
+def at_trigger(
+    watch: Any, spec: Any, batch: dict[str, np.ndarray], kept: Any = None
+) -> tuple[dict[str, dict[str, np.ndarray]], Any]:
+    """(the extra array groups, the manifest's `forensics` entry) for a capture; `kept`: the trigger's batch as the
+    host kept it (its predecessor in `watch.recent` is the previous step's batch)."""
     start = time.perf_counter()
     try:
         values, loss_name = _per_sample_loss(watch, spec, batch)
@@ -28,7 +35,28 @@ def at_trigger(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[dic
         return {}, {"per_sample_loss": None, "why": f"not computed: {type(e).__name__}: {e}"}
     seconds = round(time.perf_counter() - start, 4)
     entry = {"per_sample_loss": {"loss": loss_name, "training": False, "seconds": seconds, "samples": len(values)}}
-    return {"forensics": {"per_sample_loss": values}}, entry
+    arrays = {"per_sample_loss": values}
+    try:
+        previous = _previous(watch, kept)
+        if previous is None:
+            entry["previous"] = {"why": "the previous step's batch was not kept (the first step watched)"}
+        else:
+            arrays["previous_per_sample_loss"], _ = _per_sample_loss(watch, previous[0], previous[1])
+            entry["previous"] = {**previous[2], "samples": len(arrays["previous_per_sample_loss"])}
+    except Exception as e:  # noqa: BLE001 - as above
+        entry["previous"] = {"why": f"not computed: {type(e).__name__}: {e}"}
+    return {"forensics": arrays}, entry
+
+
+def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[str, Any]] | None:
+    """(spec, arrays, where) of the step before the kept batch's, when the host still holds it."""
+    at = next((i for i, r in enumerate(watch.recent) if r[3] is kept), None)
+    if not at or watch.recent[at - 1][0] != watch.recent[at][0] - 1:
+        return None
+    step, epoch, batch_index, batch, fit = watch.recent[at - 1]
+    spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
+    where = {"host_step": step, "epoch": epoch, "batch_index": batch_index}
+    return spec, {n: np.asarray(leaf) for n, leaf in leaves}, where
 
 
 def _per_sample_loss(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[np.ndarray, str]:

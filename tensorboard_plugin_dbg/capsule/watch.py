@@ -20,6 +20,7 @@ from tensorboard_plugin_dbg.reader.capsule_manifest import Trigger
 
 from . import announce, distribute, forensics, replay_mode, shadow, structure, writer
 from . import spike as spike_rules
+from .layer_history import STEPS, LayerHistory
 from .spike import SpikeRules
 
 ON_NAN = ("stop", "skip", "raise")
@@ -45,6 +46,7 @@ class Watch:
         check_every: int = 16,
         spike: float | None = None,
         grad_spike: float | None = None,
+        layer_history: int = STEPS,
     ) -> None:
         if on_nan not in ON_NAN:
             raise ValueError(f"on_nan must be one of {', '.join(ON_NAN)}, not {on_nan!r}")
@@ -53,6 +55,7 @@ class Watch:
             raise ValueError(f"check_every must be a positive number of steps, not {check_every!r}")
         self.check_every = check_every
         self.state = shadow.DeviceState(copy_all=on_nan == "skip")
+        self.history = LayerHistory(layer_history)  # per-variable gradient norm and max |w| (#36)
         # the host side of the last steps: (step, epoch, batch index, batch, fit), until the next poll
         self.recent: list[tuple[int, Any, Any, Any, bool]] = []
         self.steps_run = 0  # steps the host started (the device counts the same steps)
@@ -157,7 +160,8 @@ class Watch:
             return tf.constant(True)
 
         def capture() -> Any:
-            recorded = [state.capture([t for _, t in checked], snapshot, self.model, self.optimizer)]
+            with tf.control_dependencies([self.history.hold(state.slot)] if self.history.on else []):
+                recorded = [state.capture([t for _, t in checked], snapshot, self.model, self.optimizer)]
             recorded += [rules.capture(measured)] if rules.on else []
             with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
                 if self.on_nan != "skip":
@@ -171,7 +175,8 @@ class Watch:
                 exact = tf.logical_and(exact, tf.logical_not(spiky))
             return tf.cond(self.halt > 0, lambda: tf.constant(False), lambda: tf.cond(exact, apply, capture))
 
-        with tf.control_dependencies([state.count_step()]):
+        history = [self.history.record(names, grads, variables)] if self.history.on else []
+        with tf.control_dependencies([state.count_step(), *history]):
             go = _sum_finite([t for _, t in checked], self.halt)  # halt is +inf: one sum says "finite, not halted"
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
@@ -287,7 +292,9 @@ class Watch:
         if replicas is not None:
             manifest["replicas"] = replicas  # (folder_name adds the other workers' capsules to worker 0's)
         groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
-        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays)  # per-sample loss (optional group)
+        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays, batch)  # per-sample loss (optional)
+        groups.update(extra)
+        extra, manifest["layer_history"] = self.history.read()  # the last K steps per variable (optional group)
         groups.update(extra)
         return writer.write_capsule(self.directory, distribute.folder_name(step, replicas), manifest, groups)
 

@@ -47,7 +47,8 @@ ENV_RECORDED = (
     "PYTHONHASHSEED",
     "TF_XLA_FLAGS",
 )
-OPTIONAL_GROUPS = ("forensics",)  # written by newer capsules (capsule/forensics.py); absent from older ones
+# written by newer capsules (capsule/forensics.py, capsule/layer_history.py); absent from older ones
+OPTIONAL_GROUPS = ("forensics", "layer_history")
 
 Arrays = dict[str, np.ndarray]
 

@@ -108,6 +108,7 @@ class Manifest(TypedDict, total=False):
     devices: list[dict[str, str]]
     rules: dict[str, object]  # the spike rules' settings, shown as they are
     forensics: dict[str, object]  # what capsule/forensics.py recorded, or why not (`why`)
+    layer_history: dict[str, object]  # the per-layer ring's entry: recorded, variables, steps, or why not
     replicas: Replicas  # tf.distribute: count, non_finite, rows per replica, worker(s) (capsule/distribute.py)
 
 

@@ -274,6 +274,26 @@ class CapsuleHealth(TypedDict):
     size: float
 
 
+class CapsuleLayerHistory(TypedDict):
+    """Per trainable variable, its gradient norm over the last K steps up to the trigger (capsule/layer_history.py)."""
+
+    # The variable that left its band first, null when none did or nothing was recorded.
+    first: str | None
+    # log10 of each row's gradient norm per step, oldest first, the trigger's step last; null where non-finite.
+    grad_norm: list[list[float | None]]
+    # How many steps before the trigger it left its band.
+    lead: float | None
+    # Steps per row.
+    steps: float
+    # e.g. "first out of band: dense_3/kernel, 4 steps before the trigger (…)"; older capsules: "not recorded by this
+    # capsule's version".
+    text: str
+    # Variables recorded in all (before the cap of `variables`).
+    total: float
+    # The heatmap's rows (at most 48: the most out of band, in the model's order).
+    variables: list[str]
+
+
 class CapsuleSample(TypedDict):
     """One sample (row along the first axis) of a batch array: its non-finite count, max |x| of its finite values."""
 
@@ -293,6 +313,8 @@ class CapsuleLossRow(TypedDict):
 class CapsuleSampleLoss(TypedDict):
     """The per-sample loss at the trigger (capsule/forensics.py wrote it; older capsules: none, `text` says so)."""
 
+    # The previous step's batch, its per-sample loss in one sentence (older capsules: "not recorded by ...").
+    previous: NotRequired[str]
     # The top rows: non-finite first, then by loss (at most 8); a non-finite loss is "NaN" / "Infinity".
     rows: list[CapsuleLossRow]
     samples: float
@@ -324,6 +346,8 @@ class CapsuleInfo(TypedDict):
     batch_index: NotRequired[float | None]
     epoch: NotRequired[float | None]
     error: NotRequired[str]
+    # Per-layer history: gradient norms over the last steps, the first out of band (analysis/capsule_layers.py).
+    layer_history: NotRequired[CapsuleLayerHistory]
     # The capsule's folder relative to the logdir.
     path: str
     # The command that replays this capsule (copyable).
@@ -343,6 +367,43 @@ class CapsuleInfo(TypedDict):
     verdict: NotRequired[CapsuleVerdict | None]
     # The verdict in words, as `report` prints it.
     verdict_text: NotRequired[str]
+
+
+class CapsuleSampleRow(TypedDict):
+    """One sample (first axis) of one batch array."""
+
+    # The replay's root cause points at this sample (it holds the element named).
+    marked: bool
+    # Largest finite |x|; null when the sample has none.
+    max_abs: float | None
+    # Smallest finite element; null when the sample has none.
+    min: float | None
+    # Finite elements below 0.
+    negatives: float
+    # NaN/±∞ elements of the sample.
+    nonfinite: float
+    sample: float
+    # Elements equal to 0.
+    zeros: float
+
+
+class CapsuleSamplesResponse(TypedDict):
+    """A page of one batch array's per-sample table: the rows the root cause points at first, then the non-finite ones,
+    then by max |x|."""
+
+    array: str
+    # Every batch array of the capsule (one table each).
+    arrays: list[str]
+    begin: float
+    capsule: str
+    end: float
+    # Samples the root cause points at (0 before a replay).
+    marked: float
+    # The root cause's sentence that marks them, null when none does.
+    marked_by: str | None
+    rows: list[CapsuleSampleRow]
+    # Samples of this array.
+    total: float
 
 
 class CapsulesResponse(TypedDict):

@@ -45,9 +45,9 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
         # the folder only: pasted, replay shows the recorded program and asks (no `--`, nothing from the manifest)
         wait_text(by_testid(card, "capsule-command"), r"python -m tensorboard_plugin_dbg replay \S*capsule-step\d+$")
         first_sample = by_testid(card, "capsule-samples").locator("tbody tr").first
-        # the poison here is a finite negative feature (its sqrt is the NaN): no sample holds a non-finite value
-        # (test_capsule.py checks that a NaN sample comes first)
-        wait_text(first_sample, r"^x\s*\d+\s*0\s")
+        # the poison here is a finite negative feature (its sqrt is the NaN): no sample holds a non-finite value, and
+        # the replay's root cause points at the sample with the negative: first, marked (#36), 1 negative
+        wait_text(first_sample, r"^▶ x\s*\d+\s*0\s*-\S+\s*\S+\s*1\s")
         screenshot(page, "capsule-1-card")
         by_testid(card, "capsule-open-run").click()
         root_cause = by_testid(frame, "root-cause")
@@ -85,8 +85,8 @@ def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
         frame.locator(f"[data-testid=tv-grid] .vg-cell.vg-focus[data-index='{row},{col}']").wait_for(timeout=10_000)
         assert by_testid(frame, "tv-inputs").count() == 0 or not by_testid(frame, "tv-inputs").is_visible()
         screenshot(page, "capsule-4-batch-array")
-        by_testid(frame, "tv-close").click()
-        by_testid(frame, "capsules-open").click()
+        by_testid(frame, "tv-close").click()  # back to the Capsules panel (#36), no need to open it again
+        card.wait_for(state="visible", timeout=5000)
         card.locator("[data-testid=capsule-array][data-group=weights][data-name='dense/kernel']").click()
         shape = ", ".join(str(d) for d in kernel.shape)
         wait_text(pane.locator(".tv-title"), rf"capsule step 4 · weights · dense/kernel\s*float32 \[{shape}\]")

@@ -26,6 +26,7 @@ import type {
   RunsResponse,
   CapsuleArrayResponse,
   CapsulesResponse,
+  CapsuleSamplesResponse,
   SourceFileResponse,
   SourceFilesResponse,
   SourceLineCountsResponse,
@@ -73,6 +74,8 @@ export interface Api {
   capsules(): Promise<CapsulesResponse>;
   /** One batch array or variable of a capsule, as `tensor` answers for a dumped value (#26). */
   capsuleArray(c: CapsuleArrayTarget, slice?: string, bins?: number): Promise<CapsuleArrayResponse>;
+  /** A page of one batch array's per-sample table (#36). */
+  capsuleSamples(capsule: string, array: string, begin: number, end: number): Promise<CapsuleSamplesResponse>;
   /** `mutes`: the JSON the `mutes` parameter takes (store/mutes.ts mutesParam), or undefined for none. */
   alerts(run: string, begin: number, end: number, type?: string, mutes?: string): Promise<AlertsResponse>;
   executions(run: string, begin: number, end: number): Promise<ExecutionsResponse>;
@@ -194,6 +197,9 @@ export class HttpApi implements Api {
   }
   capsules() {
     return this.get<CapsulesResponse>('capsules');
+  }
+  capsuleSamples(capsule: string, array: string, begin: number, end: number) {
+    return this.get<CapsuleSamplesResponse>('capsule_samples', { capsule, array, begin, end });
   }
   capsuleArray(c: CapsuleArrayTarget, slice?: string, bins?: number) {
     return this.get<CapsuleArrayResponse>('capsule_array', {

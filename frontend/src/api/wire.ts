@@ -23,5 +23,7 @@ export type * from './wire/root_cause.ts';
 export type * from './wire/tensor_values.ts';
 export type * from './wire/health_map.ts';
 export type * from './wire/capsules.ts';
+export type * from './wire/capsule_layers.ts';
+export type * from './wire/capsule_samples.ts';
 export type * from './wire/compare.ts';
 export type * from './wire/compare_values.ts';

@@ -12,7 +12,7 @@
  */
 import type { Api } from '../api/client.ts';
 import type { GraphExecutionFilters } from '../api/requests.ts';
-import type { Alert, CapsulesResponse, RootCauseProducer, StackFrame } from '../api/wire.ts';
+import type { Alert, CapsuleSamplesResponse, CapsulesResponse, RootCauseProducer, StackFrame } from '../api/wire.ts';
 import { Store, failed, idle, loading, ready, errorText, runViewState, type GraphView } from '../store/store.ts';
 import { browserUrl, type UrlIO, type UrlState } from './url.ts';
 import { ListsLoader } from './lists_loader.ts';
@@ -225,6 +225,11 @@ export class Controller {
   /** The NaN capsules under the logdir (the capsule cards ask when opened: not part of the polled state). */
   capsules(): Promise<CapsulesResponse> {
     return this.api.capsules();
+  }
+
+  /** A page of one batch array's per-sample table of a capsule (the card asks as it pages). */
+  capsuleSamples(capsule: string, array: string, begin: number, end: number): Promise<CapsuleSamplesResponse> {
+    return this.api.capsuleSamples(capsule, array, begin, end);
   }
 
   chooseRun(run: string): void {

@@ -6,17 +6,20 @@ from __future__ import annotations
 from tensorboard_plugin_dbg.analysis import (
     capsule_array,
     capsule_cards_remote,
+    capsule_sample_table,
     capsule_summary,
+    run_verdict,
     tensor_slices,
     tensor_values,
 )
 from tensorboard_plugin_dbg.api import errors
 from tensorboard_plugin_dbg.api.params import Param, Params
 from tensorboard_plugin_dbg.api.routes import tensors
+from tensorboard_plugin_dbg.api.routes.shared import BEGIN, END
 from tensorboard_plugin_dbg.api.routes.tensors import NPY
 from tensorboard_plugin_dbg.api.spec import Binary, RouteSpec
 from tensorboard_plugin_dbg.index.protocol import Catalog
-from tensorboard_plugin_dbg.reader import tensor_content
+from tensorboard_plugin_dbg.reader import capsule_files, storage, tensor_content
 from tensorboard_plugin_dbg.wire import types as wire
 
 # the `tensor` route's slice and bins parameters, the same rules for a capsule's arrays
@@ -61,6 +64,16 @@ def array_npy(catalog: Catalog, p: Params) -> Binary:
     )
 
 
+def capsule_samples(catalog: Catalog, p: Params) -> wire.CapsuleSamplesResponse:
+    """A page of one batch array's per-sample table; once replayed, the rows its root cause points at marked."""
+    folder = capsule_array.capsule_folder(catalog.logdir, p["capsule"])
+    replay = storage.relpath(storage.join(folder, capsule_files.REPLAY_DIR), catalog.logdir)
+    name = next((r.name for r in catalog.runs() if r.name == replay or r.name.startswith(replay + "#")), None)
+    producer = run_verdict.root_cause(catalog.run(name), ())["producer"] if name else None
+    answer = capsule_sample_table.page(catalog.logdir, p["capsule"], p["array"], p["begin"], p["end"], producer)
+    return answer
+
+
 ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec(
         "capsules",
@@ -78,6 +91,22 @@ ROUTES: tuple[RouteSpec, ...] = (
         array,
         "CapsuleArrayResponse",
         not_found="unknown capsule or array name, or a damaged capsule file",
+    ),
+    RouteSpec(
+        "capsule_samples",
+        "One batch array of a NaN capsule per sample (x and y apart): non-finite count, min and max |x| over the "
+        "finite values, negatives, zeros; the rows the replay's root cause points at first, then the bad ones, then "
+        "by max |x|. Paged.",
+        (
+            ARRAY[0],
+            Param("array", "str", "The batch array's name (`x`, `y`, `x/features`, ...).", required=True),
+            BEGIN,
+            END,
+        ),
+        capsule_samples,
+        "CapsuleSamplesResponse",
+        paged=True,
+        not_found="unknown capsule or batch array, or a damaged capsule file",
     ),
     RouteSpec(
         "capsule_array.npy",

@@ -1,4 +1,5 @@
 // Wire types (see ../wire.ts): NaN capsules (#26) under the logdir: the capsule cards.
+import type { CapsuleLayerHistory } from './capsule_layers.ts';
 import type { Num } from './common.ts';
 import type { NonFinitePositions, TensorHistogram, TensorSlice, TensorStats } from './tensor_values.ts';
 
@@ -76,6 +77,8 @@ export interface CapsuleInfo {
   arrays?: CapsuleArrayInfo[];
   /** The loss of each sample at the trigger, top rows first (analysis/capsule_rows.py card_fields). */
   sample_loss?: CapsuleSampleLoss;
+  /** Per-layer history: gradient norms over the last steps, the first out of band (analysis/capsule_layers.py). */
+  layer_history?: CapsuleLayerHistory;
 }
 
 /** One sample's loss at the trigger. */
@@ -91,6 +94,8 @@ export interface CapsuleSampleLoss {
   /** The top rows: non-finite first, then by loss (at most 8); a non-finite loss is "NaN" / "Infinity". */
   rows: CapsuleLossRow[];
   samples: number;
+  /** The previous step's batch, its per-sample loss in one sentence (older capsules: "not recorded by ..."). */
+  previous?: string;
 }
 
 /** Every capsule under the logdir, first captured first. */

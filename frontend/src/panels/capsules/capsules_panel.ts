@@ -7,42 +7,18 @@
  * (the `capsules` route), never polled.
  */
 import type { Controller } from '../../controller/controller.ts';
-import type { CapsuleInfo, CapsuleSample, CapsuleSampleLoss } from '../../api/wire.ts';
+import type { CapsuleInfo, CapsuleSampleLoss } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
 import { capsuleArraysList } from './capsule_arrays_list.ts';
-
-const SAMPLES_SHOWN = 8;
+import { layerHeatmap } from './capsule_layers_heatmap.ts';
+import { samplePages } from './capsule_sample_pages.ts';
+import { ReturnToCapsules } from './capsule_return.ts';
 
 function placeText(c: CapsuleInfo): string {
   const parts = [`step ${c.step ?? '?'}`];
   if (c.epoch !== null && c.epoch !== undefined) parts.push(`epoch ${c.epoch}`);
   if (c.batch_index !== null && c.batch_index !== undefined) parts.push(`batch ${c.batch_index}`);
   return parts.join(' · ');
-}
-
-/** The batch per sample, the bad ones first; a click on a row opens that sample of its batch array in Tensor Values
- * (`open` gets the array's name and the sample's index). */
-function sampleTable(samples: CapsuleSample[], total: number, open: (s: CapsuleSample) => void): HTMLElement {
-  const table = el('table', 'capsule-samples');
-  table.dataset.testid = 'capsule-samples';
-  const head = el('tr');
-  for (const label of ['batch array', 'sample', 'non-finite', 'max |x| (finite)']) head.append(el('th', '', label));
-  const body = el('tbody');
-  for (const s of samples.slice(0, SAMPLES_SHOWN)) {
-    const tr = el('tr', s.nonfinite > 0 ? 'capsule-bad capsule-sample' : 'capsule-sample');
-    tr.dataset.testid = 'capsule-sample';
-    tr.title = `open sample ${s.sample} of ${s.array} in Tensor Values`;
-    tr.addEventListener('click', () => open(s));
-    for (const c of [s.array, String(s.sample), String(s.nonfinite), s.max_abs.toPrecision(4)])
-      tr.append(el('td', '', c));
-    body.append(tr);
-  }
-  const thead = el('thead');
-  thead.append(head);
-  table.append(thead, body);
-  const caption = el('caption', '', `per sample, the bad ones first (${Math.min(total, SAMPLES_SHOWN)} of ${total})`);
-  table.prepend(caption);
-  return table;
 }
 
 /** The loss of each sample at the trigger (#36): the sentence, then the top rows (non-finite first); a row opens that
@@ -55,6 +31,7 @@ function lossTable(
   const box = el('div', 'capsule-loss');
   box.dataset.testid = 'capsule-loss';
   box.append(el('div', 'capsule-loss-text', `per-sample loss: ${loss.text}`));
+  if (loss.previous) box.append(el('div', 'capsule-loss-text muted', `previous step: ${loss.previous}`));
   if (!loss.rows.length) return box;
   const table = el('table', 'capsule-samples');
   const head = el('tr');
@@ -85,9 +62,11 @@ export class CapsulesPanel {
   private count = -1;
   private capsules: CapsuleInfo[] = [];
   private opened = false; // opened on its own once (openFirst); after that only the button opens it
+  private readonly back: ReturnToCapsules; // closing Tensor Values opened from a card shows the panel again
 
   constructor(private readonly ctl: Controller) {
     this.element.dataset.testid = 'capsules-panel';
+    this.back = new ReturnToCapsules(ctl.store, () => (this.element.hidden = false));
     this.element.hidden = true;
     this.button.dataset.testid = 'capsules-open';
     this.button.title = 'NaN capsules: the batch and the state captured at the first NaN, and their replays';
@@ -180,11 +159,14 @@ export class CapsulesPanel {
     const openSample = (array: string, sample: number) => {
       this.element.hidden = true;
       const capsule = { path: c.path, group: 'batch' as const, name: array, step: c.step ?? 0, sample };
+      this.back.arm();
       this.ctl.tensors.open({ source: 'graph', index: -1, output: null, capsule });
     };
     const inputs = (c.arrays ?? []).find((a) => a.group === 'batch')?.name; // the first batch array: the inputs
     if (c.sample_loss) card.append(lossTable(c.sample_loss, inputs, openSample));
-    card.append(sampleTable(c.samples ?? [], c.samples_total ?? 0, (s) => openSample(s.array, s.sample)));
+    if (c.layer_history) card.append(layerHeatmap(c.layer_history));
+    const batchArrays = (c.arrays ?? []).filter((a) => a.group === 'batch').map((a) => a.name);
+    card.append(samplePages(this.ctl, c.path, batchArrays, openSample));
     const bad = c.bad_weights ?? [];
     const weights = bad.length
       ? `variables holding non-finite values: ${bad.map((w) => `${w.name} (${w.nan + w.pos_inf + w.neg_inf})`).join(', ')}`
@@ -193,6 +175,7 @@ export class CapsulesPanel {
     card.append(
       capsuleArraysList(c, (target) => {
         this.element.hidden = true;
+        this.back.arm();
         this.ctl.tensors.open(target);
       }),
     );

@@ -1,0 +1,134 @@
+"""Per-layer history in the capsule (#36): a real Keras program (tests/programs/capsule_layer_history.py) whose layer
+dense_3 has its kernel's gradient grown 50-fold a step for 4 steps before a NaN batch; the NanCapsule's ring (device
+variables written by the compiled step, XLA on and off) must name dense_3/kernel first out of band, 4 steps before
+the trigger, in the capsule, `report` and the card. Then the band's rule on numbers, the bound for 1,000 variables,
+and a capsule written before the history existed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tensorboard_plugin_dbg.analysis import capsule_layers, capsule_summary
+from tensorboard_plugin_dbg.reader import capsule_files
+from tests import dumps
+
+GROWN, LEAD, TRIGGER = "dense_3/kernel", 4, 37  # capsule_layer_history.py's layer, growth steps and NaN step
+
+
+def capsule_of(*args: str) -> tuple[str, dict]:
+    out = dumps.make_dump("capsule_layer_history", *args)
+    with open(os.path.join(out, "result.json")) as f:
+        result = json.load(f)
+    (folder,) = result["captured"]
+    return folder, result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("xla", [False, True], ids=["graph", "xla"])
+def test_the_layer_whose_gradient_grew_is_named_first_out_of_band_with_its_lead(tmp_path, xla):
+    folder, result = capsule_of(*(["--xla"] if xla else []))
+    manifest = capsule_files.read_manifest(folder)
+    assert manifest["step"] == TRIGGER
+    entry = manifest["layer_history"]
+    assert entry["recorded"] and entry["steps_kept"] == entry["ring"] == 32 and len(entry["variables"]) == 8
+    names, norms, peaks = capsule_layers.history(folder, manifest)
+    assert norms.shape == peaks.shape == (8, 32)
+    assert not np.all(np.isfinite(norms[:, -1]))  # the trigger's step (the NaN batch) is the last row
+    assert np.all(np.isfinite(norms[:, :-1])) and np.all(np.isfinite(peaks)) and np.all(peaks > 0)
+    first = capsule_layers.first_out_of_band(names, norms)
+    assert first["variable"].endswith(GROWN) and first["lead"] == LEAD
+    said = f"first out of band: {first['variable']}, {LEAD} steps before the trigger"
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "report", os.path.dirname(folder)]
+    text = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300).stdout
+    assert f"  layers: {said}" in text
+    fields = capsule_summary.summary(folder, os.path.dirname(folder))["layer_history"]  # the card's
+    assert fields["first"] == first["variable"] and fields["lead"] == LEAD and fields["text"].startswith(said)
+    assert len(fields["grad_norm"]) == 8 and fields["grad_norm"][names.index(first["variable"])][-1 - LEAD] > 1
+    if xla:  # the ring lives in the compiled step: XLA kept, no host op
+        assert result["jit_compile"] is True and result["graph"]["xla"]
+        assert {"L2Loss", "ResourceScatterNdUpdate"} <= set(result["graph"]["ops"])
+        assert not [op for op in result["graph"]["ops"] if "PyFunc" in op]
+
+
+@pytest.mark.slow
+def test_a_capsule_from_before_the_history_opens_and_says_it_was_not_recorded(tmp_path):
+    folder, _ = capsule_of()
+    old = tmp_path / "capsules" / os.path.basename(folder)
+    shutil.copytree(folder, old)
+    manifest = capsule_files.read_manifest(str(old))
+    del manifest["layer_history"], manifest["files"]["layer_history"]
+    (old / "layer_history.npz").unlink()
+    (old / capsule_files.MANIFEST).write_text(json.dumps(manifest))
+    card = capsule_summary.summary(str(old), str(tmp_path / "capsules"))
+    assert card["status"] == "ok" and card["sample_loss"]["samples"] == 8  # the rest of the card as before
+    assert card["layer_history"]["text"] == "not recorded by this capsule's version"
+    assert card["layer_history"]["first"] is None and card["layer_history"]["variables"] == []
+
+
+# --- the band's rule, on numbers ----------------------------------------------------------------------------------
+
+
+def quiet(n: int, steps: int = 32, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(0.5, 1.5, size=(n, steps))
+
+
+def test_the_earliest_step_out_of_band_wins_and_its_lead_is_counted_from_the_trigger():
+    norms = quiet(4)
+    norms[2, -6:] = [20.0, 30.0, 400.0, 1e4, 1e6, np.nan]  # 6 steps out, the last non-finite
+    norms[0, -3:] = [50.0, 500.0, np.inf]  # out later
+    norms[:, -1] = np.nan
+    first = capsule_layers.first_out_of_band(list("abcd"), norms)
+    assert (first["variable"], first["lead"]) == ("c", 5)
+
+
+def test_a_tie_goes_to_the_larger_excess_and_a_nan_only_at_the_trigger_has_lead_zero():
+    norms = quiet(3)
+    norms[0, -3], norms[1, -3] = 20.0, 90.0
+    assert capsule_layers.first_out_of_band(["a", "b", "c"], norms)["variable"] == "b"
+    calm = quiet(3)
+    calm[1, -1] = np.nan
+    first = capsule_layers.first_out_of_band(["a", "b", "c"], calm)
+    assert (first["variable"], first["lead"]) == ("b", 0)
+    found = (["a", "b", "c"], calm, calm)
+    assert "b, at the trigger itself (none before it)" in capsule_layers.sentence(found, {})
+    assert "no variable left its band" in capsule_layers.sentence((["a"], quiet(1), quiet(1)), {})
+
+
+def test_an_unused_variable_and_a_short_ring_are_not_called_out_of_band():
+    norms = quiet(2)
+    norms[0, :] = 0.0  # no gradient ever: a zero median judges only non-finite steps
+    norms[0, -2] = 1e-3
+    assert capsule_layers.first_out_of_band(["unused", "b"], norms)["variable"] is None
+    assert capsule_layers.first_out_of_band(["a"], quiet(1, steps=3)) is None  # too few steps for a band
+    assert "too few" in capsule_layers.sentence((["a"], quiet(1, steps=3), quiet(1, steps=3)), {})
+
+
+def test_the_ring_for_1000_variables_is_bounded_and_the_card_keeps_the_most_out_of_band():
+    tf = pytest.importorskip("tensorflow")
+    from tensorboard_plugin_dbg.capsule.layer_history import LayerHistory
+
+    variables = [tf.Variable(tf.fill([3], float(i + 1))) for i in range(1000)]
+    names = [f"layer_{i}/kernel" for i in range(1000)]
+    ring = LayerHistory(8)
+    for step in range(11):  # more steps than the ring holds: the last 8 kept, oldest first
+        grads = [tf.fill([3], float(step + 1) * (100.0 if i == 700 and step >= 8 else 1.0)) for i in range(1000)]
+        ring.record(names, grads, variables)
+    ring.hold(tf.constant(0))
+    groups, entry = ring.read()
+    held = groups["layer_history"]
+    assert held["grad_norm"].shape == held["max_abs_w"].shape == (1000, 8) and entry["steps_kept"] == 8
+    assert ring.ring.shape == (8, 2, 1000) and ring.held.shape == (8, 2, 1000)  # 16 bytes x K x n in all
+    assert np.allclose(held["grad_norm"][0], np.sqrt(3) * np.arange(4, 12))  # steps 3..10, norm of [s+1]*3
+    assert np.allclose(held["max_abs_w"][999], 1000.0)
+    first = capsule_layers.first_out_of_band(names, held["grad_norm"].astype(np.float64))
+    assert (first["variable"], first["lead"]) == ("layer_700/kernel", 2)
+    # the card: at most 48 rows, the first out of band among them, in the model's order
+    shown = capsule_layers._shown(held["grad_norm"].astype(np.float64), first)  # noqa: SLF001 - the cap itself
+    assert len(shown) == capsule_layers.CARD_VARIABLES and 700 in shown and shown == sorted(shown)
