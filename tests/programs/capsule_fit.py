@@ -3,12 +3,14 @@ at a known step. The program keeps its own copies of that step's batch and of ev
 before that step (OUT/expected.npz), for the test to compare with the capsule.
 
 Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--dict] [--sample-weight] [--mixed] [--clean]
-[--random-poison] [--nested] [--nan-input] [--jit] [--fit-per-epoch] (one fit call per epoch with the same
-callbacks, the first on clean data: the poisoned step is --poison-step of the second epoch; then a fit without the
-NanCapsule, one with it, a compile and one with it again, all on clean data; result.json lists which train function
-each fit call ran, as the index of its first appearance). --jit: compiled with jit_compile=True (result.json:
-model.jit_compile after fit, the host reads the capsule made, and the ops of the watched train function's graph).
-Capsules go to OUT/capsules; OUT/result.json says how training ended.
+[--random-poison] [--nested] [--nan-input] [--jit] [--steps-per-execution N] [--fit-per-epoch] (one fit call per
+epoch with the same callbacks, the first on clean data: the poisoned step is --poison-step of the second epoch; then
+a fit without the NanCapsule, one with it, a compile and one with it again, all on clean data; result.json lists
+which train function each fit call ran, as the index of its first appearance). --jit: compiled with jit_compile=True
+(result.json: model.jit_compile after fit, the host reads the capsule made, and the ops of the watched train
+function's graph). --steps-per-execution N: compiled with it (callbacks see one batch begin per N steps:
+OUT/after.npz holds the trainable and optimizer variables after fit, which in stop mode are the trigger step's
+pre-step values). Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
 import argparse
@@ -80,7 +82,7 @@ def build(args):
     optimizer = keras.optimizers.Adam(1e-3)
     if args.mixed:  # a scale so large that the first steps overflow on purpose (the LossScaleOptimizer skips them)
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer, initial_scale=2.0**40)
-    model.compile(optimizer=optimizer, loss="mse", jit_compile=args.jit)
+    model.compile(optimizer=optimizer, loss="mse", jit_compile=args.jit, steps_per_execution=args.steps_per_execution)
     return model
 
 
@@ -120,6 +122,7 @@ def main():
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--tfdbg-buffer", type=int, default=0)
+    p.add_argument("--steps-per-execution", type=int, default=1)
     flags = ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch", "jit")
     for flag in flags:
         p.add_argument("--" + flag, action="store_true")
@@ -162,6 +165,10 @@ def main():
         refit(model, capsule, functions, first_epoch)
         firsts = [next(i for i, g in enumerate(functions.seen) if g is f) for f in functions.seen]
         result["train_functions"] = [sorted(set(firsts)).index(i) for i in firsts]
+    if args.steps_per_execution > 1:
+        after = {"w:" + v.path: v.numpy() for v in model.trainable_variables}
+        after.update({"o:" + v.path: v.numpy() for v in model.optimizer.variables})
+        np.savez(os.path.join(args.out, "after.npz"), **after)
     if args.jit:
         result.update(jit_compile=model.jit_compile, host_reads=capsule.capsule.host_reads, graph=graph.ops)
     if args.mixed:
