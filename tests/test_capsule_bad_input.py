@@ -1,6 +1,7 @@
 """NaN capsule on programs written by others (#35, "Bad input"): fit with steps_per_execution (a call of the train
-function runs several steps: the capsule is the step that triggered, its real batch index), ... Real Keras programs
-under tests/programs/, cached like the dumps."""
+function runs several steps: the capsule is the step that triggered, its real batch index), a GAN whose train_step
+applies two optimizers of its own, a checkpoint saved at the trigger step, and skip mode's per-sample loss. Real Keras
+programs under tests/programs/, cached like the dumps."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg import capsule
-from tests.test_capsule import result, run
+from tests.test_capsule import BATCHES_PER_EPOCH, assert_capsule_is_the_step, result, run
 
 pytestmark = pytest.mark.slow
 
@@ -82,3 +83,34 @@ def test_a_train_step_applying_no_optimizer_the_capsule_can_see_is_said_plainly(
     ended = result(run("capsule_gan", "--hidden"))
     assert ended["captured"] == [] and not ended["finite"]  # the NaN went through: nothing held it back
     assert len(ended["warnings"]) == 1 and "NOT checked" in ended["warnings"][0] and "gan" in ended["warnings"][0]
+
+
+@pytest.mark.parametrize(
+    ("freq", "step"),
+    [("5", 4), ("epoch", BATCHES_PER_EPOCH - 1)],
+    ids=["save_freq_at_the_trigger_step", "epoch_end_save_at_the_trigger_step"],
+)
+def test_a_checkpoint_saved_at_the_trigger_step_holds_no_nan(freq, step):
+    """ModelCheckpoint saving right after the trigger step (save_freq=5 with the NaN in batch 4; save_freq="epoch"
+    with the NaN in the epoch's last batch, the capsule written at the same epoch end). A BatchNormalization meets
+    the NaN in the forward pass: before, its moving statistics went NaN although the update was held back, and so did
+    every checkpoint and the model after fit. Now the held-back step's forward pass is undone too: every checkpoint and
+    the model hold finite values, and the capsule is whole (the batch bit for bit, the pre-step state)."""
+    out = run("capsule_fit", "--bn-first", "--checkpoint", freq, "--poison-step", str(step))
+    assert_capsule_is_the_step(out, step)
+    ended = result(out)
+    assert ended["checkpoints"] and all(ended["checkpoints"].values()), ended["checkpoints"]
+    assert ended["finite_after"] and ended["steps"] == step
+
+
+def test_skip_mode_per_sample_loss_is_computed_with_the_pre_step_weights():
+    """Skip mode (#36): the host reads the trigger up to check_every steps after it, and training went on applying
+    meanwhile; the per-sample loss must still be the one of the captured batch under the weights the capsule holds
+    (the program computes it itself at the poisoned step's begin), not under the weights of the read."""
+    out = run("capsule_fit", "--on-nan", "skip")
+    c = capsule.load(os.path.join(out, "capsules"))
+    held = np.load(os.path.join(c.path, "forensics.npz"))["per_sample_loss"]
+    expected = np.load(os.path.join(out, "per_sample_loss.npy"))
+    assert held.shape == expected.shape == (8,)
+    assert np.isnan(held[3]) and np.isnan(expected[3])  # the poisoned row
+    np.testing.assert_allclose(held, expected, rtol=1e-6, equal_nan=True)

@@ -1,34 +1,62 @@
 """Forensics at the trigger, written into the capsule: the loss of each sample of the captured batch, so a NaN or a
 spike is tied to its rows ("rows 2 and 6 carry the non-finite loss", "rows 17 and 40 carry 98 % of the loss").
 
-Computed once, at the capture, from the captured batch and the weights as they are then (the update is not applied:
-the pre-step weights): one extra forward pass (`training=False`: no dropout draw, BatchNorm on its moving
-statistics), and the compiled loss per sample (Keras: the loss function of `compile`, which reduces each sample's
-last axis; a `Loss` object's unreduced `call`). Only for `fit` with a single loss; otherwise the capsule says why
-it holds none. Stored as `forensics.npz` (`per_sample_loss`, float64 so no sample's value overflows on the way),
-described in the manifest's optional `forensics` entry; capsules written before it lack both (the viewer then says
-"not recorded by this capsule's version")."""
+Computed once, at the capture, from the captured batch and the pre-step weights (stop and raise modes: the weights
+as they are then, no later step applied anything; skip mode: later steps did apply until the host read the trigger,
+so the model runs with the capsule's stored pre-step weights, put back afterwards): one extra forward pass
+(`training=False`: no dropout draw, BatchNorm on its moving statistics), and the compiled loss per sample (Keras:
+the loss function of `compile`, which reduces each sample's last axis; a `Loss` object's unreduced `call`). Only for
+`fit` with a single loss; otherwise the capsule says why it holds none. Stored as `forensics.npz`
+(`per_sample_loss`, float64 so no sample's value overflows on the way), described in the manifest's optional
+`forensics` entry; capsules written before it lack both (the viewer then says "not recorded by this capsule's
+version")."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
+from . import structure
 
-def at_trigger(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, np.ndarray]], Any]:
-    """(the extra array groups, the manifest's `forensics` entry) for a capture."""
+
+def at_trigger(
+    watch: Any, spec: Any, batch: dict[str, np.ndarray], weights: dict[str, np.ndarray] | None = None
+) -> tuple[dict[str, dict[str, np.ndarray]], Any]:
+    """(the extra array groups, the manifest's `forensics` entry) for a capture; `weights`: the capsule's pre-step
+    model variables by name, when the model has moved on since the trigger (skip mode)."""
     start = time.perf_counter()
     try:
-        values, loss_name = _per_sample_loss(watch, spec, batch)
+        with _weights_as(watch.model, weights):
+            values, loss_name = _per_sample_loss(watch, spec, batch)
     except Exception as e:  # noqa: BLE001 - forensics must never cost the capsule itself
         return {}, {"per_sample_loss": None, "why": f"not computed: {type(e).__name__}: {e}"}
     seconds = round(time.perf_counter() - start, 4)
     entry = {"per_sample_loss": {"loss": loss_name, "training": False, "seconds": seconds, "samples": len(values)}}
     return {"forensics": {"per_sample_loss": values}}, entry
+
+
+@contextlib.contextmanager
+def _weights_as(model: Any, weights: dict[str, np.ndarray] | None) -> Iterator[None]:
+    """The model's variables set to `weights` (by the capsule's names) for the forward pass, then put back."""
+    if weights is None:
+        yield
+        return
+    names = structure.unique_names([v.path for v in model.variables])
+    pairs = [(v, weights[n]) for n, v in zip(names, model.variables) if n in weights]
+    now = [np.array(v.numpy()) for v, _ in pairs]
+    try:
+        for variable, value in pairs:
+            variable.assign(value)
+        yield
+    finally:
+        for (variable, _), value in zip(pairs, now):
+            variable.assign(value)
 
 
 def _per_sample_loss(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[np.ndarray, str]:

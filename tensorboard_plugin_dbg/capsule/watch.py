@@ -175,6 +175,7 @@ class Watch:
             with tf.control_dependencies(stashed):
                 recorded = [state.capture([t for _, t in checked], snapshot, self.model, self.optimizer)]
             recorded += [rules.capture(measured)] if rules.on else []
+            recorded += _undo_forward(self.model, snapshot)
             with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
                 if self.on_nan != "skip":
                     self.halt.assign(math.inf)
@@ -185,7 +186,11 @@ class Watch:
             exact = _all_finite([t for _, t in checked])
             if spiky is not None:
                 exact = tf.logical_and(exact, tf.logical_not(spiky))
-            return tf.cond(self.halt > 0, lambda: tf.constant(False), lambda: tf.cond(exact, apply, capture))
+            return tf.cond(self.halt > 0, halted, lambda: tf.cond(exact, apply, capture))
+
+        def halted() -> Any:
+            with tf.control_dependencies(_undo_forward(self.model, snapshot)):
+                return tf.constant(False)
 
         with tf.control_dependencies([state.count_step()] if first_of_step else []):
             go = _sum_finite([t for _, t in checked], self.halt)  # halt is +inf: one sum says "finite, not halted"
@@ -322,9 +327,21 @@ class Watch:
             **environment(),
         }
         groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
-        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays)  # per-sample loss (optional group)
+        moved_on = weights if self.on_nan == "skip" else None  # later steps applied: the loss from the stored state
+        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays, moved_on)  # per-sample loss
         groups.update(extra)
         return writer.write_capsule(self.directory, f"capsule-step{step:09d}", manifest, groups)
+
+
+def _undo_forward(model: Any, snapshot: dict[str, Any]) -> list[Any]:
+    """A step held back or halted applies nothing, its forward pass included: the non-trainable variables it moved
+    (BatchNorm statistics, seed states: NaN statistics after a NaN batch) back to their values as it began, so a
+    checkpoint saved after it, or the model after fit, holds the pre-step state (assign ops, in the rare branch)."""
+    import tensorflow as tf
+
+    names = structure.unique_names([v.path for v in model.variables])
+    pairs = [(n, v if isinstance(v, tf.Variable) else v.value) for n, v in zip(names, model.variables) if n in snapshot]
+    return [variable.assign(snapshot[name]) for name, variable in pairs]
 
 
 def _index(first: Any, offset: int) -> Any:

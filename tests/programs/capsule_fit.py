@@ -11,6 +11,9 @@ which train function each fit call ran, as the index of its first appearance). -
 function's graph). --steps-per-execution N: compiled with it (callbacks see one batch begin per N steps:
 OUT/after.npz holds the trainable and optimizer variables after fit, which in stop mode are the trigger step's
 pre-step values). Capsules go to OUT/capsules; OUT/result.json says how training ended.
+--checkpoint F: a ModelCheckpoint saving every F batches (or `epoch`) into OUT/ckpt (result.json: whether each
+checkpoint holds finite variables only, and the model after fit). --bn-first: a BatchNormalization right after the
+sqrt (its statistics meet the NaN).
 """
 
 import argparse
@@ -57,17 +60,23 @@ class GraphOps(keras.callbacks.Callback):
 
 
 class KeepPreStep(keras.callbacks.Callback):
-    """The program's own copies of every variable at the start of the poisoned step."""
+    """The program's own copies of every variable at the start of the poisoned step, and (a plain x) each sample's
+    loss of that step's batch with those weights (OUT/per_sample_loss.npy: the forward pass the capsule's forensics
+    makes, training=False)."""
 
-    def __init__(self, step, out):
+    def __init__(self, step, out, batch=None):
         super().__init__()
-        self.step, self.out, self.seen = step, out, 0
+        self.step, self.out, self.seen, self.batch = step, out, 0, batch
 
     def on_train_batch_begin(self, batch, logs=None):
         if self.seen == self.step:
             arrays = {"w:" + v.path: v.numpy() for v in self.model.variables}
             arrays.update({"o:" + v.path: v.numpy() for v in self.model.optimizer.variables})
             np.savez(os.path.join(self.out, "pre_step.npz"), **arrays)
+            if self.batch is not None:
+                x, y = self.batch
+                loss = keras.losses.mean_squared_error(y, self.model(x, training=False))
+                np.save(os.path.join(self.out, "per_sample_loss.npy"), np.asarray(loss, dtype=np.float64))
         self.seen += 1
 
 
@@ -75,6 +84,8 @@ def build(args):
     inputs = {"a": keras.Input((3,), name="a"), "b": keras.Input((2,), name="b")} if args.dict else keras.Input((5,))
     features = keras.layers.Concatenate()([inputs["a"], inputs["b"]]) if args.dict else inputs
     h = SqrtFeatures()(features)
+    if args.bn_first:  # statistics of the NaN itself (the ReLU below turns a NaN into 0 on CPU)
+        h = keras.layers.BatchNormalization()(h)
     h = keras.layers.Dense(16, activation="relu")(h)
     h = keras.layers.Dropout(0.25)(h)
     h = keras.layers.BatchNormalization()(h)
@@ -123,7 +134,9 @@ def main():
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--tfdbg-buffer", type=int, default=0)
     p.add_argument("--steps-per-execution", type=int, default=1)
+    p.add_argument("--checkpoint", default="", help="ModelCheckpoint's save_freq: a number of batches, or epoch")
     flags = ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch", "jit")
+    flags += ("bn-first",)
     for flag in flags:
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
@@ -146,7 +159,10 @@ def main():
     first_epoch = data(argparse.Namespace(**dict(vars(args), clean=True))) if args.fit_per_epoch else None
     poisoned_step = args.poison_step + (SAMPLES // BATCH if args.fit_per_epoch else 0)
     graph = GraphOps(x, y)
-    callbacks = [capsule, KeepPreStep(poisoned_step, args.out), functions] + ([graph] if args.jit else [])
+    rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
+    plain = None if args.dict or args.nested or args.fit_per_epoch else (x[rows], y[rows])
+    callbacks = [capsule, KeepPreStep(poisoned_step, args.out, plain), functions] + ([graph] if args.jit else [])
+    callbacks += checkpoints(args)
     fit = dict(sample_weight=sample_weight, batch_size=BATCH, shuffle=False, verbose=0, callbacks=callbacks)
     try:
         if args.fit_per_epoch:
@@ -161,6 +177,9 @@ def main():
     except NanCapsuleError as e:
         result = {"ended": "raised", "message": str(e)}
     result.update(captured=capsule.captured, steps=int(model.optimizer.iterations.numpy()), triggers=capsule.triggered)
+    result["finite_after"] = all(bool(np.isfinite(v.numpy()).all()) for v in model.variables)
+    if args.checkpoint:
+        result["checkpoints"] = checkpoints_finite(args)
     if args.fit_per_epoch:
         refit(model, capsule, functions, first_epoch)
         firsts = [next(i for i, g in enumerate(functions.seen) if g is f) for f in functions.seen]
@@ -175,6 +194,28 @@ def main():
         result["scale"] = float(model.optimizer.dynamic_scale.numpy())
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
+
+
+def checkpoints(args):
+    """--checkpoint F: a ModelCheckpoint (weights only) saving every F batches (or each epoch) into OUT/ckpt."""
+    if not args.checkpoint:
+        return []
+    by_epoch = args.checkpoint == "epoch"
+    name = "e{epoch}.weights.h5" if by_epoch else "e{epoch}-b{batch}.weights.h5"
+    path = os.path.join(args.out, "ckpt", name)
+    freq = "epoch" if by_epoch else int(args.checkpoint)
+    return [keras.callbacks.ModelCheckpoint(path, save_weights_only=True, save_freq=freq)]
+
+
+def checkpoints_finite(args):
+    """Each checkpoint saved, loaded into a fresh model: whether every variable it holds is finite."""
+    folder = os.path.join(args.out, "ckpt")
+    finite = {}
+    for name in sorted(os.listdir(folder)):
+        model = build(args)
+        model.load_weights(os.path.join(folder, name))
+        finite[name] = all(bool(np.isfinite(v.numpy()).all()) for v in model.variables)
+    return finite
 
 
 def graph_ops(train_function, x, y):
