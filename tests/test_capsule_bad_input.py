@@ -114,3 +114,16 @@ def test_skip_mode_per_sample_loss_is_computed_with_the_pre_step_weights():
     assert held.shape == expected.shape == (8,)
     assert np.isnan(held[3]) and np.isnan(expected[3])  # the poisoned row
     np.testing.assert_allclose(held, expected, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize(("rule", "kind"), [((), "loss_spike"), (("--grad",), "grad_spike")])
+def test_a_spike_on_the_very_first_armed_step_triggers_and_one_on_the_last_arming_step_never_does(rule, kind):
+    """The rule arms over the first 100 applied steps (spike.WINDOW): a spike at step 100, the first armed step,
+    under XLA, is a capsule of that step (its batch, the update held back); the same spike at step 99, the last
+    arming step, is not a trigger (it enters the window and the run goes on to its end)."""
+    first = run("capsule_spike", "--jit", "--poison-step", "100", *rule)
+    c = assert_capsule_is_the_step(first, 100)
+    assert c.trigger["kind"] == kind and result(first)["steps"] == 100
+    assert c.trigger["value"] > 10 * c.trigger["window_max"] > 0
+    last_arming = result(run("capsule_spike", "--jit", "--poison-step", "99", *rule))
+    assert last_arming["captured"] == [] and last_arming["steps"] == 130
