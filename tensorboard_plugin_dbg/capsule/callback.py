@@ -1,12 +1,14 @@
 """`NanCapsule`: the Keras callback (one item in `model.fit(callbacks=[...])`) and the custom-loop helper.
 
 In `fit`, `set_model` runs before Keras makes its train function; it wraps, on the instances only, the model's
-`train_step` (to see the batch and read the pre-step state), `compute_loss` (to see the loss) and the optimizer's
-`apply` (to check the loss and gradients first and apply only when all are finite), then drops any train function
-made earlier so that the next one is traced with the check. The train step stays as compiled as the user set it
-(`jit_compile=True` keeps XLA): nothing in the check leaves the device. The step hands its batch back with its logs
-(device tensors, no copy); `make_train_function`'s wrapper takes it out of the logs and keeps it on the host until the
-next poll of the trigger counter (every `check_every` steps and at the epoch's end).
+`train_step` (to see the batch and read the pre-step state), `compute_loss` (to see the loss) and the `apply` of every
+optimizer it holds (capsule/optimizers.py; to check the loss and gradients first and apply only when all are finite),
+then drops any train function made earlier so that the next one is traced with the check. The train step stays as
+compiled as the user set it (`jit_compile=True` keeps XLA): nothing in the check leaves the device. Without XLA the
+check's rare branch keeps the trigger step's batch in device variables (capsule/stash.py) and the host only notes
+where each call's steps were (`steps_per_execution` steps a call); under XLA the step hands its batch back with its
+logs (device tensors, no copy) and `make_train_function`'s wrapper takes it out of the logs and keeps it on the host
+until the next poll of the trigger counter (every `check_every` steps and at the epoch's end).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The in-graph watch: one training step's loss and gradients checked before the update, the update applied only
 when all are finite; the other branch of the `tf.cond` (which costs nothing until it runs) records the trigger and
 the pre-step state in device variables (capsule/shadow.py) and nothing else, so the step compiles with XLA. The host
-reads the trigger counter every `check_every` steps and at the epoch's end (no read per step), takes the batch it
-kept of that step, and writes the capsule.
+reads the trigger counter every `check_every` steps and at the epoch's end (no read per step), takes that step's
+batch (kept on the device by the rare branch, capsule/stash.py, or on the host), and writes the capsule.
 
 TensorFlow is imported inside the functions that run in the training process only.
 """
@@ -17,7 +17,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
-from . import announce, forensics, replay_mode, shadow, stash, structure, writer
+from . import announce, calls, forensics, replay_mode, shadow, stash, structure, writer
 from . import spike as spike_rules
 from .spike import SpikeRules
 
@@ -175,7 +175,7 @@ class Watch:
             with tf.control_dependencies(stashed):
                 recorded = [state.capture([t for _, t in checked], snapshot, self.model, self.optimizer)]
             recorded += [rules.capture(measured)] if rules.on else []
-            recorded += _undo_forward(self.model, snapshot)
+            recorded += calls.undo_forward(self.model, snapshot)
             with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
                 if self.on_nan != "skip":
                     self.halt.assign(math.inf)
@@ -189,7 +189,7 @@ class Watch:
             return tf.cond(self.halt > 0, halted, lambda: tf.cond(exact, apply, capture))
 
         def halted() -> Any:
-            with tf.control_dependencies(_undo_forward(self.model, snapshot)):
+            with tf.control_dependencies(calls.undo_forward(self.model, snapshot)):
                 return tf.constant(False)
 
         with tf.control_dependencies([state.count_step()] if first_of_step else []):
@@ -252,7 +252,7 @@ class Watch:
         state = self.state
         if state.triggers is None:
             return
-        seen = self._read_counts()  # the one device-to-host read, every check_every steps
+        seen = calls.read_counts(self)  # the one device-to-host read, every check_every steps
         self.host_reads += 1
         if seen == self.triggers:
             return
@@ -268,9 +268,9 @@ class Watch:
                 self.replay.record(trigger)
                 state.release()
                 continue
-            kept = self._call_of(device_step)
+            kept = calls.call_of(self.recent, device_step, self.steps_per_execution)
             epoch, batch_index = (
-                (kept[1], _index(kept[2], device_step - kept[0])) if kept else (self.epoch, self.batch_index)
+                (kept[1], calls.batch_index(kept[2], device_step - kept[0])) if kept else (self.epoch, self.batch_index)
             )
             batch = (kept[3] if kept[3] is not None else self.stash.read()) if held and kept else None
             folder = None
@@ -289,23 +289,6 @@ class Watch:
                 writer.append_skip(self.directory, dict(entry, capsule=folder))
             if count == 0:
                 self.pending = trigger
-
-    def _read_counts(self) -> int:
-        """The trigger counter; when a call of the train function runs several steps, with the device's step counter
-        in the same read (the host's own count is an estimate after an epoch's last, shorter call)."""
-        import tensorflow as tf
-
-        state = self.state
-        if self.steps_per_execution == 1:
-            return int(state.triggers.numpy())
-        seen, steps = (int(v) for v in tf.stack([state.triggers, state.counter]).numpy())
-        self.steps_run = self.polled_at = steps
-        return seen
-
-    def _call_of(self, device_step: int) -> tuple[int, Any, Any, Any, bool] | None:
-        """The kept call of the step that ran `device_step` (the one that started last at or before it)."""
-        calls = [r for r in self.recent if r[0] <= device_step < r[0] + self.steps_per_execution]
-        return calls[-1] if calls else None
 
     def _write(self, batch: Any, fit: bool, trigger: Any, step: int, epoch: Any, batch_index: Any) -> str:
         spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
@@ -331,22 +314,6 @@ class Watch:
         extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays, moved_on)  # per-sample loss
         groups.update(extra)
         return writer.write_capsule(self.directory, f"capsule-step{step:09d}", manifest, groups)
-
-
-def _undo_forward(model: Any, snapshot: dict[str, Any]) -> list[Any]:
-    """A step held back or halted applies nothing, its forward pass included: the non-trainable variables it moved
-    (BatchNorm statistics, seed states: NaN statistics after a NaN batch) back to their values as it began, so a
-    checkpoint saved after it, or the model after fit, holds the pre-step state (assign ops, in the rare branch)."""
-    import tensorflow as tf
-
-    names = structure.unique_names([v.path for v in model.variables])
-    pairs = [(n, v if isinstance(v, tf.Variable) else v.value) for n, v in zip(names, model.variables) if n in snapshot]
-    return [variable.assign(snapshot[name]) for name, variable in pairs]
-
-
-def _index(first: Any, offset: int) -> Any:
-    """The batch index of a step `offset` steps into a call whose first batch index is `first` (None: unknown)."""
-    return first + offset if isinstance(first, int) else first
 
 
 def _sum_finite(tensors: list[Any], halt: Any) -> Any:
