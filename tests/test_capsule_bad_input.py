@@ -127,3 +127,14 @@ def test_a_spike_on_the_very_first_armed_step_triggers_and_one_on_the_last_armin
     assert c.trigger["value"] > 10 * c.trigger["window_max"] > 0
     last_arming = result(run("capsule_spike", "--jit", "--poison-step", "99", *rule))
     assert last_arming["captured"] == [] and last_arming["steps"] == 130
+
+
+@pytest.mark.parametrize("per_call", ["1", "5"])
+def test_without_xla_the_host_reads_the_counters_every_few_steps_not_every_step(per_call):
+    """No device-to-host copy per step without XLA either (the batch stays on the device until a trigger): a clean
+    run of 2 epochs x 12 steps reads the counters once per check_every=16 steps, at each epoch's end, at the train's
+    end and when the program asks `triggered`, whether a call runs one step or five."""
+    ended = result(run("capsule_fit", "--clean", "--steps-per-execution", per_call))
+    steps = 2 * BATCHES_PER_EPOCH
+    assert ended["steps"] == steps and ended["captured"] == []
+    assert 4 <= ended["host_reads"] <= steps // 16 + 4

@@ -60,9 +60,9 @@ class GraphOps(keras.callbacks.Callback):
 
 
 class KeepPreStep(keras.callbacks.Callback):
-    """The program's own copies of every variable at the start of the poisoned step, and (a plain x) each sample's
-    loss of that step's batch with those weights (OUT/per_sample_loss.npy: the forward pass the capsule's forensics
-    makes, training=False)."""
+    """The program's own copies of every variable at the start of the poisoned step, and (skip mode, a plain x) each
+    sample's loss of that step's batch with those weights (OUT/per_sample_loss.npy: the forward pass the capsule's
+    forensics makes, training=False)."""
 
     def __init__(self, step, out, batch=None):
         super().__init__()
@@ -160,7 +160,9 @@ def main():
     poisoned_step = args.poison_step + (SAMPLES // BATCH if args.fit_per_epoch else 0)
     graph = GraphOps(x, y)
     rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
-    plain = None if args.dict or args.nested or args.fit_per_epoch else (x[rows], y[rows])
+    # skip mode's expected per-sample loss (an extra forward pass: not where a layer counts its calls, --random-poison)
+    simple = args.on_nan == "skip" and not (args.dict or args.nested or args.fit_per_epoch or args.random_poison)
+    plain = (x[rows], y[rows]) if simple else None
     callbacks = [capsule, KeepPreStep(poisoned_step, args.out, plain), functions] + ([graph] if args.jit else [])
     callbacks += checkpoints(args)
     fit = dict(sample_weight=sample_weight, batch_size=BATCH, shuffle=False, verbose=0, callbacks=callbacks)
@@ -177,6 +179,7 @@ def main():
     except NanCapsuleError as e:
         result = {"ended": "raised", "message": str(e)}
     result.update(captured=capsule.captured, steps=int(model.optimizer.iterations.numpy()), triggers=capsule.triggered)
+    result["host_reads"] = capsule.capsule.host_reads  # device-to-host reads of the capsule's counters
     result["finite_after"] = all(bool(np.isfinite(v.numpy()).all()) for v in model.variables)
     if args.checkpoint:
         result["checkpoints"] = checkpoints_finite(args)
