@@ -1,16 +1,19 @@
 """`NanCapsule`: the Keras callback (one item in `model.fit(callbacks=[...])`) and the custom-loop helper.
 
 In `fit`, `set_model` runs before Keras makes its train function; it wraps, on the instances only, the model's
-`train_step` (to see the batch and read the pre-step state), `compute_loss` (to see the loss) and the optimizer's
-`apply` (to check the loss and gradients first and apply only when all are finite), then drops any train function
-made earlier so that the next one is traced with the check. The train step stays as compiled as the user set it
-(`jit_compile=True` keeps XLA): nothing in the check leaves the device. The step hands its batch back with its logs
-(device tensors, no copy); `make_train_function`'s wrapper takes it out of the logs and keeps it on the host until the
-next poll of the trigger counter (every `check_every` steps and at the epoch's end).
+`train_step` (to see the batch and read the pre-step state), `compute_loss` (to see the loss) and the `apply` of every
+optimizer it holds (capsule/optimizers.py; to check the loss and gradients first and apply only when all are finite),
+then drops any train function made earlier so that the next one is traced with the check. The train step stays as
+compiled as the user set it (`jit_compile=True` keeps XLA): nothing in the check leaves the device. Without XLA the
+check's rare branch keeps the trigger step's batch in device variables (capsule/stash.py) and the host only notes
+where each call's steps were (`steps_per_execution` steps a call); under XLA the step hands its batch back with its
+logs (device tensors, no copy) and `make_train_function`'s wrapper takes it out of the logs and keeps it on the host
+until the next poll of the trigger counter (every `check_every` steps and at the epoch's end).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,6 +21,7 @@ import keras
 import numpy as np
 
 from . import announce, distribute, structure
+from . import optimizers as watched_optimizers
 from .replay_mode import ReplayMismatch
 from .watch import NanCapsuleError, Watch
 
@@ -80,7 +84,10 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         _supported(model)
         watch.source = "fit"
         watch.compiled = bool(model.jit_compile)
-        watch.attach(model, model.optimizer)
+        watch.steps_per_execution = int(getattr(model, "steps_per_execution", 1) or 1)
+        watch.stash.on = not watch.compiled  # the batch kept on the device, not handed back each step
+        found = watched_optimizers.of_model(model)  # a custom train_step may apply optimizers of its own (a GAN)
+        watch.attach(model, found[0] if len(found) == 1 else watched_optimizers.Several(found))
         _install(model, watch)
         if self._kept is not None and _same(self._kept[0], _traced_for(model)):
             model.train_function = self._kept[1]
@@ -182,30 +189,48 @@ BATCH_KEY = "nan_capsule_batch"  # the step's batch leaves in its logs, taken ou
 REPLAY_KEY = "nan_capsule_checked"  # replay's compiled pass: the loss and gradients, out of the compiled step
 
 
-def _install(model: Any, watch: Watch) -> None:
-    optimizer = model.optimizer
+def _checked(optimizer: Any, model: Any, watch: Watch) -> Any:
+    """The optimizer's `apply` (apply_gradients calls it) checked before it applies (on the instance)."""
     original_apply = optimizer.apply
-    original_step = model.train_step
-    original_loss = model.compute_loss
-    original_make = model.make_train_function
 
     def apply(grads: Any, trainable_variables: Any = None) -> Any:
         variables = trainable_variables if trainable_variables is not None else model.trainable_variables
-        return watch.checked_apply(original_apply, grads, variables, watch.traced_loss, watch.traced_batch, fit=True)
+        loss, batch = watch.traced_loss, watch.traced_batch
+        return watch.checked_apply(original_apply, grads, variables, loss, batch, fit=True, optimizer=optimizer)
+
+    return apply
+
+
+def _install(model: Any, watch: Watch) -> None:
+    optimizers = watched_optimizers.of_model(model)
+    original_step = model.train_step
+    original_loss = model.compute_loss
+    original_make = model.make_train_function
+    said: list[bool] = []  # the warning that this train step applies no watched optimizer, once
 
     def train_step(data: Any) -> Any:
         watch.traced_batch, watch.traced_loss, watch.traced_snapshot = data, None, watch.snapshot()
+        watch.applies_traced = 0
         try:
             logs = original_step(data)
         finally:
             watch.traced_batch, watch.traced_loss, watch.traced_snapshot = None, None, None
+            applied, watch.applies_traced = watch.applies_traced, None
+        if not applied and watch.replay is None and not said:  # never silent: updates go unchecked
+            said.append(True)
+            warnings.warn(
+                watched_optimizers.NOT_WATCHED.format(model=model.name, names=watched_optimizers.names(optimizers)),
+                RuntimeWarning,
+                stacklevel=2,
+            )
         if not isinstance(logs, dict):
             return logs
         if distribute.replicated():  # Keras reduces a replicated step's outputs: the batch is kept on the device
             return {**logs, BATCH_KEY: {}}
-        spec, leaves = structure.flatten(data, fit=True)
-        watch.fit_batch_spec = (spec, [name for name, _ in leaves])
-        logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
+        if not watch.stash.on:  # XLA: the step hands its batch back with its logs
+            spec, leaves = structure.flatten(data, fit=True)
+            watch.fit_batch_spec = (spec, [name for name, _ in leaves])
+            logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
         compiled_pass = watch.replay is not None and not watch.replay.dumping
         if compiled_pass and watch.replay_checked is not None:  # replay's compiled pass: the checked tensors
             logs[REPLAY_KEY] = {str(i): t for i, t in enumerate(watch.replay_checked[1])}
@@ -224,7 +249,10 @@ def _install(model: Any, watch: Watch) -> None:
         return loss
 
     _uninstall(model)
-    optimizer.apply, model.train_step, model.compute_loss = apply, train_step, compute_loss
+    for optimizer in optimizers:
+        optimizer.apply = _checked(optimizer, model, watch)
+    model.nan_capsule_optimizers = optimizers
+    model.train_step, model.compute_loss = train_step, compute_loss
     model.make_train_function = make_train_function
     model.nan_capsule_installed = True
     model.train_function = None  # traced again, with the check
@@ -242,6 +270,8 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
             spec, names = watch.fit_batch_spec
             named = [(name, leaves[str(i)]) for i, name in enumerate(names)]
             watch.keep_batch(structure.Flat(spec, named), fit=True)
+        elif watch.stash.on:  # the device keeps a trigger's batch: the host keeps where this call's steps were
+            watch.keep_batch(None, fit=True, steps=watch.steps_per_execution)
         return logs
 
     model.train_function = train_function
@@ -251,10 +281,11 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
 def _supported(model: Any) -> None:
     """What the watch cannot follow yet is said here, at set_model, never a silent no-op or a wrong capsule."""
     distribute.check_supported(model.distribute_strategy)
-    if int(getattr(model, "steps_per_execution", 1) or 1) > 1:
+    if int(getattr(model, "steps_per_execution", 1) or 1) > 1 and model.jit_compile:
         raise ValueError(
-            f"NanCapsule needs steps_per_execution=1 (the model has {model.steps_per_execution}): the host keeps "
-            "one batch per call of the train function"
+            f"NanCapsule watches steps_per_execution={model.steps_per_execution} without XLA only (jit_compile=False): "
+            "an XLA-compiled step hands its batch back with its outputs, and a call of the train function returns "
+            "its last step's only; with jit_compile=True use steps_per_execution=1"
         )
 
 
@@ -271,7 +302,8 @@ def _same(kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
 def _uninstall(model: Any) -> None:
     if model is None or not getattr(model, "nan_capsule_installed", False):
         return
-    pairs = [(model.optimizer, "apply"), (model, "train_step"), (model, "compute_loss"), (model, "make_train_function")]
+    pairs = [(o, "apply") for o in getattr(model, "nan_capsule_optimizers", [model.optimizer])]
+    pairs += [(model, "train_step"), (model, "compute_loss"), (model, "make_train_function")]
     for owner, name in pairs:
         if name in vars(owner):
             delattr(owner, name)

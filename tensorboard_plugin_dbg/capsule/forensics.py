@@ -1,19 +1,23 @@
 """Forensics at the trigger, written into the capsule: the loss of each sample of the captured batch, so a NaN or a
 spike is tied to its rows ("rows 2 and 6 carry the non-finite loss", "rows 17 and 40 carry 98 % of the loss").
 
-Computed once, at the capture, from the captured batch and the weights as they are then (the update is not applied:
-the pre-step weights): one extra forward pass (`training=False`: no dropout draw, BatchNorm on its moving
-statistics), and the compiled loss per sample (Keras: the loss function of `compile`, which reduces each sample's
-last axis; a `Loss` object's unreduced `call`). Only for `fit` with a single loss; otherwise the capsule says why
-it holds none. The previous step's batch (kept by reference on the host until the poll, as Lightning keeps it) gets
-the same, with the same weights (`previous_per_sample_loss`: is the spike the batch, or the model?). Stored as
-`forensics.npz` (`per_sample_loss`, float64 so no sample's value overflows on the way),
-described in the manifest's optional `forensics` entry; capsules written before it lack both (the viewer then says
-"not recorded by this capsule's version")."""
+Computed once, at the capture, from the captured batch and the pre-step weights (stop and raise modes: the weights
+as they are then, no later step applied anything; skip mode: later steps did apply until the host read the trigger,
+so the model runs with the capsule's stored pre-step weights, put back afterwards): one extra forward pass
+(`training=False`: no dropout draw, BatchNorm on its moving statistics), and the compiled loss per sample (Keras:
+the loss function of `compile`, which reduces each sample's last axis; a `Loss` object's unreduced `call`). Only for
+`fit` with a single loss; otherwise the capsule says why it holds none. The previous step's batch, when the host
+still holds it (kept by reference until the poll, as Lightning keeps it: an XLA step hands its batch back; without
+XLA the device keeps the trigger's batch only), gets the same, with the same weights (`previous_per_sample_loss`: is
+the spike the batch, or the model?). Stored as `forensics.npz` (`per_sample_loss`, float64 so no sample's value
+overflows on the way), described in the manifest's optional `forensics` entry; capsules written before it lack both
+(the viewer then says "not recorded by this capsule's version")."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -24,13 +28,19 @@ from . import structure
 
 
 def at_trigger(
-    watch: Any, spec: Any, batch: dict[str, np.ndarray], kept: Any = None
+    watch: Any,
+    spec: Any,
+    batch: dict[str, np.ndarray],
+    kept: Any = None,
+    weights: dict[str, np.ndarray] | None = None,
 ) -> tuple[dict[str, dict[str, np.ndarray]], Any]:
     """(the extra array groups, the manifest's `forensics` entry) for a capture; `kept`: the trigger's batch as the
-    host kept it (its predecessor in `watch.recent` is the previous step's batch)."""
+    host kept it (its predecessor in `watch.recent` is the previous step's batch); `weights`: the capsule's pre-step
+    model variables by name, when the model has moved on since the trigger (skip mode)."""
     start = time.perf_counter()
     try:
-        values, loss_name = _per_sample_loss(watch, spec, batch)
+        with _weights_as(watch.model, weights):
+            values, loss_name = _per_sample_loss(watch, spec, batch)
     except Exception as e:  # noqa: BLE001 - forensics must never cost the capsule itself
         return {}, {"per_sample_loss": None, "why": f"not computed: {type(e).__name__}: {e}"}
     seconds = round(time.perf_counter() - start, 4)
@@ -39,9 +49,10 @@ def at_trigger(
     try:
         previous = _previous(watch, kept)
         if previous is None:
-            entry["previous"] = {"why": "the previous step's batch was not kept (the first step watched)"}
+            entry["previous"] = {"why": _why_no_previous(watch)}
         else:
-            arrays["previous_per_sample_loss"], _ = _per_sample_loss(watch, previous[0], previous[1])
+            with _weights_as(watch.model, weights):
+                arrays["previous_per_sample_loss"], _ = _per_sample_loss(watch, previous[0], previous[1])
             entry["previous"] = {**previous[2], "samples": len(arrays["previous_per_sample_loss"])}
     except Exception as e:  # noqa: BLE001 - as above
         entry["previous"] = {"why": f"not computed: {type(e).__name__}: {e}"}
@@ -50,13 +61,37 @@ def at_trigger(
 
 def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[str, Any]] | None:
     """(spec, arrays, where) of the step before the kept batch's, when the host still holds it."""
-    at = next((i for i, r in enumerate(watch.recent) if r[3] is kept), None)
-    if not at or watch.recent[at - 1][0] != watch.recent[at][0] - 1:
+    at = next((i for i, r in enumerate(watch.recent) if r[3] is kept), None) if kept is not None else None
+    if not at or watch.recent[at - 1][0] != watch.recent[at][0] - 1 or watch.recent[at - 1][3] is None:
         return None
     step, epoch, batch_index, batch, fit = watch.recent[at - 1]
     spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
     where = {"host_step": step, "epoch": epoch, "batch_index": batch_index}
     return spec, {n: np.asarray(leaf) for n, leaf in leaves}, where
+
+
+def _why_no_previous(watch: Any) -> str:
+    if getattr(watch.stash, "on", False):  # the batch never comes back to the host without XLA (capsule/stash.py)
+        return "not kept: without XLA the device keeps the trigger step's batch only"
+    return "the previous step's batch was not kept (the first step watched)"
+
+
+@contextlib.contextmanager
+def _weights_as(model: Any, weights: dict[str, np.ndarray] | None) -> Iterator[None]:
+    """The model's variables set to `weights` (by the capsule's names) for the forward pass, then put back."""
+    if weights is None:
+        yield
+        return
+    names = structure.unique_names([v.path for v in model.variables])
+    pairs = [(v, weights[n]) for n, v in zip(names, model.variables) if n in weights]
+    now = [np.array(v.numpy()) for v, _ in pairs]
+    try:
+        for variable, value in pairs:
+            variable.assign(value)
+        yield
+    finally:
+        for (variable, _), value in zip(pairs, now):
+            variable.assign(value)
 
 
 def _per_sample_loss(watch: Any, spec: Any, batch: dict[str, np.ndarray]) -> tuple[np.ndarray, str]:

@@ -60,7 +60,8 @@ class DeviceState:
             if self._owner is None or self._owner[0] is not model or self._owner[1] is not optimizer:
                 self._owner = (model, optimizer)
                 self.shadows = {}
-                for name, variable in self._copied(model, optimizer):
+            for name, variable in self._copied(model, optimizer):  # several optimizers: built one after the other
+                if name not in self.shadows:
                     value = _tf_value(variable)
                     self.shadows[name] = tf.Variable(tf.zeros_like(value), trainable=False, name="nan_capsule_shadow")
 

@@ -1,8 +1,8 @@
 """The in-graph watch: one training step's loss and gradients checked before the update, the update applied only
 when all are finite; the other branch of the `tf.cond` (which costs nothing until it runs) records the trigger and
 the pre-step state in device variables (capsule/shadow.py) and nothing else, so the step compiles with XLA. The host
-reads the trigger counter every `check_every` steps and at the epoch's end (no read per step), takes the batch it
-kept of that step, and writes the capsule.
+reads the trigger counter every `check_every` steps and at the epoch's end (no read per step), takes that step's
+batch (kept on the device by the rare branch, capsule/stash.py, or on the host), and writes the capsule.
 
 TensorFlow is imported inside the functions that run in the training process only.
 """
@@ -18,7 +18,7 @@ import numpy as np
 from tensorboard_plugin_dbg.reader import capsule_files
 from tensorboard_plugin_dbg.reader.capsule_manifest import Trigger
 
-from . import announce, distribute, forensics, replay_mode, shadow, structure, writer
+from . import announce, calls, distribute, forensics, replay_mode, shadow, stash, structure, writer
 from . import spike as spike_rules
 from .layer_history import STEPS, LayerHistory
 from .spike import SpikeRules
@@ -56,7 +56,10 @@ class Watch:
         self.check_every = check_every
         self.state = shadow.DeviceState(copy_all=on_nan == "skip")
         self.history = LayerHistory(layer_history)  # per-variable gradient norm and max |w| (#36)
-        # the host side of the last steps: (step, epoch, batch index, batch, fit), until the next poll
+        self.stash = stash.BatchStash()  # fit without XLA: the trigger step's batch kept on the device
+        self.steps_per_execution = 1  # fit: train steps per call of the train function
+        # the host side of the last calls of the step: (first step, epoch, its batch index, batch, fit), until the
+        # next poll (one entry per call: steps_per_execution steps under fit, the batch None when the device keeps it)
         self.recent: list[tuple[int, Any, Any, Any, bool]] = []
         self.steps_run = 0  # steps the host started (the device counts the same steps)
         self.polled_at = 0
@@ -79,6 +82,11 @@ class Watch:
         self.traced_batch = None
         self.traced_loss = None
         self.traced_snapshot = None
+        # the layout of every checked apply traced (a GAN's train step applies two optimizers), and on the device the
+        # index of the one whose trigger the slot holds
+        self.layouts: list[list[tuple[str, str]]] = []
+        self.held_apply: Any = None
+        self.applies_traced: int | None = None  # fit: checked applies in the train step being traced (None: not fit)
         self.fit_batch_spec: tuple[Any, list[str]] = ({"kind": "none"}, [])
         self.replay_checked: tuple[list[tuple[str, str]], list[Any]] | None = None
         self.replay = replay_mode.from_env()
@@ -100,12 +108,13 @@ class Watch:
         if self.halt is None:
             with tf.init_scope():
                 self.halt = tf.Variable(0.0, trainable=False, name="nan_capsule_halt")
+                self.held_apply = tf.Variable(0, trainable=False, name="nan_capsule_held_apply")
 
-    def loss_scaled(self) -> bool:
+    def loss_scaled(self, optimizer: Any = None) -> bool:
         """A LossScaleOptimizer skips overflowing steps on purpose: then the gradients are not a trigger."""
         from keras.optimizers import LossScaleOptimizer
 
-        return isinstance(self.optimizer, LossScaleOptimizer)
+        return isinstance(optimizer or self.optimizer, LossScaleOptimizer)
 
     def snapshot(self) -> list[tuple[str, Any]]:
         """The model's non-trainable variables (BatchNorm statistics, dropout seed states) read now, before the
@@ -117,18 +126,26 @@ class Watch:
 
     # --- the checked update (graph, XLA-compiled or eager) --------------------------------------------------------
 
-    def checked_apply(self, apply_fn: Any, grads: Any, variables: Any, loss: Any, batch: Any, fit: bool) -> Any:
+    def checked_apply(
+        self, apply_fn: Any, grads: Any, variables: Any, loss: Any, batch: Any, fit: bool, optimizer: Any = None
+    ) -> Any:
         """apply_fn(grads, variables) when the loss and every gradient are finite, else the capture into the device
         state (capsule/shadow.py); a bool tensor: whether the update was applied. Nothing here leaves the device:
-        the step compiles with XLA, and the host reads the trigger counter at its own cadence (`poll`)."""
+        the step compiles with XLA, and the host reads the trigger counter at its own cadence (`poll`). `optimizer`:
+        the one applying (fit may watch several: a GAN's own); a train step's later applies count no new step."""
         import tensorflow as tf
+
+        applying = optimizer if optimizer is not None else self.optimizer
+        first_of_step = not self.applies_traced
+        if self.applies_traced is not None:
+            self.applies_traced += 1
 
         grads, variables = list(grads), list(variables)
         names = structure.unique_names(
             [getattr(v, "path", getattr(v, "name", str(i))) for i, v in enumerate(variables)]
         )
         present = [(n, g) for n, g in zip(names, grads) if g is not None]
-        checked = [] if self.loss_scaled() else [(n, _values(g)) for n, g in present]
+        checked = [] if self.loss_scaled(applying) else [(n, _values(g)) for n, g in present]
         if loss is not None:
             checked.insert(0, ("loss", loss))
         layout = [("loss" if i == 0 and loss is not None else "gradient", n) for i, (n, _) in enumerate(checked)]
@@ -144,10 +161,12 @@ class Watch:
             )
         state = self.state
         state.layout = layout
+        self.layouts.append(layout)
+        apply_index = len(self.layouts) - 1
         state.pre_step_names = sorted(snapshot)
-        if not self.optimizer.built:  # its variables exist before the device state copies them (skip mode)
+        if not applying.built:  # its variables exist before the device state copies them (skip mode)
             with tf.init_scope():
-                self.optimizer.build(variables)
+                applying.build(variables)
         state.ensure(self.model, self.optimizer)
         rules = self.spikes
         spiky, measured = rules.measure(loss, [_values(g) for _, g in present]) if rules.on else (None, {})
@@ -160,9 +179,15 @@ class Watch:
             return tf.constant(True)
 
         def capture() -> Any:
-            with tf.control_dependencies([self.history.hold(state.slot)] if self.history.on else []):
+            free = tf.equal(state.slot, 0)  # read before the slot is taken: what the slot holds is written with it
+            stashed = self.stash.capture(batch, free) if fit else []
+            held = lambda: self.held_apply.assign(apply_index)  # noqa: E731 - a cond branch
+            stashed.append(tf.cond(free, held, lambda: self.held_apply.read_value()))
+            stashed += [self.history.hold(state.slot)] if self.history.on else []  # the ring as it was (#36)
+            with tf.control_dependencies(stashed):
                 recorded = [state.capture([t for _, t in checked], snapshot, self.model, self.optimizer)]
             recorded += [rules.capture(measured)] if rules.on else []
+            recorded += calls.undo_forward(self.model, snapshot)
             with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
                 if self.on_nan != "skip":
                     self.halt.assign(math.inf)
@@ -173,10 +198,15 @@ class Watch:
             exact = _all_finite([t for _, t in checked])
             if spiky is not None:
                 exact = tf.logical_and(exact, tf.logical_not(spiky))
-            return tf.cond(self.halt > 0, lambda: tf.constant(False), lambda: tf.cond(exact, apply, capture))
+            return tf.cond(self.halt > 0, halted, lambda: tf.cond(exact, apply, capture))
 
-        history = [self.history.record(names, grads, variables)] if self.history.on else []
-        with tf.control_dependencies([state.count_step(), *history]):
+        def halted() -> Any:
+            with tf.control_dependencies(calls.undo_forward(self.model, snapshot)):
+                return tf.constant(False)
+
+        # the per-layer ring: once a step (a GAN's second apply would advance it twice)
+        history = [self.history.record(names, grads, variables)] if self.history.on and first_of_step else []
+        with tf.control_dependencies(([state.count_step()] if first_of_step else []) + history):
             go = _sum_finite([t for _, t in checked], self.halt)  # halt is +inf: one sum says "finite, not halted"
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
@@ -218,12 +248,14 @@ class Watch:
 
     # --- the host side, at the step boundary -----------------------------------------------------------------------
 
-    def keep_batch(self, batch: Any, fit: bool) -> None:
-        """The step's batch as the host has it (device tensors or arrays: a reference, no copy), kept until the next
-        poll: the device records which step triggered, the host keeps that step's batch."""
+    def keep_batch(self, batch: Any, fit: bool, steps: int = 1) -> None:
+        """The step's batch as the host has it (device tensors or arrays: a reference, no copy; None when the device
+        keeps it, capsule/stash.py), kept until the next poll: the device records which step triggered, the host
+        keeps where that step was. `steps`: steps the call ran (fit's steps_per_execution; the epoch's last call may
+        run fewer: the poll at the epoch's end sets the count from the device)."""
         self.recent.append((self.steps_run, self.epoch, self.batch_index, batch, fit))
         del self.recent[: -(self.check_every + 1)]
-        self.steps_run += 1
+        self.steps_run += steps
 
     def poll(self, force: bool = False) -> None:
         """Every `check_every` steps (and at the epoch's end): one read of the device's trigger counter. On a new
@@ -234,13 +266,15 @@ class Watch:
         state = self.state
         if state.triggers is None:
             return
-        seen = int(state.triggers.numpy())  # the one device-to-host read (a scalar), every check_every steps
+        seen = calls.read_counts(self)  # the one device-to-host read, every check_every steps
         self.host_reads += 1
         if seen == self.triggers:
             return
         new = state.read_triggers(self.triggers, seen)
         self.triggers = seen
         for count, (device_step, held) in enumerate(new):
+            if held and self.layouts:  # the layout of the apply that triggered (one read, at a held trigger only)
+                state.layout = self.layouts[int(self.held_apply.numpy())]
             trigger = state.trigger() if held else {"kind": "unknown", "name": "?", "health": {}, "all": []}
             if held and trigger["kind"] == "unknown":
                 trigger = self.spikes.trigger() or trigger
@@ -248,12 +282,15 @@ class Watch:
                 self.replay.record(trigger)
                 state.release()
                 continue
-            kept = next((r for r in self.recent if r[0] == device_step), None)
-            epoch, batch_index = (kept[1], kept[2]) if kept else (self.epoch, self.batch_index)
+            kept = calls.call_of(self.recent, device_step, self.steps_per_execution)
+            epoch, batch_index = (
+                (kept[1], calls.batch_index(kept[2], device_step - kept[0])) if kept else (self.epoch, self.batch_index)
+            )
+            batch = (kept[3] if kept[3] is not None else self.stash.read()) if held and kept else None
             folder = None
-            if held and len(self.captured) < self.max_capsules and kept is not None:
+            if held and len(self.captured) < self.max_capsules and kept is not None and batch is not None:
                 step = int(state.step.numpy())
-                folder = self._write(kept[3], kept[4], trigger, step, epoch, batch_index)
+                folder = self._write(batch, kept[4], trigger, step, epoch, batch_index)
                 if self.flight is not None:
                     self.flight.flush_into(folder)
                 self.captured.append(folder)
@@ -292,7 +329,8 @@ class Watch:
         if replicas is not None:
             manifest["replicas"] = replicas  # (folder_name adds the other workers' capsules to worker 0's)
         groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
-        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays, batch)  # per-sample loss (optional)
+        moved_on = weights if self.on_nan == "skip" else None  # later steps applied: the loss from the stored state
+        extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays, batch, moved_on)  # per-sample loss
         groups.update(extra)
         extra, manifest["layer_history"] = self.history.read()  # the last K steps per variable (optional group)
         groups.update(extra)

@@ -3,12 +3,17 @@ at a known step. The program keeps its own copies of that step's batch and of ev
 before that step (OUT/expected.npz), for the test to compare with the capsule.
 
 Args: OUT [--on-nan stop|skip|raise] [--poison-step K] [--dict] [--sample-weight] [--mixed] [--clean]
-[--random-poison] [--nested] [--nan-input] [--jit] [--fit-per-epoch] (one fit call per epoch with the same
-callbacks, the first on clean data: the poisoned step is --poison-step of the second epoch; then a fit without the
-NanCapsule, one with it, a compile and one with it again, all on clean data; result.json lists which train function
-each fit call ran, as the index of its first appearance). --jit: compiled with jit_compile=True (result.json:
-model.jit_compile after fit, the host reads the capsule made, and the ops of the watched train function's graph).
-Capsules go to OUT/capsules; OUT/result.json says how training ended.
+[--random-poison] [--nested] [--nan-input] [--jit] [--steps-per-execution N] [--fit-per-epoch] (one fit call per
+epoch with the same callbacks, the first on clean data: the poisoned step is --poison-step of the second epoch; then
+a fit without the NanCapsule, one with it, a compile and one with it again, all on clean data; result.json lists
+which train function each fit call ran, as the index of its first appearance). --jit: compiled with jit_compile=True
+(result.json: model.jit_compile after fit, the host reads the capsule made, and the ops of the watched train
+function's graph). --steps-per-execution N: compiled with it (callbacks see one batch begin per N steps:
+OUT/after.npz holds the trainable and optimizer variables after fit, which in stop mode are the trigger step's
+pre-step values). Capsules go to OUT/capsules; OUT/result.json says how training ended.
+--checkpoint F: a ModelCheckpoint saving every F batches (or `epoch`) into OUT/ckpt (result.json: whether each
+checkpoint holds finite variables only, and the model after fit). --bn-first: a BatchNormalization right after the
+sqrt (its statistics meet the NaN).
 """
 
 import argparse
@@ -55,17 +60,23 @@ class GraphOps(keras.callbacks.Callback):
 
 
 class KeepPreStep(keras.callbacks.Callback):
-    """The program's own copies of every variable at the start of the poisoned step."""
+    """The program's own copies of every variable at the start of the poisoned step, and (skip mode, a plain x) each
+    sample's loss of that step's batch with those weights (OUT/per_sample_loss.npy: the forward pass the capsule's
+    forensics makes, training=False)."""
 
-    def __init__(self, step, out):
+    def __init__(self, step, out, batch=None):
         super().__init__()
-        self.step, self.out, self.seen = step, out, 0
+        self.step, self.out, self.seen, self.batch = step, out, 0, batch
 
     def on_train_batch_begin(self, batch, logs=None):
         if self.seen == self.step:
             arrays = {"w:" + v.path: v.numpy() for v in self.model.variables}
             arrays.update({"o:" + v.path: v.numpy() for v in self.model.optimizer.variables})
             np.savez(os.path.join(self.out, "pre_step.npz"), **arrays)
+            if self.batch is not None:
+                x, y = self.batch
+                loss = keras.losses.mean_squared_error(y, self.model(x, training=False))
+                np.save(os.path.join(self.out, "per_sample_loss.npy"), np.asarray(loss, dtype=np.float64))
         self.seen += 1
 
 
@@ -73,6 +84,8 @@ def build(args):
     inputs = {"a": keras.Input((3,), name="a"), "b": keras.Input((2,), name="b")} if args.dict else keras.Input((5,))
     features = keras.layers.Concatenate()([inputs["a"], inputs["b"]]) if args.dict else inputs
     h = SqrtFeatures()(features)
+    if args.bn_first:  # statistics of the NaN itself (the ReLU below turns a NaN into 0 on CPU)
+        h = keras.layers.BatchNormalization()(h)
     h = keras.layers.Dense(16, activation="relu")(h)
     h = keras.layers.Dropout(0.25)(h)
     h = keras.layers.BatchNormalization()(h)
@@ -80,7 +93,7 @@ def build(args):
     optimizer = keras.optimizers.Adam(1e-3)
     if args.mixed:  # a scale so large that the first steps overflow on purpose (the LossScaleOptimizer skips them)
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer, initial_scale=2.0**40)
-    model.compile(optimizer=optimizer, loss="mse", jit_compile=args.jit)
+    model.compile(optimizer=optimizer, loss="mse", jit_compile=args.jit, steps_per_execution=args.steps_per_execution)
     return model
 
 
@@ -120,7 +133,10 @@ def main():
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--tfdbg-buffer", type=int, default=0)
+    p.add_argument("--steps-per-execution", type=int, default=1)
+    p.add_argument("--checkpoint", default="", help="ModelCheckpoint's save_freq: a number of batches, or epoch")
     flags = ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch", "jit")
+    flags += ("bn-first",)
     for flag in flags:
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
@@ -143,7 +159,12 @@ def main():
     first_epoch = data(argparse.Namespace(**dict(vars(args), clean=True))) if args.fit_per_epoch else None
     poisoned_step = args.poison_step + (SAMPLES // BATCH if args.fit_per_epoch else 0)
     graph = GraphOps(x, y)
-    callbacks = [capsule, KeepPreStep(poisoned_step, args.out), functions] + ([graph] if args.jit else [])
+    rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
+    # skip mode's expected per-sample loss (an extra forward pass: not where a layer counts its calls, --random-poison)
+    simple = args.on_nan == "skip" and not (args.dict or args.nested or args.fit_per_epoch or args.random_poison)
+    plain = (x[rows], y[rows]) if simple else None
+    callbacks = [capsule, KeepPreStep(poisoned_step, args.out, plain), functions] + ([graph] if args.jit else [])
+    callbacks += checkpoints(args)
     fit = dict(sample_weight=sample_weight, batch_size=BATCH, shuffle=False, verbose=0, callbacks=callbacks)
     try:
         if args.fit_per_epoch:
@@ -158,16 +179,46 @@ def main():
     except NanCapsuleError as e:
         result = {"ended": "raised", "message": str(e)}
     result.update(captured=capsule.captured, steps=int(model.optimizer.iterations.numpy()), triggers=capsule.triggered)
+    result["host_reads"] = capsule.capsule.host_reads  # device-to-host reads of the capsule's counters
+    result["finite_after"] = all(bool(np.isfinite(v.numpy()).all()) for v in model.variables)
+    if args.checkpoint:
+        result["checkpoints"] = checkpoints_finite(args)
     if args.fit_per_epoch:
         refit(model, capsule, functions, first_epoch)
         firsts = [next(i for i, g in enumerate(functions.seen) if g is f) for f in functions.seen]
         result["train_functions"] = [sorted(set(firsts)).index(i) for i in firsts]
+    if args.steps_per_execution > 1:
+        after = {"w:" + v.path: v.numpy() for v in model.trainable_variables}
+        after.update({"o:" + v.path: v.numpy() for v in model.optimizer.variables})
+        np.savez(os.path.join(args.out, "after.npz"), **after)
     if args.jit:
         result.update(jit_compile=model.jit_compile, host_reads=capsule.capsule.host_reads, graph=graph.ops)
     if args.mixed:
         result["scale"] = float(model.optimizer.dynamic_scale.numpy())
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
+
+
+def checkpoints(args):
+    """--checkpoint F: a ModelCheckpoint (weights only) saving every F batches (or each epoch) into OUT/ckpt."""
+    if not args.checkpoint:
+        return []
+    by_epoch = args.checkpoint == "epoch"
+    name = "e{epoch}.weights.h5" if by_epoch else "e{epoch}-b{batch}.weights.h5"
+    path = os.path.join(args.out, "ckpt", name)
+    freq = "epoch" if by_epoch else int(args.checkpoint)
+    return [keras.callbacks.ModelCheckpoint(path, save_weights_only=True, save_freq=freq)]
+
+
+def checkpoints_finite(args):
+    """Each checkpoint saved, loaded into a fresh model: whether every variable it holds is finite."""
+    folder = os.path.join(args.out, "ckpt")
+    finite = {}
+    for name in sorted(os.listdir(folder)):
+        model = build(args)
+        model.load_weights(os.path.join(folder, name))
+        finite[name] = all(bool(np.isfinite(v.numpy()).all()) for v in model.variables)
+    return finite
 
 
 def graph_ops(train_function, x, y):

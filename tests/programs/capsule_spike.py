@@ -2,9 +2,9 @@
 NaN anywhere), at a known step after the rule's 100 arming steps. Keeps its own copies of that step's batch and of
 every variable before it (OUT/batch.npz, OUT/pre_step.npz), for the test to compare with the capsule.
 
-Args: OUT [--poison-step K] [--jit] [--on-nan stop|skip|raise] [--mirrored] (MirroredStrategy on two logical CPU
-devices, global batch 8: the spike is the global step's loss). Capsules go to OUT/capsules; OUT/result.json says how
-training ended.
+Args: OUT [--poison-step K] [--jit] [--on-nan stop|skip|raise] [--mirrored] [--grad] (--mirrored: MirroredStrategy on
+two logical CPU devices, global batch 8: the spike is the global step's loss; --grad: the rule on the global gradient
+norm, grad_spike=10, instead of the loss). Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
 import argparse
@@ -37,6 +37,7 @@ def main():
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--jit", action="store_true")
     p.add_argument("--mirrored", action="store_true")
+    p.add_argument("--grad", action="store_true")
     args = p.parse_args()
     scope = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope() if args.mirrored else contextlib.nullcontext()
     os.makedirs(args.out, exist_ok=True)
@@ -50,7 +51,8 @@ def main():
     with scope:
         model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(16, activation="tanh"), keras.layers.Dense(1)])
         model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse", jit_compile=args.jit)
-    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, spike=10.0)
+    rule = {"grad_spike": 10.0} if args.grad else {"spike": 10.0}
+    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, **rule)
     callbacks = [capsule, KeepPreStep(args.poison_step, args.out)]
     model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0, callbacks=callbacks)
     result = {"captured": capsule.captured, "steps": int(model.optimizer.iterations.numpy())}

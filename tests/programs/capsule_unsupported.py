@@ -1,5 +1,6 @@
 """fit with a NanCapsule where the capsule cannot watch yet: under CentralStorageStrategy on two logical CPU devices,
-or with steps_per_execution=4. OUT/result.json holds the error set_model raised (type and message).
+or with steps_per_execution=4 and jit_compile=True (without XLA it is watched: capsule_fit.py --steps-per-execution).
+OUT/result.json holds the error set_model raised (type and message).
 
 Args: OUT central_storage|steps_per_execution
 """
@@ -22,7 +23,8 @@ from tensorboard_plugin_dbg.capsule import NanCapsule  # noqa: E402
 
 def build(steps_per_execution):
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
-    model.compile(optimizer="sgd", loss="mse", steps_per_execution=steps_per_execution)
+    xla = steps_per_execution > 1
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=steps_per_execution, jit_compile=xla)
     return model
 
 
