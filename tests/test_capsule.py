@@ -25,35 +25,15 @@ from tensorboard_plugin_dbg.capsule import spike, writer
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tests import dumps
 from tests.api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
+from tests.capsule_helpers import (
+    BATCHES_PER_EPOCH,
+    assert_capsule_is_the_step,
+    assert_replay_holds_no_capsule_machinery,
+    result,
+    run,
+)
 
 pytestmark = pytest.mark.slow
-BATCHES_PER_EPOCH = 96 // 8  # capsule_fit.py: SAMPLES // BATCH
-
-
-def run(program: str, *args: str) -> str:
-    """The output folder of tests/programs/PROGRAM.py ARGS (made once, cached like the dumps)."""
-    return dumps.make_dump(program, *args)
-
-
-def result(out: str) -> dict:
-    with open(os.path.join(out, "result.json")) as f:
-        return json.load(f)
-
-
-def assert_capsule_is_the_step(out: str, step: int) -> capsule.Capsule:
-    c = capsule.load(os.path.join(out, "capsules"))
-    assert c.step == step
-    expected_batch = np.load(os.path.join(out, "batch.npz"))
-    assert sorted(c.batch) == sorted(expected_batch.files)
-    for name in expected_batch.files:
-        assert c.batch[name].dtype == expected_batch[name].dtype
-        assert c.batch[name].tobytes() == expected_batch[name].tobytes(), name  # bit for bit (NaN included)
-    pre = np.load(os.path.join(out, "pre_step.npz"))
-    for key in pre.files:
-        held = c.weights if key.startswith("w:") else c.optimizer
-        assert np.array_equal(held[key[2:]], pre[key]), key
-    assert len([k for k in pre.files if k.startswith("w:")]) == len(c.weights)
-    return c
 
 
 def test_fit_stops_at_the_poisoned_step_with_its_batch_and_the_state_before_it():
@@ -294,18 +274,6 @@ def test_replay_reproduces_and_names_the_line(tmp_path):
         env=dumps.env_for_tf(),
     )
     assert "reproduced" in report.stdout and "# CULPRIT" in report.stdout and report.returncode == 1
-
-
-def assert_replay_holds_no_capsule_machinery(folder: str, text: str) -> None:
-    """The replayed step runs without the capsule's check: no op of it in the dump's graphs (its cond's branch took
-    the loss as a Placeholder, once named the first producer), no line of the plugin's capsule code in the report."""
-    replay_dir = os.path.join(capsule.load(folder).path, capsule_files.REPLAY_DIR)
-    graphs = [os.path.join(d, f) for d, _, files in os.walk(replay_dir) for f in files if f.endswith(".graphs")]
-    assert graphs
-    for path in graphs:
-        with open(path, "rb") as f:
-            assert b"nan_capsule_check" not in f.read(), path
-    assert "capsule/callback.py" not in text and "capsule/watch.py" not in text
 
 
 def test_replay_of_an_xla_fit_capsule_names_the_line(tmp_path):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg import capsule
-from tests.test_capsule import BATCHES_PER_EPOCH, assert_capsule_is_the_step, result, run
+from tests.capsule_helpers import BATCHES_PER_EPOCH, assert_capsule_is_the_step, result, run
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from tensorboard_plugin_dbg.analysis import capsule_summary
 from tensorboard_plugin_dbg.capsule import distribute
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_words
 from tests import dumps
-from tests.test_capsule import assert_capsule_is_the_step, assert_replay_holds_no_capsule_machinery
+from tests.capsule_helpers import assert_capsule_is_the_step, assert_replay_holds_no_capsule_machinery
 
 pytestmark = pytest.mark.slow
 STEPS_PER_EPOCH = 64 // 8  # capsule_mirrored.py: samples // global batch

@@ -389,7 +389,7 @@ def _root_cause_answer(run, mutes: tuple = ()) -> dict:
     """The route's answer: the verdict (the root cause after the mutes, "clean so far" while indexing) and the
     report's text."""
     result = report_text.run_result(run, mutes)
-    answer = {k: v for k, v in result.items() if k not in ("run", "notices")}
+    answer = {k: v for k, v in result.items() if k not in ("run", "notices", "framework")}  # the report record's own
     assert answer["status"] == run_verdict.root_cause(run, mutes)["status"]
     return {**answer, "report_text": report_text.run_section(result)}
 

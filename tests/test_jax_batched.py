@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_jax_writer import _program
-from test_writer import _array, _events
+from jax_helpers import array as _array
+from jax_helpers import events as _events
+from jax_helpers import program as _program
 
 from tensorboard_plugin_dbg.reader import crc32c, schema
 from tensorboard_plugin_dbg.reader.tensor_proto import parse_tensor_proto, tensor_to_numpy

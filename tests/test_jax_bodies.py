@@ -13,8 +13,9 @@ import os
 import dumps
 import numpy as np
 import pytest
-from test_jax_writer import _cli
-from test_writer import _array, _events
+from jax_helpers import array as _array
+from jax_helpers import cli as _cli
+from jax_helpers import events as _events
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow

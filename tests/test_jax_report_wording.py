@@ -9,7 +9,8 @@ import subprocess
 
 import dumps
 import pytest
-from test_jax_writer import _cli, _program
+from jax_helpers import cli as _cli
+from jax_helpers import program as _program
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import dumps
 import numpy as np
 import pytest
+from jax_helpers import cli as _cli
+from jax_helpers import program as _program
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
 
@@ -25,12 +25,6 @@ BUGS = ("softmax_log", "sqrt_backward", "where_grad", "data_nan", "float16")
 # the op kinds these bugs produce, JAX primitive -> TensorFlow op type
 PACKAGE = "tensorboard_plugin_dbg"
 SAME_KIND = {"log": "Log", "mul": "Mul", "dot_general": "MatMul", "div": "RealDiv"}
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    """`python -m tensorboard_plugin_dbg ARGS...` (or `python ARGS...` when the first is a .py file)."""
-    command = [sys.executable, *args] if args[0].endswith(".py") else [sys.executable, "-m", PACKAGE, *args]
-    return subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=180, check=False)
 
 
 def _report(dump_dir: str) -> dict:
@@ -81,19 +75,6 @@ def test_a_jax_dump_is_a_run_of_graphs_ops_executions_and_traces():
     assert steps.count("jit_train_step") == 2  # one per call of the jitted step; the others: eager ops (w's init)
     assert c["graphs"] >= 2 and c["ops"] > 10 and c["graph_executions"] > 2 * 8
     assert c["alerts"] > 0
-
-
-def _program(tmp_path, body: str, *args: str) -> subprocess.CompletedProcess:
-    script = tmp_path / "prog.py"
-    script.write_text(body)
-    return subprocess.run(
-        [sys.executable, str(script), *args],
-        capture_output=True,
-        text=True,
-        env=dict(dumps.env_for_tf(), JAX_PLATFORMS="cpu"),
-        timeout=180,
-        check=False,
-    )
 
 
 HEADER = "import sys\nimport jax, jax.numpy as jnp\nfrom tensorboard_plugin_dbg.jax import enable_dump_debug_info\n"

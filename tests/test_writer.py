@@ -14,26 +14,19 @@ from __future__ import annotations
 import os
 
 import dumps
-import ml_dtypes
 import numpy as np
 import pytest
 import writer_sets
+from jax_helpers import array as _array
+from jax_helpers import events as _events
 from run_helpers import oracle
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
-from tensorboard_plugin_dbg.reader import schema, tfrecord
-from tensorboard_plugin_dbg.reader.tensor_proto import parse_tensor_proto, tensor_to_numpy
+from tensorboard_plugin_dbg.reader import tfrecord
 from tensorboard_plugin_dbg.writer import summaries
 from tensorboard_plugin_dbg.writer.events import DebugEventsWriter, DumpWriteError
 
 pytestmark = pytest.mark.slow
-
-
-def _events(dump_dir: str, suffix: str) -> list:
-    (path,) = [os.path.join(dump_dir, f) for f in os.listdir(dump_dir) if f.endswith("." + suffix)]
-    buf = np.fromfile(path, dtype=np.uint8)
-    scan = tfrecord.scan(buf, 0)
-    return [schema.parse_event(buf[s : s + n].tobytes()) for s, n in zip(scan.starts, scan.lengths)]
 
 
 def _by_op(dump_dir: str) -> dict:
@@ -45,13 +38,6 @@ def _by_op(dump_dir: str) -> dict:
         traces[(names[t.tfdbg_context_id], t.op_name, t.output_slot)] = t.tensor_proto
     execs = [list(e.execution.tensor_protos) for e in _events(dump_dir, "execution")]
     return {"traces": traces, "executions": execs}
-
-
-def _array(proto_bytes: bytes) -> np.ndarray:
-    proto = parse_tensor_proto(proto_bytes)
-    flat, dtype, shape = tensor_to_numpy(proto, raw_bfloat16=True)
-    arr = flat.view(ml_dtypes.bfloat16) if dtype == "bfloat16" else flat
-    return arr.reshape(shape)
 
 
 def _expected(mode: str, tensor_id: float, x: np.ndarray) -> bytes:

@@ -37,7 +37,7 @@ def batch_index(first: Any, offset: int) -> Any:
     return first + offset if isinstance(first, int) else first
 
 
-def undo_forward(model: Any, snapshot: dict[str, Any]) -> list[Any]:
+def undo_forward(model: Any, snapshot: structure.Tensors) -> list[Any]:
     """The non-trainable variables a held-back or halted step's forward pass moved (BatchNorm statistics, seed
     states: NaN statistics after a NaN batch) back to their values as it began (`snapshot`, read then), so that a
     checkpoint saved after it, or the model after fit, holds the pre-step state (assign ops, in the rare branch)."""

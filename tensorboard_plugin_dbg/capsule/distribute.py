@@ -155,7 +155,7 @@ def checked_apply(
     variables: list[Any],
     layout: list[tuple[str, str]],
     checked: list[Any],
-    snapshot: dict[str, Any],  # TensorFlow tensors of the step, by name (training side)
+    snapshot: structure.Tensors,
     batch: Any,
     fit: bool,
 ) -> Any:

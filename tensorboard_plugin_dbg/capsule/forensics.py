@@ -59,7 +59,7 @@ def at_trigger(
     return {"forensics": arrays}, entry
 
 
-def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[str, Any]] | None:
+def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[str, object]] | None:
     """(spec, arrays, where) of the step before the kept batch's, when the host still holds it."""
     at = next((i for i, r in enumerate(watch.recent) if r[3] is kept), None) if kept is not None else None
     if not at or watch.recent[at - 1][0] != watch.recent[at][0] - 1 or watch.recent[at - 1][3] is None:

@@ -77,7 +77,7 @@ class LayerHistory:
 
     # --- read by the host when it writes the capsule ---------------------------------------------------------------
 
-    def read(self) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+    def read(self) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, object]]:
         """(the capsule's `layer_history` group, the manifest's entry): the held ring, oldest step first."""
         if not self.on:
             return {}, {"recorded": False, "why": "turned off (layer_history=0)"}

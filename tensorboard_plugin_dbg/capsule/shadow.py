@@ -77,7 +77,7 @@ class DeviceState:
         return self.counter.assign_add(1)
 
     # snapshot: variable name -> its pre-step value (a tf.Tensor: TensorFlow is imported lazily here)
-    def capture(self, checked: list[Any], snapshot: dict[str, Any], model: Any, optimizer: Any) -> Any:
+    def capture(self, checked: list[Any], snapshot: structure.Tensors, model: Any, optimizer: Any) -> Any:
         """Inside the rare branch: the slot filled when free; the trigger's device step in the ring."""
         import tensorflow as tf
 

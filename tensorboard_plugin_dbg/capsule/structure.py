@@ -8,6 +8,10 @@ from typing import Any, NamedTuple
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec
 
+# TensorFlow tensors or variables by name (the step's pre-step snapshot): TensorFlow is imported lazily, in the
+# training process only, so its types cannot be named here
+Tensors = dict[str, Any]
+
 # What Keras's data adapters hand train_step: (x,), (x, y) or (x, y, sample_weight)
 FIT_NAMES = ("x", "y", "sample_weight")
 

@@ -14,9 +14,9 @@ import urllib.parse
 import dumps
 import pytest
 from compare_e2e import comparing
+from compare_helpers import injected_line
 from e2e_helpers import screenshot, wait_focused_source_line
-from test_compare import injected_line
-from test_dashboard import assert_no_console_errors, by_testid, wait_text
+from e2e_page import assert_no_console_errors, by_testid, wait_text
 
 pytestmark = pytest.mark.e2e
 

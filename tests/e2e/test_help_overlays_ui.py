@@ -11,7 +11,7 @@ import dumps
 import pytest
 from compare_e2e import comparing
 from e2e_helpers import screenshot
-from test_dashboard import assert_no_console_errors, by_testid
+from e2e_page import assert_no_console_errors, by_testid
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import urllib.request
 import dumps
 import pytest
 from e2e_helpers import screenshot, wait_focused_source_line
-from test_dashboard import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 

@@ -9,7 +9,7 @@ records hold, counts as [A, B, A − B]. The whole tensors' measure is the compa
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TypeGuard, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -135,7 +135,7 @@ def _difference(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.N
 def health_difference(ha: wire.TensorHealth, hb: wire.TensorHealth) -> wire.HealthDifference:
     """The fields both healths hold: numbers as [A, B, A − B], other differing fields as "A → B"."""
     # the two healths field by field, by name (any of the four health modes' types)
-    da, db = cast(dict[str, Any], ha), cast(dict[str, Any], hb)
+    da, db = cast(dict[str, object], ha), cast(dict[str, object], hb)
     counts: dict[str, list[wire.Num]] = {}
     changed: list[str] = []
     for field in [f for f in da if f in db and f not in _NOT_COMPARED]:
@@ -147,7 +147,7 @@ def health_difference(ha: wire.TensorHealth, hb: wire.TensorHealth) -> wire.Heal
     return {"counts": counts, "changed": changed}
 
 
-def _is_number(x: object) -> bool:
+def _is_number(x: object) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
