@@ -65,7 +65,7 @@ def _root_cause_answer(run, muted: tuple = ()) -> dict:
     result = report_text.run_result(run, muted)
     assert result["status"] == root_cause.analyze(run, muted)["status"]  # the demo run is fully read: no "so far"
     return {
-        **{k: v for k, v in result.items() if k not in ("run", "notices")},
+        **{k: v for k, v in result.items() if k not in ("run", "notices", "framework")},  # the report record's own
         "report_text": report_text.run_section(result),
     }
 
@@ -237,9 +237,11 @@ def test_every_route_agrees_with_the_index(served, run_name, tf_view):
         ),
     ]
     # tensor.npy is binary, and 404 on a dump without values: tests/test_tensor_values.py checks its bytes; capsules
-    # (and capsule_array) and compare answer of other logdirs and run pairs: tests/test_capsule.py,
-    # tests/test_compare_api.py, tests/test_compare_rows.py and tests/test_compare_values.py
+    # (and capsule_array, capsule_samples) and compare answer of other logdirs and run pairs: tests/test_capsule.py,
+    # tests/test_capsule_sample_table.py, tests/test_compare_api.py, tests/test_compare_rows.py and
+    # tests/test_compare_values.py
     elsewhere = {"runs", "openapi.json", "tensor.npy", "capsules", "capsule_array", "capsule_array.npy", "compare"}
+    elsewhere |= {"capsule_samples"}
     elsewhere |= {"compare_rows", "compare_traces", "compare_values"}
     assert {c[0] for c in cases} | elsewhere == {r.name for r in ROUTES}
     for route, params, query in cases:
@@ -316,6 +318,7 @@ def _valid_params(run_name: str, tf_view: dict) -> dict:
         "capsules": {},
         "capsule_array": {"capsule": "capsule-step000000004", "group": "batch", "name": "x"},  # none here: 404
         "capsule_array.npy": {"capsule": "capsule-step000000004", "group": "batch", "name": "x"},  # 404 too
+        "capsule_samples": {"capsule": "capsule-step000000004", "array": "x", "begin": 0, "end": 5},  # 404 too
         "compare": {"b": run_name, "a": run_name, "begin": 0, "end": 5},
         "compare_rows": {"b": run_name, "a": run_name, "begin": 0, "end": 5, "divergent_only": "true"},
         "compare_traces": {"b": run_name, "a": run_name, "indices": "0"},

@@ -46,6 +46,14 @@ def _indexed_run(tb) -> str:
     raise AssertionError("the dump was not indexed in 60 s")
 
 
+def _landed_call(tb, run: str) -> int:
+    """The call the landing reveals in the timeline: the one holding the root cause's trace (#40 item 10)."""
+    producer = tb.get_json(f"/data/plugin/dbg/root_cause?run={quote(run)}")["producer"]
+    assert producer["alert"]["source"] == "graph_execution"
+    index = producer["alert"]["source_index"]
+    return tb.get_json(f"/data/plugin/dbg/graph_execution?run={quote(run)}&index={index}")["call_index"]
+
+
 def _red_columns(frame) -> list[int]:
     """x of each canvas column of the minimap holding a painted (alert) pixel, as a percentage of its width."""
     return frame.evaluate(
@@ -80,14 +88,15 @@ def test_minimap_marks_every_alert_and_the_timeline_zooms(page):
         assert set(red) == want and max(red) == 99
         screenshot(page, "timeline-1-minimap")
 
-        first, last, total = _range(frame)
-        assert (first, total) == (0, 1800)
+        # the landing shows the root cause's call (#40 item 10), of all 1,800 executions
+        call = _landed_call(tb, run)
+        first, last, total = _wait_range(frame, lambda a, b, t: a <= call <= b and t == 1800, "the landing's call")
         shown = last - first + 1
         boxes = by_testid(frame, "tl-boxes")
         box = boxes.bounding_box()
         page.mouse.move(box["x"] + 10, box["y"] + box["height"] / 2)  # zoom out around the first box
         page.mouse.wheel(0, 300)
-        _wait_range(frame, lambda a, b, _t: a == 0 and b - a + 1 > shown, "zoomed out")
+        _wait_range(frame, lambda a, b, _t: a <= first and b - a + 1 > shown, "zoomed out")
         by_testid(frame, "tl-zoom-in").click()
         by_testid(frame, "tl-zoom-in").click()
         first, last, _ = _wait_range(frame, lambda a, b, _t: b - a + 1 < shown, "zoomed in")
@@ -115,10 +124,12 @@ def test_a_function_call_opens_from_the_timeline(page):
     with TensorBoardProcess(dumps.make_dump("timeline_calls")) as tb:
         frame = open_dashboard(page, tb)
         boxes = by_testid(frame, "tl-boxes")
-        frame.locator("[data-testid=tl-box][data-index='0']").click()
+        call = _landed_call(tb, _indexed_run(tb))
+        first, _, _ = _wait_range(frame, lambda a, b, _t: a <= call <= b, "the landing's call")  # then nothing moves
+        frame.locator(f"[data-testid=tl-box][data-index='{first}']").click()
         # Arrows to execution 40 (step 13's call, whose log is -inf), then Enter opens it.
-        for _ in range(40):
-            boxes.press("ArrowRight")
+        for _ in range(abs(40 - first)):
+            boxes.press("ArrowRight" if first < 40 else "ArrowLeft")
         wait_text(by_testid(frame, "tl-detail"), r"#40 __inference_step")
         boxes.press("Enter")
         chip = by_testid(frame, "ge-call")

@@ -2,7 +2,8 @@
 one batch at a known place (epoch EPOCH, batch BATCH_AT, sample ROW, feature COL; shuffle off, so the row of the
 array is known).
 
-Args: OUT --case data-nan|log|spike
+Args: OUT --case data-nan|log|spike [--jit] (--jit: fit XLA-compiled, whose step hands its batch back to the host:
+the previous step's batch is kept there too)
 - data-nan: x[ROW, COL] of that batch is NaN and the model's first op (Dense's MatMul) reads it: the NaN came with
   the data, no line of the program made it;
 - log: the model takes log(x) on strictly positive features, and x[ROW, COL] of that batch is -2.0 (finite): a
@@ -34,12 +35,12 @@ class LogFeatures(keras.layers.Layer):
         return tf.math.log(x)  # CULPRIT
 
 
-def build(case):
+def build(case, jit=False):
     inputs = keras.Input((FEATURES,))
     h = LogFeatures()(inputs) if case == "log" else inputs
     h = keras.layers.Dense(16, activation="relu")(h)
     model = keras.Model(inputs, keras.layers.Dense(1)(h))
-    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse", jit_compile=jit)
     return model
 
 
@@ -47,6 +48,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--case", choices=("data-nan", "log", "spike"), default="data-nan")
+    p.add_argument("--jit", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
@@ -57,7 +59,7 @@ def main():
         y[[BATCH_AT * BATCH + row for row in SPIKED]] = 1e20
     else:
         x[BATCH_AT * BATCH + ROW, COL] = np.nan if args.case == "data-nan" else BAD_VALUE
-    model = build(args.case)
+    model = build(args.case, args.jit)
     capsule = NanCapsule(os.path.join(args.out, "capsules"))
     # EPOCH clean epochs first, then the poisoned one: the bad batch is batch BATCH_AT of epoch EPOCH
     fit = dict(batch_size=BATCH, shuffle=False, verbose=0, callbacks=[capsule])
