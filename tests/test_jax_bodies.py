@@ -1,7 +1,7 @@
 """Bodies of scan, custom_vjp and custom_jvp recorded as graphs of their own (#41 item 4), with real JAX on CPU.
 
 tests/programs/jax_bodies.py scans a cell whose `log` turns NaN at the 3rd iteration only: `report` names that op in
-the scan's body graph, its 3rd execution, and the CULPRIT line; in FULL_TENSOR the body's traces hold every
+the scan's body graph, its 3rd trace, and the CULPRIT line; in FULL_TENSOR the body's traces hold every
 iteration's value, equal to the same cell run step by step with numpy; the custom_vjp and custom_jvp bodies (clip,
 relu) are graphs whose ops are traced.
 """
@@ -31,7 +31,7 @@ def test_report_names_the_scan_bodys_op_its_iteration_and_line():
     proc = _cli("report", os.path.dirname(dumps.make_dump("jax_bodies")))
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "first producer: op log_3 (log) in jit_run.scan_1 (jitted function)" in proc.stdout, proc.stdout
-    assert "its 3rd execution" in proc.stdout
+    assert "its 3rd trace" in proc.stdout
     assert f"jax_bodies.py:{_culprit()} in cell" in proc.stdout
 
 
