@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
+from api_helpers import get, load_schema, make_app, ok, root_cause_answer, schema_errors, url, wait_indexed
 from api_oracle import oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,7 +21,6 @@ from tensorboard_plugin_dbg.analysis import (
     alerts,
     health_map,
     neighborhood,
-    report_text,
     root_cause,
     source_lines,
     tensor_values,
@@ -62,12 +61,9 @@ LOG_MUTE = '[{"op_type": "Log", "reason": "the demo\'s log of softmax"}]'
 def _root_cause_answer(run, muted: tuple = ()) -> dict:
     """The root_cause route: the run's verdict (run_verdict: the root cause after the mutes plus the graph's name)
     and the report's text of it."""
-    result = report_text.run_result(run, muted)
-    assert result["status"] == root_cause.analyze(run, muted)["status"]  # the demo run is fully read: no "so far"
-    return {
-        **{k: v for k, v in result.items() if k not in ("run", "notices", "framework")},  # the report record's own
-        "report_text": report_text.run_section(result),
-    }
+    answer = root_cause_answer(run, muted)
+    assert answer["status"] == root_cause.analyze(run, muted)["status"]  # the demo run is fully read: no "so far"
+    return answer
 
 
 def same(api_answer, index_answer) -> bool:

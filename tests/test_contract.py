@@ -24,6 +24,7 @@ from api_helpers import (
     load_schema,
     make_app,
     ok,
+    root_cause_answer,
     schema_errors,
     url,
     wait_indexed,
@@ -34,7 +35,6 @@ from tensorboard_plugin_dbg.analysis import (
     alerts,
     health_map,
     neighborhood,
-    report_text,
     run_verdict,
     source_lines,
     tensor_values,
@@ -388,10 +388,9 @@ def _index_raw(run, route: str, p: dict):
 def _root_cause_answer(run, mutes: tuple = ()) -> dict:
     """The route's answer: the verdict (the root cause after the mutes, "clean so far" while indexing) and the
     report's text."""
-    result = report_text.run_result(run, mutes)
-    answer = {k: v for k, v in result.items() if k not in ("run", "notices", "framework")}  # the report record's own
+    answer = root_cause_answer(run, mutes)
     assert answer["status"] == run_verdict.root_cause(run, mutes)["status"]
-    return {**answer, "report_text": report_text.run_section(result)}
+    return answer
 
 
 def _index_answer(run, route: str, p: dict):
