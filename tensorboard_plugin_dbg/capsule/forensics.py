@@ -65,13 +65,12 @@ def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[s
     if not at or watch.recent[at - 1][0] != watch.recent[at][0] - 1 or watch.recent[at - 1][3] is None:
         return None
     step, epoch, batch_index, batch, fit = watch.recent[at - 1]
-    spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
-    where = {"host_step": step, "epoch": epoch, "batch_index": batch_index}
-    return spec, {n: np.asarray(leaf) for n, leaf in leaves}, where
+    spec, arrays = structure.arrays_of(batch, fit)
+    return spec, arrays, {"host_step": step, "epoch": epoch, "batch_index": batch_index}
 
 
 def _why_no_previous(watch: Any) -> str:
-    if getattr(watch.stash, "on", False):  # the batch never comes back to the host without XLA (capsule/stash.py)
+    if watch.stash.on:  # the batch never comes back to the host without XLA (capsule/stash.py)
         return "not kept: without XLA the device keeps the trigger step's batch only"
     return "the previous step's batch was not kept (the first step watched)"
 

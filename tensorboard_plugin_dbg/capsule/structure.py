@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec
 
 # TensorFlow tensors or variables by name (the step's pre-step snapshot): TensorFlow is imported lazily, in the
@@ -63,3 +65,10 @@ class Flat(NamedTuple):
 
     spec: BatchSpec
     leaves: list[tuple[str, Any]]
+
+
+def arrays_of(batch: Any, fit: bool) -> tuple[BatchSpec, dict[str, np.ndarray]]:
+    """(spec, {name: array}) of a batch as the host holds it: already flat (an XLA step's leaves) or as the program
+    passed it."""
+    spec, leaves = batch if isinstance(batch, Flat) else flatten(batch, fit)
+    return spec, {name: np.asarray(leaf) for name, leaf in leaves}

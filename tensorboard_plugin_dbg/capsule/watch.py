@@ -308,8 +308,7 @@ class Watch:
         if isinstance(self.state, distribute.ReplicaState):  # the replicas' rows, kept on the device at the trigger
             spec, arrays, replicas = self.state.read_batch()
         else:
-            spec, leaves = batch if isinstance(batch, structure.Flat) else structure.flatten(batch, fit)
-            arrays, replicas = {n: np.asarray(leaf) for n, leaf in leaves}, None
+            (spec, arrays), replicas = structure.arrays_of(batch, fit), None
         weights, optimizer = self.state.read_variables(self.model, self.optimizer)
         manifest = {
             "step": step,
