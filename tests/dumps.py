@@ -59,12 +59,22 @@ WRITER_SOURCES = tuple(
 ) + (os.path.join(ROOT, "tests", "writer_sets.py"),)
 
 
+def _siblings(path: str) -> list[str]:
+    """The programs under PROGRAMS that the program at `path` imports by name (`import x` / `from x import y`, one
+    level: a sibling's own siblings are rare and would be listed by the program too)."""
+    with open(path, encoding="utf-8") as f:
+        words = [line.split()[1].split(".")[0] for line in f if line.startswith(("import ", "from "))]
+    return sorted({p for p in (os.path.join(PROGRAMS, w + ".py") for w in words) if os.path.exists(p)} - {path})
+
+
 def _key(name: str, args: tuple[str, ...]) -> str:
     h = hashlib.sha1()
     sources = CAPSULE_SOURCES if name.startswith("capsule_") else ()
     sources += WRITER_SOURCES if name.startswith(("writer_", "jax_")) else ()
     sources += (os.path.join(PROGRAMS, "_twin_data.py"),) if name.endswith("_bugs") else ()
-    for path in (program_path(name), DEMO_SOURCE, os.path.join(PROGRAMS, "_common.py"), *sources):
+    program = program_path(name)
+    sources += tuple(_siblings(program)) if os.path.exists(program) else ()
+    for path in (program, DEMO_SOURCE, os.path.join(PROGRAMS, "_common.py"), *sources):
         if os.path.exists(path):
             with open(path, "rb") as f:
                 h.update(f.read())

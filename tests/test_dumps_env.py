@@ -72,3 +72,17 @@ def _call(name):
         return dumps.make_dump(name)
     except RuntimeError as e:
         return e
+
+
+def test_a_programs_sibling_imports_are_in_its_cache_key(monkeypatch, tmp_path):
+    """`capsule_spike.py` imports `capsule_fit.py`: editing the sibling alone must not serve the dump written with its
+    old text."""
+    (tmp_path / "helper_prog.py").write_text("VALUE = 1\n")
+    (tmp_path / "main_prog.py").write_text("import os\nfrom helper_prog import VALUE  # noqa\n")
+    monkeypatch.setattr(dumps, "PROGRAMS", str(tmp_path))
+    before = dumps._key("main_prog", ())
+    (tmp_path / "helper_prog.py").write_text("VALUE = 2\n")
+    assert dumps._key("main_prog", ()) != before
+    after = dumps._key("main_prog", ())
+    (tmp_path / "unrelated.py").write_text("X = 3\n")  # a program it does not import changes nothing
+    assert dumps._key("main_prog", ()) == after
