@@ -1,7 +1,7 @@
 """Compare pair, as a user writes it: a Keras model trained with Model.fit, recorded in FULL_HEALTH (or the mode
 given). The changed run (VARIANT b) adds a clip layer before the ReLU: the clip changes values, not their signs, so
 the ReLU keeps its counts and the health modes see the change only further down; variant c changes the learning
-rate instead. Args: DUMP_DIR VARIANT [MODE]."""
+rate instead, variant d one sample of the data. Args: DUMP_DIR VARIANT [MODE]."""
 
 import sys
 
@@ -15,6 +15,8 @@ keras.utils.set_random_seed(0)  # Keras's initializers ignore tf.random.set_seed
 
 x = np.random.RandomState(0).randn(64, 4).astype("float32") * 3.0
 y = (x.sum(axis=1, keepdims=True) > 0).astype("float32")
+if VARIANT == "d":  # variant d: one sample zeroed (a changed batch, same labels)
+    x[5] = 0.0
 layers = [keras.Input((4,)), keras.layers.Dense(8, name="hidden")]
 if VARIANT == "b":
     layers.append(keras.layers.Lambda(lambda t: tf.clip_by_value(t, -1.0, 1.0), name="clip"))  # INJECTED
@@ -22,7 +24,6 @@ layers += [keras.layers.ReLU(name="act"), keras.layers.Dense(1, name="out")]
 model = keras.Sequential(layers, name="classifier")
 rate = 0.05 if VARIANT == "c" else 0.01  # variant c: the learning rate
 model.compile(optimizer=keras.optimizers.SGD(rate), loss="mse", jit_compile=False)
-# A dataset of its own: fit() on numpy arrays gathers batches in a parallel tf.data map, whose traces land in the
-# dump in the threads' order, so occurrence k is not always batch k (a divergence compare then reports as is)
-batches = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
-model.fit(batches, epochs=2, verbose=0)
+# fit() on numpy arrays, as users write it: Keras gathers the batches in a parallel tf.data map, whose traces land in
+# the dump in the threads' order (occurrence k of Dataset_map_grab_batch's GatherV2 is not always batch k)
+model.fit(x, y, batch_size=16, epochs=2, verbose=0)

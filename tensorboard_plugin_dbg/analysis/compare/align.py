@@ -161,14 +161,19 @@ def _align_by_occurrence(names_a: list[str], names_b: list[str]) -> tuple[Pairs,
     vocab: dict[str, int] = {}
     codes_a = np.fromiter((vocab.setdefault(n, len(vocab)) for n in names_a), np.int64, len(names_a))
     codes_b = np.fromiter((vocab.setdefault(n, len(vocab)) for n in names_b), np.int64, len(names_b))
-    occ_a, occ_b = _occurrence(codes_a), _occurrence(codes_b)
-    id_a, id_b = (codes_a << 32) | occ_a, (codes_b << 32) | occ_b
-    _common, ia, ib = np.intersect1d(id_a, id_b, assume_unique=True, return_indices=True)
+    ia, ib = pair_equal(codes_a, codes_b)
     order = np.argsort(ib, kind="stable")
-    pa, pb = ia[order].astype(np.int64), ib[order].astype(np.int64)
+    pa, pb = ia[order], ib[order]
     only_a = np.setdiff1d(np.arange(len(names_a)), pa)
     only_b = np.setdiff1d(np.arange(len(names_b)), pb)
     return Pairs(pa, pb, only_a, only_b), 2 * len(pa) / (len(names_a) + len(names_b))
+
+
+def pair_equal(codes_a: np.ndarray, codes_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int64 positions (ia, ib) pairing the k-th entry of each code in B with the k-th of that code in A."""
+    id_a, id_b = (codes_a << 32) | _occurrence(codes_a), (codes_b << 32) | _occurrence(codes_b)
+    _common, ia, ib = np.intersect1d(id_a, id_b, assume_unique=True, return_indices=True)
+    return ia.astype(np.int64), ib.astype(np.int64)
 
 
 def _occurrence(codes: np.ndarray) -> np.ndarray:

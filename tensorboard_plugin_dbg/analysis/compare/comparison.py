@@ -13,7 +13,7 @@ import dataclasses
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis.compare import align, differences
+from tensorboard_plugin_dbg.analysis.compare import align, differences, unordered
 from tensorboard_plugin_dbg.analysis.compare.metrics import HEALTH_MODES, Metric, Tolerances
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.reader.schema import MODE_NAMES
@@ -78,6 +78,7 @@ def compare(run_a: RunQueries, run_b: RunQueries, tol: Tolerances = DEFAULT_TOLE
     execs, similarity = align.align_executions(names_a, names_b)
     _check_one_program(keys_a, keys_b, names_a, names_b, similarity)
     traces = align.align_traces(keys_a, keys_b)
+    traces = unordered.pair_by_content(run_a, run_b, traces, keys_a, keys_b, unordered.unordered_keys(vocab))
     trace_differs, trace_metrics = differences.trace_differences(run_a, run_b, traces, keys_a, keys_b, tol)
     trace_differs |= differences.op_type_changes(run_a, run_b, traces, keys_a, keys_b)
     exec_differs, exec_metrics = differences.execution_differences(run_a, run_b, execs, tol)

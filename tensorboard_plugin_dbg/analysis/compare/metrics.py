@@ -102,7 +102,7 @@ def common_level(mode_a: int, mode_b: int) -> int | None:
     return None
 
 
-def _canonical(mode: int, v: np.ndarray, level: int) -> np.ndarray:
+def canonical_columns(mode: int, v: np.ndarray, level: int) -> np.ndarray:
     """Vectors of `mode` (n x 11) as the columns of health mode `level` <= mode: FULL_HEALTH's counts read as
     CONCISE_HEALTH's, any count of NaN/∞ as CURT_HEALTH's flag."""
     if mode == level:
@@ -121,7 +121,7 @@ def health_differs(mode_a: int, mode_b: int, va: np.ndarray, vb: np.ndarray) -> 
         return np.ones(len(va), bool)
     if level not in HEALTH_COLUMNS:
         return np.zeros(len(va), bool)
-    a, b = _canonical(mode_a, va, level), _canonical(mode_b, vb, level)
+    a, b = canonical_columns(mode_a, va, level), canonical_columns(mode_b, vb, level)
     same = (a == b) | (np.isnan(a) & np.isnan(b))
     return ~same.all(axis=1)
 
@@ -131,7 +131,7 @@ def health_metric(mode_a: int, mode_b: int, va: np.ndarray, vb: np.ndarray) -> M
     level = common_level(mode_a, mode_b)
     if level is None or level not in HEALTH_COLUMNS:
         return {"differs": level is None, "summary": "nothing both runs record"}
-    a, b = _canonical(mode_a, va[None, :], level)[0], _canonical(mode_b, vb[None, :], level)[0]
+    a, b = canonical_columns(mode_a, va[None, :], level)[0], canonical_columns(mode_b, vb[None, :], level)[0]
     names = [COLUMN_NAMES[level][col] for col in HEALTH_COLUMNS[level]]
     counts: dict[str, list[float]] = {}
     for name, x, y in zip(names, a.tolist(), b.tolist()):
