@@ -3,11 +3,12 @@
  * Asked when a run is shown, when alerts appear, once when the run is read to its end, and when the mutes change.
  */
 import type { Api } from '../api/client.ts';
-import { failed, loading, ready, type Store } from '../store/store.ts';
+import { loading, type Store } from '../store/store.ts';
 import { mutesParam } from '../store/mutes.ts';
+import { Latest, settle } from './latest.ts';
 
 export class RootCauseLoader {
-  private seq = 0;
+  private readonly latest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -17,15 +18,11 @@ export class RootCauseLoader {
   async load(): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = ++this.seq;
+    const live = this.latest.beginForRun(this.store);
     // The card keeps showing the last answer while a live run's new one is fetched.
     if (this.store.state.rootCause.status !== 'loading')
       this.store.set({ rootCause: loading(this.store.state.rootCause) });
-    try {
-      const rc = await this.api.rootCause(run, mutesParam(this.store.state.mutes));
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ rootCause: ready(rc) });
-    } catch (e) {
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ rootCause: failed(e) });
-    }
+    const answer = this.api.rootCause(run, mutesParam(this.store.state.mutes));
+    await settle(answer, live, (rootCause) => this.store.set({ rootCause }));
   }
 }
