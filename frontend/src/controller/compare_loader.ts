@@ -6,7 +6,8 @@
 import type { Api } from '../api/client.ts';
 import type { CompareTolerances } from '../api/requests.ts';
 import type { CompareSide } from '../api/wire.ts';
-import { failed, idle, loading, ready, type Store } from '../store/store.ts';
+import { idle, loading, type Store } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 
 /** Differing tensors fetched for the card's list ("divergent only"). */
 export const COMPARE_PAGE = 200;
@@ -19,7 +20,7 @@ export interface CompareFocus {
 }
 
 export class CompareLoader {
-  private seq = 0;
+  private readonly latest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -30,7 +31,7 @@ export class CompareLoader {
   /** Compare the run shown with `base` (null: stop comparing). */
   async choose(base: string | null): Promise<void> {
     const run = this.store.state.run;
-    const seq = ++this.seq;
+    const live = this.latest.beginForRun(this.store);
     if (base === null || run === null || !this.api.compare) {
       const was = this.store.state.compareBase;
       this.store.set({ compareBase: null, compare: idle(), compareValues: idle() });
@@ -38,15 +39,11 @@ export class CompareLoader {
       return;
     }
     this.store.set({ compareBase: base, compare: loading(), compareValues: idle() });
-    try {
-      const answer = await this.api.compare(run, base, 0, COMPARE_PAGE, this.store.state.compareTolerances);
-      if (seq === this.seq && run === this.store.state.run) {
-        this.store.set({ compare: ready(answer) });
-        this.focus.reopenTraces(); // the comparison is cached on the server now: the rows' pages reuse it
-      }
-    } catch (e) {
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ compare: failed(e) });
-    }
+    const answer = this.api.compare(run, base, 0, COMPARE_PAGE, this.store.state.compareTolerances);
+    await settle(answer, live, (compare) => {
+      this.store.set({ compare });
+      if (compare.status === 'ready') this.focus.reopenTraces(); // cached on the server now: the rows reuse it
+    });
   }
 
   /** The tolerances the user set (#39): the comparison is made again at them, and every view that shows it
@@ -61,22 +58,19 @@ export class CompareLoader {
     const run = this.store.state.run;
     const base = this.store.state.compareBase;
     if (run === null || base === null) return;
-    const seq = this.seq;
+    const live = this.latest.current(() => run === this.store.state.run);
     const target = (side: CompareSide) => ({
       source: side.source,
       index: side.index,
       output: side.source === 'graph' ? null : side.output,
     });
     this.store.set({ compareValues: loading() });
-    try {
-      const [va, vb] = await Promise.all([
-        this.api.tensor(base, target(a), '...'),
-        this.api.tensor(run, target(b), '...'),
-      ]);
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ compareValues: ready({ a: va, b: vb }) });
-    } catch (e) {
-      if (seq === this.seq && run === this.store.state.run) this.store.set({ compareValues: failed(e) });
-    }
+    const both = Promise.all([this.api.tensor(base, target(a), '...'), this.api.tensor(run, target(b), '...')]);
+    await settle(
+      both.then(([va, vb]) => ({ a: va, b: vb })),
+      live,
+      (compareValues) => this.store.set({ compareValues }),
+    );
   }
 
   /** Focus every panel on run B's side of a finding (the run shown is B). */
