@@ -6,7 +6,8 @@
 import type { Api } from '../api/client.ts';
 import type { CompareTolerances, GraphExecutionFilters } from '../api/requests.ts';
 import type { ComparedRow } from '../store/compared_rows.ts';
-import { failed, idle, loading, ready, type State, type Store } from '../store/store.ts';
+import { idle, loading, type State, type Store } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 import type { PageFetch } from './row_pager.ts';
 
 /** Graph Execution's page fetch while run B (`run`) is compared with `base`: rows carry their difference. */
@@ -37,7 +38,7 @@ export function drawnTraces(s: State): number[] {
 
 /** Fetches the drawn nodes' differences when the neighbourhood or the comparison changes (newest request wins). */
 export class CompareNodesLoader {
-  private seq = 0;
+  private readonly latest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -50,7 +51,7 @@ export class CompareNodesLoader {
 
   async refresh(): Promise<void> {
     const s = this.store.state;
-    const seq = ++this.seq;
+    const live = this.latest.begin();
     const indices = drawnTraces(s);
     const base = s.compareBase;
     const run = s.run;
@@ -59,11 +60,7 @@ export class CompareNodesLoader {
       return;
     }
     this.store.set({ compareNodes: loading(s.compareNodes) });
-    try {
-      const answer = await this.api.compareTraces(run, base, indices, s.compareTolerances);
-      if (seq === this.seq) this.store.set({ compareNodes: ready(answer) });
-    } catch (e) {
-      if (seq === this.seq) this.store.set({ compareNodes: failed(e) });
-    }
+    const answer = this.api.compareTraces(run, base, indices, s.compareTolerances);
+    await settle(answer, live, (compareNodes) => this.store.set({ compareNodes }));
   }
 }
