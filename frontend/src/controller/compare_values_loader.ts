@@ -6,11 +6,12 @@
  * answer wins. Without a baseline or an open view it holds nothing.
  */
 import type { Api } from '../api/client.ts';
-import { failed, idle, loading, ready, type State, type Store } from '../store/store.ts';
+import { idle, loading, type State, type Store } from '../store/store.ts';
 import { windowSpec } from '../store/tensor_math.ts';
+import { Latest, settle } from './latest.ts';
 
 export class CompareValuesLoader {
-  private seq = 0;
+  private readonly latest = new Latest();
   private asked = '';
 
   constructor(
@@ -37,24 +38,25 @@ export class CompareValuesLoader {
       const closed = !s.tensorView || s.compareBase === null || s.run === null;
       if (closed && this.asked !== '') {
         this.asked = '';
-        this.seq++;
+        this.latest.drop();
         this.store.set({ compareTensor: idle() });
       }
       return;
     }
     if (want.key === this.asked) return;
     this.asked = want.key;
-    void this.load(want.run, want.base, want.slice, want.key, ++this.seq);
+    void this.load(
+      want.run,
+      want.base,
+      want.slice,
+      this.latest.begin(() => want.key === this.asked),
+    );
   }
 
-  private async load(run: string, base: string, slice: string | undefined, key: string, seq: number): Promise<void> {
+  private async load(run: string, base: string, slice: string | undefined, live: () => boolean): Promise<void> {
     const target = this.store.state.tensorView!.target;
     this.store.set({ compareTensor: loading(this.store.state.compareTensor) });
-    try {
-      const answer = await this.api.compareValues!(run, base, target, slice, this.store.state.compareTolerances);
-      if (seq === this.seq && key === this.asked) this.store.set({ compareTensor: ready(answer) });
-    } catch (e) {
-      if (seq === this.seq && key === this.asked) this.store.set({ compareTensor: failed(e) });
-    }
+    const answer = this.api.compareValues!(run, base, target, slice, this.store.state.compareTolerances);
+    await settle(answer, live, (compareTensor) => this.store.set({ compareTensor }));
   }
 }
