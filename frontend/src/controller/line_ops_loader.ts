@@ -5,7 +5,8 @@
  */
 import type { Api } from '../api/client.ts';
 import type { LineOp, LineOpsResponse } from '../api/wire.ts';
-import { failed, loading, ready, type LineOpsView, type Store } from '../store/store.ts';
+import { loading, ready, type LineOpsView, type Store } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 
 /** Rows per page: a popover shows a few dozen; "more" fetches the next page. */
 export const LINE_OPS_PAGE = 50;
@@ -24,7 +25,7 @@ export function mergePage(before: LineOpsResponse | null, page: LineOpsResponse)
 }
 
 export class LineOpsLoader {
-  private seq = 0;
+  private readonly latest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -52,7 +53,7 @@ export class LineOpsLoader {
   }
 
   close(): void {
-    this.seq++;
+    this.latest.drop();
     if (this.store.state.lineOps !== null) this.store.set({ lineOps: null });
   }
 
@@ -64,16 +65,12 @@ export class LineOpsLoader {
   }
 
   private async fetch(run: string, view: LineOpsView, begin: number): Promise<void> {
-    const seq = ++this.seq;
-    const live = () => seq === this.seq && run === this.store.state.run && this.store.state.lineOps !== null;
-    try {
-      const page = await this.api.lineOps(run, view.fileIndex, view.line, begin, begin + LINE_OPS_PAGE);
-      const now = this.store.state.lineOps;
-      if (!live() || !now) return;
-      this.store.set({ lineOps: { ...now, list: ready(mergePage(now.list.data, page)) } });
-    } catch (e) {
-      const now = this.store.state.lineOps;
-      if (live() && now) this.store.set({ lineOps: { ...now, list: failed(e) } });
-    }
+    const live = this.latest.begin(() => run === this.store.state.run && this.store.state.lineOps !== null);
+    const answer = this.api.lineOps(run, view.fileIndex, view.line, begin, begin + LINE_OPS_PAGE);
+    await settle(answer, live, (page) => {
+      const now = this.store.state.lineOps!;
+      const list = page.status === 'ready' ? ready(mergePage(now.list.data, page.data!)) : page;
+      this.store.set({ lineOps: { ...now, list } });
+    });
   }
 }
