@@ -15,7 +15,7 @@ export function userFilesFirst(files: SourceFileRef[]): SourceFileRef[] {
 
 export class SourceLoader {
   private readonly fileLatest = new Latest();
-  private listSeq = 0;
+  private readonly listLatest = new Latest();
   private readonly countsLatest = new Latest();
 
   constructor(
@@ -65,13 +65,9 @@ export class SourceLoader {
   async loadFiles(): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = ++this.listSeq;
-    try {
-      const resp = await this.api.sourceFiles(run);
-      if (seq === this.listSeq && run === this.store.state.run)
-        this.store.set({ sourceFiles: ready(userFilesFirst(resp.files)) });
-    } catch {
-      // Kept as it was: see above.
-    }
+    const live = this.listLatest.beginForRun(this.store);
+    await settle(this.api.sourceFiles(run), live, (resp) => {
+      if (resp.status === 'ready') this.store.set({ sourceFiles: ready(userFilesFirst(resp.data!.files)) });
+    });
   }
 }
