@@ -5,7 +5,7 @@
  */
 import type { Api } from '../api/client.ts';
 import { mutesParam } from '../store/mutes.ts';
-import { failed, loading, ready, type Store } from '../store/store.ts';
+import { loading, type Store } from '../store/store.ts';
 import { Latest, settle } from './latest.ts';
 
 /** Rows of the health map per page, and step bins (the canvas shows about this many). */
@@ -15,7 +15,7 @@ export const SPARK_COLUMNS = 120;
 const PENDING_POLL_MS = 700;
 
 export class RulesLoader {
-  private summarySeq = 0;
+  private readonly summaryLatest = new Latest();
   private readonly mapLatest = new Latest();
   private readonly sparkLatest = new Latest();
 
@@ -30,20 +30,19 @@ export class RulesLoader {
   async loadSummary(): Promise<void> {
     const { run, mutes } = this.store.state;
     if (run === null) return;
-    const seq = ++this.summarySeq;
+    const live = this.summaryLatest.begin();
     this.store.set({ alertSummary: loading(this.store.state.alertSummary) });
-    try {
-      const resp = await this.api.alerts(run, 0, 0, undefined, mutesParam(mutes));
-      if (seq !== this.summarySeq) return;
+    const answer = this.api.alerts(run, 0, 0, undefined, mutesParam(mutes));
+    await settle(answer, live, (alertSummary) => {
       const wasPending = this.store.state.alertSummary.data?.rules_pending ?? false;
-      this.store.set({ alertSummary: ready(resp) });
+      this.store.set({ alertSummary });
+      const resp = alertSummary.data;
+      if (resp === null) return;
       // the rules' whole-run pass runs on the server after the dump is read: ask again until their findings are in
       if (resp.rules_pending && this.store.runInfo()?.status.done)
-        setTimeout(() => seq === this.summarySeq && void this.loadSummary(), PENDING_POLL_MS);
+        setTimeout(() => live() && void this.loadSummary(), PENDING_POLL_MS);
       else if (wasPending && !resp.rules_pending) this.onRulesReady();
-    } catch (e) {
-      if (seq === this.summarySeq) this.store.set({ alertSummary: failed(e) });
-    }
+    });
   }
 
   async loadMap(begin: number): Promise<void> {
