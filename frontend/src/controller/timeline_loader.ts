@@ -5,9 +5,9 @@
  */
 import type { Api } from '../api/client.ts';
 import { PAGE_CAP } from '../api/client.ts';
-import type { TimelineMarksResponse } from '../api/wire.ts';
 import { mutesParam } from '../store/mutes.ts';
-import { failed, idle, loading, ready, type State, type Store, type TimelineView } from '../store/store.ts';
+import { idle, loading, type State, type Store, type TimelineView } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 
 /** Minimap bins: about one per pixel of a wide panel; the server answers fewer for a short run. */
 export const MARK_BINS = 1000;
@@ -18,9 +18,9 @@ function executionCount(store: Store): number {
 }
 
 export class TimelineLoader {
-  /** Bumped per page request: an older answer is dropped. */
-  private pageSeq = 0;
-  private marksSeq = 0;
+  /** Per page request: an older answer is dropped. */
+  private readonly pageLatest = new Latest();
+  private readonly marksLatest = new Latest();
 
   constructor(
     private readonly store: Store,
@@ -52,13 +52,8 @@ export class TimelineLoader {
   }
 
   private async fetch(run: string, begin: number, size: number): Promise<void> {
-    const seq = ++this.pageSeq;
-    try {
-      const page = await this.api.executions(run, begin, begin + size);
-      if (seq === this.pageSeq && run === this.store.state.run) this.setPage(ready(page));
-    } catch (e) {
-      if (seq === this.pageSeq && run === this.store.state.run) this.setPage(failed(e));
-    }
+    const live = this.pageLatest.beginForRun(this.store);
+    await settle(this.api.executions(run, begin, begin + size), live, (page) => this.setPage(page));
   }
 
   private setPage(page: TimelineView['page']): void {
@@ -118,13 +113,9 @@ export class TimelineLoader {
   async loadMarks(): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = ++this.marksSeq;
-    let marks: TimelineMarksResponse | null = null;
-    try {
-      marks = await this.api.timelineMarks(run, MARK_BINS, mutesParam(this.store.state.mutes));
-    } catch {
-      // Without marks the minimap still shows the window; the alert list reports alert errors.
-    }
-    if (seq === this.marksSeq && run === this.store.state.run) this.store.set({ timelineMarks: marks });
+    const live = this.marksLatest.beginForRun(this.store);
+    const answer = this.api.timelineMarks(run, MARK_BINS, mutesParam(this.store.state.mutes));
+    // failed: no marks; the minimap still shows the window, and the alert list reports alert errors
+    await settle(answer, live, (marks) => this.store.set({ timelineMarks: marks.data }));
   }
 }
