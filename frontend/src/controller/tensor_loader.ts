@@ -8,16 +8,8 @@ import { capsuleArrayNpyUrl, tensorNpyUrl, type Api } from '../api/client.ts';
 import { targetOf, type TensorTarget } from '../api/requests.ts';
 import type { TensorResponse } from '../api/wire.ts';
 import { fetchCapsuleArray, samplePosition } from './capsule_array_loader.ts';
-import {
-  failed,
-  idle,
-  loading,
-  ready,
-  type InputView,
-  type Loadable,
-  type Store,
-  type TensorView,
-} from '../store/store.ts';
+import { idle, loading, type InputView, type Store, type TensorView } from '../store/store.ts';
+import { Latest, settle } from './latest.ts';
 import {
   covers,
   defaultPlane,
@@ -34,7 +26,8 @@ import {
 const HEAT_BINS = 48;
 
 export class TensorLoader {
-  private seq = 0;
+  /** The tensor open: its answers are dropped once it closes or another opens. */
+  private readonly latest = new Latest();
   private revealSeq = 0;
 
   constructor(
@@ -56,7 +49,7 @@ export class TensorLoader {
   open(target: TensorTarget): void {
     const run = this.store.state.run;
     if (run === null && !target.capsule) return;
-    const seq = ++this.seq;
+    const live = this.latest.begin(this.stillShown(run));
     this.store.set({
       tensorView: {
         target,
@@ -72,8 +65,8 @@ export class TensorLoader {
         inputViews: [],
       },
     });
-    void this.loadSummary(run, target, seq);
-    if (run !== null && !target.capsule) void this.loadInputs(run, target, seq);
+    void this.loadSummary(run, target, live);
+    if (run !== null && !target.capsule) void this.loadInputs(run, target, live);
   }
 
   /** The `tensor` route's answer for a dumped tensor, or the same shape for a capsule array. */
@@ -83,63 +76,54 @@ export class TensorLoader {
   }
 
   close(): void {
-    this.seq++;
+    this.latest.drop();
     this.store.set({ tensorView: null });
   }
 
-  private live(run: string | null, seq: number): boolean {
-    return seq === this.seq && run === this.store.state.run && this.view !== null;
+  /** While `run` is still the run shown and the view still open. */
+  private stillShown(run: string | null): () => boolean {
+    return () => run === this.store.state.run && this.view !== null;
   }
 
-  private async loadSummary(run: string | null, target: TensorTarget, seq: number): Promise<void> {
-    try {
-      const summary = await this.fetch(run, target, undefined, HEAT_BINS);
-      if (!this.live(run, seq)) return;
-      const plane = summary.has_values && summary.shape ? defaultPlane(summary.shape) : null;
-      this.patch({ summary: ready(summary), plane });
+  private async loadSummary(run: string | null, target: TensorTarget, live: () => boolean): Promise<void> {
+    await settle(this.fetch(run, target, undefined, HEAT_BINS), live, (summary) => {
+      const data = summary.data;
+      if (data === null) return this.patch({ summary });
+      const plane = data.has_values && data.shape ? defaultPlane(data.shape) : null;
+      this.patch({ summary, plane });
       if (plane) this.showPlane(plane, this.view!.window);
-      const first = samplePosition(target.capsule, summary) ?? summary.nonfinite?.positions[0];
+      const first = samplePosition(target.capsule, data) ?? data.nonfinite?.positions[0];
       if (first) this.focusPosition(first);
-    } catch (e) {
-      if (this.live(run, seq)) this.patch({ summary: failed(e) });
-    }
+    });
   }
 
-  private async loadInputs(run: string, target: TensorTarget, seq: number): Promise<void> {
-    try {
-      const inputs = await this.api.tensorInputs(run, target);
-      if (!this.live(run, seq)) return;
-      const views: InputView[] = inputs.inputs.map((i) => ({
+  private async loadInputs(run: string, target: TensorTarget, live: () => boolean): Promise<void> {
+    await settle(this.api.tensorInputs(run, target), live, (inputs) => {
+      if (inputs.data === null) return this.patch({ inputs });
+      const views: InputView[] = inputs.data.inputs.map((i) => ({
         name: i.name,
         description: i.description,
         target: i.tensor ? targetOf(i.tensor) : null,
         values: i.tensor ? loading() : null,
       }));
-      this.patch({ inputs: ready(inputs), inputViews: views });
-      views.forEach((v, k) => v.target && void this.loadInput(run, v.target, k, seq));
-    } catch (e) {
-      if (this.live(run, seq)) this.patch({ inputs: failed(e) });
-    }
+      this.patch({ inputs, inputViews: views });
+      views.forEach((v, k) => v.target && void this.loadInput(run, v.target, k, live));
+    });
   }
 
   /** An input's summary with the heatmap sample of its default plane (one request). */
-  private async loadInput(run: string, target: TensorTarget, k: number, seq: number): Promise<void> {
-    let values: Loadable<TensorResponse>;
-    try {
-      const summary = await this.api.tensor(run, target, undefined, 16);
+  private async loadInput(run: string, target: TensorTarget, k: number, live: () => boolean): Promise<void> {
+    const answer = this.api.tensor(run, target, undefined, 16).then((summary) => {
       const shape = summary.shape;
-      values = ready(
-        summary.has_values && shape
-          ? await this.api.tensor(run, target, heatSpec(shape, defaultPlane(shape)), 16)
-          : summary,
-      );
-    } catch (e) {
-      values = failed(e);
-    }
-    if (!this.live(run, seq)) return;
-    const views = [...this.view!.inputViews];
-    views[k] = { ...views[k]!, values };
-    this.patch({ inputViews: views });
+      return summary.has_values && shape
+        ? this.api.tensor(run, target, heatSpec(shape, defaultPlane(shape)), 16)
+        : summary;
+    });
+    await settle(answer, live, (values) => {
+      const views = [...this.view!.inputViews];
+      views[k] = { ...views[k]!, values };
+      this.patch({ inputViews: views });
+    });
   }
 
   /** Shows another plane (axes or fixed indices changed): a new heatmap, and the grid's window of it. */
@@ -160,15 +144,11 @@ export class TensorLoader {
     if (!v || !v.plane || !shape || (run === null && !v.target.capsule)) return;
     const { target, plane, window } = v;
     const spec = windowSpec(shape, plane, window);
-    const seq = this.seq;
+    const live = this.latest.current(() => this.stillShown(run)() && this.view!.window === window);
     this.patch({ cells: loading(v.cells) });
-    this.fetch(run, target, spec, 1).then(
-      (r) => {
-        const now = this.view;
-        if (this.live(run, seq) && now!.plane === plane && now!.window === window) this.patch({ cells: ready(r) });
-      },
-      (e) => this.live(run, seq) && this.view!.window === window && this.patch({ cells: failed(e) }),
-    );
+    void settle(this.fetch(run, target, spec, 1), live, (cells) => {
+      if (cells.status === 'error' || this.view!.plane === plane) this.patch({ cells });
+    });
   }
 
   private loadHeat(): void {
@@ -177,12 +157,9 @@ export class TensorLoader {
     const shape = this.shape();
     if (!v || !v.plane || !shape || (run === null && !v.target.capsule)) return;
     const { target, plane } = v;
-    const seq = this.seq;
+    const live = this.latest.current(() => this.stillShown(run)() && this.view!.plane === plane);
     this.patch({ heat: loading(v.heat) });
-    this.fetch(run, target, heatSpec(shape, plane), 1).then(
-      (r) => this.live(run, seq) && this.view!.plane === plane && this.patch({ heat: ready(r) }),
-      (e) => this.live(run, seq) && this.view!.plane === plane && this.patch({ heat: failed(e) }),
-    );
+    void settle(this.fetch(run, target, heatSpec(shape, plane), 1), live, (heat) => this.patch({ heat }));
   }
 
   /** Rows and columns to show as the grid (the other axes keep their indices). */
