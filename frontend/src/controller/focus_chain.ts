@@ -28,6 +28,7 @@ import type { ListsLoader } from './lists_loader.ts';
 import type { RulesIntents } from './rules_intents.ts';
 import type { SourceLoader } from './source_loader.ts';
 import type { TimelineLoader } from './timeline_loader.ts';
+import { attempt, Latest } from './latest.ts';
 
 /** The controller's helpers a focus moves, and how it writes the URL (`push`: a new history entry). */
 export interface FocusParts {
@@ -41,8 +42,8 @@ export interface FocusParts {
 }
 
 export class FocusChain {
-  /** Bumped by each focus change; an async step whose token is stale drops its result. */
-  private focusSeq = 0;
+  /** Each focus change is a new request; an async step of a stale one drops its result. */
+  private readonly focusLatest = new Latest();
   private scrollSeq = 0;
   private stepping: Promise<void> = Promise.resolve();
 
@@ -54,7 +55,7 @@ export class FocusChain {
 
   /** Another run is shown: the steps of the focus in flight drop their results. */
   dropPending(): void {
-    this.focusSeq++;
+    this.focusLatest.drop();
   }
 
   /** The root-cause card's click: its alert, then the line to fix (a gradient's forward op, the data's source). */
@@ -119,8 +120,8 @@ export class FocusChain {
   }
 
   /** `position`: the trace's place in the filtered Graph Execution list, when the caller knows it. */
-  private beginFocus(focus: Focus, alertIndex: number | null, keepFilters = false, position?: number): number {
-    const seq = ++this.focusSeq;
+  private beginFocus(focus: Focus, alertIndex: number | null, keepFilters = false, position?: number): () => boolean {
+    const live = this.focusLatest.beginForRun(this.store);
     const patch: Partial<State> = {
       focus,
       previewTrace: null,
@@ -134,7 +135,7 @@ export class FocusChain {
     const push = this.parts.history.pushFor(this.store.state.focus, focus);
     this.store.set(patch);
     this.parts.saveUrl(push);
-    return seq;
+    return live;
   }
 
   /**
@@ -164,40 +165,42 @@ export class FocusChain {
   ): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = this.beginFocus({ kind: 'graph_execution', index }, alertIndex, keepFilters, position);
+    const live = this.beginFocus({ kind: 'graph_execution', index }, alertIndex, keepFilters, position);
     this.store.set({ op: loading(this.store.state.op) });
-    const live = () => seq === this.focusSeq && run === this.store.state.run;
-    try {
-      const detail = await this.api.graphExecution(run, index);
-      if (!live()) return;
-      this.store.set({ focusDetail: ready(detail) });
-      if (detail.call_index !== null) this.parts.timeline.reveal(detail.call_index); // the call that ran it
-      const op = await this.api.op(run, detail.graph_id, detail.op_name, index);
-      if (!live()) return;
-      this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });
-      this.parts.rules.opShown(run, op.graph_id, op.op_name);
-      await this.loadStack(run, op.stack_frame_ids, live);
-    } catch (e) {
-      if (live()) this.failLoading(e);
-    }
+    await attempt(
+      async () => {
+        const detail = await this.api.graphExecution(run, index);
+        if (!live()) return;
+        this.store.set({ focusDetail: ready(detail) });
+        if (detail.call_index !== null) this.parts.timeline.reveal(detail.call_index); // the call that ran it
+        const op = await this.api.op(run, detail.graph_id, detail.op_name, index);
+        if (!live()) return;
+        this.store.set({ op: ready(op), inputRows: inputRowsOf(op, index) });
+        this.parts.rules.opShown(run, op.graph_id, op.op_name);
+        await this.loadStack(run, op.stack_frame_ids, live);
+      },
+      live,
+      (e) => this.failLoading(e),
+    );
   }
 
   /** Focuses one eager execution (a timeline box): its detail and its stack; Graph Structure shows its graph. */
   async focusExecution(index: number, alertIndex: number | null = null): Promise<void> {
     const run = this.store.state.run;
     if (run === null) return;
-    const seq = this.beginFocus({ kind: 'execution', index }, alertIndex);
+    const live = this.beginFocus({ kind: 'execution', index }, alertIndex);
     this.store.set({ op: idle(), inputRows: [] });
     this.parts.timeline.reveal(index);
-    const live = () => seq === this.focusSeq && run === this.store.state.run;
-    try {
-      const detail = await this.api.execution(run, index);
-      if (!live()) return;
-      this.store.set({ focusDetail: ready(detail) });
-      await this.loadStack(run, detail.stack_frame_ids, live);
-    } catch (e) {
-      if (live()) this.failLoading(e);
-    }
+    await attempt(
+      async () => {
+        const detail = await this.api.execution(run, index);
+        if (!live()) return;
+        this.store.set({ focusDetail: ready(detail) });
+        await this.loadStack(run, detail.stack_frame_ids, live);
+      },
+      live,
+      (e) => this.failLoading(e),
+    );
   }
 
   /** The focus chain failed at some step: the parts still loading show the error, the parts loaded stay. */
@@ -228,26 +231,27 @@ export class FocusChain {
     const run = this.store.state.run;
     if (run === null) return;
     const near = this.store.state.focus?.kind === 'graph_execution' ? this.store.state.focus.index : null;
-    const seq = ++this.focusSeq;
+    const live = this.focusLatest.begin();
     this.store.set({ op: loading(this.store.state.op), hint: null });
-    try {
-      const op = await this.api.op(run, graphId, opName, near ?? undefined);
-      if (seq !== this.focusSeq) return;
-      const idx = nearestIndex(op.traces.indices, near);
-      if (idx === null) {
-        this.store.set({
-          op: ready(op),
-          inputRows: [],
-          hint: `${opName} has no trace: TensorFlow did not instrument it (e.g. a function-input placeholder or a gradient op).`,
-        });
-        const live = () => seq === this.focusSeq;
-        await this.loadStack(run, op.stack_frame_ids, live);
-        return;
-      }
-      await this.focusGraphExecution(idx, null);
-    } catch (e) {
-      if (seq === this.focusSeq) this.store.set({ op: failed(e) });
-    }
+    await attempt(
+      async () => {
+        const op = await this.api.op(run, graphId, opName, near ?? undefined);
+        if (!live()) return;
+        const idx = nearestIndex(op.traces.indices, near);
+        if (idx === null) {
+          this.store.set({
+            op: ready(op),
+            inputRows: [],
+            hint: `${opName} has no trace: TensorFlow did not instrument it (e.g. a function-input placeholder or a gradient op).`,
+          });
+          await this.loadStack(run, op.stack_frame_ids, live);
+          return;
+        }
+        await this.focusGraphExecution(idx, null);
+      },
+      live,
+      (e) => this.store.set({ op: failed(e) }),
+    );
   }
 
   selectFrame(frame: StackFrame): void {
