@@ -5,8 +5,8 @@ Each equation becomes an op (the primitive as op type, `<name stack>/<primitive>
 mode's counts computed in the compiled program, next to the value the program itself uses, so a NaN seen is the one
 `jit` produces. A nested `jit` (pjit) equation is interpreted the same way as a graph of its own, whose
 `outer_context_id` is the caller's graph and whose name is the calling op's type, as TensorFlow links function calls.
-Other higher-order primitives (scan, while, cond, custom_jvp_call, custom_vjp_call, shard_map) run as one op: their
-outputs are recorded, their bodies are not.
+`scan` and `while` bodies and `cond` branches (bodies.py) and custom_jvp/custom_vjp bodies are graphs of their own
+too; shard_map runs as one op: its outputs are recorded, its body is not.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from jax.extend import core as jcore
 from ..writer import summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TracePoint
-from . import frames
+from . import bodies, frames
 
 CALL_PRIMITIVES = ("jit", "pjit")
 CUSTOM_CALLS = ("custom_jvp_call", "custom_vjp_call")  # their primal body, as a nested graph (the gradient rule
@@ -121,6 +121,28 @@ class Instrumenter:
         self._counts: dict[int, tuple[Any, tuple[int, int]]] = {}
         self._rows: list[Any] = []
         self._small: dict[int, Any] = {}
+        # per point, whether it ran (loop iterations and branches may not): runs of live points as ints, or traced
+        # int32 vectors (a loop's or branch's liveness)
+        self.live: list[Any] = []
+
+    def child(self) -> Instrumenter:
+        return Instrumenter(self.writer, self.mode, self.op_regex)
+
+    def adopt(self, points: list[Point], payload: Any, live: Any) -> None:
+        """A body's points, run once more: its payload (counts vector, or tensors) and liveness (None: all ran)."""
+        self.points.extend(points)
+        if self.mode in COUNT_WIDTH:
+            self.values.append((len(self._rows), 1))
+            self._rows.append(payload)
+        elif self.mode == "FULL_TENSOR":
+            self.values.extend(payload)
+        self.live.append(len(points) if live is None else live)
+
+    def live_vector(self) -> Any:
+        """One int32 per point, 0 where it did not run; None when every point runs (no loop or branch)."""
+        if all(isinstance(s, int) for s in self.live):
+            return None
+        return jnp.concatenate([jnp.ones(s, jnp.int32) if isinstance(s, int) else s for s in self.live])
 
     def counts(self, x: Any, source: Any = None) -> tuple[int, int]:
         """`x`'s counts as (row, factor): computed once per traced value; `source`'s when x holds its elements."""
@@ -152,6 +174,7 @@ class Instrumenter:
         ):
             return
         self.points.append(Point(graph_id, op_name, slot, tensor_id, dtype, tuple(x.shape)))
+        self.live.append(1)
         if self.mode in COUNT_WIDTH:
             self.values.append(self.counts(x, source))
         elif self.mode == "FULL_TENSOR":
@@ -198,6 +221,11 @@ class Instrumenter:
             self.nested += 1
             op_type = prim
             outs = self._scan(eqn.params, invals, f"{graph_name}.scan_{self.nested}", graph_id)
+        elif prim in ("while", "cond"):
+            self.nested += 1
+            op_type = prim
+            run = bodies.run_while if prim == "while" else bodies.run_cond
+            outs = run(self, eqn.params, invals, f"{graph_name}.{prim}_{self.nested}", graph_id)
         else:
             op_type = prim
             params = eqn.primitive.get_bind_params(eqn.params)
@@ -224,22 +252,18 @@ class Instrumenter:
         consts, carried = params["num_consts"], params["num_carry"]
         sub = Instrumenter(self.writer, self.mode, self.op_regex)
 
-        def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any]]:
+        def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any, Any]]:
             _, outs = sub.run_graph(params["jaxpr"], [*invals[:consts], *carry, *xs], body_name, outer_id)
-            return outs[:carried], (outs[carried:], sub.payload())
+            return outs[:carried], (outs[carried:], sub.payload(), sub.live_vector())
 
         init, xs = list(invals[consts : consts + carried]), list(invals[consts + carried :])
-        carry, (ys, payload) = lax.scan(
+        carry, (ys, payload, live) = lax.scan(
             body, init, xs, length=params["length"], reverse=params["reverse"], unroll=params["unroll"]
         )
         steps = range(params["length"])
         for i in reversed(steps) if params["reverse"] else steps:
-            self.points.extend(sub.points)
-            if self.mode in COUNT_WIDTH:
-                self.values.append((len(self._rows), 1))
-                self._rows.append(payload[i])
-            elif self.mode == "FULL_TENSOR":
-                self.values.extend(v[i] for v in payload)
+            run = payload[i] if self.mode in COUNT_WIDTH else [v[i] for v in payload]
+            self.adopt(sub.points, run, None if live is None else live[i])
         return [*carry, *ys]
 
 

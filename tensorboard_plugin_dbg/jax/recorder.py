@@ -97,18 +97,24 @@ class Recorder:
             return None
         return TraceBatch([p for p in points if p.graph_id], self.mode, self.device)
 
-    def write_traces(self, points: list[instrument.Point], batch: TraceBatch | None, payload: Any) -> list[bytes]:
-        """Graph execution traces for the graph points; the protos of the call's outputs (graph_id "") returned."""
+    def write_traces(
+        self, points: list[instrument.Point], batch: TraceBatch | None, payload: Any, live: Any = None
+    ) -> list[bytes]:
+        """Graph execution traces for the graph points that ran (`live`: 0 for a loop iteration or a branch that did
+        not, None: all ran); the protos of the call's outputs (graph_id "") returned."""
         width = instrument.COUNT_WIDTH.get(self.mode, 0)
         counts = np.asarray(payload).reshape(len(points), width) if width else None
         graph_points = sum(1 for p in points if p.graph_id)  # they come first
+        ran = np.ones(graph_points, bool) if live is None else np.asarray(live)[:graph_points] != 0
         if batch is None:
             for i, p in enumerate(points[:graph_points]):
-                proto = summaries.tensor_proto(np.asarray(payload[i]))
-                self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
+                if ran[i]:
+                    proto = summaries.tensor_proto(np.asarray(payload[i]))
+                    self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
         else:
             graph_counts = counts[:graph_points] if counts is not None else None
-            self.writer.traces_framed(batch.records(time.time(), graph_counts))
+            records = batch.records(time.time(), graph_counts)
+            self.writer.traces_framed(records if live is None else [r for r, k in zip(records, ran) if k])
         return [self._output_proto(p, i, counts, payload) for i, p in enumerate(points) if i >= graph_points]
 
     def _output_proto(self, p: instrument.Point, i: int, counts: Any, payload: Any) -> bytes:
@@ -141,11 +147,11 @@ class RecordedJit:
         rec = self._recorder
         stack = rec.writer.stack(frames.of_caller())
         with eager.unrecorded():  # recorded here, not as an eager call; and JAX's fast dispatch kept
-            out, (which, payload) = self._jitted(*args, **kwargs)
+            out, (which, payload, live) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
         graph_id, points, batch = self._traces[int(which)]
-        protos = rec.write_traces(points, batch, payload)
+        protos = rec.write_traces(points, batch, payload, live)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -185,7 +191,8 @@ class RecordedJit:
         points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
         self._traces.append((graph_id, points, rec.batch(points)))
         which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs), (which, inst.payload())
+        out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
+        return out, (which, inst.payload(), inst.live_vector())
 
 
 def enable_dump_debug_info(
