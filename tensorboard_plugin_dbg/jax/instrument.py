@@ -56,14 +56,16 @@ def _counted(masks: list[Any], rows: bool) -> list[Any]:
 
 def in_graph_counts(x: Any, mode: str, rows: bool = False) -> Any:
     """The health counts of `x` as an int32 vector, computed where `x` lives (COUNT_WIDTH[mode] long); with
-    `rows`, of each row of the matrix `x` (rows x COUNT_WIDTH[mode])."""
-    finite = jnp.isfinite(x)
+    `rows`, of each row of the matrix `x` (rows x COUNT_WIDTH[mode]). Every mode counts the same five plain
+    comparisons in one reduction (on XLA:CPU, cheaper than isfinite masks, and than a one-output reduction: CURT_HEALTH
+    counting only non-finite elements was ~3x slower); NaN is what is neither < 0, > 0 nor == 0."""
+    below, above, zero, ninf, pinf = _counted([x < 0, x > 0, x == 0, x == -jnp.inf, x == jnp.inf], rows)
+    nan = (x.shape[-1] if rows else int(np.size(x))) - below - above - zero
     if mode == "CURT_HEALTH":
-        return jnp.stack(_counted([~finite], rows), -1).clip(0, 1)
+        return jnp.stack([(ninf + pinf + nan).clip(0, 1)], -1)
     if mode == "CONCISE_HEALTH":
-        return jnp.stack(_counted([x == -jnp.inf, x == jnp.inf, jnp.isnan(x)], rows), -1)
-    masks = [x == -jnp.inf, x == jnp.inf, jnp.isnan(x), finite & (x < 0), x == 0, finite & (x > 0)]
-    return jnp.stack(_counted(masks, rows), -1)
+        return jnp.stack([ninf, pinf, nan], -1)
+    return jnp.stack([ninf, pinf, nan, below - ninf, zero, above - pinf], -1)
 
 
 def counts_of_small(values: list[Any], mode: str) -> list[Any]:

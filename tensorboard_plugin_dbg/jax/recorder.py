@@ -69,8 +69,10 @@ class Recorder:
         """One eager op (eager.py) as an execution, its outputs' summaries computed on the host."""
         leaves = [x for x in outputs if hasattr(x, "shape")]
         ids = self.writer.tensor_ids(len(leaves))
+        # summaries read here (the user may donate or delete an output next); written in turn with jitted calls
         protos = [] if self.mode == "NO_TENSOR" else [self._eager_proto(x, i) for x, i in zip(leaves, ids)]
-        self.writer.execution(
+        write = functools.partial(
+            self.writer.execution,
             op_type,
             self.mode_number,
             input_tensor_ids=self.input_ids(inputs),
@@ -80,7 +82,8 @@ class Recorder:
             output_tensor_device_ids=[self.device_id] * len(ids),
         )
         self.remember(leaves, ids)
-        self.writer.flush()
+        self.writer.defer(write)
+        self.writer.defer(self.writer.flush)
 
     def _eager_proto(self, x: Any, tensor_id: int) -> bytes:
         dtype = instrument.dtype_name(x)
@@ -150,26 +153,35 @@ class RecordedJit:
             out, (which, payload, live) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
+        counted = [summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) for x in outs]
+        inputs = rec.input_ids(leaves)
+        rec.remember(outs, ids)
+        # written on the writer's thread: it waits for the counts, the training thread goes on (background.py)
+        rec.writer.defer(functools.partial(self._write, (which, payload, live), ids, inputs, counted, stack))
+        return out
+
+    def _write(self, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str]) -> None:
+        """One call's traces and execution (`result`: the trace index, payload and liveness it returned)."""
+        rec = self._recorder
+        which, payload, live = result
         graph_id, points, batch = self._traces[int(which)]
         protos = rec.write_traces(points, batch, payload, live)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
             it = iter(protos)
-            protos = [next(it) if summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) else b"" for x in outs]
+            protos = [next(it) if c else b"" for c in counted]
         rec.writer.execution(
             self._name,
             rec.mode_number,
             graph_id=graph_id,
-            input_tensor_ids=rec.input_ids(leaves),
+            input_tensor_ids=inputs,
             output_tensor_ids=ids,
             tensor_protos=protos,
             stack_frame_ids=stack,
             output_tensor_device_ids=[rec.device_id] * len(ids),
         )
-        rec.remember(outs, ids)
         rec.writer.flush()
-        return out
 
     def _instrumented(self, *args: Any, **kwargs: Any) -> Any:
         rec = self._recorder
