@@ -14,7 +14,9 @@ import os
 import dumps
 import numpy as np
 import pytest
+from jax_helpers import array as _array
 from jax_helpers import cli as _cli
+from jax_helpers import events as _events
 from jax_helpers import program as _program
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
@@ -171,6 +173,36 @@ def test_a_program_killed_mid_training_leaves_a_readable_dump(tmp_path):
     per_op = {len(run.op_trace_rows(graph_id, n, 0)) for n in names}
     # every call wrote all its traces (a call's traces precede its execution: one more call's may be there)
     assert len(names) == 3 and per_op in ({calls}, {calls + 1}), (names, per_op, calls)
+
+
+DONATED = (
+    HEADER
+    + """
+enable_dump_debug_info(sys.argv[1], tensor_debug_mode="FULL_TENSOR")
+step = jax.jit(lambda w: w * 0.5 + 1.0, donate_argnums=0)
+w = jnp.ones(1000)
+for _ in range(6):
+    w = step(w)  # each output donated to the next call while the writer's thread may not have read it yet
+print(float(w[0]))
+"""
+)
+
+
+def test_donated_outputs_of_calls_written_off_thread_keep_every_calls_values(tmp_path):
+    dump = tmp_path / "logdir" / "dump"
+    proc = _program(tmp_path, DONATED, str(dump))
+    assert proc.returncode == 0 and "failed" not in proc.stderr, proc.stderr[-3000:]
+    by_op: dict[str, list[float]] = {}
+    for e in _events(str(dump), "graph_execution_traces"):
+        t = e.graph_execution_trace
+        by_op.setdefault(t.op_name.split("_")[0], []).append(float(_array(t.tensor_proto)[0]))
+    w, want = 1.0, []
+    for _ in range(6):
+        w = w * 0.5 + 1.0
+        want.append(w)
+    assert by_op["add"] == want
+    calls = [e.execution for e in _events(str(dump), "execution") if e.execution.op_type.startswith("jit_")]
+    assert [float(_array(c.tensor_protos[0])[0]) for c in calls] == want
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
