@@ -33,7 +33,7 @@ def _instrumented(inst: Any, closed: Any, name: str, outer_id: str) -> tuple[Any
     sub = inst.child()
 
     def body(*args: Any) -> Any:
-        _, outs = sub.run_graph(closed, list(args), name, outer_id)
+        _, outs = sub.run_graph(closed, list(args), name, outer_id, body=True)
         live = sub.live_vector()
         return outs, sub.payload(), jnp.ones(len(sub.points), jnp.int32) if live is None else live
 

@@ -191,8 +191,12 @@ class Instrumenter:
         vectors = [self._rows[row] * factor if factor != 1 else self._rows[row] for row, factor in self.values]
         return jnp.concatenate(vectors) if vectors else jnp.zeros((0,), jnp.int32)
 
-    def run_graph(self, closed: Any, args: list[Any], graph_name: str, outer_id: str = "") -> tuple[str, list[Any]]:
-        """Interprets `closed` (a ClosedJaxpr) on `args` as graph `graph_name`; (graph id, outputs)."""
+    def run_graph(
+        self, closed: Any, args: list[Any], graph_name: str, outer_id: str = "", body: bool = False
+    ) -> tuple[str, list[Any]]:
+        """Interprets `closed` (a ClosedJaxpr) on `args` as graph `graph_name`; (graph id, outputs). A loop body's
+        or branch's (`body`) inputs are traced too: they change from one run to the next (a carry), and no single
+        op of the caller holds them, so this is how an op reading one knows its input's health."""
         graph_id = uuid.uuid4().hex
         self.writer.graph(graph_id, graph_name, outer_id)
         jaxpr = closed.jaxpr
@@ -201,8 +205,11 @@ class Instrumenter:
         for kind, variables, values in (("Placeholder", jaxpr.invars, args), ("Const", jaxpr.constvars, closed.consts)):
             for i, (var, value) in enumerate(zip(variables, values, strict=True)):
                 name = f"{'arg' if kind == 'Placeholder' else 'const'}_{i}"
-                self.writer.op(graph_id, graph_name, kind, name, [], self.writer.tensor_ids(1), [])
+                (tensor_id,) = self.writer.tensor_ids(1)
+                self.writer.op(graph_id, graph_name, kind, name, [], [tensor_id], [])
                 env[var], producer[var] = value, f"{name}:0"
+                if body and kind == "Placeholder":
+                    self.watch(graph_id, name, kind, 0, tensor_id, value)
         for index, eqn in enumerate(jaxpr.eqns):
             self._equation(graph_id, graph_name, index, eqn, env, producer)
         return graph_id, [_read(env, v) for v in jaxpr.outvars]
@@ -255,7 +262,7 @@ class Instrumenter:
         sub = Instrumenter(self.writer, self.mode, self.op_regex)
 
         def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any, Any]]:
-            _, outs = sub.run_graph(params["jaxpr"], [*invals[:consts], *carry, *xs], body_name, outer_id)
+            _, outs = sub.run_graph(params["jaxpr"], [*invals[:consts], *carry, *xs], body_name, outer_id, body=True)
             return outs[:carried], (outs[carried:], sub.payload(), sub.live_vector())
 
         init, xs = list(invals[consts : consts + carried]), list(invals[consts + carried :])

@@ -19,8 +19,7 @@ ITERATIONS = 5 if WHERE == "while" else 2
 
 def shrink(state):
     i, h = state
-    h = h - 1.0
-    return i + 1, jnp.sqrt(h)  # CULPRIT while: sqrt of a negative h at the 3rd iteration
+    return i + 1, jnp.sqrt(h) - 1.0  # CULPRIT while: sqrt of the carry, negative at the 3rd iteration
 
 
 def risky(a):
