@@ -213,16 +213,21 @@ def test_in_graph_counts_equal_numpys(dtype):
     from tensorboard_plugin_dbg.jax import instrument
     from tensorboard_plugin_dbg.writer import summaries
 
-    x = np.array([[-np.inf, -2.0, 0.0, -0.0], [np.nan, 3.5, np.inf, np.nan]], np.float32)
-    arr = jnp.asarray(x).astype(dtype)
-    want = summaries.counts_of(np.asarray(arr))
-    for mode in instrument.COUNT_WIDTH:
-        row = np.asarray(jax.jit(lambda a, m=mode: instrument.in_graph_counts(a, m))(arr))
-        got = instrument.host_counts(row, mode, 8)
-        full = summaries.debug_vector("FULL_HEALTH", 1, dtype, (2, 4), want)
-        assert summaries.debug_vector(mode, 1, dtype, (2, 4), got).tolist() == (
-            summaries.debug_vector(mode, 1, dtype, (2, 4), want).tolist()
-        ), (mode, full)
+    mixed = [[-np.inf, -2.0, 0.0, -0.0], [np.nan, 3.5, np.inf, np.nan]]
+    # each mode's counts differ by formula (CURT_HEALTH counts finite and non-NaN elements only): a tensor with
+    # every kind, one all finite, one whose only bad element is +inf, one whose only one is NaN
+    finite, one_inf, one_nan = [[1.0, -2.0, 0.0, 3.0]] * 2, [[1.0, np.inf, 0.0, 3.0]] * 2, [[1.0, np.nan, 0.0, 3.0]] * 2
+    for x in (mixed, finite, one_inf, one_nan):
+        arr = jnp.asarray(np.array(x, np.float32)).astype(dtype)
+        want = summaries.counts_of(np.asarray(arr))
+        for mode in instrument.COUNT_WIDTH:
+            row = np.asarray(jax.jit(lambda a, m=mode: instrument.in_graph_counts(a, m))(arr))
+            rows = np.asarray(jax.jit(lambda a, m=mode: instrument.in_graph_counts(a.reshape(1, -1), m, True))(arr))
+            for got in (instrument.host_counts(row, mode, 8), instrument.host_counts(rows[0], mode, 8)):
+                full = summaries.debug_vector("FULL_HEALTH", 1, dtype, (2, 4), want)
+                assert summaries.debug_vector(mode, 1, dtype, (2, 4), got).tolist() == (
+                    summaries.debug_vector(mode, 1, dtype, (2, 4), want).tolist()
+                ), (mode, full)
 
 
 def test_compare_of_two_jax_runs_of_one_program_matches_every_tensor(tmp_path):
