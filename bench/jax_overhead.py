@@ -7,9 +7,11 @@ a dense head), plain SGD steps, CPU. One process per (model, writer mode): it ke
 `enable_dump_debug_info` (the writer replaces it for the whole process) and runs, step after step in turn, plain
 `jit`, the writer (FULL_HEALTH or CURT_HEALTH, streaming, circular_buffer_size=-1), `checkify.checkify(step,
 errors=checkify.float_checks)` jitted (its error checked each step, as a user must) and plain jit under
-`jax_debug_nans`. Interleaving the settings step by step makes each ratio to plain a paired one: a busy host slows
-all four alike. Printed per setting: the median step time and the ratio to plain of the medians and of the 10th
-percentiles (the quietest steps), after 30 warm-up steps. The data are finite: the price paid on every healthy step.
+`jax_debug_nans`. The settings take turns by blocks of BLOCK consecutive steps (the writer writes a call's records on
+its own thread while the next step runs: a block ends when its last step's result is ready and, for the writer, its
+records are written), so each ratio to plain is a paired one: a busy host slows all four alike. Printed per setting:
+the median step time (block time / BLOCK) and the ratio to plain of the medians and of the 10th percentiles (the
+quietest blocks), after WARMUP warm-up blocks. The data are finite: the price paid on every healthy step.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETTINGS = ("plain", "writer", "checkify", "debug_nans")
 MODES = ("FULL_HEALTH", "CURT_HEALTH")
 MODELS = ("mlp", "conv")
-WARMUP = 30
+WARMUP = 3  # blocks
+BLOCK = 10  # steps
 
 
 def _child(model: str, mode: str, steps: int, dump_dir: str) -> dict[str, list[float]]:
@@ -39,7 +42,7 @@ def _child(model: str, mode: str, steps: int, dump_dir: str) -> dict[str, list[f
     from tensorboard_plugin_dbg.jax.eager import unrecorded
 
     plain_jit = jax.jit  # kept before the writer replaces jax.jit
-    enable_dump_debug_info(dump_dir, tensor_debug_mode=mode, circular_buffer_size=-1)
+    writer = enable_dump_debug_info(dump_dir, tensor_debug_mode=mode, circular_buffer_size=-1)
     params, batch = _model(model, jax.random.PRNGKey(0))
     loss_fn = _mlp_loss if model == "mlp" else _conv_loss
 
@@ -71,12 +74,15 @@ def _child(model: str, mode: str, steps: int, dump_dir: str) -> dict[str, list[f
     runs.update(checkify=unseen(run_checkify), debug_nans=unseen(run_debug_nans))
     state = dict.fromkeys(runs, params)
     times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(WARMUP + steps):
+    for _ in range(WARMUP + max(steps // BLOCK, 2)):
         for name, run in runs.items():
             t0 = time.perf_counter()
-            state[name], loss = run(state[name], *batch)
+            for _ in range(BLOCK):
+                state[name], loss = run(state[name], *batch)
             jax.block_until_ready(loss)
-            times[name].append(time.perf_counter() - t0)
+            if name == "writer":
+                writer.flush()  # its records written too
+            times[name].append((time.perf_counter() - t0) / BLOCK)
     return {name: t[WARMUP:] for name, t in times.items()}
 
 

@@ -3,8 +3,9 @@ are left out, so a dump does not carry JAX's sources; the dashboard would treat 
 
 from __future__ import annotations
 
+import functools
 import os
-import traceback
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,6 +26,7 @@ def _internal_dirs() -> tuple[str, ...]:
 _INTERNAL: tuple[str, ...] = ()
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every frame of every recorded call
 def kept(path: str) -> bool:
     """Whether a file is the user's (not JAX's, jaxlib's or this package's)."""
     global _INTERNAL
@@ -47,5 +49,11 @@ def of_equation(source_info: Any) -> list[Frame]:
 
 
 def of_caller() -> list[Frame]:
-    """The current Python stack (a jitted function's call site) as kept frames, outermost first."""
-    return _outermost_first((f.filename, int(f.lineno or 0), f.name) for f in traceback.extract_stack())
+    """The current Python stack (a jitted function's call site) as kept frames, outermost first (read from the
+    frames themselves: no source line is looked up, once per recorded call)."""
+    frames: list[Frame] = []
+    f: Any = sys._getframe(1)
+    while f is not None:
+        frames.append((f.f_code.co_filename, int(f.f_lineno or 0), f.f_code.co_name))
+        f = f.f_back
+    return _outermost_first(reversed(frames))

@@ -69,8 +69,10 @@ class Recorder:
         """One eager op (eager.py) as an execution, its outputs' summaries computed on the host."""
         leaves = [x for x in outputs if hasattr(x, "shape")]
         ids = self.writer.tensor_ids(len(leaves))
+        # summaries read here (the user may donate or delete an output next); written in turn with jitted calls
         protos = [] if self.mode == "NO_TENSOR" else [self._eager_proto(x, i) for x, i in zip(leaves, ids)]
-        self.writer.execution(
+        write = functools.partial(
+            self.writer.execution,
             op_type,
             self.mode_number,
             input_tensor_ids=self.input_ids(inputs),
@@ -80,7 +82,8 @@ class Recorder:
             output_tensor_device_ids=[self.device_id] * len(ids),
         )
         self.remember(leaves, ids)
-        self.writer.flush()
+        self.writer.defer(write)
+        self.writer.defer(self.writer.flush)
 
     def _eager_proto(self, x: Any, tensor_id: int) -> bytes:
         dtype = instrument.dtype_name(x)
@@ -97,18 +100,24 @@ class Recorder:
             return None
         return TraceBatch([p for p in points if p.graph_id], self.mode, self.device)
 
-    def write_traces(self, points: list[instrument.Point], batch: TraceBatch | None, payload: Any) -> list[bytes]:
-        """Graph execution traces for the graph points; the protos of the call's outputs (graph_id "") returned."""
+    def write_traces(
+        self, points: list[instrument.Point], batch: TraceBatch | None, payload: Any, live: Any = None
+    ) -> list[bytes]:
+        """Graph execution traces for the graph points that ran (`live`: 0 for a loop iteration or a branch that did
+        not, None: all ran); the protos of the call's outputs (graph_id "") returned."""
         width = instrument.COUNT_WIDTH.get(self.mode, 0)
         counts = np.asarray(payload).reshape(len(points), width) if width else None
         graph_points = sum(1 for p in points if p.graph_id)  # they come first
+        ran = np.ones(graph_points, bool) if live is None else np.asarray(live)[:graph_points] != 0
         if batch is None:
             for i, p in enumerate(points[:graph_points]):
-                proto = summaries.tensor_proto(np.asarray(payload[i]))
-                self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
+                if ran[i]:
+                    proto = summaries.tensor_proto(np.asarray(payload[i]))
+                    self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
         else:
             graph_counts = counts[:graph_points] if counts is not None else None
-            self.writer.traces_framed(batch.records(time.time(), graph_counts))
+            records = batch.records(time.time(), graph_counts)
+            self.writer.traces_framed(records if live is None else [r for r, k in zip(records, ran) if k])
         return [self._output_proto(p, i, counts, payload) for i, p in enumerate(points) if i >= graph_points]
 
     def _output_proto(self, p: instrument.Point, i: int, counts: Any, payload: Any) -> bytes:
@@ -141,29 +150,38 @@ class RecordedJit:
         rec = self._recorder
         stack = rec.writer.stack(frames.of_caller())
         with eager.unrecorded():  # recorded here, not as an eager call; and JAX's fast dispatch kept
-            out, (which, payload) = self._jitted(*args, **kwargs)
+            out, (which, payload, live) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
+        counted = [summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) for x in outs]
+        inputs = rec.input_ids(leaves)
+        rec.remember(outs, ids)
+        # written on the writer's thread: it waits for the counts, the training thread goes on (background.py)
+        rec.writer.defer(functools.partial(self._write, (which, payload, live), ids, inputs, counted, stack))
+        return out
+
+    def _write(self, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str]) -> None:
+        """One call's traces and execution (`result`: the trace index, payload and liveness it returned)."""
+        rec = self._recorder
+        which, payload, live = result
         graph_id, points, batch = self._traces[int(which)]
-        protos = rec.write_traces(points, batch, payload)
+        protos = rec.write_traces(points, batch, payload, live)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
             it = iter(protos)
-            protos = [next(it) if summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) else b"" for x in outs]
+            protos = [next(it) if c else b"" for c in counted]
         rec.writer.execution(
             self._name,
             rec.mode_number,
             graph_id=graph_id,
-            input_tensor_ids=rec.input_ids(leaves),
+            input_tensor_ids=inputs,
             output_tensor_ids=ids,
             tensor_protos=protos,
             stack_frame_ids=stack,
             output_tensor_device_ids=[rec.device_id] * len(ids),
         )
-        rec.remember(outs, ids)
         rec.writer.flush()
-        return out
 
     def _instrumented(self, *args: Any, **kwargs: Any) -> Any:
         rec = self._recorder
@@ -185,7 +203,8 @@ class RecordedJit:
         points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
         self._traces.append((graph_id, points, rec.batch(points)))
         which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs), (which, inst.payload())
+        out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
+        return out, (which, inst.payload(), inst.live_vector())
 
 
 def enable_dump_debug_info(

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..reader import crc32c, schema
+from .background import Background
 
 SUFFIXES = ("metadata", "source_files", "stack_frames", "graphs", "execution", "graph_execution_traces")
 FILE_VERSION = "debug.Event:1"
@@ -86,6 +87,7 @@ class DebugEventsWriter:
         self._devices: dict[str, int] = {}
         self._next_tensor_id = 1
         self._closed = False
+        self._background: Background | None = None  # started by the first defer()
         meta = schema.DebugEvent(wall_time=time.time())
         meta.debug_metadata.tensorflow_version = framework_version
         meta.debug_metadata.file_version = FILE_VERSION
@@ -216,16 +218,27 @@ class DebugEventsWriter:
             elif not self._closed:
                 self._files["graph_execution_traces"].write(b"".join(records))
 
+    def defer(self, task: Any) -> None:
+        """Runs `task` (a call's writes) on the writer's own thread, after the tasks deferred before it."""
+        with self._lock:
+            if self._background is None:
+                self._background = Background()
+        self._background.submit(task)
+
     # --- disk --------------------------------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Streamed records reach the files (the buffered ones only at close)."""
+        """Deferred writes done, streamed records reach the files (the buffered ones only at close)."""
+        if self._background is not None:
+            self._background.drain()
         with self._lock:
             if not self._closed:
                 for f in self._files.values():
                     f.flush()
 
     def close(self) -> None:
+        if self._background is not None:
+            self._background.drain()
         with self._lock:
             if self._closed:
                 return

@@ -1,0 +1,41 @@
+"""A jitted function with a `while_loop` and a `cond`, recorded by tensorboard_plugin_dbg.jax: the loop's body and
+each branch are graphs of their own. Args: DUMP_DIR MODE WHERE, WHERE "while" (the body's sqrt turns NaN at the 3rd
+iteration of 5) or "cond" (the loop runs 2 healthy iterations; the branch taken takes the log of a negative number,
+the other branch would not)."""
+
+import os
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import jax
+import jax.numpy as jnp
+
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+
+enable_dump_debug_info(sys.argv[1], tensor_debug_mode=sys.argv[2])
+WHERE = sys.argv[3]
+ITERATIONS = 5 if WHERE == "while" else 2
+
+
+def shrink(state):
+    i, h = state
+    return i + 1, jnp.sqrt(h) - 1.0  # CULPRIT while: sqrt of the carry, negative at the 3rd iteration
+
+
+def risky(a):
+    return jnp.log(a - 4.0)  # CULPRIT cond: log of a negative number, in the branch taken
+
+
+def safe(a):
+    return jnp.exp(a)
+
+
+@jax.jit
+def run(x):
+    _, h = jax.lax.while_loop(lambda s: s[0] < ITERATIONS, shrink, (0, x))
+    if WHERE == "while":
+        return h.sum()
+    return jax.lax.cond(x.sum() > 0, risky, safe, x).sum() + h.sum() * 0.0
+
+
+print(run(jnp.array([2.5, 9.0]) if WHERE == "while" else jnp.array([3.0, 30.0])))

@@ -1,0 +1,69 @@
+"""`while_loop` bodies and `cond` branches recorded as graphs of their own (#41 item 2), with real JAX on CPU.
+
+tests/programs/jax_loops.py runs a while loop whose body's `sqrt` turns NaN at the 3rd of 5 iterations, or a `cond`
+whose branch taken takes the log of a negative number: `report` names that op in the body's (branch's) graph, its
+3rd trace for the loop, the health of the carry it read at that iteration (a body's inputs are traced), and the
+CULPRIT line; in FULL_TENSOR the body's traces hold each iteration that ran (2, not
+the buffer's capacity), equal to the same loop in numpy, and only the branch taken is traced.
+"""
+
+from __future__ import annotations
+
+import os
+
+import dumps
+import numpy as np
+import pytest
+from jax_helpers import array as _array
+from jax_helpers import cli as _cli
+from jax_helpers import events as _events
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.slow
+
+
+def _culprit(where: str) -> int:
+    with open(dumps.program_path("jax_loops")) as f:
+        return next(i for i, line in enumerate(f, 1) if f"# CULPRIT {where}" in line)
+
+
+def _traces(dump: str) -> dict[tuple[str, str], list[np.ndarray]]:
+    names = {e.debugged_graph.graph_id: e.debugged_graph.graph_name for e in _events(dump, "graphs")}
+    by_op: dict[tuple[str, str], list[np.ndarray]] = {}
+    for e in _events(dump, "graph_execution_traces"):
+        t = e.graph_execution_trace
+        by_op.setdefault((names[t.tfdbg_context_id], t.op_name), []).append(_array(t.tensor_proto))
+    return by_op
+
+
+def test_report_names_the_while_bodys_op_its_iteration_and_line():
+    proc = _cli("report", os.path.dirname(dumps.make_dump("jax_loops", "FULL_HEALTH", "while")))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "(sqrt) in jit_run.while_1 (jitted function)" in proc.stdout, proc.stdout
+    assert "its 3rd trace" in proc.stdout
+    assert "arg_1:0 — finite; 1 negative among 2 elements" in proc.stdout  # the carry it read, that iteration's
+    assert f"jax_loops.py:{_culprit('while')} in shrink" in proc.stdout
+
+
+def test_report_names_the_cond_branchs_op_and_line():
+    proc = _cli("report", os.path.dirname(dumps.make_dump("jax_loops", "FULL_HEALTH", "cond")))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "(log) in jit_run.cond_2_branch_1 (jitted function)" in proc.stdout, proc.stdout
+    assert f"jax_loops.py:{_culprit('cond')} in risky" in proc.stdout
+
+
+def test_full_tensor_traces_hold_each_iteration_that_ran_and_the_branch_taken():
+    by_op = _traces(dumps.make_dump("jax_loops", "FULL_TENSOR", "cond"))
+    (sqrt_op,) = [op for graph, op in by_op if graph == "jit_run.while_1" and op.startswith("sqrt_")]
+    got = by_op[("jit_run.while_1", sqrt_op)]
+    h, want, carries = np.array([3.0, 30.0], np.float32), [], []
+    for _ in range(2):
+        carries.append(h)
+        want.append(np.sqrt(h))
+        h = want[-1] - np.float32(1.0)
+    assert len(got) == 2
+    np.testing.assert_allclose(np.stack(got), np.stack(want), rtol=1e-5)
+    np.testing.assert_allclose(np.stack(by_op[("jit_run.while_1", "arg_1")]), np.stack(carries), rtol=1e-5)
+    taken = [op for graph, op in by_op if graph == "jit_run.cond_2_branch_1"]
+    assert any(op.startswith("log_") for op in taken)
+    assert not [op for graph, op in by_op if graph == "jit_run.cond_2_branch_0"]

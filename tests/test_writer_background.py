@@ -1,0 +1,54 @@
+"""writer/background.py: a recorded call's writes run off the training thread, in order, bounded, and a failing write
+neither stops later ones nor reaches the caller."""
+
+from __future__ import annotations
+
+import threading
+
+from tensorboard_plugin_dbg.writer import background
+
+
+def test_tasks_run_in_order_and_drain_waits_for_them():
+    worker = background.Background()
+    done: list[int] = []
+    gate = threading.Event()
+    worker.submit(gate.wait)
+    for i in range(background.DEPTH - 1):
+        worker.submit(lambda i=i: done.append(i))
+    assert done == []  # the training thread went on while the first task waits
+    gate.set()
+    worker.drain()
+    assert done == list(range(background.DEPTH - 1))
+
+
+def test_a_full_queue_makes_the_caller_wait():
+    worker = background.Background()
+    gate = threading.Event()
+    worker.submit(gate.wait)  # taken by the thread: the queue is empty again
+    while worker._tasks.unfinished_tasks and not worker._tasks.empty():
+        pass
+    for _ in range(background.DEPTH):
+        worker.submit(lambda: None)
+    blocked = threading.Thread(target=worker.submit, args=(lambda: None,))
+    blocked.start()
+    blocked.join(0.3)
+    assert blocked.is_alive()  # one more than DEPTH waiting: the caller waits
+    gate.set()
+    blocked.join(5)
+    assert not blocked.is_alive()
+    worker.drain()
+
+
+def test_a_failing_write_is_said_once_and_later_writes_still_run(capsys):
+    worker = background.Background()
+    done: list[str] = []
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    worker.submit(fail)
+    worker.submit(fail)
+    worker.submit(lambda: done.append("later"))
+    worker.drain()
+    assert done == ["later"]
+    assert capsys.readouterr().err.count("writing the debug dump failed: OSError('disk full')") == 1
