@@ -14,11 +14,13 @@ import sys
 
 import numpy as np
 import pytest
+from werkzeug.test import Client
 
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.capsule.jax_watch import JaxWatch
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
+from tests.api_helpers import load_schema, make_app, ok, schema_errors
 from tests.capsule_helpers import result, run
 
 pytestmark = pytest.mark.slow
@@ -81,6 +83,13 @@ def test_skip_mode_goes_on_with_finite_weights_and_lists_every_skipped_batch():
     assert done["iterations"] == done["steps"] - len(triggers) - len(held)
 
 
+def test_fit_called_once_per_epoch_compiles_its_watched_train_function_once():
+    out = run(PROGRAM, "--bug", "nan-input", "--on-nan", "skip", "--epochs", "2", "--fit-per-epoch")
+    done = result(out)
+    assert done["train_functions"] == 1 and done["epochs_run"] == 2 and done["weights_finite"], done
+    assert [(e["epoch"], e["batch_index"]) for e in _skipped(out) if e["trigger"] == "loss"] == [(0, STEP), (0, STEP)]
+
+
 def test_raise_mode_raises_after_writing_the_capsule():
     done = result(run(PROGRAM, "--bug", "nan-input", "--on-nan", "raise"))
     assert done["raised"] and done["captured"][0] in done["raised"]
@@ -99,6 +108,19 @@ def test_the_capsule_and_its_report_need_neither_framework():
     proc = subprocess.run([sys.executable, "-c", code, folder], capture_output=True, text=True, env=dumps.env_for_tf())
     assert proc.stdout.splitlines()[0] == str(STEP), proc.stderr
     assert "row 5 is non-finite" in proc.stdout, proc.stdout
+
+
+def test_the_dashboards_capsule_card_reads_a_jax_capsule_as_a_tensorflow_one(tmp_path):
+    logdir = tmp_path / "logdir"
+    shutil.copytree(os.path.join(run(PROGRAM, "--bug", "nan-input"), "capsules"), logdir / "a")
+    app, _ = make_app(str(logdir))
+    answer = ok(Client(app), "capsules")
+    assert schema_errors(load_schema(), "CapsulesResponse", answer) == []
+    (card,) = answer["capsules"]
+    assert card["status"] == "ok" and card["step"] == STEP and card["bad_weights"] == []
+    first = card["samples"][0]
+    assert (first["array"], first["sample"], first["nonfinite"]) == ("x", 5, 1)  # the NaN row first
+    assert all(sample["nonfinite"] == 0 for sample in card["samples"][1:])
 
 
 def test_options_the_jax_watch_has_not_got_are_a_clear_error():

@@ -71,6 +71,8 @@ class JaxWatch:
         self.carry: jax_check.Carry | None = None
         self.layout: list[tuple[str, str]] = []  # what the step checks, in order (traced), and their sizes
         self.sizes: list[int] = []
+        # the watched train function the last fit ran, and what it was made for (a fit per epoch compiles once)
+        self.kept: tuple[tuple[Any, ...], Any] = ((), None)
         self.traced: dict[str, Any] = {}  # the loss and gradients of the step being traced (jax_check.see)
         self.replay = jax_replay.of(replay_mode.from_env())  # replay mode: set_model replays the capsule's step
 
@@ -96,13 +98,15 @@ class JaxWatch:
         if self.carry is None:
             self.carry = jax_check.first_carry(self.on_nan != "skip" or self.max_capsules > 0)
         _install(model, self)
+        key, kept = self.kept
+        if len(key) == len(_traced_for(model)) and all(a is b for a, b in zip(key, _traced_for(model))):
+            model.train_function = kept  # the next fit runs the function compiled for the last one
 
     def detach(self, model: Any) -> None:
-        for name in ("train_step", "make_train_function"):
-            if name in vars(model):
-                delattr(model, name)
-        jax_check.unsee(model)
-        model.train_function = None
+        """After fit: the instances as they were; the watched train function kept for the next fit."""
+        if "train_step" in vars(model) and model.train_function is not None:
+            self.kept = (_traced_for(model), model.train_function)
+        _unwrap(model)
 
     def loss_scaled(self) -> bool:
         from keras.optimizers import LossScaleOptimizer
@@ -187,10 +191,23 @@ class JaxWatch:
 HELD = "held back from the trigger until the host's next poll wrote the capsule (the pre-step state it holds)"
 
 
+def _unwrap(model: Any) -> None:
+    for name in ("train_step", "make_train_function"):
+        if name in vars(model):
+            delattr(model, name)
+    jax_check.unsee(model)
+    model.train_function = None
+
+
+def _traced_for(model: Any) -> tuple[Any, ...]:
+    """What a train function was made for: the model, its optimizer, its compile (new metric objects each time)."""
+    return (model, model.optimizer, model.jit_compile, *model.metrics)
+
+
 def _install(model: Any, watch: JaxWatch) -> None:
     original_step = model.train_step
     original_make = model.make_train_function
-    watch.detach(model)
+    _unwrap(model)
     jax_check.see(model, watch.traced)
 
     def train_step(state: Any, fed: Any) -> Any:

@@ -1,6 +1,7 @@
 """Keras 3 on JAX (KERAS_BACKEND=jax) trained with fit and a NanCapsule, one bad batch at a known step.
 
-Args: OUT [--bug nan-input|log] [--on-nan stop|skip|raise] [--poison-step K] [--epochs N]
+Args: OUT [--bug nan-input|log] [--on-nan stop|skip|raise] [--poison-step K] [--epochs N] [--fit-per-epoch]
+(one fit call per epoch with the same callbacks; result.json: how many distinct train functions they ran)
 --bug nan-input: the batch of step K carries a NaN in x[5, 3] (the data, not the code); --bug log: row 5 of that
 batch is finite but has a zero feature, and the custom layer's `keras.ops.log` turns it into -inf (the code).
 The program keeps its own copies of that step's batch and of every variable before the step (OUT/expected.npz), and
@@ -27,6 +28,15 @@ class LogFeatures(keras.layers.Layer):
         return keras.ops.log(x + 1.0)  # CULPRIT
 
 
+class TrainFunctions(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def on_train_begin(self, logs=None):
+        self.seen.append(self.model.train_function)
+
+
 class KeepPreStep(keras.callbacks.Callback):
     """Every variable as the poisoned step begins (Keras on JAX keeps the state outside the variables mid-epoch:
     synced first, Keras's own way for a callback)."""
@@ -51,6 +61,7 @@ def main() -> None:
     parser.add_argument("--on-nan", default="stop")
     parser.add_argument("--poison-step", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--fit-per-epoch", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
@@ -70,12 +81,14 @@ def main() -> None:
     step = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, check_every=4)
     keep = KeepPreStep(args.poison_step, args.out, (x[step], y[step]))
-    raised = None
+    raised, functions = None, TrainFunctions()
+    fits = [1] * args.epochs if args.fit_per_epoch else [args.epochs]
     try:
-        history = model.fit(
-            x, y, batch_size=BATCH, epochs=args.epochs, shuffle=False, verbose=0, callbacks=[keep, capsule]
-        )
-        epochs_run = len(history.history.get("loss", []))
+        epochs_run = 0
+        for epochs in fits:
+            callbacks = [keep, capsule, functions]
+            history = model.fit(x, y, batch_size=BATCH, epochs=epochs, shuffle=False, verbose=0, callbacks=callbacks)
+            epochs_run += len(history.history.get("loss", []))
     except NanCapsuleError as e:
         raised, epochs_run = str(e), None
     finite = all(bool(np.all(np.isfinite(v.numpy()))) for v in model.variables)
@@ -88,6 +101,7 @@ def main() -> None:
         "backend": keras.backend.backend(),
         "host_reads": capsule.capsule.host_reads,
         "steps": args.epochs * SAMPLES // BATCH,
+        "train_functions": len({id(f) for f in functions.seen if f is not None}),
     }
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
