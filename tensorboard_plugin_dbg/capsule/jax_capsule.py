@@ -61,18 +61,12 @@ def environment() -> dict[str, object]:
     from importlib import metadata
 
     import jax
+    import jaxlib
     import keras
 
-    versions = {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "jax": jax.__version__,
-        "keras": keras.__version__,
-        "keras_backend": keras.backend.backend(),
-    }
-    try:
-        versions["tensorboard_plugin_dbg"] = metadata.version("tensorboard-plugin-dbg")
-    except metadata.PackageNotFoundError:
-        versions["tensorboard_plugin_dbg"] = "unknown"
+    versions = {"python": platform.python_version(), **{m.__name__: m.__version__ for m in (np, jax, jaxlib, keras)}}
+    versions["keras_backend"] = keras.backend.backend()  # "jax": replay runs the program through its launcher
+    installed = {d.metadata["Name"]: d.version for d in metadata.distributions(name="tensorboard-plugin-dbg")}
+    versions["tensorboard_plugin_dbg"] = next(iter(installed.values()), "unknown")
     devices = [{"name": str(d), "type": d.platform.upper()} for d in jax.devices()]
     return {"versions": versions, "devices": devices, "deterministic": False}

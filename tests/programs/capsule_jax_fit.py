@@ -28,22 +28,16 @@ class LogFeatures(keras.layers.Layer):
         return keras.ops.log(x + 1.0)  # CULPRIT
 
 
-class TrainFunctions(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def on_train_begin(self, logs=None):
-        self.seen.append(self.model.train_function)
-
-
 class KeepPreStep(keras.callbacks.Callback):
     """Every variable as the poisoned step begins (Keras on JAX keeps the state outside the variables mid-epoch:
-    synced first, Keras's own way for a callback)."""
+    synced first, Keras's own way for a callback); and the train function each fit call runs."""
 
     def __init__(self, step, out, batch):
         super().__init__()
-        self.step, self.out, self.batch, self.seen = step, out, batch, 0
+        self.step, self.out, self.batch, self.seen, self.functions = step, out, batch, 0, []
+
+    def on_train_begin(self, logs=None):
+        self.functions.append(self.model.train_function)
 
     def on_train_batch_begin(self, batch, logs=None):
         if self.seen == self.step:
@@ -81,12 +75,12 @@ def main() -> None:
     step = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, check_every=4)
     keep = KeepPreStep(args.poison_step, args.out, (x[step], y[step]))
-    raised, functions = None, TrainFunctions()
+    raised = None
     fits = [1] * args.epochs if args.fit_per_epoch else [args.epochs]
     try:
         epochs_run = 0
         for epochs in fits:
-            callbacks = [keep, capsule, functions]
+            callbacks = [keep, capsule]
             history = model.fit(x, y, batch_size=BATCH, epochs=epochs, shuffle=False, verbose=0, callbacks=callbacks)
             epochs_run += len(history.history.get("loss", []))
     except NanCapsuleError as e:
@@ -101,7 +95,7 @@ def main() -> None:
         "backend": keras.backend.backend(),
         "host_reads": capsule.capsule.host_reads,
         "steps": args.epochs * SAMPLES // BATCH,
-        "train_functions": len({id(f) for f in functions.seen if f is not None}),
+        "train_functions": len({id(f) for f in keep.functions if f is not None}),
     }
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
