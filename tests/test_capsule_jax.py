@@ -171,6 +171,14 @@ def test_replay_of_a_code_bug_on_a_finite_record_names_the_log_line(tmp_path):
     assert "reproduced" in report.stdout and CULPRIT in report.stdout, report.stdout
 
 
+def test_replay_of_a_custom_loss_names_its_log_line(tmp_path):
+    code, text, _ = _replay(tmp_path, "--bug", "loss-log")
+    assert code == 0, text
+    first = text.split("first producer:")[1]
+    assert "(log)" in first.splitlines()[0], first
+    assert "return keras.ops.mean(keras.ops.square(keras.ops.log(y) - p))  # LOSS CULPRIT" in first, first
+
+
 def test_replay_through_a_command_that_is_not_python_says_how(tmp_path):
     script = tmp_path / "train.sh"
     script.write_text(f"exec {sys.executable} {dumps.program_path(PROGRAM)} {tmp_path / 'out'}\n")

@@ -1,9 +1,10 @@
 """Keras 3 on JAX (KERAS_BACKEND=jax) trained with fit and a NanCapsule, one bad batch at a known step.
 
-Args: OUT [--bug nan-input|log] [--on-nan stop|skip|raise] [--poison-step K] [--epochs N] [--fit-per-epoch]
+Args: OUT [--bug nan-input|log|loss-log] [--on-nan stop|skip|raise] [--poison-step K] [--epochs N] [--fit-per-epoch]
 (one fit call per epoch with the same callbacks; result.json: how many distinct train functions they ran)
 --bug nan-input: the batch of step K carries a NaN in x[5, 3] (the data, not the code); --bug log: row 5 of that
-batch is finite but has a zero feature, and the custom layer's `keras.ops.log` turns it into -inf (the code).
+batch is finite but has a zero feature, and the custom layer's `keras.ops.log` turns it into -inf (the code);
+--bug loss-log: the targets are positive but row 5's is 0, and the custom loss takes its `keras.ops.log` (the code).
 The program keeps its own copies of that step's batch and of every variable before the step (OUT/expected.npz), and
 OUT/result.json says how training ended (epochs run, steps applied, whether the final weights are finite).
 """
@@ -26,6 +27,10 @@ BATCH, SAMPLES, ROW, COLUMN = 8, 96, 5, 3
 class LogFeatures(keras.layers.Layer):
     def call(self, x):
         return keras.ops.log(x + 1.0)  # CULPRIT
+
+
+def log_error(y, p):
+    return keras.ops.mean(keras.ops.square(keras.ops.log(y) - p))  # LOSS CULPRIT
 
 
 class KeepPreStep(keras.callbacks.Callback):
@@ -51,7 +56,7 @@ class KeepPreStep(keras.callbacks.Callback):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("--bug", default="nan-input", choices=("nan-input", "log"))
+    parser.add_argument("--bug", default="nan-input", choices=("nan-input", "log", "loss-log"))
     parser.add_argument("--on-nan", default="stop")
     parser.add_argument("--poison-step", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=1)
@@ -65,13 +70,16 @@ def main() -> None:
     row = args.poison_step * BATCH + ROW
     if args.bug == "nan-input":
         x[row, COLUMN] = np.nan
-    else:
+    elif args.bug == "log":
         x[row, COLUMN] = -1.0  # finite data; log(x + 1) of it is -inf
+    else:
+        y = rng.uniform(0.5, 2.0, (SAMPLES, 1)).astype(np.float32)
+        y[row, 0] = 0.0  # a finite target; the loss's log of it is -inf
 
     model = keras.Sequential(
         [keras.Input((6,)), LogFeatures(), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)]
     )
-    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse")
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=log_error if args.bug == "loss-log" else "mse")
     step = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, check_every=4)
     keep = KeepPreStep(args.poison_step, args.out, (x[step], y[step]))
