@@ -179,6 +179,14 @@ def test_replay_of_a_custom_loss_names_its_log_line(tmp_path):
     assert "return keras.ops.mean(keras.ops.square(keras.ops.log(y) - p))  # LOSS CULPRIT" in first, first
 
 
+def test_capture_and_replay_on_a_machine_without_tensorflow(tmp_path):
+    done = result(run(PROGRAM, "--bug", "nan-input", "--no-tensorflow"))
+    assert done["captured"] and not done["tensorflow_loaded"], done
+    code, text, folder = _replay(tmp_path, "--bug", "nan-input", "--no-tensorflow")
+    assert code == 0, text
+    assert "the NaN came with the batch: x[5, 3]" in text and CULPRIT in text, text
+
+
 def test_replay_through_a_command_that_is_not_python_says_how(tmp_path):
     script = tmp_path / "train.sh"
     script.write_text(f"exec {sys.executable} {dumps.program_path(PROGRAM)} {tmp_path / 'out'}\n")

@@ -2,6 +2,7 @@
 
 Args: OUT [--bug nan-input|log|loss-log] [--on-nan stop|skip|raise] [--poison-step K] [--epochs N] [--fit-per-epoch]
 (one fit call per epoch with the same callbacks; result.json: how many distinct train functions they ran)
+[--no-tensorflow] (importing TensorFlow fails, as on a JAX machine without it; result.json: whether it was loaded)
 --bug nan-input: the batch of step K carries a NaN in x[5, 3] (the data, not the code); --bug log: row 5 of that
 batch is finite but has a zero feature, and the custom layer's `keras.ops.log` turns it into -inf (the code);
 --bug loss-log: the targets are positive but row 5's is 0, and the custom loss takes its `keras.ops.log` (the code).
@@ -14,6 +15,8 @@ import json
 import os
 import sys
 
+if "--no-tensorflow" in sys.argv:
+    sys.modules["tensorflow"] = None  # importing it raises ImportError
 os.environ["KERAS_BACKEND"] = "jax"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import keras
@@ -61,6 +64,7 @@ def main() -> None:
     parser.add_argument("--poison-step", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--fit-per-epoch", action="store_true")
+    parser.add_argument("--no-tensorflow", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
@@ -102,6 +106,7 @@ def main() -> None:
         "raised": raised,
         "backend": keras.backend.backend(),
         "host_reads": capsule.capsule.host_reads,
+        "tensorflow_loaded": sys.modules.get("tensorflow") is not None,
         "steps": args.epochs * SAMPLES // BATCH,
         "train_functions": len({id(f) for f in keep.functions if f is not None}),
     }
