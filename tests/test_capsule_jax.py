@@ -130,6 +130,32 @@ def test_options_the_jax_watch_has_not_got_are_a_clear_error():
         JaxWatch("unused", on_nan="ignore")
 
 
+UNWATCHED = """
+import os
+os.environ["KERAS_BACKEND"] = "jax"
+import keras, numpy as np
+from tensorboard_plugin_dbg.capsule import NanCapsule
+
+class Frozen(keras.Sequential):
+    def train_step(self, state, data):  # updates nothing through model.optimizer, reports no loss
+        return {}, state
+
+model = Frozen([keras.Input((3,)), keras.layers.Dense(1)])
+model.compile("adam", "mse")
+model.fit(np.ones((8, 3), "float32"), np.ones((8, 1), "float32"), batch_size=4, verbose=0,
+          callbacks=[NanCapsule(os.path.join(os.path.dirname(__file__), "capsules"))])
+"""
+
+
+def test_a_train_step_the_watch_cannot_see_into_is_said_never_silent(tmp_path):
+    script = tmp_path / "frozen.py"
+    script.write_text(UNWATCHED)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=dumps.env_for_tf())
+    assert proc.returncode == 0, proc.stderr
+    assert "NanCapsule: frozen's train_step neither applied model.optimizer" in proc.stderr, proc.stderr
+    assert "nothing is checked and no capsule will be written" in proc.stderr, proc.stderr
+
+
 # --- replay -------------------------------------------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -120,6 +121,8 @@ class JaxWatch:
         logs, new_state = original(state, data)
         checked = jax_check.checked_of(self.model, self.traced, self.loss_scaled())
         self.traced.clear()
+        if not checked:  # never silent: a custom train_step that neither applies model.optimizer nor reports a loss
+            warnings.warn(NOT_SEEN.format(model=self.model.name), RuntimeWarning, stacklevel=2)
         self.layout = [(kind, name) for kind, name, _ in checked]
         self.sizes = [int(t.size) for _, _, t in checked]
         applies, carry_out = jax_check.check([t for _, _, t in checked], carry)
@@ -157,6 +160,8 @@ class JaxWatch:
         self.triggers = seen
         steps = list(zip(self.recent, self.flags))
         bad = [(kept, flags) for kept, flags in steps if bool(flags["triggered"])]
+        if not bad:  # never silent: a trigger the host no longer holds the step of still stops or raises
+            self.pending = {"kind": "unknown", "name": "?", "health": {}, "all": []}
         for count, (kept, flags) in enumerate(bad):
             trigger = jax_capsule.trigger(self.layout, self.sizes, flags["counts"])
             folder = None
@@ -188,6 +193,10 @@ class JaxWatch:
         self.carry = dict(self.carry, halt=jnp.float32(0.0), arm=jnp.float32(1.0 if arm else 0.0))
 
 
+NOT_SEEN = (
+    "NanCapsule: {model}'s train_step neither applied model.optimizer through stateless_apply nor updated the loss "
+    "tracker (Keras's JAX train step does both): nothing is checked and no capsule will be written"
+)
 HELD = "held back from the trigger until the host's next poll wrote the capsule (the pre-step state it holds)"
 
 
@@ -205,9 +214,9 @@ def _traced_for(model: Any) -> tuple[Any, ...]:
 
 
 def _install(model: Any, watch: JaxWatch) -> None:
+    _unwrap(model)  # a fit that ended in an exception left its wrappers: never wrapped twice
     original_step = model.train_step
     original_make = model.make_train_function
-    _unwrap(model)
     jax_check.see(model, watch.traced)
 
     def train_step(state: Any, fed: Any) -> Any:
