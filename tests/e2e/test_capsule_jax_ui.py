@@ -46,10 +46,9 @@ def test_a_jax_capsule_card_opens_its_replay_on_the_users_line(page, tmp_path):
         wait_text(by_testid(card, "capsule-samples").locator("tbody tr").first, r"^▶ x\s*5\s*1\s")
         screenshot(page, "capsule-jax-1-card")
         by_testid(card, "capsule-open-run").click()
-        root_cause = by_testid(frame, "root-cause")
-        root_cause.wait_for(timeout=30_000)
-        wait_text(root_cause, r"the NaN came with the batch: x\[5, 3\]", timeout_ms=30_000)
-        root_cause.click()
+        # the replay's root cause, the sentence the capsule's batch adds to it; clicked, the line
+        wait_text(by_testid(frame, "root-cause"), r"the NaN came with the batch: x\[5, 3\]", timeout_ms=30_000)
+        by_testid(frame, "root-cause").click()
         wait_focused_source_line(frame, dumps.program_path(PROGRAM), "# CULPRIT")
         screenshot(page, "capsule-jax-2-line")
         assert_no_console_errors(page)

@@ -63,8 +63,8 @@ def main() -> None:
     parser.add_argument("--on-nan", default="stop")
     parser.add_argument("--poison-step", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--fit-per-epoch", action="store_true")
-    parser.add_argument("--no-tensorflow", action="store_true")
+    for flag in ("--fit-per-epoch", "--no-tensorflow"):
+        parser.add_argument(flag, action="store_true")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
