@@ -7,7 +7,8 @@ captured; then `python -m tensorboard_plugin_dbg replay CAPSULE -- python train.
     from tensorboard_plugin_dbg import capsule
     c = capsule.load("capsules/")          # numpy only: c.path, c.step, c.batch, c.weights, c.optimizer, c.manifest
 
-Keras and TensorFlow are imported only when `NanCapsule` is first used; `load` needs numpy alone.
+Keras and TensorFlow (with KERAS_BACKEND=jax: Keras and JAX, capsule/jax_watch.py) are imported only when
+`NanCapsule` is first used; `load` needs numpy alone.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from . import announce, distribute, structure
+from . import announce, distribute, jax_watch, structure
 from . import optimizers as watched_optimizers
 from .replay_mode import ReplayMismatch
 from .watch import NanCapsuleError, Watch
@@ -60,7 +60,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     def __init__(self, directory: str, on_nan: str = "stop", **options: Any) -> None:
         """options: max_capsules=1, tfdbg_buffer=0, check_every=16, spike=None, grad_spike=None (see the class)."""
         super().__init__()
-        self.capsule = Watch(directory, on_nan, **options)
+        on_jax = keras.backend.backend() == "jax"  # Keras 3 on JAX: capsule/jax_watch.py
+        # a Watch, or on JAX a JaxWatch (fit only: the custom-loop methods below end at its attach)
+        self.capsule: Any = (jax_watch.JaxWatch if on_jax else Watch)(directory, on_nan, **options)
         # the watched train function fit ran last, and what it was traced for: the next fit with this callback runs
         # it again instead of tracing anew (a loop calling fit once per epoch paid a trace per call)
         self._kept: tuple[Any, Any] | None = None
@@ -81,6 +83,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     def set_model(self, model: Any) -> None:
         super().set_model(model)
         watch = self.capsule
+        if isinstance(watch, jax_watch.JaxWatch):
+            return watch.set_model(model)
         _supported(model)
         watch.source = "fit"
         watch.compiled = bool(model.jit_compile)
@@ -116,6 +120,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         if self.model.train_function is not None:
             self._kept = (_traced_for(self.model), self.model.train_function)
         _uninstall(self.model)
+        if isinstance(self.capsule, jax_watch.JaxWatch):
+            self.capsule.detach(self.model)
         self._after_trigger(force=True)  # the last steps' trigger counter read: a capture there is written now
         announce.into_history(self.model, self.capsule.announcements)
 

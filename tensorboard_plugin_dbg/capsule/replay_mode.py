@@ -48,6 +48,11 @@ class Replay:
             self.dump_dir, tensor_debug_mode=self.mode, circular_buffer_size=-1
         )
 
+    def stop_dumping(self) -> None:  # the JAX writer's in capsule/jax_replay.py
+        import tensorflow as tf
+
+        tf.debugging.experimental.disable_dump_debug_info()
+
     def restore(self, model: Any, optimizer: Any) -> None:
         """The capsule's weights into the model and its optimizer state into the optimizer (built if need be)."""
         assert self.capsule is not None
@@ -75,10 +80,8 @@ class Replay:
 
     def finish(self) -> None:
         """The verdict written, the dump flushed, the program ended."""
-        import tensorflow as tf
-
         assert self.capsule is not None
-        tf.debugging.experimental.disable_dump_debug_info()
+        self.stop_dumping()
         expected = self.capsule.trigger
         same = self.trigger is not None and (self.trigger["kind"], self.trigger["name"]) == (
             expected["kind"],
