@@ -30,7 +30,7 @@ import sys
 import time
 from typing import TextIO
 
-from tensorboard_plugin_dbg import replay_jax
+from tensorboard_plugin_dbg import replay_launch
 from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
 
 MODES = ("FULL_HEALTH", "FULL_TENSOR")
@@ -96,8 +96,8 @@ def _plan(capsule_path: str, manifest: Manifest, options: _Options) -> _Plan:
     recorded = not options.program
     if not recorded:
         command, cwd = options.program, None
-    if replay_jax.is_jax(manifest):  # Keras on JAX: through the launcher that hands the capsule the JAX writer
-        command = replay_jax.launched(command)
+    if replay_launch.is_jax(manifest):  # Keras on JAX: through the launcher that hands the capsule the JAX writer
+        command = replay_launch.launched(command)
     added = {CAPSULE_ENV: capsule_path, MODE_ENV: options.mode}
     refused = sorted(k for k in recorded_env if k not in capsule_files.ENV_RECORDED)
     added.update({k: v for k, v in recorded_env.items() if k in capsule_files.ENV_RECORDED and k not in os.environ})

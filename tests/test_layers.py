@@ -24,7 +24,7 @@ PACKAGE = "tensorboard_plugin_dbg"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # wire/: the generated wire types (scripts/gen_wire_types.py), the bottom layer every layer may import
 LAYERS = {"wire": 0, "reader": 1, "index": 2, "analysis": 3, "api": 4}
-TOP = 5  # plugin.py, __main__.py, compare_cli.py, replay_cli.py, demo/, process_tuning.py, static_files.py
+TOP = 5  # plugin.py, __main__.py, the *_cli.py and replay_*.py modules, demo/, process_tuning.py, static_files.py
 TOP_PACKAGES = {"demo", "static"}
 # Code that runs in the training process, and the only layers it may import besides its own package.
 # writer/: the tfdbg2 writer without TensorFlow that the JAX code (and any framework) writes dumps with.
