@@ -16,6 +16,7 @@ from tensorboard_plugin_dbg.analysis.health import is_nonfinite
 from tensorboard_plugin_dbg.index import alert_order, kind_order
 from tensorboard_plugin_dbg.index.derived import DerivedCache
 from tensorboard_plugin_dbg.index.exec_outputs import ExecOutputs
+from tensorboard_plugin_dbg.index.kind_steps import KindSteps
 from tensorboard_plugin_dbg.index.state import OpEntry
 from tensorboard_plugin_dbg.reader import health_vectors
 from tensorboard_plugin_dbg.reader.schema import MODE_BY_NAME
@@ -96,6 +97,9 @@ class ColumnarFromPages:
         inputs = [(i["op_name"], int(i["output_slot"])) for i in info["inputs"]]
         frames = list(info.get("stack_frame_ids", []))
         return OpEntry(graph_id, op_name, info["op_type"], inputs, 1, [], frames, "h", None)
+
+    def folded_steps(self) -> tuple[int, KindSteps] | None:
+        return None  # the fake indexes nothing: the rules read its vectors back (trace_vectors)
 
     def trace_vectors(self, rows: np.ndarray, summary: bool = False) -> tuple[np.ndarray, np.ndarray]:
         traces = self._trace_rows()

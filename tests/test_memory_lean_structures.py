@@ -2,7 +2,7 @@
 it replaces: the merged alert order (index/alert_order.py), the blocked counting sort of rows by kind
 (index/kind_order.py), the kind-mapped columns, the rows-by-kind input lookup and the non-finite flags of the
 analysis (analysis/index_columns.py), the rules scan's per-kind step reductions fed block by block
-(analysis/rules/kind_steps.py), the interval mask of the periodic decoder (reader/trace_periodic.py) and the scan
+(index/kind_steps.py), the interval mask of the periodic decoder (reader/trace_periodic.py) and the scan
 hint (reader/tfrecord.py)."""
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def _whole_run_kind_steps(kind, values, flag, n_kinds):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_kind_steps_fed_in_blocks_equal_the_whole_run_answer(seed):
-    from tensorboard_plugin_dbg.analysis.rules.kind_steps import KindSteps
+    from tensorboard_plugin_dbg.index.kind_steps import KindSteps
 
     rng = np.random.default_rng(10 + seed)
     for _ in range(150):
@@ -202,6 +202,19 @@ def test_kind_steps_fed_in_blocks_equal_the_whole_run_answer(seed):
             np.testing.assert_array_equal(steps.first_change[c], first_pos)
         np.testing.assert_array_equal(steps.best_run, want_best)
         np.testing.assert_array_equal(steps.best_run_end, want_end)
+        # as the indexer feeds it: no starts (kinds appear as their rows come), step numbers for positions
+        grown = KindSteps(None, columns=2)
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), n]):
+            grown.add(kind[lo:hi], [v[lo:hi] for v in values], flag[lo:hi])
+        seen = len(grown.steps)  # kinds up to the largest code fed
+        base = starts[:seen]
+        np.testing.assert_array_equal(grown.steps, want_steps[:seen])
+        assert not want_steps[seen:].any()
+        for c, (_count, first_pos) in enumerate(want_changes):
+            np.testing.assert_array_equal(
+                np.where(grown.first_change[c] >= 0, base + grown.first_change[c], -1), first_pos[:seen]
+            )
+        np.testing.assert_array_equal(np.where(grown.best_run_end >= 0, base + grown.best_run_end, -1), want_end[:seen])
 
 
 def test_nonfinite_flags_read_like_the_plain_column():

@@ -352,7 +352,7 @@ def test_health_map_shape_change_and_bins():
 
 
 def test_zero_runs_and_changes_per_kind():
-    from tensorboard_plugin_dbg.analysis.rules.kind_steps import KindSteps
+    from tensorboard_plugin_dbg.index.kind_steps import KindSteps
 
     starts = np.array([0, 4, 7])
     kind = np.array([0, 0, 0, 0, 1, 1, 1], np.int32)  # rows in kind order: positions are rows

@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..reader import big_record, crc32c, debug_values, schema, storage, tfrecord, trace_fast
+from ..reader import big_record, crc32c, debug_values, schema, step_values, storage, tfrecord, trace_fast
 from ..reader.file_sets import SUFFIXES, FileSet
 from . import record_reads, run_status
 from .columns import LOC_SHIFT
+from .kind_steps import KindSteps
 from .state import FileState, GraphEntry, OpEntry, RunState, SourceEntry
 
 CHUNK = 1 << 20  # bytes per read at least: the decoders hold ~6x a chunk (CRC word copies, temporaries)
@@ -44,6 +45,11 @@ class RunIngestion(RunState):
         # has the same stack, and one list of frame-id strings per op was 657 k strings (~56 MB) for bench's
         # 21 k-op graph, whose ops have 11 distinct stacks.
         self._stacks: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # The rules' step-to-step reductions, folded as trace rows are appended (columns: shape signature, dtype);
+        # None once a row's values could not be had while indexing (the rules then read the records back)
+        self._steps: KindSteps | None = KindSteps(None, columns=2)
+        # (trace rows it covers, a copy of _steps) as the last pass that changed anything left them: folded_steps
+        self.steps_folded: tuple[int, KindSteps] | None = None
 
     def refresh(self) -> bool:
         """One pass over every file; returns True when anything new was read. Never raises."""
@@ -71,6 +77,7 @@ class RunIngestion(RunState):
                 if self.reads_file(s)
             )
             if changed:
+                self.steps_folded = (len(self.traces), self._steps.copy()) if self._steps is not None else None
                 self.version += 1  # before `done`: whoever sees done = True also sees the final version
                 if complete:
                     record_reads.trim_heap()  # the pass's freed chunk buffers go back before the analysis peaks
@@ -144,12 +151,16 @@ class RunIngestion(RunState):
         FALLBACK leaves the record to the chunk path."""
         streamed = big_record.read_trace(state.path, state.offset)
         if streamed.status == big_record.OK:
+            kind = np.array([self.kinds.code(streamed.kind)], np.int32)
             self._append_traces(
-                np.array([self.kinds.code(streamed.kind)], np.int32),
+                kind,
                 np.array([streamed.wall_time], np.float64),
                 np.array([(streamed.offset + 12) | (code << LOC_SHIFT)], np.int64),
                 np.array([0] if streamed.nonfinite else [], np.int64),
             )
+            # a big record holds no health vector (FULL_TENSOR): nothing to compare; any other mode is read back
+            plain = streamed.kind[3] not in step_values.MODES
+            self._fold_steps(kind, step_values.unknown(1) if plain else None)
             self.publish()
         elif streamed.status == big_record.DAMAGED:
             self.damages.setdefault((code, streamed.offset), "data CRC mismatch")
@@ -188,6 +199,14 @@ class RunIngestion(RunState):
         if len(nonfinite_rows):
             self.trace_nf.append({"row": nonfinite_rows + first_row})
 
+    def _fold_steps(self, kind: np.ndarray, values: step_values.StepValues | None) -> None:
+        """The appended rows' step values into the per-kind reductions; None (rows whose values were not had while
+        indexing) leaves the reductions to the rules' read-back from then on."""
+        if self._steps is not None and values is None:
+            self._steps = None
+        elif self._steps is not None and values is not None:
+            self._steps.add(kind, [values.sig, values.dtype], values.zero)
+
     def _ingest(self, code: int, state: FileState, result: tfrecord.Scan) -> None:
         buf, base = result.buf, result.base
         if state.suffix == "graph_execution_traces":
@@ -197,6 +216,7 @@ class RunIngestion(RunState):
             self._append_traces(
                 batch.kind, batch.wall_time, (batch.offset + base) | (code << LOC_SHIFT), batch.nonfinite_rows
             )
+            self._fold_steps(batch.kind, batch.steps)
             return
         data = buf.tobytes() if state.suffix != "source_files" else None
         pending: _Pending = {}

@@ -24,6 +24,7 @@ from .alert_queries import AlertPage
 from .derived import DerivedCache
 from .errors import NotFound, RecordGone
 from .exec_outputs import ExecOutputs
+from .kind_steps import KindSteps
 from .line_ops import FileLineOps
 from .state import OpEntry
 from .tensor_queries import Source, TensorRecord
@@ -158,6 +159,12 @@ class RunQueries(Protocol):
 
     def kind_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """(order, starts): the rows of kind k ascending in order[starts[k]:starts[k + 1]]."""
+        ...
+
+    def folded_steps(self) -> tuple[int, KindSteps] | None:
+        """(trace rows covered, the rules' step-to-step reductions per kind folded while indexing them, positions
+        as step numbers: kind_steps.py) as the last indexing pass left them; None when indexing could not have every
+        row's values: the rules then read the records back (trace_vectors)."""
         ...
 
     def trace_vectors(self, rows: np.ndarray, summary: bool = False) -> tuple[np.ndarray, np.ndarray]:

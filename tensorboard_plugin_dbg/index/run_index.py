@@ -21,6 +21,7 @@ from .device_queries import DeviceQueries
 from .exec_queries import ExecutionQueries
 from .graph_queries import GraphQueries
 from .ingest import RunIngestion
+from .kind_steps import KindSteps
 from .source_queries import SourceQueries
 from .tensor_queries import Source, TensorQueries, TensorRecord
 from .trace_filter import NO_FILTER, TraceFilter
@@ -161,6 +162,9 @@ class RunIndex(RunIngestion):
 
     def op_trace_rows(self, graph_id: str, op_name: str, output_slot: int | None = None) -> np.ndarray:
         return self.trace_queries.op_rows(graph_id, op_name, output_slot)
+
+    def folded_steps(self) -> tuple[int, KindSteps] | None:
+        return self.steps_folded
 
     def trace_vectors(self, rows: np.ndarray, summary: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return record_reads.trace_vectors(self, rows, summary)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import crc32c, health_vectors
+from . import crc32c, health_vectors, step_values
 from . import trace_periodic as periodic
 from . import traces as tr
 from .trace_layout import generic_identity_spans, identity_spans
@@ -169,8 +169,7 @@ def decode_fast(
         _identify_subset(buf, words, starts, ends, np.arange(m), kinds, kind, content, clen)
     if carry is not None:  # the fast path's kinds, before the protobuf fallback below fills in the rest
         carry.keep(buf, starts, ends, period, kind, content, clen)
-    kind_modes = np.array([k[3] for k in kinds.kinds] + [0], np.int64)
-    mode = kind_modes[kind]  # kind -1 picks the trailing 0
+    mode = kinds.modes()[kind]  # kind -1 picks the trailing 0
     need = health_vectors.VECTOR_BYTES[np.clip(mode, 0, 15)]
     # health modes need their content vector; NO_TENSOR and SHAPE carry no counts; the rest go to protobuf
     fast = (kind >= 0) & (((mode >= 2) & (mode <= 4) & (clen == need)) | (mode == 1) | (mode == 5))
@@ -201,9 +200,40 @@ def decode_fast(
         unparsed = []
     rows = np.sort(np.concatenate(nf_rows)) if nf_rows else np.zeros(0, np.int64)
     new_index = np.cumsum(keep) - 1  # rows renumbered after dropping records that did not decode
+    steps = _step_values(buf, words, starts, lengths, kinds, kind, np.where(fast, mode, -1), content, clen)
+    kept = np.flatnonzero(keep)
     return tr.TraceBatch(
-        kind[keep].astype(np.int32), wall[keep], starts[keep], new_index[rows], np.zeros((len(rows), 4)), unparsed
+        kind[kept].astype(np.int32),
+        wall[kept],
+        starts[kept],
+        new_index[rows],
+        np.zeros((len(rows), 4)),
+        unparsed,
+        steps.take(kept),
     )
+
+
+def _step_values(
+    buf: np.ndarray,
+    words: crc32c.Words,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    kinds: tr.TraceKinds,
+    kind: np.ndarray,
+    fast_mode: np.ndarray,
+    content: np.ndarray,
+    clen: np.ndarray,
+) -> step_values.StepValues:
+    """The rules' step values of every record (step_values.py): read at the content vectors the fast path placed;
+    the records it left to protobuf and vectors off their mode's length, of FULL_HEALTH / SHAPE kinds, through
+    step_values.of_records."""
+    steps, missing = step_values.of_contents(words, fast_mode, content, clen)
+    mode = kinds.modes()[kind]  # decode_slow may have added kinds
+    redo = np.flatnonzero(missing | ((fast_mode < 0) & (kind >= 0) & np.isin(mode, step_values.MODES)))
+    if len(redo):
+        again = step_values.of_records(buf, starts[redo], lengths[redo], mode[redo])
+        steps.dtype[redo], steps.sig[redo], steps.zero[redo] = again.dtype, again.sig, again.zero
+    return steps
 
 
 def decode_traces(
@@ -217,5 +247,8 @@ def decode_traces(
     """The vectorized decoder for a chunk of records, the protobuf path (traces.decode_slow) for a handful.
     `carry`: the file's trace_periodic.Carry (a speed-up only: the step decoded last, for the next chunk)."""
     if len(starts) < 64:
-        return tr.decode_slow(buf, starts, lengths, kinds)
+        batch = tr.decode_slow(buf, starts, lengths, kinds)
+        at = np.searchsorted(starts, batch.offset)  # the parsed records' places among the chunk's (ascending)
+        batch.steps = step_values.of_records(buf, batch.offset, lengths[at], kinds.modes()[batch.kind])
+        return batch
     return decode_fast(buf, starts, lengths, kinds, words, carry)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import debug_values, schema, tensor_content
+from .step_values import StepValues
 
 Kind = tuple[str, str, int, int, str]  # (graph_id, op_name, output_slot, mode, device_name)
 Counts = tuple[float, float, float, float]  # non-finite counts: -inf, +inf, NaN, size
@@ -30,6 +31,7 @@ class TraceKinds:
         self.by_hash: dict[int, tuple[int, np.ndarray, np.ndarray, int, int]] = {}
         self._lock = threading.Lock()
         self._store: IdentityStore | None = None  # by_hash as arrays, rebuilt when it grows (see identity_store)
+        self._modes = np.zeros(1, np.int64)  # see modes()
 
     def code(self, kind: Kind) -> int:
         code = self._by_tuple.get(kind)
@@ -44,6 +46,15 @@ class TraceKinds:
 
     def __len__(self) -> int:
         return len(self.kinds)
+
+    def modes(self) -> np.ndarray:
+        """The debug mode of each kind code, and 0 after them (so code -1 reads 0): kept while no kind is added
+        (a list comprehension over thousands of kinds per chunk was ~5 % of indexing)."""
+        modes = self._modes
+        if len(modes) != len(self.kinds) + 1:
+            kinds = list(self.kinds)
+            modes = self._modes = np.array([k[3] for k in kinds] + [0], np.int64)
+        return modes
 
     def identity_store(self) -> IdentityStore:
         """`by_hash` as sorted arrays, so a chunk's keys are matched with one searchsorted instead of a Python
@@ -125,6 +136,7 @@ class TraceBatch:
     # zeros: the index keeps only the rows and reads counts back from the records on demand
     nonfinite_counts: np.ndarray
     unparsed: list[int]  # payload starts of records that are not graph execution traces
+    steps: StepValues | None = None  # per row, what the rules' step-to-step scan needs (reader/step_values.py)
 
 
 _BIG = 1 << 20  # records at least this long (FULL_TENSOR values) are walked, not parsed: see decode_big

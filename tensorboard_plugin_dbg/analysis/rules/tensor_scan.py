@@ -3,8 +3,12 @@ rules need, whatever their thresholds: how often the output's shape and dtype ch
 (and where first), and the longest run of consecutive all-zero steps (and where). A step of a kind is its k-th
 trace (tfdbg2 records no step number: wave2-notes.md).
 
-Cost: the records are read back in blocks of neighbouring rows (one file read per block, the vectors gathered by
-numpy: index/record_reads.trace_vectors); each block's dtype, shape signature and all-zero flag per row are folded
+Cost: none left for a run the indexer read whole: it folds each appended chunk's values (reader/step_values.py)
+into the same per-kind state as it goes (index/kind_steps.py, run.folded_steps), so the scan only places the
+result (issue #40 item 2: reading every health vector back was ~0.45 s of CPU per 1 M traces, a third of the time
+to all alerts). Otherwise (a fake run, a streamed big record of a health mode) the records are read back in blocks
+of neighbouring rows (one file read per block, the vectors gathered by numpy: index/record_reads.trace_vectors);
+each block's dtype, shape signature and all-zero flag per row are folded
 into per-kind state at once (kind_steps.KindSteps), so the pass holds nothing of the run's size: its memory is a
 block's, the same on a 20 k or a 10 M dump. It used to keep 10 bytes per row, then sort them by kind with int64
 temporaries: ~80 bytes per trace at the peak, which was the TensorBoard process's peak once every alert was served
@@ -18,8 +22,9 @@ import dataclasses
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis.rules.kind_steps import KindSteps
+from tensorboard_plugin_dbg.index.kind_steps import KindSteps
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.reader import step_values
 
 # rows per block: ~1 MB of records and ~0.5 MB of vectors, the same on a 20 k or a 10 M dump. The block is the scan's
 # only memory and it is there once indexing ends (the process's peak): at 16 K rows it was ~18 MiB, 54 B per trace of
@@ -61,13 +66,16 @@ def scan(run: RunQueries) -> KindStats:
 def _scan(run: RunQueries) -> KindStats:
     order, starts = run.kind_rows()  # the rows it covers are the rows scanned (kind_rows: one published length)
     n = int(starts[-1]) if len(starts) else 0
+    folded = _folded(run, order, starts, n)
+    if folded is not None:
+        return folded
     kind = run.trace_arrays()["kind"]
     steps = KindSteps(starts, columns=2)
     for lo in range(0, n, BLOCK):
         rows = np.arange(lo, min(lo + BLOCK, n), dtype=np.int64)
         modes, v = run.trace_vectors(rows, summary=True)
-        dtype, sig, zero = _reduce_block(modes, v)
-        steps.add(kind[lo : lo + len(rows)], [sig, dtype], zero)
+        values = step_values.of_vectors(modes, v)
+        steps.add(kind[lo : lo + len(rows)], [values.sig, values.dtype], values.zero)
     (shape_ch, dtype_ch), (first_shape, first_dtype) = steps.changes, steps.first_change
     # `order` is the index's own cached permutation (int32), not a copy: the rules map positions to rows with it
     return KindStats(
@@ -75,20 +83,36 @@ def _scan(run: RunQueries) -> KindStats:
     )
 
 
-def _reduce_block(modes: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of a block: dtype code (-1 unknown), a shape signature (rank, size, dims; -1 unknown), the all-zero
-    flag."""
-    full, shape = modes == FULL_HEALTH, modes == SHAPE
-    known = (full | shape) & np.isfinite(np.where(full, v[:, 2], v[:, 1]))  # the dtype was read
-    # FULL_HEALTH: [id, device, dtype, rank, size, ...]; SHAPE: [id, dtype, rank, size, d0..d5]
-    dt = np.where(full, v[:, 2], np.where(shape, v[:, 1], -1))
-    rank = np.where(full, v[:, 3], v[:, 2])
-    size = np.where(full, v[:, 4], v[:, 3])
-    dims = np.where(shape[:, None], np.nan_to_num(v[:, 4:10], nan=0), 0)
-    h = np.nan_to_num(rank, nan=-1).astype(np.int64) * 1_000_003 + np.nan_to_num(size, nan=-1).astype(np.int64)
-    for c in range(6):  # FULL_HEALTH rows hash dims 0: they compare by rank and size only
-        h = h * 1_000_033 + dims[:, c].astype(np.int64)
-    dtype = np.where(known, np.nan_to_num(dt, nan=-1), -1).astype(np.int8)
-    sig = np.where(known, h & np.int64(0x7FFF_FFFF_FFFF_FFFF), -1)  # >= 0: -1 stays "unknown"
-    zero = full & (v[:, 4] > 0) & (v[:, 9] == v[:, 4])
-    return dtype, sig, zero
+def _folded(run: RunQueries, order: np.ndarray, starts: np.ndarray, n: int) -> KindStats | None:
+    """The stats from the reductions the indexer folded as it appended the rows (run.folded_steps), when they cover
+    exactly the rows of `starts` (the same count per kind); None otherwise (read back: _scan). Their positions are
+    step numbers: each becomes starts[kind] + step."""
+    got = run.folded_steps()
+    n_kinds = len(starts) - 1
+    if got is None or got[0] != n or len(got[1].steps) > max(n_kinds, 0):
+        return None
+    steps = got[1]
+    base = np.asarray(starts[:-1], np.int64)
+
+    def whole(a: np.ndarray, fill: int) -> np.ndarray:  # kinds with no row folded yet: as a scan leaves them
+        return np.concatenate([a, np.full(n_kinds - len(a), fill, np.int64)])
+
+    def placed(a: np.ndarray) -> np.ndarray:
+        a = whole(a, -1)
+        return np.where(a >= 0, base + a, -1)
+
+    counts = whole(steps.steps, 0)
+    if not np.array_equal(counts, np.diff(starts)):
+        return None
+    (shape_ch, dtype_ch), (first_shape, first_dtype) = steps.changes, steps.first_change
+    return KindStats(
+        counts,
+        whole(shape_ch, 0),
+        placed(first_shape),
+        whole(dtype_ch, 0),
+        placed(first_dtype),
+        whole(steps.best_run, 0),
+        placed(steps.best_run_end),
+        order,
+        starts,
+    )

@@ -1,8 +1,10 @@
 """Step-to-step reductions per trace kind, fed a block of rows at a time in row order: what the rules' scan
-(tensor_scan.py) keeps of a whole run, with no array of the run's size.
+(analysis/rules/tensor_scan.py) keeps of a whole run, with no array of the run's size. The indexer feeds one as it
+appends trace rows (ingest.py, the values from reader/step_values.py), so the scan reads no record back.
 
 A kind's steps are its rows in ascending order (the index's rows-by-kind permutation, `kind_rows`); a step's
-*position* is its place in that permutation (`starts[kind]` + its step number). Fed every row once, in row order,
+*position* is its place in that permutation (`starts[kind]` + its step number); built without `starts` (while
+indexing, the kinds and their counts still growing) it answers step numbers instead. Fed every row once, in row order,
 `KindSteps` answers what the whole-run numpy version answered over the rows sorted by kind (three columns of the
 run's size, their kind-sorted copies and the int64 temporaries of the zero runs: ~80 bytes per trace at the peak),
 carrying only a few values per kind from one block to the next: the last value of each column, the steps seen,
@@ -19,9 +21,10 @@ class KindSteps:
     position of the first change, and the longest run of consecutive flagged steps with the position of its last
     step (the first such run when several are as long)."""
 
-    def __init__(self, starts: np.ndarray, columns: int):
-        self.starts = np.asarray(starts, np.int64)
-        n_kinds = len(self.starts) - 1
+    def __init__(self, starts: np.ndarray | None, columns: int):
+        # None: positions are step numbers, and the kinds grow as rows of new ones come (see _grow)
+        self.starts = np.asarray(starts, np.int64) if starts is not None else None
+        n_kinds = len(starts) - 1 if starts is not None else 0
         self.steps = np.zeros(n_kinds, np.int64)  # steps seen so far
         self.last = [np.full(n_kinds, -1, np.int64) for _ in range(columns)]  # each column's value at the last step
         self.changes = [np.zeros(n_kinds, np.int64) for _ in range(columns)]
@@ -35,6 +38,8 @@ class KindSteps:
         m = len(kinds)
         if not m:
             return
+        if self.starts is None and int(kinds.max()) >= len(self.steps):
+            self._grow(int(kinds.max()) + 1)
         n_kinds = len(self.steps)
         key = kinds.astype(np.uint16) if n_kinds <= 1 << 16 else kinds.astype(np.int64)
         by = np.argsort(key, kind="stable")  # by kind, rows ascending within a kind: steps in order
@@ -44,7 +49,7 @@ class KindSteps:
         idx = np.arange(m, dtype=np.int64)
         seg_start = np.maximum.accumulate(np.where(seg_first, idx, 0))
         step = self.steps[ks] + (idx - seg_start)
-        pos = self.starts[ks] + step
+        pos = self.starts[ks] + step if self.starts is not None else step
         has_prev = step > 0  # a kind's first step has no step before it
         seg_last = np.flatnonzero(np.append(seg_first[1:], True))  # the block's last row of each kind present
         for c, col in enumerate(values):
@@ -57,6 +62,30 @@ class KindSteps:
             self.last[c][ks[seg_last]] = cur[seg_last]
         self._runs(flag[by].astype(bool), ks, idx, seg_first, seg_start, seg_last, pos)
         self.steps += np.bincount(ks, minlength=n_kinds)[:n_kinds]
+
+    def _grow(self, n_kinds: int) -> None:
+        """Room for kind codes below n_kinds (a new kind: no step seen, no change, no run)."""
+        more = n_kinds - len(self.steps)
+
+        def pad(a: np.ndarray, fill: int) -> np.ndarray:
+            return np.concatenate([a, np.full(more, fill, np.int64)])
+
+        self.steps, self.run, self.best_run = pad(self.steps, 0), pad(self.run, 0), pad(self.best_run, 0)
+        self.best_run_end = pad(self.best_run_end, -1)
+        self.last = [pad(a, -1) for a in self.last]
+        self.changes = [pad(a, 0) for a in self.changes]
+        self.first_change = [pad(a, -1) for a in self.first_change]
+
+    def copy(self) -> KindSteps:
+        """A snapshot: later rows fed to this one leave it as it is."""
+        out = KindSteps(self.starts, columns=0)
+        out.steps, out.run, out.best_run, out.best_run_end = (
+            a.copy() for a in (self.steps, self.run, self.best_run, self.best_run_end)
+        )
+        out.last, out.changes, out.first_change = (
+            [a.copy() for a in arrays] for arrays in (self.last, self.changes, self.first_change)
+        )
+        return out
 
     def _count_changes(self, c: int, ks: np.ndarray, pos: np.ndarray) -> None:
         n_kinds = len(self.steps)
