@@ -6,6 +6,7 @@ command, the poisoned sample first; its button opens the replay's run, whose roo
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -167,4 +168,37 @@ def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp
         first.click()
         pane = by_testid(frame, "tensor-values")
         wait_text(pane.locator(".tv-title"), r"capsule step 11 · batch · x · sample 5\s*float32")
+        assert_no_console_errors(page)
+
+
+@pytest.mark.parametrize("newer", [True, False], ids=["capsule-newer", "capsule-older"])
+def test_the_dashboard_lands_on_a_capsule_newer_than_every_runs_first_nan(page, tmp_path, newer):
+    """#36: a logdir holding a run dump with a NaN (tests/programs/nan_keras.py) and a capsule not replayed: the
+    capsule captured after the run's first NaN (its manifest's `created` against the dump's `wall_time`) opens the
+    Debugger on its card; captured before it, the dashboard lands on the run's root cause as without capsules."""
+    logdir = tmp_path / "logdir"
+    shutil.copytree(dumps.make_dump("nan_keras"), logdir / "run")
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks"), "capsules"), logdir / "capsules")
+    (folder,) = (logdir / "capsules").iterdir()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["created"] = "2100-01-01T00:00:00+00:00" if newer else "2000-01-01T00:00:00+00:00"  # around the dump's
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with TensorBoardProcess(str(logdir)) as tb:
+        runs = tb.get_json(API + "runs")["runs"]
+        assert [r["name"] for r in runs] == ["run"]
+        frame = open_dashboard(page, tb)
+        panel = by_testid(frame, "capsules-panel")
+        frame.wait_for_function(
+            "document.querySelector('[data-testid=capsules-panel]').dataset.landing !== undefined", timeout=60_000
+        )
+        first_nan = tb.get_json(API + "runs")["runs"][0]["summary"]["first_nan"]["wall_time"]
+        assert 946684800 < first_nan < 4102444800  # the dump's first NaN lies between the two capsule times
+        assert panel.get_attribute("data-landing") == ("capsules" if newer else "runs")
+        if newer:
+            wait_text(by_testid(panel, "capsule-card"), r"step 11 · epoch 1 · batch 3")
+            screenshot(page, "capsule-7-landing-newer")
+        else:
+            assert panel.is_hidden()
+            wait_text(by_testid(frame, "root-cause"), r"Root cause:", timeout_ms=30_000)
+            assert by_testid(frame, "capsules-open").inner_text() == "Capsules (1)…"
         assert_no_console_errors(page)
