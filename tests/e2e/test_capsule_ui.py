@@ -62,8 +62,8 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
 
 def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
     """From a capsule card (capsule_fit --nan-input: one NaN in the batch, not replayed; a training dump beside it as
-    the run shown), the batch input and a weight open in Tensor Values: where they come from, their shape and the
-    NaN count, as the capsule's own .npz says (read with numpy here)."""
+    a clean run, so the dashboard opens on the card), the batch input and a weight open in Tensor Values: where they
+    come from, their shape and the NaN count, as the capsule's own .npz says (read with numpy here)."""
     logdir = tmp_path / "logdir"
     shutil.copytree(os.path.join(dumps.make_dump("capsule_fit", "--nan-input"), "capsules"), logdir / "capsules")
     shutil.copytree(dumps.make_dump("clean_mlp"), logdir / "train")
@@ -72,9 +72,9 @@ def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
     kernel = np.load(folder / "weights.npz")["dense/kernel"]
     with TensorBoardProcess(str(logdir)) as tb:
         frame = open_dashboard(page, tb)
-        by_testid(frame, "capsules-open").click()
         card = by_testid(frame, "capsule-card")
-        card.wait_for(timeout=30_000)
+        card.wait_for(timeout=60_000)  # opens on its own: the run beside it is clean, no NaN newer than the capsule
+        assert by_testid(frame, "capsules-panel").get_attribute("data-landing") == "capsules"
         by_testid(card, "capsule-arrays").wait_for()
         screenshot(page, "capsule-3-card-arrays")
         card.locator("[data-testid=capsule-array][data-group=batch][data-name=x]").click()
@@ -96,9 +96,9 @@ def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
 
 
 def test_a_capsule_card_from_s3_opens_its_bad_sample_and_downloads_the_array(page, tmp_path):
-    """`--dbg_logdir s3://…` (moto on loopback) holding a capsule (capsule_fit --nan-input) beside a training dump:
-    its card shows, the per-sample table's first row (the NaN sample) opens that sample of the batch array in Tensor
-    Values, and the view's .npy link downloads the npz member's bytes."""
+    """`--dbg_logdir s3://…` (moto on loopback) holding a capsule (capsule_fit --nan-input) beside a clean training
+    dump: the dashboard opens on its card, the per-sample table's first row (the NaN sample) opens that sample of the
+    batch array in Tensor Values, and the view's .npy link downloads the npz member's bytes."""
     source = os.path.join(dumps.make_dump("capsule_fit", "--nan-input"), "capsules")
     (folder,) = [os.path.join(source, n) for n in os.listdir(source) if os.path.exists(f"{source}/{n}/manifest.json")]
     x = np.load(os.path.join(folder, "batch.npz"))["x"]
@@ -114,9 +114,8 @@ def test_a_capsule_card_from_s3_opens_its_bad_sample_and_downloads_the_array(pag
         rs.upload_dir(fs, dumps.make_dump("clean_mlp"), "s3://logs/train")
         with TensorBoardProcess(str(empty), plugins="dbg", extra_args=("--dbg_logdir", "s3://logs")) as tb:
             frame = open_dashboard(page, tb)
-            by_testid(frame, "capsules-open").click()
             card = by_testid(frame, "capsule-card")
-            card.wait_for(timeout=30_000)
+            card.wait_for(timeout=60_000)  # opens on its own: the run beside it is clean
             wait_text(card, r"step 4 · epoch 0 · batch 4")
             first_sample = by_testid(card, "capsule-samples").locator("tbody tr").first
             wait_text(first_sample, rf"^x\s*{bad}\s*1\s")  # the NaN sample first, read from the bucket
