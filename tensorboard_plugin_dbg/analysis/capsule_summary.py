@@ -12,6 +12,7 @@ URL's listing): the route may be asked again and again while the dashboard is op
 
 from __future__ import annotations
 
+import datetime
 import os
 import threading
 import typing
@@ -154,7 +155,18 @@ def card(
         "arrays": _arrays(located),
         "sample_loss": capsule_rows.card_fields(folder, manifest),  # #36: per-sample loss at the trigger
         "layer_history": capsule_layers.card_fields(folder, manifest),  # #36: which layer moved first
+        "captured_time": captured_time(manifest.get("created")),  # #36: the dashboard's landing
     }
+
+
+def captured_time(created: object) -> float | None:
+    """The manifest's `created` (ISO 8601, UTC, capsule/writer.py) in seconds since the epoch; None if absent or not
+    a time (a capsule comes from others: a bad field costs this field only)."""
+    try:
+        moment = datetime.datetime.fromisoformat(str(created))
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)).timestamp()
 
 
 def _arrays(located: dict[str, dict[str, TensorLocation]]) -> list[wire.CapsuleArrayInfo]:

@@ -6,8 +6,9 @@ capsule holds the K steps up to and including the trigger, however many steps ru
 
 What is kept, whatever the model: K steps x n variables x 2 float32, twice (the live ring and its copy at the
 trigger): 16 bytes x K x n, 512 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
-(`l2_loss`, one op) and one max |w| per variable (the weights the step starts from: the watch never applies a
-non-finite update, so they are finite unless the model started non-finite; a non-finite max is kept as it is).
+(`l2_loss`, one op; under XLA another form, below) and one max |w| per variable (the weights the step starts from:
+the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
+max is kept as it is).
 
 Written into the capsule as the optional group `layer_history.npz` (`grad_norm`, `max_abs_w`: float32 [n, T], oldest
 step first, the trigger's step last) and the manifest's `layer_history` entry (variable names, T, K, the device step
@@ -38,16 +39,18 @@ class LayerHistory:
     def on(self) -> bool:
         return self.steps > 0
 
-    def record(self, names: list[str], grads: list[Any], variables: list[Any]) -> Any:
-        """In the every-step path, before the check's cond: this step's row into the ring (an op to depend on)."""
+    def record(self, names: list[str], grads: list[Any], variables: list[Any], compiled: bool = False) -> Any:
+        """In the every-step path, before the check's cond: this step's row into the ring (an op to depend on).
+        `compiled`: the step is XLA-compiled, whose reductions take another form (see `_squares_compiled`)."""
         import tensorflow as tf
 
         kept = [(n, g, v) for n, g, v in zip(names, grads, variables) if g is not None]
         self._ensure([n for n, _, _ in kept])
         if not kept:
             return self.seen.assign_add(1)
-        norms = tf.stack([tf.nn.l2_loss(_float32(_values(g))) for _, g, _ in kept])
-        largest = tf.stack([_float32(tf.reduce_max(tf.abs(_read(v)))) for _, _, v in kept])
+        squares, largest_abs = (_squares_compiled, _largest_compiled) if compiled else (_squares, _largest)
+        norms = tf.stack([squares(_float32(_values(g))) for _, g, _ in kept])
+        largest = tf.stack([largest_abs(_float32(_read(v))) for _, _, v in kept])
         index = tf.reshape(tf.math.floormod(self.seen, self.steps), [1, 1])
         written = self.ring.scatter_nd_update(index, tf.expand_dims(tf.stack([norms, largest]), 0))
         with tf.control_dependencies([written]):
@@ -99,6 +102,49 @@ class LayerHistory:
             "step's start; float32 [variables, steps], oldest first, the trigger's step last",
         }
         return {"layer_history": {"grad_norm": grad_norm, "max_abs_w": max_abs_w}}, entry
+
+
+def _squares(t: Any) -> Any:
+    """Half the sum of squares: one op (`L2Loss`), what each op costs without XLA being its dispatch."""
+    import tensorflow as tf
+
+    return tf.nn.l2_loss(t)
+
+
+def _largest(t: Any) -> Any:
+    import tensorflow as tf
+
+    return tf.reduce_max(tf.abs(t))
+
+
+# Under XLA:CPU a reduction into which an elementwise op is fused (`sum(g * g)`) is emitted as a scalar loop, up to
+# 15x slower than the same reduction of a tensor already in memory (1M floats: ~0.85 ms against ~0.06 ms here): the
+# gradients' sums of squares alone cost a small MLP +12 % a step. Under XLA they go through a matrix product
+# (squares [rows, 128] x ones [128, 1], Eigen's kernel; the dot keeps the square out of the reduction). max |w| is
+# max(max w, -min w), which keeps a NaN weight NaN (XLA's max skips NaN); bench/README.md has the figures.
+_WIDTH = 128
+
+
+def _squares_compiled(t: Any) -> Any:
+    import tensorflow as tf
+
+    size = t.shape.num_elements()
+    if size is None:  # a dynamic shape: the plain form
+        return tf.nn.l2_loss(t)
+    rows = max(1, -(-size // _WIDTH))
+    flat = tf.reshape(t, [-1])
+    flat = tf.pad(flat, [[0, rows * _WIDTH - size]]) if rows * _WIDTH != size else flat
+    summed = tf.matmul(tf.reshape(tf.square(flat), [rows, _WIDTH]), tf.ones([_WIDTH, 1], tf.float32))
+    return tf.reduce_sum(summed) / 2
+
+
+def _largest_compiled(t: Any) -> Any:
+    """XLA's max skips NaN (TensorFlow's keeps it): a NaN anywhere makes the plain sum NaN, and the result NaN (a
+    +inf beside a -inf, too: non-finite either way)."""
+    import tensorflow as tf
+
+    largest = tf.maximum(tf.reduce_max(t), -tf.reduce_min(t))
+    return tf.where(tf.math.is_nan(tf.reduce_sum(t)), tf.constant(np.nan, tf.float32), largest)
 
 
 def _float32(t: Any) -> Any:

@@ -205,7 +205,8 @@ class Watch:
                 return tf.constant(False)
 
         # the per-layer ring: once a step (a GAN's second apply would advance it twice)
-        history = [self.history.record(names, grads, variables)] if self.history.on and first_of_step else []
+        on = self.history.on and first_of_step
+        history = [self.history.record(names, grads, variables, bool(self.compiled))] if on else []
         with tf.control_dependencies(([state.count_step()] if first_of_step else []) + history):
             go = _sum_finite([t for _, t in checked], self.halt)  # halt is +inf: one sum says "finite, not halted"
         if spiky is not None:

@@ -344,6 +344,10 @@ class CapsuleInfo(TypedDict):
     # Variables and optimizer slots holding non-finite values (none expected: the capture precedes the update).
     bad_weights: NotRequired[list[CapsuleBadWeight]]
     batch_index: NotRequired[float | None]
+    # When the capsule was captured: its manifest's `created`, in seconds since the epoch (the clock of a dump's
+    # `wall_time`); null when the manifest has none. The dashboard opens on the capsules when one is newer than every
+    # run's first NaN.
+    captured_time: NotRequired[float | None]
     epoch: NotRequired[float | None]
     error: NotRequired[str]
     # Per-layer history: gradient norms over the last steps, the first out of band (analysis/capsule_layers.py).

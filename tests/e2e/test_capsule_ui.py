@@ -6,6 +6,7 @@ command, the poisoned sample first; its button opens the replay's run, whose roo
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -61,8 +62,8 @@ def test_capsule_card_to_the_culprit_line(page, tmp_path):
 
 def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
     """From a capsule card (capsule_fit --nan-input: one NaN in the batch, not replayed; a training dump beside it as
-    the run shown), the batch input and a weight open in Tensor Values: where they come from, their shape and the
-    NaN count, as the capsule's own .npz says (read with numpy here)."""
+    a clean run, so the dashboard opens on the card), the batch input and a weight open in Tensor Values: where they
+    come from, their shape and the NaN count, as the capsule's own .npz says (read with numpy here)."""
     logdir = tmp_path / "logdir"
     shutil.copytree(os.path.join(dumps.make_dump("capsule_fit", "--nan-input"), "capsules"), logdir / "capsules")
     shutil.copytree(dumps.make_dump("clean_mlp"), logdir / "train")
@@ -71,9 +72,9 @@ def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
     kernel = np.load(folder / "weights.npz")["dense/kernel"]
     with TensorBoardProcess(str(logdir)) as tb:
         frame = open_dashboard(page, tb)
-        by_testid(frame, "capsules-open").click()
         card = by_testid(frame, "capsule-card")
-        card.wait_for(timeout=30_000)
+        card.wait_for(timeout=60_000)  # opens on its own: the run beside it is clean, no NaN newer than the capsule
+        assert by_testid(frame, "capsules-panel").get_attribute("data-landing") == "capsules"
         by_testid(card, "capsule-arrays").wait_for()
         screenshot(page, "capsule-3-card-arrays")
         card.locator("[data-testid=capsule-array][data-group=batch][data-name=x]").click()
@@ -95,9 +96,9 @@ def test_capsule_arrays_open_in_tensor_values(page, tmp_path):
 
 
 def test_a_capsule_card_from_s3_opens_its_bad_sample_and_downloads_the_array(page, tmp_path):
-    """`--dbg_logdir s3://…` (moto on loopback) holding a capsule (capsule_fit --nan-input) beside a training dump:
-    its card shows, the per-sample table's first row (the NaN sample) opens that sample of the batch array in Tensor
-    Values, and the view's .npy link downloads the npz member's bytes."""
+    """`--dbg_logdir s3://…` (moto on loopback) holding a capsule (capsule_fit --nan-input) beside a clean training
+    dump: the dashboard opens on its card, the per-sample table's first row (the NaN sample) opens that sample of the
+    batch array in Tensor Values, and the view's .npy link downloads the npz member's bytes."""
     source = os.path.join(dumps.make_dump("capsule_fit", "--nan-input"), "capsules")
     (folder,) = [os.path.join(source, n) for n in os.listdir(source) if os.path.exists(f"{source}/{n}/manifest.json")]
     x = np.load(os.path.join(folder, "batch.npz"))["x"]
@@ -113,9 +114,8 @@ def test_a_capsule_card_from_s3_opens_its_bad_sample_and_downloads_the_array(pag
         rs.upload_dir(fs, dumps.make_dump("clean_mlp"), "s3://logs/train")
         with TensorBoardProcess(str(empty), plugins="dbg", extra_args=("--dbg_logdir", "s3://logs")) as tb:
             frame = open_dashboard(page, tb)
-            by_testid(frame, "capsules-open").click()
             card = by_testid(frame, "capsule-card")
-            card.wait_for(timeout=30_000)
+            card.wait_for(timeout=60_000)  # opens on its own: the run beside it is clean
             wait_text(card, r"step 4 · epoch 0 · batch 4")
             first_sample = by_testid(card, "capsule-samples").locator("tbody tr").first
             wait_text(first_sample, rf"^x\s*{bad}\s*1\s")  # the NaN sample first, read from the bucket
@@ -167,4 +167,37 @@ def test_a_logdir_holding_only_an_unreplayed_capsule_opens_on_its_card(page, tmp
         first.click()
         pane = by_testid(frame, "tensor-values")
         wait_text(pane.locator(".tv-title"), r"capsule step 11 · batch · x · sample 5\s*float32")
+        assert_no_console_errors(page)
+
+
+@pytest.mark.parametrize("newer", [True, False], ids=["capsule-newer", "capsule-older"])
+def test_the_dashboard_lands_on_a_capsule_newer_than_every_runs_first_nan(page, tmp_path, newer):
+    """#36: a logdir holding a run dump with a NaN (tests/programs/nan_keras.py) and a capsule not replayed: the
+    capsule captured after the run's first NaN (its manifest's `created` against the dump's `wall_time`) opens the
+    Debugger on its card; captured before it, the dashboard lands on the run's root cause as without capsules."""
+    logdir = tmp_path / "logdir"
+    shutil.copytree(dumps.make_dump("nan_keras"), logdir / "run")
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks"), "capsules"), logdir / "capsules")
+    (folder,) = (logdir / "capsules").iterdir()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["created"] = "2100-01-01T00:00:00+00:00" if newer else "2000-01-01T00:00:00+00:00"  # around the dump's
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with TensorBoardProcess(str(logdir)) as tb:
+        runs = tb.get_json(API + "runs")["runs"]
+        assert [r["name"] for r in runs] == ["run"]
+        frame = open_dashboard(page, tb)
+        panel = by_testid(frame, "capsules-panel")
+        frame.wait_for_function(
+            "document.querySelector('[data-testid=capsules-panel]').dataset.landing !== undefined", timeout=60_000
+        )
+        first_nan = tb.get_json(API + "runs")["runs"][0]["summary"]["first_nan"]["wall_time"]
+        assert 946684800 < first_nan < 4102444800  # the dump's first NaN lies between the two capsule times
+        assert panel.get_attribute("data-landing") == ("capsules" if newer else "runs")
+        if newer:
+            wait_text(by_testid(panel, "capsule-card"), r"step 11 · epoch 1 · batch 3")
+            screenshot(page, "capsule-7-landing-newer")
+        else:
+            assert panel.is_hidden()
+            wait_text(by_testid(frame, "root-cause"), r"Root cause:", timeout_ms=30_000)
+            assert by_testid(frame, "capsules-open").inner_text() == "Capsules (1)…"
         assert_no_console_errors(page)

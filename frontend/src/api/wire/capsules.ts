@@ -79,6 +79,10 @@ export interface CapsuleInfo {
   sample_loss?: CapsuleSampleLoss;
   /** Per-layer history: gradient norms over the last steps, the first out of band (analysis/capsule_layers.py). */
   layer_history?: CapsuleLayerHistory;
+  /** When the capsule was captured: its manifest's `created`, in seconds since the epoch (the clock of a dump's
+   * `wall_time`); null when the manifest has none. The dashboard opens on the capsules when one is newer than every
+   * run's first NaN. */
+  captured_time?: number | null;
 }
 
 /** One sample's loss at the trigger. */

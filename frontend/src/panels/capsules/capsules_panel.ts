@@ -13,6 +13,7 @@ import { capsuleArraysList } from './capsule_arrays_list.ts';
 import { layerHeatmap } from './capsule_layers_heatmap.ts';
 import { samplePages } from './capsule_sample_pages.ts';
 import { ReturnToCapsules } from './capsule_return.ts';
+import { capsuleLanding } from './capsule_landing.ts';
 
 function placeText(c: CapsuleInfo): string {
   const parts = [`step ${c.step ?? '?'}`];
@@ -75,7 +76,7 @@ export class CapsulesPanel {
     // A replay that finishes adds a run: ask again, so the card's verdict and its run button appear.
     ctl.store.subscribe((s, prev) => {
       if ((s.runs.data?.runs.length ?? 0) !== (prev.runs.data?.runs.length ?? 0)) void this.load();
-      else if (s.runs.data && !prev.runs.data) this.openFirst();
+      else if (s.runs.data !== prev.runs.data) this.openFirst(); // until decided: a run's summary may come later
     });
     void this.load();
   }
@@ -112,16 +113,16 @@ export class CapsulesPanel {
     this.openFirst();
   }
 
-  /** A capsule folder opens on its capsule: once, when the runs are known, if the capsules are all there is or
-   * every run is one of their replays (the card then leads to the replay's run and its line). */
+  /** A capsule folder opens on its capsule, decided once when the runs are known (capsule_landing.ts: the capsules
+   * are all there is, or newer than every run's first NaN; the card then leads to the replay's run and its line). */
   private openFirst(): void {
     const runs = this.ctl.store.state.runs.data?.runs;
     if (this.opened || !runs || this.capsules.length === 0) return;
-    const replays = new Set(this.capsules.map((c) => c.replay_run).filter((r) => r));
-    if (runs.every((r) => replays.has(r.name))) {
-      this.opened = true;
-      this.show(true);
-    }
+    const landing = capsuleLanding(this.capsules, runs);
+    if (landing === 'wait') return;
+    this.opened = true;
+    this.element.dataset.landing = landing; // what was decided (the e2e tests wait on it)
+    if (landing === 'capsules') this.show(true);
   }
 
   private card(c: CapsuleInfo): HTMLElement {
