@@ -1,5 +1,5 @@
 """A jitted function with a `while_loop` and a `cond`, recorded by tensorboard_plugin_dbg.jax: the loop's body and
-each branch are graphs of their own. Args: DUMP_DIR MODE WHERE, WHERE "while" (the body's sqrt turns NaN at the 3rd
+each branch are graphs of their own. Args: DUMP_DIR [MODE [WHERE]] (FULL_HEALTH, while), WHERE "while" (the body's sqrt turns NaN at the 3rd
 iteration of 5) or "cond" (the loop runs 2 healthy iterations; the branch taken takes the log of a negative number,
 the other branch would not)."""
 
@@ -12,8 +12,8 @@ import jax.numpy as jnp
 
 from tensorboard_plugin_dbg.jax import enable_dump_debug_info
 
-enable_dump_debug_info(sys.argv[1], tensor_debug_mode=sys.argv[2])
-WHERE = sys.argv[3]
+enable_dump_debug_info(sys.argv[1], tensor_debug_mode=(sys.argv[2:3] or ["FULL_HEALTH"])[0])
+WHERE = (sys.argv[3:4] or ["while"])[0]
 ITERATIONS = 5 if WHERE == "while" else 2
 
 
