@@ -29,6 +29,7 @@ from tests.capsule_helpers import (
     BATCHES_PER_EPOCH,
     assert_capsule_is_the_step,
     assert_replay_holds_no_capsule_machinery,
+    replay,
     result,
     run,
 )
@@ -249,16 +250,6 @@ def test_load_needs_no_tensorflow():
 
 
 # --- replay -------------------------------------------------------------------------------------------------------
-
-
-def replay(tmp_path, program: str, *args: str) -> tuple[int, str, str]:
-    """`replay` run on a copy of PROGRAM's capsule (the cached one stays as written): exit, output, the copy."""
-    folder = tmp_path / "capsules"
-    shutil.copytree(os.path.join(run(program, *args), "capsules"), folder)
-    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--"]
-    command += [sys.executable, dumps.program_path(program), str(tmp_path / "out"), *args]
-    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr, str(folder)
 
 
 def test_replay_reproduces_and_names_the_line(tmp_path):

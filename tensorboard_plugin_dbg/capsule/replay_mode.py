@@ -49,12 +49,30 @@ class Replay:
         )
 
     def restore(self, model: Any, optimizer: Any) -> None:
-        """The capsule's weights into the model and its optimizer state into the optimizer (built if need be)."""
+        """The capsule's weights into the model and its optimizer state into the optimizer (built if need be; several
+        optimizers, a GAN's own, optimizers.Several: each is built as the step is traced, see `run_step`)."""
         assert self.capsule is not None
-        if not optimizer.built:
+        if not optimizer.built and hasattr(optimizer, "build"):
             optimizer.build(model.trainable_variables)
         _assign(model.variables, self.capsule.weights, "model")
         _assign(optimizer.variables, self.capsule.optimizer, "optimizer")
+
+    def run_step(self, step: Any, batch: Any, optimizer: Any) -> Any:
+        """STEP (a tf.function) on BATCH with every optimizer holding its captured state: traced first (the trace
+        builds each optimizer the step applies with the variables it applies, as the run's first trace did, see
+        `build`), then all the captured optimizer state put back, none of it left out, then run."""
+        assert self.capsule is not None
+        step.get_concrete_function(batch)
+        try:
+            names = _assign(optimizer.variables, self.capsule.optimizer, "optimizer")
+            left = [n for n in self.capsule.optimizer if n not in set(names)]
+            if left:
+                raise ReplayMismatch(
+                    f"the capsule holds optimizer state the program's optimizers lack: {', '.join(left[:5])}"
+                )
+        except ReplayMismatch as e:
+            self.cannot(str(e))
+        return step(batch)
 
     def batch(self) -> Any:
         """The captured batch, nested as captured, tuples where lists were (tf.data stacks lists)."""
@@ -149,7 +167,18 @@ def from_env() -> Replay | None:
     return Replay(path, mode if mode in MODES else "FULL_HEALTH")
 
 
-def _assign(variables: Any, arrays: capsule_files.Arrays, what: str) -> None:
+def build(optimizer: Any, variables: list[Any]) -> None:
+    """An optimizer the replayed step applies, made as the run made it at its first trace (capsule/watch.py builds it
+    with the variables it applies): its captured state is put back once the step is traced (`Replay.run_step`)."""
+    import tensorflow as tf
+
+    if not optimizer.built:
+        with tf.init_scope():
+            optimizer.build(variables)
+
+
+def _assign(variables: Any, arrays: capsule_files.Arrays, what: str) -> list[str]:
+    """The captured arrays into the program's variables of the same names (every one of them); the names."""
     names = structure.unique_names([v.path for v in variables])
     missing = [n for n in names if n not in arrays]
     if missing:
@@ -158,6 +187,7 @@ def _assign(variables: Any, arrays: capsule_files.Arrays, what: str) -> None:
         if tuple(variable.shape) != arrays[name].shape:
             raise ReplayMismatch(f"{name}: shape {tuple(variable.shape)} in the program, {arrays[name].shape} captured")
         variable.assign(arrays[name])
+    return names
 
 
 class ReplayMismatch(Exception):

@@ -149,10 +149,13 @@ class Watch:
         if loss is not None:
             checked.insert(0, ("loss", loss))
         layout = [("loss" if i == 0 and loss is not None else "gradient", n) for i, (n, _) in enumerate(checked)]
+        if self.replay is not None:
+            replay_mode.build(applying, variables)  # as below: its captured state is put back once traced
         if self.replay is not None and self.replay.dumping:
             return self._replayed_check(layout, [t for _, t in checked])
-        if self.replay is not None:  # the compiled pass: the checked tensors leave the step as its outputs
-            self.replay_checked = (layout, [t for _, t in checked])
+        if self.replay is not None:  # the compiled pass: the checked tensors (of every apply) leave as its outputs
+            kept = self.replay_checked if self.replay_checked is not None and not first_of_step else ([], [])
+            self.replay_checked = (kept[0] + layout, kept[1] + [t for _, t in checked])
             return tf.constant(False)
         snapshot = dict(self.traced_snapshot or [])
         if distribute.replicated():  # every replica's check reduced before any applies (capsule/distribute.py)
