@@ -19,6 +19,8 @@ CAPSULE_ENV = "TBDBG_CAPSULE_REPLAY"  # the capsule folder to replay
 MODE_ENV = "TBDBG_CAPSULE_REPLAY_MODE"  # FULL_HEALTH (default) or FULL_TENSOR
 MODES = ("FULL_HEALTH", "FULL_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "SHAPE")
 EXIT_DONE, EXIT_CANNOT = 0, 2
+# how the replay of one worker's capsule of a MultiWorkerMirroredStrategy run was run (set by `as_one_worker`)
+ONE_WORKER: list[str] = []
 
 
 class Replay:
@@ -131,6 +133,8 @@ class Replay:
             )
         elif self.compiled_pass and verdict == "reproduced" and self.compiled_trigger is None:
             why += "; the XLA-compiled step, as the run ran it, stayed finite"
+        if self.replicas and ONE_WORKER:
+            self.replicas += f"; {ONE_WORKER[0]}"
         if self.replicas:
             why += f"; {self.replicas}"
         compiled: CompiledPass | None = None
@@ -157,6 +161,27 @@ class Replay:
         if os.path.isdir(self.folder):
             with open(os.path.join(self.folder, capsule_files.VERDICT), "w", encoding="utf-8") as f:
                 json.dump(verdict, f, indent=1, default=str)
+
+
+def as_one_worker() -> None:
+    """Replay of one worker's capsule of a MultiWorkerMirroredStrategy run: the run's cluster (TF_CONFIG) set aside
+    before the program makes its strategy (NanCapsule is imported first), so the strategy forms no cluster (the other
+    workers are not running: its first collective would wait for them for ever) and the replay runs the offending
+    replica's rows in this one process (capsule/distribute.py `replay_input`); the verdict says so."""
+    path = os.environ.get(CAPSULE_ENV)
+    if not path or not os.environ.get("TF_CONFIG") or ONE_WORKER:
+        return
+    try:
+        part = capsule_files.load(path).manifest.get("replicas") or {}
+    except capsule_files.CapsuleError:
+        return  # the Replay says why
+    workers = int(part.get("workers", 1))
+    if workers > 1:
+        os.environ.pop("TF_CONFIG")
+        ONE_WORKER.append(
+            f"run as one process: TF_CONFIG (worker {part.get('worker')} of a {workers}-worker cluster) set aside, "
+            "the other workers not started"
+        )
 
 
 def from_env() -> Replay | None:
