@@ -36,6 +36,7 @@ class Watch:
 
     # trace-time stash, one per thread (each replica of a MirroredStrategy step is traced in a thread of its own)
     traced_batch, traced_loss, traced_snapshot = distribute.PerThread(), distribute.PerThread(), distribute.PerThread()
+    applies_traced = distribute.PerThread()  # fit: checked applies in the train step this thread traces
 
     def __init__(
         self,
@@ -86,7 +87,7 @@ class Watch:
         # index of the one whose trigger the slot holds
         self.layouts: list[list[tuple[str, str]]] = []
         self.held_apply: Any = None
-        self.applies_traced: int | None = None  # fit: checked applies in the train step being traced (None: not fit)
+        self.applies_traced = None  # fit: checked applies in the train step being traced (None: not fit)
         self.fit_batch_spec: tuple[Any, list[str]] = ({"kind": "none"}, [])
         self.replay_checked: tuple[list[tuple[str, str]], list[Any]] | None = None
         self.replay = replay_mode.from_env()
