@@ -21,7 +21,7 @@ from werkzeug.test import Client
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.analysis import capsule_array
-from tensorboard_plugin_dbg.capsule import spike, writer
+from tensorboard_plugin_dbg.capsule import announce, spike, writer
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tests import dumps
 from tests.api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
@@ -116,6 +116,8 @@ def test_a_loss_spike_is_a_trigger_under_xla_and_the_update_is_held_back():
     assert trigger["kind"] == "loss_spike" and trigger["value"] > 10 * trigger["window_max"] > 0
     assert re.fullmatch(r"loss spike: \S+ vs max \S+ over the last 100 steps", trigger["text"])
     assert c.manifest["rules"]["spike"] == 10.0 and c.manifest["rules"]["window"] == 100
+    # the stderr block says the spike as such (it once read "non-finite loss spike: ..." of a finite loss)
+    assert announce.block(c.path, c.manifest).startswith(f"NanCapsule: {trigger['text']} at step 110, epoch 0, batch")
 
 
 def test_the_first_armed_step_can_trigger_and_the_arming_steps_never_do():
