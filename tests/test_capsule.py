@@ -288,6 +288,7 @@ def test_a_nan_only_the_compiled_pass_meets_is_reproduced_only_under_xla(tmp_pat
     assert "replay: reproduced only under XLA" in text and "stayed finite" in text
     verdict = capsule_files.read_verdict(capsule.load(folder).path)
     assert verdict["verdict"] == "reproduced_only_under_xla" and verdict["trigger"] is None
+    assert_replay_holds_no_capsule_machinery(folder, text)  # the finite dump: no line, and never the plugin's
 
 
 def test_replay_of_a_spike_capsule_reproduces_the_spike(tmp_path):
@@ -297,12 +298,18 @@ def test_replay_of_a_spike_capsule_reproduces_the_spike(tmp_path):
     assert verdict["verdict"] == "reproduced" and verdict["trigger"]["kind"] == "loss_spike"
     assert verdict["trigger"]["value"] > verdict["trigger"]["threshold"]
     assert "loss spike: " in text
+    # said, though the trigger is the same (a CLEAN dump right after "reproduced" read as a contradiction)
+    value, threshold = (f"{verdict['trigger'][k]:.3g}" for k in ("value", "threshold"))
+    said = f"the replayed loss ({value}) is again above the rule's threshold ({threshold}); a spike is finite"
+    assert f"replay: reproduced (the step triggers again: the code or the data, not chance): {said}" in text, text
+    assert_replay_holds_no_capsule_machinery(folder, text)
 
 
 def test_replay_of_a_custom_loop(tmp_path):
-    code, text, _ = replay(tmp_path, "capsule_loop")
+    code, text, folder = replay(tmp_path, "capsule_loop")
     assert code == 0, text
-    assert 'logged = tf.math.log(features["raw"] + 1.0)  # CULPRIT' in text
+    assert 'logged = tf.math.log(features["raw"] + 1.0)  # CULPRIT' in text and "capsule_loop.py:" in text
+    assert_replay_holds_no_capsule_machinery(folder, text)
 
 
 def test_a_nan_that_depended_on_state_outside_the_capsule_is_not_reproduced(tmp_path):
@@ -310,6 +317,7 @@ def test_a_nan_that_depended_on_state_outside_the_capsule_is_not_reproduced(tmp_
     assert code == 1, text
     assert "NOT reproduced" in text and "stayed finite" in text
     assert capsule_files.read_verdict(capsule.load(folder).path)["verdict"] == "not_reproduced"
+    assert_replay_holds_no_capsule_machinery(folder, text)
 
 
 def test_replay_of_a_program_without_nan_capsule_cannot_replay(tmp_path):

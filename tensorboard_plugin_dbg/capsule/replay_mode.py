@@ -107,7 +107,11 @@ class Replay:
         if same and self.trigger is not None and self.trigger.get("threshold") is not None:
             verdict = "reproduced"
             why = (
-                f"the replayed {self.trigger['name']} is again above the rule's threshold ({self.trigger['value']:.3g})"
+                f"the replayed {'loss' if self.trigger['kind'] == 'loss_spike' else 'global gradient norm'} "
+                f"({self.trigger['value']:.3g}) is again above the rule's "
+                f"threshold ({self.trigger['threshold']:.3g}); a spike is finite, so the dump holds no NaN/∞ for the "
+                "root cause to follow: the rows that carry the loss are in the per-sample loss, the step's values in "
+                "the replay's dump (--mode FULL_TENSOR records them whole)"
             )
         elif same:
             verdict, why = "reproduced", "the replayed step hit the same trigger"
