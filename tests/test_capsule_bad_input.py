@@ -13,14 +13,8 @@ import pytest
 
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.reader import capsule_files
-from tests.capsule_helpers import (
-    BATCHES_PER_EPOCH,
-    assert_capsule_is_the_step,
-    assert_replay_holds_no_capsule_machinery,
-    replay,
-    result,
-    run,
-)
+from tests import capsule_helpers
+from tests.capsule_helpers import BATCHES_PER_EPOCH, assert_capsule_is_the_step, result, run
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +88,7 @@ def test_replay_of_the_gan_capsule_restores_both_optimizers_and_names_the_users_
     applies checked, the discriminator's first; under XLA the compiled pass too: before, it kept the last apply's
     tensors only and read the generator's finite gradients), the verdict is reproduced and the report names the
     program's line."""
-    code, text, folder = replay(tmp_path, "capsule_gan", *jit)
+    code, text, folder = capsule_helpers.replay(tmp_path, "capsule_gan", *jit)
     assert code == 0, text
     verdict = capsule_files.read_verdict(capsule.load(folder).path)
     assert verdict["verdict"] == "reproduced" and verdict["same_trigger"], verdict
@@ -108,7 +102,7 @@ def test_replay_of_the_gan_capsule_restores_both_optimizers_and_names_the_users_
     for key in pre.files:
         assert replayed[key].tobytes() == pre[key].tobytes(), key
     assert "capsule_gan.py:" in text and "both = tf.concat([fake, real], axis=0)  # CULPRIT" in text, text
-    assert_replay_holds_no_capsule_machinery(folder, text)
+    capsule_helpers.assert_replay_holds_no_capsule_machinery(folder, text)
 
 
 def test_a_train_step_applying_no_optimizer_the_capsule_can_see_is_said_plainly():
