@@ -6,6 +6,9 @@ captured batch through one training step into CAPSULE/replay/ and ends the progr
 replay's root cause as `report` prints it. Exit status: 0 reproduced, 1 not reproduced, 2 cannot replay (and why),
 3 reproduced only under XLA (the step, compiled as the run ran it, triggered again; un-compiled under tfdbg2 it
 stayed finite).
+A MultiWorkerMirroredStrategy worker's capsule is replayed in one process (the run's TF_CONFIG set aside in the
+program, capsule/replay_mode.py `as_one_worker`); one whose own replicas stayed finite leads to the capsule of the
+worker that held the non-finite replica.
 No TensorFlow in this process: the program runs in a child process.
 
 Replaying a capsule RUNS THE PROGRAM IT NAMES. A capsule from someone else (a colleague's folder, a shared bucket, a
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -31,6 +35,7 @@ import time
 from typing import TextIO
 
 from tensorboard_plugin_dbg import replay_launch
+from tensorboard_plugin_dbg.reader.capsule_files import Capsule
 from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
 
 MODES = ("FULL_HEALTH", "FULL_TENSOR")
@@ -138,7 +143,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         except OSError as e:
             return _cannot(out, f"{args.capsule}: cannot be read ({e})")
     try:
-        capsule = capsule_files.load(target)
+        capsule = _offending_worker(capsule_files.load(target), out)
         plan = _plan(capsule.path, capsule.manifest, options)
     except capsule_files.CapsuleError as e:
         return _cannot(out, str(e))
@@ -146,6 +151,29 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     if plan.recorded and not options.yes and not _confirmed(out):
         return EXIT_CANNOT
     return _run_and_judge(capsule.path, plan, out)
+
+
+def _offending_worker(capsule: Capsule, out: TextIO) -> Capsule:
+    """A MultiWorkerMirroredStrategy worker's capsule whose own replicas stayed finite (trigger `other_worker`): the
+    capsule of the worker that held the first non-finite replica instead (same step, its folder beside this one),
+    said; this one when that one cannot be read."""
+    from tensorboard_plugin_dbg.reader import capsule_files
+
+    part = capsule.manifest.get("replicas") or {}
+    bad, count, workers = part.get("non_finite") or [], int(part.get("count", 0)), int(part.get("workers", 1))
+    name = os.path.basename(capsule.path)
+    if capsule.trigger.get("kind") != "other_worker" or not bad or workers < 2 or count < workers:
+        return capsule
+    worker = int(bad[0]) // (count // workers)
+    sibling = os.path.join(os.path.dirname(capsule.path), re.sub(r"-worker\d+$", f"-worker{worker}", name))
+    try:
+        found = capsule_files.load(sibling)
+    except capsule_files.CapsuleError as e:
+        out.write(f"replay: replica {bad[0]} went non-finite on worker {worker}, whose capsule cannot be read ({e})\n")
+        return capsule
+    out.write(f"replay: {name}'s replicas stayed finite at the capture; replaying {found.path}: it holds replica ")
+    out.write(f"{bad[0]}, the one that went non-finite\n")
+    return found
 
 
 def _run_and_judge(folder: str, plan: _Plan, out: TextIO) -> int:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 
@@ -51,3 +54,13 @@ def assert_replay_holds_no_capsule_machinery(folder: str, text: str) -> None:
         with open(path, "rb") as f:
             assert b"nan_capsule_check" not in f.read(), path
     assert "capsule/callback.py" not in text and "capsule/watch.py" not in text
+
+
+def replay(tmp_path, program: str, *args: str) -> tuple[int, str, str]:
+    """`replay` run on a copy of PROGRAM's capsule (the cached one stays as written): exit, output, the copy."""
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(run(program, *args), "capsules"), folder)
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--"]
+    command += [sys.executable, dumps.program_path(program), str(tmp_path / "out"), *args]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr, str(folder)

@@ -21,7 +21,7 @@ from werkzeug.test import Client
 from tensorboard_plugin_dbg import capsule
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.analysis import capsule_array
-from tensorboard_plugin_dbg.capsule import spike, writer
+from tensorboard_plugin_dbg.capsule import announce, spike, writer
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tests import dumps
 from tests.api_helpers import get, load_schema, make_app, ok, schema_errors, url, wait_indexed
@@ -29,6 +29,7 @@ from tests.capsule_helpers import (
     BATCHES_PER_EPOCH,
     assert_capsule_is_the_step,
     assert_replay_holds_no_capsule_machinery,
+    replay,
     result,
     run,
 )
@@ -115,6 +116,8 @@ def test_a_loss_spike_is_a_trigger_under_xla_and_the_update_is_held_back():
     assert trigger["kind"] == "loss_spike" and trigger["value"] > 10 * trigger["window_max"] > 0
     assert re.fullmatch(r"loss spike: \S+ vs max \S+ over the last 100 steps", trigger["text"])
     assert c.manifest["rules"]["spike"] == 10.0 and c.manifest["rules"]["window"] == 100
+    # the stderr block says the spike as such (it once read "non-finite loss spike: ..." of a finite loss)
+    assert announce.block(c.path, c.manifest).startswith(f"NanCapsule: {trigger['text']} at step 110, epoch 0, batch")
 
 
 def test_the_first_armed_step_can_trigger_and_the_arming_steps_never_do():
@@ -251,16 +254,6 @@ def test_load_needs_no_tensorflow():
 # --- replay -------------------------------------------------------------------------------------------------------
 
 
-def replay(tmp_path, program: str, *args: str) -> tuple[int, str, str]:
-    """`replay` run on a copy of PROGRAM's capsule (the cached one stays as written): exit, output, the copy."""
-    folder = tmp_path / "capsules"
-    shutil.copytree(os.path.join(run(program, *args), "capsules"), folder)
-    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--"]
-    command += [sys.executable, dumps.program_path(program), str(tmp_path / "out"), *args]
-    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr, str(folder)
-
-
 def test_replay_reproduces_and_names_the_line(tmp_path):
     code, text, folder = replay(tmp_path, "capsule_fit")
     assert code == 0, text
@@ -295,6 +288,7 @@ def test_a_nan_only_the_compiled_pass_meets_is_reproduced_only_under_xla(tmp_pat
     assert "replay: reproduced only under XLA" in text and "stayed finite" in text
     verdict = capsule_files.read_verdict(capsule.load(folder).path)
     assert verdict["verdict"] == "reproduced_only_under_xla" and verdict["trigger"] is None
+    assert_replay_holds_no_capsule_machinery(folder, text)  # the finite dump: no line, and never the plugin's
 
 
 def test_replay_of_a_spike_capsule_reproduces_the_spike(tmp_path):
@@ -304,12 +298,18 @@ def test_replay_of_a_spike_capsule_reproduces_the_spike(tmp_path):
     assert verdict["verdict"] == "reproduced" and verdict["trigger"]["kind"] == "loss_spike"
     assert verdict["trigger"]["value"] > verdict["trigger"]["threshold"]
     assert "loss spike: " in text
+    # said, though the trigger is the same (a CLEAN dump right after "reproduced" read as a contradiction)
+    value, threshold = (f"{verdict['trigger'][k]:.3g}" for k in ("value", "threshold"))
+    said = f"the replayed loss ({value}) is again above the rule's threshold ({threshold}); a spike is finite"
+    assert f"replay: reproduced (the step triggers again: the code or the data, not chance): {said}" in text, text
+    assert_replay_holds_no_capsule_machinery(folder, text)
 
 
 def test_replay_of_a_custom_loop(tmp_path):
-    code, text, _ = replay(tmp_path, "capsule_loop")
+    code, text, folder = replay(tmp_path, "capsule_loop")
     assert code == 0, text
-    assert 'logged = tf.math.log(features["raw"] + 1.0)  # CULPRIT' in text
+    assert 'logged = tf.math.log(features["raw"] + 1.0)  # CULPRIT' in text and "capsule_loop.py:" in text
+    assert_replay_holds_no_capsule_machinery(folder, text)
 
 
 def test_a_nan_that_depended_on_state_outside_the_capsule_is_not_reproduced(tmp_path):
@@ -317,6 +317,7 @@ def test_a_nan_that_depended_on_state_outside_the_capsule_is_not_reproduced(tmp_
     assert code == 1, text
     assert "NOT reproduced" in text and "stayed finite" in text
     assert capsule_files.read_verdict(capsule.load(folder).path)["verdict"] == "not_reproduced"
+    assert_replay_holds_no_capsule_machinery(folder, text)
 
 
 def test_replay_of_a_program_without_nan_capsule_cannot_replay(tmp_path):

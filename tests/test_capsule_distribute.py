@@ -66,6 +66,7 @@ def test_a_nan_on_the_second_replica_holds_back_every_replica(loop):
     out = run("--loop") if loop else run()
     ended = result(out)
     assert ended["ended"] == "finished" and ended["finite"] and ended["iterations"] == 3
+    assert ended["warnings"] == []  # fit's replicas, traced in threads, each applied the watched optimizer
     assert_no_replica_applied_the_step(out)
     c = assert_capsule_holds_the_global_batch(out, 3)
     replicas = c.manifest["replicas"]
@@ -73,6 +74,8 @@ def test_a_nan_on_the_second_replica_holds_back_every_replica(loop):
     assert replicas["rows"] == {"0": [0, 4], "1": [4, 8]}  # the global batch of 8, split in order
     assert c.manifest["trigger"]["health"]["nan"] > 0
     assert capsule_words.where_text(c.manifest) == "step 3, epoch 0, batch 3, replica 1 of 2"
+    if not loop:  # the device keeps the trigger step's rows only: no previous batch (it read an empty one)
+        assert c.manifest["forensics"]["previous"]["why"].startswith("not kept: under tf.distribute"), c.manifest
 
 
 def test_skip_mode_skips_the_step_on_every_replica_and_they_never_diverge():
@@ -140,10 +143,8 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
-def test_two_workers_skip_the_same_step_and_each_writes_its_capsule(tmp_path):
-    """MultiWorkerMirroredStrategy, two worker processes on loopback, skip mode, the NaN in worker 1's rows: both
-    skip that step (each worker's variables bit-equal before and after it, equal across workers at the end), both
-    write a capsule with the worker in its name, worker 0's names the other's, and `report` shows one event."""
+def two_workers(tmp_path) -> str:
+    """capsule_mwms.py's two workers on loopback, into TMP_PATH; their ports."""
     ports = ",".join(map(str, free_ports(2)))
     program = dumps.program_path("capsule_mwms")
     procs = [
@@ -157,6 +158,14 @@ def test_two_workers_skip_the_same_step_and_each_writes_its_capsule(tmp_path):
     ]
     outputs = [p.communicate(timeout=240)[0].decode(errors="replace") for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
+    return ports
+
+
+def test_two_workers_skip_the_same_step_and_each_writes_its_capsule(tmp_path):
+    """MultiWorkerMirroredStrategy, two worker processes on loopback, skip mode, the NaN in worker 1's rows: both
+    skip that step (each worker's variables bit-equal before and after it, equal across workers at the end), both
+    write a capsule with the worker in its name, worker 0's names the other's, and `report` shows one event."""
+    two_workers(tmp_path)
     results = [json.loads((tmp_path / f"worker{i}" / "result.json").read_text()) for i in range(2)]
     assert results[0]["iterations"] == results[1]["iterations"] == results[0]["steps"] - 2  # step 3 of each epoch
     finals = [np.load(tmp_path / f"worker{i}" / "final.npz") for i in range(2)]
@@ -184,6 +193,36 @@ def test_two_workers_skip_the_same_step_and_each_writes_its_capsule(tmp_path):
     assert f"\n\ncapsule {tmp_path / 'capsules' / folders[1]}\n" in event, report
     card = capsule_summary.summary(first.path, str(tmp_path))
     assert card["trigger"]["text"].endswith("(this capsule: worker 0 of 2; with capsule-step000000003-worker1)")
+
+
+ONE_WORKER = (
+    "replayed replica 1's rows (0..4 of the batch) on one device: the run had 2 replicas over 2 workers, this program "
+    "has 1; run as one process: TF_CONFIG (worker 1 of a 2-worker cluster) set aside, the other workers not started"
+)
+
+
+@pytest.mark.parametrize("index", [1, 0])
+def test_replay_of_a_worker_capsule_runs_the_offending_workers_rows_as_one_process(tmp_path, index):
+    """Before, `replay` of a MultiWorkerMirrored capsule ran the program as that worker again: its strategy waited
+    for ever for the other worker. Now the program runs as one process (the run's TF_CONFIG set aside), on the rows of
+    the worker that held the non-finite replica (worker 0's capsule, whose replicas stayed finite, leads to worker 1's
+    capsule, and `replay` says so), the verdict says how it ran and the report names the program's line."""
+    ports = two_workers(tmp_path / "run")
+    capsules = tmp_path / "run" / "capsules"
+    folder = str(capsules / f"capsule-step000000003-worker{index}")
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", folder, "--", sys.executable]
+    command += [dumps.program_path("capsule_mwms"), str(tmp_path / "out"), str(index), ports]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=180)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text
+    replayed = str(capsules / "capsule-step000000003-worker1")
+    if index == 0:
+        assert f"replaying {replayed}: it holds replica 1, the one that went non-finite" in text, text
+        assert capsule_files.read_verdict(folder) is None
+    verdict = capsule_files.read_verdict(replayed)
+    assert verdict["verdict"] == "reproduced" and verdict["replicas"] == ONE_WORKER, verdict
+    assert ONE_WORKER in text and "logged = tf.math.log(features + 1.0)  # CULPRIT" in text, text
+    assert_replay_holds_no_capsule_machinery(replayed, text)
 
 
 ONE = "this program has 1"

@@ -85,6 +85,8 @@ def test_replay_of_a_url_runs_on_a_local_copy_and_says_where(urls, tmp_path, mon
     text = out.getvalue()
     assert code == 0, text
     assert "not back into the bucket" in text and "replay: reproduced" in text
+    assert "capsule_fit.py:" in text and "return tf.sqrt(x)  # CULPRIT" in text
+    assert "tensorboard_plugin_dbg/" not in text
     copy = text.split(" copied to ", 1)[1].split(";", 1)[0]
     assert copy.startswith(str(tmp_path))
     replayed = capsule.load(copy)

@@ -101,6 +101,8 @@ def test_the_capture_says_what_where_and_the_command_that_replays_it(tmp_path):
     # the command it printed replays the step
     replayed = subprocess.run(said, shell=True, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
     assert replayed.returncode == 0 and "replay: reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert "capsule_speaks.py:" in replayed.stdout and "model.fit(" in replayed.stdout  # the user's line (data NaN)
+    assert "tensorboard_plugin_dbg/" not in replayed.stdout
     assert capsule_files.read_verdict(folder)["verdict"] == "reproduced"
 
 

@@ -32,7 +32,9 @@ def verdict_text(verdict: Verdict | None) -> str:
         return "not replayed yet"
     words = VERDICT_WORDS.get(str(verdict.get("verdict")), str(verdict.get("verdict")))
     reason = verdict.get("reason")
-    text = f"{words}: {reason}" if reason and not verdict.get("same_trigger") else words
+    trigger = verdict.get("trigger") or {}
+    spike = trigger.get("kind") in ("loss_spike", "grad_spike")  # said even when the same: the dump stays finite
+    text = f"{words}: {reason}" if reason and (spike or not verdict.get("same_trigger")) else words
     replicas = verdict.get("replicas")  # a tf.distribute capsule: with the run's replicas, or one replica's rows
     return f"{text} ({replicas})" if isinstance(replicas, str) and replicas not in text else text
 

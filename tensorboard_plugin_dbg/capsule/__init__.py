@@ -17,6 +17,10 @@ from typing import Any
 
 from tensorboard_plugin_dbg.reader.capsule_files import Capsule, CapsuleError, load
 
+from . import replay_mode
+
+replay_mode.as_one_worker()  # replay of one worker's capsule: before the program makes its strategy
+
 __all__ = ["Capsule", "CapsuleError", "NanCapsule", "NanCapsuleError", "load"]
 
 

@@ -53,7 +53,8 @@ def capture(folder: str, out: TextIO | None = None) -> Announcement:
 
 def block(folder: str, manifest: Manifest) -> str:
     trigger = manifest.get("trigger") or {}
-    lines = [f"NanCapsule: non-finite {trigger_text(trigger)} at {where_text(manifest)}"]
+    said = "" if trigger.get("kind") in ("loss_spike", "grad_spike") else "non-finite "  # a spike is finite
+    lines = [f"NanCapsule: {said}{trigger_text(trigger)} at {where_text(manifest)}"]
     also = [trigger_text({**item, "all": []}) for item in (trigger.get("all") or [])[1:]]
     if also:
         more = f", and {len(also) - _SHOWN:,} more" if len(also) > _SHOWN else ""

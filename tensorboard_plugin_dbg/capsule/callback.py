@@ -323,17 +323,18 @@ def _replay_fit(model: Any, watch: Watch) -> None:
 
     replay = watch.replay
     assert replay is not None
+    optimizer = watch.optimizer  # model.optimizer, or every optimizer the train step applies (a GAN's own)
     try:
-        replay.restore(model, model.optimizer)
+        replay.restore(model, optimizer)
     except ReplayMismatch as e:
         replay.cannot(str(e))
     batch = _as_tensors(replay.batch())
     if replay.compiled_run():  # first as the run ran it: XLA-compiled, no dump (tfdbg2 cannot instrument XLA)
-        outputs = tf.function(model.train_step, jit_compile=True)(batch)
+        outputs = replay.run_step(tf.function(model.train_step, jit_compile=True), batch, optimizer)
         checked = outputs[REPLAY_KEY]
         watch.record_compiled([np.asarray(checked[str(i)]) for i in range(len(checked))])
         try:
-            replay.restore(model, model.optimizer)  # the forward pass moved BatchNorm statistics and seed states
+            replay.restore(model, optimizer)  # the forward pass moved BatchNorm statistics and seed states
         except ReplayMismatch as e:
             replay.cannot(str(e))
         model.reset_metrics()  # its loss went into the loss tracker: not a value the dumped pass should read
@@ -346,7 +347,7 @@ def _replay_fit(model: Any, watch: Watch) -> None:
         if replicated
         else tf.function(model.train_step)
     )
-    step(batch)
+    replay.run_step(step, batch, optimizer)
     watch.poll(force=True)
     replay.finish()
 

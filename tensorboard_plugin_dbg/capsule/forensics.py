@@ -24,7 +24,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
-from . import structure
+from . import distribute, structure
 
 
 def at_trigger(
@@ -61,6 +61,8 @@ def at_trigger(
 
 def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[str, object]] | None:
     """(spec, arrays, where) of the step before the kept batch's, when the host still holds it."""
+    if isinstance(watch.state, distribute.ReplicaState):  # the host holds an empty batch a step (the device keeps)
+        return None
     at = next((i for i, r in enumerate(watch.recent) if r[3] is kept), None) if kept is not None else None
     if not at or watch.recent[at - 1][0] != watch.recent[at][0] - 1 or watch.recent[at - 1][3] is None:
         return None
@@ -70,6 +72,8 @@ def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[s
 
 
 def _why_no_previous(watch: Any) -> str:
+    if isinstance(watch.state, distribute.ReplicaState):
+        return "not kept: under tf.distribute the device keeps the trigger step's rows only"
     if watch.stash.on:  # the batch never comes back to the host without XLA (capsule/stash.py)
         return "not kept: without XLA the device keeps the trigger step's batch only"
     return "the previous step's batch was not kept (the first step watched)"

@@ -19,6 +19,8 @@ CAPSULE_ENV = "TBDBG_CAPSULE_REPLAY"  # the capsule folder to replay
 MODE_ENV = "TBDBG_CAPSULE_REPLAY_MODE"  # FULL_HEALTH (default) or FULL_TENSOR
 MODES = ("FULL_HEALTH", "FULL_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "SHAPE")
 EXIT_DONE, EXIT_CANNOT = 0, 2
+# how the replay of one worker's capsule of a MultiWorkerMirroredStrategy run was run (set by `as_one_worker`)
+ONE_WORKER: list[str] = []
 
 
 class Replay:
@@ -54,12 +56,30 @@ class Replay:
         tf.debugging.experimental.disable_dump_debug_info()
 
     def restore(self, model: Any, optimizer: Any) -> None:
-        """The capsule's weights into the model and its optimizer state into the optimizer (built if need be)."""
+        """The capsule's weights into the model and its optimizer state into the optimizer (built if need be; several
+        optimizers, a GAN's own, optimizers.Several: each is built as the step is traced, see `run_step`)."""
         assert self.capsule is not None
-        if not optimizer.built:
+        if not optimizer.built and hasattr(optimizer, "build"):
             optimizer.build(model.trainable_variables)
         _assign(model.variables, self.capsule.weights, "model")
         _assign(optimizer.variables, self.capsule.optimizer, "optimizer")
+
+    def run_step(self, step: Any, batch: Any, optimizer: Any) -> Any:
+        """STEP (a tf.function) on BATCH with every optimizer holding its captured state: traced first (the trace
+        builds each optimizer the step applies with the variables it applies, as the run's first trace did, see
+        `build`), then all the captured optimizer state put back, none of it left out, then run."""
+        assert self.capsule is not None
+        step.get_concrete_function(batch)
+        try:
+            names = _assign(optimizer.variables, self.capsule.optimizer, "optimizer")
+            left = [n for n in self.capsule.optimizer if n not in set(names)]
+            if left:
+                raise ReplayMismatch(
+                    f"the capsule holds optimizer state the program's optimizers lack: {', '.join(left[:5])}"
+                )
+        except ReplayMismatch as e:
+            self.cannot(str(e))
+        return step(batch)
 
     def batch(self) -> Any:
         """The captured batch, nested as captured, tuples where lists were (tf.data stacks lists)."""
@@ -90,7 +110,11 @@ class Replay:
         if same and self.trigger is not None and self.trigger.get("threshold") is not None:
             verdict = "reproduced"
             why = (
-                f"the replayed {self.trigger['name']} is again above the rule's threshold ({self.trigger['value']:.3g})"
+                f"the replayed {'loss' if self.trigger['kind'] == 'loss_spike' else 'global gradient norm'} "
+                f"({self.trigger['value']:.3g}) is again above the rule's "
+                f"threshold ({self.trigger['threshold']:.3g}); a spike is finite, so the dump holds no NaN/∞ for the "
+                "root cause to follow: the rows that carry the loss are in the per-sample loss, the step's values in "
+                "the replay's dump (--mode FULL_TENSOR records them whole)"
             )
         elif same:
             verdict, why = "reproduced", "the replayed step hit the same trigger"
@@ -116,6 +140,8 @@ class Replay:
             )
         elif self.compiled_pass and verdict == "reproduced" and self.compiled_trigger is None:
             why += "; the XLA-compiled step, as the run ran it, stayed finite"
+        if self.replicas and ONE_WORKER:
+            self.replicas += f"; {ONE_WORKER[0]}"
         if self.replicas:
             why += f"; {self.replicas}"
         compiled: CompiledPass | None = None
@@ -144,6 +170,27 @@ class Replay:
                 json.dump(verdict, f, indent=1, default=str)
 
 
+def as_one_worker() -> None:
+    """Replay of one worker's capsule of a MultiWorkerMirroredStrategy run: the run's cluster (TF_CONFIG) set aside
+    before the program makes its strategy (NanCapsule is imported first), so the strategy forms no cluster (the other
+    workers are not running: its first collective would wait for them for ever) and the replay runs the offending
+    replica's rows in this one process (capsule/distribute.py `replay_input`); the verdict says so."""
+    path = os.environ.get(CAPSULE_ENV)
+    if not path or not os.environ.get("TF_CONFIG") or ONE_WORKER:
+        return
+    try:
+        part = capsule_files.load(path).manifest.get("replicas") or {}
+    except capsule_files.CapsuleError:
+        return  # the Replay says why
+    workers = int(part.get("workers", 1))
+    if workers > 1:
+        os.environ.pop("TF_CONFIG")
+        ONE_WORKER.append(
+            f"run as one process: TF_CONFIG (worker {part.get('worker')} of a {workers}-worker cluster) set aside, "
+            "the other workers not started"
+        )
+
+
 def from_env() -> Replay | None:
     path = os.environ.get(CAPSULE_ENV)
     if not path:
@@ -152,7 +199,18 @@ def from_env() -> Replay | None:
     return Replay(path, mode if mode in MODES else "FULL_HEALTH")
 
 
-def _assign(variables: Any, arrays: capsule_files.Arrays, what: str) -> None:
+def build(optimizer: Any, variables: list[Any]) -> None:
+    """An optimizer the replayed step applies, made as the run made it at its first trace (capsule/watch.py builds it
+    with the variables it applies): its captured state is put back once the step is traced (`Replay.run_step`)."""
+    import tensorflow as tf
+
+    if not optimizer.built:
+        with tf.init_scope():
+            optimizer.build(variables)
+
+
+def _assign(variables: Any, arrays: capsule_files.Arrays, what: str) -> list[str]:
+    """The captured arrays into the program's variables of the same names (every one of them); the names."""
     names = structure.unique_names([v.path for v in variables])
     missing = [n for n in names if n not in arrays]
     if missing:
@@ -161,6 +219,7 @@ def _assign(variables: Any, arrays: capsule_files.Arrays, what: str) -> None:
         if tuple(variable.shape) != arrays[name].shape:
             raise ReplayMismatch(f"{name}: shape {tuple(variable.shape)} in the program, {arrays[name].shape} captured")
         variable.assign(arrays[name])
+    return names
 
 
 class ReplayMismatch(Exception):

@@ -36,6 +36,7 @@ class Watch:
 
     # trace-time stash, one per thread (each replica of a MirroredStrategy step is traced in a thread of its own)
     traced_batch, traced_loss, traced_snapshot = distribute.PerThread(), distribute.PerThread(), distribute.PerThread()
+    applies_traced = distribute.PerThread()  # fit: checked applies in the train step this thread traces
 
     def __init__(
         self,
@@ -86,7 +87,7 @@ class Watch:
         # index of the one whose trigger the slot holds
         self.layouts: list[list[tuple[str, str]]] = []
         self.held_apply: Any = None
-        self.applies_traced: int | None = None  # fit: checked applies in the train step being traced (None: not fit)
+        self.applies_traced = None  # fit: checked applies in the train step being traced (None: not fit)
         self.fit_batch_spec: tuple[Any, list[str]] = ({"kind": "none"}, [])
         self.replay_checked: tuple[list[tuple[str, str]], list[Any]] | None = None
         self.replay = replay_mode.from_env()
@@ -149,10 +150,13 @@ class Watch:
         if loss is not None:
             checked.insert(0, ("loss", loss))
         layout = [("loss" if i == 0 and loss is not None else "gradient", n) for i, (n, _) in enumerate(checked)]
+        if self.replay is not None:
+            replay_mode.build(applying, variables)  # as below: its captured state is put back once traced
         if self.replay is not None and self.replay.dumping:
             return self._replayed_check(layout, [t for _, t in checked])
-        if self.replay is not None:  # the compiled pass: the checked tensors leave the step as its outputs
-            self.replay_checked = (layout, [t for _, t in checked])
+        if self.replay is not None:  # the compiled pass: the checked tensors (of every apply) leave as its outputs
+            kept = self.replay_checked if self.replay_checked is not None and not first_of_step else ([], [])
+            self.replay_checked = (kept[0] + layout, kept[1] + [t for _, t in checked])
             return tf.constant(False)
         snapshot = dict(self.traced_snapshot or [])
         if distribute.replicated():  # every replica's check reduced before any applies (capsule/distribute.py)

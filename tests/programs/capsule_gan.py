@@ -3,12 +3,15 @@
 sample poisoned with a NaN at a known step. The program keeps its own copies of that step's batch and of every model
 and optimizer variable before that step, for the test to compare with the capsule.
 
-Args: OUT [--poison-step K] [--hidden] (--hidden: the two optimizers live outside the model, where the capsule cannot
-see them: result.json holds the warnings fit raised). OUT/result.json: the capsules, each optimizer's iterations,
-whether every weight is finite after fit.
+Args: OUT [--poison-step K] [--jit] [--hidden] (--jit: the train step XLA-compiled; --hidden: the two optimizers
+live outside the model, where the capsule cannot see them: result.json holds the warnings fit raised).
+OUT/result.json: the capsules, each optimizer's iterations, whether every weight is finite after fit. Under `replay`
+(the step re-run, then the program ended inside fit) the program keeps every model and optimizer variable as the
+replay left them in OUT/replayed.npz, at its exit.
 """
 
 import argparse
+import atexit
 import json
 import os
 import sys
@@ -26,8 +29,9 @@ HIDDEN = {}  # --hidden: the optimizers, out of the capsule's sight
 
 
 class GAN(keras.Model):
-    def __init__(self, hidden):
+    def __init__(self, hidden, jit):
         super().__init__()
+        self.jit = jit
         self.discriminator = keras.Sequential(
             [keras.Input((FEATURES,)), keras.layers.Dense(8, "relu"), keras.layers.Dense(1)]
         )
@@ -38,7 +42,7 @@ class GAN(keras.Model):
         self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
 
     def compile(self, d_optimizer, g_optimizer):
-        super().compile()
+        super().compile(jit_compile=self.jit)
         if self.hidden:
             HIDDEN.update(d=d_optimizer, g=g_optimizer)
         else:
@@ -52,7 +56,7 @@ class GAN(keras.Model):
         d_optimizer, g_optimizer = self.optimizers()
         noise = tf.random.normal((tf.shape(real)[0], LATENT), seed=1)
         fake = self.generator(noise)
-        both = tf.concat([fake, real], axis=0)
+        both = tf.concat([fake, real], axis=0)  # CULPRIT: the real samples enter the step here
         labels = tf.concat([tf.ones((tf.shape(real)[0], 1)), tf.zeros((tf.shape(real)[0], 1))], axis=0)
         with tf.GradientTape() as tape:
             d_loss = self.loss_fn(labels, self.discriminator(both))
@@ -65,6 +69,14 @@ class GAN(keras.Model):
         return {"d_loss": d_loss, "g_loss": g_loss}
 
 
+def keep_state(gan, path):
+    """Every model variable ("w:" + path) and both optimizers' ("d:" / "g:" + path) into PATH."""
+    arrays = {"w:" + v.path: v.numpy() for v in gan.variables}
+    for name, optimizer in zip("dg", gan.optimizers()):
+        arrays.update({f"{name}:{v.path}": v.numpy() for v in optimizer.variables})
+    np.savez(path, **arrays)
+
+
 class KeepPreStep(keras.callbacks.Callback):
     """The program's own copies of every model variable and both optimizers' at the start of the poisoned step."""
 
@@ -74,10 +86,7 @@ class KeepPreStep(keras.callbacks.Callback):
 
     def on_train_batch_begin(self, batch, logs=None):
         if self.seen == self.step:
-            arrays = {"w:" + v.path: v.numpy() for v in self.model.variables}
-            for name, optimizer in zip("dg", self.model.optimizers()):
-                arrays.update({f"{name}:{v.path}": v.numpy() for v in optimizer.variables})
-            np.savez(os.path.join(self.out, "pre_step.npz"), **arrays)
+            keep_state(self.model, os.path.join(self.out, "pre_step.npz"))
         self.seen += 1
 
 
@@ -86,6 +95,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--hidden", action="store_true")
+    p.add_argument("--jit", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
@@ -93,9 +103,11 @@ def main():
     x[args.poison_step * BATCH + POISONED_ROW, 2] = np.nan
     rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     np.savez(os.path.join(args.out, "batch.npz"), x=x[rows])
-    gan = GAN(args.hidden)
+    gan = GAN(args.hidden, args.jit)
     gan.compile(keras.optimizers.Adam(1e-3), keras.optimizers.Adam(1e-3))
     capsule = NanCapsule(os.path.join(args.out, "capsules"))
+    if os.environ.get("TBDBG_CAPSULE_REPLAY"):  # the replay ends the program inside fit
+        atexit.register(keep_state, gan, os.path.join(args.out, "replayed.npz"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         gan.fit(
@@ -112,6 +124,7 @@ def main():
         "captured": capsule.captured,
         "iterations": [int(d.iterations.numpy()), int(g.iterations.numpy())],
         "finite": finite,
+        "jit_compile": gan.jit_compile,
         "warnings": [str(w.message) for w in caught if "NanCapsule" in str(w.message)],
     }
     with open(os.path.join(args.out, "result.json"), "w") as f:

@@ -6,13 +6,14 @@ variable at the start of that step and of the next (OUT/pre_step.npz, OUT/post_s
 
 Args: OUT [--loop] [--on-nan stop|skip|raise] [--poison-step K] [--poison-row R] [--samples N] [--clean]
 [--one-device] (MirroredStrategy on one logical device: a machine without the run's devices, for replay)
-Capsules go to OUT/capsules; OUT/result.json says how training ended.
+Capsules go to OUT/capsules; OUT/result.json says how training ended (and the NanCapsule warnings it raised).
 """
 
 import argparse
 import json
 import os
 import sys
+import warnings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
@@ -135,11 +136,14 @@ def main():
     capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
     x, y = data(args)
     result = {"ended": "finished"}
-    try:
-        model, optimizer = (loop if args.loop else fit)(args, strategy, capsule, x, y)
-    except NanCapsuleError as e:
-        result = {"ended": "raised", "message": str(e)}
-    else:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model, optimizer = (loop if args.loop else fit)(args, strategy, capsule, x, y)
+        except NanCapsuleError as e:
+            result = {"ended": "raised", "message": str(e)}
+    result["warnings"] = [str(w.message) for w in caught if "NanCapsule" in str(w.message)]
+    if result["ended"] == "finished":
         final = replica_values(model, optimizer)
         np.savez(os.path.join(args.out, "final.npz"), **final)
         result["iterations"] = int(optimizer.iterations.numpy())

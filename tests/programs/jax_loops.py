@@ -1,7 +1,7 @@
 """A jitted function with a `while_loop` and a `cond`, recorded by tensorboard_plugin_dbg.jax: the loop's body and
-each branch are graphs of their own. Args: DUMP_DIR [MODE [WHERE]] (FULL_HEALTH, while), WHERE "while" (the body's sqrt turns NaN at the 3rd
-iteration of 5) or "cond" (the loop runs 2 healthy iterations; the branch taken takes the log of a negative number,
-the other branch would not)."""
+each branch are graphs of their own. Args: DUMP_DIR [MODE [WHERE]] (default FULL_HEALTH, while), WHERE "while" (the
+body's sqrt turns NaN at the 3rd iteration of 5) or "cond" (the loop runs 2 healthy iterations; the branch taken
+takes the log of a negative number, the other branch would not)."""
 
 import os
 import sys
