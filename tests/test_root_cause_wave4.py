@@ -318,3 +318,25 @@ def test_a_diverging_lstm_with_full_tensor_says_how_fast_it_grew():
     assert float(got.group(2)) * 1e6 < float(got.group(3)) and int(got.group(4)) >= 2, p["overflow"]
     health = analyze(only_run(dumps.make_dump("lstm_diverges")))["producer"]["overflow"]
     assert "grew from" not in health and "FULL_TENSOR' records their magnitudes" in health, health
+
+
+def test_an_input_traced_after_its_reader_in_the_same_run_is_not_a_dropped_record(capsys):
+    """#38 (fourth round's last pass): a MirroredStrategy `fit` fed a NaN. tf.data's `grab_batch` gathers the batch
+    from the array (`args_1`), and the gather's trace reaches the file before the array's in the same run: the
+    buffer was off, nothing was dropped. Main said "no trace of it before this op ran (a circular buffer keeps only
+    the last records)" and "first kept: a circular buffer dropped earlier records"; the array's trace of that run
+    is the gather's input, NaN and all."""
+    dump = dumps.make_dump("nan_mirrored_data")
+    run = only_run(dump)
+    names = [run.graph_execution(i, max_elements=0)["op_name"] for i in range(8)]
+    assert names.index("GatherV2") < names.index("args_1"), names  # the case: the reader's trace comes first
+    result = analyze(run)
+    assert result["first_kept"] is False, result["message"]
+    assert "circular buffer" not in result["message"], result["message"]
+    for inp in result["producer"]["inputs"]:
+        assert "circular buffer" not in inp["description"], inp["description"]
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert "circular buffer" not in text, text
+    assert f"nan_mirrored_data.py:{culprit_line('nan_mirrored_data', '# FIT')}" in text, text
+

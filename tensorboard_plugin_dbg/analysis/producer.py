@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, producer_inputs
+from tensorboard_plugin_dbg.analysis.classify import expected_inputs, same_run_prior
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
 from tensorboard_plugin_dbg.analysis.health import describe_output, is_nonfinite, values_known
@@ -36,8 +37,9 @@ def graph_producer(
     except NotFound:  # the graphs file lost this op (damaged or cut short): still name the trace, without inputs
         pass
     tensors = producer_inputs.input_tensors(cols, index)
-    prior = lookup.before(tensors, np.full(len(tensors), index, np.int64))
-    expected = contained.expected(tensors, prior + 1) if contained is not None else np.zeros(len(prior), bool)
+    prior = same_run_prior(cols, lookup, index, tensors)
+    at = np.full(len(tensors), index, np.int64)
+    expected = expected_inputs(contained, tensors, prior, at) if contained is not None else np.zeros(len(prior), bool)
     inputs = [
         producer_inputs.graph_input(run, cols, row, index, inp, int(p), bool(x))
         for inp, p, x in zip(op_inputs, prior.tolist(), expected.tolist())
