@@ -340,3 +340,18 @@ def test_an_input_traced_after_its_reader_in_the_same_run_is_not_a_dropped_recor
     assert "circular buffer" not in text, text
     assert f"nan_mirrored_data.py:{culprit_line('nan_mirrored_data', '# FIT')}" in text, text
 
+
+def test_the_loss_op_is_named_with_its_loss_and_compile_line(capsys):
+    """#38 item 5: the diverging LSTM's producer is `compile_loss/mse/Square`, made inside `fit`'s step: its stack
+    ends at the `model.fit` line. The report and the card say which loss it is (`mse`) and the `compile(` line that
+    chose it with the learning rate, the line a person would change (CULPRIT); a non-loss op gets no such line."""
+    dump = dumps.make_dump("lstm_diverges")
+    p = analyze(only_run(dump))["producer"]
+    assert p["op_name"].startswith("compile_loss/mse/"), p["op_name"]
+    where = f"lstm_diverges.py:{culprit_line('lstm_diverges')}"
+    assert p.get("loss", "").startswith("the loss: `mse`, given to compile() at " + where), p.get("loss")
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert f"  the loss: `mse`, given to compile() at {where}" in text, text
+    other = analyze(only_run(dumps.make_dump("others_custom_loop")))["producer"]
+    assert "loss" not in other, other.get("loss")

@@ -10,7 +10,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, producer_inputs
+from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, loss_name, producer_inputs
 from tensorboard_plugin_dbg.analysis.classify import expected_inputs, same_run_prior
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
@@ -154,7 +154,7 @@ def finish(
     role: Literal["producer", "unknown"] = (
         "unknown" if any(not i["traced"] and not i.get("linked") for i in inputs) else "producer"
     )
-    return {
+    out: wire.RootCauseProducerBody = {
         "alert": {**find_alert(run, source, index, wall_time), "role": role},
         "role": role,
         "op_name": op_name,
@@ -172,6 +172,10 @@ def finish(
         or diverged.overflow(run, graph_id, op_type, health, inputs, known),
         "run_number": run_number,
     }
+    loss = loss_name.which_loss(run, op_name, frame)
+    if loss:
+        out["loss"] = loss
+    return out
 
 
 def _overflow(health: wire.TensorHealth, inputs: list[wire.RootCauseInput], known: bool) -> str | None:
