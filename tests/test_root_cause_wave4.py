@@ -355,3 +355,15 @@ def test_the_loss_op_is_named_with_its_loss_and_compile_line(capsys):
     assert f"  the loss: `mse`, given to compile() at {where}" in text, text
     other = analyze(only_run(dumps.make_dump("others_custom_loop")))["producer"]
     assert "loss" not in other, other.get("loss")
+
+
+def test_findings_are_ranked_what_breaks_training_before_retracing(capsys):
+    """#38 item 9: a loop retraces its evaluation helper (run first) and then kills a ReLU with a learning rate too
+    high. Main listed the kinds in time order, retracing on top; the report ranks the dead ReLU (the model stops
+    learning) above the retracing (slow, harmless), each kind's first finding being its earliest."""
+    dump = dumps.make_dump("ranked_findings")
+    main(["report", dump])
+    kinds = [line.split(":")[0].strip() for line in capsys.readouterr().out.splitlines() if line.startswith("    ")
+             and ": " in line and not line.startswith("      ")]  # fmt: skip
+    assert "dead_relu" in kinds and "retracing" in kinds, kinds
+    assert kinds.index("dead_relu") < kinds.index("retracing"), kinds
