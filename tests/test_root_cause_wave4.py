@@ -367,3 +367,8 @@ def test_findings_are_ranked_what_breaks_training_before_retracing(capsys):
              and ": " in line and not line.startswith("      ")]  # fmt: skip
     assert "dead_relu" in kinds and "retracing" in kinds, kinds
     assert kinds.index("dead_relu") < kinds.index("retracing"), kinds
+    # the dashboard's kind rows (each a fold of its findings) come in the same rank: the summary's key order
+    from tensorboard_plugin_dbg.analysis import alerts
+
+    totals = list(alerts.alerts(only_run(dump), 0, 0, wait_rules=True)["totals_by_type"])
+    assert totals.index("dead_relu") < totals.index("retracing"), totals
