@@ -24,9 +24,11 @@ for rows in range(1, 6):
 
 @tf.function
 def train_step():
-    hidden = tf.nn.relu(tf.matmul(x, w) + b, name="hidden_relu")  # DEAD: all zero once b < -1
-    b.assign_sub([0.6, 0.6, 0.6])  # a learning rate far too high drives the bias negative
-    return tf.reduce_sum(hidden)
+    with tf.GradientTape() as tape:
+        hidden = tf.nn.relu(tf.matmul(x, w) + b, name="hidden_relu")  # DEAD: all zero once the bias is negative
+        loss = tf.reduce_sum(hidden)
+    b.assign_sub(100.0 * tape.gradient(loss, b))  # a learning rate far too high drives the bias negative
+    return loss
 
 
 for _ in range(8):
