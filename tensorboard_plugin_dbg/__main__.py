@@ -256,12 +256,13 @@ def _print_rules(result: report_text.RunResult, out: TextIO, every: bool = False
     with its evidence and line, and how many more (`every`: each finding); nothing when no rule found anything (a
     line repeated run after run would say nothing). 104 findings listed whole buried the root cause above them."""
     from tensorboard_plugin_dbg.analysis.report_text import frame_lines
+    from tensorboard_plugin_dbg.analysis.rules import ranking
 
     w = out.write
     rules = result.get("rules")
     if rules is None or not (rules["findings"] or rules["muted"]):
         return
-    found = rules["findings"]
+    found = ranking.ranked(rules["findings"])  # what breaks training first, retracing last (#38 item 9)
     muted = f", {rules['muted']} muted" if rules["muted"] else ""
     w(f"  rules: {len(found)} finding(s){muted}\n")
     kinds: dict[str, int] = {}

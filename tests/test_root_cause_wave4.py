@@ -318,3 +318,59 @@ def test_a_diverging_lstm_with_full_tensor_says_how_fast_it_grew():
     assert float(got.group(2)) * 1e6 < float(got.group(3)) and int(got.group(4)) >= 2, p["overflow"]
     health = analyze(only_run(dumps.make_dump("lstm_diverges")))["producer"]["overflow"]
     assert "grew from" not in health and "FULL_TENSOR' records their magnitudes" in health, health
+
+
+def test_an_input_traced_after_its_reader_in_the_same_run_is_not_a_dropped_record(capsys):
+    """#38 (fourth round's last pass): a MirroredStrategy `fit` fed a NaN. tf.data's `grab_batch` gathers the batch
+    from the array (`args_1`), and the gather's trace reaches the file before the array's in the same run: the
+    buffer was off, nothing was dropped. Main said "no trace of it before this op ran (a circular buffer keeps only
+    the last records)" and "first kept: a circular buffer dropped earlier records"; the array's trace of that run
+    is the gather's input, NaN and all."""
+    dump = dumps.make_dump("nan_mirrored_data")
+    run = only_run(dump)
+    names = [run.graph_execution(i, max_elements=0)["op_name"] for i in range(8)]
+    assert names.index("GatherV2") < names.index("args_1"), names  # the case: the reader's trace comes first
+    result = analyze(run)
+    assert result["first_kept"] is False, result["message"]
+    assert "circular buffer" not in result["message"], result["message"]
+    for inp in result["producer"]["inputs"]:
+        assert "circular buffer" not in inp["description"], inp["description"]
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert "circular buffer" not in text, text
+    assert f"nan_mirrored_data.py:{culprit_line('nan_mirrored_data', '# FIT')}" in text, text
+    # the array's NaN reached the batch through tf.data's functions: never "it does not flow into" the batch's op
+    assert "does not flow into" not in text, text
+
+
+def test_the_loss_op_is_named_with_its_loss_and_compile_line(capsys):
+    """#38 item 5: the diverging LSTM's producer is `compile_loss/mse/Square`, made inside `fit`'s step: its stack
+    ends at the `model.fit` line. The report and the card say which loss it is (`mse`) and the `compile(` line that
+    chose it with the learning rate, the line a person would change (CULPRIT); a non-loss op gets no such line."""
+    dump = dumps.make_dump("lstm_diverges")
+    p = analyze(only_run(dump))["producer"]
+    assert p["op_name"].startswith("compile_loss/mse/"), p["op_name"]
+    where = f"lstm_diverges.py:{culprit_line('lstm_diverges')}"
+    assert p.get("loss", "").startswith("the loss: `mse`, given to compile() at " + where), p.get("loss")
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert f"  the loss: `mse`, given to compile() at {where}" in text, text
+    other = analyze(only_run(dumps.make_dump("others_custom_loop")))["producer"]
+    assert "loss" not in other, other.get("loss")
+
+
+def test_findings_are_ranked_what_breaks_training_before_retracing(capsys):
+    """#38 item 9: a loop retraces its evaluation helper (run first) and then kills a ReLU with a learning rate too
+    high. Main listed the kinds in time order, retracing on top; the report ranks the dead ReLU (the model stops
+    learning) above the retracing (slow, harmless), each kind's first finding being its earliest."""
+    dump = dumps.make_dump("ranked_findings")
+    main(["report", dump])
+    kinds = [line.split(":")[0].strip() for line in capsys.readouterr().out.splitlines() if line.startswith("    ")
+             and ": " in line and not line.startswith("      ")]  # fmt: skip
+    assert "dead_relu" in kinds and "retracing" in kinds, kinds
+    assert kinds.index("dead_relu") < kinds.index("retracing"), kinds
+    # the dashboard's kind rows (each a fold of its findings) come in the same rank: the summary's key order
+    from tensorboard_plugin_dbg.analysis import alerts
+
+    totals = list(alerts.alerts(only_run(dump), 0, 0, wait_rules=True)["totals_by_type"])
+    assert totals.index("dead_relu") < totals.index("retracing"), totals

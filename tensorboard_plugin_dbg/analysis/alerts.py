@@ -17,6 +17,7 @@ import numpy.typing as npt
 from tensorboard_plugin_dbg.analysis import alert_list, root_cause
 from tensorboard_plugin_dbg.analysis.classify import ROLE_NAMES
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
+from tensorboard_plugin_dbg.analysis.rules import ranking
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, NAN_INF, Thresholds
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
@@ -62,7 +63,7 @@ def alerts(
     ]
     rows = (nan_answer["alerts"] if want_nan else []) + rule_rows
     totals: dict[str, float] = {NAN_INF: nan_answer["visible_all"]} if nan_answer["visible_all"] else {}
-    for f in findings:
+    for f in ranking.ranked(findings):  # the dashboard's kind rows (each a fold) in the report's rank (#38 item 9)
         totals[f["type"]] = totals.get(f["type"], 0) + 1
     by_mute = (nan_answer["hidden"] if len(nan_answer["hidden"]) else np.zeros(len(mutes), np.int64)) + rule_hidden
     return {

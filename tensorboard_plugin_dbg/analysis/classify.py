@@ -212,6 +212,22 @@ def _same_run_inputs(
     return out
 
 
+def same_run_prior(cols: RunColumns, lookup: Lookup, row: int, tensors: np.ndarray) -> np.ndarray:
+    """The record of each input tensor that graph trace `row`'s op read: its last trace before `row`, or, when
+    that is from an earlier run of the op (or there is none), its trace of the same run written after `row`
+    (_same_run_inputs): the producer's detail reads its inputs as the classification did."""
+    tensors = np.asarray(tensors, np.int64)
+    prior = lookup.before(tensors, np.full(len(tensors), row, np.int64))
+    owner = np.zeros(len(tensors), np.int64)
+    return _same_run_inputs(cols, lookup, np.array([row], np.int64), owner, tensors, prior)
+
+
+def expected_inputs(contained: Containment, tensors: np.ndarray, prior: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Whether each input record `prior` of an op run at rows `at` is a NaN/∞ contained in an *earlier* run: one
+    recorded after its reader (same run) counts from the reader's row, never from its own."""
+    return contained.expected(tensors, np.minimum(prior + 1, at))
+
+
 def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -> np.ndarray:
     flags = cols.trace_nonfinite
     role = np.zeros(len(flags), np.int8)
@@ -230,7 +246,8 @@ def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -
             first = _first_rows(cols)
         prior = _prior_traces(cols, lookup, first, tensors, alerts[owner], lo)
         prior = _same_run_inputs(cols, lookup, alerts, owner, tensors, prior)
-        bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1) & ~contained.expected(tensors, prior + 1)
+        expected = expected_inputs(contained, tensors, prior, alerts[owner])
+        bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1) & ~expected
         n = len(alerts)
         propagates = np.bincount(owner[bad_input], minlength=n) > 0
         forwarded = (ops >= 0) & cols.op_forwards[np.maximum(ops, 0)] if len(cols.op_forwards) else ops < -1

@@ -124,6 +124,29 @@ def _after(cols: RunColumns, lookup: Lookup, tensors: np.ndarray, at: np.ndarray
     return found
 
 
+def _read_before(
+    cols: RunColumns, outs: np.ndarray, tensors: np.ndarray, rows: np.ndarray, owner: np.ndarray
+) -> np.ndarray:
+    """Per (row, consumer output) pair: whether the row is a called function's input (columns.op_from_caller: its
+    value was there before any op of the call ran) and a consumer went non-finite between the row's previous trace
+    and the row itself. The debug ops run beside the computation, so that trace may be the consumer's reading of
+    this very row, written first (tf.data's `grab_batch` gathers a batch before its `args_1` is traced): then the
+    row escaped through it and is not contained. Searched in the rows just before the block only (a step is rarely
+    longer); farther back counts as no such trace."""
+    taken = cols.op_from_caller
+    ops = np.asarray(cols.trace_op[rows], np.int64)
+    called = (ops >= 0) & (ops < len(taken)) & taken[np.clip(ops, 0, max(len(taken) - 1, 0))] if len(taken) else None
+    if called is None or not called.any():
+        return np.zeros(len(owner), bool)
+    lo = max(int(rows.min()) - _AHEAD, 0)
+    hi = int(rows.max()) + 1
+    window = TraceLookup(np.asarray(cols.trace_tensor[lo:hi], np.int64))
+    prev = window.before(np.concatenate([outs, tensors]), np.concatenate([rows[owner], rows]) - lo)
+    prev_out, prev_self = prev[: len(outs)], prev[len(outs) :][owner]
+    hit = (prev_out >= 0) & (prev_out > prev_self)
+    return hit & called[owner] & (np.asarray(cols.trace_nonfinite[np.maximum(prev_out, 0) + lo]) == 1)
+
+
 def _block(
     cols: RunColumns,
     lookup: Lookup,
@@ -148,6 +171,7 @@ def _block(
     nexts = _after(cols, lookup, np.concatenate([outs, tensors]), np.concatenate([rows[owner], rows]))
     next_out, next_self = nexts[: len(outs)], nexts[len(outs) :][owner]  # next_self: where its next step begins
     seen = (next_out >= 0) & ((next_self < 0) | (next_out < next_self))
+    seen &= ~_read_before(cols, outs, tensors, rows, owner)
     n = len(rows)
     candidate = (np.bincount(owner, minlength=n) > 0) & (np.bincount(owner[~seen], minlength=n) == 0)
     pair_flag = np.where(seen, cols.trace_nonfinite[np.maximum(next_out, 0)], -1)

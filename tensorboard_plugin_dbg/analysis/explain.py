@@ -93,6 +93,8 @@ def _skip(
     )
     if linked:
         text += f", until {by} turned it into a NaN/∞ that escaped at its {ordinal(found['run_number'] + 1)} trace"
+    elif found.get("data"):  # tf.data hands a batch from one function to the next with no graph edge between
+        text += f"; no graph edge joins it to {by}, but the input pipeline hands data across its functions"
     else:
         text += f"; it does not flow into {by}"
     return {

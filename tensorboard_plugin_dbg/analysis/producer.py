@@ -10,7 +10,8 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, producer_inputs
+from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, loss_name, producer_inputs
+from tensorboard_plugin_dbg.analysis.classify import expected_inputs, same_run_prior
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
 from tensorboard_plugin_dbg.analysis.health import describe_output, is_nonfinite, values_known
@@ -36,8 +37,9 @@ def graph_producer(
     except NotFound:  # the graphs file lost this op (damaged or cut short): still name the trace, without inputs
         pass
     tensors = producer_inputs.input_tensors(cols, index)
-    prior = lookup.before(tensors, np.full(len(tensors), index, np.int64))
-    expected = contained.expected(tensors, prior + 1) if contained is not None else np.zeros(len(prior), bool)
+    prior = same_run_prior(cols, lookup, index, tensors)
+    at = np.full(len(tensors), index, np.int64)
+    expected = expected_inputs(contained, tensors, prior, at) if contained is not None else np.zeros(len(prior), bool)
     inputs = [
         producer_inputs.graph_input(run, cols, row, index, inp, int(p), bool(x))
         for inp, p, x in zip(op_inputs, prior.tolist(), expected.tolist())
@@ -152,7 +154,7 @@ def finish(
     role: Literal["producer", "unknown"] = (
         "unknown" if any(not i["traced"] and not i.get("linked") for i in inputs) else "producer"
     )
-    return {
+    out: wire.RootCauseProducerBody = {
         "alert": {**find_alert(run, source, index, wall_time), "role": role},
         "role": role,
         "op_name": op_name,
@@ -170,6 +172,10 @@ def finish(
         or diverged.overflow(run, graph_id, op_type, health, inputs, known),
         "run_number": run_number,
     }
+    loss = loss_name.which_loss(run, op_name, frame)
+    if loss:
+        out["loss"] = loss
+    return out
 
 
 def _overflow(health: wire.TensorHealth, inputs: list[wire.RootCauseInput], known: bool) -> str | None:

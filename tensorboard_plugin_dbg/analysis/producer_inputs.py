@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis import links
-from tensorboard_plugin_dbg.analysis.classify import eager_producer
+from tensorboard_plugin_dbg.analysis.classify import eager_producer, same_run_prior
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.health import describe
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
@@ -157,7 +157,7 @@ def input_sources(run: RunQueries, cols: RunColumns, lookup: Lookup, source: Sou
         except NotFound:
             op_inputs = []
         tensors = input_tensors(cols, index)
-        prior = lookup.before(tensors, np.full(len(tensors), index, np.int64))
+        prior = same_run_prior(cols, lookup, index, tensors)
         for inp, p in zip(op_inputs, prior.tolist()):
             entry = graph_input(run, cols, row, index, inp, int(p), False)
             where = ("graph_execution", int(p), entry["output_slot"]) if p >= 0 else (source, None, None)

@@ -124,6 +124,8 @@ def run_section(r: RunResult) -> str:
             f"  {label}: {where}, {alert['source'].replace('_', ' ')} #{alert['source_index']}"
             f", its {ordinal(p.get('run_number', 0) + 1)} {_RUN_WORD[alert['source']]}"
         )
+        if p.get("loss"):  # an anonymous loss op: which loss, and the compile() line that chose it (#38 item 5)
+            lines.append(f"  {p['loss']}")
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
         lines.append(f"  output: {describe_output(p['output_health'])}")

@@ -33,6 +33,7 @@ from tensorboard_plugin_dbg.analysis.classify import (
     UNKNOWN,
     Classification,
     classify,
+    same_run_prior,
     trace_lookup,
 )
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
@@ -128,7 +129,7 @@ def _follow_function_inputs(run: RunQueries, cols: RunColumns, cls: Classificati
     for row in np.flatnonzero(cls.trace_role == UNKNOWN)[:_LINKED].tolist():
         code = int(cols.trace_op[row])
         tensors = np.asarray(cols.op_input_tensor[cols.op_input_ptr[code] : cols.op_input_ptr[code + 1]], np.int64)
-        prior = lookup.before(tensors, np.full(len(tensors), row, np.int64))
+        prior = same_run_prior(cols, lookup, row, tensors)
         trace = run.graph_execution(row, max_elements=0)
         entry = run.op_entry(trace["graph_id"], trace["op_name"])
         if entry is None or len(entry.inputs) != len(tensors):

@@ -1359,6 +1359,9 @@ class RootCauseProducerBody(TypedDict):
     inputs: list[RootCauseInput]
     # False when the inputs' health cannot be known (CURT_HEALTH, untraced inputs, eager inputs).
     inputs_known: bool
+    # Which loss an anonymous loss op is (analysis/loss_name.py), e.g. "the loss: `mse`, given to compile() at
+    # train.py:16 — model.compile(...)". Absent when the producer is not Keras's compiled loss.
+    loss: NotRequired[str]
     op_name: str | None
     op_type: str
     output_health: TensorHealth

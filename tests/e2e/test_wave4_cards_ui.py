@@ -1,6 +1,6 @@
 """End-to-end (#38 items 8 and 9): the caption under the alert kinds says what one alert of each kind listed is (a
 run with rule findings only is not told "1 alert = one per non-finite traced tensor"); a diverging LSTM's card says
-the float32 overflow."""
+the float32 overflow and which loss overflowed (item 5)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import dumps
 import pytest
 from e2e_helpers import screenshot
 from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from run_helpers import culprit_line
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -31,5 +32,8 @@ def test_a_diverging_run_card_says_the_overflow(page):
         wait_text(card.locator(".rc-op"), r"compile_loss/mse/Square", timeout_ms=30_000)
         wait_text(card, r"overflow of float32's range \(its largest finite value is 3\.4e38\)")
         wait_text(card, r"diverging training")
+        # #38 item 5: which loss the anonymous op is, and the compile() line that chose it
+        line = culprit_line("lstm_diverges")
+        wait_text(by_testid(card, "rc-loss"), rf"the loss: `mse`, given to compile\(\) at lstm_diverges\.py:{line}")
         screenshot(page, "wave4-diverging-lstm")
         assert_no_console_errors(page)

@@ -100,6 +100,11 @@ export interface RootCauseProducer {
    * train.py:23 received x[5, 3] = -2.0 (batch 3 of epoch 1)". Absent outside a capsule's replay.
    */
   capsule_batch?: string;
+  /**
+   * Which loss an anonymous loss op is (analysis/loss_name.py), e.g. "the loss: `mse`, given to compile() at
+   * train.py:16 — model.compile(...)". Absent when the producer is not Keras's compiled loss.
+   */
+  loss?: string;
   /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
   graph_name: string | null;
   /** Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded. */

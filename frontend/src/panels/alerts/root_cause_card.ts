@@ -106,6 +106,12 @@ function outputLine(p: Producer): HTMLElement {
   const out = el('div', 'rc-line');
   out.append(el('span', 'muted', 'output '), renderHealth(p.output_health));
   if (p.overflow) out.append(el('span', 'rc-note', ` ${p.overflow}`));
+  // an anonymous loss op (compile_loss/mse/Square): which loss, and the compile() line that chose it (#38 item 5)
+  if (p.loss) {
+    const loss = el('span', 'rc-note', ` ${p.loss}`);
+    loss.dataset.testid = 'rc-loss';
+    out.append(loss);
+  }
   return out;
 }
 
