@@ -4,11 +4,10 @@ In `fit`, `set_model` runs before Keras makes its train function; it wraps, on t
 `train_step` (to see the batch and read the pre-step state), `compute_loss` (to see the loss) and the `apply` of every
 optimizer it holds (capsule/optimizers.py; to check the loss and gradients first and apply only when all are finite),
 then drops any train function made earlier so that the next one is traced with the check. The train step stays as
-compiled as the user set it (`jit_compile=True` keeps XLA): nothing in the check leaves the device. Without XLA the
-check's rare branch keeps the trigger step's batch in device variables (capsule/stash.py) and the host only notes
-where each call's steps were (`steps_per_execution` steps a call); under XLA the step hands its batch back with its
-logs (device tensors, no copy) and `make_train_function`'s wrapper takes it out of the logs and keeps it on the host
-until the next poll of the trigger counter (every `check_every` steps and at the epoch's end).
+compiled as the user set it (`jit_compile=True` keeps XLA): nothing in the check leaves the device. The step keeps
+its batch in device variables (capsule/stash.py: the last step's, and at a trigger that batch and the one before it)
+and hands nothing back; the host only notes where each call's steps were (`steps_per_execution` steps a call) and
+reads the trigger counter every `check_every` steps and at the epoch's end.
 """
 
 from __future__ import annotations
@@ -85,7 +84,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch.source = "fit"
         watch.compiled = bool(model.jit_compile)
         watch.steps_per_execution = int(getattr(model, "steps_per_execution", 1) or 1)
-        watch.stash.on = not watch.compiled  # the batch kept on the device, not handed back each step
+        watch.stash.on, watch.stash.compiled = True, watch.compiled  # the batch kept on the device (capsule/stash.py)
+        watch.stash.unsized = watch.compiled  # sized at this fit's first call
         found = watched_optimizers.of_model(model)  # a custom train_step may apply optimizers of its own (a GAN)
         watch.attach(model, found[0] if len(found) == 1 else watched_optimizers.Several(found))
         _install(model, watch)
@@ -223,14 +223,13 @@ def _install(model: Any, watch: Watch) -> None:
                 RuntimeWarning,
                 stacklevel=2,
             )
+        replicated = distribute.replicated()
+        if applied and not replicated and watch.replay is None and watch.state.counter is not None:
+            watch.stash.step_end(data, watch.state.counter - 1)  # the step's batch stays on the device
         if not isinstance(logs, dict):
             return logs
-        if distribute.replicated():  # Keras reduces a replicated step's outputs: the batch is kept on the device
+        if replicated:  # Keras reduces a replicated step's outputs: the batch is kept on the device
             return {**logs, BATCH_KEY: {}}
-        if not watch.stash.on:  # XLA: the step hands its batch back with its logs
-            spec, leaves = structure.flatten(data, fit=True)
-            watch.fit_batch_spec = (spec, [name for name, _ in leaves])
-            logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
         compiled_pass = watch.replay is not None and not watch.replay.dumping
         if compiled_pass and watch.replay_checked is not None:  # replay's compiled pass: the checked tensors
             logs[REPLAY_KEY] = {str(i): t for i, t in enumerate(watch.replay_checked[1])}
@@ -263,6 +262,8 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
     inner = model.train_function
 
     def train_function(iterator: Any) -> Any:
+        # a fit's first call, under XLA: the device's batch buffers sized from its batches (capsule/stash.py)
+        iterator, steps = watch.stash.first_call(iterator, watch.steps_per_execution)
         logs = inner(iterator)
         if isinstance(logs, dict) and BATCH_KEY in logs:
             logs = dict(logs)
@@ -271,7 +272,7 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
             named = [(name, leaves[str(i)]) for i, name in enumerate(names)]
             watch.keep_batch(structure.Flat(spec, named), fit=True)
         elif watch.stash.on:  # the device keeps a trigger's batch: the host keeps where this call's steps were
-            watch.keep_batch(None, fit=True, steps=watch.steps_per_execution)
+            watch.keep_batch(None, fit=True, steps=steps or watch.steps_per_execution)
         return logs
 
     model.train_function = train_function
@@ -281,12 +282,6 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
 def _supported(model: Any) -> None:
     """What the watch cannot follow yet is said here, at set_model, never a silent no-op or a wrong capsule."""
     distribute.check_supported(model.distribute_strategy)
-    if int(getattr(model, "steps_per_execution", 1) or 1) > 1 and model.jit_compile:
-        raise ValueError(
-            f"NanCapsule watches steps_per_execution={model.steps_per_execution} without XLA only (jit_compile=False): "
-            "an XLA-compiled step hands its batch back with its outputs, and a call of the train function returns "
-            "its last step's only; with jit_compile=True use steps_per_execution=1"
-        )
 
 
 def _traced_for(model: Any) -> tuple[Any, ...]:
