@@ -94,6 +94,7 @@ def test_xla_fit_stays_compiled_and_captures_the_poisoned_step():
     assert graph["xla"] and {"If", "IsFinite"} <= set(graph["ops"])  # the check is in the compiled step
     assert not [op for op in graph["ops"] if "PyFunc" in op]
     assert (c.batch["x"] < 0).sum() == 1 and c.trigger["health"]["nan"] > 0
+    assert graph["step_outputs"] == [1]  # the step hands back its loss alone (before: the batch's x and y too)
 
 
 def test_the_host_reads_the_trigger_counter_every_few_steps_not_every_step():

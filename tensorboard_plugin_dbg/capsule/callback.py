@@ -39,7 +39,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     runs tfdbg2 (CURT_HEALTH) with a circular buffer of N events during training and flushes it into CAPSULE/tfdbg/
     at the trigger (create the NanCapsule before the model's functions are traced). spike=F / grad_spike=F (off by
     default, F > 1): a |loss| / global gradient norm above F times the largest of the last 100 applied steps triggers
-    like a NaN (capsule/spike.py).
+    like a NaN (capsule/spike.py). previous_batch: keep each step's batch on the device until the next, so that the
+    capsule holds the batch before the trigger's too, and its per-sample loss (default: with XLA only, where the
+    copy is part of the compiled step; without XLA it costs its ops on every step, bench/README.md).
 
     Custom training loop (eager or inside a tf.function):
 
@@ -86,6 +88,7 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch.steps_per_execution = int(getattr(model, "steps_per_execution", 1) or 1)
         watch.stash.on, watch.stash.compiled = True, watch.compiled  # the batch kept on the device (capsule/stash.py)
         watch.stash.unsized = watch.compiled  # sized at this fit's first call
+        watch.stash.keep_last = watch.compiled if watch.previous_batch is None else bool(watch.previous_batch)
         found = watched_optimizers.of_model(model)  # a custom train_step may apply optimizers of its own (a GAN)
         watch.attach(model, found[0] if len(found) == 1 else watched_optimizers.Several(found))
         _install(model, watch)
@@ -225,7 +228,7 @@ def _install(model: Any, watch: Watch) -> None:
             )
         replicated = distribute.replicated()
         if applied and not replicated and watch.replay is None and watch.state.counter is not None:
-            watch.stash.step_end(data, watch.state.counter - 1)  # the step's batch stays on the device
+            watch.stash.step_end(data)  # the step's batch stays on the device
         if not isinstance(logs, dict):
             return logs
         if replicated:  # Keras reduces a replicated step's outputs: the batch is kept on the device

@@ -79,6 +79,8 @@ def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[s
 
 
 def _why_no_previous(watch: Any) -> str:
+    if watch.stash.on and not watch.stash.keep_last:
+        return "not kept: without XLA, NanCapsule(previous_batch=True) keeps it (a copy of each batch every step)"
     return "the previous step's batch was not kept (the first step watched)"
 
 

@@ -30,6 +30,7 @@ class BatchStash:
         self.on = False  # set by the callback: fit on one device (replicas keep theirs: capsule/distribute.py)
         self.compiled = False  # XLA: fixed-shape buffers of `capacity`
         self.unsized = False  # XLA: a fit began, its first call sizes the buffers
+        self.keep_last = False  # each step's batch written into `last` (the previous step's batch at a trigger)
         self.capacity: list[list[int]] | None = None  # per leaf, the largest shape seen (XLA; None: not sized yet)
         self.spec: BatchSpec = {"kind": "none"}
         self.names: list[str] = []
@@ -37,8 +38,8 @@ class BatchStash:
         self.last: list[Any] = []  # per leaf: the last step's batch
         self.held: list[Any] = []  # per leaf: the trigger's batch
         self.held_previous: list[Any] = []  # per leaf: the batch of the step before the trigger
-        self.last_meta: Any = None  # int64 [1 + sum(ranks)]: the last step's device step (-1: none yet), its shapes
-        self.held_meta: Any = None  # int64: the trigger's shapes, then the previous step's meta
+        self.last_meta: Any = None  # int64 [sum(ranks)]: the last step's shapes (XLA)
+        self.held_meta: Any = None  # int64: the trigger's shapes, the previous device step, the previous shapes
         self.previous: tuple[structure.Flat, int] | None = None  # host side: read with the trigger's batch
 
     # --- host side, before a call: the buffers sized for the data (XLA) ---------------------------------------------
@@ -62,9 +63,7 @@ class BatchStash:
         if not taken:
             raise StopIteration  # as Keras's train function does at the end of the data
         self._grow(taken)
-        spec = iterator.element_spec
-        again = tf.data.Dataset.from_generator(lambda: iter(taken), output_signature=spec)
-        return iter(again), len(taken)
+        return iter(_same_spec(taken, iterator.element_spec)), len(taken)
 
     def _grow(self, batches: list[Any]) -> None:
         import tensorflow as tf
@@ -85,21 +84,23 @@ class BatchStash:
 
     # --- the device side (graph, XLA-compiled or not) ----------------------------------------------------------------
 
-    def step_end(self, batch: Any, step: Any) -> list[Any]:
-        """At the end of every step (after its checks): the step's batch and device step into `last`."""
-        import tensorflow as tf
-
-        tensors = self._ensure(batch)
+    def step_end(self, batch: Any) -> list[Any]:
+        """At the end of every step (after its checks): the step's batch into `last` (under XLA its shapes beside
+        it; without XLA the buffers have them, and each op costs its dispatch on the step's path: nothing more)."""
+        tensors = self._ensure(batch) if self.keep_last else []
         if not tensors:
             return []
-        meta = tf.concat([tf.reshape(tf.cast(step, tf.int64), [1]), *self._shapes(tensors)], 0)
         written = [v.assign(self._fitted(t, v)) for v, t in zip(self.last, tensors)]
-        return [*written, self.last_meta.assign(meta)]
+        if self.compiled:
+            import tensorflow as tf
 
-    def capture(self, batch: Any, free: Any) -> list[Any]:
-        """Inside the rare branch: the trigger's batch and the previous step's (`last`, not yet overwritten by this
-        step) into the held buffers when the capture slot is `free` (a bool tensor read before the slot is taken:
-        a later trigger must not overwrite the batch of the capture held)."""
+            written.append(self.last_meta.assign(tf.concat(self._shapes(tensors), 0)))
+        return written
+
+    def capture(self, batch: Any, free: Any, step: Any) -> list[Any]:
+        """Inside the rare branch of device step `step`: the trigger's batch and the previous step's (`last`, not
+        yet overwritten by this step) into the held buffers when the capture slot is `free` (a bool tensor read
+        before the slot is taken: a later trigger must not overwrite the batch of the capture held)."""
         import tensorflow as tf
 
         tensors = self._ensure(batch)
@@ -109,7 +110,9 @@ class BatchStash:
         def keep() -> Any:
             written = [v.assign(self._fitted(t, v)) for v, t in zip(self.held, tensors)]
             written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
-            written.append(self.held_meta.assign(tf.concat([*self._shapes(tensors), self.last_meta.value()], 0)))
+            last = [self.last_meta.value()] if self.compiled else self._shapes([v.value() for v in self.last])
+            before = tf.reshape(tf.cast(step, tf.int64) - 1, [1])
+            written.append(self.held_meta.assign(tf.concat([*self._shapes(tensors), before, *last], 0)))
             with tf.control_dependencies(written):
                 return tf.constant(True)
 
@@ -134,9 +137,8 @@ class BatchStash:
             self.ranks = ranks
             with tf.init_scope():
                 self.last, self.held, self.held_previous = (self._buffers(tensors) for _ in range(3))
-                size = 1 + sum(ranks)
-                self.last_meta = tf.Variable(tf.one_hot(0, size, -1, 0, dtype=tf.int64), name="nan_capsule_meta")
-                self.held_meta = tf.Variable(tf.zeros([sum(ranks) + size], tf.int64), name="nan_capsule_meta")
+                self.last_meta = tf.Variable(tf.zeros([sum(ranks)], tf.int64), name="nan_capsule_meta")
+                self.held_meta = tf.Variable(tf.zeros([2 * sum(ranks) + 1], tf.int64), name="nan_capsule_meta")
         return tensors
 
     def _buffers(self, tensors: list[Any]) -> list[Any]:
@@ -177,7 +179,8 @@ class BatchStash:
         total = sum(self.ranks)
         trigger = self._cut(self.held, meta[:total])
         previous_step, previous = meta[total], self._cut(self.held_previous, meta[total + 1 :])
-        if previous is not None and previous_step >= 0:
+        empty = previous is None or any(0 in a.shape[:1] for _, a in previous.leaves)  # none written yet
+        if previous is not None and previous_step >= 0 and not empty:
             self.previous = (previous, previous_step)
         return trigger
 
@@ -190,3 +193,22 @@ class BatchStash:
                 return None  # larger than its buffer: not kept whole
             arrays.append((name, value[tuple(slice(0, s) for s in shape)] if self.compiled else value))
         return structure.Flat(self.spec, arrays)
+
+
+def _same_spec(batches: list[Any], spec: Any) -> Any:
+    """A dataset of `batches` whose element spec is `spec` (the train function then runs as traced, no new trace):
+    the batches after an empty element whose unknown dimensions are 0 (a concatenation's spec is the most specific
+    that both sides fit: the unknown dimensions stay unknown), else, should that not give `spec`, through a
+    generator (slower: it traces its functions)."""
+    import tensorflow as tf
+
+    try:
+        empty = tf.nest.map_structure(lambda s: tf.zeros([d or 0 for d in s.shape], s.dtype), spec)
+        dataset = tf.data.Dataset.from_tensors(empty).take(0)
+        for batch in batches:
+            dataset = dataset.concatenate(tf.data.Dataset.from_tensors(batch))
+        if dataset.element_spec == spec:
+            return dataset
+    except (TypeError, ValueError):  # a spec of unknown rank, or not tensors
+        pass
+    return tf.data.Dataset.from_generator(lambda: iter(batches), output_signature=spec)

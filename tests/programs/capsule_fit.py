@@ -233,7 +233,10 @@ def graph_ops(train_function, x, y):
     graph = next(f for f in outer if hasattr(f, "function_spec")).get_concrete_function(iterator).graph
     library = graph.as_graph_def().library.function
     nodes = [n for f in library for n in f.node_def] + list(graph.as_graph_def().node)
-    return {"xla": any(n.attr["_XlaMustCompile"].b for n in nodes), "ops": sorted({n.op for n in nodes})}
+    # what one step hands back to the host: the outputs of Keras's compiled one-step function
+    step_outputs = [len(f.signature.output_arg) for f in library if "one_step_on_data" in f.signature.name]
+    xla = any(n.attr["_XlaMustCompile"].b for n in nodes)
+    return {"xla": xla, "ops": sorted({n.op for n in nodes}), "step_outputs": step_outputs}
 
 
 def _closure_functions(fn, depth=0):
