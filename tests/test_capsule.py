@@ -86,7 +86,7 @@ def test_a_nested_tuple_batch_keeps_its_nesting():
 def test_xla_fit_stays_compiled_and_captures_the_poisoned_step():
     """jit_compile=True: the check and the held-back update are inside the XLA-compiled step (a cond, no
     tf.py_function: XLA cannot compile one), model.jit_compile stays True, and the capsule is still that step's batch
-    bit for bit with the pre-step state (the host took the batch from the step's outputs)."""
+    bit for bit with the pre-step state (the step kept its batch in device variables, capsule/stash.py)."""
     out = run("capsule_fit", "--jit")
     c = assert_capsule_is_the_step(out, 4)
     ended = result(out)
@@ -95,6 +95,7 @@ def test_xla_fit_stays_compiled_and_captures_the_poisoned_step():
     assert graph["xla"] and {"If", "IsFinite"} <= set(graph["ops"])  # the check is in the compiled step
     assert not [op for op in graph["ops"] if "PyFunc" in op]
     assert (c.batch["x"] < 0).sum() == 1 and c.trigger["health"]["nan"] > 0
+    assert graph["step_outputs"] == [1]  # the step hands back its loss alone (before: the batch's x and y too)
 
 
 def test_the_host_reads_the_trigger_counter_every_few_steps_not_every_step():
@@ -136,15 +137,12 @@ def test_a_spike_factor_that_is_not_a_number_above_1_is_a_value_error(factor):
 
 @pytest.mark.parametrize(
     ("case", "says"),
-    [
-        ("central_storage", "CentralStorageStrategy is not supported"),
-        ("steps_per_execution", "steps_per_execution=1"),
-    ],
+    [("central_storage", "CentralStorageStrategy is not supported")],
 )
 def test_what_the_capsule_cannot_watch_is_a_clear_error_at_set_model(case, says):
     """Never a silent no-op or a capsule of the wrong batch: fit under CentralStorageStrategy (two logical CPU
-    devices) or with steps_per_execution=4 raises, naming what is not supported (MirroredStrategy is watched:
-    tests/test_capsule_distribute.py)."""
+    devices) raises, naming what is not supported (MirroredStrategy is watched: tests/test_capsule_distribute.py;
+    steps_per_execution with XLA too: tests/test_capsule_bad_input.py)."""
     error = result(run("capsule_unsupported", case))["error"]
     assert error["type"] == "ValueError" and says in error["message"], error
 

@@ -26,11 +26,13 @@ def assert_batch_bit_for_bit(c: capsule.Capsule, out: str) -> None:
         assert c.batch[name].tobytes() == expected[name].tobytes(), name
 
 
-def test_steps_per_execution_captures_the_inner_step_that_triggered_with_its_real_index():
+@pytest.mark.parametrize("jit", [(), ("--jit",)], ids=["no_xla", "xla"])
+def test_steps_per_execution_captures_the_inner_step_that_triggered_with_its_real_index(jit):
     """steps_per_execution=5, a NaN in batch 7 (the third step of the call that starts at batch 5): the capsule holds
     batch 7 bit for bit, says batch 7 and step 7, and holds the variables as they were before it (stop mode: no
-    later step applied anything, so the model's trainable and optimizer variables after fit are those)."""
-    out = run("capsule_fit", "--steps-per-execution", "5", "--poison-step", "7")
+    later step applied anything, so the model's trainable and optimizer variables after fit are those). With XLA
+    too (before: a ValueError at set_model, the XLA step handed its batch back with its outputs)."""
+    out = run("capsule_fit", "--steps-per-execution", "5", "--poison-step", "7", *jit)
     c = capsule.load(os.path.join(out, "capsules"))
     assert (c.manifest["epoch"], c.manifest["batch_index"], c.step) == (0, 7, 7)
     assert_batch_bit_for_bit(c, out)
@@ -40,6 +42,17 @@ def test_steps_per_execution_captures_the_inner_step_that_triggered_with_its_rea
         held = c.weights if key.startswith("w:") else c.optimizer
         assert np.array_equal(held[key[2:]], after[key]), key
     assert result(out)["steps"] == 7 and result(out)["captured"] == [c.path]
+
+
+def test_xla_captures_a_nan_in_the_epochs_last_shorter_batch_bit_for_bit():
+    """XLA, 92 samples in batches of 8: the epoch's last batch holds 4 rows, and its row 3 is poisoned. The step's
+    batch buffers have the full batch's fixed shape (a compiled step cannot change a variable's shape): the capsule
+    holds the 4 rows, bit for bit, not 8, and the pre-step state; the previous step's batch (8 rows) too."""
+    out = run("capsule_fit", "--jit", "--samples", "92", "--poison-step", "11")
+    c = assert_capsule_is_the_step(out, 11)
+    assert c.batch["x"].shape == (4, 5) and (c.batch["x"] < 0).sum() == 1
+    previous = c.manifest["forensics"]["previous"]
+    assert (previous["epoch"], previous["batch_index"], previous["samples"]) == (0, 10, 8)
 
 
 def test_steps_per_execution_skip_lists_each_skipped_batch_by_its_real_index_across_epochs():

@@ -145,16 +145,19 @@ def test_the_per_sample_sentence_names_the_rows_that_carry_the_loss_or_says_it_i
     assert capsule_rows.sentence(None, {"files": {}}) == "not recorded by this capsule's version"
 
 
-def test_the_previous_steps_batch_gets_its_per_sample_loss_too(tmp_path):
-    """The spike case under XLA: batch 3 of epoch 1 carries the two overflowing targets; the step before it (batch 2,
-    kept by reference on the host: an XLA step hands its batch back) is clean: its per-sample loss is finite, with the
-    same weights, and `report` says so. Without XLA the device keeps the trigger's batch only: the capsule says so."""
-    plain = os.path.join(dumps.make_dump("capsule_speaks", "--case", "spike"), "capsules")
-    (plain_capsule,) = capsule_files.find_capsules(plain)
-    why = capsule_files.read_manifest(plain_capsule)["forensics"]["previous"]["why"]
-    assert why == "not kept: without XLA the device keeps the trigger step's batch only"
+@pytest.mark.parametrize("jit", [("--previous",), ("--jit",)], ids=["no_xla_previous_batch", "xla"])
+def test_the_previous_steps_batch_gets_its_per_sample_loss_too(tmp_path, jit):
+    """The spike case, with XLA and without (there with previous_batch=True: a copy every step, off by default):
+    batch 3 of epoch 1 carries the two overflowing targets; the step before it (batch 2, kept on the device and
+    held with the trigger's batch, capsule/stash.py) is clean: its per-sample loss is finite, with the same
+    weights, and `report` says so (before, without XLA: "not kept" whatever the option)."""
+    if jit == ("--previous",):  # the default without XLA says why it holds none
+        plain = os.path.join(dumps.make_dump("capsule_speaks", "--case", "spike"), "capsules")
+        (plain_capsule,) = capsule_files.find_capsules(plain)
+        why = capsule_files.read_manifest(plain_capsule)["forensics"]["previous"]["why"]
+        assert why.startswith("not kept: without XLA, NanCapsule(previous_batch=True) keeps it")
     folder = tmp_path / "capsules"
-    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--case", "spike", "--jit"), "capsules"), folder)
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--case", "spike", *jit), "capsules"), folder)
     (capsule,) = capsule_files.find_capsules(str(folder))
     manifest = capsule_files.read_manifest(capsule)
     previous = manifest["forensics"]["previous"]

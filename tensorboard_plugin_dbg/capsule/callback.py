@@ -4,11 +4,10 @@ In `fit`, `set_model` runs before Keras makes its train function; it wraps, on t
 `train_step` (to see the batch and read the pre-step state), `compute_loss` (to see the loss) and the `apply` of every
 optimizer it holds (capsule/optimizers.py; to check the loss and gradients first and apply only when all are finite),
 then drops any train function made earlier so that the next one is traced with the check. The train step stays as
-compiled as the user set it (`jit_compile=True` keeps XLA): nothing in the check leaves the device. Without XLA the
-check's rare branch keeps the trigger step's batch in device variables (capsule/stash.py) and the host only notes
-where each call's steps were (`steps_per_execution` steps a call); under XLA the step hands its batch back with its
-logs (device tensors, no copy) and `make_train_function`'s wrapper takes it out of the logs and keeps it on the host
-until the next poll of the trigger counter (every `check_every` steps and at the epoch's end).
+compiled as the user set it (`jit_compile=True` keeps XLA): nothing in the check leaves the device. The step keeps
+its batch in device variables (capsule/stash.py: the last step's, and at a trigger that batch and the one before it)
+and hands nothing back; the host only notes where each call's steps were (`steps_per_execution` steps a call) and
+reads the trigger counter every `check_every` steps and at the epoch's end.
 """
 
 from __future__ import annotations
@@ -40,7 +39,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     runs tfdbg2 (CURT_HEALTH) with a circular buffer of N events during training and flushes it into CAPSULE/tfdbg/
     at the trigger (create the NanCapsule before the model's functions are traced). spike=F / grad_spike=F (off by
     default, F > 1): a |loss| / global gradient norm above F times the largest of the last 100 applied steps triggers
-    like a NaN (capsule/spike.py).
+    like a NaN (capsule/spike.py). previous_batch: keep each step's batch on the device until the next, so that the
+    capsule holds the batch before the trigger's too, and its per-sample loss (default: with XLA only, where the
+    copy is part of the compiled step; without XLA it costs its ops on every step, bench/README.md).
 
     Custom training loop (eager or inside a tf.function):
 
@@ -89,7 +90,9 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch.source = "fit"
         watch.compiled = bool(model.jit_compile)
         watch.steps_per_execution = int(getattr(model, "steps_per_execution", 1) or 1)
-        watch.stash.on = not watch.compiled  # the batch kept on the device, not handed back each step
+        watch.stash.on, watch.stash.compiled = True, watch.compiled  # the batch kept on the device (capsule/stash.py)
+        watch.stash.unsized = watch.compiled  # sized at this fit's first call
+        watch.stash.keep_last = watch.compiled if watch.previous_batch is None else bool(watch.previous_batch)
         found = watched_optimizers.of_model(model)  # a custom train_step may apply optimizers of its own (a GAN)
         watch.attach(model, found[0] if len(found) == 1 else watched_optimizers.Several(found))
         _install(model, watch)
@@ -229,14 +232,13 @@ def _install(model: Any, watch: Watch) -> None:
                 RuntimeWarning,
                 stacklevel=2,
             )
+        replicated = distribute.replicated()
+        if applied and not replicated and watch.replay is None and watch.state.counter is not None:
+            watch.stash.step_end(data)  # the step's batch stays on the device
         if not isinstance(logs, dict):
             return logs
-        if distribute.replicated():  # Keras reduces a replicated step's outputs: the batch is kept on the device
+        if replicated:  # Keras reduces a replicated step's outputs: the batch is kept on the device
             return {**logs, BATCH_KEY: {}}
-        if not watch.stash.on:  # XLA: the step hands its batch back with its logs
-            spec, leaves = structure.flatten(data, fit=True)
-            watch.fit_batch_spec = (spec, [name for name, _ in leaves])
-            logs = {**logs, BATCH_KEY: {str(i): leaf for i, (_, leaf) in enumerate(leaves)}}
         compiled_pass = watch.replay is not None and not watch.replay.dumping
         if compiled_pass and watch.replay_checked is not None:  # replay's compiled pass: the checked tensors
             logs[REPLAY_KEY] = {str(i): t for i, t in enumerate(watch.replay_checked[1])}
@@ -269,6 +271,8 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
     inner = model.train_function
 
     def train_function(iterator: Any) -> Any:
+        # a fit's first call, under XLA: the device's batch buffers sized from its batches (capsule/stash.py)
+        iterator, steps = watch.stash.first_call(iterator, watch.steps_per_execution)
         logs = inner(iterator)
         if isinstance(logs, dict) and BATCH_KEY in logs:
             logs = dict(logs)
@@ -277,7 +281,7 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
             named = [(name, leaves[str(i)]) for i, name in enumerate(names)]
             watch.keep_batch(structure.Flat(spec, named), fit=True)
         elif watch.stash.on:  # the device keeps a trigger's batch: the host keeps where this call's steps were
-            watch.keep_batch(None, fit=True, steps=watch.steps_per_execution)
+            watch.keep_batch(None, fit=True, steps=steps or watch.steps_per_execution)
         return logs
 
     model.train_function = train_function
@@ -287,12 +291,6 @@ def _unwrapping(model: Any, watch: Watch) -> Any:
 def _supported(model: Any) -> None:
     """What the watch cannot follow yet is said here, at set_model, never a silent no-op or a wrong capsule."""
     distribute.check_supported(model.distribute_strategy)
-    if int(getattr(model, "steps_per_execution", 1) or 1) > 1 and model.jit_compile:
-        raise ValueError(
-            f"NanCapsule watches steps_per_execution={model.steps_per_execution} without XLA only (jit_compile=False): "
-            "an XLA-compiled step hands its batch back with its outputs, and a call of the train function returns "
-            "its last step's only; with jit_compile=True use steps_per_execution=1"
-        )
 
 
 def _traced_for(model: Any) -> tuple[Any, ...]:

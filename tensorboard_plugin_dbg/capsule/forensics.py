@@ -6,9 +6,9 @@ as they are then, no later step applied anything; skip mode: later steps did app
 so the model runs with the capsule's stored pre-step weights, put back afterwards): one extra forward pass
 (`training=False`: no dropout draw, BatchNorm on its moving statistics), and the compiled loss per sample (Keras:
 the loss function of `compile`, which reduces each sample's last axis; a `Loss` object's unreduced `call`). Only for
-`fit` with a single loss; otherwise the capsule says why it holds none. The previous step's batch, when the host
-still holds it (kept by reference until the poll, as Lightning keeps it: an XLA step hands its batch back; without
-XLA the device keeps the trigger's batch only), gets the same, with the same weights (`previous_per_sample_loss`: is
+`fit` with a single loss; otherwise the capsule says why it holds none. The previous step's batch (fit: kept on the
+device with the trigger's, capsule/stash.py, with XLA and without; a custom loop: while the host still holds it,
+by reference until the poll, as Lightning keeps it) gets the same, with the same weights (`previous_per_sample_loss`: is
 the spike the batch, or the model?). Stored as `forensics.npz` (`per_sample_loss`, float64 so no sample's value
 overflows on the way), described in the manifest's optional `forensics` entry; capsules written before it lack both
 (the viewer then says "not recorded by this capsule's version")."""
@@ -24,7 +24,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
-from . import distribute, structure
+from . import calls, distribute, structure
 
 
 def at_trigger(
@@ -60,9 +60,18 @@ def at_trigger(
 
 
 def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[str, object]] | None:
-    """(spec, arrays, where) of the step before the kept batch's, when the host still holds it."""
+    """(spec, arrays, where) of the step before the kept batch's: fit's from the device (capsule/stash.py, read with
+    the trigger's batch), a custom loop's when the host still holds it."""
     if isinstance(watch.state, distribute.ReplicaState):  # the host holds an empty batch a step (the device keeps)
         return None
+    if watch.stash.on:
+        if watch.stash.previous is None:
+            return None
+        flat, step = watch.stash.previous
+        call = calls.call_of(watch.recent, step, watch.steps_per_execution)
+        epoch, index = (call[1], calls.batch_index(call[2], step - call[0])) if call else (None, None)
+        spec, arrays = structure.arrays_of(flat, True)
+        return spec, arrays, {"host_step": step, "epoch": epoch, "batch_index": index}
     at = next((i for i, r in enumerate(watch.recent) if r[3] is kept), None) if kept is not None else None
     if not at or watch.recent[at - 1][0] != watch.recent[at][0] - 1 or watch.recent[at - 1][3] is None:
         return None
@@ -74,8 +83,8 @@ def _previous(watch: Any, kept: Any) -> tuple[Any, dict[str, np.ndarray], dict[s
 def _why_no_previous(watch: Any) -> str:
     if isinstance(watch.state, distribute.ReplicaState):
         return "not kept: under tf.distribute the device keeps the trigger step's rows only"
-    if watch.stash.on:  # the batch never comes back to the host without XLA (capsule/stash.py)
-        return "not kept: without XLA the device keeps the trigger step's batch only"
+    if watch.stash.on and not watch.stash.keep_last:
+        return "not kept: without XLA, NanCapsule(previous_batch=True) keeps it (a copy of each batch every step)"
     return "the previous step's batch was not kept (the first step watched)"
 
 

@@ -48,6 +48,7 @@ class Watch:
         spike: float | None = None,
         grad_spike: float | None = None,
         layer_history: int = STEPS,
+        previous_batch: bool | None = None,
     ) -> None:
         if on_nan not in ON_NAN:
             raise ValueError(f"on_nan must be one of {', '.join(ON_NAN)}, not {on_nan!r}")
@@ -57,7 +58,8 @@ class Watch:
         self.check_every = check_every
         self.state = shadow.DeviceState(copy_all=on_nan == "skip")
         self.history = LayerHistory(layer_history)  # per-variable gradient norm and max |w| (#36)
-        self.stash = stash.BatchStash()  # fit without XLA: the trigger step's batch kept on the device
+        self.stash = stash.BatchStash()  # fit: the batches kept on the device
+        self.previous_batch = previous_batch  # keep the last step's batch every step (None: with XLA only)
         self.steps_per_execution = 1  # fit: train steps per call of the train function
         # the host side of the last calls of the step: (first step, epoch, its batch index, batch, fit), until the
         # next poll (one entry per call: steps_per_execution steps under fit, the batch None when the device keeps it)
@@ -184,7 +186,7 @@ class Watch:
 
         def capture() -> Any:
             free = tf.equal(state.slot, 0)  # read before the slot is taken: what the slot holds is written with it
-            stashed = self.stash.capture(batch, free) if fit else []
+            stashed = self.stash.capture(batch, free, state.counter - 1) if fit else []
             held = lambda: self.held_apply.assign(apply_index)  # noqa: E731 - a cond branch
             stashed.append(tf.cond(free, held, lambda: self.held_apply.read_value()))
             stashed += [self.history.hold(state.slot)] if self.history.on else []  # the ring as it was (#36)

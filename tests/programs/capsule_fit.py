@@ -13,7 +13,7 @@ OUT/after.npz holds the trainable and optimizer variables after fit, which in st
 pre-step values). Capsules go to OUT/capsules; OUT/result.json says how training ended.
 --checkpoint F: a ModelCheckpoint saving every F batches (or `epoch`) into OUT/ckpt (result.json: whether each
 checkpoint holds finite variables only, and the model after fit). --bn-first: a BatchNormalization right after the
-sqrt (its statistics meet the NaN).
+sqrt (its statistics meet the NaN). --samples N: N samples (not a multiple of 8: the epoch's last batch is shorter).
 """
 
 import argparse
@@ -128,18 +128,21 @@ class RandomPoison(keras.layers.Layer):
 
 
 def main():
+    global SAMPLES
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--on-nan", default="stop")
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--tfdbg-buffer", type=int, default=0)
     p.add_argument("--steps-per-execution", type=int, default=1)
+    p.add_argument("--samples", type=int, default=SAMPLES, help="not a multiple of 8: the epoch's last batch shorter")
     p.add_argument("--checkpoint", default="", help="ModelCheckpoint's save_freq: a number of batches, or epoch")
     flags = ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch", "jit")
     flags += ("bn-first",)
     for flag in flags:
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
+    SAMPLES = args.samples
     os.makedirs(args.out, exist_ok=True)
     if args.mixed:
         keras.mixed_precision.set_global_policy("mixed_float16")
@@ -230,7 +233,10 @@ def graph_ops(train_function, x, y):
     graph = next(f for f in outer if hasattr(f, "function_spec")).get_concrete_function(iterator).graph
     library = graph.as_graph_def().library.function
     nodes = [n for f in library for n in f.node_def] + list(graph.as_graph_def().node)
-    return {"xla": any(n.attr["_XlaMustCompile"].b for n in nodes), "ops": sorted({n.op for n in nodes})}
+    # what one step hands back to the host: the outputs of Keras's compiled one-step function
+    step_outputs = [len(f.signature.output_arg) for f in library if "one_step_on_data" in f.signature.name]
+    xla = any(n.attr["_XlaMustCompile"].b for n in nodes)
+    return {"xla": xla, "ops": sorted({n.op for n in nodes}), "step_outputs": step_outputs}
 
 
 def _closure_functions(fn, depth=0):

@@ -49,6 +49,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--case", choices=("data-nan", "log", "spike"), default="data-nan")
     p.add_argument("--jit", action="store_true")
+    p.add_argument("--previous", action="store_true", help="NanCapsule(previous_batch=True)")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
@@ -60,7 +61,7 @@ def main():
     else:
         x[BATCH_AT * BATCH + ROW, COL] = np.nan if args.case == "data-nan" else BAD_VALUE
     model = build(args.case, args.jit)
-    capsule = NanCapsule(os.path.join(args.out, "capsules"))
+    capsule = NanCapsule(os.path.join(args.out, "capsules"), **({"previous_batch": True} if args.previous else {}))
     # EPOCH clean epochs first, then the poisoned one: the bad batch is batch BATCH_AT of epoch EPOCH
     fit = dict(batch_size=BATCH, shuffle=False, verbose=0, callbacks=[capsule])
     model.fit(np.nan_to_num(np.abs(x), nan=1.0), np.clip(y, -3, 3), epochs=EPOCH, **fit)

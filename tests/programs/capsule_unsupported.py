@@ -1,5 +1,5 @@
-"""fit with a NanCapsule where the capsule cannot watch yet: under CentralStorageStrategy on two logical CPU devices,
-or with steps_per_execution=4 and jit_compile=True (without XLA it is watched: capsule_fit.py --steps-per-execution).
+"""fit with a NanCapsule where the capsule cannot watch: under CentralStorageStrategy on two logical CPU devices
+(steps_per_execution=4 with jit_compile=True, the second case, is watched since #35's device stash: no error).
 OUT/result.json holds the error set_model raised (type and message).
 
 Args: OUT central_storage|steps_per_execution
