@@ -95,7 +95,7 @@ def sentence(found: tuple[list[str], np.ndarray, np.ndarray] | None, manifest: M
     if first["variable"] is None:
         return f"no variable left its band (>{BAND:g}x its median gradient norm) in the last {norms.shape[1]} steps"
     lead, found_value, median = first["lead"], first["value"] or 0.0, first["median"] or 0.0  # set with the variable
-    when = f"{lead} step{'s' * (lead != 1)} before the trigger" if lead else "at the trigger itself (none before it)"
+    when = f"{lead} step{'s' * (lead != 1)} before the trigger" if lead else "at the trigger itself, not before"
     value = f"gradient norm {_num(found_value)}" if np.isfinite(found_value) else "non-finite gradient norm"
     return (
         f"first out of band: {first['variable']}, {when} ({value} vs its median {_num(median)}; "
