@@ -22,6 +22,8 @@ BAND = 10.0  # out of band: above BAND x the variable's own median
 MIN_STEPS = 4  # steps before the trigger needed to know a band
 MAX_BYTES = 16 << 20  # an array of the history (the writer keeps 16 B x K x variables: 512 KiB for 1,000)
 CARD_VARIABLES = 48  # heatmap rows on the card (a model of 1,000 variables: the 48 most out of band)
+# A tf.distribute capture (the manifest's `replicas`): its compiled step keeps no per-layer ring, in `fit` as in a loop.
+NOT_UNDER_DISTRIBUTE = "not recorded under tf.distribute (the per-layer history is kept without a strategy only)"
 
 
 class OutOfBand(TypedDict):
@@ -87,6 +89,8 @@ def sentence(found: tuple[list[str], np.ndarray, np.ndarray] | None, manifest: M
     if found is None:
         entry = manifest.get("layer_history")
         why = entry.get("why") if isinstance(entry, dict) else None
+        if why and manifest.get("replicas") and not str(why).startswith("turned off"):
+            return NOT_UNDER_DISTRIBUTE  # never the writer's guess there ("a custom loop without checked_apply?")
         return str(why) if why else "not recorded by this capsule's version"
     names, norms, _ = found
     first = first_out_of_band(names, norms)
