@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { graphKind, graphKindShort, graphLabels, noTraceReason } from '../src/widgets/graph_names.ts';
+import { functionKind, graphKind, graphKindShort, graphLabels, noTraceReason } from '../src/widgets/graph_names.ts';
 import { graphLabel } from '../src/panels/graph_structure/graph_structure.ts';
 
 test('two graphs of one name are numbered; a unique name is left alone', () => {
@@ -46,4 +46,10 @@ test("Graph Structure's label and its no-trace tooltip speak of the JAX writer o
   assert.match(noTraceReason('jax'), /^The JAX writer did not record this tensor/);
   assert.doesNotMatch(noTraceReason('jax'), /TensorFlow/);
   assert.match(noTraceReason('tensorflow'), /^TensorFlow did not trace this tensor/);
+});
+
+test('a call on the timeline is of a jitted function in a JAX run, of a tf.function in a TF run', () => {
+  assert.equal(functionKind('jax'), 'jitted function');
+  assert.equal(functionKind('tensorflow'), 'tf.function');
+  assert.equal(graphKindShort('scratch_graph', 'jax'), 'jitted function');
 });

@@ -17,8 +17,13 @@ export function graphKind(name: string, framework: Framework = 'tensorflow'): st
 /** graphKind in two words, for a one-line title (the root-cause card): "tf.function", "Keras graph" or, in a JAX
  * run, "jitted function" (as `analysis/report_text.py` says it). */
 export function graphKindShort(name: string, framework: Framework = 'tensorflow'): string {
-  if (framework === 'jax') return 'jitted function';
-  return KERAS_GRAPHS.has(name) ? 'Keras graph' : 'tf.function';
+  return framework !== 'jax' && KERAS_GRAPHS.has(name) ? 'Keras graph' : functionKind(framework);
+}
+
+/** What a compiled function is called in the run's framework: "tf.function" or "jitted function" (a call of one is
+ * an execution on the timeline). */
+export function functionKind(framework: Framework = 'tensorflow'): string {
+  return framework === 'jax' ? 'jitted function' : 'tf.function';
 }
 
 /** Why an op's output has no trace, as a tooltip: what TensorFlow's dump callback, or the JAX writer, leaves out. */
