@@ -11,6 +11,9 @@ import dumps
 import pytest
 from jax_helpers import cli as _cli
 from jax_helpers import program as _program
+from werkzeug.test import Client
+
+from tests.api_helpers import make_app, ok, wait_indexed
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -200,3 +203,16 @@ def test_a_jitted_functions_constant_input_is_said_in_jaxs_words(tmp_path):
     assert "the JAX writer does not record a jitted function's constants" in line, text
     assert "TensorFlow" not in line and "floating-point" not in line
     assert f"prog.py:{_line(CONSTANT, '# CULPRIT')} in step" in text
+
+
+def test_the_graph_neighbourhood_of_a_jax_run_speaks_of_jaxprs_not_tensorflows_dump():
+    """Graph Structure's note on a JAX run: a jaxpr has no control dependencies; TensorFlow's dump is not named."""
+    app, _ = make_app(os.path.dirname(dumps.make_dump("jax_bugs", "softmax_log")))
+    client = Client(app)
+    wait_indexed(client)
+    (run,) = ok(client, "runs")["runs"]
+    producer = ok(client, "root_cause", run=run["name"])["producer"]
+    answer = ok(
+        client, "graph_neighborhood", run=run["name"], graph_id=producer["graph_id"], op_name=producer["op_name"]
+    )
+    assert answer["notes"] == ["Data edges only: a jaxpr has no control dependencies, so none are drawn."], answer
