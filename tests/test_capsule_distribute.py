@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg import capsule
-from tensorboard_plugin_dbg.analysis import capsule_summary
+from tensorboard_plugin_dbg.analysis import capsule_layers, capsule_summary
 from tensorboard_plugin_dbg.capsule import distribute
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_words
 from tests import dumps
@@ -272,3 +272,15 @@ def test_a_loss_spike_under_mirrored_is_the_global_steps_and_no_replica_applies_
     c = assert_capsule_is_the_step(out, 110)
     assert c.manifest["trigger"]["kind"] == "loss_spike" and c.manifest["replicas"]["non_finite"] == []
     assert c.manifest["trigger"]["value"] > c.manifest["trigger"]["threshold"]
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
+def test_the_per_layer_history_is_said_not_recorded_under_tf_distribute(loop):
+    """The distribute path keeps no per-layer ring: `report` says so in those words, never that a custom loop forgot
+    checked_apply (the capsule came from Keras `fit`, or from a loop that did call it)."""
+    folder = os.path.join(run("--loop") if loop else run(), "capsules")
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "report", folder]
+    text = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=180).stdout
+    (line,) = [s.strip() for s in text.splitlines() if s.strip().startswith("layers:")]
+    assert line == f"layers: {capsule_layers.NOT_UNDER_DISTRIBUTE}", text
+    assert "tf.distribute" in line and "checked_apply" not in line and "custom loop" not in line

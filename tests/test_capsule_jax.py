@@ -198,6 +198,17 @@ def test_replay_of_a_code_bug_on_a_finite_record_names_the_log_line(tmp_path):
     assert "reproduced" in report.stdout and CULPRIT in report.stdout, report.stdout
 
 
+def test_replay_of_a_log_of_a_negative_record_names_the_element_and_its_value_in_jaxs_words(tmp_path):
+    """The first layer takes `keras.ops.log` of the batch itself and x[5, 3] is -2.0: JAX's op is the primitive
+    `log` (TensorFlow's is `Log`), and the replay says which element of the batch it received, with its value."""
+    code, text, _ = _replay(tmp_path, "--bug", "log-negative")
+    assert code == 0, text
+    with open(dumps.program_path(PROGRAM)) as f:
+        line = next(i for i, s in enumerate(f, 1) if "# RAW CULPRIT" in s)
+    assert f"log at capsule_jax_fit.py:{line} received x[5, 3] = -2.0 (batch 5 of epoch 0)" in text, text
+    assert "came with the batch" not in text
+
+
 def test_replay_of_a_custom_loss_names_its_log_line(tmp_path):
     code, text, _ = _replay(tmp_path, "--bug", "loss-log")
     assert code == 0, text

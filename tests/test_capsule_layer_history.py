@@ -97,7 +97,10 @@ def test_a_tie_goes_to_the_larger_excess_and_a_nan_only_at_the_trigger_has_lead_
     first = capsule_layers.first_out_of_band(["a", "b", "c"], calm)
     assert (first["variable"], first["lead"]) == ("b", 0)
     found = (["a", "b", "c"], calm, calm)
-    assert "b, at the trigger itself (none before it)" in capsule_layers.sentence(found, {})
+    said = capsule_layers.sentence(found, {})
+    # one sentence, one bracket: never "(none before it) (non-finite ...)"
+    assert said.startswith("first out of band: b, at the trigger itself, not before (")
+    assert said.count("(") == 1 and ") (" not in said and "non-finite gradient norm vs its median" in said, said
     assert "no variable left its band" in capsule_layers.sentence((["a"], quiet(1), quiet(1)), {})
 
 

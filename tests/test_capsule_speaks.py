@@ -79,6 +79,11 @@ def test_a_code_bug_met_by_one_finite_bad_record_names_the_line_and_the_value(tm
         assert said in shown and "1 negative among 40 elements" in shown, shown
         assert "first producer" in shown or "Root cause" in shown or "<" in shown
         assert "cannot be known" not in shown and "inputs unknown" not in shown
+    # a rule the replay's mode cannot judge: the replay command on this capsule's real folder, ready to paste
+    capsule = os.path.join(folder, os.listdir(folder)[0])
+    advice = f"{capsule_text.review_command(capsule)} --mode FULL_TENSOR"
+    needs = [s for s in report(folder).splitlines() if s.startswith("not judged: value_explosion needs")]
+    assert len(needs) == 1 and needs[0].endswith(f": {advice}") and "LOGDIR" not in needs[0], needs
 
 
 def test_the_capture_says_what_where_and_the_command_that_replays_it(tmp_path):

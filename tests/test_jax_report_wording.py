@@ -11,6 +11,9 @@ import dumps
 import pytest
 from jax_helpers import cli as _cli
 from jax_helpers import program as _program
+from werkzeug.test import Client
+
+from tests.api_helpers import make_app, ok, wait_indexed
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -174,3 +177,42 @@ def test_host_data_passed_to_a_jitted_function_is_said_in_jaxs_words(tmp_path):
     _, text = _run_and_report(tmp_path, HOST_DATA)
     assert "arg_0:0 — passed in by execution #" in text and "(jitted function `jit_step`)" in text, text
     assert "Python/numpy data converted by JAX" in text and "tf.function" not in text
+
+
+CONSTANT = """
+import sys
+import numpy as np
+import jax, jax.numpy as jnp
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+enable_dump_debug_info(sys.argv[1])
+SCALE = np.array([1.0, -1.0, 2.0], np.float32)
+
+@jax.jit
+def step(w):
+    return w * jnp.log(SCALE)  # CULPRIT
+
+print(step(jnp.ones(3)))
+"""
+
+
+def test_a_jitted_functions_constant_input_is_said_in_jaxs_words(tmp_path):
+    """A float32 constant closed over by a jitted function (a jaxpr constvar, op `const_0`) is not recorded by the
+    JAX writer: the report says so, never "not traced by TensorFlow" nor "not a floating-point tensor"."""
+    _, text = _run_and_report(tmp_path, CONSTANT)
+    (line,) = [line for line in text.splitlines() if "const_0:0" in line]
+    assert "the JAX writer does not record a jitted function's constants" in line, text
+    assert "TensorFlow" not in line and "floating-point" not in line
+    assert f"prog.py:{_line(CONSTANT, '# CULPRIT')} in step" in text
+
+
+def test_the_graph_neighbourhood_of_a_jax_run_speaks_of_jaxprs_not_tensorflows_dump():
+    """Graph Structure's note on a JAX run: a jaxpr has no control dependencies; TensorFlow's dump is not named."""
+    app, _ = make_app(os.path.dirname(dumps.make_dump("jax_bugs", "softmax_log")))
+    client = Client(app)
+    wait_indexed(client)
+    (run,) = ok(client, "runs")["runs"]
+    producer = ok(client, "root_cause", run=run["name"])["producer"]
+    answer = ok(
+        client, "graph_neighborhood", run=run["name"], graph_id=producer["graph_id"], op_name=producer["op_name"]
+    )
+    assert answer["notes"] == ["Data edges only: a jaxpr has no control dependencies, so none are drawn."], answer

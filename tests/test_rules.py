@@ -5,6 +5,7 @@ rules section and exit codes; the health map's cells."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import dumps
@@ -141,9 +142,10 @@ def test_rules_the_dump_cannot_judge_name_the_call():
     )
 
 
-class _ModesRun:  # needs() reads the run's name and debug modes only
+class _ModesRun:  # needs() reads the run's name, folder and debug modes only
     def __init__(self, modes: list[str], name: str = "run") -> None:
         self.name, self.modes = name, modes
+        self.directory = f"/logs/{name}"
 
     def info(self):
         return {"name": self.name, "debug_modes": self.modes}
@@ -165,13 +167,15 @@ def test_mode_advice_never_asks_for_a_mode_that_records_less():
 def test_a_capsule_replay_is_told_to_replay_in_full_tensor():
     replay = _ModesRun(["FULL_HEALTH"], name="capsules/capsule-step000000012/replay")
     needs = {n["rule"]: n for n in rules.needs(replay)}  # type: ignore[arg-type]
-    assert needs["value_explosion"]["call"] == (
-        "python -m tensorboard_plugin_dbg replay LOGDIR/capsules/capsule-step000000012 --mode FULL_TENSOR"
+    assert needs["value_explosion"]["call"] == (  # the capsule's real folder, never a LOGDIR placeholder
+        f"{sys.executable} -m tensorboard_plugin_dbg replay /logs/capsules/capsule-step000000012 --mode FULL_TENSOR"
     )
 
 
 def test_batch_alternates_is_judged_with_shape_change_never_a_need_of_its_own():
-    class CurtRun:  # needs() reads the run's debug modes only
+    class CurtRun:  # needs() reads the run's debug modes (and its folder) only
+        directory = "/logs/run"
+
         def info(self):
             return {"debug_modes": ["CURT_HEALTH"]}
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { graphKind, graphKindShort, graphLabels } from '../src/widgets/graph_names.ts';
+import { functionKind, graphKind, graphKindShort, graphLabels, noTraceReason } from '../src/widgets/graph_names.ts';
+import { graphLabel } from '../src/panels/graph_structure/graph_structure.ts';
 
 test('two graphs of one name are numbered; a unique name is left alone', () => {
   const labels = graphLabels([
@@ -26,4 +27,29 @@ test("Keras's scratch graph is not called a tf.function", () => {
 test('the short kind (root-cause card) says "Keras graph" for scratch_graph, as the report does', () => {
   assert.equal(graphKindShort('scratch_graph'), 'Keras graph');
   assert.equal(graphKindShort('train_step'), 'tf.function');
+});
+
+test('a JAX run\'s graphs are jitted functions, never "tf.function"; a TF run keeps its words', () => {
+  assert.equal(graphKindShort('jit_train_step', 'jax'), 'jitted function');
+  assert.equal(graphKind('jit_train_step', 'jax'), 'a function compiled with jax.jit');
+  assert.equal(graphKindShort('scratch_graph', 'tensorflow'), 'Keras graph');
+  assert.equal(graphKind('train_step', 'tensorflow'), 'tf.function');
+});
+
+test("Graph Structure's label and its no-trace tooltip speak of the JAX writer on a JAX run", () => {
+  const chain = [
+    { graph_id: 'g1', name: 'jit_step' },
+    { graph_id: 'g2', name: 'jit_step.scan_1' },
+  ];
+  assert.equal(graphLabel(chain, 'g2', 'jax'), 'in jit_step › jit_step.scan_1 (a function compiled with jax.jit)');
+  assert.equal(graphLabel(chain, 'g2', 'tensorflow'), 'in jit_step › jit_step.scan_1 (tf.function)');
+  assert.match(noTraceReason('jax'), /^The JAX writer did not record this tensor/);
+  assert.doesNotMatch(noTraceReason('jax'), /TensorFlow/);
+  assert.match(noTraceReason('tensorflow'), /^TensorFlow did not trace this tensor/);
+});
+
+test('a call on the timeline is of a jitted function in a JAX run, of a tf.function in a TF run', () => {
+  assert.equal(functionKind('jax'), 'jitted function');
+  assert.equal(functionKind('tensorflow'), 'tf.function');
+  assert.equal(graphKindShort('scratch_graph', 'jax'), 'jitted function');
 });

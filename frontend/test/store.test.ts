@@ -126,6 +126,18 @@ test('navigating to an untraced op says so instead of selecting nothing', async 
   assert.equal(store.state.hint, null);
 });
 
+test("an untraced op of a JAX run is said in the JAX writer's words, never TensorFlow's", async () => {
+  const store = new Store();
+  const api = new FakeApi();
+  api.runsList = [{ ...runInfo('a', 10, 1), framework: 'jax' }];
+  const ctl = new Controller(store, api, memUrl());
+  await ctl.start();
+  ctl.stop();
+  await ctl.navigateToOp('g1', 'dense/kernel');
+  assert.match(store.state.hint!, /^dense\/kernel has no trace: the JAX writer did not record/);
+  assert.doesNotMatch(store.state.hint!, /TensorFlow/);
+});
+
 test('a stale focus response is dropped', async () => {
   const store = new Store();
   const api = new FakeApi();

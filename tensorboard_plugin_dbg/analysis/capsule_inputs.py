@@ -40,6 +40,8 @@ _OUTSIDE = {
     "Asin": lambda x: np.abs(x) > 1,
     "Atanh": lambda x: np.abs(x) >= 1,
 }
+# The same for JAX's primitives, the op types of a JAX replay's dump (jax/instrument.py): lax.log, lax.sqrt...
+_OUTSIDE |= {tf.lower(): _OUTSIDE[tf] for tf in ("Log", "Sqrt", "Rsqrt", "Log1p", "Acos", "Asin", "Atanh")}
 
 
 def capsule_of(run: RunQueries) -> str | None:

@@ -22,6 +22,8 @@ BAND = 10.0  # out of band: above BAND x the variable's own median
 MIN_STEPS = 4  # steps before the trigger needed to know a band
 MAX_BYTES = 16 << 20  # an array of the history (the writer keeps 16 B x K x variables: 512 KiB for 1,000)
 CARD_VARIABLES = 48  # heatmap rows on the card (a model of 1,000 variables: the 48 most out of band)
+# A tf.distribute capture (the manifest's `replicas`): its compiled step keeps no per-layer ring, in `fit` as in a loop.
+NOT_UNDER_DISTRIBUTE = "not recorded under tf.distribute (the per-layer history is kept without a strategy only)"
 
 
 class OutOfBand(TypedDict):
@@ -87,6 +89,8 @@ def sentence(found: tuple[list[str], np.ndarray, np.ndarray] | None, manifest: M
     if found is None:
         entry = manifest.get("layer_history")
         why = entry.get("why") if isinstance(entry, dict) else None
+        if why and manifest.get("replicas") and not str(why).startswith("turned off"):
+            return NOT_UNDER_DISTRIBUTE  # never the writer's guess there ("a custom loop without checked_apply?")
         return str(why) if why else "not recorded by this capsule's version"
     names, norms, _ = found
     first = first_out_of_band(names, norms)
@@ -95,7 +99,7 @@ def sentence(found: tuple[list[str], np.ndarray, np.ndarray] | None, manifest: M
     if first["variable"] is None:
         return f"no variable left its band (>{BAND:g}x its median gradient norm) in the last {norms.shape[1]} steps"
     lead, found_value, median = first["lead"], first["value"] or 0.0, first["median"] or 0.0  # set with the variable
-    when = f"{lead} step{'s' * (lead != 1)} before the trigger" if lead else "at the trigger itself (none before it)"
+    when = f"{lead} step{'s' * (lead != 1)} before the trigger" if lead else "at the trigger itself, not before"
     value = f"gradient norm {_num(found_value)}" if np.isfinite(found_value) else "non-finite gradient norm"
     return (
         f"first out of band: {first['variable']}, {when} ({value} vs its median {_num(median)}; "

@@ -32,6 +32,7 @@ MAX_HOPS = 8
 NOTES = [
     "Data edges only: TensorFlow's dump records no control dependencies, so none are drawn.",
 ]
+JAX_NOTES = ["Data edges only: a jaxpr has no control dependencies, so none are drawn."]  # a JAX writer's run
 
 
 class _Node(TypedDict, total=False):
@@ -176,7 +177,7 @@ def neighborhood(
         "nodes": [cast(wire.NeighborhoodNode, node) for node in walk.nodes.values()],
         "edges": walk.edges,
         "truncated": walk.truncated,
-        "notes": NOTES,
+        "notes": JAX_NOTES if run.info()["framework"] == "jax" else NOTES,
     }
 
 

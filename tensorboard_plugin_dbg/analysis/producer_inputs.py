@@ -85,7 +85,7 @@ def graph_input(
         entry["linked"] = link["flag"] is not None
         entry["description"] = f"{name} — {link['why']}"
     else:
-        why, harmless = untraced_reason(op_type)
+        why, harmless = untraced_reason(op_type, run.info()["framework"])
         entry["description"] = f"{name} — {why}"
         entry["linked"] = harmless
     return entry
@@ -99,9 +99,14 @@ SKIPPED_BY_TF = frozenset(
 )  # fmt: skip
 
 
-def untraced_reason(op_type: str | None) -> tuple[str, bool]:
+def untraced_reason(op_type: str | None, framework: str = "tensorflow") -> tuple[str, bool]:
     """(why a graph input has no trace, whether that means it cannot be NaN/∞) for an input that is not a
-    function input and was never traced."""
+    function input and was never traced, in the words of the framework that wrote the run."""
+    if framework == "jax":
+        # The JAX writer records every floating equation output, never a jaxpr's constvars (its `Const` ops).
+        if op_type == "Const":
+            return "not recorded: the JAX writer does not record a jitted function's constants (health unknown)", False
+        return "not recorded by the JAX writer (not a floating-point tensor, so not NaN/∞)", True
     if op_type in SKIPPED_BY_TF:
         return f"not traced: TensorFlow does not instrument {op_type} ops, so its health cannot be known", False
     return "not traced by TensorFlow (not a floating-point tensor, so not NaN/∞)", True

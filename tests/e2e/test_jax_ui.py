@@ -23,6 +23,11 @@ def test_jax_float16_overflow_card_to_the_line(page):
         wait_text(card, r"Root cause", timeout_ms=30_000)
         wait_text(card, r"jvp\(\)/mul_\d+")
         wait_text(card, r"jax_bugs\.py:\d+")
+        # a JAX run's graph is a jitted function, as `report` says, never a tf.function
+        graph = card.locator(".rc-graph")
+        assert "(jitted function)" in graph.inner_text() and "tf.function" not in graph.inner_text()
+        assert graph.get_attribute("title").endswith(": a function compiled with jax.jit")
+        assert "a jitted function call opens it" in by_testid(frame, "tl-boxes").get_attribute("title")
         card.click()
         wait_focused_source_line(frame, program, "# CULPRIT-float16")
         screenshot(page, "jax-1-float16")

@@ -1,10 +1,12 @@
 """Keras 3 on JAX (KERAS_BACKEND=jax) trained with fit and a NanCapsule, one bad batch at a known step.
 
-Args: OUT [--bug nan-input|log|loss-log] [--on-nan stop|skip|raise] [--poison-step K] [--epochs N] [--fit-per-epoch]
-(one fit call per epoch with the same callbacks; result.json: how many distinct train functions they ran)
+Args: OUT [--bug nan-input|log|log-negative|loss-log] [--on-nan stop|skip|raise] [--poison-step K] [--epochs N]
+[--fit-per-epoch] (one fit call per epoch with the same callbacks; result.json: how many distinct train functions
+they ran)
 [--no-tensorflow] (importing TensorFlow fails, as on a JAX machine without it; result.json: whether it was loaded)
 --bug nan-input: the batch of step K carries a NaN in x[5, 3] (the data, not the code); --bug log: row 5 of that
 batch is finite but has a zero feature, and the custom layer's `keras.ops.log` turns it into -inf (the code);
+--bug log-negative: row 5's x[5, 3] is -2.0 and the first layer takes `keras.ops.log` of the batch itself (the code);
 --bug loss-log: the targets are positive but row 5's is 0, and the custom loss takes its `keras.ops.log` (the code).
 The program keeps its own copies of that step's batch and of every variable before the step (OUT/expected.npz), and
 OUT/result.json says how training ended (epochs run, steps applied, whether the final weights are finite).
@@ -30,6 +32,11 @@ BATCH, SAMPLES, ROW, COLUMN = 8, 96, 5, 3
 class LogFeatures(keras.layers.Layer):
     def call(self, x):
         return keras.ops.log(x + 1.0)  # CULPRIT
+
+
+class LogInputs(keras.layers.Layer):
+    def call(self, x):
+        return keras.ops.log(x)  # RAW CULPRIT
 
 
 def log_error(y, p):
@@ -59,7 +66,7 @@ class KeepPreStep(keras.callbacks.Callback):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("--bug", default="nan-input", choices=("nan-input", "log", "loss-log"))
+    parser.add_argument("--bug", default="nan-input", choices=("nan-input", "log", "log-negative", "loss-log"))
     parser.add_argument("--on-nan", default="stop")
     parser.add_argument("--poison-step", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=1)
@@ -76,12 +83,19 @@ def main() -> None:
         x[row, COLUMN] = np.nan
     elif args.bug == "log":
         x[row, COLUMN] = -1.0  # finite data; log(x + 1) of it is -inf
+    elif args.bug == "log-negative":
+        x[row, COLUMN] = -2.0  # finite data; log of it is NaN
     else:
         y = rng.uniform(0.5, 2.0, (SAMPLES, 1)).astype(np.float32)
         y[row, 0] = 0.0  # a finite target; the loss's log of it is -inf
 
     model = keras.Sequential(
-        [keras.Input((6,)), LogFeatures(), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)]
+        [
+            keras.Input((6,)),
+            LogInputs() if args.bug == "log-negative" else LogFeatures(),
+            keras.layers.Dense(16, activation="relu"),
+            keras.layers.Dense(1),
+        ]
     )
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=log_error if args.bug == "loss-log" else "mse")
     step = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)

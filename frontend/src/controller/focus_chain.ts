@@ -239,11 +239,11 @@ export class FocusChain {
         if (!live()) return;
         const idx = nearestIndex(op.traces.indices, near);
         if (idx === null) {
-          this.store.set({
-            op: ready(op),
-            inputRows: [],
-            hint: `${opName} has no trace: TensorFlow did not instrument it (e.g. a function-input placeholder or a gradient op).`,
-          });
+          const why =
+            this.store.runInfo()?.framework === 'jax'
+              ? "the JAX writer did not record it (e.g. a jitted function's argument or constant, a non-floating output)"
+              : 'TensorFlow did not instrument it (e.g. a function-input placeholder or a gradient op)';
+          this.store.set({ op: ready(op), inputRows: [], hint: `${opName} has no trace: ${why}.` });
           await this.loadStack(run, op.stack_frame_ids, live);
           return;
         }

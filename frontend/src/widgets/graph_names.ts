@@ -2,19 +2,36 @@
  * Graph names as a list shows them: two graphs with one name (a function traced twice, e.g. for two input shapes)
  * are told apart by a number in order of appearance; Keras's own scratch graph is not called a tf.function.
  */
+import type { Framework } from '../api/wire.ts';
 
 /** Graphs Keras builds for itself (shape inference), not a tf.function the user wrote. */
 const KERAS_GRAPHS = new Set(['scratch_graph']);
 
-/** What the graph is: "tf.function", or what Keras uses it for. */
-export function graphKind(name: string): string {
+/** What the graph is: "tf.function", or what Keras uses it for; in a run the JAX writer wrote (`framework`, the
+ * run's RunInfo.framework), a function compiled with jax.jit. */
+export function graphKind(name: string, framework: Framework = 'tensorflow'): string {
+  if (framework === 'jax') return 'a function compiled with jax.jit';
   return KERAS_GRAPHS.has(name) ? 'a graph Keras builds for shape inference' : 'tf.function';
 }
 
-/** graphKind in two words, for a one-line title (the root-cause card): "tf.function" or "Keras graph" (as
- * `analysis/report_text.py` says it). */
-export function graphKindShort(name: string): string {
-  return KERAS_GRAPHS.has(name) ? 'Keras graph' : 'tf.function';
+/** graphKind in two words, for a one-line title (the root-cause card): "tf.function", "Keras graph" or, in a JAX
+ * run, "jitted function" (as `analysis/report_text.py` says it). */
+export function graphKindShort(name: string, framework: Framework = 'tensorflow'): string {
+  return framework !== 'jax' && KERAS_GRAPHS.has(name) ? 'Keras graph' : functionKind(framework);
+}
+
+/** What a compiled function is called in the run's framework: "tf.function" or "jitted function" (a call of one is
+ * an execution on the timeline). */
+export function functionKind(framework: Framework = 'tensorflow'): string {
+  return framework === 'jax' ? 'jitted function' : 'tf.function';
+}
+
+/** Why an op's output has no trace, as a tooltip: what TensorFlow's dump callback, or the JAX writer, leaves out. */
+export function noTraceReason(framework: Framework = 'tensorflow'): string {
+  return framework === 'jax'
+    ? "The JAX writer did not record this tensor (e.g. a jitted function's argument or constant, a non-floating " +
+        'output, or a while-loop iteration past the 100th)'
+    : 'TensorFlow did not trace this tensor (e.g. a function-input placeholder or a gradient op)';
 }
 
 /** graph id -> its label among `graphs` (in order of appearance): the name, numbered where names repeat. */

@@ -84,7 +84,12 @@ def needs(run: RunQueries) -> list[wire.RuleNeed]:
                     "title": config.TITLES[rule],
                     "needs": list(wanted),
                     "call": config.advice(
-                        wanted, modes, info.get("name", ""), capsule_files.REPLAY_DIR, info.get("framework", "")
+                        wanted,
+                        modes,
+                        info.get("name", ""),
+                        capsule_files.REPLAY_DIR,
+                        info.get("framework", ""),
+                        directory=run.directory,  # a capsule replay's: the command names the capsule's real folder
                     ),
                 }
             )

@@ -7,9 +7,11 @@ in api/routes/lists.py, parsed in api/params.py) and a flag of `report` (the sam
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from tensorboard_plugin_dbg.reader import capsule_words
 from tensorboard_plugin_dbg.wire.types import AlertType, DebugModeName
 
 # Final: each name's type is its literal, so the wire types (AlertType) check them
@@ -75,16 +77,24 @@ REPLAY_MODES = ("FULL_HEALTH", "FULL_TENSOR")
 
 
 def advice(
-    wanted: tuple[str, ...], modes: Collection[str], run_name: str, replay_dir: str, framework: str = "tensorflow"
+    wanted: tuple[str, ...],
+    modes: Collection[str],
+    run_name: str,
+    replay_dir: str,
+    framework: str = "tensorflow",
+    *,
+    directory: str,
 ) -> str:
     """How to get a dump a rule can judge: the first wanted mode that records more than the dump (never one that only
-    records part of it); for a capsule's replay dump (CAPSULE/replay), the replay command; else why not."""
+    records part of it); for a capsule's replay dump (CAPSULE/replay, in `directory`), the replay command on that
+    capsule's folder, as the card offers it; else why not."""
     have = frozenset().union(*(RECORDS.get(m, frozenset()) for m in modes))
     more = [m for m in wanted if not RECORDS.get(m, frozenset()) <= have]
     parent, _, last = run_name.rpartition("/")
     replayable = [m for m in more if m in REPLAY_MODES]
     if last == replay_dir and parent and replayable:
-        return f"python -m tensorboard_plugin_dbg replay LOGDIR/{parent} --mode {replayable[-1]}"
+        capsule = os.path.dirname(os.path.normpath(directory))
+        return f"{capsule_words.review_command(capsule)} --mode {replayable[-1]}"
     if more:
         return enable_call(more[0], framework)
     held = "/".join(sorted(modes)) or "this dump's mode"

@@ -112,6 +112,7 @@ export class AlertsPanel {
           () => {
             if (found.producer) this.ctl.tensors.open(alertTarget(found.producer.alert));
           },
+          this.ctl.store.runInfo()?.framework,
         ),
       );
     } else if (rc.status === 'error') {

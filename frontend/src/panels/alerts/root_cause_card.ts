@@ -7,7 +7,7 @@
  * the dashboard and `python -m tensorboard_plugin_dbg report` say the same words. In a short pane the card is one
  * line (styles.ts: a container query on the Alerts panel's body).
  */
-import type { RootCauseResponse, StackFrame } from '../../api/wire.ts';
+import type { Framework, RootCauseResponse, StackFrame } from '../../api/wire.ts';
 import { el } from '../../widgets/panel.ts';
 import { renderHealth } from '../../widgets/health.ts';
 import { baseName } from '../stack_trace/fold.ts';
@@ -38,13 +38,19 @@ function copyButton(text: string): HTMLElement {
 
 type Producer = NonNullable<RootCauseResponse['producer']>;
 
-export function renderRootCause(rc: RootCauseResponse, onFocus: () => void, onValues: () => void): HTMLElement {
+/** `framework`: the run's (RunInfo.framework): a JAX run's graphs are jitted functions, not tf.functions. */
+export function renderRootCause(
+  rc: RootCauseResponse,
+  onFocus: () => void,
+  onValues: () => void,
+  framework: Framework = 'tensorflow',
+): HTMLElement {
   const card = el('div', `rc-card rc-${rc.status}`);
   card.dataset.testid = 'root-cause';
   card.dataset.status = rc.status;
   const p = rc.producer;
   if (rc.status !== 'found' || !p) return statusCard(card, rc);
-  card.append(titleLine(rc, p, onValues), outputLine(p));
+  card.append(titleLine(rc, p, onValues, framework), outputLine(p));
   card.append(...forwardLines(p), ...dataLines(p), ...inputLines(p));
   if (p.user_frame) card.append(sourceLine(p.user_frame, p.source_line, p.forward ? 'during' : '', 'rc-source'));
   card.append(...footLines(rc));
@@ -63,7 +69,7 @@ function statusCard(card: HTMLElement, rc: RootCauseResponse): HTMLElement {
 }
 
 /** "Root cause: op type in graph (kind) · execution n · file:line", copy and values buttons. */
-function titleLine(rc: RootCauseResponse, p: Producer, onValues: () => void): HTMLElement {
+function titleLine(rc: RootCauseResponse, p: Producer, onValues: () => void, framework: Framework): HTMLElement {
   const title = el('div', 'rc-title');
   title.append(
     el('span', 'rc-label', p.role === 'unknown' ? 'First NaN/∞ (inputs not recorded): ' : 'Root cause: '),
@@ -72,8 +78,8 @@ function titleLine(rc: RootCauseResponse, p: Producer, onValues: () => void): HT
   // The op type only where it says more than the name (no "Log Log").
   if (p.op_name && p.op_type !== p.op_name) title.append(el('span', 'muted', ` ${p.op_type}`));
   if (p.graph_name) {
-    const graph = el('span', 'muted rc-graph', ` in ${p.graph_name} (${graphKindShort(p.graph_name)})`);
-    graph.title = `${p.graph_name}: ${graphKind(p.graph_name)}`;
+    const graph = el('span', 'muted rc-graph', ` in ${p.graph_name} (${graphKindShort(p.graph_name, framework)})`);
+    graph.title = `${p.graph_name}: ${graphKind(p.graph_name, framework)}`;
     title.append(graph);
   }
   // An op's k-th run: "trace" for a graph op (Graph Execution's rows), "execution" only for the timeline's (eager)

@@ -17,6 +17,7 @@ import { chipTextWidth } from '../../widgets/chip_fit.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { shortDevice } from '../../widgets/devices.ts';
+import { functionKind } from '../../widgets/graph_names.ts';
 import { FacetSelect } from './facet_select.ts';
 import { comparing, differenceOf } from '../../store/compared_rows.ts';
 import { differenceCell, differenceHead, DivergentToggle, nameDifferenceHead } from './difference_column.ts';
@@ -292,7 +293,8 @@ export class GraphExecutionPanel {
     close.dataset.testid = 'ge-call-close';
     close.title = 'Close this call: list every trace again';
     close.addEventListener('click', () => this.ctl.setFilters({ ...this.ctl.store.state.geFilters, call: undefined }));
-    this.callChip.title = `Only the traces tf.function call #${call} wrote${info ? ` (${info.traces} traces)` : ''}`;
+    const kind = functionKind(this.ctl.store.runInfo()?.framework);
+    this.callChip.title = `Only the traces ${kind} call #${call} wrote${info ? ` (${info.traces} traces)` : ''}`;
     this.callChip.replaceChildren(el('span', '', `call #${call}${name}`), close);
   }
 

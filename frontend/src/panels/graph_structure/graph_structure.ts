@@ -1,14 +1,15 @@
 /**
  * Graph Structure panel: the focused op in the middle (bold), the ops feeding its inputs above (with slots), the
  * ops consuming its outputs below. Clicking one navigates there and moves Graph Execution to its nearest trace;
- * an input TensorFlow did not trace says so instead of highlighting nothing. For an eager execution it shows the
+ * an input the dump did not trace says so instead of highlighting nothing. For an eager execution it shows the
  * execution's op, inputs and outputs.
  */
-import { graphKind } from '../../widgets/graph_names.ts';
+import { graphKind, noTraceReason } from '../../widgets/graph_names.ts';
 import type { Controller } from '../../controller/controller.ts';
 import type { State } from '../../store/store.ts';
 import type {
   ExecutionDetail,
+  Framework,
   GraphRef,
   NeighborhoodResponse,
   OpInfo,
@@ -32,17 +33,17 @@ import { ordinal } from '../../widgets/ordinal.ts';
 const KEPT_CHOICES = 32;
 
 /** "in `loss` (tf.function)": the innermost named graph of the chain (the outermost graph of a tf.function has no
- * name in the dump; its UUID says nothing to a person), else a short id. */
-export function graphLabel(chain: GraphRef[], graphId: string): string {
+ * name in the dump; its UUID says nothing to a person), else a short id. A JAX run's graphs are jitted functions. */
+export function graphLabel(chain: GraphRef[], graphId: string, framework: Framework = 'tensorflow'): string {
   const named = chain.filter((g) => g.name);
-  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (${graphKind(named.at(-1)!.name)})`;
+  if (named.length) return `in ${named.map((g) => g.name).join(' › ')} (${graphKind(named.at(-1)!.name, framework)})`;
   return `in graph ${graphId.slice(0, 8)}…`;
 }
 
-function traceNote(t: TraceIndices): HTMLElement {
+function traceNote(t: TraceIndices, framework: Framework): HTMLElement {
   if (t.count === 0) {
     const n = el('span', 'no-trace', 'no trace');
-    n.title = 'TensorFlow did not trace this tensor (e.g. a function-input placeholder or a gradient op)';
+    n.title = noTraceReason(framework);
     return n;
   }
   return el('span', 'muted', `${t.count.toLocaleString('en-US')} trace${t.count === 1 ? '' : 's'}`);
@@ -150,6 +151,11 @@ export class GraphStructurePanel {
     const at = links.indexOf(document.activeElement as HTMLElement);
     const next = at < 0 ? 0 : Math.min(Math.max(at + (e.key === 'ArrowDown' ? 1 : -1), 0), links.length - 1);
     links[next]!.focus();
+  }
+
+  /** Which framework wrote the shown run (its graphs' kind and what has no trace depend on it). */
+  private framework(): Framework {
+    return this.ctl.store.runInfo()?.framework ?? 'tensorflow';
   }
 
   /** List / drawn mode and the hops (1–8) of the drawn neighbourhood. */
@@ -297,7 +303,7 @@ export class GraphStructurePanel {
           'muted',
           `:${input.output_slot}${input.op && input.op.op_type !== input.op_name ? ' · ' + input.op.op_type : ''}`,
         ),
-        traceNote(input.traces),
+        traceNote(input.traces, this.framework()),
       );
       const health = this.inputHealth(s, input.traces.indices);
       if (health) row.append(renderHealth(health, { opType: op.op_type, slot: input.slot }));
@@ -309,10 +315,10 @@ export class GraphStructurePanel {
     const meta = el(
       'div',
       'muted',
-      `${op.op_type !== op.op_name ? op.op_type + ' · ' : ''}${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · ${graphLabel(op.graph_chain, op.graph_id)}`,
+      `${op.op_type !== op.op_name ? op.op_type + ' · ' : ''}${op.num_outputs} output${op.num_outputs === 1 ? '' : 's'} · ${graphLabel(op.graph_chain, op.graph_id, this.framework())}`,
     );
     meta.title = `graph ${op.graph_id}`;
-    center.append(name, meta, traceNote(op.traces));
+    center.append(name, meta, traceNote(op.traces, this.framework()));
     const consumers = el('div', 'gs-section gs-consumers');
     const total = op.consumers.reduce((n, c) => n + c.consumers.length, 0);
     consumers.append(el('div', 'gs-label', total ? 'Consumers' : 'No consumers'));
@@ -324,7 +330,7 @@ export class GraphStructurePanel {
           el('span', 'gs-slot', `out ${slot.output_slot} → in ${c.input_slot}`),
           this.opButton(op.graph_id, c.op_name, c.op, 'gs-consumer-op'),
           el('span', 'muted', c.op && c.op.op_type !== c.op_name ? c.op.op_type : ''),
-          traceNote(c.traces),
+          traceNote(c.traces, this.framework()),
         );
         consumers.append(row);
       }

@@ -103,7 +103,7 @@ export class LineOpsPopover {
     b.dataset.testid = 'line-op';
     b.dataset.op = op.op_name;
     b.dataset.health = h.cls;
-    b.title = `${op.op_name} (${op.op_type}) in ${graph} (${graphKind(op.graph_name)}, graph ${op.graph_id}) — ${h.words}; ${
+    b.title = `${op.op_name} (${op.op_type}) in ${graph} (${graphKind(op.graph_name, this.ctl.store.runInfo()?.framework)}, graph ${op.graph_id}) — ${h.words}; ${
       op.direct ? 'made by this line' : 'made through a call this line makes'
     }. Click to focus it.`;
     b.append(

@@ -13,6 +13,7 @@ import { renderHealth } from '../../widgets/health.ts';
 import { emptyReason, noRunState } from '../../widgets/notices.ts';
 import type { Readiness } from '../../ready.ts';
 import { timelineKeyTarget } from '../../store/focus_math.ts';
+import { functionKind } from '../../widgets/graph_names.ts';
 import { Minimap } from './minimap.ts';
 
 /** A box's pitch (width plus gap) at the start, and the widest it gets zoomed in. */
@@ -68,7 +69,6 @@ export class TimelinePanel {
     this.detail.dataset.testid = 'tl-detail';
     this.panel.body.append(this.minimap.element, this.boxes, this.detail);
     this.boxes.tabIndex = 0;
-    this.boxes.title = 'Wheel or +/− to zoom; double-click or Enter on a tf.function call opens it.';
     this.boxes.addEventListener('keydown', (e) => this.onKey(e));
     this.boxes.addEventListener('wheel', (e) => this.onWheel(e), { passive: false });
     new ResizeObserver(() => ctl.timeline.resize(this.fitting(this.pitch))).observe(this.boxes);
@@ -150,6 +150,8 @@ export class TimelinePanel {
       this.panel.setState(noRunState(s));
       return;
     }
+    const kind = functionKind(this.ctl.store.runInfo()?.framework);
+    this.boxes.title = `Wheel or +/− to zoom; double-click or Enter on a ${kind} call opens it.`;
     if (s.run !== prev.run) {
       this.detail.replaceChildren();
       this.readiness.begin('timeline');
