@@ -60,6 +60,9 @@ def test_fit_on_jax_captures_the_bad_step_with_its_batch_and_the_state_before_it
     assert done["iterations"] == STEP and done["weights_finite"]
     nan_rows = np.flatnonzero((~np.isfinite(c.batch["x"])).any(axis=1))
     assert list(nan_rows) == ([5] if bug == "nan-input" else [])
+    # the previous step's batch is on the host (kept every step): its per-sample loss, never an error message
+    previous = c.manifest["forensics"]["previous"]
+    assert "why" not in previous and previous["batch_index"] == STEP - 1, previous
 
 
 def test_the_host_reads_the_trigger_counter_every_few_steps_not_every_step():

@@ -56,6 +56,7 @@ class JaxWatch:
         self.optimizer: Any = None
         self.source, self.compiled = "fit", True
         self.stash = _NoStash()
+        self.state = None  # no tf.distribute replicas (forensics.py asks, as it asks the TensorFlow watch)
         self.steps_per_execution = 1
         self.epoch: int | None = None
         self.batch_index: int | None = None
