@@ -1,0 +1,85 @@
+"""The replay of a loss-spike capsule names where the spike came from (analysis/spike_cause.py, #35 "Done when": the
+same with a loss spike and no NaN): the batch's rows for targets 1000x too large, the line for a layer whose gain
+jumps to 1e4. Real Keras programs (tests/programs/capsule_spike*.py), replayed with the `replay` command (a spike
+capsule replays in FULL_TENSOR by default: the walk needs the values), then `report` on the capsules' folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tensorboard_plugin_dbg import capsule
+from tests import dumps
+from tests.capsule_helpers import assert_replay_holds_no_capsule_machinery, replay, run
+
+pytestmark = pytest.mark.slow
+
+
+def _report(folder: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_dbg", "report", folder],
+        capture_output=True,
+        text=True,
+        env=dumps.env_for_tf(),
+        timeout=300,
+    )
+    return proc.stdout + proc.stderr
+
+
+def test_targets_1000x_too_large_in_two_rows_name_those_rows(tmp_path):
+    code, text, folder = replay(tmp_path, "capsule_spike", "--rows", "5,2")
+    assert code == 0, text
+    batch = capsule.load(folder).batch["y"]
+    peak = np.abs(batch).max()
+    said = re.search(
+        r"the spike came with the batch: y rows (\d+) and (\d+) \(\|y\| up to (\S+), (\S+)× the batch's", text
+    )
+    assert said, text
+    assert {int(said[1]), int(said[2])} == {2, 5}  # the rows the program poisoned, the larger first
+    assert float(said[3]) == pytest.approx(peak, rel=5e-3)  # "3.81e3": the largest |y| of the captured batch
+    assert "the replay's dump records no values" not in text and "tensorboard_plugin_dbg/" not in text
+    assert_replay_holds_no_capsule_machinery(folder, text)
+    assert said[0] in _report(folder)  # `report` on the capsules' folder says it too (the replay's run)
+
+
+def test_a_whole_batch_of_targets_1000x_too_large_is_the_batch_not_the_code(tmp_path):
+    code, text, folder = replay(tmp_path, "capsule_spike")
+    assert code == 0, text
+    y = capsule.load(folder).batch["y"]
+    said = re.search(r"the spike came with the batch: y of batch 110 of epoch 0 \(\|y\| up to (\S+) in its rows", text)
+    assert said, text
+    assert float(said[1]) == pytest.approx(np.abs(y).max(), rel=5e-3)
+    assert "op compile_loss/mse/sub (Sub)" in text  # where y meets the model's output, ~1000x smaller
+    assert "spike starts in the code" not in text
+    assert_replay_holds_no_capsule_machinery(folder, text)
+
+
+def test_a_layer_whose_gain_jumps_to_1e4_names_its_line(tmp_path):
+    code, text, folder = replay(tmp_path, "capsule_spike_code")
+    assert code == 0, text
+    said = re.search(r"the spike starts in the code: op (\S+) \(Mul\) .*? at (\S+):(\d+) in call: (.*)", text)
+    assert said, text
+    assert said[1].endswith("/mul") and "gain" in said[1]
+    assert os.path.basename(said[2]) == "capsule_spike_code.py"
+    assert said[4].startswith("return x * self.gain  # CULPRIT")
+    assert "came with the batch" not in text and "tensorboard_plugin_dbg/" not in text
+    assert_replay_holds_no_capsule_machinery(folder, text)
+
+
+def test_a_spike_capsule_replayed_in_full_health_says_what_it_cannot_see(tmp_path):
+    """FULL_HEALTH records no magnitudes: no op is named, the user is told how to get one."""
+    folder = tmp_path / "capsules"
+    shutil.copytree(os.path.join(run("capsule_spike_code"), "capsules"), folder)
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", str(folder), "--mode", "FULL_HEALTH", "--"]
+    command += [sys.executable, dumps.program_path("capsule_spike_code"), str(tmp_path / "out")]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dumps.env_for_tf(), timeout=300)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text
+    assert "the replay's dump records no values (replay with --mode FULL_TENSOR to follow the spike to its op)" in text
+    assert "spike starts in the code" not in text and "came with the batch" not in text
