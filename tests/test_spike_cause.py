@@ -72,6 +72,24 @@ def test_a_layer_whose_gain_jumps_to_1e4_names_its_line(tmp_path):
     assert_replay_holds_no_capsule_machinery(folder, text)
 
 
+def test_an_exp_of_a_large_activation_names_the_exp_line(tmp_path):
+    """The exp's output outgrows what its input allows (e^20 from 20): that op and its line, not the multiply by the
+    gain one line above, nor the batch."""
+    code, text, folder = replay(tmp_path, "capsule_spike_code", "--exp")
+    assert code == 0, text
+    said = re.search(
+        r"the spike starts in the code: op (\S+) \(Exp\) gives \|x\| up to (\S+) from inputs up to (\S+), "
+        r"(\S+)× what they allow, the rule's factor 10; at (\S+):(\d+) in call: (.*)",
+        text,
+    )
+    assert said, text
+    assert float(said[4]) >= 10 and float(said[2]) >= 10 * float(said[3])  # outgrows its input by the rule's factor
+    assert float(said[2]) <= np.exp(float(said[3])) * 1.01  # and no more than e^(its input's largest |x|)
+    assert os.path.basename(said[5]) == "capsule_spike_code.py"
+    assert said[7].startswith("return keras.ops.exp(h)  # CULPRIT")
+    assert "came with the batch" not in text and "tensorboard_plugin_dbg/" not in text
+
+
 def test_a_spike_capsule_replayed_in_full_health_says_what_it_cannot_see(tmp_path):
     """FULL_HEALTH records no magnitudes: no op is named, the user is told how to get one."""
     folder = tmp_path / "capsules"

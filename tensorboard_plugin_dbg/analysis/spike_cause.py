@@ -158,15 +158,19 @@ def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace]
         if batch and max(b[2] for b in batch) >= traced_peak:
             name, values, peak = max(batch, key=lambda b: b[2])
             return _batch_sentence(folder, manifest, name, values, at, traced_peak, factor)
-        if at.peak is not None and inputs and at.peak >= factor * _allowed(at, inputs):
-            return _in_code(run, at, inputs, factor, "grows")
+        allowed = _allowed(at, inputs) if inputs else math.inf
+        if at.peak is not None and at.peak >= factor * allowed:
+            if unknown:  # the magnitude may come from the input not recorded: no op is blamed
+                return f"the spike reaches {at.op_name} ({at.op_type}), whose input {unknown[0]} was not recorded"
+            times = f"{_num(at.peak / allowed)}× what they allow" if allowed > 0 else "all of them 0"
+            return _in_code(run, at, inputs, f"{times}, the rule's factor {factor:g}")
         if not inputs:
             return _source(run, at, unknown)
         biggest = max(inputs, key=lambda t: t.peak or 0.0)
         if unknown and at.peak is not None and (biggest.peak or 0.0) * factor < at.peak:
             return f"the spike reaches {at.op_name} ({at.op_type}), whose input {unknown[0]} was not recorded"
         if biggest.op_type in ("Const", "ReadVariableOp"):
-            return _in_code(run, at, [biggest], factor, "takes in")
+            return _in_code(run, at, [biggest], None)
         at = biggest
     return f"the spike was followed through {len(seen)} ops without an origin: stopped at {at.op_name}"
 
@@ -203,12 +207,13 @@ def _line(run: RunQueries, t: _Trace) -> str:
     return f"{where}: {text.strip()}" if text else where
 
 
-def _in_code(run: RunQueries, at: _Trace, inputs: list[_Trace], factor: float, how: str) -> str:
-    """The op where the magnitude is born (or the value with no inputs it takes in), with its line."""
+def _in_code(run: RunQueries, at: _Trace, inputs: list[_Trace], grows: str | None) -> str:
+    """The op where the magnitude is born (`grows`: by how much it outgrows its inputs), or the op that takes in a
+    value with no inputs (a constant, a variable read) at that magnitude, with its line."""
     biggest = max(t.peak or 0.0 for t in inputs)
     kind = f" ({at.op_type})" if at.op_type and at.op_type != at.op_name else ""
-    if how == "grows":
-        what = f"|x| up to {_num(at.peak)} from inputs up to {_num(biggest)}, at least {factor:g}× what they allow"
+    if grows:
+        what = f"|x| up to {_num(at.peak)} from inputs up to {_num(biggest)}, {grows}"
     else:
         src = inputs[0]
         what = f"|x| up to {_num(at.peak)}: it takes in {src.op_name} ({src.op_type}) = {_num(biggest)}"
