@@ -13,9 +13,11 @@ import sys
 
 import numpy as np
 import pytest
+from werkzeug.test import Client
 
 from tensorboard_plugin_dbg import capsule
 from tests import dumps
+from tests.api_helpers import make_app, ok, wait_indexed
 from tests.capsule_helpers import assert_replay_holds_no_capsule_machinery, replay, run
 
 pytestmark = pytest.mark.slow
@@ -46,6 +48,13 @@ def test_targets_1000x_too_large_in_two_rows_name_those_rows(tmp_path):
     assert "the replay's dump records no values" not in text and "tensorboard_plugin_dbg/" not in text
     assert_replay_holds_no_capsule_machinery(folder, text)
     assert said[0] in _report(folder)  # `report` on the capsules' folder says it too (the replay's run)
+    # the dashboard: the capsule card's replay run, its root-cause card (the `root_cause` route) says the same
+    client = Client(make_app(folder)[0])
+    wait_indexed(client)
+    (card,) = ok(client, "capsules")["capsules"]
+    answer = ok(client, "root_cause", run=card["replay_run"])
+    assert answer["status"] == "clean" and f"Loss spike: {said[0]}" in answer["message"]
+    assert f"Loss spike: {said[0]}" in answer["report_text"]
 
 
 def test_a_whole_batch_of_targets_1000x_too_large_is_the_batch_not_the_code(tmp_path):
