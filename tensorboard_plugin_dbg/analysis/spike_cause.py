@@ -161,14 +161,14 @@ def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace]
         allowed = _allowed(at, inputs) if inputs else math.inf
         if at.peak is not None and at.peak >= factor * allowed:
             if unknown:  # the magnitude may come from the input not recorded: no op is blamed
-                return f"the spike reaches {at.op_name} ({at.op_type}), whose input {unknown[0]} was not recorded"
+                return _not_recorded(folder, manifest, at, unknown)
             times = f"{_num(at.peak / allowed)}× what they allow" if allowed > 0 else "all of them 0"
             return _in_code(run, at, inputs, f"{times}, the rule's factor {factor:g}")
         if not inputs:
             return _source(run, at, unknown)
         biggest = max(inputs, key=lambda t: t.peak or 0.0)
         if unknown and at.peak is not None and (biggest.peak or 0.0) * factor < at.peak:
-            return f"the spike reaches {at.op_name} ({at.op_type}), whose input {unknown[0]} was not recorded"
+            return _not_recorded(folder, manifest, at, unknown)
         if biggest.op_type in ("Const", "ReadVariableOp"):
             return _in_code(run, at, [biggest], None)
         at = biggest
@@ -218,6 +218,16 @@ def _in_code(run: RunQueries, at: _Trace, inputs: list[_Trace], grows: str | Non
         src = inputs[0]
         what = f"|x| up to {_num(at.peak)}: it takes in {src.op_name} ({src.op_type}) = {_num(biggest)}"
     return f"the spike starts in the code: op {at.op_name}{kind} gives {what}; at {_line(run, at)}"
+
+
+def _not_recorded(folder: str, manifest: Manifest, at: _Trace, unknown: list[str]) -> str:
+    """Where the walk stops: an input it cannot see (a function input passed in by a call TensorFlow does not record,
+    e.g. a replica's shard under tf.distribute); the rows that carry the loss, from the capsule."""
+    carry = capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)
+    return (
+        f"the spike reaches op {at.op_name} ({at.op_type}, |x| up to {_num(at.peak)}), whose input {unknown[0]} was "
+        f"not recorded: not followed further; per-sample loss: {carry}"
+    )
 
 
 def _source(run: RunQueries, at: _Trace, unknown: list[str]) -> str:
