@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -35,14 +36,47 @@ _REDUCE_SUM = {"Sum"}  # |out| <= |x| x (elements summed into one)
 
 @dataclass
 class _Trace:
+    """One graph execution trace; its values are read only when the walk asks (the cost is the walk's, not the
+    dump's: a big model's FULL_TENSOR step is gigabytes)."""
+
     row: int
     graph_id: str
     op_name: str
     op_type: str
-    size: int
-    peak: float | None  # max |x| over the finite values; None: not recorded (not FULL_TENSOR, not numeric)
-    floor: float | None  # min |x| when every value has one sign (a divisor's smallest magnitude), else None
-    shape: tuple[int, ...]
+    loc: tensor_content.TensorLocation | None  # FULL_TENSOR values, where they lie
+
+    @property
+    def size(self) -> int:
+        return self.loc.size if self.loc is not None else 0
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.loc.shape if self.loc is not None else ()
+
+    @property
+    def numeric(self) -> bool:
+        return self.loc is not None and self.loc.storage is not None and np.dtype(self.loc.storage).kind in "fiu"
+
+    @cached_property
+    def _range(self) -> tuple[float, float] | None:
+        """(min, max) over the finite values, or None (not recorded, not numeric, nothing finite)."""
+        if self.loc is None or not self.numeric:
+            return None
+        summary = tensor_content.summarize(self.loc)
+        lo, hi = summary.get("min"), summary.get("max")
+        return (float(lo), float(hi)) if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) else None
+
+    @property
+    def peak(self) -> float | None:
+        """max |x| over the finite values; None: not recorded."""
+        r = self._range
+        return max(abs(r[0]), abs(r[1])) if r is not None else None
+
+    @property
+    def floor(self) -> float | None:
+        """min |x| when every value has one sign (a divisor's smallest magnitude), else None."""
+        r = self._range
+        return min(abs(r[0]), abs(r[1])) if r is not None and r[0] * r[1] > 0 else None
 
 
 def finding(run: RunQueries) -> str | None:
@@ -72,7 +106,7 @@ def _finding(run: RunQueries, folder: str, manifest: Manifest) -> str:
     traces = _traces(run)
     if traces is None:
         return f"the replay's dump holds more than {MAX_TRACES:,} traces: the spike's cause is not followed"
-    if not any(t.peak is not None for t in traces):
+    if not any(t.numeric for t in traces):
         return _without_values(folder, manifest)
     start = _loss_trace(traces, float(replayed))
     if start is None:
@@ -100,27 +134,15 @@ def _traces(run: RunQueries) -> list[_Trace] | None:
 
 def _trace(run: RunQueries, i: int) -> _Trace:
     detail = run.graph_execution(i, 0, 0)
-    record = run.tensor_record("graph", i)
-    loc = record.location
-    peak = floor = None
-    shape: tuple[int, ...] = ()
-    if loc is not None and loc.storage is not None and np.dtype(loc.storage).kind in "fiu":
-        summary = tensor_content.summarize(loc)
-        shape = loc.shape
-        lo, hi = summary.get("min"), summary.get("max")
-        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
-            peak = max(abs(float(lo)), abs(float(hi)))
-            floor = min(abs(float(lo)), abs(float(hi))) if lo * hi > 0 else None
-    size = loc.size if loc is not None else 0
-    op_type = str(detail.get("op_type") or "")
-    return _Trace(i, detail["graph_id"], detail["op_name"], op_type, size, peak, floor, shape)
+    loc = run.tensor_record("graph", i).location
+    return _Trace(i, detail["graph_id"], detail["op_name"], str(detail.get("op_type") or ""), loc)
 
 
 def _loss_trace(traces: list[_Trace], value: float) -> _Trace | None:
     """The first forward trace of one element holding the replayed loss's value (float32 rounding allowed)."""
     for t in traces:
-        if t.size == 1 and t.peak is not None and not t.op_name.startswith("gradient_tape/"):
-            if math.isclose(t.peak, abs(value), rel_tol=1e-3):
+        if t.size == 1 and t.numeric and not t.op_name.startswith("gradient_tape/"):
+            if t.peak is not None and math.isclose(t.peak, abs(value), rel_tol=1e-3):
                 return t
     return None
 
