@@ -69,21 +69,25 @@ def test_a_whole_batch_of_targets_1000x_too_large_is_the_batch_not_the_code(tmp_
     assert_replay_holds_no_capsule_machinery(folder, text)
 
 
-def test_a_mirrored_spike_replay_is_judged_and_says_where_the_walk_stops(tmp_path):
+def test_a_mirrored_spike_replay_is_judged_and_follows_the_shard_passed_in(tmp_path):
     """MirroredStrategy on two logical CPUs: Keras's numbered scratch graph (`scratch_graph_1`, shape inference,
-    never run) once made the replay's report "Cannot judge ... compiled by XLA"; each replica's shard is an input of
-    a call TensorFlow does not record, so the walk stops there and says so, with the rows that carry the loss."""
+    never run) once made the replay's report "Cannot judge ... compiled by XLA". A replica's shard is a function
+    input the replay's eager call passed in (links.py finds the eager op that made it): the spike came in with it,
+    its largest |x| the largest |y| of the captured rows (the other input, the model's output, is ~1000x smaller)."""
     code, text, folder = replay(tmp_path, "capsule_spike", "--mirrored")
     assert code == 0, text
     line = next(x for x in text.splitlines() if x.startswith("replay run "))
     assert ": CLEAN — " in line and "Cannot judge" not in line and "XLA" not in line, line
     said = re.search(
-        r"Loss spike: the spike reaches op (\S+) \(Sub, \|x\| up to \S+\), whose input (\S+) was not recorded: not "
-        r"followed further; per-sample loss: (.*)\.$",
+        r"Loss spike: the spike came in with the step's input: op (\S+) \(Sub, \|x\| up to \S+\) takes (\S+) at "
+        r"\|x\| up to (\S+), passed in by the caller from (\S+) .*; per-sample loss: (.*)\.$",
         line,
     )
     assert said, line
-    assert said[1].endswith("compile_loss/mse/sub") and "carry" in said[3]
+    assert said[1].endswith("compile_loss/mse/sub") and "carry" in said[5]
+    y = capsule.load(folder).batch["y"]
+    shard_peaks = [np.abs(half).max() for half in np.split(y, 2)]  # replica 0's rows, replica 1's
+    assert any(float(said[3]) == pytest.approx(p, rel=5e-3) for p in shard_peaks), (said[3], shard_peaks)
 
 
 def test_a_layer_whose_gain_jumps_to_1e4_names_its_line(tmp_path):

@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import capsule_inputs, capsule_rows, links, user_lines
+from tensorboard_plugin_dbg.analysis import capsule_inputs, capsule_rows, links, root_cause, user_lines
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
@@ -157,12 +157,14 @@ def _latest(traces: list[_Trace], graph_id: str, op_name: str, before: int) -> _
 
 def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace], at: _Trace, factor: float) -> str:
     seen: list[str] = []
+    said: dict[int, str] = {}  # trace row -> how it reached a function input (links.py's sentence)
     for _ in range(_MAX_HOPS):
         try:
             op = run.op(at.graph_id, at.op_name, near=at.row)
         except NotFound:
             return f"the spike reaches {at.op_name}, whose op is not in the dump's graphs: not followed further"
         inputs, unknown, batch = [], [], []
+        passed: list[tuple[str, float, str]] = []  # function inputs an eager call passed in: name, max |x|, sentence
         for inp in op["inputs"]:
             producer = _latest(traces, at.graph_id, inp["op_name"], at.row)
             summary = inp.get("op")
@@ -170,6 +172,12 @@ def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace]
                 found = _batch_input(run, folder, manifest, at.graph_id, inp["op_name"])
                 if found is not None:
                     batch.append(found)
+                    continue
+            if producer is None and summary is not None and summary.get("op_type") == "Placeholder":
+                producer, why, eager = _passed_in(run, traces, at, inp["op_name"])
+                said.update({producer.row: why} if producer is not None else {})
+                if eager is not None:
+                    passed.append((inp["op_name"], eager, why))
                     continue
             if producer is None or producer.peak is None:
                 unknown.append(inp["op_name"])
@@ -180,6 +188,13 @@ def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace]
         if batch and max(b[2] for b in batch) >= traced_peak:
             name, values, peak = max(batch, key=lambda b: b[2])
             return _batch_sentence(folder, manifest, name, values, at, traced_peak, factor)
+        if passed and max(p[1] for p in passed) >= traced_peak:
+            name, peak, why = max(passed, key=lambda p: p[1])
+            carry = capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)
+            return (
+                f"the spike came in with the step's input: op {at.op_name} ({at.op_type}, |x| up to {_num(at.peak)}) "
+                f"takes {name} at |x| up to {_num(peak)}, {why}; per-sample loss: {carry}"
+            )
         allowed = _allowed(at, inputs) if inputs else math.inf
         if at.peak is not None and at.peak >= factor * allowed:
             if unknown:  # the magnitude may come from the input not recorded: no op is blamed
@@ -191,6 +206,13 @@ def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace]
         biggest = max(inputs, key=lambda t: t.peak or 0.0)
         if unknown and at.peak is not None and (biggest.peak or 0.0) * factor < at.peak:
             return _not_recorded(folder, manifest, at, unknown)
+        if biggest.op_type in links.DATA_OPS:  # the batch as an iterator op handed it out (under tf.distribute too)
+            carry = capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)
+            where = said.get(biggest.row, f"{biggest.op_name} ({biggest.op_type})")
+            return (
+                f"the spike came with the batch: op {at.op_name} ({at.op_type}, |x| up to {_num(at.peak)}) takes it "
+                f"at |x| up to {_num(biggest.peak)} from {where}; per-sample loss: {carry}"
+            )
         if biggest.op_type in ("Const", "ReadVariableOp"):
             return _in_code(run, at, [biggest], None)
         at = biggest
@@ -240,6 +262,25 @@ def _in_code(run: RunQueries, at: _Trace, inputs: list[_Trace], grows: str | Non
         src = inputs[0]
         what = f"|x| up to {_num(at.peak)}: it takes in {src.op_name} ({src.op_type}) = {_num(biggest)}"
     return f"the spike starts in the code: op {at.op_name}{kind} gives {what}; at {_line(run, at)}"
+
+
+def _passed_in(
+    run: RunQueries, traces: list[_Trace], at: _Trace, placeholder: str
+) -> tuple[_Trace | None, str, float | None]:
+    """What a caller passed into function input `placeholder` (links.py): (the trace of a batch an iterator op
+    handed out, or None; the sentence; the max |x| of an eager tensor the call passed in, or None)."""
+    cols = root_cause.columns_if_ready(run)
+    if cols is None:
+        return None, "", None
+    link = links.function_input(run, cols, at.graph_id, placeholder, at.row)
+    row = link.get("graph_execution_index")
+    if row is not None and 0 <= row < len(traces):
+        return traces[row], link["why"], None
+    health: dict[str, object] = dict(link["health"] or {})  # FULL_TENSOR: its min and max
+    lo, hi = health.get("min"), health.get("max")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+        return None, link["why"], max(abs(float(lo)), abs(float(hi)))
+    return None, "", None
 
 
 def _not_recorded(folder: str, manifest: Manifest, at: _Trace, unknown: list[str]) -> str:
