@@ -14,8 +14,9 @@ cause (run_verdict.root_cause: report, the replay's report, the card) carries th
 
 from __future__ import annotations
 
+import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -24,6 +25,7 @@ from tensorboard_plugin_dbg.analysis import capsule_inputs, capsule_rows, links,
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
+from tensorboard_plugin_dbg.wire import types as wire
 
 SPIKES = ("loss_spike", "grad_spike")
 MAX_TRACES = 50_000  # a replay is one step; a dump bigger than this is not walked (said)
@@ -147,42 +149,65 @@ def _loss_trace(traces: list[_Trace], value: float) -> _Trace | None:
     return None
 
 
-def _latest(traces: list[_Trace], graph_id: str, op_name: str, before: int) -> _Trace | None:
-    """The last trace of that op before row `before` (the value its consumer at `before` read)."""
-    for t in reversed(traces[:before]):
-        if t.op_name == op_name and t.graph_id == graph_id:
-            return t
-    return None
+class _Rows:
+    """Each op's trace rows in order, to find the value an input held when its consumer ran."""
+
+    def __init__(self, traces: list[_Trace]) -> None:
+        self.traces = traces
+        self.by_op: dict[tuple[str, str], list[int]] = {}
+        for t in traces:
+            self.by_op.setdefault((t.graph_id, t.op_name), []).append(t.row)
+
+    def latest(self, graph_id: str, op_name: str, before: int) -> _Trace | None:
+        """The last trace of that op before row `before` (the value its consumer at `before` read)."""
+        rows = self.by_op.get((graph_id, op_name), [])
+        k = bisect.bisect_left(rows, before)
+        return self.traces[rows[k - 1]] if k else None
+
+
+@dataclass
+class _Inputs:
+    """One op's data inputs as the walk sees them."""
+
+    traced: list[_Trace] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # not recorded
+    batch: list[tuple[str, np.ndarray, float]] = field(default_factory=list)  # capsule batch arrays: name, values, max
+    passed: list[tuple[str, float, str]] = field(default_factory=list)  # eager call's tensors: name, max |x|, sentence
+    said: dict[int, str] = field(default_factory=dict)  # trace row -> how it reached a function input (links.py)
+
+
+def _inputs(run: RunQueries, folder: str, manifest: Manifest, rows: _Rows, at: _Trace, op: wire.OpInfoBody) -> _Inputs:
+    out = _Inputs()
+    for inp in op["inputs"]:
+        producer = rows.latest(at.graph_id, inp["op_name"], at.row)
+        summary = inp.get("op")
+        if producer is None and summary is not None and summary.get("op_type") == "Placeholder":
+            found = _batch_input(run, folder, manifest, at.graph_id, inp["op_name"])
+            if found is not None:
+                out.batch.append(found)
+                continue
+            producer, why, eager = _passed_in(run, rows.traces, at, inp["op_name"])
+            out.said.update({producer.row: why} if producer is not None else {})
+            if eager is not None:
+                out.passed.append((inp["op_name"], eager, why))
+                continue
+        if producer is None or producer.peak is None:
+            out.unknown.append(inp["op_name"])
+        else:
+            out.traced.append(producer)
+    return out
 
 
 def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace], at: _Trace, factor: float) -> str:
     seen: list[str] = []
-    said: dict[int, str] = {}  # trace row -> how it reached a function input (links.py's sentence)
+    rows = _Rows(traces)
     for _ in range(_MAX_HOPS):
         try:
             op = run.op(at.graph_id, at.op_name, near=at.row)
         except NotFound:
             return f"the spike reaches {at.op_name}, whose op is not in the dump's graphs: not followed further"
-        inputs, unknown, batch = [], [], []
-        passed: list[tuple[str, float, str]] = []  # function inputs an eager call passed in: name, max |x|, sentence
-        for inp in op["inputs"]:
-            producer = _latest(traces, at.graph_id, inp["op_name"], at.row)
-            summary = inp.get("op")
-            if producer is None and summary is not None and summary.get("op_type") == "Placeholder":
-                found = _batch_input(run, folder, manifest, at.graph_id, inp["op_name"])
-                if found is not None:
-                    batch.append(found)
-                    continue
-            if producer is None and summary is not None and summary.get("op_type") == "Placeholder":
-                producer, why, eager = _passed_in(run, traces, at, inp["op_name"])
-                said.update({producer.row: why} if producer is not None else {})
-                if eager is not None:
-                    passed.append((inp["op_name"], eager, why))
-                    continue
-            if producer is None or producer.peak is None:
-                unknown.append(inp["op_name"])
-            else:
-                inputs.append(producer)
+        got = _inputs(run, folder, manifest, rows, at, op)
+        inputs, unknown, batch, passed, said = got.traced, got.unknown, got.batch, got.passed, got.said
         seen.append(at.op_name)
         traced_peak = max((t.peak or 0.0 for t in inputs), default=0.0)
         if batch and max(b[2] for b in batch) >= traced_peak:
