@@ -53,7 +53,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument("capsule", help="a capsule folder, or a folder of capsules (then the first captured)")
-    replay.add_argument("--mode", choices=MODES, default="FULL_HEALTH")
+    replay.add_argument(
+        "--mode", choices=MODES, default=None, help="FULL_HEALTH; FULL_TENSOR for a spike capsule (values to follow)"
+    )
     replay.add_argument("--yes", action="store_true", help="run the recorded command without asking (scripts)")
     replay.add_argument("program", nargs=argparse.REMAINDER, help="-- python train.py ARGS (default: as captured)")
     replay.set_defaults(handler=cmd_replay)
@@ -61,7 +63,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 @dataclasses.dataclass
 class _Options:
-    mode: str
+    mode: str | None  # None: the capsule's default (_mode_for)
     yes: bool
     program: list[str]  # after `--`; empty: the recorded command
 
@@ -88,7 +90,7 @@ def _options(args: argparse.Namespace) -> _Options:
             mode = flag.split("=", 1)[1]
         else:
             raise ValueError(f"unknown option {flag} (give the program after --)")
-    if mode not in MODES:
+    if mode is not None and mode not in MODES:
         raise ValueError(f"--mode must be one of {', '.join(MODES)}")
     return _Options(mode, yes, rest[1:] if rest[:1] == ["--"] else rest)
 
@@ -103,10 +105,17 @@ def _plan(capsule_path: str, manifest: Manifest, options: _Options) -> _Plan:
         command, cwd = options.program, None
     if replay_launch.is_jax(manifest):  # Keras on JAX: through the launcher that hands the capsule the JAX writer
         command = replay_launch.launched(command)
-    added = {CAPSULE_ENV: capsule_path, MODE_ENV: options.mode}
+    added = {CAPSULE_ENV: capsule_path, MODE_ENV: options.mode or _mode_for(manifest)}
     refused = sorted(k for k in recorded_env if k not in capsule_files.ENV_RECORDED)
     added.update({k: v for k, v in recorded_env.items() if k in capsule_files.ENV_RECORDED and k not in os.environ})
     return _Plan(command, cwd, added, refused, recorded)
+
+
+def _mode_for(manifest: Manifest) -> str:
+    """A spike is finite: its cause is followed by the values' magnitudes (analysis/spike_cause.py), which only
+    FULL_TENSOR records; a NaN's by health (FULL_HEALTH, the lighter dump)."""
+    spike = (manifest.get("trigger") or {}).get("kind") in ("loss_spike", "grad_spike")
+    return "FULL_TENSOR" if spike else "FULL_HEALTH"
 
 
 def _show(plan: _Plan, out: TextIO) -> None:

@@ -131,6 +131,9 @@ def test_report_prints_both_lines_and_the_skip(capsys):
     cli_main(["report", dumps.make_dump("nan_masked_softmax")])
     out = capsys.readouterr().out
     assert "skipped: the 1 −∞ among 1 element of SelectV2/e (Const)" in out
+    # a graph op's k-th run is its k-th trace; "execution" is the timeline's word, for eager ops (#38 item 7)
+    skip = next(x for x in out.splitlines() if x.startswith("  skipped: "))
+    assert "in 4 trace(s) before" in skip and "execution" not in skip
     # the op type only where it differs from the name; the graph by its name (issue #19)
     line = next(x for x in out.splitlines() if "first producer:" in x)
     assert line.startswith("  first producer: op Softmax in attend (tf.function), ") and line.endswith(

@@ -191,3 +191,6 @@ def _called_eagerly(run: RunQueries, p: wire.RootCauseProducer) -> bool:
     if cols is None or alert["source"] != "graph_execution" or not p["graph_id"]:
         return False
     return links.caller_of(run, cols, p["graph_id"], int(alert["source_index"])) is not None
+
+
+leaf_names = _leaf_names  # the batch's leaf names in flatten order, for analysis/spike_cause.py too

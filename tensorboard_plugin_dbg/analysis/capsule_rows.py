@@ -82,3 +82,6 @@ def _rows(indices: np.ndarray) -> str:
     if len(names) == 1:
         return f"row {names[0]}"
     return f"rows {', '.join(names[:-1])} and {names[-1]}{more}" if not more else f"rows {', '.join(names)}{more}"
+
+
+rows_text = _rows  # "rows 17 and 40", for analysis/spike_cause.py too

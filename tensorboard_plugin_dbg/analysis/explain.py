@@ -89,7 +89,7 @@ def _skip(
     by = found["op_name"] or found["op_type"]
     text = (
         f"the {what} of {trace['op_name']} ({trace['op_type']}){_where(frame)} was absorbed by the ops that read it "
-        f"in {runs:,} execution(s) before (contained, so not the cause)"
+        f"in {runs:,} trace(s) before (contained, so not the cause)"  # a graph op's k-th run: its k-th trace
     )
     if linked:
         text += f", until {by} turned it into a NaN/∞ that escaped at its {ordinal(found['run_number'] + 1)} trace"

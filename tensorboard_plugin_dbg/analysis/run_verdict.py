@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from tensorboard_plugin_dbg.analysis import capsule_inputs
+from tensorboard_plugin_dbg.analysis import capsule_inputs, spike_cause
 from tensorboard_plugin_dbg.analysis import root_cause as root_cause_analysis
 from tensorboard_plugin_dbg.analysis.root_cause import Analysis
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS
@@ -86,7 +86,15 @@ def root_cause(run: RunQueries, mutes: tuple[Mute, ...] = ()) -> wire.RootCauseR
     """wire.ts RootCauseResponse minus `run` and `report_text`. `mutes` (rules/mutes.py): the producers they hide
     are skipped (root_cause.analyze)."""
     named = _with_graph_name(run, root_cause_analysis.analyze(run, mutes))
-    return _so_far(run, capsule_inputs.with_batch(run, named))  # a capsule's replay: its inputs are the batch
+    rc = _so_far(run, capsule_inputs.with_batch(run, named))  # a capsule's replay: its inputs are the batch
+    return _with_spike(run, rc) if rc["status"] == "clean" else rc
+
+
+def _with_spike(run: RunQueries, rc: wire.RootCauseResponseBody) -> wire.RootCauseResponseBody:
+    """A spike capsule's replay is finite: its message says where the spike came from (analysis/spike_cause.py),
+    computed once per run version."""
+    said = run.derived.get("spike_cause", run.version, lambda: spike_cause.finding(run))
+    return {**rc, "message": f"{rc['message']} Loss spike: {said}."} if said else rc
 
 
 def summary(run: RunQueries) -> wire.RunSummary:

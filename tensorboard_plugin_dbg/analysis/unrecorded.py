@@ -28,7 +28,7 @@ from tensorboard_plugin_dbg.wire import types as wire
 __all__ = ["Unrecorded", "message", "unrecorded_functions"]
 
 # Graphs that are never a step the user calls (see the module docstring).
-_NOT_STEPS = re.compile(r"^(Dataset_|scratch_graph$)")
+_NOT_STEPS = re.compile(r"^(Dataset_|scratch_graph(_\d+)?$)")  # Keras numbers them under tf.distribute
 # If/While/Case branch and body graphs (`cond_true_12`, `while_body_7`, `case_branch0_3`): a branch not taken is never
 # run, rightly; only functions that are called count.
 _BRANCH = re.compile(r"_(?:true|false|body|cond|branch\d+)_\d+$")

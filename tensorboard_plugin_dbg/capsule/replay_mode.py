@@ -112,9 +112,9 @@ class Replay:
             why = (
                 f"the replayed {'loss' if self.trigger['kind'] == 'loss_spike' else 'global gradient norm'} "
                 f"({self.trigger['value']:.3g}) is again above the rule's "
-                f"threshold ({self.trigger['threshold']:.3g}); a spike is finite, so the dump holds no NaN/∞ for the "
-                "root cause to follow: the rows that carry the loss are in the per-sample loss, the step's values in "
-                "the replay's dump (--mode FULL_TENSOR records them whole)"
+                f"threshold ({self.trigger['threshold']:.3g}); a spike is finite, so the dump holds no NaN/∞: the "
+                "replay's report follows the largest values back from the loss to the batch rows or the line that "
+                'made them (its "Loss spike:" sentence)'
             )
         elif same:
             verdict, why = "reproduced", "the replayed step hit the same trigger"

@@ -2,9 +2,10 @@
 NaN anywhere), at a known step after the rule's 100 arming steps. Keeps its own copies of that step's batch and of
 every variable before it (OUT/batch.npz, OUT/pre_step.npz), for the test to compare with the capsule.
 
-Args: OUT [--poison-step K] [--jit] [--on-nan stop|skip|raise] [--mirrored] [--grad] (--mirrored: MirroredStrategy on
-two logical CPU devices, global batch 8: the spike is the global step's loss; --grad: the rule on the global gradient
-norm, grad_spike=10, instead of the loss). Capsules go to OUT/capsules; OUT/result.json says how training ended.
+Args: OUT [--poison-step K] [--rows 2,5] [--jit] [--on-nan stop|skip|raise] [--mirrored] [--grad] (--mirrored:
+MirroredStrategy on two logical CPU devices, global batch 8: the spike is the global step's loss; --grad: the rule on
+the global gradient norm, grad_spike=10, instead of the loss; --rows: only these rows of the batch get the 1000x
+targets). Capsules go to OUT/capsules; OUT/result.json says how training ended.
 """
 
 import argparse
@@ -38,6 +39,7 @@ def main():
     p.add_argument("--jit", action="store_true")
     p.add_argument("--mirrored", action="store_true")
     p.add_argument("--grad", action="store_true")
+    p.add_argument("--rows", default="", help="rows of the poisoned batch whose targets are off (default: all)")
     args = p.parse_args()
     scope = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope() if args.mirrored else contextlib.nullcontext()
     os.makedirs(args.out, exist_ok=True)
@@ -46,7 +48,8 @@ def main():
     x = rng.normal(size=(BATCH * STEPS, 4)).astype("float32")
     y = (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], "float32") + 0.1).astype("float32")
     rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
-    y[rows] *= 1000.0  # CULPRIT: targets in the wrong unit
+    off = [args.poison_step * BATCH + int(r) for r in args.rows.split(",")] if args.rows else rows
+    y[off] *= 1000.0  # CULPRIT: targets in the wrong unit
     np.savez(os.path.join(args.out, "batch.npz"), x=x[rows], y=y[rows])
     with scope:
         model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(16, activation="tanh"), keras.layers.Dense(1)])
