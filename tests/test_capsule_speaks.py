@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tensorboard_plugin_dbg
-from tensorboard_plugin_dbg.analysis import capsule_rows, capsule_text
+from tensorboard_plugin_dbg.analysis import capsule_rows, capsule_text, report_text
 from tensorboard_plugin_dbg.index.frames import is_user_path
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
@@ -146,6 +146,9 @@ def test_the_per_sample_sentence_names_the_rows_that_carry_the_loss_or_says_it_i
     values[[17, 40]] = [20.0, 11.0]
     assert capsule_rows.sentence(values, {}) == "rows 17 and 40 carry 98 % of the loss (64 samples)"
     assert capsule_rows.sentence(np.ones(10), {}).startswith("spread: the top row (0) carries 10 % of the loss")
+    one = np.full(64, 0.01)
+    one[2] = 90.0
+    assert capsule_rows.sentence(one, {}) == "row 2 carries 99 % of the loss (64 samples)"
     # a capsule written before the per-sample loss existed
     assert capsule_rows.sentence(None, {"files": {}}) == "not recorded by this capsule's version"
 
@@ -173,3 +176,9 @@ def test_the_previous_steps_batch_gets_its_per_sample_loss_too(tmp_path, jit):
     said = f"previous step's per-sample loss: batch 2 of epoch 1, the same weights: {capsule_rows.sentence(values, {})}"
     assert said in report(str(folder))
     assert capsule_rows.card_fields(capsule, manifest)["previous"] == said.split(": ", 1)[1]
+
+
+def test_keras_numbered_scratch_graphs_are_keras_graphs_in_the_report():
+    """Under tf.distribute Keras numbers its shape-inference graphs (`scratch_graph_1`): still not a tf.function."""
+    assert report_text.graph_kind("scratch_graph_1") == report_text.graph_kind("scratch_graph") == "Keras graph"
+    assert report_text.graph_kind("scratch_graph_step") == "tf.function"

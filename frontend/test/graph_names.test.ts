@@ -26,6 +26,8 @@ test("Keras's scratch graph is not called a tf.function", () => {
 
 test('the short kind (root-cause card) says "Keras graph" for scratch_graph, as the report does', () => {
   assert.equal(graphKindShort('scratch_graph'), 'Keras graph');
+  assert.equal(graphKindShort('scratch_graph_1'), 'Keras graph'); // numbered under tf.distribute
+  assert.equal(graphKindShort('scratch_graph_step'), 'tf.function');
   assert.equal(graphKindShort('train_step'), 'tf.function');
 });
 

@@ -59,7 +59,8 @@ def sentence(values: np.ndarray | None, manifest: Manifest) -> str:
     share = np.cumsum(values[order]) / total
     k = int(np.searchsorted(share, _CARRY)) + 1
     if k <= _FEW and k < len(values) / 2:
-        return f"{_rows(order[:k])} carry {share[k - 1] * 100:.0f} % of the loss ({len(values):,} samples)"
+        verb = "carries" if k == 1 else "carry"
+        return f"{_rows(order[:k])} {verb} {share[k - 1] * 100:.0f} % of the loss ({len(values):,} samples)"
     return f"spread: the top row ({int(order[0])}) carries {share[0] * 100:.0f} % of the loss ({len(values):,} samples)"
 
 

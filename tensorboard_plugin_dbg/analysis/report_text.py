@@ -9,6 +9,8 @@ different things.
 
 from __future__ import annotations
 
+import re
+
 from typing_extensions import NotRequired, TypedDict
 
 from tensorboard_plugin_dbg.analysis import run_verdict
@@ -77,8 +79,8 @@ def holds_nonfinite(r: RunResult) -> bool:
 
 
 # Graphs Keras builds for itself (shape inference), not a tf.function the user wrote (as the dashboard's
-# widgets/graph_names.ts says).
-_KERAS_GRAPHS = frozenset({"scratch_graph"})
+# widgets/graph_names.ts says); Keras numbers them under tf.distribute (`scratch_graph_1`).
+_KERAS_GRAPHS = re.compile(r"scratch_graph(_\d+)?")
 
 
 def graph_kind(graph_name: str, framework: str = "tensorflow") -> str:
@@ -86,7 +88,7 @@ def graph_kind(graph_name: str, framework: str = "tensorflow") -> str:
     "jitted function"."""
     if framework == "jax":
         return "jitted function"
-    return "Keras graph" if graph_name in _KERAS_GRAPHS else "tf.function"
+    return "Keras graph" if _KERAS_GRAPHS.fullmatch(graph_name) else "tf.function"
 
 
 def _where(p: wire.RootCauseProducer, framework: str = "tensorflow") -> str:

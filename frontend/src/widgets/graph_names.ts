@@ -4,20 +4,21 @@
  */
 import type { Framework } from '../api/wire.ts';
 
-/** Graphs Keras builds for itself (shape inference), not a tf.function the user wrote. */
-const KERAS_GRAPHS = new Set(['scratch_graph']);
+/** Graphs Keras builds for itself (shape inference), not a tf.function the user wrote; numbered under
+ * tf.distribute (`scratch_graph_1`). */
+const KERAS_GRAPH = /^scratch_graph(_\d+)?$/;
 
 /** What the graph is: "tf.function", or what Keras uses it for; in a run the JAX writer wrote (`framework`, the
  * run's RunInfo.framework), a function compiled with jax.jit. */
 export function graphKind(name: string, framework: Framework = 'tensorflow'): string {
   if (framework === 'jax') return 'a function compiled with jax.jit';
-  return KERAS_GRAPHS.has(name) ? 'a graph Keras builds for shape inference' : 'tf.function';
+  return KERAS_GRAPH.test(name) ? 'a graph Keras builds for shape inference' : 'tf.function';
 }
 
 /** graphKind in two words, for a one-line title (the root-cause card): "tf.function", "Keras graph" or, in a JAX
  * run, "jitted function" (as `analysis/report_text.py` says it). */
 export function graphKindShort(name: string, framework: Framework = 'tensorflow'): string {
-  return framework !== 'jax' && KERAS_GRAPHS.has(name) ? 'Keras graph' : functionKind(framework);
+  return framework !== 'jax' && KERAS_GRAPH.test(name) ? 'Keras graph' : functionKind(framework);
 }
 
 /** What a compiled function is called in the run's framework: "tf.function" or "jitted function" (a call of one is
