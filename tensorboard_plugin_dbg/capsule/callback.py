@@ -322,6 +322,9 @@ def _replay_fit(model: Any, watch: Watch) -> None:
     replay = watch.replay
     assert replay is not None
     optimizer = watch.optimizer  # model.optimizer, or every optimizer the train step applies (a GAN's own)
+    missing = replay.capsule.manifest.get("batch_missing") if replay.capsule is not None else None
+    if missing:  # an XLA batch its buffer could not hold (capsule/stash.py): nothing to re-run
+        replay.cannot(f"the capsule holds no batch: {missing}")
     try:
         replay.restore(model, optimizer)
     except ReplayMismatch as e:
