@@ -50,6 +50,8 @@ def test_the_buffers_grow_at_such_a_trigger_so_a_later_one_holds_its_batch_bit_f
     where = [(c.manifest["epoch"], c.manifest["batch_index"]) for c in (first, second)]
     assert where == [(0, 3), (1, 3)] and "batch_missing" in first.manifest
     assert "batch_missing" not in second.manifest and len(ended["warnings"]) == 1
+    why = second.manifest["forensics"]["previous"]["why"]  # a copy every step: opt-in under XLA too
+    assert why.startswith("not kept: under XLA, NanCapsule(previous_batch=True) keeps it")
     expected = np.load(os.path.join(out, "batch.npz"))
     assert sorted(second.batch) == ["x", "y"]
     for name in ("x", "y"):
