@@ -105,8 +105,10 @@ class BatchStash:
 
         def keep() -> Any:
             written = [v.assign(self._fitted(t, v)) for v, t in zip(self.held, tensors)]
-            written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
-            last = [self.last_meta.value()] if self.compiled else self._shapes([v.value() for v in self.last])
+            last = [tf.zeros([sum(self.ranks)], tf.int64)]  # no previous batch: its shapes 0
+            if self.keep_last:  # else not referenced: each variable an XLA step may write costs it every step
+                written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
+                last = [self.last_meta.value()] if self.compiled else self._shapes([v.value() for v in self.last])
             before = tf.reshape(tf.cast(step, tf.int64) - 1, [1])
             written.append(self.held_meta.assign(tf.concat([*self._shapes(tensors), before, *last], 0)))
             with tf.control_dependencies(written):
