@@ -141,10 +141,12 @@ def paired_worker(kind: str, blocks: int, xla: bool = False, history_only: bool 
     - "spike": NanCapsule with its loss-spike rule on (spike=10.0): the rule's own cost is its ratio over "capsule".
     - "no_history": NanCapsule without its per-layer history (layer_history=0): the ring's own cost is "capsule"
       over it ("history", paired the same way).
+    - "with_previous": NanCapsule(layer_history=0, previous_batch=True): the previous batch's every-step copy is its
+      ratio over "no_history" ("previous").
     A setting's figure is the median of its steps (each block's first two left out); the spread, the quartiles of the
     ratios to no debugging over groups of 10 blocks. `xla`: every model compiled with jit_compile=True (the NanCapsule
-    keeps it), the ratios against no debugging with XLA. `history_only`: no debugging, NanCapsule and "no_history"
-    alone (more blocks in the same time for the ring's own cost)."""
+    keeps it), the ratios against no debugging with XLA. `history_only`: no debugging, NanCapsule, "no_history" and
+    "with_previous" alone (more blocks in the same time for the ring's and the previous batch's own costs)."""
     import keras
     import numpy as np
     import tensorflow as tf
@@ -167,14 +169,17 @@ def paired_worker(kind: str, blocks: int, xla: bool = False, history_only: bool 
     runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder)]), "wait": (waiting, []), "lso": (lso, [])}
     runs["spike"] = (spiked, [NanCapsule(folder, spike=10.0)])
     runs["no_history"] = (compiled()[0], [NanCapsule(folder, layer_history=0)])
+    # the previous step's batch kept too (off by default: its copy at every step's end)
+    runs["with_previous"] = (compiled()[0], [NanCapsule(folder, layer_history=0, previous_batch=True)])
     if history_only:
-        runs = {name: runs[name] for name in ("none", "capsule", "no_history")}
+        runs = {name: runs[name] for name in ("none", "capsule", "no_history", "with_previous")}
     try:
         steps = alternate_steps(runs, data, blocks, keras)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     figures = {name: paired_figures(steps[name], steps["none"]) for name in runs}
-    return dict(figures, history=paired_figures(steps["capsule"], steps["no_history"]))
+    previous = paired_figures(steps["with_previous"], steps["no_history"])
+    return dict(figures, history=paired_figures(steps["capsule"], steps["no_history"]), previous=previous)
 
 
 def alternate(runs: dict, data, blocks: int, keras) -> dict:
@@ -357,6 +362,8 @@ def main() -> None:
         labels["spike"] = "NanCapsule(spike=10)"
         labels["no_history"] = "NanCapsule(layer_history=0)"
         labels["history"] = "per-layer history (vs layer_history=0)"
+        labels["with_previous"] = "NanCapsule(layer_history=0, previous_batch=True)"
+        labels["previous"] = "previous batch kept (vs previous_batch off)"
         setting = "paired" + ("_xla" if args.xla else "") + ("_history" if args.history else "")
         for kind in args.programs.split(","):
             f = spawn(kind, setting, str(args.paired), "")
@@ -364,7 +371,7 @@ def main() -> None:
             for name, label in ((n, label) for n, label in labels.items() if n in f):
                 pct = {k: f"{100 * (f[name][k] - 1):+.1f}%" for k in ("ratio", "q1", "q3")}
                 print(
-                    f"       {label:31} {f[name]['ms']:.3f} ms {pct['ratio']:>7} (quartiles {pct['q1']} .. {pct['q3']})"
+                    f"       {label:50} {f[name]['ms']:.3f} ms {pct['ratio']:>7} (quartiles {pct['q1']} .. {pct['q3']})"
                 )
         return
     settings = SETTINGS[:2] if args.no_reference else SETTINGS

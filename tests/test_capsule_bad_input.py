@@ -47,8 +47,9 @@ def test_steps_per_execution_captures_the_inner_step_that_triggered_with_its_rea
 def test_xla_captures_a_nan_in_the_epochs_last_shorter_batch_bit_for_bit():
     """XLA, 92 samples in batches of 8: the epoch's last batch holds 4 rows, and its row 3 is poisoned. The step's
     batch buffers have the full batch's fixed shape (a compiled step cannot change a variable's shape): the capsule
-    holds the 4 rows, bit for bit, not 8, and the pre-step state; the previous step's batch (8 rows) too."""
-    out = run("capsule_fit", "--jit", "--samples", "92", "--poison-step", "11")
+    holds the 4 rows, bit for bit, not 8, and the pre-step state; with previous_batch=True the previous step's batch
+    (8 rows) too."""
+    out = run("capsule_fit", "--jit", "--samples", "92", "--poison-step", "11", "--previous-batch")
     c = assert_capsule_is_the_step(out, 11)
     assert c.batch["x"].shape == (4, 5) and (c.batch["x"] < 0).sum() == 1
     previous = c.manifest["forensics"]["previous"]

@@ -153,9 +153,9 @@ def test_the_per_sample_sentence_names_the_rows_that_carry_the_loss_or_says_it_i
     assert capsule_rows.sentence(None, {"files": {}}) == "not recorded by this capsule's version"
 
 
-@pytest.mark.parametrize("jit", [("--previous",), ("--jit",)], ids=["no_xla_previous_batch", "xla"])
+@pytest.mark.parametrize("jit", [("--previous",), ("--jit", "--previous")], ids=["no_xla_previous_batch", "xla"])
 def test_the_previous_steps_batch_gets_its_per_sample_loss_too(tmp_path, jit):
-    """The spike case, with XLA and without (there with previous_batch=True: a copy every step, off by default):
+    """The spike case, with XLA and without, with previous_batch=True (a copy every step, off by default):
     batch 3 of epoch 1 carries the two overflowing targets; the step before it (batch 2, kept on the device and
     held with the trigger's batch, capsule/stash.py) is clean: its per-sample loss is finite, with the same
     weights, and `report` says so (before, without XLA: "not kept" whatever the option)."""

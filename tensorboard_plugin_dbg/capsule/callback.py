@@ -40,8 +40,8 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
     at the trigger (create the NanCapsule before the model's functions are traced). spike=F / grad_spike=F (off by
     default, F > 1): a |loss| / global gradient norm above F times the largest of the last 100 applied steps triggers
     like a NaN (capsule/spike.py). previous_batch: keep each step's batch on the device until the next, so that the
-    capsule holds the batch before the trigger's too, and its per-sample loss (default: with XLA only, where the
-    copy is part of the compiled step; without XLA it costs its ops on every step, bench/README.md).
+    capsule holds the batch before the trigger's too, and its per-sample loss (off by default: a copy of each batch
+    every step, measured at some 3-4 % of a small MLP's step with XLA and more without, bench/README.md).
 
     Custom training loop (eager or inside a tf.function):
 
@@ -92,7 +92,7 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch.steps_per_execution = int(getattr(model, "steps_per_execution", 1) or 1)
         watch.stash.on, watch.stash.compiled = True, watch.compiled  # the batch kept on the device (capsule/stash.py)
         watch.stash.unsized = watch.compiled  # sized at this fit's first call
-        watch.stash.keep_last = watch.compiled if watch.previous_batch is None else bool(watch.previous_batch)
+        watch.stash.keep_last = bool(watch.previous_batch)  # a copy every step: opt-in (bench/README.md, #35)
         found = watched_optimizers.of_model(model)  # a custom train_step may apply optimizers of its own (a GAN)
         watch.attach(model, found[0] if len(found) == 1 else watched_optimizers.Several(found))
         _install(model, watch)
@@ -322,6 +322,9 @@ def _replay_fit(model: Any, watch: Watch) -> None:
     replay = watch.replay
     assert replay is not None
     optimizer = watch.optimizer  # model.optimizer, or every optimizer the train step applies (a GAN's own)
+    missing = replay.capsule.manifest.get("batch_missing") if replay.capsule is not None else None
+    if missing:  # an XLA batch its buffer could not hold (capsule/stash.py): nothing to re-run
+        replay.cannot(f"the capsule holds no batch: {missing}")
     try:
         replay.restore(model, optimizer)
     except ReplayMismatch as e:

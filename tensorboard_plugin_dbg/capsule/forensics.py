@@ -84,7 +84,8 @@ def _why_no_previous(watch: Any) -> str:
     if isinstance(watch.state, distribute.ReplicaState):
         return "not kept: under tf.distribute the device keeps the trigger step's rows only"
     if watch.stash.on and not watch.stash.keep_last:
-        return "not kept: without XLA, NanCapsule(previous_batch=True) keeps it (a copy of each batch every step)"
+        where = "under XLA" if watch.stash.compiled else "without XLA"
+        return f"not kept: {where}, NanCapsule(previous_batch=True) keeps it (a copy of each batch every step)"
     return "the previous step's batch was not kept (the first step watched)"
 
 

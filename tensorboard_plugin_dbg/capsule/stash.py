@@ -16,6 +16,7 @@ Without XLA the buffers take each batch's shape as it is. TensorFlow is imported
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ class BatchStash:
         self.last_meta: Any = None  # int64 [sum(ranks)]: the last step's shapes (XLA)
         self.held_meta: Any = None  # int64: the trigger's shapes, the previous device step, the previous shapes
         self.previous: tuple[structure.Flat, int] | None = None  # host side: read with the trigger's batch
+        self.missing: str | None = None  # host side: why the last read trigger's batch is not held (XLA, too large)
 
     # --- host side, before a call: the buffers sized for the data (XLA) ---------------------------------------------
 
@@ -72,15 +74,9 @@ class BatchStash:
         plain = [tf.nest.map_structure(lambda i: None if isinstance(i, unset) else i, b) for b in batches]
         shapes = [[list(leaf.shape) for _, leaf in structure.flatten(b, fit=True)[1]] for b in plain]
         largest = [[max(dims) for dims in zip(*leaf)] for leaf in zip(*shapes)]
-        if self.capacity is not None and len(self.capacity) == len(largest):
-            largest = [[max(a, b) for a, b in zip(old, new)] for old, new in zip(self.capacity, largest)]
-        grown = largest != self.capacity
-        self.capacity = largest
-        if grown and len(self.last) == len(largest):  # XLA compiles the step again for the new shapes
-            for variables in (self.last, self.held, self.held_previous):
-                for variable, shape in zip(variables, largest):
-                    if list(variable.shape) != shape:
-                        variable.assign(tf.zeros(shape, variable.dtype))
+        if self.capacity is not None and [len(c) for c in self.capacity] != [len(s) for s in largest]:
+            self.capacity = None  # another structure: sized anew
+        self._grow_to(largest)
 
     # --- the device side (graph, XLA-compiled or not) ----------------------------------------------------------------
 
@@ -109,8 +105,10 @@ class BatchStash:
 
         def keep() -> Any:
             written = [v.assign(self._fitted(t, v)) for v, t in zip(self.held, tensors)]
-            written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
-            last = [self.last_meta.value()] if self.compiled else self._shapes([v.value() for v in self.last])
+            last = [tf.zeros([sum(self.ranks)], tf.int64)]  # no previous batch: its shapes 0
+            if self.keep_last:  # else not referenced: each variable an XLA step may write costs it every step
+                written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
+                last = [self.last_meta.value()] if self.compiled else self._shapes([v.value() for v in self.last])
             before = tf.reshape(tf.cast(step, tf.int64) - 1, [1])
             written.append(self.held_meta.assign(tf.concat([*self._shapes(tensors), before, *last], 0)))
             with tf.control_dependencies(written):
@@ -171,8 +169,9 @@ class BatchStash:
 
     def read(self) -> structure.Flat | None:
         """The held trigger's batch (and, kept in `previous` with its device step, the batch before it), or None when
-        none was stashed or it did not fit its buffer."""
-        self.previous = None
+        none was stashed. Under XLA a batch larger than its buffer (a later batch larger than the fit's first ones)
+        is not held: an empty batch then, `missing` says why, and the buffers grow to its shape for later triggers."""
+        self.previous, self.missing = None, None
         if not self.on or not self.held or self.held_meta is None:
             return None
         meta = [int(v) for v in self.held_meta.numpy()]
@@ -182,7 +181,32 @@ class BatchStash:
         empty = previous is None or any(0 in a.shape[:1] for _, a in previous.leaves)  # none written yet
         if previous is not None and previous_step >= 0 and not empty:
             self.previous = (previous, previous_step)
+        if trigger is None:
+            shapes, at = [], 0
+            for rank in self.ranks:
+                shapes.append(meta[at : at + rank])
+                at += rank
+            self.missing = _too_large(self.names, shapes, self.capacity or [])
+            self._grow_to(shapes)
+            return structure.Flat({"kind": "none"}, [])
         return trigger
+
+    def warn_missing(self, folder: str) -> None:
+        if self.missing is not None:
+            warnings.warn(f"NanCapsule: {folder}: {self.missing}", RuntimeWarning, stacklevel=2)
+
+    def _grow_to(self, shapes: list[list[int]]) -> None:
+        """The buffers made at least `shapes` (XLA compiles the step again, once, for the larger variables)."""
+        import tensorflow as tf
+
+        grown = [[max(a, b) for a, b in zip(old, new)] for old, new in zip(self.capacity or shapes, shapes)]
+        self.capacity = grown
+        if len(self.last) != len(grown):  # not made yet (made at the trace, of this capacity)
+            return
+        for variables in (self.last, self.held, self.held_previous):
+            for variable, shape in zip(variables, grown):
+                if list(variable.value().shape) != shape:
+                    variable.assign(tf.zeros(shape, variable.dtype))
 
     def _cut(self, variables: list[Any], flat_shapes: list[int]) -> structure.Flat | None:
         arrays, at = [], 0
@@ -193,6 +217,17 @@ class BatchStash:
                 return None  # larger than its buffer: not kept whole
             arrays.append((name, value[tuple(slice(0, s) for s in shape)] if self.compiled else value))
         return structure.Flat(self.spec, arrays)
+
+
+def _too_large(names: list[str], shapes: list[list[int]], capacity: list[list[int]]) -> str:
+    """Why a trigger's batch is not in its capsule, in words a user can act on."""
+    over = [f"{n} {s} > {c}" for n, s, c in zip(names, shapes, capacity) if any(a > b for a, b in zip(s, c))]
+    return (
+        f"the trigger's batch ({'; '.join(over)}) was larger than the device buffers sized from the fit's first "
+        "batches under XLA (a compiled step cannot grow a variable): the capsule holds the state before the step, "
+        "not its batch; the buffers are grown now, for later triggers. Batches of one size (the largest first, or "
+        "drop_remainder=True) or jit_compile=False keep every batch"
+    )
 
 
 def _same_spec(batches: list[Any], spec: Any) -> Any:

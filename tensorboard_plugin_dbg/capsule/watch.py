@@ -303,6 +303,7 @@ class Watch:
                 self.captured.append(folder)
                 trigger["capsule"] = folder
                 self.announcements.append(announce.capture(folder))  # one block on stderr: what, where, how to replay
+                self.stash.warn_missing(folder)  # never silent: a batch its XLA buffer could not hold
             if held:
                 state.release()
             if self.on_nan == "skip":
@@ -332,6 +333,8 @@ class Watch:
             "program": writer.program_info(),
             **environment(),
         }
+        if self.stash.missing is not None and not arrays:
+            manifest["batch_missing"] = self.stash.missing  # replay then says it cannot (capsule/callback.py)
         if replicas is not None:
             manifest["replicas"] = replicas  # (folder_name adds the other workers' capsules to worker 0's)
         groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}

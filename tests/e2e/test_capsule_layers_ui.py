@@ -70,7 +70,7 @@ def test_the_per_sample_table_keeps_each_batch_array_apart(page, tmp_path):
     non-finite), min / negatives / zeros beside it; the y tab lists y's 8 rows alone; a row opens Tensor Values, and
     closing Tensor Values returns to the Capsules panel."""
     logdir = tmp_path / "capsules"
-    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--jit"), "capsules"), logdir)
+    shutil.copytree(os.path.join(dumps.make_dump("capsule_speaks", "--jit", "--previous"), "capsules"), logdir)
     with TensorBoardProcess(str(logdir)) as tb:
         frame = open_dashboard(page, tb)
         card = by_testid(by_testid(frame, "capsules-panel"), "capsule-card")

@@ -14,6 +14,7 @@ pre-step values). Capsules go to OUT/capsules; OUT/result.json says how training
 --checkpoint F: a ModelCheckpoint saving every F batches (or `epoch`) into OUT/ckpt (result.json: whether each
 checkpoint holds finite variables only, and the model after fit). --bn-first: a BatchNormalization right after the
 sqrt (its statistics meet the NaN). --samples N: N samples (not a multiple of 8: the epoch's last batch is shorter).
+--previous-batch: NanCapsule(previous_batch=True), the batch before the trigger's kept too.
 """
 
 import argparse
@@ -138,7 +139,7 @@ def main():
     p.add_argument("--samples", type=int, default=SAMPLES, help="not a multiple of 8: the epoch's last batch shorter")
     p.add_argument("--checkpoint", default="", help="ModelCheckpoint's save_freq: a number of batches, or epoch")
     flags = ("dict", "sample-weight", "mixed", "clean", "random-poison", "nested", "nan-input", "fit-per-epoch", "jit")
-    flags += ("bn-first",)
+    flags += ("bn-first", "previous-batch")
     for flag in flags:
         p.add_argument("--" + flag, action="store_true")
     args = p.parse_args()
@@ -147,7 +148,8 @@ def main():
     if args.mixed:
         keras.mixed_precision.set_global_policy("mixed_float16")
     keras.utils.set_random_seed(0)
-    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan, tfdbg_buffer=args.tfdbg_buffer)
+    options = dict(on_nan=args.on_nan, tfdbg_buffer=args.tfdbg_buffer, previous_batch=args.previous_batch)
+    capsule = NanCapsule(os.path.join(args.out, "capsules"), **options)
     model = build(args)
     x, y, sample_weight = data(args)
     if args.random_poison:
