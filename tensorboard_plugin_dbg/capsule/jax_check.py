@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-Carry = dict[str, Any]
+from . import structure
+
+Carry = structure.Tensors  # the halt flag and trigger counter carried from step to step
 
 
 def first_carry(arm: bool) -> Carry:
@@ -73,7 +75,7 @@ def held_back(applies: Any, new: Any, old: Any) -> Any:
     return jax.tree_util.tree_map(lambda n, o: jnp.where(applies, n, o), new, old)
 
 
-def see(model: Any, traced: dict[str, Any]) -> None:
+def see(model: Any, traced: structure.Tensors) -> None:
     """What the check reads, seen as Keras's JAX train step traces (on the instances): the gradients at the
     optimizer's `stateless_apply`, the unscaled loss at the model's `_update_metrics_variables` (the one place it is
     at the step's own trace level: `compute_loss` runs inside `jax.value_and_grad`). `unsee` puts them back."""
@@ -98,7 +100,7 @@ def unsee(model: Any) -> None:
             delattr(owner, name)
 
 
-def checked_of(model: Any, traced: dict[str, Any], loss_scaled: bool) -> list[tuple[str, str, Any]]:
+def checked_of(model: Any, traced: structure.Tensors, loss_scaled: bool) -> list[tuple[str, str, Any]]:
     """(kind, name, tensor) of what the step checks: the loss, then each gradient (not under a LossScaleOptimizer:
     its overflowing gradients are its own business, it skips those steps)."""
     from . import structure

@@ -14,16 +14,17 @@ counts added), so there is no separate compiled pass."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from tensorboard_plugin_dbg.reader import capsule_files
 
-from . import jax_check, replay_mode, shadow
+from . import jax_check, replay_mode, shadow, structure
 
 # the JAX writer's calls ("enable", "disable"), handed in by the replay launcher before the program runs
-WRITER: dict[str, Any] = {}
+WRITER: dict[str, Callable[..., object]] = {}
 NO_WRITER = (
     "a capsule from Keras on JAX replays through `python -m tensorboard_plugin_dbg replay CAPSULE` with a Python "
     "command (python train.py ... or python -m module ...): its launcher starts the JAX writer"
@@ -62,7 +63,7 @@ def run(model: Any, replay: JaxReplay) -> None:
     leaves, tree = jax.tree_util.tree_flatten(replay.batch())
     groups = (model.trainable_variables, model.non_trainable_variables, model.optimizer.variables)
     state = tuple([v.value for v in group] for group in (*groups, model.metrics_variables))
-    traced: dict[str, Any] = {}
+    traced: structure.Tensors = {}
     layout: list[tuple[str, str]] = []  # what the step's last outputs are (names: set as it traces)
     original_step = model.train_step
     loss_scaled = isinstance(model.optimizer, LossScaleOptimizer)

@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from . import announce, jax_capsule, jax_check, jax_replay, replay_mode, writer
+from . import announce, jax_capsule, jax_check, jax_replay, replay_mode, structure, writer
 from .watch import ON_NAN
 
 CARRY_KEY = "nan_capsule_carry"
@@ -75,7 +75,7 @@ class JaxWatch:
         self.sizes: list[int] = []
         # the watched train function the last fit ran, and what it was made for (a fit per epoch compiles once)
         self.kept: tuple[tuple[Any, ...], Any] = ((), None)
-        self.traced: dict[str, Any] = {}  # the loss and gradients of the step being traced (jax_check.see)
+        self.traced: structure.Tensors = {}  # the loss and gradients of the step being traced (jax_check.see)
         self.replay = jax_replay.of(replay_mode.from_env())  # replay mode: set_model replays the capsule's step
 
     def attach(self, model: Any, optimizer: Any) -> None:

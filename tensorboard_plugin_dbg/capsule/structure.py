@@ -10,8 +10,9 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec
 
-# TensorFlow tensors or variables by name (the step's pre-step snapshot): TensorFlow is imported lazily, in the
-# training process only, so its types cannot be named here
+# TensorFlow tensors or variables, or JAX arrays and tracers, by name (the step's pre-step snapshot, the JAX step's
+# carry and traced loss and gradients): each framework is imported lazily, in the training process only, so its types
+# cannot be named here
 Tensors = dict[str, Any]
 
 # What Keras's data adapters hand train_step: (x,), (x, y) or (x, y, sample_weight)

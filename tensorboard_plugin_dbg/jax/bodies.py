@@ -20,6 +20,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.extend import core as jcore
 
+# a jaxpr equation's params, as JAX hands them (open by JAX's design: jaxprs, shapes, flags)
+Params = dict[str, Any]
 WHILE_ITERATIONS = 100  # a while body's iterations recorded per call (a carried buffer of this many payloads)
 
 
@@ -43,7 +45,7 @@ def _instrumented(inst: Any, closed: Any, name: str, outer_id: str) -> tuple[Any
     return sub, lambda *args: jax.tree_util.tree_unflatten(tree, run(*args)), shapes
 
 
-def run_while(inst: Any, params: dict[str, Any], invals: list[Any], name: str, outer_id: str) -> list[Any]:
+def run_while(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str) -> list[Any]:
     """A `while` equation whose body is graph `name`, recorded at each of its first WHILE_ITERATIONS iterations."""
     cn, bn = params["cond_nconsts"], params["body_nconsts"]
     cconsts, bconsts, init = invals[:cn], invals[cn : cn + bn], invals[cn + bn :]
@@ -64,7 +66,7 @@ def run_while(inst: Any, params: dict[str, Any], invals: list[Any], name: str, o
     return list(carry)
 
 
-def run_cond(inst: Any, params: dict[str, Any], invals: list[Any], name: str, outer_id: str) -> list[Any]:
+def run_cond(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str) -> list[Any]:
     """A `cond` equation whose branches are graphs `name_branch_<b>`; only the branch taken is traced."""
     made = [_instrumented(inst, c, f"{name}_branch_{b}", outer_id) for b, c in enumerate(params["branches"])]
 

@@ -257,7 +257,7 @@ class Instrumenter:
             self.watch(graph_id, op_name, op_type, slot, tensor_id, value, source)
 
     # a jaxpr equation's params: whatever the primitive declares (jaxpr, length, num_carry, ...)
-    def _scan(self, params: dict[str, Any], invals: list[Any], body_name: str, outer_id: str) -> list[Any]:
+    def _scan(self, params: bodies.Params, invals: list[Any], body_name: str, outer_id: str) -> list[Any]:
         """A scan whose body is a graph of its own, recorded at every iteration: the body's counts (or tensors)
         leave each iteration as one more scanned output, and its points repeat once per iteration, in the order
         the iterations ran."""
