@@ -183,14 +183,15 @@ def test_the_dashboard_lands_on_a_capsule_newer_than_every_runs_first_nan(page, 
     manifest["created"] = "2100-01-01T00:00:00+00:00" if newer else "2000-01-01T00:00:00+00:00"  # around the dump's
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with TensorBoardProcess(str(logdir)) as tb:
-        runs = tb.get_json(API + "runs")["runs"]
-        assert [r["name"] for r in runs] == ["run"]
         frame = open_dashboard(page, tb)
         panel = by_testid(frame, "capsules-panel")
         frame.wait_for_function(
             "document.querySelector('[data-testid=capsules-panel]').dataset.landing !== undefined", timeout=60_000
         )
-        first_nan = tb.get_json(API + "runs")["runs"][0]["summary"]["first_nan"]["wall_time"]
+        # asked after the landing (which waits for the runs to be read): at start the catalog may list none yet
+        runs = tb.get_json(API + "runs")["runs"]
+        assert [r["name"] for r in runs] == ["run"]
+        first_nan = runs[0]["summary"]["first_nan"]["wall_time"]
         assert 946684800 < first_nan < 4102444800  # the dump's first NaN lies between the two capsule times
         assert panel.get_attribute("data-landing") == ("capsules" if newer else "runs")
         if newer:
