@@ -150,6 +150,7 @@ def test_the_xla_forms_of_the_two_reductions_give_the_plain_ones(shape):
     compiled = tf.function(
         lambda t: (layer_history._squares_compiled(t), layer_history._largest_compiled(t)),  # noqa: SLF001
         jit_compile=True,
+        autograph=False,  # plain tensor code: no autograph source written into the session's temporary folder
     )
     squares, largest = (float(v) for v in compiled(tf.constant(values)))
     assert squares == pytest.approx(float(np.sum(values.astype(np.float64) ** 2) / 2), rel=1e-5)
