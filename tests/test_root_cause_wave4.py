@@ -3,6 +3,7 @@ tf.data and tf.distribute would make the analysis say something false."""
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import dumps
@@ -252,6 +253,46 @@ def test_no_retracing_finding_for_functions_the_user_did_not_retrace(program):
     assert found == [], [f["evidence"] for f in found]
     shapes = rules.evaluate(only_run(dumps.make_dump("retrace_shapes")))["findings"]
     assert [f["type"] for f in shapes].count("retracing") == 1
+
+
+def test_a_library_function_retraced_by_the_users_calls_names_the_users_call(capsys):
+    """#38 item 4, second half: a learning rate set by compiling again before each `fit` makes Keras trace its step
+    (`multi_step_on_iterator`, Keras's code) once per `fit` call. Main said nothing (a function the user did not
+    write was left out); the finding now names the user's `fit` line, whose calls retrace it, and what to change.
+    The nested `one_step_on_data`, retraced with it and never called by the user, is not a second finding."""
+    from tensorboard_plugin_dbg.analysis import rules
+
+    program = "retrace_keras_compile"
+    dump = dumps.make_dump(program)
+    run = only_run(dump)
+    traces = [name for _gid, name, _outer in run.graph_entries()].count("multi_step_on_iterator")
+    assert traces >= 5, traces  # the case: Keras's step traced once per compile()
+    found = [f for f in rules.evaluate(run)["findings"] if f["type"] == "retracing"]
+    assert [f["function"] for f in found] == ["multi_step_on_iterator"], [f["evidence"] for f in found]
+    f = found[0]
+    where = f"{dumps.program_path(program)}:{culprit_line(program, '# CALL')}"
+    assert f["count"] == traces and len(f["graph_ids"]) == traces, f
+    assert f["user_frame"]["path"] == dumps.program_path(program) and "# CALL" in f["source_line"], f
+    assert (
+        f"not your code: keras{os.sep}" in f["evidence"] and f"each trace made by your call at {where}" in f["evidence"]
+    ), f["evidence"]
+    assert "compile once, before the loop" in f["evidence"], f["evidence"]
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert "multi_step_on_iterator (not your code" in text and f"at {where}" in text, text
+
+
+def test_a_library_function_retraced_for_no_cause_of_the_users_is_not_a_finding():
+    """The control: `predict` on a new batch size each call traces Keras's step twice, then relaxes its shape (the
+    user need change nothing); a MirroredStrategy's `_next_func` is traced per device and epoch from inside
+    tf.distribute, never by a call of the user's (test above, `nan_mirrored_fit`). Neither is a finding."""
+    from tensorboard_plugin_dbg.analysis import rules
+
+    run = only_run(dumps.make_dump("retrace_keras_predict"))
+    graphs = [name for _gid, name, _outer in run.graph_entries()]
+    assert graphs.count("one_step_on_data_distributed") >= 2, graphs  # the case: Keras's step did retrace
+    found = [f for f in rules.evaluate(run)["findings"] if f["type"] == "retracing"]
+    assert found == [], [f["evidence"] for f in found]
 
 
 def test_a_diverging_lstm_says_so_above_a_short_list_of_findings(capsys):

@@ -12,7 +12,9 @@ call of the second trace) and what differed between traces where the dump shows 
 Not a retrace (#38 items 4 and 9): a tf.data function (`Dataset_map_lambda`, ...), traced once per `.map()` call
 — eight of them may be four lambdas over two datasets —, and a function the user did not write (tf.data's,
 tf.distribute's, Keras's own: `_next_func` of a MirroredStrategy's iterator), told by the frame of the traced
-Python function in its ops' creation stacks, which lies outside user code.
+Python function in its ops' creation stacks, which lies outside user code — unless the user's program calls it,
+trace after trace (Keras's step remade by a compile() per `fit`): then the finding names the user's call
+(internal_retrace.py).
 
 Cost: per graph and per kind (a Python loop over graphs and kinds, never traces), plus one record read per kind of
 the retraced functions.
@@ -25,7 +27,7 @@ from collections import defaultdict
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import producer
-from tensorboard_plugin_dbg.analysis.rules import config
+from tensorboard_plugin_dbg.analysis.rules import config, internal_retrace
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_rules import describe
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import KindStats
@@ -36,12 +38,24 @@ from tensorboard_plugin_dbg.wire import types as wire
 
 _SHOWN = 4  # traces whose differing value the evidence spells out
 _DATA_FUNCTION = "Dataset_"  # a tf.data function's graph: one trace per `.map()`/`.filter()` call, by design
+_NOTHING_SHOWN = "The dump does not show what differed"
+_SIGNATURE = "Give the function an input_signature (or reduce_retracing=True) so one trace serves them."
+_BAKED = (
+    "a Python value (a non-tensor argument) is baked into each trace as a constant. Pass it as a tensor (tf.constant)."
+)
+# A library's function is not the user's to give a signature; its Consts may be its own: what the user can do
+_OBJECT_ARGUMENT = " (e.g. a Python object argument)"
+_LIBRARY_ADVICE = {
+    _OBJECT_ARGUMENT: "",
+    _SIGNATURE: "Pass it inputs of one shape and dtype (pad or batch them to a fixed size).",
+    _BAKED: "a Python value your call passes may be baked into each trace: if so, pass it as a tensor (tf.constant).",
+}
 _OPS_LOOKED_AT = 16  # ops of a function whose creation stacks are read to find the traced Python function's frame
 
 
-def _written_by_user(run: RunQueries, name: str, graph_id: str) -> bool:
-    """False when the frame of Python function `name` in the creation stacks of the graph's first ops lies outside
-    user code (TensorFlow's, Keras's own functions); True when it is user code or not found (then it is kept)."""
+def _own_frame(run: RunQueries, name: str, graph_id: str) -> wire.StackFrame | None:
+    """The frame of Python function `name` in the creation stacks of the graph's first ops (its `is_user` says
+    whether the user wrote it: TensorFlow's, Keras's own functions are not); None when not found (then it is kept)."""
     for op_name in run.graph_op_names(graph_id)[:_OPS_LOOKED_AT]:
         entry = run.op_entry(graph_id, op_name)
         if entry is None or not entry.stack_frame_ids:
@@ -52,8 +66,8 @@ def _written_by_user(run: RunQueries, name: str, graph_id: str) -> bool:
             continue
         own = [f for f in frames if f.get("function") == name]
         if own:
-            return bool(own[-1].get("is_user"))
-    return True
+            return own[-1]
+    return None
 
 
 def find(
@@ -71,12 +85,15 @@ def find(
     out: list[wire.AlertBody] = []
     for name, graph_ids in graphs_by_name.items():
         traced = max(len(graph_ids), len(calls.get(name, ())))
-        if traced < t.retrace_min or not _written_by_user(run, name, graph_ids[0]):
+        if traced < t.retrace_min:
             continue
-        evidence = f"{name} was traced {traced} times. " + _what_differed(
-            run, stats, kinds, types, graph_ids, kinds_by_graph
-        )
+        own = _own_frame(run, name, graph_ids[0])
+        differed = _what_differed(run, stats, kinds, types, graph_ids, kinds_by_graph)
         first_calls = calls.get(name, [])
+        if own is not None and not own.get("is_user"):  # not the user's function: named by the user's call, if any
+            out.extend(_library_finding(run, name, own, graph_ids, first_calls, differed))
+            continue
+        evidence = f"{name} was traced {traced} times. " + differed
         if first_calls:
             index = first_calls[min(1, len(first_calls) - 1)]
             detail = run.execution(index, max_elements=0)
@@ -104,6 +121,26 @@ def find(
         f["graph_ids"] = graph_ids
         out.append(f)
     return out
+
+
+def _library_finding(
+    run: RunQueries, name: str, own: wire.StackFrame, graph_ids: list[str], first_calls: list[int], differed: str
+) -> list[wire.AlertBody]:
+    """A function the user did not write, retraced by the user's calls of it (internal_retrace.py); none otherwise."""
+    site = internal_retrace.user_call(run, name, own, first_calls) if len(first_calls) == len(graph_ids) else None
+    if site is None:
+        return []
+    index, frame, text, said = site
+    for general, library in _LIBRARY_ADVICE.items():
+        differed = differed.replace(general, library)
+    evidence = f"{said} {differed}" + internal_retrace.remake_hint(own, differed.startswith(_NOTHING_SHOWN))
+    detail = run.execution(index, max_elements=0)
+    op = (graph_ids[min(1, len(graph_ids) - 1)], None, detail["op_type"], 0)
+    f = finding(config.RETRACING, "execution", index, detail["wall_time"], op, 1, len(graph_ids), evidence)
+    f["user_frame"], f["source_line"] = frame, text
+    f["function"] = name
+    f["graph_ids"] = graph_ids
+    return [f]
 
 
 def _first_calls(run: RunQueries) -> dict[str, list[int]]:
@@ -145,14 +182,8 @@ def _what_differed(
             shown = [describe(modes[j * n + i], vectors[j * n + i]) for i in range(n)]
             if "unknown" not in shown and len(set(shown)) > 1:
                 seq = " -> ".join(shown[:_SHOWN]) + (" -> ..." if n > _SHOWN else "")
-                return (
-                    f"The input shapes/dtypes changed: op {op[0]} output {seq}. Give the function an "
-                    "input_signature (or reduce_retracing=True) so one trace serves them."
-                )
+                return f"The input shapes/dtypes changed: op {op[0]} output {seq}. {_SIGNATURE}"
     consts = sorted({kinds[k][1] for k in kinds_by_graph.get(graph_ids[-1], []) if types[k] == "Const"})
     if consts:
-        return (
-            f"Same ops and shapes in every trace, each with its own Const ({', '.join(consts[:3])}): a Python value "
-            "(a non-tensor argument) is baked into each trace as a constant. Pass it as a tensor (tf.constant)."
-        )
-    return "The dump does not show what differed between the traces (e.g. a Python object argument)."
+        return f"Same ops and shapes in every trace, each with its own Const ({', '.join(consts[:3])}): {_BAKED}"
+    return f"{_NOTHING_SHOWN} between the traces{_OBJECT_ARGUMENT}."
