@@ -235,48 +235,20 @@ def _exit_code(results: list[report_text.RunResult]) -> int:
 
 
 def _rule_findings(run: RunQueries, args: argparse.Namespace, mutes: tuple[Mute, ...]) -> report_text.RuleReport:
-    """The run's rule findings left after the mutes, per-rule totals, how many the mutes hid, the rules the dump
-    cannot judge."""
-    from tensorboard_plugin_dbg.analysis import rules
+    """The run's rule findings left after the mutes (analysis/rules_report.py), at the thresholds of the flags."""
+    from tensorboard_plugin_dbg.analysis import rules_report
     from tensorboard_plugin_dbg.analysis.rules import config
-    from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 
     thresholds = config.thresholds_from({name: getattr(args, name, None) for name in THRESHOLD_FLAGS})
-    evaluated = rules.evaluate(run, thresholds)
-    shown = [f for f in evaluated["findings"] if not mute_rules.finding_hidden(f, mutes)]
-    totals: dict[str, int] = {}
-    for f in shown:
-        totals[f["type"]] = totals.get(f["type"], 0) + 1
-    muted = len(evaluated["findings"]) - len(shown)
-    return {"findings": shown, "totals": totals, "muted": muted, "needs": evaluated["needs"]}
+    return rules_report.rule_report(run, thresholds, mutes)
 
 
 def _print_rules(result: report_text.RunResult, out: TextIO, every: bool = False) -> None:
-    """The rules' section of a run (after its root cause, analysis/report_text.py): per kind of finding its first
-    with its evidence and line, and how many more (`every`: each finding); nothing when no rule found anything (a
-    line repeated run after run would say nothing). 104 findings listed whole buried the root cause above them."""
-    from tensorboard_plugin_dbg.analysis.report_text import frame_lines
-    from tensorboard_plugin_dbg.analysis.rules import ranking
+    """The rules' section of a run, after its root cause (analysis/rules_report.py, as the card copies it)."""
+    from tensorboard_plugin_dbg.analysis import rules_report
 
-    w = out.write
-    rules = result.get("rules")
-    if rules is None or not (rules["findings"] or rules["muted"]):
-        return
-    found = ranking.ranked(rules["findings"])  # what breaks training first, retracing last (#38 item 9)
-    muted = f", {rules['muted']} muted" if rules["muted"] else ""
-    w(f"  rules: {len(found)} finding(s){muted}\n")
-    kinds: dict[str, int] = {}
-    for f in found:
-        kinds[f["type"]] = kinds.get(f["type"], 0) + 1
-        if not every and kinds[f["type"]] > 1:
-            continue
-        where = f"op {f['op_name']} ({f['op_type']})" if f["op_name"] else f"function {f.get('function')}"
-        w(f"    {f['type']}: {where}: {f['evidence']}\n")
-        for line in frame_lines("      at", f.get("user_frame"), f.get("source_line")):
-            w(line + "\n")
-    more = {kind: n - 1 for kind, n in kinds.items() if n > 1 and not every}
-    if more:
-        w("    more: " + ", ".join(f"{n:,} {kind}" for kind, n in more.items()) + " (--all lists every finding)\n")
+    for line in rules_report.rule_lines(result.get("rules"), every):
+        out.write(line + "\n")
 
 
 def _print_needs(results: list[report_text.RunResult], out: TextIO) -> None:

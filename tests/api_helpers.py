@@ -21,7 +21,7 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
-from tensorboard_plugin_dbg.analysis import report_text
+from tensorboard_plugin_dbg.analysis import report_text, rules_report
 from tensorboard_plugin_dbg.index.derived import DerivedCache
 from tensorboard_plugin_dbg.index.protocol import FileLineOps, NotFound, TensorRecord
 from tensorboard_plugin_dbg.index.trace_filter import NO_FILTER
@@ -399,4 +399,5 @@ def root_cause_answer(run, mutes: tuple = ()) -> dict:
     mutes) and the report's text: the record's own fields (`run`, `notices`, `framework`) left out."""
     result = report_text.run_result(run, mutes)
     answer = {k: v for k, v in result.items() if k not in ("run", "notices", "framework")}
-    return {**answer, "report_text": report_text.run_section(result)}
+    text = rules_report.section_with_rules(run, result, mutes)
+    return {**answer, "report_text": text}

@@ -4,7 +4,7 @@ map. (The rules' thresholds are parameters of the alert list: lists.py.)"""
 from __future__ import annotations
 
 from tensorboard_plugin_dbg.analysis import health_map as health_map_analysis
-from tensorboard_plugin_dbg.analysis import report_text, run_verdict, timeline_marks
+from tensorboard_plugin_dbg.analysis import report_text, rules_report, run_verdict, timeline_marks
 from tensorboard_plugin_dbg.api.params import Param, Params
 from tensorboard_plugin_dbg.api.routes.shared import BEGIN, MUTES, RUN, clamped
 from tensorboard_plugin_dbg.api.spec import RouteSpec
@@ -19,7 +19,8 @@ def timeline_marks_route(run: RunQueries, p: Params) -> wire.TimelineMarksRespon
 def root_cause(run: RunQueries, p: Params) -> wire.RootCauseResponse:
     # The card's "copy as text" is the report's section for this run: one formatter (analysis/report_text.py).
     answer = run_verdict.root_cause(run, p["mutes"] or ())
-    text = report_text.run_section(report_text.result_of(run, answer))
+    result = report_text.result_of(run, answer)
+    text = rules_report.section_with_rules(run, result, p["mutes"] or ())  # as `report` says it
     return {"run": run.name, **answer, "report_text": text}
 
 
