@@ -295,6 +295,22 @@ def test_a_library_function_retraced_for_no_cause_of_the_users_is_not_a_finding(
     assert found == [], [f["evidence"] for f in found]
 
 
+def test_what_a_dead_relu_zeroes_is_named_under_it_not_counted_apart(capsys):
+    """A ReLU dies and its sum, the gradients through it (ReluGrad reads its output) and the update made of them go
+    all zero with it. Main counted each as an all_zero finding of its own beside the dead ReLU; they are its
+    consequences, named under its finding, and the report counts one problem besides the retrace."""
+    from tensorboard_plugin_dbg.analysis import rules
+
+    dump = dumps.make_dump("ranked_findings")
+    found = rules.evaluate(only_run(dump))["findings"]
+    assert sorted(f["type"] for f in found) == ["dead_relu", "retracing"], [(f["type"], f["op_name"]) for f in found]
+    dead = next(f for f in found if f["type"] == "dead_relu")
+    assert "gradient_tape/ReluGrad" in dead["evidence"] and "consequences of this ReLU" in dead["evidence"], dead
+    main(["report", dump])
+    text = capsys.readouterr().out
+    assert "rules: 2 finding(s)" in text and "all_zero" not in text, text
+
+
 def test_a_diverging_lstm_says_so_above_a_short_list_of_findings(capsys):
     """#38 item 9: an LSTM trained at lr=1e4. Main named the loss's Square under 34 findings listed whole (116
     lines) with no word that training diverged. The overflow of float32's range is said before the op; the

@@ -25,7 +25,8 @@ def test_rule_findings_are_listed_by_type(page):
         frame = open_dashboard(page, tb)
         dead = frame.locator("[data-testid=alert-type][data-type=dead_relu]")
         wait_text(dead, r"Dead ReLU\s+1", timeout_ms=30_000)
-        wait_text(frame.locator("[data-testid=alert-type][data-type=all_zero]"), r"All-zero tensor\s+1")
+        # the Sum the dead ReLU zeroes is named under it, not a finding of its own (#38)
+        assert frame.locator("[data-testid=alert-type][data-type=all_zero]").count() == 0
         dead.click()
         row = by_testid(frame, "alert-row").first
         wait_text(row, r"hidden_relu")

@@ -14,7 +14,14 @@ from typing import TypedDict
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import guards
-from tensorboard_plugin_dbg.analysis.rules import config, growth_origin, retracing, tensor_rules, tensor_scan
+from tensorboard_plugin_dbg.analysis.rules import (
+    config,
+    dead_consequences,
+    growth_origin,
+    retracing,
+    tensor_rules,
+    tensor_scan,
+)
 from tensorboard_plugin_dbg.analysis.rules.config import DEFAULTS, Thresholds
 from tensorboard_plugin_dbg.analysis.rules.findings import add_user_lines, kind_table
 from tensorboard_plugin_dbg.index.protocol import RunQueries
@@ -49,6 +56,7 @@ def _evaluate(run: RunQueries, t: Thresholds) -> Evaluation:
         *tensor_rules.magnitudes(run, stats, kinds, types, t),
     ]
     found = growth_origin.collapse(run, found)  # one explosion/vanishing finding where the growth starts
+    found = dead_consequences.fold(run, found)  # what a dead ReLU zeroes is named under it, not found again
     found.sort(key=lambda f: (f["wall_time"], config.RULE_TYPES.index(f["type"])))
     add_user_lines(run, found)
     totals: dict[str, int] = {}

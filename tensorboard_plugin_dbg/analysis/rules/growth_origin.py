@@ -37,7 +37,7 @@ def _origins(run: RunQueries, found: list[wire.AlertBody]) -> list[wire.AlertBod
     by_op = {(f["graph_id"], f["op_name"]): f for f in found if f["graph_id"] and f["op_name"]}
     origin_of: dict[int, wire.AlertBody] = {}
     for f in found:
-        up = _upstream(run, f, by_op)
+        up = upstream(run, f, by_op)
         if up is not None:
             origin_of[id(f)] = up
     # a forwarding op read by a growing op: the value it hands on is that op's (through an assign)
@@ -62,9 +62,7 @@ def _root(origin_of: dict[int, wire.AlertBody], f: wire.AlertBody) -> wire.Alert
     return f
 
 
-def _upstream(
-    run: RunQueries, f: wire.AlertBody, by_op: dict[tuple[str, str], wire.AlertBody]
-) -> wire.AlertBody | None:
+def upstream(run: RunQueries, f: wire.AlertBody, by_op: dict[tuple[str, str], wire.AlertBody]) -> wire.AlertBody | None:
     """A finding of a non-forwarding op that `f`'s op reads, directly or through other ops (None: it is an
     origin)."""
     graph_id = f["graph_id"]
