@@ -72,22 +72,31 @@ def test_a_whole_batch_of_targets_1000x_too_large_is_the_batch_not_the_code(tmp_
 def test_a_mirrored_spike_replay_is_judged_and_follows_the_shard_passed_in(tmp_path):
     """MirroredStrategy on two logical CPUs: Keras's numbered scratch graph (`scratch_graph_1`, shape inference,
     never run) once made the replay's report "Cannot judge ... compiled by XLA". A replica's shard is a function
-    input the replay's eager call passed in (links.py finds the eager op that made it): the spike came in with it,
-    its largest |x| the largest |y| of the captured rows (the other input, the model's output, is ~1000x smaller)."""
+    input the replay's eager call passed in, an eager slice of the captured batch (#38: the walk stopped at that
+    StridedSlice, "the step's input"): it is followed to the batch array and the replica's rows of it (the
+    capsule's manifest gives each replica's rows) whose largest |x| the shard carries; the other input, the model's
+    output, is ~1000x smaller."""
     code, text, folder = replay(tmp_path, "capsule_spike", "--mirrored")
     assert code == 0, text
     line = next(x for x in text.splitlines() if x.startswith("replay run "))
     assert ": CLEAN — " in line and "Cannot judge" not in line and "XLA" not in line, line
     said = re.search(
-        r"Loss spike: the spike came in with the step's input: op (\S+) \(Sub, \|x\| up to \S+\) takes (\S+) at "
-        r"\|x\| up to (\S+), passed in by the caller from (\S+) .*; per-sample loss: (.*)\.$",
+        r"Loss spike: the spike came with the batch: y of batch \S+ of epoch \S+ "
+        r"\(\|y\| up to (\S+) in its rows alike\) goes into op (\S+) \(Sub\), \S+× the op's other input; "
+        r"per-sample loss: .*; it reached op \S+ in "
+        r"replica (\d)'s shard \(y rows (\d+)-(\d+)\)",
         line,
     )
     assert said, line
-    assert said[1].endswith("compile_loss/mse/sub") and "carry" in said[5]
-    y = capsule.load(folder).batch["y"]
-    shard_peaks = [np.abs(half).max() for half in np.split(y, 2)]  # replica 0's rows, replica 1's
-    assert any(float(said[3]) == pytest.approx(p, rel=5e-3) for p in shard_peaks), (said[3], shard_peaks)
+    assert said[2].endswith("compile_loss/mse/sub") and "step's input" not in line
+    c = capsule.load(folder)
+    y, rows = c.batch["y"], c.manifest["replicas"]["rows"]
+    assert float(said[1]) == pytest.approx(np.abs(y).max(), rel=5e-3)
+    begin, end = rows[said[3]]
+    assert (int(said[4]), int(said[5])) == (begin, end - 1), (said[3], rows)
+    # the shard named is the one whose largest |y| the replica's input carried: its rows' peak, not the other's
+    peaks = {r: float(np.abs(y[a:b]).max()) for r, (a, b) in rows.items()}
+    assert len(set(peaks.values())) == len(peaks), peaks  # the case tells the replicas apart
 
 
 def test_a_layer_whose_gain_jumps_to_1e4_names_its_line(tmp_path):

@@ -21,7 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import capsule_inputs, capsule_rows, links, root_cause, user_lines
+from tensorboard_plugin_dbg.analysis import capsule_inputs, capsule_rows, links, replicas, root_cause, user_lines
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.reader import capsule_arrays, capsule_files, tensor_content
 from tensorboard_plugin_dbg.reader.capsule_manifest import Manifest
@@ -215,6 +215,13 @@ def _walk(run: RunQueries, folder: str, manifest: Manifest, traces: list[_Trace]
             return _batch_sentence(folder, manifest, name, values, at, traced_peak, factor)
         if passed and max(p[1] for p in passed) >= traced_peak:
             name, peak, why = max(passed, key=lambda p: p[1])
+            shard = replicas.capsule_shard(folder, manifest, peak)
+            if shard is not None:  # a replica's rows of the captured batch, sliced by the replay (#38)
+                leaf, values, replica, begin, end = shard
+                said_shard = (
+                    f"; it reached op {at.op_name} in replica {replica}'s shard ({leaf} rows {begin}-{end - 1})"
+                )
+                return _batch_sentence(folder, manifest, leaf, values, at, traced_peak, factor) + said_shard
             carry = capsule_rows.sentence(capsule_rows.per_sample_loss(folder, manifest), manifest)
             return (
                 f"the spike came in with the step's input: op {at.op_name} ({at.op_type}, |x| up to {_num(at.peak)}) "
