@@ -4,24 +4,28 @@ it): the findings left after the mutes, per kind its first with its evidence and
 
 from __future__ import annotations
 
-from tensorboard_plugin_dbg.analysis import rules
+from tensorboard_plugin_dbg.analysis import alert_list, rules
 from tensorboard_plugin_dbg.analysis.report_text import RuleReport, RunResult, frame_lines, run_section
 from tensorboard_plugin_dbg.analysis.rules import config, ranking
 from tensorboard_plugin_dbg.analysis.rules import mutes as mute_rules
 from tensorboard_plugin_dbg.analysis.rules.mutes import Mute
 from tensorboard_plugin_dbg.index.protocol import RunQueries
+from tensorboard_plugin_dbg.wire import types as wire
 
 
 def rule_report(run: RunQueries, thresholds: config.Thresholds, mutes: tuple[Mute, ...]) -> RuleReport:
     """The run's rule findings left after the mutes, per-rule totals, how many the mutes hid, the rules the dump
     cannot judge."""
     evaluated = rules.evaluate(run, thresholds)
-    shown = [f for f in evaluated["findings"] if not mute_rules.finding_hidden(f, mutes)]
+    return _report(evaluated["findings"], evaluated["needs"], mutes)
+
+
+def _report(found: list[wire.AlertBody], needs: list[wire.RuleNeed], mutes: tuple[Mute, ...]) -> RuleReport:
+    shown = [f for f in found if not mute_rules.finding_hidden(f, mutes)]
     totals: dict[str, int] = {}
     for f in shown:
         totals[f["type"]] = totals.get(f["type"], 0) + 1
-    muted = len(evaluated["findings"]) - len(shown)
-    return {"findings": shown, "totals": totals, "muted": muted, "needs": evaluated["needs"]}
+    return {"findings": shown, "totals": totals, "muted": len(found) - len(shown), "needs": needs}
 
 
 def rule_lines(report: RuleReport | None, every: bool = False) -> list[str]:
@@ -51,9 +55,10 @@ def rule_lines(report: RuleReport | None, every: bool = False) -> list[str]:
 
 def section_with_rules(run: RunQueries, result: RunResult, mutes: tuple[Mute, ...]) -> str:
     """The run's section of `report` followed by its rules' lines at the default thresholds, as `report` prints
-    them: what the card copies. While the run is read, the section alone (the rules wait for the whole run: the
-    card's route is asked again and again meanwhile)."""
-    if result["status"] in ("reading", "clean_so_far"):
+    them: what the card copies. The rules as the alert list has them (alert_list.py): while the run is read, or
+    while their scan runs (seconds on a big dump: the card never waits for it), the section alone."""
+    _visible, _hidden, evaluated = alert_list.rule_findings(run, config.DEFAULTS, mutes)
+    if evaluated["pending"]:
         return run_section(result)
-    result["rules"] = rule_report(run, config.DEFAULTS, mutes)
+    result["rules"] = _report(evaluated["findings"], evaluated["needs"], mutes)
     return run_section(result) + "".join(line + "\n" for line in rule_lines(result["rules"]))
