@@ -244,6 +244,14 @@ def test_big_chunks_read_headers_from_the_bytes_and_match_the_copies(monkeypatch
     assert [d.reason for d in lazy.damages] == [d.reason for d in eager.damages] == ["data CRC mismatch"]
 
 
+def test_zeros_crcs_equal_the_crc_of_as_many_zero_bytes():
+    """record_crc's terms for what a CRC's init and xorout add (crc32c.zeros_crcs, no zero buffer made): equal to
+    the CRC of that many zero bytes, on both sides of the table's bound."""
+    lengths = np.array([0, 1, 3, 8, 255, 4095, 4096, 4097, 70_001, 1_360_000])
+    got = crc32c.zeros_crcs(lengths)
+    assert [int(c) for c in got] == [crc32c.crc32c_python(bytes(int(n))) for n in lengths]
+
+
 def test_many_records_checked_in_one_pass_and_any_damage_still_found():
     """≥ 64 back-to-back records: every CRC is checked in one native pass (reader/record_crc.py, issue #40 item 2);
     a flipped byte anywhere (length, its CRC, data, data CRC) fails that pass, and the record-by-record check
@@ -252,12 +260,14 @@ def test_many_records_checked_in_one_pass_and_any_damage_still_found():
         pytest.skip("no native CRC-32C: the one-pass check is not used")
     rng = random.Random(5)
     payloads = [os.urandom(rng.randint(0, 300)) for _ in range(120)]
+    payloads[60] = os.urandom(5000)  # one past crc32c.zeros_crcs' table
     frames = [tfrecord.frame(p) for p in payloads]
     data = b"".join(frames)
     whole = _scan(data)
     assert _payloads(whole, data) == payloads and not whole.damages
     buf = np.frombuffer(data, np.uint8)
     assert record_crc.records_intact(buf, whole.starts, whole.lengths) is True
+    assert record_crc.records_intact(buf, whole.starts, whole.lengths, crc32c.Words(buf)) is True
     assert record_crc.records_intact(buf, whole.starts[::2], whole.lengths[::2]) is None  # not back to back
     for _ in range(60):
         victim = rng.randrange(len(frames))
@@ -269,5 +279,6 @@ def test_many_records_checked_in_one_pass_and_any_damage_still_found():
         damaged[pos] ^= 1 << rng.randrange(8)
         buf = np.frombuffer(bytes(damaged), np.uint8)
         assert record_crc.records_intact(buf, whole.starts, whole.lengths) is False
+        assert record_crc.records_intact(buf, whole.starts, whole.lengths, crc32c.Words(buf)) is False
         r = _scan(bytes(damaged))
         assert _payloads(r, bytes(damaged)) == payloads[:victim] + payloads[victim + 1 :] and r.damages

@@ -11,7 +11,7 @@ import dumps
 import numpy as np
 import pytest
 
-from tensorboard_plugin_dbg.reader import tfrecord, trace_fast, traces
+from tensorboard_plugin_dbg.reader import crc32c, tfrecord, trace_fast, traces
 
 PROGRAMS = [("demo",), ("nested",), ("keras_fit",), ("data_map",), ("mirrored",), ("circular",), ("op_regex",)] + [
     ("modes", m) for m in ("NO_TENSOR", "CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH", "SHAPE", "FULL_TENSOR")
@@ -76,3 +76,15 @@ def test_records_off_the_expected_layout_fall_back():
     _assert_same(slow, sk, fast, fk)
     assert len(fast.kind) == 300 and len(fast.unparsed) == 1
     assert fast.nonfinite_rows.tolist() == list(range(0, 300, 5))
+
+
+def test_count_words_read_as_the_floats_they_hold():
+    """trace_fast's non-finite test ORs a vector's count words instead of comparing floats: -0.0 and 0.0 count as
+    zero, a NaN, an infinity, a denormal and a count do not, at every byte alignment of the vector."""
+    values = [0.0, -0.0, float("nan"), float("inf"), 5e-324, 3.0, -1.0]
+    for shift in range(4):
+        raw = b"\x07" * shift + b"".join(struct.pack("<ddd", 0.0, v, 0.0) for v in values)
+        words = crc32c.Words(np.frombuffer(raw, np.uint8))
+        at = np.arange(len(values), dtype=np.int64) * 24 + shift
+        got = trace_fast._any_nonzero(words, at, (0, 1, 2))
+        assert got.tolist() == [v != 0 for v in values]

@@ -90,10 +90,13 @@ def _first_rows(cols: RunColumns) -> np.ndarray:
     n = len(cols.trace_nonfinite)
     first = np.full(1, n, np.int64)
     for lo in range(0, n, _ROWS):
-        codes, at = np.unique(np.asarray(cols.trace_tensor[lo : lo + _ROWS], np.int64), return_index=True)
-        if len(codes) and codes[-1] + 2 > len(first):
-            first = np.concatenate([first, np.full(int(codes[-1]) + 2 - len(first), n, np.int64)])
-        np.minimum.at(first, codes + 1, at + lo)
+        codes = np.asarray(cols.trace_tensor[lo : lo + _ROWS], np.int64) + 1
+        if len(codes) and int(codes.max()) + 1 > len(first):
+            first = np.concatenate([first, np.full(int(codes.max()) + 1 - len(first), n, np.int64)])
+        # a linear pass, no sort: a code seen in an earlier block has its first row there, so only the rows of
+        # codes not seen yet (a few, after the first training step) can be a first row
+        new = np.flatnonzero(first[codes] == n)
+        np.minimum.at(first, codes[new], new + lo)
     return first
 
 
@@ -188,7 +191,13 @@ def _inside(outer: np.ndarray, graph: int, ancestor: int) -> bool:
 
 
 def _same_run_inputs(
-    cols: RunColumns, lookup: Lookup, alerts: np.ndarray, owner: np.ndarray, tensors: np.ndarray, prior: np.ndarray
+    cols: RunColumns,
+    lookup: Lookup,
+    alerts: np.ndarray,
+    owner: np.ndarray,
+    tensors: np.ndarray,
+    prior: np.ndarray,
+    own_prev: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each (alert, input) pair's record of the input from the same run of the alert's op. The debug ops run beside
     the computation, not after it, so an input's trace may be written after the trace of the op that read it: when
@@ -199,7 +208,8 @@ def _same_run_inputs(
     if not len(tensors):
         return prior
     own = np.asarray(cols.trace_tensor[alerts], np.int64)
-    own_prev = lookup.before(own, alerts)[owner]
+    # `own_prev`: lookup.before(own, alerts) when the caller has it (the classification: from its step's window)
+    own_prev = (lookup.before(own, alerts) if own_prev is None else own_prev)[owner]
     stale = np.flatnonzero(((prior < 0) | (prior < own_prev)) & (tensors >= 0))
     if not len(stale):
         return prior
@@ -245,7 +255,9 @@ def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -
         if first is None:
             first = _first_rows(cols)
         prior = _prior_traces(cols, lookup, first, tensors, alerts[owner], lo)
-        prior = _same_run_inputs(cols, lookup, alerts, owner, tensors, prior)
+        own = np.asarray(cols.trace_tensor[alerts], np.int64)
+        own_prev = _prior_traces(cols, lookup, first, own, alerts, lo)  # from the step's window, not the whole run
+        prior = _same_run_inputs(cols, lookup, alerts, owner, tensors, prior, own_prev)
         expected = expected_inputs(contained, tensors, prior, alerts[owner])
         bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1) & ~expected
         n = len(alerts)
@@ -257,7 +269,6 @@ def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -
         propagates |= _fed_by_bad_call(cols, lookup, alerts, owner, tensors)
         unknown = np.bincount(owner[_unrecorded(cols, first, tensors, prior)], minlength=n) > 0
         block = np.where(propagates, PROPAGATOR, np.where(unknown, UNKNOWN, PRODUCER))
-        own = np.asarray(cols.trace_tensor[alerts], np.int64)
         block = np.where(contained.expected(own, alerts) & ~propagates, EXPECTED, block)
         role[alerts] = np.where(contained.contained(alerts), CONTAINED, block)
     return role

@@ -265,6 +265,17 @@ def _init_terms() -> np.ndarray:
     return _INIT_TABLE[0]
 
 
+def zeros_crcs(lengths: np.ndarray) -> np.ndarray:
+    """Standard CRC-32C of `lengths[i]` zero bytes each, as uint32, without any buffer of zeros: a table gather below
+    _LONG, O(log n) table steps above (record_crc: a fresh zero buffer of a chunk's size cost a page fault a page)."""
+    lengths = np.asarray(lengths, np.int64)
+    short = lengths < _LONG
+    out = _init_terms()[np.where(short, lengths, 0)]
+    for i in np.flatnonzero(~short):
+        out[i] = _init_term(int(lengths[i]))
+    return out
+
+
 def _raw_padded(words: Words, starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
     """Raw CRCs of slices no longer than `width` (a multiple of 4): each slice is read as `width` bytes ending at
     its end, with the bytes before its start masked to zero (leading zeros leave a raw CRC unchanged)."""

@@ -22,17 +22,6 @@ from . import crc32c
 _MASK_DELTA = 0xA282EAD8  # TFRecord's CRC mask (crc32c.mask)
 _HEAD = 12  # uint64 length + its masked CRC
 _MIN_RECORDS = 64  # fewer records: one call each is as cheap
-_ZEROS: dict[int, int] = {}  # n -> standard CRC-32C of n zero bytes
-
-
-def _zeros_crc(n: int) -> int:
-    crc = _ZEROS.get(n)
-    if crc is None:
-        assert crc32c.NATIVE is not None
-        crc = crc32c.NATIVE[0](np.zeros(n, np.uint8))
-        if len(_ZEROS) < 10_000:
-            _ZEROS[n] = crc
-    return crc
 
 
 def _unmask(masked: np.ndarray) -> np.ndarray:
@@ -40,10 +29,13 @@ def _unmask(masked: np.ndarray) -> np.ndarray:
     return (rot >> np.uint32(17)) | (rot << np.uint32(15))
 
 
-def records_intact(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool | None:
+def records_intact(
+    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, words: crc32c.Words | None = None
+) -> bool | None:
     """Whether the records whose payloads are buf[starts[i] : starts[i] + lengths[i]] all check (both CRCs): True,
     or False when at least one does not. None when this pass cannot tell (no native CRC library, too few records,
-    records not back to back or running past `buf`): check them one by one."""
+    records not back to back or running past `buf`): check them one by one. `words`: the buffer's word copies
+    (crc32c.Words), when the caller has them: the stored CRCs are then one gather each."""
     if crc32c.NATIVE is None or len(starts) < _MIN_RECORDS:
         return None
     starts = np.asarray(starts, np.int64)
@@ -52,12 +44,16 @@ def records_intact(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
     lo, hi = int(starts[0]) - _HEAD, int(ends[-1])
     if lo < 0 or hi > len(buf) or (starts[1:] - _HEAD != ends[:-1]).any():
         return None
-    region = np.array(buf[lo:hi], np.uint8)  # a copy: the stored CRCs are replaced in it
-    fields = np.concatenate([starts - 4, starts + lengths]) - lo  # the length CRCs, then the data CRCs
-    at = fields[:, None] + np.arange(4)
-    stored = np.ascontiguousarray(region[at]).view("<u4").ravel()
-    lens, inverse = np.unique(lengths, return_inverse=True)
-    zeros = np.array([_zeros_crc(int(n)) for n in lens], np.uint32)[inverse]
-    covered = np.concatenate([np.full(len(starts), _zeros_crc(8), np.uint32), zeros])
-    region[at] = (_unmask(stored) ^ covered).astype("<u4").view(np.uint8).reshape(-1, 4)
-    return bool(crc32c.NATIVE[0](region) == _zeros_crc(hi - lo))
+    fields = np.concatenate([starts - 4, starts + lengths])  # the length CRCs, then the data CRCs
+    if words is not None and words.size == len(buf):
+        stored = words.u32(fields)
+    else:
+        stored = np.ascontiguousarray(buf[fields[:, None] + np.arange(4)]).view("<u4").ravel()
+    # what the standard init and xorout add to a raw CRC: that of as many zero bytes (8 for a length field)
+    covered = crc32c.zeros_crcs(np.concatenate([np.full(len(starts), 8, np.int64), lengths]))
+    raw = (_unmask(stored) ^ covered).astype("<u4")
+    region = np.array(buf[lo:hi], np.uint8)  # a copy: the stored CRCs are replaced in it, a byte plane at a time
+    at = fields - lo
+    for k in range(4):
+        region[at + k] = (raw >> np.uint32(8 * k)).astype(np.uint8)
+    return bool(crc32c.NATIVE[0](region) == int(crc32c.zeros_crcs(np.array([hi - lo]))[0]))

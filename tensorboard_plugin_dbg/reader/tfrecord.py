@@ -163,7 +163,7 @@ def scan(buf: np.ndarray, base: int, resyncing: bool = False, hint: np.ndarray |
         hint = None
         bad_at = len(hp)
         # every CRC of the records found in one native pass; one by one only when that fails or cannot tell
-        intact = record_crc.records_intact(buf, hp + 12, _lengths(words, hp)) if len(hp) else None
+        intact = record_crc.records_intact(buf, hp + 12, _lengths(words, hp), words) if len(hp) else None
         if len(hp) and not intact:
             ok = _header_ok(words, hp)
             if not ok.all():

@@ -132,6 +132,19 @@ def _identify_subset(
         content[rows], clen[rows] = c0, cl
 
 
+def _any_nonzero(words: crc32c.Words, at: np.ndarray, elements: tuple[int, ...]) -> np.ndarray:
+    """Whether any of the float64 elements `elements` of the vectors at byte positions `at` is not 0: the words
+    OR'ed, the sign bit left out (-0.0 is 0; a NaN or a count is not), instead of a float per element."""
+    if words.lazy:  # a big chunk's few records: no word copies for them
+        return np.logical_or.reduce([words.f64(at + 8 * i) != 0 for i in elements])
+    first = words.index(at)
+    acc = np.zeros(len(at), np.uint32)
+    for i in elements:
+        acc |= words.flat.take(first + 2 * i)
+        acc |= words.flat.take(first + 2 * i + 1) & np.uint32(0x7FFFFFFF)
+    return acc != 0
+
+
 def decode_fast(
     buf: np.ndarray,
     starts: np.ndarray,
@@ -179,13 +192,7 @@ def decode_fast(
         sel = np.flatnonzero(fast & (mode == md))
         if not len(sel):
             continue
-        if md == 2:
-            flagged = words.f64(content[sel] + 8) != 0
-        else:
-            flagged = np.zeros(len(sel), bool)
-            for i in _COUNT_AT[md]:
-                flagged |= words.f64(content[sel] + 8 * i) != 0
-        nf_rows.append(sel[flagged])
+        nf_rows.append(sel[_any_nonzero(words, content[sel], (1,) if md == 2 else _COUNT_AT[md])])
     slow = np.flatnonzero(~fast)
     keep = fast.copy()
     if len(slow):
@@ -229,7 +236,9 @@ def _step_values(
     step_values.of_records."""
     steps, missing = step_values.of_contents(words, fast_mode, content, clen)
     mode = kinds.modes()[kind]  # decode_slow may have added kinds
-    redo = np.flatnonzero(missing | ((fast_mode < 0) & (kind >= 0) & np.isin(mode, step_values.MODES)))
+    left = np.flatnonzero((fast_mode < 0) & (kind >= 0))  # a few rows: the mode test on those only
+    left = left[np.isin(mode[left], step_values.MODES)]
+    redo = np.union1d(np.flatnonzero(missing), left)
     if len(redo):
         again = step_values.of_records(buf, starts[redo], lengths[redo], mode[redo])
         steps.dtype[redo], steps.sig[redo], steps.zero[redo] = again.dtype, again.sig, again.zero

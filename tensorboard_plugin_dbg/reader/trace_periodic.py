@@ -120,6 +120,8 @@ def inherit_periodic(
         row = np.ones((1, period), bool)  # records past `count` do not exist: "changed", dropped below
         row[0, :rest] = np.bitwise_or.reduceat(part, rel_starts[:rest]) != 0
         changed = np.concatenate([changed, row])
+    if not changed.reshape(-1)[: count - period].any():  # the usual case: every step as the one before it
+        return _inherit_all(starts, period, count, kind, content, clen)
     rows = len(changed) + 1
     src = np.zeros((rows, period), np.int64)
     src[0] = np.arange(period)
@@ -134,6 +136,18 @@ def inherit_periodic(
     clen[inherit] = np.where(donor < period, clen[donor], -1)
     redo = index[1:][changed]
     return redo[redo < count], inherit, donor
+
+
+def _inherit_all(
+    starts: np.ndarray, period: int, count: int, kind: np.ndarray, content: np.ndarray, clen: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """inherit_periodic's answer when no record of [period, count) changed: each takes the kind, content offset
+    and length of its record in the first cycle (no per-cycle donor table to build)."""
+    inherit = np.arange(period, count)
+    donor = inherit % period
+    kind[inherit], clen[inherit] = kind[donor], clen[donor]
+    content[inherit] = content[donor] - starts[donor] + starts[inherit]
+    return np.zeros(0, np.int64), inherit, donor
 
 
 class Carry:
@@ -195,9 +209,13 @@ class Carry:
             return
         s, e = starts[-period:], ends[-period:]
         head = int(s[0]) - 12
+        before = (self.rel, self.lengths, self.kind, self.clen, self.content) if self.data is not None else None
         self.data = buf[head : int(e[-1]) + 4].copy()
         self.rel = (s - 12 - head).astype(np.intp)
         self.lengths = e - s
         self.kind, self.clen = kind[-period:].copy(), clen[-period:].copy()
         self.content = content[-period:] - s
-        self.mask = identity_mask(s, e, self.kind, content[-period:], self.clen, head, len(self.data))
+        now = (self.rel, self.lengths, self.kind, self.clen, self.content)
+        # the mask depends on these alone: the same step layout as the chunk before (the usual case) keeps its mask
+        if before is None or self.mask is None or not all(map(np.array_equal, before, now)):
+            self.mask = identity_mask(s, e, self.kind, content[-period:], self.clen, head, len(self.data))
