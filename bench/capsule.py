@@ -5,6 +5,7 @@
     .venv/bin/python bench/capsule.py --paired 150 --xla  # the same, every model compiled with jit_compile=True
     .venv/bin/python bench/capsule.py --paired 60 --mirrored  # the same under MirroredStrategy, 2 logical CPUs
     .venv/bin/python bench/capsule.py --paired 300 --history [--xla]  # the per-layer history's own cost
+    .venv/bin/python bench/capsule.py --paired 30 --xla --cpu  # CPU time per step, not wall (a shared host)
 
 In one run, on the same programs (a Keras MLP 64-256-256-10 and a small conv net, batch 64, --steps steps each):
 step time with no debugging, with NanCapsule, and with tfdbg2 FULL_HEALTH dumping (circular buffer 1000) as the
@@ -35,6 +36,9 @@ SETTINGS = ("none", "capsule", "full_health", "capsule_tfdbg")
 PROGRAMS = ("mlp", "conv")
 WARMUP = 50
 PAIRED_BLOCK = 20  # steps each setting trains in turn for the paired overhead figure
+# "cpu": the paired steps timed in the process's CPU time (--cpu): a shared host's other jobs move the wall clock far
+# more than the process's own CPU time
+CLOCK_ENV = "NAN_CAPSULE_BENCH_CLOCK"
 
 
 def env() -> dict[str, str]:
@@ -193,7 +197,8 @@ def alternate_steps(runs: dict, data, blocks: int, keras) -> dict[str, list[list
     block): each setting's step times (ms), block by block."""
     steps: dict[str, list[list[float]]] = {name: [] for name in runs}
     marks: list[float] = []
-    timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(time.perf_counter()))
+    clock = time.process_time if os.environ.get(CLOCK_ENV) == "cpu" else time.perf_counter
+    timer = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: marks.append(clock()))
     for block in range(blocks + 1):  # the first block traces each train function: not counted
         order = list(runs) if block % 2 == 0 else list(runs)[::-1]
         for name in order:
@@ -343,7 +348,10 @@ def main() -> None:
     p.add_argument("--xla", action="store_true", help="--paired with every model compiled with jit_compile=True")
     p.add_argument("--mirrored", action="store_true", help="--paired under MirroredStrategy, two logical CPU devices")
     p.add_argument("--history", action="store_true", help="--paired: the per-layer history's own cost only")
+    p.add_argument("--cpu", action="store_true", help="--paired: CPU time per step (time.process_time), not wall")
     args = p.parse_args()
+    if args.cpu:
+        os.environ[CLOCK_ENV] = "cpu"  # the workers inherit it (env())
     if args.paired and args.mirrored:
         print(f"step time in fit under MirroredStrategy (2 logical CPUs), {args.paired} blocks each, one process")
         for kind in args.programs.split(","):
@@ -357,7 +365,10 @@ def main() -> None:
         return
     if args.paired:
         xla = " (jit_compile=True)" if args.xla else ""
-        print(f"step time in fit{xla}, {PAIRED_BLOCK}-step blocks in turn, {args.paired} blocks each, one process")
+        clock = ", CPU time" if args.cpu else ""
+        print(
+            f"step time{clock} in fit{xla}, {PAIRED_BLOCK}-step blocks in turn, {args.paired} blocks each, one process"
+        )
         labels = {"capsule": "NanCapsule", "wait": "updates wait for all gradients", "lso": "LossScaleOptimizer"}
         labels["spike"] = "NanCapsule(spike=10)"
         labels["no_history"] = "NanCapsule(layer_history=0)"

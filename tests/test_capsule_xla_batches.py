@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg import capsule
+from tensorboard_plugin_dbg.capsule import announce
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import capsule_helpers
 from tests.capsule_helpers import result, run
@@ -40,6 +41,9 @@ def test_a_later_batch_larger_than_the_xla_buffers_still_writes_its_capsule_and_
     missing = c.manifest["batch_missing"]
     assert "x [8, 5] > [4, 5]" in missing and "y [8, 1] > [4, 1]" in missing  # capsule_growing.py's SIZES: 4, 4, 8
     assert len(ended["warnings"]) == 1 and c.path in ended["warnings"][0] and missing in ended["warnings"][0]
+    said = announce.block(c.path, c.manifest)  # the stderr block at the capture: no replay command it cannot run
+    assert "\n  replay it:" not in said and "tensorboard_plugin_dbg replay" not in said
+    assert f"cannot replay it: the capsule holds no batch: {missing}" in said
 
 
 def test_the_buffers_grow_at_such_a_trigger_so_a_later_one_holds_its_batch_bit_for_bit():

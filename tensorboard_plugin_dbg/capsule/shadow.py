@@ -3,11 +3,14 @@ so XLA-compiled steps keep compiling and a finite step writes nothing but a step
 polls (capsule/watch.py `Watch.poll`).
 
 Held there: a trigger counter and the device step of each trigger (a ring), one capture slot (free / taken until the
-host has written its capsule), the health counts of the loss and every gradient at the trigger, the optimizer step,
-and copies of the model's non-trainable variables as the step started (BatchNorm statistics, seed states: the forward
-pass moved them). In `stop` and `raise` modes the step after a trigger applies nothing, so the trainable variables and
-the optimizer state stay the pre-step ones until the host reads them; in `skip` mode later steps apply, so the slot
-holds a copy of those too (the model and optimizer state once more in device memory).
+host has written its capsule), the stop flag, the health counts of the loss and every gradient at the trigger, the
+optimizer step, and copies of the model's non-trainable variables as the step started (BatchNorm statistics, seed
+states: the forward pass moved them). In `stop` and `raise` modes the step after a trigger applies nothing, so the
+trainable variables and the optimizer state stay the pre-step ones until the host reads them; in `skip` mode later steps
+apply, so the slot holds a copy of those too (the model and optimizer state once more in device memory).
+
+The counters and flags are one int64 variable (`record`, read and written through `Field`s): each variable an XLA
+step may write costs it every call, the branch taken or not (bench/README.md, #35).
 
 TensorFlow is imported inside the functions that run in the training process only.
 """
@@ -24,15 +27,52 @@ from . import structure
 
 RING = 1024  # triggers remembered between two polls (skip mode lists each in skipped.jsonl)
 HEALTH = ("nan", "pos_inf", "neg_inf", "size")
+# the fields of the record: triggers so far; checked steps so far (the host counts the same steps); the capture slot
+# (1 while a capture waits for the host); the optimizer's step at the held capture; the checked apply whose trigger the
+# slot holds (a GAN's train step applies two optimizers); 1 once stopped (later steps of one execution apply nothing)
+FIELDS = ("triggers", "counter", "slot", "step", "held_apply", "halted")
+
+
+class Field:
+    """One int64 of the record, read and written as a scalar variable would be (`value`, `assign`, `assign_add`,
+    `numpy`): whole-record writes, which MirroredVariables take in a cross-replica context too."""
+
+    def __init__(self, record: Any, index: int) -> None:
+        self.record, self.index = record, index
+
+    def value(self) -> Any:
+        return self.record.value()[self.index]
+
+    def numpy(self) -> int:
+        return int(self.record.numpy()[self.index])
+
+    def assign_add(self, delta: Any) -> Any:
+        import tensorflow as tf
+
+        return self.record.assign_add(self._at(tf.cast(delta, tf.int64)))
+
+    def assign(self, value: Any) -> Any:
+        import tensorflow as tf
+
+        kept = self.record.value() * (1 - self._at(tf.constant(1, tf.int64)))
+        return self.record.assign(kept + self._at(tf.cast(value, tf.int64)))
+
+    def _at(self, value: Any) -> Any:
+        import tensorflow as tf
+
+        return tf.scatter_nd([[self.index]], tf.reshape(value, [1]), [len(FIELDS)])
 
 
 class DeviceState:
     def __init__(self, copy_all: bool) -> None:
         self.copy_all = copy_all  # skip mode: the trainable variables and optimizer state are copied too
-        self.triggers: Any = None  # int64: triggers so far
-        self.counter: Any = None  # int64: checked steps so far (the host counts the same steps)
-        self.slot: Any = None  # int32: 1 while a capture waits for the host
-        self.step: Any = None  # int64: the optimizer's step at the held capture
+        self.record: Any = None  # int64 [len(FIELDS)], read and written through the Fields below
+        self.triggers: Any = None
+        self.counter: Any = None
+        self.slot: Any = None
+        self.step: Any = None
+        self.held_apply: Any = None
+        self.halted: Any = None
         self.ring: Any = None  # int64 [RING, 2]: (device step, held) of each trigger
         self.health: dict[int, Any] = {}  # per number of checked tensors: int64 [n, 4]
         # model variable name -> its copy ("o:" + name for the optimizer's); Any: a tf.Variable (TensorFlow is imported
@@ -47,11 +87,10 @@ class DeviceState:
         import tensorflow as tf
 
         with tf.init_scope():
-            if self.triggers is None:
-                self.triggers = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_triggers")
-                self.counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_steps")
-                self.slot = tf.Variable(0, dtype=tf.int32, trainable=False, name="nan_capsule_slot")
-                self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_step")
+            if self.record is None:
+                self.record = tf.Variable(tf.zeros([len(FIELDS)], tf.int64), trainable=False, name="nan_capsule_record")
+                for index, name in enumerate(FIELDS):
+                    setattr(self, name, Field(self.record, index))
                 self.ring = tf.Variable(tf.zeros([RING, 2], tf.int64), trainable=False, name="nan_capsule_ring")
             if len(self.layout) not in self.health:
                 self.health[len(self.layout)] = tf.Variable(
@@ -89,9 +128,9 @@ class DeviceState:
             with tf.control_dependencies([self.slot.assign(1)]):
                 return tf.constant(1, tf.int64)
 
-        held = tf.cond(tf.equal(self.slot, 0), take, lambda: tf.constant(0, tf.int64))
-        row = tf.stack([self.counter - 1, held])
-        index = tf.reshape(tf.math.floormod(self.triggers, RING), [1, 1])
+        held = tf.cond(tf.equal(self.slot.value(), 0), take, lambda: tf.constant(0, tf.int64))
+        row = tf.stack([self.counter.value() - 1, held])
+        index = tf.reshape(tf.math.floormod(self.triggers.value(), RING), [1, 1])
         return self.ring.assign(tf.tensor_scatter_nd_update(self.ring, index, tf.reshape(row, [1, 2])))
 
     # --- read by the host -----------------------------------------------------------------------------------------

@@ -80,15 +80,16 @@ class Watch:
         self.announcements: list[announce.Announcement] = []  # what announce.py said at each capture
         self.triggers = 0  # non-finite steps seen by the host (skip mode goes on counting)
         self.pending: Trigger | None = None  # the trigger of the last step, until handled after it
-        self.halt: Any = None  # tf.Variable, +inf once stopped (else 0): later steps of one execution apply nothing
+        # tf.Variable, +inf once stopped (else 0): later steps of one execution apply nothing (replicated steps; one
+        # device's steps keep the flag in the device state's record, capsule/shadow.py)
+        self.halt: Any = None
         # trace-time stash (fit): the batch and pre-step state of the train step being traced, and its loss
         self.traced_batch = None
         self.traced_loss = None
         self.traced_snapshot = None
-        # the layout of every checked apply traced (a GAN's train step applies two optimizers), and on the device the
-        # index of the one whose trigger the slot holds
+        # the layout of every checked apply traced (a GAN's train step applies two optimizers; the device state's
+        # `held_apply` holds the index of the one whose trigger the slot holds)
         self.layouts: list[list[tuple[str, str]]] = []
-        self.held_apply: Any = None
         self.applies_traced = None  # fit: checked applies in the train step being traced (None: not fit)
         self.fit_batch_spec: tuple[Any, list[str]] = ({"kind": "none"}, [])
         self.replay_checked: tuple[list[tuple[str, str]], list[Any]] | None = None
@@ -111,7 +112,6 @@ class Watch:
         if self.halt is None:
             with tf.init_scope():
                 self.halt = tf.Variable(0.0, trainable=False, name="nan_capsule_halt")
-                self.held_apply = tf.Variable(0, trainable=False, name="nan_capsule_held_apply")
 
     def loss_scaled(self, optimizer: Any = None) -> bool:
         """A LossScaleOptimizer skips overflowing steps on purpose: then the gradients are not a trigger."""
@@ -185,18 +185,18 @@ class Watch:
             return tf.constant(True)
 
         def capture() -> Any:
-            free = tf.equal(state.slot, 0)  # read before the slot is taken: what the slot holds is written with it
-            stashed = self.stash.capture(batch, free, state.counter - 1) if fit else []
-            held = lambda: self.held_apply.assign(apply_index)  # noqa: E731 - a cond branch
-            stashed.append(tf.cond(free, held, lambda: self.held_apply.read_value()))
-            stashed += [self.history.hold(state.slot)] if self.history.on else []  # the ring as it was (#36)
+            free = tf.equal(state.slot.value(), 0)  # read before the slot is taken: the slot's content written with it
+            stashed = self.stash.capture(batch, free, state.counter.value() - 1) if fit else []
+            held = tf.where(free, tf.constant(apply_index, tf.int64), state.held_apply.value())
+            stashed.append(state.held_apply.assign(held))
+            stashed += [self.history.hold(state.slot.value())] if self.history.on else []  # the ring as it was (#36)
             with tf.control_dependencies(stashed):
                 recorded = [state.capture([t for _, t in checked], snapshot, self.model, self.optimizer)]
             recorded += [rules.capture(measured)] if rules.on else []
             recorded += calls.undo_forward(self.model, snapshot)
             with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
                 if self.on_nan != "skip":
-                    self.halt.assign(math.inf)
+                    state.halted.assign(1)
                 return tf.constant(False)
 
         def rare() -> Any:
@@ -204,7 +204,7 @@ class Watch:
             exact = _all_finite([t for _, t in checked])
             if spiky is not None:
                 exact = tf.logical_and(exact, tf.logical_not(spiky))
-            return tf.cond(self.halt > 0, halted, lambda: tf.cond(exact, apply, capture))
+            return tf.cond(state.halted.value() > 0, halted, lambda: tf.cond(exact, apply, capture))
 
         def halted() -> Any:
             with tf.control_dependencies(calls.undo_forward(self.model, snapshot)):
@@ -214,7 +214,8 @@ class Watch:
         on = self.history.on and first_of_step
         history = [self.history.record(names, grads, variables, bool(self.compiled))] if on else []
         with tf.control_dependencies(([state.count_step()] if first_of_step else []) + history):
-            go = _sum_finite([t for _, t in checked], self.halt)  # halt is +inf: one sum says "finite, not halted"
+            halt = tf.where(state.halted.value() > 0, math.inf, 0.0)  # +inf: one sum says "finite, not halted"
+            go = _sum_finite([t for _, t in checked], halt)
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
         return _unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
@@ -281,7 +282,7 @@ class Watch:
         self.triggers = seen
         for count, (device_step, held) in enumerate(new):
             if held and self.layouts:  # the layout of the apply that triggered (one read, at a held trigger only)
-                state.layout = self.layouts[int(self.held_apply.numpy())]
+                state.layout = self.layouts[state.held_apply.numpy()]
             trigger = state.trigger() if held else {"kind": "unknown", "name": "?", "health": {}, "all": []}
             if held and trigger["kind"] == "unknown":
                 trigger = self.spikes.trigger() or trigger
@@ -296,7 +297,7 @@ class Watch:
             batch = (kept[3] if kept[3] is not None else self.stash.read()) if held and kept else None
             folder = None
             if held and len(self.captured) < self.max_capsules and kept is not None and batch is not None:
-                step = int(state.step.numpy())
+                step = state.step.numpy()
                 folder = self._write(batch, kept[4], trigger, step, epoch, batch_index)
                 if self.flight is not None:
                     self.flight.flush_into(folder)
@@ -353,7 +354,7 @@ def _sum_finite(tensors: list[Any], halt: Any) -> Any:
     import tensorflow as tf
 
     sums = [tf.cast(tf.reduce_sum(t), tf.float32) if t.dtype != tf.float32 else tf.reduce_sum(t) for t in tensors]
-    return tf.math.is_finite(tf.add_n([*sums, halt.value()]))
+    return tf.math.is_finite(tf.add_n([*sums, halt]))
 
 
 def _all_finite(tensors: list[Any]) -> Any:

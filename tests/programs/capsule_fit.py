@@ -238,7 +238,9 @@ def graph_ops(train_function, x, y):
     # what one step hands back to the host: the outputs of Keras's compiled one-step function
     step_outputs = [len(f.signature.output_arg) for f in library if "one_step_on_data" in f.signature.name]
     xla = any(n.attr["_XlaMustCompile"].b for n in nodes)
-    return {"xla": xla, "ops": sorted({n.op for n in nodes}), "step_outputs": step_outputs}
+    # the capsule's variables the step takes (each costs an XLA step its handling every call, written or not)
+    ours = sorted(v.name.split("/")[-1].split(":")[0] for v in graph.variables if "nan_capsule" in v.name)
+    return {"xla": xla, "ops": sorted({n.op for n in nodes}), "step_outputs": step_outputs, "capsule_variables": ours}
 
 
 def _closure_functions(fn, depth=0):
