@@ -194,9 +194,22 @@ def _prepared(watch: Any, layout: list[tuple[str, str]], pre_step: list[str], co
     if not watch.optimizer.built:
         with tf.init_scope():
             watch.optimizer.build(watch.model.trainable_variables)
-    state.ensure(watch.model, watch.optimizer)
-    state.ensure_batch(count, tensors)
+    with tf.init_scope(), tf.variable_creator_scope(_one_copy):
+        state.ensure(watch.model, watch.optimizer)
+        state.ensure_batch(count, tensors)
     return state
+
+
+def _one_copy(next_creator: Any, **kwargs: Any) -> Any:
+    """The device state as plain variables, one copy each, not the strategy's MirroredVariables: the step counter is
+    written every step, and a mirrored write is one write per replica plus the edges between their devices that the
+    cross-replica `cond` then waits on (the watch's own variables never need a copy per replica: only the capture and
+    the host read them)."""
+    from tensorflow.python.ops import resource_variable_ops  # no public way past the strategy's creator
+
+    del next_creator  # the strategy's creator (a MirroredVariable) is left out on purpose
+    kept = {k: v for k, v in kwargs.items() if k in ("initial_value", "trainable", "name", "dtype", "shape")}
+    return resource_variable_ops.ResourceVariable(**kept)
 
 
 def _decide(
