@@ -42,35 +42,41 @@ def worker(kind: str, blocks: int) -> dict:
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     import keras
-    import numpy as np
 
     from tensorboard_plugin_dbg.capsule import NanCapsule
 
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-
-    def compiled(lso: bool = False):
-        keras.utils.set_random_seed(0)
+    optimizers = {
+        "none": lambda: "adam",
+        "capsule": lambda: "adam",
+        "lso": lambda: keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam()),
+    }
+    folder = tempfile.mkdtemp(prefix="capsule-bench-distribute-")
+    cpu_ms: dict[str, list[float]] = {name: [] for name in optimizers}
+    runs, shape = {}, ()
+    for name, optimizer in optimizers.items():
+        keras.utils.set_random_seed(0)  # the same initial weights in every setting
         with strategy.scope():
             model, shape = single.build(kind, keras)
-            optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam()) if lso else "adam"
-            model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        return model, shape
-
-    folder = tempfile.mkdtemp(prefix="capsule-bench-distribute-")
-    (plain, shape), (watched, _), (lso, _) = compiled(), compiled(), compiled(lso=True)
-    x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
-    y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
-    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
-    cpu_ms: dict[str, list[float]] = {"none": [], "capsule": [], "lso": []}
-    runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder)]), "lso": (lso, [])}
-    runs = {name: (model, [cpu_timer(cpu_ms[name], keras), *extra]) for name, (model, extra) in runs.items()}
+            model.compile(optimizer(), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        watching = [NanCapsule(folder)] if name == "capsule" else []
+        runs[name] = (model, [cpu_timer(cpu_ms[name], keras), *watching])
     try:
-        figures = single.alternate(runs, data, blocks, keras)
+        figures = single.alternate(runs, dataset(shape, tf), blocks, keras)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     for name, block_ms in cpu_ms.items():
         figures[name]["cpu_ms"] = statistics.median(block_ms[1:])  # the first block traces: left out
     return figures
+
+
+def dataset(shape: tuple[int, ...], tf):
+    """100 batches of 64 rows, repeated (the same data as bench/capsule.py's paired runs)."""
+    import numpy as np
+
+    x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
+    y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
 
 
 def cpu_timer(into: list[float], keras):
