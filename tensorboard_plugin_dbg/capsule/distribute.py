@@ -254,8 +254,11 @@ def _decide(
                 halt.assign(float("inf"))
             return tf.constant(False)
 
+    # one call op, kept a call: the executor walks every op of the lowered cond's untaken branch as dead every step
+    captured = tf.function(capture, autograph=False, experimental_attributes={"_noinline": True})
+
     def rare() -> Any:
-        return tf.cond(halt > 0, lambda: tf.constant(False), capture)
+        return tf.cond(halt > 0, lambda: tf.constant(False), captured)
 
     with tf.control_dependencies([state.count_step()]):
         return tf.cond(go, apply, rare)  # lowered: an If call op cannot take resources on two devices
