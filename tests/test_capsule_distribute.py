@@ -121,6 +121,24 @@ def test_strategies_the_capsule_cannot_watch_are_named():
     distribute.check_supported(tf.distribute.OneDeviceStrategy("/cpu:0"))
 
 
+def test_the_watchs_device_state_is_one_copy_not_a_variable_per_replica():
+    """Made under the strategy's scope, a variable is mirrored (one copy per replica, every write one per device, the
+    cross-replica cond waiting on each): the watch's own state (its step counter is written every step) is made one
+    plain copy (measured: bench/README.md, MirroredStrategy)."""
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    with strategy.scope():
+        mirrored = tf.Variable(0, dtype=tf.int64, name="counter")
+        with tf.variable_creator_scope(distribute._one_copy):  # noqa: SLF001 - the creator the watch's state uses
+            plain = tf.Variable(tf.zeros([0], tf.float32), shape=tf.TensorShape(None), trainable=False, name="batch")
+    assert isinstance(mirrored, tf.distribute.DistributedValues)  # what the state was
+    assert not isinstance(plain, tf.distribute.DistributedValues)
+    assert plain.shape.rank is None and not plain.trainable and plain.name.startswith("batch")
+    plain.assign(tf.ones([3]))  # any shape: the batch buffers take each trigger's rows
+    assert plain.numpy().tolist() == [1.0, 1.0, 1.0]
+
+
 @pytest.mark.parametrize("replicas", [None, "1", {"non_finite": "1", "count": 2}, {"non_finite": [1, "x"], "count": 2}])
 def test_a_replicas_entry_that_is_not_what_the_capsule_writes_is_left_out(replicas):
     assert capsule_words.where_text({"step": 3, "replicas": replicas}) == "step 3"

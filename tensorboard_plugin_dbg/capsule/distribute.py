@@ -194,9 +194,22 @@ def _prepared(watch: Any, layout: list[tuple[str, str]], pre_step: list[str], co
     if not watch.optimizer.built:
         with tf.init_scope():
             watch.optimizer.build(watch.model.trainable_variables)
-    state.ensure(watch.model, watch.optimizer)
-    state.ensure_batch(count, tensors)
+    with tf.init_scope(), tf.variable_creator_scope(_one_copy):
+        state.ensure(watch.model, watch.optimizer)
+        state.ensure_batch(count, tensors)
     return state
+
+
+def _one_copy(next_creator: Any, **kwargs: Any) -> Any:
+    """The device state as plain variables, one copy each, not the strategy's MirroredVariables: the step counter is
+    written every step, and a mirrored write is one write per replica plus the edges between their devices that the
+    cross-replica `cond` then waits on (the watch's own variables never need a copy per replica: only the capture and
+    the host read them)."""
+    from tensorflow.python.ops import resource_variable_ops  # no public way past the strategy's creator
+
+    del next_creator  # the strategy's creator (a MirroredVariable) is left out on purpose
+    kept = {k: v for k, v in kwargs.items() if k in ("initial_value", "trainable", "name", "dtype", "shape")}
+    return resource_variable_ops.ResourceVariable(**kept)
 
 
 def _decide(
@@ -241,8 +254,11 @@ def _decide(
                 halt.assign(float("inf"))
             return tf.constant(False)
 
+    # one call op, kept a call: the executor walks every op of the lowered cond's untaken branch as dead every step
+    captured = tf.function(capture, autograph=False, experimental_attributes={"_noinline": True})
+
     def rare() -> Any:
-        return tf.cond(halt > 0, lambda: tf.constant(False), capture)
+        return tf.cond(halt > 0, lambda: tf.constant(False), captured)
 
     with tf.control_dependencies([state.count_step()]):
         return tf.cond(go, apply, rare)  # lowered: an If call op cannot take resources on two devices
