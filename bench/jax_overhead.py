@@ -137,6 +137,7 @@ def main() -> None:
         return
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), JAX_PLATFORMS="cpu")
     print(f"{'model':6} {'writer mode':12} {'setting':11} {'ms/step':>8} {'median/plain':>13} {'p10/plain':>10}")
+    print(f"host load (1/5/15 min) at start: {_load()}")  # a shared host: the paired ratios hold, the times do not
     for model in MODELS:
         for mode in MODES:
             cmd = [sys.executable, __file__, "--child", model, mode, str(args.steps)]
@@ -149,6 +150,11 @@ def main() -> None:
                     continue  # the same as in the first mode's process
                 ratio, quiet = med[setting] / med["plain"], p10[setting] / p10["plain"]
                 print(f"{model:6} {mode:12} {setting:11} {med[setting] * 1e3:8.2f} {ratio:12.2f}x {quiet:9.2f}x")
+    print(f"host load (1/5/15 min) at end: {_load()}")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":
