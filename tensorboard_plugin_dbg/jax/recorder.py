@@ -4,8 +4,9 @@ Mechanism: the recording `jit` jits a wrapper that traces the user's function to
 by equation (instrument.py) inside the same trace, adding the mode's counts of every output to the program; they
 leave it as one more output (one int32 array per call, with the index of the trace it was compiled from), so the
 program keeps JAX's C++ dispatch (a host callback would send every call through Python dispatch, ~1 ms a step).
-After the call the wrapper writes them as graph execution traces and the call as an execution, its outputs'
-summaries included, then flushes: a killed program loses at most the records of its last step.
+After the call the wrapper hands them to the writer's thread (writer/background.py), which writes them as graph
+execution traces and the call as an execution, its outputs' summaries included, then flushes: a program killed by
+SIGKILL loses at most the calls still queued (background.DEPTH) and the one being written; stderr says so at the call.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..writer import summaries
+from ..writer import background, summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TraceBatch
 from . import eager, frames, instrument
@@ -35,6 +36,11 @@ from .before import said as said_before
 _lock = threading.Lock()
 _active: dict[str, Any] = {}  # "recorder", "original_jit"
 _REMEMBERED = 4096  # outputs whose tensor ids a later input may name
+_KILL_WINDOW = (  # said at the call: the user's choice between flush() per step and the training thread's speed
+    f"Records are written on a background thread: a program killed by SIGKILL loses at most its last "
+    f"{background.DEPTH + 1} calls (a normal exit or an exception writes them all; the writer's flush() puts the "
+    "calls so far on disk)"
+)
 Batches = tuple[TraceBatch, TraceBatch]  # a trace's graph points' records, its call outputs' protos
 
 
@@ -239,7 +245,7 @@ def enable_dump_debug_info(
         atexit.register(writer.close)
     print(
         "tensorboard_plugin_dbg: recording functions wrapped by jax.jit from now on into "
-        f"{logdir} ({tensor_debug_mode}); {said_before(before, calls_seen)}",
+        f"{logdir} ({tensor_debug_mode}); {said_before(before, calls_seen)}. {_KILL_WINDOW}",
         file=sys.stderr,
     )
     return writer
