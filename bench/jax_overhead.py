@@ -11,7 +11,9 @@ errors=checkify.float_checks)` jitted (its error checked each step, as a user mu
 its own thread while the next step runs: a block ends when its last step's result is ready and, for the writer, its
 records are written), so each ratio to plain is a paired one: a busy host slows all four alike. Printed per setting:
 the median step time (block time / BLOCK) and the ratio to plain of the medians and of the 10th percentiles (the
-quietest blocks), after WARMUP warm-up blocks. The data are finite: the price paid on every healthy step.
+quietest blocks), after WARMUP warm-up blocks, and "paired": the median over rounds of each round's block time over
+that round's plain block (the blocks run one after the other: on a shared host the steadiest of the three). The
+data are finite: the price paid on every healthy step.
 """
 
 from __future__ import annotations
@@ -136,7 +138,11 @@ def main() -> None:
             print(json.dumps(_child(args.child[0], args.child[1], int(args.child[2]), os.path.join(tmp, "dump"))))
         return
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), JAX_PLATFORMS="cpu")
-    print(f"{'model':6} {'writer mode':12} {'setting':11} {'ms/step':>8} {'median/plain':>13} {'p10/plain':>10}")
+    print(
+        f"{'model':6} {'writer mode':12} {'setting':11} {'ms/step':>8} {'median/plain':>13} {'p10/plain':>10}"
+        f" {'paired':>7}"
+    )
+    print(f"host load (1/5/15 min) at start: {_load()}")  # a shared host: the paired ratios hold, the times do not
     for model in MODELS:
         for mode in MODES:
             cmd = [sys.executable, __file__, "--child", model, mode, str(args.steps)]
@@ -148,7 +154,16 @@ def main() -> None:
                 if mode != MODES[0] and setting in ("checkify", "debug_nans"):
                     continue  # the same as in the first mode's process
                 ratio, quiet = med[setting] / med["plain"], p10[setting] / p10["plain"]
-                print(f"{model:6} {mode:12} {setting:11} {med[setting] * 1e3:8.2f} {ratio:12.2f}x {quiet:9.2f}x")
+                paired = statistics.median(a / b for a, b in zip(times[setting], times["plain"], strict=True))
+                print(
+                    f"{model:6} {mode:12} {setting:11} {med[setting] * 1e3:8.2f} {ratio:12.2f}x {quiet:9.2f}x"
+                    f" {paired:6.2f}x"
+                )
+    print(f"host load (1/5/15 min) at end: {_load()}")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

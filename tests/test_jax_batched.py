@@ -1,9 +1,10 @@
 """The JAX writer's fast path (#41 speed): a call's traces framed together from records laid out at trace time
 (writer/trace_batch.py), and health counts computed once per tensor, reused for outputs that only move or repeat
-their input's elements (transpose, reshape, broadcast, rev, widening casts; instrument.SAME_ELEMENTS).
+their input's elements (transpose, reshape, broadcast, rev, widening casts; instrument.SAME_ELEMENTS), a ReLU's
+(max(x, 0)) made from its input's.
 
-- Bytes: TraceBatch's records are the bytes `DebugEventsWriter.trace` writes, in every summary mode, with and
-  without the native CRC.
+- Bytes: TraceBatch's records (one by one, and joined in one pass) are the bytes `DebugEventsWriter.trace` writes,
+  in every summary mode, with and without the native CRC; its protos are those of summaries.debug_vector.
 - Counts: a jitted program of such ops on a tensor holding NaN, -inf, +inf, zeros and signed values, recorded in each
   health mode, against the same program recorded in FULL_TENSOR: every trace's counts equal numpy's counts of the
   tensor FULL_TENSOR recorded for that op output (real JAX on CPU, in a subprocess).
@@ -55,6 +56,19 @@ def test_batched_records_are_the_bytes_the_writer_writes(monkeypatch, mode, nati
             table = {"CURT_HEALTH": table[:, 2:3] + table[:, :1], "CONCISE_HEALTH": table[:, :3]}.get(mode, table)
         want = [_trace_bytes(p, mode, c, wall) for p, c in zip(POINTS, counts, strict=True)]
         assert batch.records(wall, table) == want
+        assert batch.joined(wall, table) == b"".join(want)  # the one-pass layout the recorder streams
+        protos = [_trace_proto(p, mode, c) for p, c in zip(POINTS, counts, strict=True)]
+        assert batch.protos(table) == protos  # a jitted call's outputs, as its execution holds them
+
+
+def _trace_proto(p: TracePoint, mode: str, counts: summaries.HealthCounts) -> bytes:
+    return summaries.tensor_proto(summaries.debug_vector(mode, p.tensor_id, p.dtype, p.shape, counts))
+
+
+def test_an_empty_batch_joins_to_nothing():
+    batch = TraceBatch([], "FULL_HEALTH", DEVICE)
+    assert batch.joined(1.5e9, np.zeros((0, 6))) == b""
+    assert batch.protos(np.zeros((0, 6))) == []
 
 
 SAME_ELEMENTS_PROGRAM = """
@@ -69,7 +83,8 @@ def body(x, h):
     w = h.astype(jnp.float32)                        # widening cast
     z = jnp.zeros((4, 4)) + x                        # broadcast of a literal 0.0
     big = jnp.tile(x, (20, 30)).T                    # above instrument.SMALL: counted on its own
-    return jnp.log(t) + 1, b * 2, r, w * 3, z, jnp.expand_dims(w, 0), big - 1
+    relus = jax.nn.relu(x), jax.nn.relu(b), jnp.maximum(0.0, big), jax.nn.relu(w)  # counts made from the input's
+    return jnp.log(t) + 1, b * 2, r, w * 3, z, jnp.expand_dims(w, 0), big - 1, *relus
 
 nan, inf = float("nan"), float("inf")
 x = jnp.array([[nan, -inf, 0.0, 2.0], [inf, -1.0, -0.0, 5.0], [1.0, 1.0, nan, -3.0], [0.0, 0.0, 0.0, 7.0]])
@@ -104,6 +119,8 @@ def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     tensors = {k: _array(v) for k, v in _traces(str(tmp_path / "FULL_TENSOR")).items()}
     moved = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] in ("transpose", "broadcast_in_dim", "rev")}
     assert len(moved) >= 4 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in moved)
+    relus = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] == "max"}
+    assert len(relus) == 4 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in relus)
     for mode in HEALTH:
         got = _traces(str(tmp_path / mode))
         assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}

@@ -122,6 +122,8 @@ def test_mixed_dtypes_donated_buffers_and_functions_wrapped_before(tmp_path, x64
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr.count("wrapped by jax.jit before this call, so recorded as calls only (") == 1
     assert "<lambda> (" in proc.stderr
+    # the background writer's window, said where the user reads it (the training's own stderr)
+    assert f"a program killed by SIGKILL loses at most its last {background.DEPTH + 1} calls" in proc.stderr
     run = _run(str(logdir / "dump"))
     info = run.info()
     ex = [run.execution(i, max_elements=0) for i in range(info["counts"]["executions"])]

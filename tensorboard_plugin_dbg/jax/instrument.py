@@ -45,6 +45,15 @@ SMALL = 4096  # elements: tensors this small are counted together, one reduction
 ZERO_COLUMN = {"CURT_HEALTH": None, "CONCISE_HEALTH": None, "FULL_HEALTH": 4}  # where padding zeros are counted
 
 
+def rectified_counts(counts: Any, mode: str) -> Any:
+    """The counts of max(x, 0) (a ReLU) from x's: -inf and negatives become zeros, NaN stays NaN (XLA's max
+    propagates it), +inf and positives stay. Not for CURT_HEALTH (its flag cannot tell a -inf that goes away)."""
+    if mode == "CONCISE_HEALTH":
+        return counts * jnp.array([0, 1, 1], jnp.int32)
+    ninf, pinf, nan, neg, zero, pos = (counts[i] for i in range(6))
+    return jnp.stack([ninf * 0, pinf, nan, neg * 0, ninf + neg + zero, pos])
+
+
 def _counted(masks: list[Any], rows: bool) -> list[Any]:
     """How many elements each boolean mask holds (per row of a matrix with `rows`), in ONE variadic reduction
     (separate jnp.sum calls make XLA:CPU walk the tensor once per count: ~200x slower on a training step's)."""
@@ -122,10 +131,12 @@ class Instrumenter:
         self.nested = 0  # nested graphs so far: their names are stable from run to run (compare aligns by name)
         self.values: list[Any] = []  # per point: counts (health modes) or the tensor (FULL_TENSOR)
         # counts, each computed once: id(value) -> (value, (row, factor)); rows[row] the counts (None: a small
-        # tensor's, computed at the end with the others, small[row] the tensor); factor: elements repeated
+        # tensor's, computed at the end with the others, small[row] the tensor; or a ReLU's, made at the end from
+        # its input's row, rectified[row] = (row, factor) of its input); factor: elements repeated
         self._counts: dict[int, tuple[Any, tuple[int, int]]] = {}
         self._rows: list[Any] = []
         self._small: dict[int, Any] = {}
+        self._rectified: dict[int, tuple[int, int]] = {}
         # per point, whether it ran (loop iterations and branches may not): runs of live points as ints, or traced
         # int32 vectors (a loop's or branch's liveness)
         self.live: list[Any] = []
@@ -149,12 +160,18 @@ class Instrumenter:
             return None
         return jnp.concatenate([jnp.ones(s, jnp.int32) if isinstance(s, int) else s for s in self.live])
 
-    def counts(self, x: Any, source: Any = None) -> tuple[int, int]:
-        """`x`'s counts as (row, factor): computed once per traced value; `source`'s when x holds its elements."""
+    def counts(self, x: Any, source: Any = None, rectifies: Any = None) -> tuple[int, int]:
+        """`x`'s counts as (row, factor): computed once per traced value; `source`'s when x holds its elements;
+        made from `rectifies`'s when x is max(rectifies, 0) (no pass over x: a ReLU's output is one of a network's
+        largest tensors)."""
         known = self._counts.get(id(x))
         if known is not None and known[0] is x:
             return known[1]
-        if source is None:
+        if rectifies is not None and self.mode in ("CONCISE_HEALTH", "FULL_HEALTH"):
+            row, factor = len(self._rows), 1
+            self._rectified[row] = self.counts(rectifies)
+            self._rows.append(None)
+        elif source is None:
             row, factor = len(self._rows), 1
             small = int(np.size(x)) <= SMALL
             self._rows.append(None if small else in_graph_counts(x, self.mode))
@@ -167,7 +184,15 @@ class Instrumenter:
         return row, factor
 
     def watch(
-        self, graph_id: str, op_name: str, op_type: str, slot: int, tensor_id: int, x: Any, source: Any = None
+        self,
+        graph_id: str,
+        op_name: str,
+        op_type: str,
+        slot: int,
+        tensor_id: int,
+        x: Any,
+        source: Any = None,
+        rectifies: Any = None,
     ) -> None:
         dtype = dtype_name(x)
         if not summaries.is_instrumented(self.mode, dtype):
@@ -181,7 +206,7 @@ class Instrumenter:
         self.points.append(Point(graph_id, op_name, slot, tensor_id, dtype, tuple(x.shape)))
         self.live.append(1)
         if self.mode in COUNT_WIDTH:
-            self.values.append(self.counts(x, source))
+            self.values.append(self.counts(x, source, rectifies))
         elif self.mode == "FULL_TENSOR":
             self.values.append(x)
 
@@ -191,6 +216,8 @@ class Instrumenter:
             return list(self.values)
         for row, counts in zip(self._small, counts_of_small(list(self._small.values()), self.mode), strict=True):
             self._rows[row] = counts
+        for row, (of, factor) in sorted(self._rectified.items()):  # an input's row comes before its ReLU's
+            self._rows[row] = rectified_counts(self._rows[of] * factor if factor != 1 else self._rows[of], self.mode)
         vectors = [self._rows[row] * factor if factor != 1 else self._rows[row] for row, factor in self.values]
         return jnp.concatenate(vectors) if vectors else jnp.zeros((0,), jnp.int32)
 
@@ -250,11 +277,12 @@ class Instrumenter:
             graph_id, graph_name, op_type, op_name, inputs, ids, self.writer.stack(frames.of_equation(eqn.source_info))
         )
         source = _same_elements_as(prim, invals, outs)
+        rectifies = _rectified_input(prim, eqn.invars, invals, outs)
         for slot, (var, value, tensor_id) in enumerate(zip(eqn.outvars, outs, ids, strict=True)):
             if isinstance(var, jcore.DropVar):
                 continue
             env[var], producer[var] = value, f"{op_name}:{slot}"
-            self.watch(graph_id, op_name, op_type, slot, tensor_id, value, source)
+            self.watch(graph_id, op_name, op_type, slot, tensor_id, value, source, rectifies)
 
     # a jaxpr equation's params: whatever the primitive declares (jaxpr, length, num_carry, ...)
     def _scan(self, params: bodies.Params, invals: list[Any], body_name: str, outer_id: str) -> list[Any]:
@@ -292,6 +320,18 @@ def _same_elements_as(prim: str, invals: list[Any], outs: list[Any]) -> Any:
     same = prim in SAME_ELEMENTS and len(invals) == 1
     widening = prim == "convert_element_type" and (dtype_name(invals[0]), dtype_name(outs[0])) in _WIDENING
     return invals[0] if same or widening else None
+
+
+def _rectified_input(prim: str, invars: list[Any], invals: list[Any], outs: list[Any]) -> Any:
+    """x when the equation is max(x, 0) or max(0, x) with a literal zero (jax.nn.relu's), x of the output's shape
+    and dtype; else None."""
+    if prim != "max" or len(invars) != 2 or len(outs) != 1:
+        return None
+    for zero, x in ((invars[1], invals[0]), (invars[0], invals[1])):
+        literal = isinstance(zero, jcore.Literal) and np.ndim(zero.val) == 0 and float(zero.val) == 0.0
+        if literal and getattr(x, "shape", None) == outs[0].shape and dtype_name(x) == dtype_name(outs[0]):
+            return x
+    return None
 
 
 def _read(env: dict[Any, Any], var: Any) -> Any:

@@ -4,8 +4,9 @@ Mechanism: the recording `jit` jits a wrapper that traces the user's function to
 by equation (instrument.py) inside the same trace, adding the mode's counts of every output to the program; they
 leave it as one more output (one int32 array per call, with the index of the trace it was compiled from), so the
 program keeps JAX's C++ dispatch (a host callback would send every call through Python dispatch, ~1 ms a step).
-After the call the wrapper writes them as graph execution traces and the call as an execution, its outputs'
-summaries included, then flushes: a killed program loses at most the records of its last step.
+After the call the wrapper hands them to the writer's thread (writer/background.py), which writes them as graph
+execution traces and the call as an execution, its outputs' summaries included, then flushes: a program killed by
+SIGKILL loses at most the calls still queued (background.DEPTH) and the one being written; stderr says so at the call.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..writer import summaries
+from ..writer import background, summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TraceBatch
 from . import eager, frames, instrument
@@ -35,6 +36,12 @@ from .before import said as said_before
 _lock = threading.Lock()
 _active: dict[str, Any] = {}  # "recorder", "original_jit"
 _REMEMBERED = 4096  # outputs whose tensor ids a later input may name
+_KILL_WINDOW = (  # said at the call: the user's choice between flush() per step and the training thread's speed
+    f"Records are written on a background thread: a program killed by SIGKILL loses at most its last "
+    f"{background.DEPTH + 1} calls (a normal exit or an exception writes them all; the writer's flush() puts the "
+    "calls so far on disk)"
+)
+Batches = tuple[TraceBatch, TraceBatch]  # a trace's graph points' records, its call outputs' protos
 
 
 class Recorder:
@@ -94,14 +101,16 @@ class Recorder:
         counts = summaries.counts_of(np.asarray(x)) if self.mode in summaries.HEALTH_MODES else None
         return summaries.tensor_proto(summaries.debug_vector(self.mode, -1, dtype, tuple(x.shape), counts))
 
-    def batch(self, points: list[instrument.Point]) -> TraceBatch | None:
-        """The graph points' records laid out once per trace (None in FULL_TENSOR: whole tensors, one by one)."""
+    def batch(self, points: list[instrument.Point]) -> Batches | None:
+        """The graph points' records and the call's outputs' protos laid out once per trace (None in FULL_TENSOR:
+        whole tensors, one by one)."""
         if self.mode == "FULL_TENSOR":
             return None
-        return TraceBatch([p for p in points if p.graph_id], self.mode, self.device)
+        traces = TraceBatch([p for p in points if p.graph_id], self.mode, self.device)
+        return traces, TraceBatch([p for p in points if not p.graph_id], self.mode, self.device)
 
     def write_traces(
-        self, points: list[instrument.Point], batch: TraceBatch | None, payload: Any, live: Any = None
+        self, points: list[instrument.Point], batch: Batches | None, payload: Any, live: Any = None
     ) -> list[bytes]:
         """Graph execution traces for the graph points that ran (`live`: 0 for a loop iteration or a branch that did
         not, None: all ran); the protos of the call's outputs (graph_id "") returned."""
@@ -109,23 +118,21 @@ class Recorder:
         counts = np.asarray(payload).reshape(len(points), width) if width else None
         graph_points = sum(1 for p in points if p.graph_id)  # they come first
         ran = np.ones(graph_points, bool) if live is None else np.asarray(live)[:graph_points] != 0
-        if batch is None:
+        if batch is None:  # FULL_TENSOR: whole tensors
+            outputs_at = range(graph_points, len(points))
             for i, p in enumerate(points[:graph_points]):
                 if ran[i]:
                     proto = summaries.tensor_proto(np.asarray(payload[i]))
                     self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
+            return [summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=True) for i in outputs_at]
+        traces, outputs = batch
+        graph_counts = counts[:graph_points] if counts is not None else None
+        if live is None and not self.writer.buffered:  # every op ran: the records joined in one pass
+            self.writer.traces_framed([traces.joined(time.time(), graph_counts)])
         else:
-            graph_counts = counts[:graph_points] if counts is not None else None
-            records = batch.records(time.time(), graph_counts)
+            records = traces.records(time.time(), graph_counts)
             self.writer.traces_framed(records if live is None else [r for r, k in zip(records, ran) if k])
-        return [self._output_proto(p, i, counts, payload) for i, p in enumerate(points) if i >= graph_points]
-
-    def _output_proto(self, p: instrument.Point, i: int, counts: Any, payload: Any) -> bytes:
-        if self.mode == "FULL_TENSOR":
-            return summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=True)
-        size = int(np.prod(p.shape)) if p.shape else 1
-        health = instrument.host_counts(counts[i], self.mode, size) if counts is not None else None
-        return summaries.tensor_proto(summaries.debug_vector(self.mode, -1, p.dtype, p.shape, health))
+        return outputs.protos(counts[graph_points:] if counts is not None else None)
 
 
 class RecordedJit:
@@ -138,7 +145,7 @@ class RecordedJit:
         self._plain = plain_jit(fun, **jit_kwargs)
         self._jitted = plain_jit(self._instrumented, **jit_kwargs)
         self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
-        self._traces: list[tuple[str, list[instrument.Point], TraceBatch | None]] = []  # per trace: graph, points
+        self._traces: list[tuple[str, list[instrument.Point], Batches | None]] = []  # per trace: graph, points
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
         return getattr(self._plain, name)
@@ -238,7 +245,7 @@ def enable_dump_debug_info(
         atexit.register(writer.close)
     print(
         "tensorboard_plugin_dbg: recording functions wrapped by jax.jit from now on into "
-        f"{logdir} ({tensor_debug_mode}); {said_before(before, calls_seen)}",
+        f"{logdir} ({tensor_debug_mode}); {said_before(before, calls_seen)}. {_KILL_WINDOW}",
         file=sys.stderr,
     )
     return writer

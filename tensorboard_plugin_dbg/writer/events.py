@@ -210,6 +210,11 @@ class DebugEventsWriter:
         with self._lock:
             self._write("graph_execution_traces", event)
 
+    @property
+    def buffered(self) -> bool:
+        """Whether executions and traces are held in a circular buffer (one record per slot) until flush/close."""
+        return self._buffered
+
     def traces_framed(self, records: list[bytes]) -> None:
         """Graph execution traces already framed (trace_batch.TraceBatch): one write for all of them."""
         with self._lock:

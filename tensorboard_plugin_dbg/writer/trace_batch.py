@@ -59,6 +59,10 @@ class TraceBatch:
         self._lengths: list[int] = []
         for p, vector in zip(points, vectors, strict=True):
             self._lay_out(p, mode_number, summaries.tensor_proto(vector), self.width * 8, device)
+        protos = [summaries.tensor_proto(v) for v in vectors]
+        self._fixed_protos = protos if self.vectors is None else []
+        self._proto_head = protos[0][: len(protos[0]) - self.width * 8] if protos and self.width else b""
+        self._block: _Block | None = None  # the joined records' layout, made at the first joined() call
 
     def _lay_out(self, p: TracePoint, mode_number: int, proto: bytes, content_bytes: int, device: str) -> None:
         trace = schema.GraphExecutionTrace(
@@ -75,19 +79,54 @@ class TraceBatch:
         self._tails.append(event[content_at + content_bytes :])
         self._lengths.append(length)
 
+    def _vectors(self, counts: np.ndarray | None) -> np.ndarray | None:
+        """The float64 debug vectors of one call (points x width), its counts in place; None without counts."""
+        if self.vectors is None or counts is None:
+            return self.vectors
+        vectors = self.vectors.copy()
+        column = COUNT_COLUMN[self.mode]
+        vectors[:, column:] = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
+        return vectors
+
+    def joined(self, wall_time: float, counts: np.ndarray | None) -> bytes:
+        """records(wall_time, counts) joined, made in a few numpy steps whatever the number of points: the
+        records' bytes laid out once, each call writes its wall time, vectors and CRCs into a copy (the per-record
+        Python work of records() cost a 65-op training step ~0.25 ms of the writer thread's CPU)."""
+        if not self.count:
+            return b""
+        if self._block is None:
+            self._block = _Block(self._heads, self._middles, self._tails, self.width * 8)
+        block = self._block
+        buf = block.template.copy()
+        buf[block.wall] = np.frombuffer(struct.pack("<d", wall_time), np.uint8)
+        vectors = self._vectors(counts)
+        if vectors is not None and self.width:
+            buf[block.vector] = np.ascontiguousarray(vectors, "<f8").view(np.uint8).reshape(self.count, -1)
+        crcs = crc32c.mask(crc32c.crc32c_many(buf, block.starts, block.lengths)).astype("<u4")
+        buf[block.crc] = crcs.view(np.uint8).reshape(self.count, 4)
+        return buf.tobytes()
+
+    def protos(self, counts: np.ndarray | None) -> list[bytes]:
+        """The points' debug vectors as TensorProtos alone (a jitted call's outputs, held by its execution): each
+        the same bytes summaries.tensor_proto(debug_vector(...)) makes, from one prefix and a row of the vectors."""
+        if not self.count:
+            return []
+        vectors = self._vectors(counts)
+        if vectors is None:
+            return list(self._fixed_protos)
+        step = self.width * 8
+        rows = np.ascontiguousarray(vectors, "<f8").tobytes()
+        return [self._proto_head + rows[i * step : (i + 1) * step] for i in range(self.count)]
+
     def records(self, wall_time: float, counts: np.ndarray | None) -> list[bytes]:
         """The framed records of one call: `counts` is (points, count columns) for a health mode, else None."""
         if not self.count:
             return []
         wall = _WALL_TAG + struct.pack("<d", wall_time)
-        if self.vectors is None:
+        vectors = self._vectors(counts)
+        if vectors is None:
             payloads = [wall + m + t for m, t in zip(self._middles, self._tails, strict=True)]
         else:
-            vectors = self.vectors
-            if counts is not None:
-                vectors = vectors.copy()
-                column = COUNT_COLUMN[self.mode]
-                vectors[:, column:] = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
             rows = vectors.tobytes()
             step = self.width * 8
             payloads = [
@@ -99,3 +138,27 @@ class TraceBatch:
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         crcs = crc32c.mask(crc32c.crc32c_many(joined, starts, lengths)).tolist()
         return [h + p + struct.pack("<I", c) for h, p, c in zip(self._heads, payloads, crcs, strict=True)]
+
+
+class _Block:
+    """Where a call's records' changing bytes go in their joined bytes: each record is head (12 bytes: length and its
+    CRC), wall time (9: tag and float64), middle, vector (`content` bytes), tail, payload CRC (4)."""
+
+    def __init__(self, heads: list[bytes], middles: list[bytes], tails: list[bytes], content: int) -> None:
+        parts: list[bytes] = []
+        wall, vector, crc, starts, lengths = [], [], [], [], []
+        at = 0
+        for h, m, t in zip(heads, middles, tails, strict=True):
+            payload = 9 + len(m) + content + len(t)
+            starts.append(at + len(h))
+            lengths.append(payload)
+            wall.append(at + len(h) + 1)
+            vector.append(at + len(h) + 9 + len(m))
+            crc.append(at + len(h) + payload)
+            parts += [h, _WALL_TAG + bytes(8), m, bytes(content), t, bytes(4)]
+            at += len(h) + payload + 4
+        self.template = np.frombuffer(b"".join(parts), np.uint8).copy()
+        self.wall = np.array(wall, np.int64)[:, None] + np.arange(8)
+        self.vector = np.array(vector, np.int64)[:, None] + np.arange(content)
+        self.crc = np.array(crc, np.int64)[:, None] + np.arange(4)
+        self.starts, self.lengths = np.array(starts, np.int64), np.array(lengths, np.int64)
