@@ -10,7 +10,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, loss_name, producer_inputs
+from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, loop_iterations, loss_name, producer_inputs
 from tensorboard_plugin_dbg.analysis.classify import expected_inputs, same_run_prior
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
@@ -175,6 +175,9 @@ def finish(
     loss = loss_name.which_loss(run, op_name, frame)
     if loss:
         out["loss"] = loss
+    loop = loop_iterations.untraced_nan(run, graph_id, op_name, op_type, index) if source == "graph_execution" else None
+    if loop:  # a JAX while loop's output, its traced iterations finite: the NaN came in the untraced ones
+        out["loop"] = loop
     return out
 
 

@@ -1359,6 +1359,9 @@ class RootCauseProducerBody(TypedDict):
     inputs: list[RootCauseInput]
     # False when the inputs' health cannot be known (CURT_HEALTH, untraced inputs, eager inputs).
     inputs_known: bool
+    # A JAX while loop's output holds the NaN while its traced iterations were finite (analysis/loop_iterations.py),
+    # e.g. "the NaN appeared in iterations 101–150 of this while loop, which are not traced (...)". Absent otherwise.
+    loop: NotRequired[str]
     # Which loss an anonymous loss op is (analysis/loss_name.py), e.g. "the loss: `mse`, given to compile() at
     # train.py:16 — model.compile(...)". Absent when the producer is not Keras's compiled loss.
     loss: NotRequired[str]

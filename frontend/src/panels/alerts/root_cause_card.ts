@@ -118,6 +118,12 @@ function outputLine(p: Producer): HTMLElement {
     loss.dataset.testid = 'rc-loss';
     out.append(loss);
   }
+  // a JAX while loop's output: the NaN appeared in its untraced iterations (analysis/loop_iterations.py)
+  if (p.loop) {
+    const loop = el('span', 'rc-note', ` ${p.loop}`);
+    loop.dataset.testid = 'rc-loop';
+    out.append(loop);
+  }
   return out;
 }
 
