@@ -5,7 +5,8 @@ trace mask, op `<while op>.iterations` (LOOP_ITERATIONS): one int32 element per 
 Its health says how many ran (size) and, in FULL_HEALTH and FULL_TENSOR, how many were traced (positive count). When
 the loop's output is the first non-finite tensor (its traced iterations, written before it, were all finite) and
 some iterations were not traced, the NaN appeared in those: the root cause says so instead of naming the loop as if
-the `while` op itself had made it.
+the `while` op itself had made it. A `shard_map` runs as one op (its body is not recorded): a NaN it makes is said
+to come from its body, which the dump cannot name.
 """
 
 from __future__ import annotations
@@ -51,6 +52,17 @@ def after(run: RunQueries, graph_id: str, while_op: str, row: int) -> Iterations
     rows = np.asarray(run.op_trace_rows(graph_id, f"{while_op}.iterations", 0), np.int64)
     later = rows[rows > row]
     return of_mask(run.graph_execution(int(later[0]), max_elements=0)["health"]) if len(later) else None
+
+
+def untraced_body(run: RunQueries, graph_id: str | None, op_name: str | None, op_type: str, row: int) -> str | None:
+    """The sentence for a NaN first seen at the output of a JAX op whose body was not (all) traced; else None."""
+    if op_type == "shard_map" and run.info()["framework"] == "jax":
+        return (
+            "shard_map's body is not recorded (the JAX writer runs it as one op: its outputs are traced, the ops "
+            "inside are not): the NaN came with its inputs or from an op of the function it maps, which the dump "
+            "cannot name"
+        )
+    return untraced_nan(run, graph_id, op_name, op_type, row)
 
 
 def untraced_nan(run: RunQueries, graph_id: str | None, op_name: str | None, op_type: str, row: int) -> str | None:

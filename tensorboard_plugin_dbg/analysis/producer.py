@@ -175,9 +175,10 @@ def finish(
     loss = loss_name.which_loss(run, op_name, frame)
     if loss:
         out["loss"] = loss
-    loop = loop_iterations.untraced_nan(run, graph_id, op_name, op_type, index) if source == "graph_execution" else None
-    if loop:  # a JAX while loop's output, its traced iterations finite: the NaN came in the untraced ones
-        out["loop"] = loop
+    graph = source == "graph_execution"
+    body = loop_iterations.untraced_body(run, graph_id, op_name, op_type, index) if graph else None
+    if body:  # a JAX while loop's untraced iterations, or a shard_map's body, made it: said, not hidden
+        out["untraced_body"] = body
     return out
 
 

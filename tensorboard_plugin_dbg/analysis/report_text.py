@@ -131,8 +131,8 @@ def run_section(r: RunResult) -> str:
         )
         if p.get("loss"):  # an anonymous loss op: which loss, and the compile() line that chose it (#38 item 5)
             lines.append(f"  {p['loss']}")
-        if p.get("loop"):  # a JAX while loop's untraced iterations made it (analysis/loop_iterations.py)
-            lines.append(f"  {p['loop']}")
+        if p.get("untraced_body"):  # a JAX op whose body was not traced made it (analysis/loop_iterations.py)
+            lines.append(f"  {p['untraced_body']}")
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
         lines.append(f"  output: {describe_output(p['output_health'])}")

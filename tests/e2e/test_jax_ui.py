@@ -43,7 +43,7 @@ def test_jax_nan_in_a_loops_untraced_iterations_card_and_graph_execution_say_so(
         card = by_testid(frame, "root-cause")
         card.wait_for(timeout=30_000)
         wait_text(card, r"while_1")
-        loop = by_testid(card, "rc-loop")
+        loop = by_testid(card, "rc-untraced-body")
         assert "the NaN appeared in iterations 101–150 of this while loop, which are not traced" in loop.inner_text()
         by_testid(frame, "filter-op-name").fill("iterations")
         by_testid(frame, "filter-op-name").press("Enter")
