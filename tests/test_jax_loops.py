@@ -4,7 +4,9 @@ tests/programs/jax_loops.py runs a while loop whose body's `sqrt` turns NaN at t
 whose branch taken takes the log of a negative number: `report` names that op in the body's (branch's) graph, its
 3rd trace for the loop, the health of the carry it read at that iteration (a body's inputs are traced), and the
 CULPRIT line; in FULL_TENSOR the body's traces hold each iteration that ran (2, not
-the buffer's capacity), equal to the same loop in numpy, and only the branch taken is traced.
+the buffer's capacity), equal to the same loop in numpy, and only the branch taken is traced. A loop of 150
+iterations whose NaN is born at the 121st (WHERE "late"): the dump records how many iterations ran and were traced
+(the loop's trace mask beside the while op), and `report` says the NaN appeared in the untraced iterations 101–150.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ import pytest
 from jax_helpers import array as _array
 from jax_helpers import cli as _cli
 from jax_helpers import events as _events
+from jax_helpers import program as _program
+
+from tensorboard_plugin_dbg.reader.debug_values import decode_debug_value
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -39,7 +44,9 @@ def _traces(dump: str) -> dict[tuple[str, str], list[np.ndarray]]:
 def test_report_names_the_while_bodys_op_its_iteration_and_line():
     proc = _cli("report", os.path.dirname(dumps.make_dump("jax_loops", "FULL_HEALTH", "while")))
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "(sqrt) in jit_run.while_1 (jitted function)" in proc.stdout, proc.stdout
+    # the body's graph says what it is, and that the loop's condition function is not recorded (#41: said, not hidden)
+    body = "while loop body in a jitted function; its condition function runs unrecorded"
+    assert f"(sqrt) in jit_run.while_1 ({body})" in proc.stdout, proc.stdout
     assert "its 3rd trace" in proc.stdout
     assert "arg_1:0 — finite; 1 negative among 2 elements" in proc.stdout  # the carry it read, that iteration's
     assert f"jax_loops.py:{_culprit('while')} in shrink" in proc.stdout
@@ -67,3 +74,69 @@ def test_full_tensor_traces_hold_each_iteration_that_ran_and_the_branch_taken():
     taken = [op for graph, op in by_op if graph == "jit_run.cond_2_branch_1"]
     assert any(op.startswith("log_") for op in taken)
     assert not [op for graph, op in by_op if graph == "jit_run.cond_2_branch_0"]
+
+
+def _masks(dump: str) -> list[tuple[str, str, int, dict]]:
+    """The loops' trace masks: (graph name, op name, mode, decoded health), in the order written."""
+    names = {e.debugged_graph.graph_id: e.debugged_graph.graph_name for e in _events(dump, "graphs")}
+    types = {e.graph_op_creation.op_name: e.graph_op_creation.op_type for e in _events(dump, "graphs")}
+    out = []
+    for e in _events(dump, "graph_execution_traces"):
+        t = e.graph_execution_trace
+        if types.get(t.op_name) == "LoopIterations":
+            mode = int(t.tensor_debug_mode)
+            out.append((names[t.tfdbg_context_id], t.op_name, mode, decode_debug_value(mode, t.tensor_proto)))
+    return out
+
+
+def test_a_loop_past_its_traced_iterations_records_how_many_ran_and_report_says_the_nan_was_there():
+    dump = dumps.make_dump("jax_loops", "FULL_HEALTH", "late")
+    ((graph, op, mode, health),) = _masks(dump)
+    assert (graph, op, mode) == ("jit_run", "while_1.iterations", 4)  # the run's own mode, not another
+    assert (health["size"], health["pos"], health["zero"]) == (150, 100, 50)
+    by_op = _traces(dump)
+    (sqrt_op,) = [op for graph, op in by_op if graph == "jit_run.while_1" and op.startswith("sqrt_")]
+    assert len(by_op[("jit_run.while_1", sqrt_op)]) == 100  # the traced iterations, all finite
+    proc = _cli("report", os.path.dirname(dump))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "op while_1 (while) in jit_run" in proc.stdout, proc.stdout
+    assert "the NaN appeared in iterations 101–150 of this while loop, which are not traced" in proc.stdout
+
+
+def test_a_loop_with_every_iteration_traced_says_so_and_full_tensor_writes_the_mask():
+    ((_, _, _, health),) = _masks(dumps.make_dump("jax_loops", "FULL_HEALTH", "while"))
+    assert (health["size"], health["pos"]) == (5, 5)
+    proc = _cli("report", os.path.dirname(dumps.make_dump("jax_loops", "FULL_HEALTH", "while")))
+    assert "not traced" not in proc.stdout, proc.stdout
+    ((_, _, mode, health),) = _masks(dumps.make_dump("jax_loops", "FULL_TENSOR", "cond"))
+    assert mode == 7 and (health["size"], health["pos"], health["dtype"]) == (2, 2, "int32")
+
+
+SHARD_MAP = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+enable_dump_debug_info(sys.argv[1])
+mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+
+def per_shard(a):
+    return jnp.log(a - 1.0)
+
+@jax.jit
+def step(x):
+    return jax.shard_map(per_shard, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x).sum()
+
+print(step(jax.device_put(jnp.array([0.5, 3.0, 4.0, 5.0]), NamedSharding(mesh, P("x")))))
+"""
+
+
+def test_a_nan_made_inside_shard_map_says_its_body_is_not_recorded(tmp_path):
+    """shard_map runs as one op (its body is not recorded): the NaN first seen at its output is not left to read as
+    the shard_map op's own doing; `report` says its body is not recorded (2 CPU devices, a real shard_map)."""
+    proc = _program(tmp_path, SHARD_MAP, str(tmp_path / "logdir" / "dump"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = _cli("report", str(tmp_path / "logdir")).stdout
+    assert "op shard_map_0 (shard_map) in jit_step (jitted function)" in text, text
+    assert "shard_map's body is not recorded (the JAX writer runs it as one op: its outputs are traced" in text, text

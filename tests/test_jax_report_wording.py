@@ -216,3 +216,24 @@ def test_the_graph_neighbourhood_of_a_jax_run_speaks_of_jaxprs_not_tensorflows_d
         client, "graph_neighborhood", run=run["name"], graph_id=producer["graph_id"], op_name=producer["op_name"]
     )
     assert answer["notes"] == ["Data edges only: a jaxpr has no control dependencies, so none are drawn."], answer
+
+
+NESTED_CONSTANT = NESTED.replace("def inner(x):", "def inner(x, scale):").replace(
+    "inner(w - 1.0)", "inner(w - 1.0, 2.0)"
+)
+
+
+def test_a_nested_jits_input_unknown_is_said_in_jaxs_words(tmp_path):
+    """A Python number passed into a nested jit is inlined into the call (a literal: no op, no record), so the calling
+    op records one tensor for two inputs: the input the log reads cannot be told, and the report says why in JAX's
+    words — not "TensorFlow records no op for a call between tf.functions" (#41: links.py spoke TF's whatever the
+    framework)."""
+    assert _program(tmp_path, NESTED_CONSTANT, str(tmp_path / "logdir" / "dump")).returncode == 0
+    text = _cli("report", str(tmp_path / "logdir")).stdout
+    assert "first non-finite (inputs unknown): op log_0 (log) in jit_step.inner_1 (jitted function)" in text, text
+    assert (
+        "an input of jitted function `jit_step.inner_1`, called from inside jitted function `jit_step`: the calling "
+        "op's recorded tensors do not match its 2 inputs one to one (a constant passed in, e.g. a Python number, is "
+        "inlined into the call and not recorded)"
+    ) in text, text
+    assert "TensorFlow" not in text and "tf.function" not in text

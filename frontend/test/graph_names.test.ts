@@ -34,6 +34,12 @@ test('the short kind (root-cause card) says "Keras graph" for scratch_graph, as 
 test('a JAX run\'s graphs are jitted functions, never "tf.function"; a TF run keeps its words', () => {
   assert.equal(graphKindShort('jit_train_step', 'jax'), 'jitted function');
   assert.equal(graphKind('jit_train_step', 'jax'), 'a function compiled with jax.jit');
+  // a while loop's body: its condition function is not recorded, and that is said where the body is shown
+  assert.match(
+    graphKind('jit_step.while_2', 'jax'),
+    /^a while loop's body .*the loop's condition function runs unrecorded$/,
+  );
+  assert.equal(graphKind('jit_step.while_2.scan_3', 'jax'), 'a function compiled with jax.jit');
   assert.equal(graphKindShort('scratch_graph', 'tensorflow'), 'Keras graph');
   assert.equal(graphKind('train_step', 'tensorflow'), 'tf.function');
 });

@@ -10,7 +10,8 @@ call's traces precede its record).
 When the function was called from inside another tf.function, TF 2.21 records no op for that call
 (`StatefulPartitionedCall` ops get no creation record), so the tensor passed in cannot be known from the dump; the
 link then says so and why, rather than guessing — except for the one call whose arguments are known: Keras 3's
-`multi_step_on_iterator` calls `one_step_on_data` with the batch its iterator op handed out in that step. This
+`multi_step_on_iterator` calls `one_step_on_data` with the batch its iterator op handed out in that step. A JAX
+run records the calling op (outer_call.py); only a constant passed in (not recorded) leaves the input unknown. This
 module is the one place that walks from a function input to its caller (the root cause and the graph views use
 it).
 """
@@ -92,13 +93,7 @@ def function_input(run: RunQueries, cols: RunColumns, graph_id: str, placeholder
         if batch is not None:
             return batch
     if call is None:
-        outer = _outer_name(run, graph_id)
-        where = f" from inside {outer}" if outer else ""
-        why = (
-            f"an input of {graph_name}, called{where}: TensorFlow records no op for a call between tf.functions, "
-            "so the tensor passed in cannot be known"
-        )
-        return _unknown(why)
+        return _unknown(_caller_unknown(run, graph_id, graph_name, len(inputs)))
     passed = list(cols.exec_io(call)[0])
     if placeholder not in inputs or len(inputs) != len(passed):
         why = f"an input of {graph_name}: its call (execution #{call}) passed {len(passed)} tensors for its "
@@ -173,6 +168,25 @@ def _outer_batch(run: RunQueries, cols: RunColumns, graph_id: str, position: int
         "why": why,
         "graph_execution_index": row,
     }
+
+
+def _caller_unknown(run: RunQueries, graph_id: str, graph_name: str, inputs: int) -> str:
+    """Why the tensor a nested call passed in cannot be known, in the words of the framework that wrote the run:
+    TensorFlow records no op for a call between tf.functions; the JAX writer records the calling op, but with the
+    tensors it passed only (a constant, e.g. a Python number, is inlined into the call: not an op, not recorded),
+    so when their count differs from the function's inputs which is which cannot be told (outer_call.py)."""
+    outer = _outer_name(run, graph_id)
+    where = f" from inside {outer}" if outer else ""
+    if run.info()["framework"] == "jax":
+        return (
+            f"an input of {graph_name}, called{where}: the calling op's recorded tensors do not match its {inputs} "
+            "inputs one to one (a constant passed in, e.g. a Python number, is inlined into the call and not "
+            "recorded), so which tensor was passed in cannot be told"
+        )
+    return (
+        f"an input of {graph_name}, called{where}: TensorFlow records no op for a call between tf.functions, "
+        "so the tensor passed in cannot be known"
+    )
 
 
 def _unknown(why: str) -> Link:

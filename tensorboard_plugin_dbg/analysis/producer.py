@@ -10,7 +10,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, loss_name, producer_inputs
+from tensorboard_plugin_dbg.analysis import data_batch, diverged, gradients, loop_iterations, loss_name, producer_inputs
 from tensorboard_plugin_dbg.analysis.classify import expected_inputs, same_run_prior
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
 from tensorboard_plugin_dbg.analysis.containment import Containment
@@ -175,6 +175,10 @@ def finish(
     loss = loss_name.which_loss(run, op_name, frame)
     if loss:
         out["loss"] = loss
+    graph = source == "graph_execution"
+    body = loop_iterations.untraced_body(run, graph_id, op_name, op_type, index) if graph else None
+    if body:  # a JAX while loop's untraced iterations, or a shard_map's body, made it: said, not hidden
+        out["untraced_body"] = body
     return out
 
 

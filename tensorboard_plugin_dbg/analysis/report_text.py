@@ -81,11 +81,14 @@ def holds_nonfinite(r: RunResult) -> bool:
 # Graphs Keras builds for itself (shape inference), not a tf.function the user wrote (as the dashboard's
 # widgets/graph_names.ts says); Keras numbers them under tf.distribute (`scratch_graph_1`).
 _KERAS_GRAPHS = re.compile(r"scratch_graph(_\d+)?")
+_JAX_WHILE_BODY = re.compile(r"\.while_\d+$")  # a while loop's body as the JAX writer names it (`jit_step.while_2`)
 
 
 def graph_kind(graph_name: str, framework: str = "tensorflow") -> str:
     """What a graph is, in two words: "tf.function", "Keras graph" for Keras's own scratch graph, or, in a JAX run,
     "jitted function"."""
+    if framework == "jax" and _JAX_WHILE_BODY.search(graph_name):  # its condition runs unrecorded (jax/bodies.py)
+        return "while loop body in a jitted function; its condition function runs unrecorded"
     if framework == "jax":
         return "jitted function"
     return "Keras graph" if _KERAS_GRAPHS.fullmatch(graph_name) else "tf.function"
@@ -128,6 +131,8 @@ def run_section(r: RunResult) -> str:
         )
         if p.get("loss"):  # an anonymous loss op: which loss, and the compile() line that chose it (#38 item 5)
             lines.append(f"  {p['loss']}")
+        if p.get("untraced_body"):  # a JAX op whose body was not traced made it (analysis/loop_iterations.py)
+            lines.append(f"  {p['untraced_body']}")
         if p.get("device"):  # "which device did this op run on", with no set_log_device_placement
             lines.append(f"  device: {p['device']}")
         lines.append(f"  output: {describe_output(p['output_health'])}")

@@ -7,7 +7,8 @@ first WHILE_ITERATIONS iterations writes its payload into a row of a carried buf
 iterations that never ran stay 0); a switch's branch returns every branch's payload, the branches not taken as zeros
 with liveness 0. The host writes the traces of live points only: a body's traces repeat once per iteration that ran,
 in order (a NaN born at the 3rd is "its 3rd trace"), and only the branch taken is traced. Iterations past
-WHILE_ITERATIONS are not traced (the while op's outputs still are). A while's condition function runs unrecorded.
+WHILE_ITERATIONS are not traced (the while op's outputs still are); how many ran is written beside the while op
+(iterations.py). A while's condition function runs unrecorded.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def _instrumented(inst: Any, closed: Any, name: str, outer_id: str) -> tuple[Any
     def body(*args: Any) -> Any:
         _, outs = sub.run_graph(closed, list(args), name, outer_id, body=True)
         live = sub.live_vector()
-        return outs, sub.payload(), jnp.ones(len(sub.points), jnp.int32) if live is None else live
+        alive = jnp.ones(len(sub.points), jnp.int32) if live is None else live
+        return outs, sub.payload(), alive, sub.loops.payload()
 
     specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.in_avals]
     traced, shapes = jax.make_jaxpr(body, return_shape=True)(*specs)
@@ -45,41 +47,43 @@ def _instrumented(inst: Any, closed: Any, name: str, outer_id: str) -> tuple[Any
     return sub, lambda *args: jax.tree_util.tree_unflatten(tree, run(*args)), shapes
 
 
-def run_while(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str) -> list[Any]:
-    """A `while` equation whose body is graph `name`, recorded at each of its first WHILE_ITERATIONS iterations."""
+def run_while(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str, caller_op: str = "") -> list[Any]:
+    """A `while` equation (op `caller_op`) whose body is graph `name`, recorded at each of its first WHILE_ITERATIONS
+    iterations; how many ran is counted by the loop itself and recorded (iterations.py)."""
     cn, bn = params["cond_nconsts"], params["body_nconsts"]
     cconsts, bconsts, init = invals[:cn], invals[cn : cn + bn], invals[cn + bn :]
-    sub, body, (_, payload_shape, live_shape) = _instrumented(inst, params["body_jaxpr"], name, outer_id)
+    sub, body, (_, *shapes) = _instrumented(inst, params["body_jaxpr"], name, outer_id)
     test = jcore.jaxpr_as_fun(params["cond_jaxpr"])
 
     def step(state: Any) -> Any:
-        i, carry, rows, live = state
-        outs, payload, alive = body(*bconsts, *carry)
-        rows = jax.tree_util.tree_map(lambda r, v: r.at[i].set(v, mode="drop"), rows, payload)
-        return i + 1, list(outs), rows, live.at[i].set(alive, mode="drop")
+        i, carry, rows = state
+        outs, *recorded = body(*bconsts, *carry)
+        rows = jax.tree_util.tree_map(lambda r, v: r.at[i].set(v, mode="drop"), rows, recorded)
+        return i + 1, list(outs), rows
 
-    rows = (WHILE_ITERATIONS,)
-    start = (jnp.int32(0), list(init), _zeros(payload_shape, rows), _zeros(live_shape, rows))
-    _, carry, rows, live = lax.while_loop(lambda s: test(*cconsts, *s[1])[0], step, start)
+    start = (jnp.int32(0), list(init), _zeros(shapes, (WHILE_ITERATIONS,)))
+    ran, carry, rows = lax.while_loop(lambda s: test(*cconsts, *s[1])[0], step, start)
     for k in range(WHILE_ITERATIONS):
-        inst.adopt(sub.points, jax.tree_util.tree_map(lambda r, k=k: r[k], rows), live[k])
+        payload, live, loops = jax.tree_util.tree_map(lambda r, k=k: r[k], rows)
+        inst.adopt(sub.points, payload, live)
+        inst.loops.adopt(sub.loops.points, loops)
+    inst.loops.add(inst.writer, outer_id, name, caller_op, ran, WHILE_ITERATIONS)
     return list(carry)
 
 
-def run_cond(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str) -> list[Any]:
+def run_cond(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str, _op: str = "") -> list[Any]:
     """A `cond` equation whose branches are graphs `name_branch_<b>`; only the branch taken is traced."""
     made = [_instrumented(inst, c, f"{name}_branch_{b}", outer_id) for b, c in enumerate(params["branches"])]
 
     def branch(b: int) -> Callable[..., Any]:
         def run(*operands: Any) -> Any:
-            outs, payload, live = made[b][1](*operands)
-            payloads = [payload if c == b else _zeros(m[2][1]) for c, m in enumerate(made)]
-            lives = [live if c == b else _zeros(m[2][2]) for c, m in enumerate(made)]
-            return list(outs), payloads, lives
+            outs, *recorded = made[b][1](*operands)
+            return list(outs), [tuple(recorded) if c == b else _zeros(tuple(m[2][1:])) for c, m in enumerate(made)]
 
         return run
 
-    outs, payloads, lives = lax.switch(invals[0], [branch(b) for b in range(len(made))], *invals[1:])
-    for (sub, _, _), payload, live in zip(made, payloads, lives, strict=True):
+    outs, recorded = lax.switch(invals[0], [branch(b) for b in range(len(made))], *invals[1:])
+    for (sub, _, _), (payload, live, loops) in zip(made, recorded, strict=True):
         inst.adopt(sub.points, payload, live)
+        inst.loops.adopt(sub.loops.points, loops)
     return list(outs)

@@ -25,6 +25,7 @@ from ..writer import summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TracePoint
 from . import bodies, frames
+from .iterations import LoopCounts
 
 CALL_PRIMITIVES = ("jit", "pjit")
 CUSTOM_CALLS = ("custom_jvp_call", "custom_vjp_call")  # their primal body, as a nested graph (the gradient rule
@@ -140,6 +141,7 @@ class Instrumenter:
         # per point, whether it ran (loop iterations and branches may not): runs of live points as ints, or traced
         # int32 vectors (a loop's or branch's liveness)
         self.live: list[Any] = []
+        self.loops = LoopCounts()  # while loops' iteration counts (iterations.py)
 
     def child(self) -> Instrumenter:
         return Instrumenter(self.writer, self.mode, self.op_regex)
@@ -264,7 +266,7 @@ class Instrumenter:
             self.nested += 1
             op_type = prim
             run = bodies.run_while if prim == "while" else bodies.run_cond
-            outs = run(self, eqn.params, invals, f"{graph_name}.{prim}_{self.nested}", graph_id)
+            outs = run(self, eqn.params, invals, f"{graph_name}.{prim}_{self.nested}", graph_id, op_name)
         else:
             op_type = prim
             params = eqn.primitive.get_bind_params(eqn.params)
@@ -292,18 +294,19 @@ class Instrumenter:
         consts, carried = params["num_consts"], params["num_carry"]
         sub = Instrumenter(self.writer, self.mode, self.op_regex)
 
-        def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any, Any]]:
+        def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any, Any, Any]]:
             _, outs = sub.run_graph(params["jaxpr"], [*invals[:consts], *carry, *xs], body_name, outer_id, body=True)
-            return outs[:carried], (outs[carried:], sub.payload(), sub.live_vector())
+            return outs[:carried], (outs[carried:], sub.payload(), sub.live_vector(), sub.loops.payload())
 
         init, xs = list(invals[consts : consts + carried]), list(invals[consts + carried :])
-        carry, (ys, payload, live) = lax.scan(
+        carry, (ys, payload, live, loops) = lax.scan(
             body, init, xs, length=params["length"], reverse=params["reverse"], unroll=params["unroll"]
         )
         steps = range(params["length"])
         for i in reversed(steps) if params["reverse"] else steps:
             run = payload[i] if self.mode in COUNT_WIDTH else [v[i] for v in payload]
             self.adopt(sub.points, run, None if live is None else live[i])
+            self.loops.adopt(sub.loops.points, (loops[0][i], loops[1][i]))
         return [*carry, *ys]
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from ..writer import background, summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TraceBatch
-from . import eager, frames, instrument
+from . import eager, frames, instrument, iterations
 from .before import jitted_before
 from .before import record as record_before
 from .before import said as said_before
@@ -146,6 +146,7 @@ class RecordedJit:
         self._jitted = plain_jit(self._instrumented, **jit_kwargs)
         self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
         self._traces: list[tuple[str, list[instrument.Point], Batches | None]] = []  # per trace: graph, points
+        self._loops: list[list[instrument.Point]] = []  # per trace: its while loops' counts (iterations.py)
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
         return getattr(self._plain, name)
@@ -157,22 +158,23 @@ class RecordedJit:
         rec = self._recorder
         stack = rec.writer.stack(frames.of_caller())
         with eager.unrecorded():  # recorded here, not as an eager call; and JAX's fast dispatch kept
-            out, (which, payload, live) = self._jitted(*args, **kwargs)
+            out, (which, payload, live, loops) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
         counted = [summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) for x in outs]
         inputs = rec.input_ids(leaves)
         rec.remember(outs, ids)
         # written on the writer's thread: it waits for the counts, the training thread goes on (background.py)
-        rec.writer.defer(functools.partial(self._write, (which, payload, live), ids, inputs, counted, stack))
+        rec.writer.defer(functools.partial(self._write, (which, payload, live, loops), ids, inputs, counted, stack))
         return out
 
     def _write(self, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str]) -> None:
         """One call's traces and execution (`result`: the trace index, payload and liveness it returned)."""
         rec = self._recorder
-        which, payload, live = result
+        which, payload, live, loops = result
         graph_id, points, batch = self._traces[int(which)]
         protos = rec.write_traces(points, batch, payload, live)
+        iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -209,9 +211,10 @@ class RecordedJit:
             inst.watch("", f"output_{slot}", "output", slot, -1, x)
         points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
         self._traces.append((graph_id, points, rec.batch(points)))
+        self._loops.append(list(inst.loops.points))
         which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
         out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
-        return out, (which, inst.payload(), inst.live_vector())
+        return out, (which, inst.payload(), inst.live_vector(), inst.loops.payload())
 
 
 def enable_dump_debug_info(

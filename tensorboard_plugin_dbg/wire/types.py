@@ -1374,6 +1374,10 @@ class RootCauseProducerBody(TypedDict):
     # Text of the user frame's line, when the source file is in the dump.
     source_line: str | None
     stack_frame_ids: list[str]
+    # The producer is a JAX op whose body the writer did not trace (analysis/loop_iterations.py): a while loop's output
+    # holding the NaN while its traced iterations were finite ("the NaN appeared in iterations 101–150 of this while
+    # loop, which are not traced (...)"), or a shard_map, whose body is not recorded. Absent otherwise.
+    untraced_body: NotRequired[str]
     # Innermost frame in user code (not TensorFlow, Keras, site-packages, the standard library).
     user_frame: StackFrame | None
 

@@ -32,3 +32,23 @@ def test_jax_float16_overflow_card_to_the_line(page):
         wait_focused_source_line(frame, program, "# CULPRIT-float16")
         screenshot(page, "jax-1-float16")
         assert_no_console_errors(page)
+
+
+def test_jax_nan_in_a_loops_untraced_iterations_card_and_graph_execution_say_so(page):
+    """A while loop of 150 iterations whose NaN is born at the 121st (tests/programs/jax_loops.py "late"): the card
+    says the NaN appeared in the untraced iterations 101–150, and Graph Execution's row for the loop's trace mask says
+    which iterations were not traced, rather than nothing."""
+    with TensorBoardProcess(dumps.make_dump("jax_loops", "FULL_HEALTH", "late")) as tb:
+        frame = open_dashboard(page, tb)
+        card = by_testid(frame, "root-cause")
+        card.wait_for(timeout=30_000)
+        wait_text(card, r"while_1")
+        loop = by_testid(card, "rc-untraced-body")
+        assert "the NaN appeared in iterations 101–150 of this while loop, which are not traced" in loop.inner_text()
+        by_testid(frame, "filter-op-name").fill("iterations")
+        by_testid(frame, "filter-op-name").press("Enter")
+        cell = by_testid(frame, "ge-loop").first
+        cell.wait_for(timeout=30_000)
+        assert cell.inner_text() == "ran 150 iterations; iterations 101–150 not traced"
+        screenshot(page, "jax-2-loop-untraced")
+        assert_no_console_errors(page)

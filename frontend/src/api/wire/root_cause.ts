@@ -105,6 +105,12 @@ export interface RootCauseProducer {
    * train.py:16 — model.compile(...)". Absent when the producer is not Keras's compiled loss.
    */
   loss?: string;
+  /**
+   * The producer is a JAX op whose body the writer did not trace (analysis/loop_iterations.py): a while loop's output
+   * holding the NaN while its traced iterations were finite ("the NaN appeared in iterations 101–150 of this while
+   * loop, which are not traced (...)"), or a shard_map, whose body is not recorded. Absent otherwise.
+   */
+  untraced_body?: string;
   /** Name of `graph_id`'s graph (the tf.function), from `analysis/run_verdict.py`; null when unknown. */
   graph_name: string | null;
   /** Where it ran: the trace's device, or the execution's first output's (full name); null when not recorded. */

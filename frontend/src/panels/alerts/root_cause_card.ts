@@ -118,6 +118,12 @@ function outputLine(p: Producer): HTMLElement {
     loss.dataset.testid = 'rc-loss';
     out.append(loss);
   }
+  // a JAX op whose body was not traced (a while loop's later iterations, a shard_map): analysis/loop_iterations.py
+  if (p.untraced_body) {
+    const body = el('span', 'rc-note', ` ${p.untraced_body}`);
+    body.dataset.testid = 'rc-untraced-body';
+    out.append(body);
+  }
   return out;
 }
 

@@ -21,6 +21,7 @@ import { functionKind } from '../../widgets/graph_names.ts';
 import { FacetSelect } from './facet_select.ts';
 import { comparing, differenceOf } from '../../store/compared_rows.ts';
 import { differenceCell, differenceHead, DivergentToggle, nameDifferenceHead } from './difference_column.ts';
+import { loopCell } from './loop_iterations.ts';
 
 export const ROW_HEIGHT = 24;
 /** The "values" button beside the chips, less its text: padding, border, margin and the chips' gap. */
@@ -196,7 +197,7 @@ export class GraphExecutionPanel {
       e.stopPropagation();
       this.ctl.tensors.open({ source: 'graph', index: item.index, output: null });
     });
-    health.append(renderHealth(item.health, undefined, this.chipsWidth), values);
+    health.append(loopCell(item) ?? renderHealth(item.health, undefined, this.chipsWidth), values);
     const device = el('span', 'ge-device', item.device_name ? shortDevice(item.device_name) : '');
     device.title = item.device_name ? `${item.device_name} on ${item.host}` : `no device recorded (host ${item.host})`;
     row.replaceChildren(
