@@ -15,7 +15,7 @@ export const COMPARE_CSS = `
 .ge-compared { container-type: inline-size; }
 /* the health cell keeps room for its "values" button and a count chip or two (at 100 px it read "2 more", at 96 "…") */
 @container (max-width: 760px) {
-  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.1fr) minmax(130px, 1.2fr) minmax(100px, 1.4fr) minmax(36px, 0.5fr); }
+  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1fr) minmax(130px, 1.1fr) minmax(150px, 1.6fr) minmax(36px, 0.5fr); }
   .ge-compared .ge-slot, .ge-compared .ge-dtype, .ge-compared .ge-shape, .ge-compared .ge-device { display: none; }
 }
 /* a 1024 px screen: the op type goes too (the op name's title and Graph Structure name it), the Δ cell stays whole */
