@@ -3,7 +3,9 @@
 Hygiene: a test run leaves nothing behind. The session gets a temporary directory of its own (TMPDIR for this
 process and every subprocess it starts, `tempfile.tempdir`, pytest's `tmp_path` base, Hypothesis' storage), removed
 when the session ends. If anything other than pytest's own `tmp_path` folders is still in it at the end, or the run
-left a file in the checkout that git does not ignore, the session fails and names what was left.
+left a file in the checkout that git does not ignore, or a new entry in the folders of $HOME where tools keep their
+configuration and caches (~/.keras, ~/.cache, ~/.config...: see home_hygiene.py), the session fails and names what was
+left.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dump_facts
 import dumps
+import home_hygiene
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,6 +32,13 @@ _OUTER_TMPDIR_ENV = os.environ.get("TMPDIR")
 SESSION_TMP = tempfile.mkdtemp(prefix="dbg-test-session-", dir=_OUTER_TMPDIR)
 os.environ["TMPDIR"] = SESSION_TMP
 tempfile.tempdir = SESSION_TMP
+# Keras writes keras.json into ~/.keras on import (TensorFlow imports it: the oracles' readers, tf.distribute, every
+# program a test runs, TensorBoard), Chromium its crash database into ~/.config/chromium and dconf's into ~/.cache,
+# JAX and fontconfig their caches into ~/.cache: this process and every subprocess keep them in the session's folder.
+SESSION_HOME = os.path.join(SESSION_TMP, "home")
+os.environ["KERAS_HOME"] = os.path.join(SESSION_HOME, "keras")
+os.environ["XDG_CONFIG_HOME"] = os.path.join(SESSION_HOME, "config")
+os.environ["XDG_CACHE_HOME"] = os.path.join(SESSION_HOME, "cache")
 # Hypothesis would write .hypothesis/ (example database, charmap cache) into the working directory.
 os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(SESSION_TMP, "hypothesis")
 
@@ -56,18 +66,20 @@ def _untracked() -> set[str]:
 
 
 _UNTRACKED_BEFORE = _untracked()
+_HOME_BEFORE = home_hygiene.entries()
 
 
 def leftovers() -> list[str]:
     """What this session left behind so far: entries of its temporary directory that are not pytest's `tmp_path`
-    folders or Hypothesis' storage, and new files in the checkout that git does not ignore."""
+    folders, Hypothesis' storage or the tools' home folders, new files in the checkout that git does not ignore, and
+    new entries in $HOME's configuration and cache folders."""
     left = [
         os.path.join(SESSION_TMP, name)
         for name in sorted(os.listdir(SESSION_TMP))
-        if not name.startswith("pytest-of-") and name != "hypothesis"
+        if not name.startswith("pytest-of-") and name not in ("hypothesis", "home")
     ]
     left += sorted(os.path.join(ROOT, p) for p in _untracked() - _UNTRACKED_BEFORE)
-    return left
+    return left + home_hygiene.new_since(_HOME_BEFORE)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -104,6 +104,22 @@ def test_health_counts_and_only_in_b(client):
     assert all(d["summary"].startswith("no aligned trace in baseline cmp_added_op_a") for _row, d in added)
 
 
+def test_divergent_only_lists_the_traces_only_the_changed_run_holds(client):
+    """An op the changed run adds is a divergence: "divergent only" lists its traces (the column says "only in
+    changed"), so the finding that names it (follows_from_only_in_b) is in the list a user ticked, and its click
+    keeps the filter (it had been cleared to show it)."""
+    every = _rows(client, "cmp_added_op")
+    want = [row["index"] for row, d in every if d["status"] in ("differs", "only_in_b")]
+    assert {d["status"] for row, d in every if row["index"] in want} == {"differs", "only_in_b"}
+    listed = _rows(client, "cmp_added_op", divergent_only="true")
+    assert [row["index"] for row, _d in listed] == want
+    first = ok(client, "compare", b="cmp_added_op_b", a="cmp_added_op_a", begin=0, end=1)["first_divergence"]
+    assert first["kind"] == "follows_from_only_in_b" and first["b"]["op_name"] == "squash"
+    assert first["b"]["index"] in want
+    squash = _rows(client, "cmp_added_op", divergent_only="true", op_name="squash")
+    assert squash and all(d["status"] == "only_in_b" for _row, d in squash)
+
+
 def test_compare_traces_answers_as_the_rows_do(client):
     rows = _rows(client, "cmp_nan_b")
     picked = rows[::3][:40]

@@ -37,6 +37,7 @@ function answer(run: string, base: string): CompareResponse {
       matched_executions: 0,
       divergent_traces: 1,
       divergent_executions: 0,
+      only_in_b_traces: 0,
     },
     first_divergence: { kind: 'value', why: 'w', a: side(7), b: side(7), metric: first, inputs: [], only_in_b_ops: [] },
     divergent: [{ position: 0, a: side(7), b: side(7), metric: first }],

@@ -31,6 +31,7 @@ function compareAnswer(run: string, base: string): CompareResponse {
       matched_executions: 0,
       divergent_traces: 5,
       divergent_executions: 0,
+      only_in_b_traces: 0,
     },
     first_divergence: null,
     divergent: [],

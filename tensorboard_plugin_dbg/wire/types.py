@@ -431,6 +431,8 @@ class CompareCounts(TypedDict):
     matched_traces: float
     only_in_a: float
     only_in_b: float
+    # Graph traces only run B holds (part of `only_in_b`): Graph Execution's "divergent only" lists them too.
+    only_in_b_traces: float
 
 
 class CompareMetric(TypedDict):

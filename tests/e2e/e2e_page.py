@@ -9,6 +9,8 @@ import time
 from harness.tensorboard_process import TensorBoardProcess
 
 READY_TIMEOUT_MS = 60_000
+# How long the catalog may take to list and read a test's runs on a loaded 2-core host (normally about a second).
+RUNS_READ_TIMEOUT_S = 120
 
 
 def open_dashboard(page, tb: TensorBoardProcess | str, suffix: str = "", wait_ready: bool = True):
@@ -19,6 +21,22 @@ def open_dashboard(page, tb: TensorBoardProcess | str, suffix: str = "", wait_re
     if wait_ready:
         frame.wait_for_function("document.body && document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
     return frame
+
+
+def read_runs(tb: TensorBoardProcess, names: tuple[str, ...] = (), timeout_s: float = RUNS_READ_TIMEOUT_S) -> list:
+    """The plugin's runs once it lists them (every one of `names`, or at least one) and has read each to its end
+    (`status.done`). Asked right after TensorBoard starts, or even after the dashboard's ready marker, the list may
+    still be empty or a run half read (its counts and pages partial) on a loaded host: ask this, not `runs` itself,
+    before reading a run's figures from the API."""
+    deadline = time.monotonic() + timeout_s
+    runs: list = []
+    while time.monotonic() < deadline:
+        runs = tb.get_json("/data/plugin/dbg/runs")["runs"]
+        listed = {r["name"] for r in runs}
+        if runs and set(names) <= listed and all(r["status"]["done"] for r in runs):
+            return runs
+        time.sleep(0.1)
+    raise AssertionError(f"the runs {names or '(any)'} were not listed and read in {timeout_s} s: {runs}")
 
 
 def dashboard_frame(page, timeout: float = 60):

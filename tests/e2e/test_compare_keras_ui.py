@@ -73,9 +73,9 @@ def test_tolerances_typed_on_the_card_go_to_every_request(page, tmp_path):
         by_testid(frame, "compare-finding").wait_for(timeout=60_000)
         frame.wait_for_function("location.hash.includes('atol=0.5') && location.hash.includes('rtol=0.25')")
         # Tensor Values of the finding: compare_values at the same tolerances as the card and the rows
-        frame.locator("[data-testid=ge-list] .vl-row [data-testid=ge-values]").first.click()
+        with page.expect_request(lambda r: "/compare_values?" in r.url, timeout=30_000):
+            frame.locator("[data-testid=ge-list] .vl-row [data-testid=ge-values]").first.click()
         by_testid(frame, "tv-compare").wait_for(timeout=30_000)
-        frame.wait_for_timeout(500)
         routes = {}
         for url in asked:
             parsed = urllib.parse.urlparse(url)

@@ -27,10 +27,32 @@ def test_card_names_runs_and_counts_agree_with_the_filter(page, tmp_path):
         wait_text(by_testid(frame, "compare-side-A"), r"baseline base: ")
         wait_text(by_testid(frame, "compare-headline"), r"First change in counts \(value changes .* not seen\)")
         toggle = frame.locator("label.filter-divergent")
-        wait_text(toggle, rf"divergent only \({traces} traces \+ {execs} executions?\)")
+        # the filter lists the differing traces and the clip's, only in changed (an added op is a change)
+        label = wait_text(toggle, rf"divergent only \({traces} traces \+ {execs} executions? \+ \d+ only in changed\)")
+        added = int(re.search(r"(\d+) only in changed", label).group(1))
+        assert 0 < added <= int(re.search(r"only in changed (\d+)", head.inner_text()).group(1))
         by_testid(frame, "compare-fold").click()  # the card's place is item 5's test (test_card_hides_no_panel)
         by_testid(frame, "filter-divergent").check()
-        wait_text(by_testid(frame, "ge-count"), rf"^{traces} of ")
+        wait_text(by_testid(frame, "ge-count"), rf"^{traces + added} of ")
+        assert_no_console_errors(page)
+
+
+def test_divergent_only_keeps_its_filter_when_the_finding_is_only_in_changed(page, tmp_path):
+    """The first change is the clip the changed run adds ("only in changed"): with "divergent only" ticked, its
+    click focuses the clip's row in the filtered list, the filter kept (it was cleared, with a note, to show it)."""
+    with comparing(page, tmp_path, "cmp_clip_health", "FULL_HEALTH") as (_, frame):
+        finding = by_testid(frame, "compare-finding")
+        wait_text(by_testid(frame, "compare-side-B"), r"changed changed: clip")
+        by_testid(frame, "filter-divergent").check()
+        wait_text(by_testid(frame, "ge-count"), r"^\d+ of ")
+        finding.click()
+        focused = frame.locator("[data-testid=ge-list] .vl-row.focused")
+        wait_text(focused.locator(".ge-op"), r"clip")
+        assert focused.locator("[data-testid=ge-difference]").get_attribute("data-status") == "only_in_b"
+        assert by_testid(frame, "filter-divergent").is_checked()
+        assert not by_testid(frame, "ge-note").is_visible(), by_testid(frame, "ge-note").inner_text()
+        wait_text(by_testid(frame, "ge-count"), r"^\d+ of ")  # still the filtered list
+        screenshot(page, "compare-round2-divergent-only-finding")
         assert_no_console_errors(page)
 
 
@@ -67,6 +89,38 @@ def test_card_hides_no_panel(page, tmp_path, width):
         row = frame.locator(".ge-row:not(.ge-head)").first
         assert not row.locator(".ge-dtype").is_visible()
         assert row.locator(".ge-type").is_visible() == (width == 1440)
+        assert_no_console_errors(page)
+
+
+# Per shown Graph Execution row: its health chips' texts and whether a chip or the Δ cell is cut by its cell's edge
+HEALTH_CELLS_JS = r"""
+() => [...document.querySelectorAll('[data-testid=ge-list] .vl-row')].filter((r) => r.querySelector('.chips'))
+  .map((r) => {
+    const cell = r.querySelector('.ge-health').getBoundingClientRect();
+    const chips = [...r.querySelectorAll('.chips .chip')];
+    const diff = r.querySelector('[data-testid=ge-difference]');
+    return {
+      index: r.dataset.geIndex,
+      chips: chips.map((c) => c.textContent),
+      cut: chips.some((c) => c.getBoundingClientRect().right > cell.right + 1) ? 'chip' :
+        diff !== null && diff.scrollWidth > diff.clientWidth + 1 ? diff.textContent : '',
+    };
+  })
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_health_chips_are_read_beside_the_difference_column(page, tmp_path, width):
+    """Comparing narrows Graph Execution's health cell: at 1024 px its chips had shrunk to "…" (at 1280 to "2 more")
+    beside the Δ column. Each row shows its first count chip at least, nothing cut, the Δ cell whole."""
+    with comparing(page, tmp_path, "cmp_clip_health", "FULL_HEALTH", viewport=(width, 800)) as (_, frame):
+        by_testid(frame, "compare-fold").click()
+        frame.locator("[data-testid=ge-list] .vl-row .chips .chip").first.wait_for(timeout=20_000)
+        rows = frame.evaluate(HEALTH_CELLS_JS)
+        screenshot(page, f"compare-round2-health-{width}")
+        assert len(rows) >= 8, rows
+        unread = [r for r in rows if not r["chips"] or r["chips"][0] == "…" or r["chips"][0].endswith(" more")]
+        assert not unread and not [r for r in rows if r["cut"]], (width, unread, rows)
         assert_no_console_errors(page)
 
 

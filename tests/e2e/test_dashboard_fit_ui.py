@@ -8,7 +8,7 @@ import re
 import dumps
 from contrast_js import CONTRAST_JS
 from e2e_helpers import screenshot
-from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, read_runs, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -138,7 +138,7 @@ def test_health_map_click_shows_its_focus_tooltip_and_filter(page, demo_logdir, 
     outlined); hovering says what a cell holds, with the op's whole name; the filter keeps matching ops only."""
     with TensorBoardProcess(demo_logdir) as tb:
         frame = open_dashboard(page, tb)
-        run = tb.get_json("/data/plugin/dbg/runs")["runs"][0]["name"]
+        run = read_runs(tb)[0]["name"]  # read to its end: the map below is the whole run's
         by_testid(frame, "open-health-map").click()
         canvas = by_testid(frame, "health-map-canvas")
         frame.wait_for_function("document.querySelector('[data-testid=health-map-canvas]').dataset.cellWidth")

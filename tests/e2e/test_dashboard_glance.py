@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 
 import dumps
 from e2e_helpers import ARTIFACTS, screenshot
@@ -212,13 +213,10 @@ def test_keys_work_on_open_and_layout_sizes(page, demo_logdir):
         frame.locator("[data-testid=ge-list] .vl-row[data-ge-index='57']").click()
         for w, h in SIZES:
             page.set_viewport_size({"width": w, "height": h})
-            page.wait_for_timeout(300)
-            chip = frame.locator("[data-testid=ge-list] .vl-row.focused .chips")
-            box, panel = chip.bounding_box(), by_testid(frame, "panel-graph-execution").bounding_box()
+            box, panel, card = _settled_layout(frame, h)
             assert box and panel and box["x"] + 20 <= panel["x"] + panel["width"], (w, h, box, panel)
             # A short Alerts pane (1024×700) shows the card short (op and line, then the health chips); taller ones
             # show it whole.
-            card = by_testid(frame, "root-cause").bounding_box()
             assert card is not None
             assert (card["height"] < 70) == (h == 700), (w, h, card)
             screenshot(page, f"glance-layout-{w}x{h}")
@@ -256,3 +254,18 @@ def test_goto_validated_filters_never_cleared_silently_and_back(page, demo_logdi
         frame.wait_for_function("document.querySelector('.vl-row.focused')?.dataset.geIndex === '57'")
         frame.wait_for_function("document.querySelector('[data-testid=focus-back]').disabled === true")
         assert_no_console_errors(page)
+
+
+def _settled_layout(frame, height: int, timeout_s: float = 20) -> tuple:
+    """(focused row's chips, Graph Execution panel, root-cause card) boxes once the layout after a resize shows the
+    chips inside the panel and the card short exactly at 700 px high: the panels re-lay out in animation frames after
+    the resize, later on a busy host than any fixed pause promises. The caller asserts on what it got."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        box = frame.locator("[data-testid=ge-list] .vl-row.focused .chips").bounding_box()
+        panel = by_testid(frame, "panel-graph-execution").bounding_box()
+        card = by_testid(frame, "root-cause").bounding_box()
+        settled = box and panel and card and box["x"] + 20 <= panel["x"] + panel["width"]
+        if (settled and (card["height"] < 70) == (height == 700)) or time.monotonic() > deadline:
+            return box, panel, card
+        frame.page.wait_for_timeout(100)

@@ -24,6 +24,8 @@ def test_every_debug_mode(page, tmp_path):
     with TensorBoardProcess(logdir) as tb:
         frame = open_dashboard(page, tb)
         picker = by_testid(frame, "run-picker")
+        # every run listed (on a busy host the catalog may list them after the first answer, and so after ready)
+        frame.wait_for_function(f"document.querySelectorAll('[data-testid=run-picker] option').length >= {len(MODES)}")
         assert picker.locator("option").evaluate_all("os => os.map(o => o.value)") == [m.lower() for m in MODES]
         # Each run says what it holds: the modes that record no values cannot say clean.
         wait_text(picker, r"no_tensor — no NaN/∞ info\s+shape — no NaN/∞ info")

@@ -19,7 +19,7 @@ def test_two_runs_picker_and_url(page, demo_dump, demo_facts, tmp_path):
     with TensorBoardProcess(logdir) as tb:
         frame = open_dashboard(page, tb)
         picker = by_testid(frame, "run-picker")
-        assert picker.is_visible()
+        picker.wait_for(state="visible", timeout=20_000)  # two runs (the catalog may list them after ready)
         # Each run says what it holds; the dashboard opens on the run with the NaN, not the alphabetically first.
         demo_label = f"b_demo — {demo_facts['alerts']:,} alerts"  # a count TF's reader gives (dump_facts.py)
         wait_text(picker, r"a_clean — clean\s+" + demo_label)  # (each says "indexing n %" until read)

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import dumps
 import pytest
 from e2e_helpers import screenshot
-from e2e_page import assert_no_console_errors, by_testid, dashboard_frame, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, dashboard_frame, open_dashboard, read_runs, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -35,7 +35,7 @@ def _shown_rows(frame) -> list[tuple[int, str, str]]:
 def test_device_facet_shows_exactly_the_traces_on_cpu1(page):
     with TensorBoardProcess(dumps.make_dump("devices")) as tb:
         frame = open_dashboard(page, tb)
-        run = tb.get_json(API + "runs")["runs"][0]["name"]
+        run = read_runs(tb)[0]["name"]  # read to its end: a half-read run's totals are partial
         total = tb.get_json(API + f"graph_executions?run={run}&begin=0&end=1000")["total"]
         on_cpu1 = tb.get_json(API + f"graph_executions?run={run}&begin=0&end=1000&device={quote(CPU1)}")
         want = [r["index"] for r in on_cpu1["rows"]]

@@ -12,7 +12,7 @@ import urllib.request
 import dumps
 import pytest
 from e2e_helpers import screenshot, wait_focused_source_line
-from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, read_runs, wait_text
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -23,6 +23,7 @@ def test_arrival_focuses_every_panel_on_the_root_cause(page, tmp_path):
     shutil.copytree(dumps.make_dump("cmp_nan_b", "b", "FULL_HEALTH"), tmp_path / "run")
     with TensorBoardProcess(str(tmp_path)) as tb:
         frame = open_dashboard(page, tb)
+        read_runs(tb, ("run",))  # the root cause of the whole run, not of what was read so far
         with urllib.request.urlopen(f"{tb.url}/data/plugin/dbg/root_cause?run=run", timeout=60) as r:
             producer = json.load(r)["producer"]
         index = producer["alert"]["source_index"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from e2e_helpers import screenshot
-from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, read_runs, wait_text
 
 from harness import remote_servers as rs
 from harness.tensorboard_process import TensorBoardProcess
@@ -30,6 +30,7 @@ def test_dashboard_reads_a_dump_in_an_s3_bucket(page, demo_dump, tmp_path):
         with TensorBoardProcess(str(empty), plugins="dbg", extra_args=args, socket_guard=True) as tb:
             assert tb.guarded()  # the tensorboard process refuses connects beyond loopback too
             frame = open_dashboard(page, tb)
+            read_runs(tb, ("demo",))  # listed and read to its end: its alert count is final
             runs = tb.get_json(API + "runs")
             assert runs["logdir"] == "s3://dumps" and [r["name"] for r in runs["runs"]] == ["demo"], runs
             alerts = runs["runs"][0]["counts"]["alerts"]

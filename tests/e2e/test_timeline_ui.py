@@ -7,14 +7,14 @@ that call's traces with its first NaN/∞ focused, and Graph Structure draws the
 
 from __future__ import annotations
 
-import re
-import time
 from urllib.parse import quote
 
 import dumps
 import pytest
 from e2e_helpers import screenshot
-from e2e_page import assert_no_console_errors, by_testid, open_dashboard, wait_text
+from e2e_page import assert_no_console_errors, by_testid, open_dashboard, read_runs, wait_text
+from timeline_page import landed_call as _landed_call
+from timeline_page import wait_range as _wait_range
 
 from harness.tensorboard_process import TensorBoardProcess
 
@@ -22,36 +22,8 @@ pytestmark = pytest.mark.e2e
 CALL_TRACES = 5  # sub, Log, mul/y, mul, Sum: every call of `step` writes these
 
 
-def _range(frame) -> tuple[int, int, int]:
-    text = wait_text(by_testid(frame, "tl-range"), r"\d+–\d+ of")
-    first, last, total = re.match(r"([\d,]+)–([\d,]+) of ([\d,]+)", text).groups()
-    return int(first.replace(",", "")), int(last.replace(",", "")), int(total.replace(",", ""))
-
-
-def _wait_range(frame, check, what: str) -> tuple[int, int, int]:
-    for _ in range(100):
-        got = _range(frame)
-        if check(*got):
-            return got
-        frame.page.wait_for_timeout(100)
-    raise AssertionError(f"timeline range {got} never became {what}")
-
-
 def _indexed_run(tb) -> str:
-    for _ in range(600):
-        info = tb.get_json("/data/plugin/dbg/runs")["runs"]
-        if info and info[0]["status"]["done"]:
-            return info[0]["name"]
-        time.sleep(0.1)
-    raise AssertionError("the dump was not indexed in 60 s")
-
-
-def _landed_call(tb, run: str) -> int:
-    """The call the landing reveals in the timeline: the one holding the root cause's trace (#40 item 10)."""
-    producer = tb.get_json(f"/data/plugin/dbg/root_cause?run={quote(run)}")["producer"]
-    assert producer["alert"]["source"] == "graph_execution"
-    index = producer["alert"]["source_index"]
-    return tb.get_json(f"/data/plugin/dbg/graph_execution?run={quote(run)}&index={index}")["call_index"]
+    return read_runs(tb)[0]["name"]
 
 
 def _red_columns(frame) -> list[int]:

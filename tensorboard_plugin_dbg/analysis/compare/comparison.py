@@ -61,6 +61,7 @@ class Comparison:
             "matched_executions": len(self.execs.b),
             "divergent_traces": int(np.count_nonzero(self.divergent[:, 0] == 0)),
             "divergent_executions": int(np.count_nonzero(self.divergent[:, 0] == 1)),
+            "only_in_b_traces": len(self.traces.only_b),
         }
 
 

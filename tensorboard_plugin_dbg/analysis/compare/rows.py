@@ -19,8 +19,9 @@ Difference = wire.TraceDifference
 
 
 def divergent_rows(c: Comparison) -> np.ndarray:
-    """int64[n]: B's trace rows whose aligned A trace differs, ascending (a filter's `within`)."""
-    return np.asarray(c.traces.b[c.trace_differs], np.int64)
+    """int64[n]: B's trace rows whose aligned A trace differs, and those A holds no trace for ("only in changed": an
+    added op is a divergence, and often the first change's side B), ascending (a filter's `within`)."""
+    return np.union1d(c.traces.b[c.trace_differs], c.traces.only_b).astype(np.int64)
 
 
 def pair_positions(c: Comparison, rows_b: np.ndarray) -> np.ndarray:

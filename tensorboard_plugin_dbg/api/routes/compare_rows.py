@@ -73,7 +73,8 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec(
         "compare_rows",
         "Run B's graph execution traces [begin, end) under the filters (as `graph_executions` lists them), each with "
-        "its difference from run A; `divergent_only`: only the traces that differ beyond tolerance. 400 when the "
+        "its difference from run A; `divergent_only`: only the traces that differ beyond tolerance or that run A lacks "
+        "(only in B). 400 when the "
         "runs cannot be compared (as `compare`).",
         (
             *_PAIR,

@@ -83,6 +83,8 @@ export interface CompareCounts {
   /** `divergent` split: differing graph traces (what Graph Execution's "divergent only" lists) + eager executions. */
   divergent_traces: number;
   divergent_executions: number;
+  /** Graph traces only run B holds (part of `only_in_b`): Graph Execution's "divergent only" lists them too. */
+  only_in_b_traces: number;
 }
 
 export interface CompareResponse {

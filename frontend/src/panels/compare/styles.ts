@@ -13,13 +13,14 @@ export const COMPARE_CSS = `
 /* Comparing in a Graph Execution narrower than all its columns (its share of a 1440 px screen or less): slot, dtype,
    shape and device go first (they read "floa…", "CP…" there), so the op name and the Δ cell keep room to be read */
 .ge-compared { container-type: inline-size; }
+/* the health cell keeps room for its "values" button and a count chip or two (at 100 px it read "2 more", at 96 "…") */
 @container (max-width: 760px) {
-  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.3fr) minmax(100px, 1fr) minmax(100px, 1.6fr) minmax(36px, 0.6fr); }
+  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1fr) minmax(130px, 1.1fr) minmax(150px, 1.6fr) minmax(36px, 0.5fr); }
   .ge-compared .ge-slot, .ge-compared .ge-dtype, .ge-compared .ge-shape, .ge-compared .ge-device { display: none; }
 }
 /* a 1024 px screen: the op type goes too (the op name's title and Graph Structure name it), the Δ cell stays whole */
 @container (max-width: 420px) {
-  .ge-compared .ge-row { grid-template-columns: 40px minmax(60px, 1.3fr) minmax(96px, 1fr) minmax(110px, 1.6fr); }
+  .ge-compared .ge-row { grid-template-columns: 34px minmax(50px, 0.7fr) minmax(118px, 0.9fr) minmax(110px, 1.5fr); }
   .ge-compared .ge-type { display: none; }
 }
 .ge-diff-head[hidden], .filter-divergent[hidden] { display: none; }

@@ -57,7 +57,7 @@ export class DivergentToggle {
   constructor(onChange: () => void) {
     this.input.type = 'checkbox';
     this.input.dataset.testid = 'filter-divergent';
-    this.element.title = 'Only the traces that differ from the baseline run (all of them, paged)';
+    this.element.title = 'Only the traces that differ from the baseline run or that it lacks (all of them, paged)';
     this.element.append(this.input, this.label);
     this.element.hidden = true;
     this.input.addEventListener('change', onChange);
@@ -66,7 +66,11 @@ export class DivergentToggle {
   show(comparing: boolean, checked: boolean, counts?: CompareCounts): void {
     this.element.hidden = !comparing;
     this.input.checked = comparing && checked;
-    // the card's count, split: this filter lists the traces; the eager executions are in the card's list
-    this.label.textContent = counts ? `divergent only (${divergentSplit(counts)})` : 'divergent only';
+    // the card's count, split: this filter lists the traces (and those only in changed: an added op is a change);
+    // the eager executions are in the card's list
+    const added = counts?.only_in_b_traces
+      ? ` + ${counts.only_in_b_traces.toLocaleString('en-US')} only in changed`
+      : '';
+    this.label.textContent = counts ? `divergent only (${divergentSplit(counts)}${added})` : 'divergent only';
   }
 }
