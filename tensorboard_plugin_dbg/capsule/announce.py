@@ -62,7 +62,12 @@ def block(folder: str, manifest: Manifest) -> str:
     skips = os.path.join(os.path.dirname(folder), "skipped.jsonl")
     lines.append("  " + _WHAT_NEXT.get(str(manifest.get("on_nan")), "update not applied").format(skips=skips))
     lines.append(f"  capsule: {folder}")
-    lines.append(f"  replay it: {replay_command(folder, manifest)}")
+    missing = manifest.get("batch_missing")  # an XLA batch its buffer could not hold: `replay` would only refuse
+    lines.append(
+        f"  cannot be replayed: the capsule holds no batch ({missing})"
+        if missing
+        else f"  replay it: {replay_command(folder, manifest)}"
+    )
     lines.append(f"  then: tensorboard --logdir {os.path.dirname(folder)}  (the Debugger opens on the capsule)")
     return "\n".join(lines) + "\n"
 
