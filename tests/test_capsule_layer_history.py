@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg.analysis import capsule_layers, capsule_summary
+from tensorboard_plugin_dbg.capsule import layer_history
 from tensorboard_plugin_dbg.reader import capsule_files
 from tests import dumps
 
@@ -41,7 +42,9 @@ def test_the_layer_whose_gradient_grew_is_named_first_out_of_band_with_its_lead(
     names, norms, peaks = capsule_layers.history(folder, manifest)
     assert norms.shape == peaks.shape == (8, 32)
     assert not np.all(np.isfinite(norms[:, -1]))  # the trigger's step (the NaN batch) is the last row
-    assert np.all(np.isfinite(norms[:, :-1])) and np.all(np.isfinite(peaks)) and np.all(peaks > 0)
+    assert np.all(np.isfinite(norms[:, :-1])) and np.all(np.isfinite(peaks)) and np.all(peaks[:, -1] > 0)
+    # under XLA max |w| is measured every MAX_EVERY steps: the first rows may repeat step 0's zero biases
+    assert np.all(peaks[::2] > 0) and entry["max_abs_w_every"] == (layer_history.MAX_EVERY if xla else 1)
     first = capsule_layers.first_out_of_band(names, norms)
     assert first["variable"].endswith(GROWN) and first["lead"] == LEAD
     said = f"first out of band: {first['variable']}, {LEAD} steps before the trigger"
@@ -144,7 +147,6 @@ def test_the_xla_forms_of_the_two_reductions_give_the_plain_ones(shape):
     """Under XLA the ring's reductions take another form (no elementwise op fused into a reduction, which XLA:CPU
     emits as a slow scalar loop): the same sum of squares / 2 and max |w|, non-finite values kept as they are."""
     tf = pytest.importorskip("tensorflow")
-    from tensorboard_plugin_dbg.capsule import layer_history
 
     values = np.random.default_rng(len(shape)).normal(size=shape).astype(np.float32) * 3
     compiled = tf.function(
@@ -161,3 +163,63 @@ def test_the_xla_forms_of_the_two_reductions_give_the_plain_ones(shape):
         assert all(np.isposinf(float(v)) for v in compiled(tf.constant(bad.reshape(shape))))
         bad[0] = np.nan
         assert all(np.isnan(float(v)) for v in compiled(tf.constant(bad.reshape(shape))))
+
+
+def test_under_xla_max_abs_w_is_measured_every_few_steps_and_the_norms_every_step():
+    """Under XLA the ring measures max |w| every MAX_EVERY steps (a reduction over every weight is a slow scalar loop
+    on XLA:CPU), the rows between repeating the last measure, and says so in the manifest; the gradient norms are
+    every step's own."""
+    tf = pytest.importorskip("tensorflow")
+    from tensorboard_plugin_dbg.capsule.layer_history import MAX_EVERY, LayerHistory
+
+    variables = [tf.Variable(tf.fill([4, 3], 1.0)), tf.Variable(tf.fill([5], -1.0))]
+    ring = LayerHistory(16)
+    step = tf.function(
+        lambda g: ring.record(["a", "b"], [g * 2.0, tf.fill([5], g[0, 0])], variables, compiled=True)[1],
+        jit_compile=True,
+        autograph=False,  # plain tensor code: no autograph source written into the session's temporary folder
+    )
+    totals = []
+    for s in range(20):
+        variables[0].assign(tf.fill([4, 3], float(s + 1)))
+        variables[1].assign(tf.fill([5], -float(s + 1) / 2))
+        totals.append(float(step(tf.fill([4, 3], float(s)))))
+    ring.hold(tf.constant(0))
+    groups, entry = ring.read()
+    held = groups["layer_history"]
+    steps = np.arange(4, 20)  # the last 16 of 20
+    assert np.allclose(held["grad_norm"][0], np.sqrt(12) * 2.0 * steps)  # every step's own norm
+    assert np.allclose(held["grad_norm"][1], np.sqrt(5) * steps)
+    assert np.allclose(totals, [(12 * 4.0 + 5) * s * s / 2 for s in range(20)])  # what the watch checks
+    measured = steps - steps % MAX_EVERY + 1.0  # the weights at the last step that measured them
+    assert np.array_equal(held["max_abs_w"][0], measured) and np.array_equal(held["max_abs_w"][1], measured / 2)
+    assert entry["max_abs_w_every"] == MAX_EVERY
+
+
+@pytest.mark.parametrize("xla", [False, True], ids=["graph", "xla"])
+def test_finite_gradients_whose_squares_overflow_are_applied_and_a_nan_gradient_is_caught(tmp_path, xla):
+    """The every-step check reads the gradients' sums of squares the ring computes: a finite gradient of 1e20 (its
+    square is no float32) makes that sum infinite, and the check's rare path must still apply the update, not
+    capture; an infinite gradient is caught."""
+    tf = pytest.importorskip("tensorflow")
+    import keras
+
+    from tensorboard_plugin_dbg.capsule import NanCapsule
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    optimizer = keras.optimizers.SGD(1e-25)
+    capsule = NanCapsule(str(tmp_path / "capsules"))
+    capsule.watch(model, optimizer)
+    capsule.capsule.compiled = xla  # the ring's XLA forms
+
+    def train_step(big: object) -> object:
+        grads = [tf.fill(v.shape, big) for v in model.trainable_variables]
+        return capsule.apply_gradients(grads, model.trainable_variables, loss=tf.constant(1.0), batch=tf.zeros([1, 2]))
+
+    step = tf.function(train_step, jit_compile=xla, autograph=False)
+    before = model.trainable_variables[0].numpy()
+    assert bool(step(tf.constant(1e20)))  # applied
+    assert np.allclose(model.trainable_variables[0].numpy(), before - 1e-5)
+    assert int(capsule.capsule.state.triggers.numpy()) == 0
+    assert not bool(step(tf.constant(np.inf, tf.float32)))
+    assert int(capsule.capsule.state.triggers.numpy()) == 1

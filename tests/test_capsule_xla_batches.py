@@ -43,7 +43,7 @@ def test_a_later_batch_larger_than_the_xla_buffers_still_writes_its_capsule_and_
     assert len(ended["warnings"]) == 1 and c.path in ended["warnings"][0] and missing in ended["warnings"][0]
     said = announce.block(c.path, c.manifest)  # the stderr block at the capture: no replay command it cannot run
     assert "\n  replay it:" not in said and "tensorboard_plugin_dbg replay" not in said
-    assert f"cannot replay it: the capsule holds no batch: {missing}" in said
+    assert f"cannot be replayed: the capsule holds no batch ({missing})" in said
 
 
 def test_the_buffers_grow_at_such_a_trigger_so_a_later_one_holds_its_batch_bit_for_bit():

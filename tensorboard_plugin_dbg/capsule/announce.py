@@ -62,13 +62,12 @@ def block(folder: str, manifest: Manifest) -> str:
     skips = os.path.join(os.path.dirname(folder), "skipped.jsonl")
     lines.append("  " + _WHAT_NEXT.get(str(manifest.get("on_nan")), "update not applied").format(skips=skips))
     lines.append(f"  capsule: {folder}")
-    missing = manifest.get("batch_missing")  # an XLA batch its buffer could not hold: `replay` would refuse it
-    replay = (
-        f"cannot replay it: the capsule holds no batch: {missing}"
+    missing = manifest.get("batch_missing")  # an XLA batch its buffer could not hold: `replay` would only refuse
+    lines.append(
+        f"  cannot be replayed: the capsule holds no batch ({missing})"
         if missing
-        else "replay it: " + replay_command(folder, manifest)
+        else f"  replay it: {replay_command(folder, manifest)}"
     )
-    lines.append(f"  {replay}")
     lines.append(f"  then: tensorboard --logdir {os.path.dirname(folder)}  (the Debugger opens on the capsule)")
     return "\n".join(lines) + "\n"
 

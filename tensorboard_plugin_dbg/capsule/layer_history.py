@@ -6,9 +6,10 @@ capsule holds the K steps up to and including the trigger, however many steps ru
 
 What is kept, whatever the model: K steps x n variables x 2 float32, twice (the live ring and its copy at the
 trigger): 16 bytes x K x n, 512 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
-(`l2_loss`, one op; under XLA another form, below) and one max |w| per variable (the weights the step starts from:
-the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
-max is kept as it is).
+(`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
+instead of summing them itself, and one max |w| per variable (the weights the step starts from: the watch never
+applies a non-finite update, so they are finite unless the model started non-finite; a non-finite max is kept as it
+is) — under XLA every MAX_EVERY-th step, the rows between repeating it.
 
 Written into the capsule as the optional group `layer_history.npz` (`grad_norm`, `max_abs_w`: float32 [n, T], oldest
 step first, the trigger's step last) and the manifest's `layer_history` entry (variable names, T, K, the device step
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 STEPS = 32  # default K
+MAX_EVERY = 8  # under XLA, max |w| is measured every MAX_EVERY steps (`LayerHistory._peaks`)
 
 
 class LayerHistory:
@@ -34,27 +36,45 @@ class LayerHistory:
         self.seen: Any = None  # int64: steps recorded
         self.held: Any = None  # float32 [K, 2, n]: the ring at the held trigger
         self.held_seen: Any = None  # int64: `seen` at the held trigger
+        self.every = 1  # max |w| measured every `every` steps (MAX_EVERY once a compiled step is traced)
 
     @property
     def on(self) -> bool:
         return self.steps > 0
 
     def record(self, names: list[str], grads: list[Any], variables: list[Any], compiled: bool = False) -> Any:
-        """In the every-step path, before the check's cond: this step's row into the ring (an op to depend on).
-        `compiled`: the step is XLA-compiled, whose reductions take another form (see `_squares_compiled`)."""
+        """In the every-step path, before the check's cond: this step's row into the ring. Returns (an op to depend
+        on, this step's sum of squares / 2 over all its gradients, None without any): the watch checks the gradients
+        with it instead of summing them again (non-finite iff a gradient value is, or the sum overflowed, which the
+        check's rare path tells apart), so the norms cost the ring next to nothing. `compiled`: the step is
+        XLA-compiled, whose reductions take another form (see `_squares_compiled`, `_peaks`)."""
         import tensorflow as tf
 
         kept = [(n, g, v) for n, g, v in zip(names, grads, variables) if g is not None]
         self._ensure([n for n, _, _ in kept])
         if not kept:
-            return self.seen.assign_add(1)
-        squares, largest_abs = (_squares_compiled, _largest_compiled) if compiled else (_squares, _largest)
+            return self.seen.assign_add(1), None
+        squares = _squares_compiled if compiled else _squares
         norms = tf.stack([squares(_float32(_values(g))) for _, g, _ in kept])
-        largest = tf.stack([largest_abs(_float32(_read(v))) for _, _, v in kept])
+        largest = self._peaks([_float32(_read(v)) for _, _, v in kept], compiled)
         index = tf.reshape(tf.math.floormod(self.seen, self.steps), [1, 1])
         written = self.ring.scatter_nd_update(index, tf.expand_dims(tf.stack([norms, largest]), 0))
         with tf.control_dependencies([written]):
-            return self.seen.assign_add(1)
+            return self.seen.assign_add(1), tf.reduce_sum(norms)
+
+    def _peaks(self, weights: list[Any], compiled: bool) -> Any:
+        """max |w| of each variable. Under XLA measured every MAX_EVERY steps (a conditional: the other steps repeat
+        the ring's last row), since a reduction over all the weights is a scalar loop there (below): every step it
+        cost the MLP ~10 % a step, every 8th ~1 %. Without XLA every step (one op each; a cond would be lowered to
+        Switch/Merge and move the whole step off the executor's fast path, capsule/watch.py)."""
+        import tensorflow as tf
+
+        if not compiled:
+            return tf.stack([_largest(w) for w in weights])
+        self.every = MAX_EVERY
+        measured = lambda: tf.stack([_largest_compiled(w) for w in weights])  # noqa: E731 - a cond branch
+        last = lambda: self.ring[tf.math.floormod(self.seen - 1, self.steps), 1]  # noqa: E731 - a cond branch
+        return tf.cond(tf.equal(tf.math.floormod(self.seen, MAX_EVERY), 0), measured, last)
 
     def hold(self, slot: Any) -> Any:
         """In the rare branch, before the capture takes the slot: the ring copied when the slot is free."""
@@ -98,8 +118,10 @@ class LayerHistory:
             "steps_kept": rows,
             "ring": self.steps,
             "last_step": seen - 1,  # the trigger's step, counted from the first recorded step (0)
+            "max_abs_w_every": self.every,
             "what": "grad_norm: the L2 norm of each trainable variable's gradient; max_abs_w: its max |w| at the "
-            "step's start; float32 [variables, steps], oldest first, the trigger's step last",
+            "step's start (measured every max_abs_w_every steps, the rows between repeat it); float32 "
+            "[variables, steps], oldest first, the trigger's step last",
         }
         return {"layer_history": {"grad_norm": grad_norm, "max_abs_w": max_abs_w}}, entry
 
@@ -121,7 +143,7 @@ def _largest(t: Any) -> Any:
 # 15x slower than the same reduction of a tensor already in memory (1M floats: ~0.85 ms against ~0.06 ms here): the
 # gradients' sums of squares alone cost a small MLP +12 % a step. Under XLA they go through a matrix product
 # (squares [rows, 128] x ones [128, 1], Eigen's kernel; the dot keeps the square out of the reduction). max |w| is
-# max(max w, -min w), which keeps a NaN weight NaN (XLA's max skips NaN); bench/README.md has the figures.
+# one integer max over the bits, measured every MAX_EVERY steps; bench/README.md has the figures.
 _WIDTH = 128
 
 
@@ -139,12 +161,13 @@ def _squares_compiled(t: Any) -> Any:
 
 
 def _largest_compiled(t: Any) -> Any:
-    """XLA's max skips NaN (TensorFlow's keeps it): a NaN anywhere makes the plain sum NaN, and the result NaN (a
-    +inf beside a -inf, too: non-finite either way)."""
+    """max |w| as one integer max over the bits with the sign cleared: the order of non-negative floats' bits is
+    theirs, and a NaN's bits are above +inf's, so a NaN weight reads NaN (XLA's float max skips NaN); one reduction
+    where max(max w, -min w) and a NaN sum took three."""
     import tensorflow as tf
 
-    largest = tf.maximum(tf.reduce_max(t), -tf.reduce_min(t))
-    return tf.where(tf.math.is_nan(tf.reduce_sum(t)), tf.constant(np.nan, tf.float32), largest)
+    magnitude = tf.bitwise.bitwise_and(tf.bitcast(t, tf.int32), tf.constant(0x7FFFFFFF, tf.int32))
+    return tf.bitcast(tf.reduce_max(magnitude), tf.float32)
 
 
 def _float32(t: Any) -> Any:

@@ -212,10 +212,13 @@ class Watch:
 
         # the per-layer ring: once a step (a GAN's second apply would advance it twice)
         on = self.history.on and first_of_step
-        history = [self.history.record(names, grads, variables, bool(self.compiled))] if on else []
-        with tf.control_dependencies(([state.count_step()] if first_of_step else []) + history):
+        history, squares = self.history.record(names, grads, variables, bool(self.compiled)) if on else (None, None)
+        tensors = [t for _, t in checked]
+        if squares is not None and len(checked) > int(loss is not None):  # the ring's sums check the gradients (#36)
+            tensors = tensors[: int(loss is not None)] + [squares]
+        with tf.control_dependencies(([state.count_step()] if first_of_step else []) + ([history] if on else [])):
             halt = tf.where(state.halted.value() > 0, math.inf, 0.0)  # +inf: one sum says "finite, not halted"
-            go = _sum_finite([t for _, t in checked], halt)
+            go = _sum_finite(tensors, halt)
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
         return _unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
