@@ -9,7 +9,7 @@ trigger): 16 bytes x K x n, 512 KiB for 1,000 variables at K = 32. Per step: one
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
 instead of summing them itself, and one max |w| per variable (the weights the step starts from: the watch never
 applies a non-finite update, so they are finite unless the model started non-finite; a non-finite max is kept as it
-is) — under XLA every MAX_EVERY-th step, the rows between repeating it.
+is).
 
 Written into the capsule as the optional group `layer_history.npz` (`grad_norm`, `max_abs_w`: float32 [n, T], oldest
 step first, the trigger's step last) and the manifest's `layer_history` entry (variable names, T, K, the device step
@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 STEPS = 32  # default K
-MAX_EVERY = 8  # under XLA, max |w| is measured every MAX_EVERY steps (`LayerHistory._peaks`)
 
 
 class LayerHistory:
@@ -36,7 +35,6 @@ class LayerHistory:
         self.seen: Any = None  # int64: steps recorded
         self.held: Any = None  # float32 [K, 2, n]: the ring at the held trigger
         self.held_seen: Any = None  # int64: `seen` at the held trigger
-        self.every = 1  # max |w| measured every `every` steps (MAX_EVERY once a compiled step is traced)
 
     @property
     def on(self) -> bool:
@@ -63,18 +61,14 @@ class LayerHistory:
             return self.seen.assign_add(1), tf.reduce_sum(norms)
 
     def _peaks(self, weights: list[Any], compiled: bool) -> Any:
-        """max |w| of each variable. Under XLA measured every MAX_EVERY steps (a conditional: the other steps repeat
-        the ring's last row), since a reduction over all the weights is a scalar loop there (below): every step it
-        cost the MLP ~10 % a step, every 8th ~1 %. Without XLA every step (one op each; a cond would be lowered to
-        Switch/Merge and move the whole step off the executor's fast path, capsule/watch.py)."""
+        """max |w| of each variable, every step; under XLA one integer max over the bits each (`_largest_compiled`).
+        Measured every 8th step under a tf.cond instead, a Keras fit step under XLA took ~1 s, not 1 ms (cause not
+        found)."""
         import tensorflow as tf
 
         if not compiled:
             return tf.stack([_largest(w) for w in weights])
-        self.every = MAX_EVERY
-        measured = lambda: tf.stack([_largest_compiled(w) for w in weights])  # noqa: E731 - a cond branch
-        last = lambda: self.ring[tf.math.floormod(self.seen - 1, self.steps), 1]  # noqa: E731 - a cond branch
-        return tf.cond(tf.equal(tf.math.floormod(self.seen, MAX_EVERY), 0), measured, last)
+        return tf.stack([_largest_compiled(w) for w in weights])
 
     def hold(self, slot: Any) -> Any:
         """In the rare branch, before the capture takes the slot: the ring copied when the slot is free."""
@@ -118,10 +112,8 @@ class LayerHistory:
             "steps_kept": rows,
             "ring": self.steps,
             "last_step": seen - 1,  # the trigger's step, counted from the first recorded step (0)
-            "max_abs_w_every": self.every,
             "what": "grad_norm: the L2 norm of each trainable variable's gradient; max_abs_w: its max |w| at the "
-            "step's start (measured every max_abs_w_every steps, the rows between repeat it); float32 "
-            "[variables, steps], oldest first, the trigger's step last",
+            "step's start; float32 [variables, steps], oldest first, the trigger's step last",
         }
         return {"layer_history": {"grad_norm": grad_norm, "max_abs_w": max_abs_w}}, entry
 
@@ -143,7 +135,7 @@ def _largest(t: Any) -> Any:
 # 15x slower than the same reduction of a tensor already in memory (1M floats: ~0.85 ms against ~0.06 ms here): the
 # gradients' sums of squares alone cost a small MLP +12 % a step. Under XLA they go through a matrix product
 # (squares [rows, 128] x ones [128, 1], Eigen's kernel; the dot keeps the square out of the reduction). max |w| is
-# one integer max over the bits, measured every MAX_EVERY steps; bench/README.md has the figures.
+# one integer max over the bits; bench/README.md has the figures.
 _WIDTH = 128
 
 
