@@ -140,3 +140,37 @@ def test_a_nan_made_inside_shard_map_says_its_body_is_not_recorded(tmp_path):
     text = _cli("report", str(tmp_path / "logdir")).stdout
     assert "op shard_map_0 (shard_map) in jit_step (jitted function)" in text, text
     assert "shard_map's body is not recorded (the JAX writer runs it as one op: its outputs are traced" in text, text
+
+
+EXPLICIT_SHARDING = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+enable_dump_debug_info(sys.argv[1])
+mesh = jax.make_mesh((2,), ("x",))  # its default axis types: Explicit
+jax.sharding.set_mesh(mesh)
+
+@jax.jit
+def step(w, x, big):
+    b = jnp.tanh(big) @ jnp.ones((128, 4))
+    return jnp.log(x * w - 1.0).sum() + b.sum()  # CULPRIT
+
+x = jax.device_put(jnp.array([0.5, 3.0, 4.0, 5.0]), NamedSharding(mesh, P("x")))
+big = jax.device_put(jnp.ones((256, 128)), NamedSharding(mesh, P("x", None)))
+print(step(jnp.float32(2.0), x, big))
+"""
+
+
+def test_a_step_on_explicitly_sharded_arrays_is_recorded(tmp_path):
+    """With `jax.make_mesh`'s default (Explicit) axes, tensors of different shardings in one step: the small ones had
+    been stacked for one count reduction and JAX raised ShardingTypeError in the user's step. A sharded tensor is now
+    counted alone, and the report names the log at the CULPRIT line."""
+    proc = _program(tmp_path, EXPLICIT_SHARDING, str(tmp_path / "logdir" / "dump"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = _cli("report", str(tmp_path / "logdir"))
+    assert report.returncode == 1, report.stdout
+    assert "first producer: op log_" in report.stdout and "(log) in jit_step" in report.stdout, report.stdout
+    assert "return jnp.log(x * w - 1.0).sum() + b.sum()  # CULPRIT" in report.stdout, report.stdout
+    assert "output: 1 −∞ among 4 elements" in report.stdout, report.stdout

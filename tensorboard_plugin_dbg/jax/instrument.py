@@ -81,14 +81,25 @@ def in_graph_counts(x: Any, mode: str, rows: bool = False) -> Any:
     return jnp.stack([ninf, pinf, nan, below - ninf, zero, above - pinf], -1)
 
 
+def _sharded(x: Any) -> bool:
+    """Whether `x`'s type carries a sharding over some mesh axis (explicit sharding, e.g. `jax.make_mesh`'s default
+    axis types): such a tensor cannot be stacked with others of another sharding."""
+    spec = getattr(getattr(jax.typeof(x), "sharding", None), "spec", None)
+    return spec is not None and any(axis is not None for axis in spec)
+
+
 def counts_of_small(values: list[Any], mode: str) -> list[Any]:
     """in_graph_counts of each small tensor: those of one dtype and size class padded with zeros to one length,
     stacked, and counted in one reduction (the padding taken off the zero count)."""
     out: list[Any] = [None] * len(values)
-    classes: dict[tuple[str, int], list[int]] = {}
+    classes: dict[tuple[str, int, str], list[int]] = {}
     for i, v in enumerate(values):
-        classes.setdefault((dtype_name(v), _size_class(int(np.size(v)))), []).append(i)
-    for (_, length), members in classes.items():
+        if _sharded(v):  # stacked beside differently sharded tensors, JAX raises ShardingTypeError: counted alone
+            out[i] = in_graph_counts(v, mode)
+            continue
+        mesh = repr(getattr(jax.typeof(v), "sharding", None))  # unsharded, but maybe over another mesh
+        classes.setdefault((dtype_name(v), _size_class(int(np.size(v))), mesh), []).append(i)
+    for (_, length, _), members in classes.items():
         flat = [jnp.ravel(jnp.asarray(values[i])) for i in members]
         matrix = jnp.stack([jnp.pad(f, (0, length - f.shape[0])) for f in flat])
         counts = in_graph_counts(matrix, mode, rows=True)
