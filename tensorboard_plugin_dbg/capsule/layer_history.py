@@ -45,30 +45,22 @@ class LayerHistory:
         on, this step's sum of squares / 2 over all its gradients, None without any): the watch checks the gradients
         with it instead of summing them again (non-finite iff a gradient value is, or the sum overflowed, which the
         check's rare path tells apart), so the norms cost the ring next to nothing. `compiled`: the step is
-        XLA-compiled, whose reductions take another form (see `_squares_compiled`, `_peaks`)."""
+        XLA-compiled, whose reductions take another form (see `_squares_compiled`, `_largest_compiled`)."""
         import tensorflow as tf
 
         kept = [(n, g, v) for n, g, v in zip(names, grads, variables) if g is not None]
         self._ensure([n for n, _, _ in kept])
         if not kept:
             return self.seen.assign_add(1), None
-        squares = _squares_compiled if compiled else _squares
+        # max |w| every step: measured every 8th step under a tf.cond instead, a Keras fit step under XLA took ~1 s,
+        # not 1 ms (cause not found)
+        squares, largest_abs = (_squares_compiled, _largest_compiled) if compiled else (_squares, _largest)
         norms = tf.stack([squares(_float32(_values(g))) for _, g, _ in kept])
-        largest = self._peaks([_float32(_read(v)) for _, _, v in kept], compiled)
+        largest = tf.stack([largest_abs(_float32(_read(v))) for _, _, v in kept])
         index = tf.reshape(tf.math.floormod(self.seen, self.steps), [1, 1])
         written = self.ring.scatter_nd_update(index, tf.expand_dims(tf.stack([norms, largest]), 0))
         with tf.control_dependencies([written]):
             return self.seen.assign_add(1), tf.reduce_sum(norms)
-
-    def _peaks(self, weights: list[Any], compiled: bool) -> Any:
-        """max |w| of each variable, every step; under XLA one integer max over the bits each (`_largest_compiled`).
-        Measured every 8th step under a tf.cond instead, a Keras fit step under XLA took ~1 s, not 1 ms (cause not
-        found)."""
-        import tensorflow as tf
-
-        if not compiled:
-            return tf.stack([_largest(w) for w in weights])
-        return tf.stack([_largest_compiled(w) for w in weights])
 
     def hold(self, slot: Any) -> Any:
         """In the rare branch, before the capture takes the slot: the ring copied when the slot is free."""

@@ -81,10 +81,10 @@ def in_graph_counts(x: Any, mode: str, rows: bool = False) -> Any:
     return jnp.stack([ninf, pinf, nan, below - ninf, zero, above - pinf], -1)
 
 
-def _sharded(x: Any) -> bool:
-    """Whether `x`'s type carries a sharding over some mesh axis (explicit sharding, e.g. `jax.make_mesh`'s default
+def _sharded(sharding: Any) -> bool:
+    """Whether a tensor type's `sharding` is over some mesh axis (explicit sharding, e.g. `jax.make_mesh`'s default
     axis types): such a tensor cannot be stacked with others of another sharding."""
-    spec = getattr(getattr(jax.typeof(x), "sharding", None), "spec", None)
+    spec = getattr(sharding, "spec", None)
     return spec is not None and any(axis is not None for axis in spec)
 
 
@@ -94,11 +94,12 @@ def counts_of_small(values: list[Any], mode: str) -> list[Any]:
     out: list[Any] = [None] * len(values)
     classes: dict[tuple[str, int, str], list[int]] = {}
     for i, v in enumerate(values):
-        if _sharded(v):  # stacked beside differently sharded tensors, JAX raises ShardingTypeError: counted alone
+        sharding = getattr(jax.typeof(v), "sharding", None)
+        if _sharded(sharding):  # stacked beside differently sharded tensors, JAX raises ShardingTypeError: alone
             out[i] = in_graph_counts(v, mode)
             continue
-        mesh = repr(getattr(jax.typeof(v), "sharding", None))  # unsharded, but maybe over another mesh
-        classes.setdefault((dtype_name(v), _size_class(int(np.size(v))), mesh), []).append(i)
+        # unsharded, but maybe over another mesh: grouped with its like only
+        classes.setdefault((dtype_name(v), _size_class(int(np.size(v))), repr(sharding)), []).append(i)
     for (_, length, _), members in classes.items():
         flat = [jnp.ravel(jnp.asarray(values[i])) for i in members]
         matrix = jnp.stack([jnp.pad(f, (0, length - f.shape[0])) for f in flat])
@@ -115,16 +116,6 @@ def _size_class(size: int) -> int:
     while length < size:
         length *= 4
     return length
-
-
-def host_counts(row: Any, mode: str, size: int) -> summaries.HealthCounts:
-    """HealthCounts from a row of in_graph_counts (CURT_HEALTH's flag stands in the `nan` count)."""
-    r = [int(v) for v in row]
-    if mode == "CURT_HEALTH":
-        return summaries.HealthCounts(size, 0, 0, r[0], 0, 0, 0)
-    if mode == "CONCISE_HEALTH":
-        return summaries.HealthCounts(size, r[0], r[1], r[2], 0, 0, 0)
-    return summaries.HealthCounts(size, *r)
 
 
 def dtype_name(x: Any) -> str:
