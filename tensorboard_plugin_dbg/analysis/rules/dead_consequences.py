@@ -8,7 +8,7 @@ finding: named in its evidence as a consequence, not counted or listed apart.
 from __future__ import annotations
 
 from tensorboard_plugin_dbg.analysis.rules import config
-from tensorboard_plugin_dbg.analysis.rules.growth_origin import upstream
+from tensorboard_plugin_dbg.analysis.rules.growth_origin import upstream_at
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
 
@@ -24,16 +24,18 @@ def fold(run: RunQueries, found: list[wire.AlertBody]) -> list[wire.AlertBody]:
     }
     if not dead:
         return found
-    follows: dict[int, list[wire.AlertBody]] = {}
+    # per dead ReLU: (ops back from it, execution index, finding) of each consequence
+    follows: dict[int, list[tuple[int, float, wire.AlertBody]]] = {}
     kept = []
     for f in found:
-        relu = upstream(run, f, dead) if f["type"] == config.ALL_ZERO else None
+        relu, hops = upstream_at(run, f, dead) if f["type"] == config.ALL_ZERO else (None, 0)
         if relu is not None and f.get("step", 0) >= relu.get("step", 0):
-            follows.setdefault(id(relu), []).append(f)
+            follows.setdefault(id(relu), []).append((hops, f["source_index"], f))
         else:
             kept.append(f)
     for f in kept:
-        below = follows.get(id(f), [])
+        # the nearest first (what reads the ReLU itself), not the order the rules happened to find them in
+        below = [g for _hops, _index, g in sorted(follows.get(id(f), []), key=lambda c: c[:2])]
         if below:
             names = ", ".join(str(g["op_name"]) for g in below[:_NAMED])
             more = f" and {len(below) - _NAMED} more" if len(below) > _NAMED else ""

@@ -65,11 +65,18 @@ def _root(origin_of: dict[int, wire.AlertBody], f: wire.AlertBody) -> wire.Alert
 def upstream(run: RunQueries, f: wire.AlertBody, by_op: dict[tuple[str, str], wire.AlertBody]) -> wire.AlertBody | None:
     """A finding of a non-forwarding op that `f`'s op reads, directly or through other ops (None: it is an
     origin)."""
+    return upstream_at(run, f, by_op)[0]
+
+
+def upstream_at(
+    run: RunQueries, f: wire.AlertBody, by_op: dict[tuple[str, str], wire.AlertBody]
+) -> tuple[wire.AlertBody | None, int]:
+    """`upstream`'s finding and how many ops back it lies (1: `f`'s op reads it directly)."""
     graph_id = f["graph_id"]
     if graph_id is None or f["op_name"] is None:
-        return None
+        return None, 0
     frontier, seen = [f["op_name"]], {f["op_name"]}
-    for _ in range(_HOPS):
+    for hops in range(1, _HOPS + 1):
         nxt = []
         for name in frontier:
             entry = run.op_entry(graph_id, name)
@@ -79,12 +86,12 @@ def upstream(run: RunQueries, f: wire.AlertBody, by_op: dict[tuple[str, str], wi
                 seen.add(inp)
                 hit = by_op.get((graph_id, inp))
                 if hit is not None and hit["op_type"] not in FORWARDING_OPS:
-                    return hit
+                    return hit, hops
                 nxt.append(inp)
         if not nxt:
             break
         frontier = nxt
-    return None
+    return None, 0
 
 
 def _reads(run: RunQueries, reader: wire.AlertBody, f: wire.AlertBody) -> bool:
