@@ -24,18 +24,19 @@ def fold(run: RunQueries, found: list[wire.AlertBody]) -> list[wire.AlertBody]:
     }
     if not dead:
         return found
-    # per dead ReLU: (ops back from it, execution index, finding) of each consequence
-    follows: dict[int, list[tuple[int, float, wire.AlertBody]]] = {}
+    # per dead ReLU: (ops back from it, op name, finding) of each consequence
+    follows: dict[int, list[tuple[int, str, wire.AlertBody]]] = {}
     kept = []
     for f in found:
         relu, hops = upstream_at(run, f, dead) if f["type"] == config.ALL_ZERO else (None, 0)
         if relu is not None and f.get("step", 0) >= relu.get("step", 0):
-            follows.setdefault(id(relu), []).append((hops, f["source_index"], f))
+            follows.setdefault(id(relu), []).append((hops, str(f["op_name"]), f))
         else:
             kept.append(f)
     for f in kept:
-        # the nearest first (what reads the ReLU itself), not the order the rules happened to find them in
-        below = [g for _hops, _index, g in sorted(follows.get(id(f), []), key=lambda c: c[:2])]
+        # the nearest first (what reads the ReLU itself), ties by name: not the order the rules happened to find
+        # them in, nor their rows' (ops that do not read each other run in the order the executor's threads pick)
+        below = [g for _hops, _name, g in sorted(follows.get(id(f), []), key=lambda c: c[:2])]
         if below:
             names = ", ".join(str(g["op_name"]) for g in below[:_NAMED])
             more = f" and {len(below) - _NAMED} more" if len(below) > _NAMED else ""

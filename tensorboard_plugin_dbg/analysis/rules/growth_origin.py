@@ -36,19 +36,29 @@ def collapse(run: RunQueries, found: list[wire.AlertBody]) -> list[wire.AlertBod
 def _origins(run: RunQueries, found: list[wire.AlertBody]) -> list[wire.AlertBody]:
     by_op = {(f["graph_id"], f["op_name"]): f for f in found if f["graph_id"] and f["op_name"]}
     origin_of: dict[int, wire.AlertBody] = {}
+    hops_of: dict[int, int] = {}  # how many ops back its origin_of lies
     for f in found:
-        up = upstream(run, f, by_op)
+        up, hops = upstream_at(run, f, by_op)
         if up is not None:
-            origin_of[id(f)] = up
+            origin_of[id(f)], hops_of[id(f)] = up, hops
     # a forwarding op read by a growing op: the value it hands on is that op's (through an assign)
     for f in found:
         if f["op_type"] in FORWARDING_OPS and id(f) not in origin_of:
             reader = next((g for g in found if g is not f and _reads(run, g, f) and id(g) not in origin_of), None)
             if reader is not None:
-                origin_of[id(f)] = reader
+                origin_of[id(f)], hops_of[id(f)] = reader, 1
     kept = [f for f in found if id(f) not in origin_of]
     for f in kept:
-        below = [g["op_name"] or g["op_type"] for g in found if _root(origin_of, g) is f and g is not f]
+        # the nearest first, ties by name: not the row order the rules found them in (ops that do not read each
+        # other run in whatever order the executor's threads pick, per machine and per run)
+        below = [
+            name
+            for _hops, name in sorted(
+                (_distance(origin_of, hops_of, g), str(g["op_name"] or g["op_type"]))
+                for g in found
+                if _root(origin_of, g) is f and g is not f
+            )
+        ]
         if below:
             more = f" and {len(below) - _NAMED} more" if len(below) > _NAMED else ""
             f["evidence"] += f"; it carries on into {', '.join(map(str, below[:_NAMED]))}{more} (not found again)"
@@ -62,16 +72,19 @@ def _root(origin_of: dict[int, wire.AlertBody], f: wire.AlertBody) -> wire.Alert
     return f
 
 
-def upstream(run: RunQueries, f: wire.AlertBody, by_op: dict[tuple[str, str], wire.AlertBody]) -> wire.AlertBody | None:
-    """A finding of a non-forwarding op that `f`'s op reads, directly or through other ops (None: it is an
-    origin)."""
-    return upstream_at(run, f, by_op)[0]
+def _distance(origin_of: dict[int, wire.AlertBody], hops_of: dict[int, int], f: wire.AlertBody) -> int:
+    """How many ops back `f`'s root lies (the hops of each link of its chain added)."""
+    total, seen = 0, 0
+    while id(f) in origin_of and seen < 1000:
+        total, f, seen = total + hops_of[id(f)], origin_of[id(f)], seen + 1
+    return total
 
 
 def upstream_at(
     run: RunQueries, f: wire.AlertBody, by_op: dict[tuple[str, str], wire.AlertBody]
 ) -> tuple[wire.AlertBody | None, int]:
-    """`upstream`'s finding and how many ops back it lies (1: `f`'s op reads it directly)."""
+    """A finding of a non-forwarding op that `f`'s op reads, directly or through other ops (None: it is an
+    origin), and how many ops back it lies (1: `f`'s op reads it directly)."""
     graph_id = f["graph_id"]
     if graph_id is None or f["op_name"] is None:
         return None, 0
