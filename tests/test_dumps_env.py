@@ -49,19 +49,24 @@ def test_make_dump_waits_for_another_process_building_the_same_dump(monkeypatch,
             "import fcntl, os, sys, time\n"
             "entry = sys.argv[1]\n"
             "handle = open(entry + '.lock', 'a'); fcntl.flock(handle, fcntl.LOCK_EX)\n"
-            "print('locked', flush=True); time.sleep(1.5)\n"
+            "print('locked', flush=True); sys.stdin.readline()\n"
             "os.makedirs(os.path.join(entry, 'dump')); open(os.path.join(entry, '.complete'), 'w').close()\n",
             str(entry),
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    assert holder.stdin is not None and holder.stdout is not None and holder.stdout.readline().strip() == "locked"
     result: list[object] = []
     waiter = threading.Thread(target=lambda: result.append(_call(name)))
     waiter.start()
+    # the holder keeps the lock until told (it used to sleep 1.5 s: this thread, held up for a second on a busy
+    # machine, found the lock already released and the check below failed)
     waiter.join(0.5)
     assert waiter.is_alive(), "make_dump did not wait for the process holding the lock"
+    holder.stdin.write("done\n")
+    holder.stdin.close()
     waiter.join(30)
     holder.wait(30)
     assert result == [str(entry / "dump")]
