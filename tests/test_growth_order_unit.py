@@ -56,3 +56,24 @@ def test_a_growth_names_the_ops_it_carries_on_into_nearest_first_whatever_order_
 def test_a_dead_relu_names_its_consequences_the_same_whatever_order_they_ran_in():
     said = {_carried(config.ALL_ZERO, order) for order in itertools.permutations(_GRAPH)}
     assert len(said) == 1 and "no earlier than it died: Abs, Square, Max, Exp and 1 more" in said.pop(), said
+
+
+class _VariableRun:
+    """A variable read (`read`, a ReadVariableOp) that two growing ops read, neither from the other."""
+
+    def op_entry(self, graph_id: str, op_name: str) -> OpEntry | None:
+        reads = {"read": [], "grown": ["read"], "other": ["read"]}.get(op_name)
+        kind = "ReadVariableOp" if op_name == "read" else "Op"
+        if reads is None:
+            return None
+        return OpEntry(graph_id, op_name, kind, [(r, 0) for r in reads], 1, [], (), None, None)
+
+
+def test_a_variable_read_by_two_growing_ops_is_named_under_the_same_one_whatever_order_they_ran_in():
+    said = set()
+    for order in itertools.permutations(["read", "grown", "other"]):
+        found = [_finding(config.VALUE_EXPLOSION, name, i) for i, name in enumerate(order)]
+        found[order.index("read")]["op_type"] = "ReadVariableOp"
+        kept = growth_origin.collapse(_VariableRun(), found)  # type: ignore[arg-type]
+        said.add(tuple(sorted((str(f["op_name"]), str(f["evidence"])) for f in kept)))
+    assert said == {(("grown", "e; it carries on into read (not found again)"), ("other", "e"))}, said

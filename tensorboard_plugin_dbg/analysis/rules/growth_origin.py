@@ -44,7 +44,9 @@ def _origins(run: RunQueries, found: list[wire.AlertBody]) -> list[wire.AlertBod
     # a forwarding op read by a growing op: the value it hands on is that op's (through an assign)
     for f in found:
         if f["op_type"] in FORWARDING_OPS and id(f) not in origin_of:
-            reader = next((g for g in found if g is not f and _reads(run, g, f) and id(g) not in origin_of), None)
+            readers = [g for g in found if g is not f and _reads(run, g, f) and id(g) not in origin_of]
+            # by name, not the first the rules found: their order is the rows', which the executor decides
+            reader = min(readers, key=lambda g: str(g["op_name"]), default=None)
             if reader is not None:
                 origin_of[id(f)], hops_of[id(f)] = reader, 1
     kept = [f for f in found if id(f) not in origin_of]
