@@ -243,6 +243,41 @@ def test_replay_of_a_worker_capsule_runs_the_offending_workers_rows_as_one_proce
     assert_replay_holds_no_capsule_machinery(replayed, text)
 
 
+def test_replay_with_tf_config_in_the_callers_environment_reaches_no_worker(tmp_path):
+    """`replay` run where the cluster's launcher left TF_CONFIG set (here: worker 1 of a cluster whose worker 0 is a
+    socket this test listens on), of a program that makes its strategy from that environment before it imports
+    NanCapsule: the replay's program gets no TF_CONFIG, so it forms no cluster (before, it waited for worker 0 for ever)
+    and nothing connects to the other worker's address; it replays the non-finite replica's rows as one process."""
+    ports = two_workers(tmp_path / "run")
+    folder = str(tmp_path / "run" / "capsules" / "capsule-step000000003-worker1")
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen(8)
+    other.setblocking(False)
+    cluster = [f"127.0.0.1:{other.getsockname()[1]}", f"127.0.0.1:{free_ports(1)[0]}"]
+    launched = {"cluster": {"worker": cluster}, "task": {"type": "worker", "index": 1}}
+    env = {**dumps.env_for_tf(), "TF_CONFIG": json.dumps(launched)}
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", folder, "--", sys.executable]
+    command += [dumps.program_path("capsule_mwms"), str(tmp_path / "out"), "1", ports, "--strategy-first"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        text = proc.communicate(timeout=150)[0].decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # the replay and the program it runs (which waits for the cluster): nothing left
+        proc.communicate()
+        pytest.fail("replay hung: its program waited for the cluster named by the caller's TF_CONFIG")
+    try:
+        with pytest.raises(BlockingIOError):
+            other.accept()  # no connection came to the other worker's address
+    finally:
+        other.close()
+    assert proc.returncode == 0, text
+    assert "removes: TF_CONFIG" in text, text  # said before the program runs, beside the variables it adds
+    verdict = capsule_files.read_verdict(folder)
+    assert verdict["verdict"] == "reproduced" and verdict["replicas"] == ONE_WORKER, verdict
+    assert "logged = tf.math.log(features + 1.0)  # CULPRIT" in text, text
+
+
 ONE = "this program has 1"
 
 
