@@ -8,9 +8,9 @@ PAIRED_BLOCK steps in turn, --blocks blocks each (the order reversed every other
 goes over seconds hits every setting alike:
 - no debugging;
 - NanCapsule: every replica's loss and gradients checked, the flags reduced across the replicas in one cross-replica
-  `merge_call`, the update applied in a `cond` there (capsule/distribute.py);
-- Keras's LossScaleOptimizer: the same cross-replica `cond` around the update, though it checks the first replica only
-  (the reference: what a check-before-apply costs under the strategy).
+  `merge_call`, each device's writes of the update held back in a `cond` of that device (capsule/device_gates.py);
+- Keras's LossScaleOptimizer: one cross-replica `cond` around the update, checking the first replica only (the
+  reference: what a check-before-apply costs under the strategy).
 A setting's figure is the median of its step times (each block's first two left out) over the median of no
 debugging's; the quartiles are those of the ratio over groups of 10 blocks; beside it the process CPU time a step
 (all threads: the work, whatever the host's load does to the wall clock). The median over --runs runs is the figure

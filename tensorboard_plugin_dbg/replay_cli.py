@@ -6,9 +6,10 @@ captured batch through one training step into CAPSULE/replay/ and ends the progr
 replay's root cause as `report` prints it. Exit status: 0 reproduced, 1 not reproduced, 2 cannot replay (and why),
 3 reproduced only under XLA (the step, compiled as the run ran it, triggered again; un-compiled under tfdbg2 it
 stayed finite).
-A MultiWorkerMirroredStrategy worker's capsule is replayed in one process (the run's TF_CONFIG set aside in the
-program, capsule/replay_mode.py `as_one_worker`); one whose own replicas stayed finite leads to the capsule of the
-worker that held the non-finite replica.
+A MultiWorkerMirroredStrategy worker's capsule is replayed in one process: the program gets no TF_CONFIG from the
+caller's environment (LEFT_OUT, said before it runs), and one it sets itself is set aside when NanCapsule is imported
+(capsule/replay_mode.py `as_one_worker`); one whose own replicas stayed finite leads to the capsule of the worker that
+held the non-finite replica.
 No TensorFlow in this process: the program runs in a child process.
 
 Replaying a capsule RUNS THE PROGRAM IT NAMES. A capsule from someone else (a colleague's folder, a shared bucket, a
@@ -61,6 +62,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     replay.set_defaults(handler=cmd_replay)
 
 
+# the caller's variables the program never gets: a cluster's launcher leaves TF_CONFIG set where `replay` may run, and a
+# MultiWorkerMirroredStrategy made from it would wait for the other workers for ever (or reach a live cluster's)
+LEFT_OUT = ("TF_CONFIG",)
+
+
 @dataclasses.dataclass
 class _Options:
     mode: str | None  # None: the capsule's default (_mode_for)
@@ -73,6 +79,7 @@ class _Plan:
     command: list[str]
     cwd: str | None
     added: dict[str, str]  # the environment variables the replay adds, shown before it runs
+    removed: list[str]  # the caller's environment variables the program does not get (LEFT_OUT), shown too
     refused: list[str]  # names in the manifest's env that are never applied
     recorded: bool  # the command comes from the capsule (needs the user's confirmation)
 
@@ -108,7 +115,7 @@ def _plan(capsule_path: str, manifest: Manifest, options: _Options) -> _Plan:
     added = {CAPSULE_ENV: capsule_path, MODE_ENV: options.mode or _mode_for(manifest)}
     refused = sorted(k for k in recorded_env if k not in capsule_files.ENV_RECORDED)
     added.update({k: v for k, v in recorded_env.items() if k in capsule_files.ENV_RECORDED and k not in os.environ})
-    return _Plan(command, cwd, added, refused, recorded)
+    return _Plan(command, cwd, added, [k for k in LEFT_OUT if k in os.environ], refused, recorded)
 
 
 def _mode_for(manifest: Manifest) -> str:
@@ -123,6 +130,8 @@ def _show(plan: _Plan, out: TextIO) -> None:
     out.write(f"  command: {shlex.join(plan.command)}\n  folder: {plan.cwd or os.getcwd()}\n")
     for name, value in plan.added.items():
         out.write(f"  adds: {name}={value}\n")
+    for name in plan.removed:
+        out.write(f"  removes: {name} (the replay runs as one process: it joins no cluster)\n")
     if plan.refused:
         names = ", ".join(plan.refused)
         out.write(f"  not applied (the manifest names them, a NanCapsule never records them): {names}\n")
@@ -198,7 +207,7 @@ def _run_and_judge(folder: str, plan: _Plan, out: TextIO) -> int:
         with open(log, "wb") as sink:
             proc = subprocess.run(
                 plan.command,
-                env={**os.environ, **plan.added},
+                env={**{k: v for k, v in os.environ.items() if k not in plan.removed}, **plan.added},
                 cwd=plan.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=sink,

@@ -78,8 +78,11 @@ def test_a_nan_on_the_second_replica_holds_back_every_replica(loop):
         assert c.manifest["forensics"]["previous"]["why"].startswith("not kept: under tf.distribute"), c.manifest
 
 
-def test_skip_mode_skips_the_step_on_every_replica_and_they_never_diverge():
-    out = run("--on-nan", "skip")
+@pytest.mark.parametrize("optimizer", [(), ("--adamw",)], ids=["adam", "adamw"])
+def test_skip_mode_skips_the_step_on_every_replica_and_they_never_diverge(optimizer):
+    """Each device's writes are held back in a cond of that device (capsule/device_gates.py): every write the
+    optimizer asks of the strategy, AdamW's weight decay included, is held back on every replica."""
+    out = run("--on-nan", "skip", *optimizer)
     ended = result(out)
     assert ended["finite"] and ended["triggers"] == 2  # the poisoned row comes back in the second epoch
     assert ended["iterations"] == 2 * STEPS_PER_EPOCH - 2
@@ -137,6 +140,44 @@ def test_the_watchs_device_state_is_one_copy_not_a_variable_per_replica():
     assert plain.shape.rank is None and not plain.trainable and plain.name.startswith("batch")
     plain.assign(tf.ones([3]))  # any shape: the batch buffers take each trigger's rows
     assert plain.numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+def gated_step(strategy, apply_fn, go: bool):
+    """One step under STRATEGY whose apply_fn (in each replica) is gated on GO by device_gates (autograph off: no
+    generated sources left behind)."""
+    import tensorflow as tf
+
+    from tensorboard_plugin_dbg.capsule import device_gates
+
+    def replica() -> None:
+        decide = lambda s: device_gates.gated_apply(s, apply_fn, (), (), tf.constant(go), lambda: None)  # noqa: E731
+        tf.distribute.get_replica_context().merge_call(decide)
+
+    tf.function(lambda: strategy.run(replica), autograph=False)()
+
+
+def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot_hold():
+    """The optimizer's writes (its variable, slots and step counter: all through strategy.extended.update) happen
+    only when the decision says so; a write past the strategy (a plain variable assigned in the replica) would happen
+    whatever the decision: the trace refuses it, naming the op, rather than apply a non-finite step silently."""
+    import keras
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    with strategy.scope():
+        weight = keras.Variable([1.0, 2.0])
+        optimizer = keras.optimizers.SGD(0.5, momentum=0.9)
+        optimizer.build([weight])
+    apply = lambda grads, variables: optimizer.apply([tf.constant([1.0, 1.0])], [weight])  # noqa: E731
+    gated_step(strategy, apply, go=False)
+    assert weight.numpy().tolist() == [1.0, 2.0] and int(optimizer.iterations.numpy()) == 0
+    gated_step(strategy, apply, go=True)
+    assert weight.numpy().tolist() == [0.5, 1.5] and int(optimizer.iterations.numpy()) == 1
+    plain = tf.Variable(0.0)  # made outside the strategy's scope: written in place by the replica
+    past = lambda grads, variables: plain.assign_add(1.0)  # noqa: E731
+    with pytest.raises(RuntimeError, match="cannot hold back this optimizer's update under MirroredStrategy: Assign"):
+        gated_step(strategy, past, go=False)
+    assert plain.numpy() == 0.0
 
 
 @pytest.mark.parametrize("replicas", [None, "1", {"non_finite": "1", "count": 2}, {"non_finite": [1, "x"], "count": 2}])
@@ -241,6 +282,41 @@ def test_replay_of_a_worker_capsule_runs_the_offending_workers_rows_as_one_proce
     assert verdict["verdict"] == "reproduced" and verdict["replicas"] == ONE_WORKER, verdict
     assert ONE_WORKER in text and "logged = tf.math.log(features + 1.0)  # CULPRIT" in text, text
     assert_replay_holds_no_capsule_machinery(replayed, text)
+
+
+def test_replay_with_tf_config_in_the_callers_environment_reaches_no_worker(tmp_path):
+    """`replay` run where the cluster's launcher left TF_CONFIG set (here: worker 1 of a cluster whose worker 0 is a
+    socket this test listens on), of a program that makes its strategy from that environment before it imports
+    NanCapsule: the replay's program gets no TF_CONFIG, so it forms no cluster (before, it waited for worker 0 for ever)
+    and nothing connects to the other worker's address; it replays the non-finite replica's rows as one process."""
+    ports = two_workers(tmp_path / "run")
+    folder = str(tmp_path / "run" / "capsules" / "capsule-step000000003-worker1")
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen(8)
+    other.setblocking(False)
+    cluster = [f"127.0.0.1:{other.getsockname()[1]}", f"127.0.0.1:{free_ports(1)[0]}"]
+    launched = {"cluster": {"worker": cluster}, "task": {"type": "worker", "index": 1}}
+    env = {**dumps.env_for_tf(), "TF_CONFIG": json.dumps(launched)}
+    command = [sys.executable, "-m", "tensorboard_plugin_dbg", "replay", folder, "--", sys.executable]
+    command += [dumps.program_path("capsule_mwms"), str(tmp_path / "out"), "1", ports, "--strategy-first"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        text = proc.communicate(timeout=150)[0].decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # the replay and the program it runs (which waits for the cluster): nothing left
+        proc.communicate()
+        pytest.fail("replay hung: its program waited for the cluster named by the caller's TF_CONFIG")
+    try:
+        with pytest.raises(BlockingIOError):
+            other.accept()  # no connection came to the other worker's address
+    finally:
+        other.close()
+    assert proc.returncode == 0, text
+    assert "removes: TF_CONFIG" in text, text  # said before the program runs, beside the variables it adds
+    verdict = capsule_files.read_verdict(folder)
+    assert verdict["verdict"] == "reproduced" and verdict["replicas"] == ONE_WORKER, verdict
+    assert "logged = tf.math.log(features + 1.0)  # CULPRIT" in text, text
 
 
 ONE = "this program has 1"

@@ -4,9 +4,12 @@ replica's update, in `skip` mode too (every worker skips the same step: the repl
 
 The optimizer's apply under these strategies calls `merge_call`, which TensorFlow refuses inside a `cond` branch traced
 in a replica thread; so, as Keras's LossScaleOptimizer does, the decision is taken in cross-replica context (one
-`merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers), and the
-`cond` either runs the user's apply in each replica again (`call_for_each_replica`) or records the trigger. Unlike the
-LossScaleOptimizer (which looks at the first replica's flag only), every replica's flag counts.
+`merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers). The user's
+apply then runs in each replica again (`call_for_each_replica`: its gradients' all-reduce runs every step, beside the
+check), its writes held back per device, each device's in a `cond` of its own on that device's copy of the decision
+(capsule/device_gates.py); the trigger is recorded in a `cond` whose taken side on a finite step is empty. Under a
+LossScaleOptimizer (a `cond` of its own around the apply) one cross-replica `cond` either applies or records. Unlike
+the LossScaleOptimizer (which looks at the first replica's flag only), every replica's flag counts.
 
 At a trigger the device also keeps the batch (the replicas' rows, concatenated in replica order) and which replica
 went non-finite and how many rows each had: the host cannot keep it by reference here (Keras reduces a replicated
@@ -26,7 +29,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Replicas, Trigger
 
-from . import shadow, structure
+from . import device_gates, shadow, structure
 
 
 class PerThread:
@@ -236,12 +239,13 @@ def _decide(
         go = tf.logical_and(go, tf.logical_not(spiky))
     local = strategy.experimental_local_results
 
+    def record(measured: dict[str, Any]) -> list[Any]:
+        return [rules.record(measured)] if rules.on else []
+
     def apply() -> Any:
         strategy.extended.call_for_each_replica(apply_fn, args=(grads, variables))
-        if rules.on:
-            with tf.control_dependencies([rules.record(measured)]):
-                return tf.constant(True)
-        return tf.constant(True)
+        with tf.control_dependencies(record(measured)):
+            return tf.constant(True)
 
     def capture() -> Any:
         merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas' values
@@ -260,6 +264,12 @@ def _decide(
     def rare() -> Any:
         return tf.cond(halt > 0, lambda: tf.constant(False), captured)
 
+    if not watch.loss_scaled():  # each device's writes in a cond of its own (capsule/device_gates.py)
+        with tf.control_dependencies([state.count_step()]):
+            applied = device_gates.gated_apply(strategy, apply_fn, grads, variables, go, lambda: record(measured))
+            noted = tf.cond(go, lambda: tf.constant(True), rare)  # its taken side empty: one Switch per input
+        with tf.control_dependencies([applied, noted]):
+            return tf.identity(go)
     with tf.control_dependencies([state.count_step()]):
         return tf.cond(go, apply, rare)  # lowered: an If call op cannot take resources on two devices
 

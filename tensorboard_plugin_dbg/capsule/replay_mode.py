@@ -176,15 +176,15 @@ def as_one_worker() -> None:
     workers are not running: its first collective would wait for them for ever) and the replay runs the offending
     replica's rows in this one process (capsule/distribute.py `replay_input`); the verdict says so."""
     path = os.environ.get(CAPSULE_ENV)
-    if not path or not os.environ.get("TF_CONFIG") or ONE_WORKER:
+    if not path or ONE_WORKER:
         return
     try:
         part = capsule_files.load(path).manifest.get("replicas") or {}
     except capsule_files.CapsuleError:
         return  # the Replay says why
     workers = int(part.get("workers", 1))
-    if workers > 1:
-        os.environ.pop("TF_CONFIG")
+    if workers > 1:  # TF_CONFIG: one the program set itself (`replay` passes the caller's on to no program)
+        os.environ.pop("TF_CONFIG", None)
         ONE_WORKER.append(
             f"run as one process: TF_CONFIG (worker {part.get('worker')} of a {workers}-worker cluster) set aside, "
             "the other workers not started"

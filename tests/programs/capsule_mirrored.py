@@ -6,6 +6,7 @@ variable at the start of that step and of the next (OUT/pre_step.npz, OUT/post_s
 
 Args: OUT [--loop] [--on-nan stop|skip|raise] [--poison-step K] [--poison-row R] [--samples N] [--clean]
 [--one-device] (MirroredStrategy on one logical device: a machine without the run's devices, for replay)
+[--adamw] (fit: AdamW with weight decay, whose decay is one more write per variable the capsule holds back)
 Capsules go to OUT/capsules; OUT/result.json says how training ended (and the NanCapsule warnings it raised).
 """
 
@@ -82,7 +83,8 @@ def data(args):
 def fit(args, strategy, capsule, x, y):
     with strategy.scope():
         model = build()
-        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+        adamw = keras.optimizers.AdamW(1e-3, weight_decay=0.1) if args.adamw else None
+        model.compile(optimizer=adamw or keras.optimizers.Adam(1e-3), loss="mse")
     callbacks = [capsule, KeepReplicas(args.poison_step, args.out)]
     model.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
     return model, model.optimizer
@@ -129,6 +131,7 @@ def main():
     p.add_argument("--samples", type=int, default=64)
     p.add_argument("--clean", action="store_true")
     p.add_argument("--one-device", action="store_true")
+    p.add_argument("--adamw", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)

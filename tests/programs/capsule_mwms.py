@@ -4,7 +4,8 @@ poisoned row (a negative feature, whose log is NaN) on worker 1 at step --poison
 into OUT/capsules; this worker's result (steps run, optimizer iterations) and its variables at the end and at the
 start of the poisoned step and of the next go to OUT/workerI/.
 
-Args: OUT INDEX PORT0,PORT1 [--on-nan stop|skip]
+Args: OUT INDEX PORT0,PORT1 [--on-nan stop|skip] [--strategy-first] (as a cluster's launcher runs a program: the
+cluster taken from TF_CONFIG in the environment, the strategy made before NanCapsule is imported)
 """
 
 import argparse
@@ -18,14 +19,19 @@ p.add_argument("index", type=int)
 p.add_argument("ports")
 p.add_argument("--on-nan", default="skip")
 p.add_argument("--poison-step", type=int, default=3)
+p.add_argument("--strategy-first", action="store_true")
 args = p.parse_args()
 workers = [f"127.0.0.1:{port}" for port in args.ports.split(",")]
-os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": args.index}})
+if not args.strategy_first:
+    cluster = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": args.index}}
+    os.environ["TF_CONFIG"] = json.dumps(cluster)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+
+STRATEGY = tf.distribute.MultiWorkerMirroredStrategy() if args.strategy_first else None
 
 from tensorboard_plugin_dbg.capsule import NanCapsule  # noqa: E402
 
@@ -49,7 +55,7 @@ def keep(name, model, optimizer, folder):
 def main():
     folder = os.path.join(args.out, f"worker{args.index}")
     os.makedirs(folder, exist_ok=True)
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    strategy = STRATEGY if STRATEGY is not None else tf.distribute.MultiWorkerMirroredStrategy()
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(1)
     x = np.abs(rng.normal(size=(SAMPLES, 4))).astype("float32")
