@@ -206,8 +206,10 @@ def decode_fast(
     else:
         unparsed = []
     rows = np.sort(np.concatenate(nf_rows)) if nf_rows else np.zeros(0, np.int64)
-    new_index = np.cumsum(keep) - 1  # rows renumbered after dropping records that did not decode
     steps = _step_values(buf, words, starts, lengths, kinds, kind, np.where(fast, mode, -1), content, clen)
+    if bool(keep.all()):  # every record decoded (the usual case): no row to drop, nothing to copy
+        return tr.TraceBatch(kind.astype(np.int32), wall, starts, rows, np.zeros((len(rows), 4)), unparsed, steps)
+    new_index = np.cumsum(keep) - 1  # rows renumbered after dropping records that did not decode
     kept = np.flatnonzero(keep)
     return tr.TraceBatch(
         kind[kept].astype(np.int32),
