@@ -164,6 +164,7 @@ class Carry:
         self.content: Any = None
         self.clen: Any = None
         self.mask: Any = None
+        self.layout: Any = None  # what the decoder derived from the last chunk's kinds alone (trace_fast._layout)
 
     def inherit(
         self,
