@@ -162,7 +162,7 @@ def decode_fast(
     kind = np.full(m, -1, np.int64)
     content = np.zeros(m, np.int64)
     clen = np.full(m, -1, np.int64)
-    period, count = periodic.periodic_block(starts, lengths)
+    period, count = periodic.periodic_block(starts, lengths) if carry is None else carry.block(starts, lengths)
     if period:
         template = (
             np.arange(period) if carry is None else carry.inherit(buf, starts, lengths, period, kind, content, clen)
@@ -268,8 +268,10 @@ def _step_values(
     the records it left to protobuf and vectors off their mode's length, of FULL_HEALTH / SHAPE kinds, through
     step_values.of_records."""
     steps, missing = step_values.of_contents(words, fast_mode, content, clen)
-    mode = kinds.modes()[kind]  # decode_slow may have added kinds
     left = np.flatnonzero((fast_mode < 0) & (kind >= 0))  # a few rows: the mode test on those only
+    if not len(left) and not missing.any():  # every record read by the fast path (the usual case)
+        return steps
+    mode = kinds.modes()[kind]  # decode_slow may have added kinds
     left = left[np.isin(mode[left], step_values.MODES)]
     redo = np.union1d(np.flatnonzero(missing), left)
     if len(redo):
