@@ -100,15 +100,22 @@ def _first_rows(cols: RunColumns) -> np.ndarray:
     return first
 
 
-def _prior_traces(
-    cols: RunColumns, lookup: Lookup, first: np.ndarray, tensors: np.ndarray, at: np.ndarray, lo: int
-) -> np.ndarray:
-    """lookup.before(tensors, at) for queries whose `at` lie in rows [lo, lo + _ROWS). An input's previous trace is
-    almost always within the last training step, so the queries are answered first from the rows just before
-    (a sorted lookup of [lo - _ROWS, lo + _ROWS): a few MB, built per step); only the queries that find no trace
-    there but have one further back (`first`: each tensor's first row) ask the whole-run `lookup`."""
+def _window(cols: RunColumns, lo: int) -> tuple[int, np.ndarray, TraceLookup]:
+    """(w0, tensor codes of rows [w0, lo + _ROWS), their sorted lookup) for the block of rows at `lo`: built once
+    per block, for its inputs' and its own previous traces (_prior_traces)."""
     w0 = max(0, lo - _ROWS)
-    window = TraceLookup(np.asarray(cols.trace_tensor[w0 : lo + _ROWS], np.int64))
+    codes = np.asarray(cols.trace_tensor[w0 : lo + _ROWS], np.int64)
+    return w0, codes, TraceLookup(codes)
+
+
+def _prior_traces(
+    lookup: Lookup, first: np.ndarray, tensors: np.ndarray, at: np.ndarray, w0: int, window: TraceLookup
+) -> np.ndarray:
+    """lookup.before(tensors, at) for queries whose `at` lie in the block of rows that `window` (_window: rows
+    [w0, lo + _ROWS)) was built for. An input's previous trace is almost always within the last training step, so
+    the queries are answered first from the rows just before (a sorted lookup of [lo - _ROWS, lo + _ROWS): a few
+    MB, built per step); only the queries that find no trace there but have one further back (`first`: each
+    tensor's first row) ask the whole-run `lookup`."""
     prior = window.before(tensors, at - w0)
     found = prior >= 0
     prior[found] += w0
@@ -198,6 +205,7 @@ def _same_run_inputs(
     tensors: np.ndarray,
     prior: np.ndarray,
     own_prev: np.ndarray | None = None,
+    own: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each (alert, input) pair's record of the input from the same run of the alert's op. The debug ops run beside
     the computation, not after it, so an input's trace may be written after the trace of the op that read it: when
@@ -207,7 +215,7 @@ def _same_run_inputs(
     position, then says whether the op was fed a NaN/∞."""
     if not len(tensors):
         return prior
-    own = np.asarray(cols.trace_tensor[alerts], np.int64)
+    own = np.asarray(cols.trace_tensor[alerts], np.int64) if own is None else own  # the alerts' own tensor codes
     # `own_prev`: lookup.before(own, alerts) when the caller has it (the classification: from its step's window)
     own_prev = (lookup.before(own, alerts) if own_prev is None else own_prev)[owner]
     stale = np.flatnonzero(((prior < 0) | (prior < own_prev)) & (tensors >= 0))
@@ -254,10 +262,11 @@ def _classify_traces(cols: RunColumns, lookup: Lookup, contained: Containment) -
         owner, tensors = op_inputs(cols, ops)  # (alert, input) pairs: ~1.5x the alerts
         if first is None:
             first = _first_rows(cols)
-        prior = _prior_traces(cols, lookup, first, tensors, alerts[owner], lo)
-        own = np.asarray(cols.trace_tensor[alerts], np.int64)
-        own_prev = _prior_traces(cols, lookup, first, own, alerts, lo)  # from the step's window, not the whole run
-        prior = _same_run_inputs(cols, lookup, alerts, owner, tensors, prior, own_prev)
+        w0, codes, window = _window(cols, lo)
+        prior = _prior_traces(lookup, first, tensors, alerts[owner], w0, window)
+        own = codes[alerts - w0]
+        own_prev = _prior_traces(lookup, first, own, alerts, w0, window)  # from the step's window, not the whole run
+        prior = _same_run_inputs(cols, lookup, alerts, owner, tensors, prior, own_prev, own)
         expected = expected_inputs(contained, tensors, prior, alerts[owner])
         bad_input = (prior >= 0) & (flags[np.maximum(prior, 0)] == 1) & ~expected
         n = len(alerts)

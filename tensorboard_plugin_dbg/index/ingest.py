@@ -35,6 +35,16 @@ _WHAT_BY_SUFFIX = {
 _Pending = dict[str, list[Any]]
 
 
+def chunk_bytes(cycle: int) -> int:
+    """Bytes to read next, given the bytes of one training step of the records just read (0: none seen): a whole
+    number of steps, at least STEPS and CHUNK, so that every chunk starts at the same place of a step as the one
+    before and the step it carries is laid out as the last one was (trace_periodic.Carry keeps its identity mask
+    instead of painting it anew per chunk); MAX_CHUNK at most."""
+    if not cycle:
+        return CHUNK
+    return max(CHUNK, min(cycle * max(STEPS, -(-CHUNK // cycle)), MAX_CHUNK))
+
+
 class RunIngestion(RunState):
     """A run's state and the passes that fill it (`refresh`). run_index.RunIndex adds the queries, and builds the
     whole-run values when a pass reads the dump to its end (`_warm_quietly`)."""
@@ -118,8 +128,7 @@ class RunIngestion(RunState):
             # Chunks small enough to keep the transient memory a few MB (the decoders hold ~6x a chunk), but
             # holding STEPS training steps: the periodic decoder proves each step against the one before (the first
             # against the last step of the previous chunk, trace_periodic.Carry).
-            step = min(tfrecord.cycle_bytes(state.hint) * STEPS + 4096, MAX_CHUNK)
-            want = min(state.size - state.offset, max(CHUNK, step, state.needed))
+            want = min(state.size - state.offset, max(chunk_bytes(tfrecord.cycle_bytes(state.hint)), state.needed))
             with storage.open_read(state.path, storage.STREAM_BLOCK) as f:
                 f.seek(state.offset)
                 data = f.read(want)

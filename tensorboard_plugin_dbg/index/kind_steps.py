@@ -32,6 +32,7 @@ class KindSteps:
         self.run = np.zeros(n_kinds, np.int64)  # flagged steps ending at the last step seen
         self.best_run = np.zeros(n_kinds, np.int64)
         self.best_run_end = np.full(n_kinds, -1, np.int64)
+        self._last: tuple[np.ndarray, ...] | None = None  # the last block's kinds and their order (_order)
 
     def add(self, kinds: np.ndarray, values: list[np.ndarray], flag: np.ndarray) -> None:
         """The next rows in row order: their kind codes (0 <= code < kinds), one array per column, the flag."""
@@ -41,17 +42,10 @@ class KindSteps:
         if self.starts is None and int(kinds.max()) >= len(self.steps):
             self._grow(int(kinds.max()) + 1)
         n_kinds = len(self.steps)
-        key = kinds.astype(np.uint16) if n_kinds <= 1 << 16 else kinds.astype(np.int64)
-        by = np.argsort(key, kind="stable")  # by kind, rows ascending within a kind: steps in order
-        ks = kinds[by].astype(np.int64)
-        seg_first = np.ones(m, bool)  # the block's first row of its kind
-        seg_first[1:] = ks[1:] != ks[:-1]
-        idx = np.arange(m, dtype=np.int64)
-        seg_start = np.maximum.accumulate(np.where(seg_first, idx, 0))
+        by, ks, seg_first, idx, seg_start, seg_last, seen = self._order(kinds, n_kinds)
         step = self.steps[ks] + (idx - seg_start)
         pos = self.starts[ks] + step if self.starts is not None else step
         has_prev = step > 0  # a kind's first step has no step before it
-        seg_last = np.flatnonzero(np.append(seg_first[1:], True))  # the block's last row of each kind present
         for c, col in enumerate(values):
             cur = col[by].astype(np.int64)
             prev = np.empty(m, np.int64)
@@ -61,7 +55,26 @@ class KindSteps:
             self._count_changes(c, ks[changed], pos[changed])
             self.last[c][ks[seg_last]] = cur[seg_last]
         self._runs(flag[by].astype(bool), ks, idx, seg_first, seg_start, seg_last, pos)
-        self.steps += np.bincount(ks, minlength=n_kinds)[:n_kinds]
+        self.steps += seen
+
+    def _order(self, kinds: np.ndarray, n_kinds: int) -> tuple[np.ndarray, ...]:
+        """The block's rows by kind and where each kind's rows begin and end there, with the rows per kind; kept
+        for the next block, which a training loop's trace file usually lays out the same (ingest.chunk_bytes: its
+        chunks are whole steps), so that one compare replaces the sort."""
+        if self._last is not None and len(self._last[-1]) == n_kinds and np.array_equal(kinds, self._last[0]):
+            return self._last[1:]
+        m = len(kinds)
+        key = kinds.astype(np.uint16) if n_kinds <= 1 << 16 else kinds.astype(np.int64)
+        by = np.argsort(key, kind="stable")  # by kind, rows ascending within a kind: steps in order
+        ks = kinds[by].astype(np.int64)
+        seg_first = np.ones(m, bool)  # the block's first row of its kind
+        seg_first[1:] = ks[1:] != ks[:-1]
+        idx = np.arange(m, dtype=np.int64)
+        seg_start = np.maximum.accumulate(np.where(seg_first, idx, 0))
+        seg_last = np.flatnonzero(np.append(seg_first[1:], True))  # the block's last row of each kind present
+        seen = np.bincount(ks, minlength=n_kinds)[:n_kinds]
+        self._last = (kinds.copy(), by, ks, seg_first, idx, seg_start, seg_last, seen)
+        return self._last[1:]
 
     def _grow(self, n_kinds: int) -> None:
         """Room for kind codes below n_kinds (a new kind: no step seen, no change, no run)."""

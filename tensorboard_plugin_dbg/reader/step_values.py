@@ -72,15 +72,14 @@ def of_contents(
     """(values, missing) for records whose content vector starts at byte `content` of the chunk `words` holds (the
     fast decoder's layout). `missing`: FULL_HEALTH / SHAPE records whose vector is not of its mode's length there
     (left to of_records). A FULL_HEALTH row costs one gather of 8 words (its dtype, rank, size and zero count)."""
-    out = unknown(len(modes))
     need = VECTOR_BYTES[np.clip(modes, 0, 15)]
     missing = ((modes == FULL_HEALTH) | (modes == SHAPE)) & (clen != need)
     full = np.flatnonzero((modes == FULL_HEALTH) & ~missing)
+    if len(full) == len(modes):  # a FULL_HEALTH chunk (the usual case): its values are the answer, no scatter
+        return _full_health(words, content), missing
+    out = unknown(len(modes))
     if len(full):
-        # elements 2, 3, 4 and 9 as word pairs, one gather: a row's 8 words read as 4 little-endian float64
-        at = words.index(content[full])[:, None] + _FULL_WORDS  # the word at p + 4 is index(p) + 1 (crc32c.Words)
-        dt, rank, size, zeros = np.ascontiguousarray(words.flat[at]).view(np.float64).T
-        got = _values(np.ones(len(full), bool), dt, rank, size, None, zeros)
+        got = _full_health(words, content[full])
         out.dtype[full], out.sig[full], out.zero[full] = got.dtype, got.sig, got.zero
     shape = np.flatnonzero((modes == SHAPE) & ~missing)
     if len(shape):
@@ -90,6 +89,14 @@ def of_contents(
         got = of_vectors(modes[shape], v)
         out.dtype[shape], out.sig[shape], out.zero[shape] = got.dtype, got.sig, got.zero
     return out, missing
+
+
+def _full_health(words: Words, content: np.ndarray) -> StepValues:
+    """The values of FULL_HEALTH vectors at byte positions `content`: elements 2, 3, 4 and 9 as word pairs, one
+    gather (a row's 8 words read as 4 little-endian float64)."""
+    at = words.index(content)[:, None] + _FULL_WORDS  # the word at p + 4 is index(p) + 1 (crc32c.Words)
+    dt, rank, size, zeros = np.ascontiguousarray(words.flat[at]).view(np.float64).T
+    return _values(np.ones(len(content), bool), dt, rank, size, None, zeros)
 
 
 def of_records(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, modes: np.ndarray) -> StepValues:

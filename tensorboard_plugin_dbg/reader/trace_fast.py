@@ -18,6 +18,8 @@ context id=1, op name=2, [output slot=3], mode=4, tensor_proto=5 {dtype=1, shape
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from . import crc32c, health_vectors, step_values
@@ -160,7 +162,7 @@ def decode_fast(
     kind = np.full(m, -1, np.int64)
     content = np.zeros(m, np.int64)
     clen = np.full(m, -1, np.int64)
-    period, count = periodic.periodic_block(starts, lengths)
+    period, count = periodic.periodic_block(starts, lengths) if carry is None else carry.block(starts, lengths)
     if period:
         template = (
             np.arange(period) if carry is None else carry.inherit(buf, starts, lengths, period, kind, content, clen)
@@ -182,18 +184,11 @@ def decode_fast(
         _identify_subset(buf, words, starts, ends, np.arange(m), kinds, kind, content, clen)
     if carry is not None:  # the fast path's kinds, before the protobuf fallback below fills in the rest
         carry.keep(buf, starts, ends, period, kind, content, clen)
-    mode = kinds.modes()[kind]  # kind -1 picks the trailing 0
-    need = health_vectors.VECTOR_BYTES[np.clip(mode, 0, 15)]
-    # health modes need their content vector; NO_TENSOR and SHAPE carry no counts; the rest go to protobuf
-    fast = (kind >= 0) & (((mode >= 2) & (mode <= 4) & (clen == need)) | (mode == 1) | (mode == 5))
+    layout = _layout(kinds, kind, clen, carry)
+    fast = layout.fast
     wall = words.f64(starts + 1)
-    nf_rows = []
-    for md in (2, 3, 4):
-        sel = np.flatnonzero(fast & (mode == md))
-        if not len(sel):
-            continue
-        nf_rows.append(sel[_any_nonzero(words, content[sel], (1,) if md == 2 else _COUNT_AT[md])])
-    slow = np.flatnonzero(~fast)
+    nf_rows = [sel[_any_nonzero(words, content[sel], (1,) if md == 2 else _COUNT_AT[md])] for md, sel in layout.sels]
+    slow = layout.slow
     keep = fast.copy()
     if len(slow):
         fallback = tr.decode_slow(buf, starts[slow], lengths[slow], kinds)
@@ -206,8 +201,10 @@ def decode_fast(
     else:
         unparsed = []
     rows = np.sort(np.concatenate(nf_rows)) if nf_rows else np.zeros(0, np.int64)
+    steps = _step_values(buf, words, starts, lengths, kinds, kind, layout.fast_mode, content, clen)
+    if bool(keep.all()):  # every record decoded (the usual case): no row to drop, nothing to copy
+        return tr.TraceBatch(kind.astype(np.int32), wall, starts, rows, np.zeros((len(rows), 4)), unparsed, steps)
     new_index = np.cumsum(keep) - 1  # rows renumbered after dropping records that did not decode
-    steps = _step_values(buf, words, starts, lengths, kinds, kind, np.where(fast, mode, -1), content, clen)
     kept = np.flatnonzero(keep)
     return tr.TraceBatch(
         kind[kept].astype(np.int32),
@@ -218,6 +215,42 @@ def decode_fast(
         unparsed,
         steps.take(kept),
     )
+
+
+@dataclasses.dataclass
+class _Layout:
+    """What the decoder derives from a chunk's kind codes and content lengths alone: each record's mode, whether the
+    fast path has all it needs of it, its rows per health mode and the rest (left to protobuf). Chunks of whole
+    training steps (index/ingest.chunk_bytes) repeat the chunk before's, which the file's Carry keeps."""
+
+    kind: np.ndarray
+    clen: np.ndarray
+    fast: np.ndarray
+    sels: list[tuple[int, np.ndarray]]  # (health mode, its fast rows) for the modes present
+    slow: np.ndarray
+    fast_mode: np.ndarray  # the mode of the fast rows, -1 elsewhere
+
+
+def _layout(kinds: tr.TraceKinds, kind: np.ndarray, clen: np.ndarray, carry: periodic.Carry | None) -> _Layout:
+    last = carry.layout if carry is not None else None
+    if last is not None and np.array_equal(kind, last.kind) and np.array_equal(clen, last.clen):
+        return last
+    mode = kinds.modes()[kind]  # kind -1 picks the trailing 0
+    need = health_vectors.VECTOR_BYTES[np.clip(mode, 0, 15)]
+    # health modes need their content vector; NO_TENSOR and SHAPE carry no counts; the rest go to protobuf
+    fast = (kind >= 0) & (((mode >= 2) & (mode <= 4) & (clen == need)) | (mode == 1) | (mode == 5))
+    sels = [(md, np.flatnonzero(fast & (mode == md))) for md in (2, 3, 4)]
+    layout = _Layout(
+        kind.copy(),
+        clen.copy(),
+        fast,
+        [(md, sel) for md, sel in sels if len(sel)],
+        np.flatnonzero(~fast),
+        np.where(fast, mode, -1),
+    )
+    if carry is not None:
+        carry.layout = layout
+    return layout
 
 
 def _step_values(
@@ -235,8 +268,10 @@ def _step_values(
     the records it left to protobuf and vectors off their mode's length, of FULL_HEALTH / SHAPE kinds, through
     step_values.of_records."""
     steps, missing = step_values.of_contents(words, fast_mode, content, clen)
-    mode = kinds.modes()[kind]  # decode_slow may have added kinds
     left = np.flatnonzero((fast_mode < 0) & (kind >= 0))  # a few rows: the mode test on those only
+    if not len(left) and not missing.any():  # every record read by the fast path (the usual case)
+        return steps
+    mode = kinds.modes()[kind]  # decode_slow may have added kinds
     left = left[np.isin(mode[left], step_values.MODES)]
     redo = np.union1d(np.flatnonzero(missing), left)
     if len(redo):
