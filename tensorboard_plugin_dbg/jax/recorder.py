@@ -32,6 +32,7 @@ from . import eager, frames, instrument, iterations
 from .before import jitted_before
 from .before import record as record_before
 from .before import said as said_before
+from .host_counts import HostCounts
 
 _lock = threading.Lock()
 _active: dict[str, Any] = {}  # "recorder", "original_jit"
@@ -147,6 +148,7 @@ class RecordedJit:
         self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
         self._traces: list[tuple[str, list[instrument.Point], Batches | None]] = []  # per trace: graph, points
         self._loops: list[list[instrument.Point]] = []  # per trace: its while loops' counts (iterations.py)
+        self._counts: list[HostCounts | None] = []  # per trace: its raw payload -> the points' counts (host_counts.py)
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
         return getattr(self._plain, name)
@@ -173,7 +175,8 @@ class RecordedJit:
         rec = self._recorder
         which, payload, live, loops = result
         graph_id, points, batch = self._traces[int(which)]
-        protos = rec.write_traces(points, batch, payload, live)
+        derive = self._counts[int(which)]
+        protos = rec.write_traces(points, batch, payload if derive is None else derive(payload), live)
         iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device)
         if rec.mode == "NO_TENSOR":
             protos = []
@@ -212,9 +215,11 @@ class RecordedJit:
         points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
         self._traces.append((graph_id, points, rec.batch(points)))
         self._loops.append(list(inst.loops.points))
+        payload, derive = inst.host_payload()
+        self._counts.append(derive)
         which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
         out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
-        return out, (which, inst.payload(), inst.live_vector(), inst.loops.payload())
+        return out, (which, payload, inst.live_vector(), inst.loops.payload())
 
 
 def enable_dump_debug_info(
