@@ -20,25 +20,27 @@ import numpy as np
 RAW_WIDTH = {"CURT_HEALTH": 2, "CONCISE_HEALTH": 5, "FULL_HEALTH": 5}
 
 
-def derive(raw: np.ndarray, length: np.ndarray, pad: np.ndarray, mode: str) -> np.ndarray:
-    """Each row's counts (rows x COUNT_WIDTH[mode]) from its raw reductions (rows x RAW_WIDTH[mode]) over `length`
-    elements, `pad` of them zeros added to stack it beside others (instrument.in_graph_counts in numpy)."""
-    if mode == "CURT_HEALTH":
-        return np.clip(2 * length - raw[:, 0] - raw[:, 1], 0, 1)[:, None]
-    below, above, zero, ninf, pinf = raw.T
-    nan = length - below - above - zero
+def _derivation(mode: str, elements: int, pad: int) -> tuple[np.ndarray, np.ndarray]:
+    """instrument.in_graph_counts as a linear map: counts = coefficients @ raw + constants (COUNT_WIDTH x RAW_WIDTH,
+    and COUNT_WIDTH), for raw reductions over `elements` elements, `pad` of them zeros added to stack the tensor
+    beside others (CURT_HEALTH's flag is this clipped to 1)."""
+    if mode == "CURT_HEALTH":  # 2 * size - finite - not NaN
+        return np.array([[-1, -1]]), np.array([2 * elements])
+    # raw: below, above, zero, ninf, pinf; NaN is size - below - above - zero
+    ninf, pinf, nan = [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [-1, -1, -1, 0, 0]
     if mode == "CONCISE_HEALTH":
-        return np.stack([ninf, pinf, nan], 1)
-    return np.stack([ninf, pinf, nan, below - ninf, zero - pad, above - pinf], 1)
+        return np.array([ninf, pinf, nan]), np.array([0, 0, elements])
+    neg, zero, pos = [1, 0, 0, -1, 0], [0, 0, 1, 0, 0], [0, 1, 0, 0, -1]
+    return np.array([ninf, pinf, nan, neg, zero, pos]), np.array([0, 0, elements, 0, -pad, 0])
 
 
 def _rectifier(mode: str) -> np.ndarray:
-    """instrument.rectified_counts as a matrix (counts @ it): -inf and negatives become zeros."""
+    """instrument.rectified_counts as a matrix (it @ counts): -inf and negatives become zeros."""
     if mode == "CONCISE_HEALTH":
         return np.diag([0, 1, 1])
     m = np.zeros((6, 6), np.int64)
     m[1, 1] = m[2, 2] = m[5, 5] = 1
-    m[0, 4] = m[3, 4] = m[4, 4] = 1
+    m[4, 0] = m[4, 3] = m[4, 4] = 1
     return m
 
 
@@ -92,46 +94,42 @@ class RawLayout:
 
 
 class HostCounts:
-    """The points' counts (one flat vector, points x COUNT_WIDTH) from a call's raw vector, as numpy index arrays."""
+    """The points' counts (one flat vector, points x COUNT_WIDTH) from a call's raw vector: each a linear combination
+    of a few raw reductions plus a constant, laid out at trace time as index and coefficient arrays (one gather and
+    one weighted sum per call, whatever the number of points)."""
 
     def __init__(self, layout: RawLayout, values: list[tuple[int, int]]) -> None:
         self.mode, width = layout.mode, layout.width
-        self._rectifier = _rectifier(self.mode) if self.mode != "CURT_HEALTH" else None
-        positions, elements, pads, factors, rectified, dst, copy_dst, copy_src = [], [], [], [], [], [], [], []
-        at = 0
+        raw_width = RAW_WIDTH[self.mode]
+        index: list[np.ndarray] = []  # per output entry: the raw positions it reads
+        weights: list[np.ndarray] = []  # and their coefficients
+        constants: list[np.ndarray] = []
         for row, factor in values:
-            if row in layout._adopted:
+            if row in layout._adopted:  # copied as it is
                 start, length = layout._adopted[row]
-                copy_dst.append(np.arange(at, at + length))
-                copy_src.append(np.arange(start, start + length))
-                at += length
+                at = np.zeros((length, raw_width), np.int64)
+                at[:, 0] = np.arange(start, start + length)
+                weight = np.zeros((length, raw_width), np.int64)
+                weight[:, 0] = 1
+                index.append(at)
+                weights.append(weight)
+                constants.append(np.zeros(length, np.int64))
                 continue
-            base, by, rect = layout._resolve(row)
-            where, n, pad = layout._base[base]
-            positions.append(where)
-            elements.append(n)
-            pads.append(pad)
-            factors.append(by * factor)
-            rectified.append(rect)
-            dst.append(np.arange(at, at + width))
-            at += width
-        self.size = at
-        self._positions = np.array(positions, np.int64).reshape(len(positions), -1)
-        self._elements, self._pads = np.array(elements, np.int64), np.array(pads, np.int64)
-        self._factors = np.array(factors, np.int64)[:, None]
-        self._rectified = np.flatnonzero(rectified)
-        self._dst = np.concatenate(dst) if dst else np.zeros(0, np.int64)
-        self._copy_dst = np.concatenate(copy_dst) if copy_dst else None
-        self._copy_src = np.concatenate(copy_src) if copy_src else None
+            base, by, rectified = layout._resolve(row)
+            where, elements, pad = layout._base[base]
+            coefficients, constant = _derivation(self.mode, elements, pad)
+            if rectified and self.mode != "CURT_HEALTH":
+                coefficients, constant = _rectifier(self.mode) @ coefficients, _rectifier(self.mode) @ constant
+            index.append(np.broadcast_to(where, (width, raw_width)))
+            weights.append(coefficients * by * factor)
+            constants.append(constant * by * factor)
+        self._index = np.concatenate(index) if index else np.zeros((0, raw_width), np.int64)
+        self._weights = np.concatenate(weights) if weights else np.zeros((0, raw_width), np.int64)
+        self._constants = np.concatenate(constants) if constants else np.zeros(0, np.int64)
 
-    def __call__(self, raw: np.ndarray) -> np.ndarray:
-        raw = np.asarray(raw).astype(np.int64, copy=False)
-        out = np.zeros(self.size, np.int64)
-        if len(self._positions):
-            counts = derive(raw[self._positions], self._elements, self._pads, self.mode)
-            if self._rectifier is not None and len(self._rectified):
-                counts[self._rectified] = counts[self._rectified] @ self._rectifier
-            out[self._dst] = (counts * self._factors).reshape(-1)
-        if self._copy_dst is not None:
-            out[self._copy_dst] = raw[self._copy_src]
-        return out
+    def __call__(self, raw: Any) -> np.ndarray:
+        if not len(self._index):
+            return self._constants.copy()
+        values = np.asarray(raw).astype(np.int64)
+        counts = np.einsum("ij,ij->i", values[self._index], self._weights) + self._constants
+        return np.minimum(counts, 1) if self.mode == "CURT_HEALTH" else counts
