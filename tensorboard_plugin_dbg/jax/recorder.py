@@ -148,6 +148,7 @@ class RecordedJit:
         self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
         self._traces: list[tuple[str, list[instrument.Point], Batches | None]] = []  # per trace: graph, points
         self._loops: list[list[instrument.Point]] = []  # per trace: its while loops' counts (iterations.py)
+        self._by_dtypes: dict[tuple[Any, ...], list[bool]] = {}  # outputs' dtypes -> which get a summary
         self._counts: list[HostCounts | None] = []  # per trace: its raw payload -> the points' counts (host_counts.py)
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
@@ -163,12 +164,22 @@ class RecordedJit:
             out, (which, payload, live, loops) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
-        counted = [summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) for x in outs]
+        counted = self._counted(outs)
         inputs = rec.input_ids(leaves)
         rec.remember(outs, ids)
         # written on the writer's thread: it waits for the counts, the training thread goes on (background.py)
         rec.writer.defer(functools.partial(self._write, (which, payload, live, loops), ids, inputs, counted, stack))
         return out
+
+    def _counted(self, outs: list[Any]) -> list[bool]:
+        """Which outputs get a summary, by their dtypes (kept per dtypes: reading a dtype's name costs ~2 us)."""
+        dtypes = tuple(getattr(x, "dtype", None) for x in outs)
+        known = self._by_dtypes.get(dtypes)
+        if known is None:
+            known = self._by_dtypes[dtypes] = [
+                summaries.is_instrumented(self._recorder.mode, instrument.dtype_name(x)) for x in outs
+            ]
+        return known
 
     def _write(self, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str]) -> None:
         """One call's traces and execution (`result`: the trace index, payload and liveness it returned)."""
@@ -177,7 +188,8 @@ class RecordedJit:
         graph_id, points, batch = self._traces[int(which)]
         derive = self._counts[int(which)]
         protos = rec.write_traces(points, batch, payload if derive is None else derive(payload), live)
-        iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device)
+        if loops is not None:
+            iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -219,7 +231,8 @@ class RecordedJit:
         self._counts.append(derive)
         which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
         out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
-        return out, (which, payload, inst.live_vector(), inst.loops.payload())
+        loops = inst.loops.payload() if inst.loops.points else None  # no loop: two outputs fewer per call
+        return out, (which, payload, inst.live_vector(), loops)
 
 
 def enable_dump_debug_info(
