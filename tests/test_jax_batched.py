@@ -84,7 +84,9 @@ def body(x, h):
     z = jnp.zeros((4, 4)) + x                        # broadcast of a literal 0.0
     big = jnp.tile(x, (20, 30)).T                    # above instrument.SMALL: counted on its own
     relus = jax.nn.relu(x), jax.nn.relu(b), jnp.maximum(0.0, big), jax.nn.relu(w)  # counts made from the input's
-    return jnp.log(t) + 1, b * 2, r, w * 3, z, jnp.expand_dims(w, 0), big - 1, *relus
+    twice = jax.nn.relu(jax.nn.relu(t))              # a ReLU of a ReLU of a transpose
+    scanned = jax.lax.scan(lambda c, v: (c, jnp.log(v) * 2), 0.0, x)[1]  # a body's counts, made in its program
+    return jnp.log(t) + 1, b * 2, r, w * 3, z, jnp.expand_dims(w, 0), big - 1, *relus, twice, scanned
 
 nan, inf = float("nan"), float("inf")
 x = jnp.array([[nan, -inf, 0.0, 2.0], [inf, -1.0, -0.0, 5.0], [1.0, 1.0, nan, -3.0], [0.0, 0.0, 0.0, 7.0]])
@@ -120,7 +122,7 @@ def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     moved = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] in ("transpose", "broadcast_in_dim", "rev")}
     assert len(moved) >= 4 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in moved)
     relus = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] == "max"}
-    assert len(relus) == 4 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in relus)
+    assert len(relus) == 6 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in relus)
     for mode in HEALTH:
         got = _traces(str(tmp_path / mode))
         assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}

@@ -24,7 +24,7 @@ from jax.extend import core as jcore
 from ..writer import summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TracePoint
-from . import bodies, frames
+from . import bodies, frames, host_counts
 from .iterations import LoopCounts
 
 CALL_PRIMITIVES = ("jit", "pjit")
@@ -58,9 +58,11 @@ def rectified_counts(counts: Any, mode: str) -> Any:
 def _counted(masks: list[Any], rows: bool) -> list[Any]:
     """How many elements each boolean mask holds (per row of a matrix with `rows`), in ONE variadic reduction
     (separate jnp.sum calls make XLA:CPU walk the tensor once per count: ~200x slower on a training step's)."""
-    flat = [m.astype(jnp.int32) if rows else m.astype(jnp.int32).reshape(-1) for m in masks]
+    flat = [m.astype(jnp.int32) for m in masks]
     zeros = [jnp.int32(0)] * len(flat)
-    axes = (1,) if rows else (0,)
+    # over every axis of the tensor as it is, not of a flattened copy: a logical reshape of a tensor XLA lays out
+    # otherwise (NCHW in the program, NHWC in memory) made each reduction read it transposed, strided (~3x slower)
+    axes = (1,) if rows else tuple(range(np.ndim(masks[0])))
     return list(lax.reduce(flat, zeros, lambda a, b: tuple(u + v for u, v in zip(a, b, strict=True)), axes))
 
 
@@ -72,13 +74,21 @@ def in_graph_counts(x: Any, mode: str, rows: bool = False) -> Any:
     needs two counts only (finite, not NaN: any other element makes them fall short of the size), ~40% cheaper."""
     size = x.shape[-1] if rows else int(np.size(x))
     if mode == "CURT_HEALTH":
-        finite, not_nan = _counted([jnp.abs(x) < jnp.inf, x == x], rows)
+        finite, not_nan = _counted(count_masks(x, mode), rows)
         return jnp.stack([(2 * size - finite - not_nan).clip(0, 1)], -1)
-    below, above, zero, ninf, pinf = _counted([x < 0, x > 0, x == 0, x == -jnp.inf, x == jnp.inf], rows)
+    below, above, zero, ninf, pinf = _counted(count_masks(x, mode), rows)
     nan = size - below - above - zero
     if mode == "CONCISE_HEALTH":
         return jnp.stack([ninf, pinf, nan], -1)
     return jnp.stack([ninf, pinf, nan, below - ninf, zero, above - pinf], -1)
+
+
+def count_masks(x: Any, mode: str) -> list[Any]:
+    """What in_graph_counts counts (host_counts.RAW_WIDTH of them): CURT_HEALTH finite and not NaN, the others
+    < 0, > 0, == 0, == -inf, == inf."""
+    if mode == "CURT_HEALTH":
+        return [jnp.abs(x) < jnp.inf, x == x]
+    return [x < 0, x > 0, x == 0, x == -jnp.inf, x == jnp.inf]
 
 
 def _sharded(sharding: Any) -> bool:
@@ -88,25 +98,39 @@ def _sharded(sharding: Any) -> bool:
     return spec is not None and any(axis is not None for axis in spec)
 
 
-def counts_of_small(values: list[Any], mode: str) -> list[Any]:
-    """in_graph_counts of each small tensor: those of one dtype and size class padded with zeros to one length,
-    stacked, and counted in one reduction (the padding taken off the zero count)."""
-    out: list[Any] = [None] * len(values)
+def small_groups(values: list[Any]) -> tuple[list[int], list[tuple[int, list[int]]]]:
+    """Which small tensors are counted alone and which stacked: (alone, [(padded length, members)]), those of one
+    dtype, size class and sharding together."""
+    alone: list[int] = []
     classes: dict[tuple[str, int, str], list[int]] = {}
     for i, v in enumerate(values):
         sharding = getattr(jax.typeof(v), "sharding", None)
         if _sharded(sharding):  # stacked beside differently sharded tensors, JAX raises ShardingTypeError: alone
-            out[i] = in_graph_counts(v, mode)
+            alone.append(i)
             continue
         # unsharded, but maybe over another mesh: grouped with its like only
         classes.setdefault((dtype_name(v), _size_class(int(np.size(v))), repr(sharding)), []).append(i)
-    for (_, length, _), members in classes.items():
-        flat = [jnp.ravel(jnp.asarray(values[i])) for i in members]
-        matrix = jnp.stack([jnp.pad(f, (0, length - f.shape[0])) for f in flat])
+    return alone, [(length, members) for (_, length, _), members in classes.items()]
+
+
+def stacked(values: list[Any], members: list[int], length: int) -> tuple[Any, list[int]]:
+    """The members' elements padded with zeros to `length`, one row each; the zeros added to each."""
+    flat = [jnp.ravel(jnp.asarray(values[i])) for i in members]
+    return jnp.stack([jnp.pad(f, (0, length - f.shape[0])) for f in flat]), [length - f.shape[0] for f in flat]
+
+
+def counts_of_small(values: list[Any], mode: str) -> list[Any]:
+    """in_graph_counts of each small tensor: those of one dtype and size class padded with zeros to one length,
+    stacked, and counted in one reduction (the padding taken off the zero count)."""
+    out: list[Any] = [None] * len(values)
+    alone, groups = small_groups(values)
+    for i in alone:
+        out[i] = in_graph_counts(values[i], mode)
+    for length, members in groups:
+        matrix, pads = stacked(values, members, length)
         counts = in_graph_counts(matrix, mode, rows=True)
         column = ZERO_COLUMN[mode]
-        for row, (i, f) in enumerate(zip(members, flat, strict=True)):
-            pad = length - f.shape[0]
+        for row, (i, pad) in enumerate(zip(members, pads, strict=True)):
             out[i] = counts[row] if not pad or column is None else counts[row].at[column].add(-pad)
     return out
 
@@ -139,6 +163,7 @@ class Instrumenter:
         self._counts: dict[int, tuple[Any, tuple[int, int]]] = {}
         self._rows: list[Any] = []
         self._small: dict[int, Any] = {}
+        self._big: dict[int, Any] = {}  # row -> a larger tensor, counted alone at the end
         self._rectified: dict[int, tuple[int, int]] = {}
         # per point, whether it ran (loop iterations and branches may not): runs of live points as ints, or traced
         # int32 vectors (a loop's or branch's liveness)
@@ -177,10 +202,8 @@ class Instrumenter:
             self._rows.append(None)
         elif source is None:
             row, factor = len(self._rows), 1
-            small = int(np.size(x)) <= SMALL
-            self._rows.append(None if small else in_graph_counts(x, self.mode))
-            if small:
-                self._small[row] = x
+            self._rows.append(None)
+            (self._small if int(np.size(x)) <= SMALL else self._big)[row] = x
         else:
             row, by = self.counts(source)
             factor = by * (int(np.size(x)) // max(int(np.size(source)), 1))
@@ -207,7 +230,7 @@ class Instrumenter:
             and not (self.op_regex.search(op_name) or self.op_regex.search(op_type))
         ):
             return
-        self.points.append(Point(graph_id, op_name, slot, tensor_id, dtype, tuple(x.shape)))
+        self.points.append(Point(graph_id, op_name, slot, tensor_id, dtype, tuple(np.shape(x))))
         self.live.append(1)
         if self.mode in COUNT_WIDTH:
             self.values.append(self.counts(x, source, rectifies))
@@ -218,12 +241,36 @@ class Instrumenter:
         """What leaves the program once per call: one int32 array of all counts, or the tensors themselves."""
         if self.mode not in COUNT_WIDTH:
             return list(self.values)
+        for row, x in self._big.items():
+            self._rows[row] = in_graph_counts(x, self.mode)
         for row, counts in zip(self._small, counts_of_small(list(self._small.values()), self.mode), strict=True):
             self._rows[row] = counts
         for row, (of, factor) in sorted(self._rectified.items()):  # an input's row comes before its ReLU's
             self._rows[row] = rectified_counts(self._rows[of] * factor if factor != 1 else self._rows[of], self.mode)
         vectors = [self._rows[row] * factor if factor != 1 else self._rows[row] for row, factor in self.values]
         return jnp.concatenate(vectors) if vectors else jnp.zeros((0,), jnp.int32)
+
+    def host_payload(self) -> tuple[Any, host_counts.HostCounts | None]:
+        """payload() of the top-level program in a health mode: only its raw reductions, and what derives the
+        points' counts from them on the host (host_counts.py); (payload(), None) in the other modes."""
+        if self.mode not in COUNT_WIDTH:
+            return self.payload(), None
+        layout = host_counts.RawLayout(self.mode, COUNT_WIDTH[self.mode])
+        for row, x in self._big.items():
+            layout.tensor(row, _counted(count_masks(x, self.mode), False), int(np.size(x)))
+        rows, small = list(self._small), list(self._small.values())
+        alone, groups = small_groups(small)
+        for i in alone:
+            layout.tensor(rows[i], _counted(count_masks(small[i], self.mode), False), int(np.size(small[i])))
+        for length, members in groups:
+            matrix, pads = stacked(small, members, length)
+            layout.group([rows[i] for i in members], _counted(count_masks(matrix, self.mode), True), length, pads)
+        for row, of in self._rectified.items():
+            layout.rectified(row, of)
+        for row, counts in enumerate(self._rows):
+            if counts is not None:  # a body's payload (adopt), its counts made in its program
+                layout.adopted(row, counts)
+        return layout.finish(self.values)
 
     def run_graph(
         self, closed: Any, args: list[Any], graph_name: str, outer_id: str = "", body: bool = False

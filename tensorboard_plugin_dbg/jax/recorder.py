@@ -32,6 +32,7 @@ from . import eager, frames, instrument, iterations
 from .before import jitted_before
 from .before import record as record_before
 from .before import said as said_before
+from .host_counts import HostCounts
 
 _lock = threading.Lock()
 _active: dict[str, Any] = {}  # "recorder", "original_jit"
@@ -147,6 +148,8 @@ class RecordedJit:
         self._name = f"jit_{getattr(fun, '__name__', 'fn')}"
         self._traces: list[tuple[str, list[instrument.Point], Batches | None]] = []  # per trace: graph, points
         self._loops: list[list[instrument.Point]] = []  # per trace: its while loops' counts (iterations.py)
+        self._by_dtypes: dict[tuple[Any, ...], list[bool]] = {}  # outputs' dtypes -> which get a summary
+        self._counts: list[HostCounts | None] = []  # per trace: its raw payload -> the points' counts (host_counts.py)
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
         return getattr(self._plain, name)
@@ -161,20 +164,32 @@ class RecordedJit:
             out, (which, payload, live, loops) = self._jitted(*args, **kwargs)
         outs = jax.tree_util.tree_leaves(out)
         ids = rec.writer.tensor_ids(len(outs))
-        counted = [summaries.is_instrumented(rec.mode, instrument.dtype_name(x)) for x in outs]
+        counted = self._counted(outs)
         inputs = rec.input_ids(leaves)
         rec.remember(outs, ids)
         # written on the writer's thread: it waits for the counts, the training thread goes on (background.py)
         rec.writer.defer(functools.partial(self._write, (which, payload, live, loops), ids, inputs, counted, stack))
         return out
 
+    def _counted(self, outs: list[Any]) -> list[bool]:
+        """Which outputs get a summary, by their dtypes (kept per dtypes: reading a dtype's name costs ~2 us)."""
+        dtypes = tuple(getattr(x, "dtype", None) for x in outs)
+        known = self._by_dtypes.get(dtypes)
+        if known is None:
+            known = self._by_dtypes[dtypes] = [
+                summaries.is_instrumented(self._recorder.mode, instrument.dtype_name(x)) for x in outs
+            ]
+        return known
+
     def _write(self, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str]) -> None:
         """One call's traces and execution (`result`: the trace index, payload and liveness it returned)."""
         rec = self._recorder
         which, payload, live, loops = result
         graph_id, points, batch = self._traces[int(which)]
-        protos = rec.write_traces(points, batch, payload, live)
-        iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device)
+        derive = self._counts[int(which)]
+        protos = rec.write_traces(points, batch, payload if derive is None else derive(payload), live)
+        if loops is not None:
+            iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -212,9 +227,12 @@ class RecordedJit:
         points = list(inst.points)  # the graph's points first, then the call's outputs (watched last)
         self._traces.append((graph_id, points, rec.batch(points)))
         self._loops.append(list(inst.loops.points))
+        payload, derive = inst.host_payload()
+        self._counts.append(derive)
         which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
         out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
-        return out, (which, inst.payload(), inst.live_vector(), inst.loops.payload())
+        loops = inst.loops.payload() if inst.loops.points else None  # no loop: two outputs fewer per call
+        return out, (which, payload, inst.live_vector(), loops)
 
 
 def enable_dump_debug_info(

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..reader import crc32c, schema
 from . import summaries
+from .crc_patch import CrcPatch
 
 # where a health mode's counts start in its debug vector (summaries.debug_vector's layouts)
 COUNT_COLUMN = {"CURT_HEALTH": 1, "CONCISE_HEALTH": 2, "FULL_HEALTH": 5}
@@ -102,7 +103,7 @@ class TraceBatch:
         vectors = self._vectors(counts)
         if vectors is not None and self.width:
             buf[block.vector] = np.ascontiguousarray(vectors, "<f8").view(np.uint8).reshape(self.count, -1)
-        crcs = crc32c.mask(crc32c.crc32c_many(buf, block.starts, block.lengths)).astype("<u4")
+        crcs = crc32c.mask(block.crcs(buf)).astype("<u4")
         buf[block.crc] = crcs.view(np.uint8).reshape(self.count, 4)
         return buf.tobytes()
 
@@ -162,3 +163,5 @@ class _Block:
         self.vector = np.array(vector, np.int64)[:, None] + np.arange(content)
         self.crc = np.array(crc, np.int64)[:, None] + np.arange(4)
         self.starts, self.lengths = np.array(starts, np.int64), np.array(lengths, np.int64)
+        # the payloads' CRCs from the template's, patched where the wall time and the vector go (crc_patch.py)
+        self.crcs = CrcPatch(self.template, self.starts, self.lengths, np.concatenate([self.wall, self.vector], 1))
