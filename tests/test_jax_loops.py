@@ -112,36 +112,6 @@ def test_a_loop_with_every_iteration_traced_says_so_and_full_tensor_writes_the_m
     assert mode == 7 and (health["size"], health["pos"], health["dtype"]) == (2, 2, "int32")
 
 
-SHARD_MAP = """
-import os, sys
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
-import jax, jax.numpy as jnp
-from jax.sharding import NamedSharding, PartitionSpec as P
-from tensorboard_plugin_dbg.jax import enable_dump_debug_info
-enable_dump_debug_info(sys.argv[1])
-mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
-
-def per_shard(a):
-    return jnp.log(a - 1.0)
-
-@jax.jit
-def step(x):
-    return jax.shard_map(per_shard, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x).sum()
-
-print(step(jax.device_put(jnp.array([0.5, 3.0, 4.0, 5.0]), NamedSharding(mesh, P("x")))))
-"""
-
-
-def test_a_nan_made_inside_shard_map_says_its_body_is_not_recorded(tmp_path):
-    """shard_map runs as one op (its body is not recorded): the NaN first seen at its output is not left to read as
-    the shard_map op's own doing; `report` says its body is not recorded (2 CPU devices, a real shard_map)."""
-    proc = _program(tmp_path, SHARD_MAP, str(tmp_path / "logdir" / "dump"))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    text = _cli("report", str(tmp_path / "logdir")).stdout
-    assert "op shard_map_0 (shard_map) in jit_step (jitted function)" in text, text
-    assert "shard_map's body is not recorded (the JAX writer runs it as one op: its outputs are traced" in text, text
-
-
 EXPLICIT_SHARDING = """
 import os, sys
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"

@@ -1,0 +1,105 @@
+"""`shard_map` bodies recorded as graphs of their own (#41), with real JAX on 2 CPU devices.
+
+tests/programs/jax_shard_map.py runs a jitted step whose shard_map body takes the log of a value that is 0 on the
+second device's shard only. `report` names the log inside the body's graph and the CULPRIT line, with the whole
+logical tensor's figures (the counts summed over the mesh), under Auto and Explicit mesh axes, check_vma on and
+off; the body is a graph of its own whose calling op is the shard_map equation, and an input of the body is followed
+to the tensor its caller passed in. In FULL_TENSOR a body tensor is each device's shard, stacked in device order,
+and a value the same on every device (check_vma tells) is recorded once. `pmap` inside `jit` (a shard_map to JAX
+0.10) is recorded the same way.
+"""
+
+from __future__ import annotations
+
+import os
+
+import dumps
+import numpy as np
+import pytest
+from jax_helpers import array as _array
+from jax_helpers import cli as _cli
+from jax_helpers import events as _events
+
+from tensorboard_plugin_dbg.index.catalog import Catalog
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.slow
+X, W = np.array([3.0, 4.0, 0.5, 5.0], np.float32), np.float32(2.0)  # the program's: x * w - 1 is 0 at x[2]
+
+
+def _culprit(which: str = "") -> int:
+    tag = f"# CULPRIT {which}".rstrip()
+    with open(dumps.program_path("jax_shard_map")) as f:
+        return next(i for i, line in enumerate(f, 1) if line.rstrip().endswith(tag))
+
+
+def _report(*args: str) -> str:
+    proc = _cli("report", os.path.dirname(dumps.make_dump("jax_shard_map", *args)))
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.mark.parametrize("axes", ["auto", "explicit"])
+@pytest.mark.parametrize("check", ["check", "nocheck"])
+def test_report_names_the_log_inside_the_shard_map_body_and_its_line(axes, check):
+    text = _report("FULL_HEALTH", axes, check)
+    assert "(log) in jit_step.shard_map_1 (shard_map body in a jitted function" in text, text
+    assert f"jax_shard_map.py:{_culprit()} in per_shard" in text, text
+    # the whole logical tensor: 4 elements over the 2 devices, the one -inf on the second device's shard
+    assert "output: 1 −∞ among 4 elements" in text, text
+    assert "not recorded" not in text
+
+
+def test_the_body_is_a_graph_called_by_the_shard_map_op_and_its_input_is_followed_to_the_caller():
+    (run,) = Catalog(os.path.dirname(dumps.make_dump("jax_shard_map", "FULL_HEALTH", "auto", "check"))).runs()
+    ids = {name: (graph_id, outer) for graph_id, name, outer in run.graph_entries()}
+    body, outer = ids["jit_step.shard_map_1"]
+    assert outer == ids["jit_step"][0]
+    callers = [n for n in run.graph_op_names(outer) if run.op_entry(outer, n).op_type == "jit_step.shard_map_1"]
+    assert [n.split("_")[0] for n in callers] == ["shard"]  # the shard_map equation's op, shard_map_<i>
+    (log,) = [n for n in run.graph_op_names(body) if n.startswith("log_")]
+    chain = [g["name"] for g in run.op(body, log)["graph_chain"]]
+    assert chain[-2:] == ["jit_step", "jit_step.shard_map_1"], chain
+    text = _report("FULL_HEALTH", "auto", "check", "passed")  # the body's log reads its input: the caller's tensor
+    assert "arg_0:0 — an input of jit_step.shard_map_1 (called by shard_map_" in text, text
+    assert "1 zero among 4 elements" in text and f"jax_shard_map.py:{_culprit('passed')} in of_passed" in text
+
+
+def _body_traces(dump: str) -> dict[str, np.ndarray]:
+    names = {e.debugged_graph.graph_id: e.debugged_graph.graph_name for e in _events(dump, "graphs")}
+    out = {}
+    for e in _events(dump, "graph_execution_traces"):
+        t = e.graph_execution_trace
+        if names[t.tfdbg_context_id] == "jit_step.shard_map_1":
+            out[t.op_name.split("_")[0]] = _array(t.tensor_proto)
+    return out
+
+
+@pytest.mark.parametrize("check", ["check", "nocheck"])
+def test_full_tensor_holds_each_devices_shard_and_a_replicated_value_once(check):
+    got = _body_traces(dumps.make_dump("jax_shard_map", "FULL_TENSOR", "auto", check))
+    with np.errstate(divide="ignore"):
+        logs = np.log(X * W - np.float32(1.0))
+    np.testing.assert_allclose(got["log"], logs.reshape(2, 2), rtol=1e-6)  # device 0's shard, then device 1's
+    total = logs.sum()
+    if check == "check":  # JAX knows psum's result is the same on both devices: recorded once
+        assert got["psum"].shape == () and got["psum"] == total
+    else:  # check_vma=False: nothing tells, each device's copy is recorded
+        assert got["psum"].shape == (2,) and (got["psum"] == total).all()
+
+
+def test_pmap_inside_jit_is_recorded_as_a_shard_map_body():
+    text = _report("FULL_HEALTH", "auto", "check", "pmap")
+    assert "(log) in jit_step." in text and ".shard_map_" in text, text
+    assert f"jax_shard_map.py:{_culprit('pmap')} in per_device" in text, text
+    assert "output: 1 −∞ among 4 elements" in text, text
+
+
+@pytest.mark.parametrize("check", ["check", "nocheck"])
+def test_a_while_loop_inside_the_body_is_recorded(check):
+    """A while loop's carry inside a shard_map body varies over the mesh: the loop's recorded body keeps its inputs'
+    types (with check_vma its first interpretation raised a vma mismatch in the user's step)."""
+    text = _report("FULL_HEALTH", "auto", check, "loop")
+    assert "(log) in jit_step.shard_map_1.while_" in text and "(while loop body in a jitted function" in text, text
+    assert f"jax_shard_map.py:{_culprit('loop')} in looped.<locals>.<lambda>" in text, text
+    assert "its 1st trace" in text and "output: 1 −∞ among 4 elements" in text, text
