@@ -112,6 +112,32 @@ def test_a_loop_with_every_iteration_traced_says_so_and_full_tensor_writes_the_m
     assert mode == 7 and (health["size"], health["pos"], health["dtype"]) == (2, 2, "int32")
 
 
+CLEAN_BRANCHES = """
+import sys
+import jax, jax.numpy as jnp
+from jax import lax
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+enable_dump_debug_info(sys.argv[1])
+
+@jax.jit
+def step(x):
+    y = lax.cond(x.sum() > 0, jnp.sqrt, jnp.exp, x)
+    _, z = lax.while_loop(lambda s: s[0] < 0, lambda s: (s[0] + 1, jnp.log(s[1])), (0, y))
+    return z
+
+print(step(jnp.ones(3)))
+"""
+
+
+def test_a_clean_run_with_a_branch_not_taken_and_a_loop_never_run_is_clean(tmp_path):
+    """The branch not taken and a while body that ran 0 times have no trace, rightly: they are parts of the recorded
+    step, not functions wrapped before enable_dump_debug_info (the run had read "Cannot judge")."""
+    proc = _program(tmp_path, CLEAN_BRANCHES, str(tmp_path / "logdir" / "dump"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = _cli("report", str(tmp_path / "logdir"))
+    assert report.returncode == 0 and "run dump: CLEAN" in report.stdout, report.stdout
+
+
 EXPLICIT_SHARDING = """
 import os, sys
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
