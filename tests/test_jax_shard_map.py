@@ -27,8 +27,8 @@ pytestmark = pytest.mark.slow
 X, W = np.array([3.0, 4.0, 0.5, 5.0], np.float32), np.float32(2.0)  # the program's: x * w - 1 is 0 at x[2]
 
 
-def _culprit(which: str = "") -> int:
-    tag = f"# CULPRIT {which}".rstrip()
+def _culprit(which: str = "shard_map") -> int:
+    tag = f"# CULPRIT {which}"
     with open(dumps.program_path("jax_shard_map")) as f:
         return next(i for i, line in enumerate(f, 1) if line.rstrip().endswith(tag))
 
