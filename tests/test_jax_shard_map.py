@@ -5,8 +5,8 @@ second device's shard only. `report` names the log inside the body's graph and t
 logical tensor's figures (the counts summed over the mesh), under Auto and Explicit mesh axes, check_vma on and
 off; the body is a graph of its own whose calling op is the shard_map equation, and an input of the body is followed
 to the tensor its caller passed in. In FULL_TENSOR a body tensor is each device's shard, stacked in device order,
-and a value the same on every device (check_vma tells) is recorded once. `pmap` inside `jit` (a shard_map to JAX
-0.10) is recorded the same way.
+and a value the same on every device (check_vma tells) is recorded once. `pmap` (a jit of a shard_map to JAX
+0.10), inside the jitted step or at top level, is recorded the same way.
 """
 
 from __future__ import annotations
@@ -88,9 +88,13 @@ def test_full_tensor_holds_each_devices_shard_and_a_replicated_value_once(check)
         assert got["psum"].shape == (2,) and (got["psum"] == total).all()
 
 
-def test_pmap_inside_jit_is_recorded_as_a_shard_map_body():
-    text = _report("FULL_HEALTH", "auto", "check", "pmap")
-    assert "(log) in jit_step." in text and ".shard_map_" in text, text
+@pytest.mark.parametrize("where", ["pmap", "toplevel"])
+def test_pmap_inside_jit_and_at_top_level_is_recorded_as_a_shard_map_body(where):
+    """pmap is a jit of a shard_map to JAX 0.10: inside the jitted step its body is a shard_map body; called at top
+    level it is recorded as a jitted call of it (jax/pmaps.py; it had been one eager execution, `_fun`)."""
+    text = _report("FULL_HEALTH", "auto", "check", where)
+    graph = "jit_step." if where == "pmap" else "jit_per_device."
+    assert f"(log) in {graph}" in text and ".shard_map_" in text, text
     assert f"jax_shard_map.py:{_culprit('pmap')} in per_device" in text, text
     assert "output: 1 −∞ among 4 elements" in text, text
 

@@ -3,8 +3,8 @@ recorded by tensorboard_plugin_dbg.jax on 2 CPU devices. Args: DUMP_DIR [MODE [A
 FULL_HEALTH, auto, check, shard_map): AXES "auto" or "explicit" (jax.make_mesh's default axis types, the mesh set as
 the context's), CHECK "check" or "nocheck" (shard_map's check_vma), MAP "shard_map", "pmap" (the same body under
 `jax.pmap` inside the jit), "passed" (the value that goes to 0 is made by the caller and passed in: the body's
-log reads its input) or "loop" (the log is taken in a while loop's body inside the shard_map body, at its 1st
-iteration)."""
+log reads its input), "loop" (the log is taken in a while loop's body inside the shard_map body, at its 1st
+iteration) or "toplevel" (the pmap called at top level, outside any jit)."""
 
 import os
 import sys
@@ -61,4 +61,7 @@ def step(x, w):
 
 
 x = jax.device_put(jnp.array([3.0, 4.0, 0.5, 5.0]), NamedSharding(mesh, P("x")))
-print(step(x, jnp.float32(2.0)))
+if MAP == "toplevel":
+    print(jax.pmap(per_device, axis_name="x", in_axes=(0, None))(x.reshape(2, 2), jnp.float32(2.0)))
+else:
+    print(step(x, jnp.float32(2.0)))
