@@ -21,6 +21,8 @@ from jax_helpers import cli as _cli
 from jax_helpers import events as _events
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
+from tensorboard_plugin_dbg.writer import summaries
+from tensorboard_plugin_dbg.writer.events import DebugEventsWriter
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -107,3 +109,25 @@ def test_a_while_loop_inside_the_body_is_recorded(check):
     assert "(log) in jit_step.shard_map_1.while_" in text and "(while loop body in a jitted function" in text, text
     assert f"jax_shard_map.py:{_culprit('loop')} in looped.<locals>.<lambda>" in text, text
     assert "its 1st trace" in text and "output: 1 −∞ among 4 elements" in text, text
+
+
+def test_a_dump_from_a_writer_that_ran_shard_map_as_one_op_says_its_body_is_not_recorded(tmp_path):
+    """Dumps written before bodies were recorded hold a `shard_map` op with no body graph: a NaN first seen at its
+    output is said to come from a body that dump cannot name, not read as the shard_map op's own doing (a dump laid
+    out as that writer laid it out, written with the package's writer)."""
+    w = DebugEventsWriter(str(tmp_path / "logdir" / "dump"), "jax 0.10.2")
+    device = "/job:localhost/replica:0/task:0/device:CPU:0"
+    stack = w.stack([(__file__, 1, "step")])
+    arg, out = w.tensor_ids(2)
+    w.graph("g", "jit_step")
+    w.op("g", "jit_step", "Placeholder", "arg_0", [], [arg], [])
+    w.op("g", "jit_step", "shard_map", "shard_map_0", ["arg_0:0"], [out], stack)
+    mode = summaries.mode_number("FULL_HEALTH")
+    x = np.array([-np.inf, 1.0, 2.0, 3.0], np.float32)
+    vector = summaries.debug_vector("FULL_HEALTH", out, "float32", x.shape, summaries.counts_of(x))
+    w.trace("g", "shard_map_0", 0, mode, summaries.tensor_proto(vector), device)
+    w.execution("jit_step", mode, graph_id="g", output_tensor_ids=[out], stack_frame_ids=stack)
+    w.close()
+    text = _cli("report", str(tmp_path / "logdir")).stdout
+    assert "op shard_map_0 (shard_map) in jit_step (jitted function)" in text, text
+    assert "shard_map's body is not recorded in this dump (written by a JAX writer that ran it as one op" in text, text
