@@ -19,6 +19,7 @@ import pytest
 from jax_helpers import array as _array
 from jax_helpers import cli as _cli
 from jax_helpers import events as _events
+from jax_helpers import program as _program
 
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.writer import summaries
@@ -131,3 +132,41 @@ def test_a_dump_from_a_writer_that_ran_shard_map_as_one_op_says_its_body_is_not_
     text = _cli("report", str(tmp_path / "logdir")).stdout
     assert "op shard_map_0 (shard_map) in jit_step (jitted function)" in text, text
     assert "shard_map's body is not recorded in this dump (written by a JAX writer that ran it as one op" in text, text
+
+
+MINOR_AXIS = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import jax, jax.numpy as jnp
+from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec as P
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info
+enable_dump_debug_info(sys.argv[1])
+mesh = jax.make_mesh((2, 2), ("d", "m"))  # Explicit axes
+jax.sharding.set_mesh(mesh)
+
+def inner(h):
+    return lax.psum(jnp.log(h), "m")  # CULPRIT
+
+def outer(x):
+    return jax.shard_map(inner, in_specs=P(None, "m"), out_specs=P(None, None), axis_names={"m"})(x - 1.0)
+
+@jax.jit
+def step(x):
+    cols = jnp.tanh(x)  # sharded over its columns
+    return jax.shard_map(outer, in_specs=P("d", None), out_specs=P("d", None), axis_names={"d"})(x).sum() + cols.sum()
+
+print(step(jax.device_put(jnp.arange(1.0, 17.0).reshape(4, 4), NamedSharding(mesh, P("d", "m")))))
+"""
+
+
+def test_a_tensor_sharded_over_a_minor_axis_and_a_shard_map_inside_a_partly_manual_one(tmp_path):
+    """With Explicit axes, a tensor sharded over its second dimension was flattened to be counted, and JAX raised
+    ShardingTypeError in the user's step ("This reshape is not supported"); counted without a reshape, the step runs
+    and the log inside a shard_map nested in a partly manual shard_map is named at its line."""
+    proc = _program(tmp_path, MINOR_AXIS, str(tmp_path / "logdir" / "dump"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = _cli("report", str(tmp_path / "logdir")).stdout
+    assert "(log) in jit_step.shard_map_1.shard_map_1 (shard_map body" in text, text
+    assert 'return lax.psum(jnp.log(h), "m")  # CULPRIT' in text, text
+    assert "output: 1 −∞ among 16 elements" in text, text

@@ -58,9 +58,11 @@ def rectified_counts(counts: Any, mode: str) -> Any:
 def _counted(masks: list[Any], rows: bool) -> list[Any]:
     """How many elements each boolean mask holds (per row of a matrix with `rows`), in ONE variadic reduction
     (separate jnp.sum calls make XLA:CPU walk the tensor once per count: ~200x slower on a training step's)."""
-    flat = [m.astype(jnp.int32) if rows else m.astype(jnp.int32).reshape(-1) for m in masks]
+    # a sharded tensor is not flattened (JAX cannot reshape one sharded on a minor axis): reduced over every axis
+    whole = not rows and _sharded(getattr(jax.typeof(masks[0]), "sharding", None))
+    flat = [m.astype(jnp.int32) if rows or whole else m.astype(jnp.int32).reshape(-1) for m in masks]
     zeros = [jnp.int32(0)] * len(flat)
-    axes = (1,) if rows else (0,)
+    axes = (1,) if rows else tuple(range(np.ndim(masks[0]))) if whole else (0,)
     return list(lax.reduce(flat, zeros, lambda a, b: tuple(u + v for u, v in zip(a, b, strict=True)), axes))
 
 
