@@ -45,9 +45,9 @@ def noting_axes(inst: Any, axes_of: dict[tuple[str, str, int], frozenset[Any]]) 
     one that instrument.py imports."""
     plain_watch, plain_child = inst.watch, inst.child
 
-    def watch(graph_id: str, op_name: str, op_type: str, slot: int, tensor_id: int, x: Any, *more: Any) -> None:
+    def watch(graph_id: str, op_name: str, op_type: str, slot: int, tensor_id: int, x: Any, *a: Any, **k: Any) -> None:
         axes_of[(graph_id, op_name, slot)] = varying(x)
-        plain_watch(graph_id, op_name, op_type, slot, tensor_id, x, *more)
+        plain_watch(graph_id, op_name, op_type, slot, tensor_id, x, *a, **k)
 
     inst.watch, inst.child = watch, lambda: noting_axes(plain_child(), axes_of)
     return inst
