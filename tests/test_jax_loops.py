@@ -112,34 +112,30 @@ def test_a_loop_with_every_iteration_traced_says_so_and_full_tensor_writes_the_m
     assert mode == 7 and (health["size"], health["pos"], health["dtype"]) == (2, 2, "int32")
 
 
-SHARD_MAP = """
-import os, sys
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+CLEAN_BRANCHES = """
+import sys
 import jax, jax.numpy as jnp
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax import lax
 from tensorboard_plugin_dbg.jax import enable_dump_debug_info
 enable_dump_debug_info(sys.argv[1])
-mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
-
-def per_shard(a):
-    return jnp.log(a - 1.0)
 
 @jax.jit
 def step(x):
-    return jax.shard_map(per_shard, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x).sum()
+    y = lax.cond(x.sum() > 0, jnp.sqrt, jnp.exp, x)
+    _, z = lax.while_loop(lambda s: s[0] < 0, lambda s: (s[0] + 1, jnp.log(s[1])), (0, y))
+    return z
 
-print(step(jax.device_put(jnp.array([0.5, 3.0, 4.0, 5.0]), NamedSharding(mesh, P("x")))))
+print(step(jnp.ones(3)))
 """
 
 
-def test_a_nan_made_inside_shard_map_says_its_body_is_not_recorded(tmp_path):
-    """shard_map runs as one op (its body is not recorded): the NaN first seen at its output is not left to read as
-    the shard_map op's own doing; `report` says its body is not recorded (2 CPU devices, a real shard_map)."""
-    proc = _program(tmp_path, SHARD_MAP, str(tmp_path / "logdir" / "dump"))
+def test_a_clean_run_with_a_branch_not_taken_and_a_loop_never_run_is_clean(tmp_path):
+    """The branch not taken and a while body that ran 0 times have no trace, rightly: they are parts of the recorded
+    step, not functions wrapped before enable_dump_debug_info (the run had read "Cannot judge")."""
+    proc = _program(tmp_path, CLEAN_BRANCHES, str(tmp_path / "logdir" / "dump"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    text = _cli("report", str(tmp_path / "logdir")).stdout
-    assert "op shard_map_0 (shard_map) in jit_step (jitted function)" in text, text
-    assert "shard_map's body is not recorded (the JAX writer runs it as one op: its outputs are traced" in text, text
+    report = _cli("report", str(tmp_path / "logdir"))
+    assert report.returncode == 0 and "run dump: CLEAN" in report.stdout, report.stdout
 
 
 EXPLICIT_SHARDING = """

@@ -40,6 +40,10 @@ test('a JAX run\'s graphs are jitted functions, never "tf.function"; a TF run ke
     /^a while loop's body .*the loop's condition function runs unrecorded$/,
   );
   assert.equal(graphKind('jit_step.while_2.scan_3', 'jax'), 'a function compiled with jax.jit');
+  // a shard_map body: its figures are the whole mesh's, as the report says
+  assert.match(graphKind('jit_step.shard_map_1', 'jax'), /^a shard_map body .*every device's shard/);
+  assert.equal(graphKind('jit_step.shard_map_1.scan_2', 'jax'), 'a function compiled with jax.jit');
+  assert.equal(graphKind('jit_step.shard_map_1', 'tensorflow'), 'tf.function');
   assert.equal(graphKindShort('scratch_graph', 'tensorflow'), 'Keras graph');
   assert.equal(graphKind('train_step', 'tensorflow'), 'tf.function');
 });

@@ -5,8 +5,9 @@ trace mask, op `<while op>.iterations` (LOOP_ITERATIONS): one int32 element per 
 Its health says how many ran (size) and, in FULL_HEALTH and FULL_TENSOR, how many were traced (positive count). When
 the loop's output is the first non-finite tensor (its traced iterations, written before it, were all finite) and
 some iterations were not traced, the NaN appeared in those: the root cause says so instead of naming the loop as if
-the `while` op itself had made it. A `shard_map` runs as one op (its body is not recorded): a NaN it makes is said
-to come from its body, which the dump cannot name.
+the `while` op itself had made it. A dump written before the JAX writer recorded `shard_map` bodies (they are graphs
+now, jax/shard_bodies.py) has a `shard_map` op without one: a NaN it makes is said to come from its body, which that
+dump cannot name.
 """
 
 from __future__ import annotations
@@ -58,9 +59,9 @@ def untraced_body(run: RunQueries, graph_id: str | None, op_name: str | None, op
     """The sentence for a NaN first seen at the output of a JAX op whose body was not (all) traced; else None."""
     if op_type == "shard_map" and run.info()["framework"] == "jax":
         return (
-            "shard_map's body is not recorded (the JAX writer runs it as one op: its outputs are traced, the ops "
-            "inside are not): the NaN came with its inputs or from an op of the function it maps, which the dump "
-            "cannot name"
+            "shard_map's body is not recorded in this dump (written by a JAX writer that ran it as one op: its "
+            "outputs are traced, the ops inside are not; newer writers record the body): the NaN came with its "
+            "inputs or from an op of the function it maps, which the dump cannot name"
         )
     return untraced_nan(run, graph_id, op_name, op_type, row)
 

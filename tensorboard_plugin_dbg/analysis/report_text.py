@@ -82,6 +82,7 @@ def holds_nonfinite(r: RunResult) -> bool:
 # widgets/graph_names.ts says); Keras numbers them under tf.distribute (`scratch_graph_1`).
 _KERAS_GRAPHS = re.compile(r"scratch_graph(_\d+)?")
 _JAX_WHILE_BODY = re.compile(r"\.while_\d+$")  # a while loop's body as the JAX writer names it (`jit_step.while_2`)
+_JAX_SHARD_MAP_BODY = re.compile(r"\.shard_map_\d+$")  # a shard_map's (or pmap's) body (jax/shard_bodies.py)
 
 
 def graph_kind(graph_name: str, framework: str = "tensorflow") -> str:
@@ -89,6 +90,8 @@ def graph_kind(graph_name: str, framework: str = "tensorflow") -> str:
     "jitted function"."""
     if framework == "jax" and _JAX_WHILE_BODY.search(graph_name):  # its condition runs unrecorded (jax/bodies.py)
         return "while loop body in a jitted function; its condition function runs unrecorded"
+    if framework == "jax" and _JAX_SHARD_MAP_BODY.search(graph_name):  # counts summed over the mesh's devices
+        return "shard_map body in a jitted function; its figures cover every device's shard"
     if framework == "jax":
         return "jitted function"
     return "Keras graph" if _KERAS_GRAPHS.fullmatch(graph_name) else "tf.function"

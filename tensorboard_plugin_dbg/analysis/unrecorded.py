@@ -14,7 +14,9 @@ a trace; when an execution calls it by name (`__inference_<name>_<n>`: TF 2.21 l
 the functions GradientTape runs, so the name is the join); or when another graph of the same name was recorded
 (tf.function traces a function anew when its first trace created variables, and that first graph never runs).
 tf.data functions (their ops run inside the input pipeline), Keras's shape-inference `scratch_graph` and If/While
-branches (a branch not taken rightly never runs) do not count either way.
+branches (a branch not taken rightly never runs) do not count either way, nor does a JAX graph nested in another (a
+`cond` branch, a loop or shard_map body: part of its caller's program; the JAX writer writes a function wrapped
+before it was enabled as a graph of its own).
 """
 
 from __future__ import annotations
@@ -63,10 +65,13 @@ def unrecorded_functions(run: RunQueries) -> Unrecorded | None:
         return gid in traced or names.get(gid, "") in called or any(recorded(c) for c in children.get(gid, []))
 
     ran = {name for gid, name, _ in entries if recorded(gid)}
+    jax = run.info()["framework"] == "jax"
     missing: list[str] = []
-    for gid, name, _outer in entries:
+    for gid, name, outer in entries:
         if not name or _NOT_STEPS.match(name) or _BRANCH.search(name):
             continue  # the outermost context, tf.data/Keras internals, a branch that may rightly never run
+        if jax and outer:  # a JAX nested graph runs in its caller's program (a branch not taken, a loop run 0 times)
+            continue
         if name in ran or not run.graph_op_names(gid) or any(_nested_in(gid, m, entries) for m in missing):
             continue  # another trace of it ran (a first trace that created variables is traced anew), or no ops
         missing.append(gid)
@@ -77,7 +82,7 @@ def unrecorded_functions(run: RunQueries) -> Unrecorded | None:
         functions=[names[g] for g in missing],
         xla_line=_xla_line(run, frames),
         keras=any("keras" in (f.get("path") or "") for f in _all_frames(run, missing)),
-        jax=run.info()["framework"] == "jax",
+        jax=jax,
     )
 
 

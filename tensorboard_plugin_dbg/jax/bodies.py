@@ -27,7 +27,13 @@ WHILE_ITERATIONS = 100  # a while body's iterations recorded per call (a carried
 
 
 def _zeros(tree: Any, rows: tuple[int, ...] = ()) -> Any:
-    return jax.tree_util.tree_map(lambda s: jnp.zeros((*rows, *s.shape), s.dtype), tree)
+    return jax.tree_util.tree_map(lambda s: _varying_as(jnp.zeros((*rows, *s.shape), s.dtype), s), tree)
+
+
+def _varying_as(x: Any, like: Any) -> Any:
+    """`x` varying over the shard_map mesh axes `like` varies over (a loop's carry keeps its type)."""
+    axes = tuple(getattr(getattr(like, "manual_axis_type", None), "varying", None) or ())
+    return lax.pcast(x, axes, to="varying") if axes else x
 
 
 def _instrumented(inst: Any, closed: Any, name: str, outer_id: str) -> tuple[Any, Callable[..., Any], Any]:
@@ -41,10 +47,18 @@ def _instrumented(inst: Any, closed: Any, name: str, outer_id: str) -> tuple[Any
         alive = jnp.ones(len(sub.points), jnp.int32) if live is None else live
         return outs, sub.payload(), alive, sub.loops.payload()
 
-    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.in_avals]
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, **_manual(a)) for a in closed.in_avals]
     traced, shapes = jax.make_jaxpr(body, return_shape=True)(*specs)
     tree, run = jax.tree_util.tree_structure(shapes), jcore.jaxpr_as_fun(traced)
     return sub, lambda *args: jax.tree_util.tree_unflatten(tree, run(*args)), shapes
+
+
+def _manual(aval: Any) -> dict[str, Any]:
+    """Inside a shard_map body, the mesh axes a body input varies over (JAX 0.10's manual axis type): kept, or an op
+    mixing it with a varying value fails check_vma."""
+    mat = getattr(aval, "mat", None)
+    varies = mat is not None and getattr(mat, "varying", None)
+    return {"manual_axis_type": mat, "sharding": aval.sharding} if varies else {}
 
 
 def run_while(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str, caller_op: str = "") -> list[Any]:

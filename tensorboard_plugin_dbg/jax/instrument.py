@@ -6,7 +6,7 @@ mode's counts computed in the compiled program, next to the value the program it
 `jit` produces. A nested `jit` (pjit) equation is interpreted the same way as a graph of its own, whose
 `outer_context_id` is the caller's graph and whose name is the calling op's type, as TensorFlow links function calls.
 `scan` and `while` bodies and `cond` branches (bodies.py) and custom_jvp/custom_vjp bodies are graphs of their own
-too; shard_map runs as one op: its outputs are recorded, its body is not.
+too, and shard_map bodies (shard_bodies.py: the counts summed over the mesh).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from jax.extend import core as jcore
 from ..writer import summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TracePoint
-from . import bodies, frames, host_counts
+from . import bodies, frames, host_counts, shard_bodies
 from .iterations import LoopCounts
 
 CALL_PRIMITIVES = ("jit", "pjit")
@@ -311,6 +311,10 @@ class Instrumenter:
             self.nested += 1
             op_type = prim
             outs = self._scan(eqn.params, invals, f"{graph_name}.scan_{self.nested}", graph_id)
+        elif prim == "shard_map":  # linked as a nested jit is: the calling op's type is the body's graph name
+            self.nested += 1
+            op_type = f"{graph_name}.shard_map_{self.nested}"
+            outs = shard_bodies.run_shard_map(self, eqn.params, invals, op_type, graph_id)
         elif prim in ("while", "cond"):
             self.nested += 1
             op_type = prim
@@ -341,7 +345,7 @@ class Instrumenter:
         leave each iteration as one more scanned output, and its points repeat once per iteration, in the order
         the iterations ran."""
         consts, carried = params["num_consts"], params["num_carry"]
-        sub = Instrumenter(self.writer, self.mode, self.op_regex)
+        sub = self.child()
 
         def body(carry: list[Any], xs: list[Any]) -> tuple[list[Any], tuple[list[Any], Any, Any, Any]]:
             _, outs = sub.run_graph(params["jaxpr"], [*invals[:consts], *carry, *xs], body_name, outer_id, body=True)

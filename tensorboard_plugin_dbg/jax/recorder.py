@@ -28,7 +28,7 @@ import numpy as np
 from ..writer import background, summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TraceBatch
-from . import eager, frames, instrument, iterations
+from . import eager, frames, instrument, iterations, pmaps
 from .before import jitted_before
 from .before import record as record_before
 from .before import said as said_before
@@ -260,6 +260,7 @@ def enable_dump_debug_info(
 
         _active.update(recorder=recorder, original_jit=original)
         jax.jit = recording_jit
+        _active["uninstall_pmap"] = pmaps.install(lambda f: RecordedJit(f, {}, recorder, original))
         recorder.uninstall_eager, calls_seen = eager.install(recorder.eager)
         if not calls_seen:
             record_before(writer, before)
@@ -278,6 +279,7 @@ def disable_dump_debug_info() -> None:
         if not _active:
             return
         jax.jit = _active["original_jit"]
+        _active["uninstall_pmap"]()
         if _active["recorder"].uninstall_eager is not None:
             _active["recorder"].uninstall_eager()
         _active["recorder"].writer.close()

@@ -52,3 +52,25 @@ def test_jax_nan_in_a_loops_untraced_iterations_card_and_graph_execution_say_so(
         assert cell.inner_text() == "ran 150 iterations; iterations 101–150 not traced"
         screenshot(page, "jax-2-loop-untraced")
         assert_no_console_errors(page)
+
+
+def test_jax_nan_inside_a_shard_map_body_card_to_the_line_and_the_body_graph(page):
+    """A NaN born inside a shard_map body (tests/programs/jax_shard_map.py, 2 CPU devices): the card names the log in
+    the body's graph, which says its figures cover every device's shard; one click highlights the body's line, and
+    Graph Structure shows the op in the body's graph under the jitted step that calls it."""
+    program = dumps.program_path("jax_shard_map")
+    with TensorBoardProcess(dumps.make_dump("jax_shard_map", "FULL_HEALTH", "auto", "check")) as tb:
+        frame = open_dashboard(page, tb)
+        card = by_testid(frame, "root-cause")
+        card.wait_for(timeout=30_000)
+        wait_text(card, r"log_\d+", timeout_ms=30_000)
+        graph = card.locator(".rc-graph")
+        assert "jit_step.shard_map_1 (jitted function)" in graph.inner_text(), graph.inner_text()
+        assert "a shard_map body in a function compiled with jax.jit" in graph.get_attribute("title")
+        card.click()
+        wait_focused_source_line(frame, program, "# CULPRIT shard_map")
+        wait_text(by_testid(frame, "gs-focus-op"), r"^log_\d+")
+        meta = by_testid(frame, "gs-focus-op").inner_text()
+        assert "in jit_step › jit_step.shard_map_1 (a shard_map body" in meta, meta
+        screenshot(page, "jax-3-shard-map-body")
+        assert_no_console_errors(page)

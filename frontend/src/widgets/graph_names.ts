@@ -11,11 +11,16 @@ const KERAS_GRAPH = /^scratch_graph(_\d+)?$/;
 /** A while loop's body as the JAX writer names it (`jit_step.while_2`; jax/bodies.py). */
 const JAX_WHILE_BODY = /\.while_\d+$/;
 
+/** A shard_map's (or pmap's) body as the JAX writer names it (`jit_step.shard_map_1`; jax/shard_bodies.py). */
+const JAX_SHARD_MAP_BODY = /\.shard_map_\d+$/;
+
 /** What the graph is: "tf.function", or what Keras uses it for; in a run the JAX writer wrote (`framework`, the
  * run's RunInfo.framework), a function compiled with jax.jit. */
 export function graphKind(name: string, framework: Framework = 'tensorflow'): string {
   if (framework === 'jax' && JAX_WHILE_BODY.test(name))
     return "a while loop's body in a function compiled with jax.jit, traced at its first iterations of each call; the loop's condition function runs unrecorded";
+  if (framework === 'jax' && JAX_SHARD_MAP_BODY.test(name))
+    return "a shard_map body in a function compiled with jax.jit; its figures cover every device's shard (the counts summed over the mesh)";
   if (framework === 'jax') return 'a function compiled with jax.jit';
   return KERAS_GRAPH.test(name) ? 'a graph Keras builds for shape inference' : 'tf.function';
 }
