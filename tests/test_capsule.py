@@ -207,6 +207,7 @@ def test_custom_loop_in_a_tf_function():
     c = assert_capsule_is_the_step(out, 3)
     assert c.trigger["kind"] == "loss" and c.manifest["source"] == "custom_loop"
     assert result(out)["iterations"] == 3
+    assert c.manifest["compiled"] is False and "Bitcast" not in result(out)["ops"]  # the ring's plain reductions
     assert sorted(c.batch) == ["0/raw", "1"]
 
 
@@ -231,11 +232,15 @@ def test_custom_loop_keeps_batchnorm_statistics_and_seed_states_from_before_the_
 
 def test_custom_loop_in_an_xla_compiled_tf_function():
     """The helper inside tf.function(jit_compile=True): the check compiles with the step (no tf.py_function), and
-    the capsule is the step's batch with the pre-step state, BatchNorm statistics and seed states included."""
+    the capsule is the step's batch with the pre-step state, BatchNorm statistics and seed states included. The watch
+    knows the step is XLA-compiled (no `compile` call says so in a custom loop: the trace's XLA context does): the
+    manifest says `compiled` (replay then knows how the run ran) and the per-layer ring takes its XLA forms (max |w|
+    as one integer max over the bits: a Bitcast, capsule/layer_history.py)."""
     out = run("capsule_loop", "--jit", "--batchnorm")
     c = assert_capsule_is_the_step(out, 3)
     ended = result(out)
     assert ended["iterations"] == 3 and {"If", "IsFinite"} <= set(ended["ops"])
+    assert c.manifest["compiled"] is True and "Bitcast" in ended["ops"]
     assert not [op for op in ended["ops"] if "PyFunc" in op]
     assert {n for n in c.weights if "moving_mean" in n} <= set(c.manifest["pre_step_state"])
 

@@ -43,3 +43,15 @@ def unlowered(result: Any) -> Any:
 
 def values(grad: Any) -> Any:
     return grad.values if hasattr(grad, "values") and hasattr(grad, "indices") else grad  # IndexedSlices
+
+
+def traced_for_xla() -> bool:
+    """Whether the step being traced compiles with XLA: a custom loop's `tf.function(jit_compile=True)` says so to
+    no one but its trace, which TensorFlow runs inside an XLA control-flow context (Keras's `fit` has
+    `model.jit_compile`). Eager: False."""
+    import tensorflow as tf
+    from tensorflow.python.ops import control_flow_util  # no public way to ask (TensorFlow's own ops ask it this way)
+
+    if tf.executing_eagerly():
+        return False
+    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))

@@ -68,7 +68,7 @@ class Watch:
         self.steps_run = 0  # steps the host started (the device counts the same steps)
         self.polled_at = 0
         self.host_reads = 0  # device-to-host reads of the trigger counter (tests check that they are rare)
-        self.compiled: bool | None = None  # XLA on for the train step (fit: model.jit_compile)
+        self.compiled: bool | None = None  # XLA on for the train step (fit: model.jit_compile; a loop: its trace)
         self.directory = os.path.abspath(directory)
         self.on_nan = on_nan
         self.max_capsules = max_capsules
@@ -140,6 +140,8 @@ class Watch:
         import tensorflow as tf
 
         applying = optimizer if optimizer is not None else self.optimizer
+        if not fit:  # a custom loop: XLA on when its tf.function has jit_compile (fit: model.jit_compile)
+            self.compiled = check.traced_for_xla()
         first_of_step = not self.applies_traced
         if self.applies_traced is not None:
             self.applies_traced += 1
