@@ -189,7 +189,7 @@ class Watch:
 
         def capture() -> Any:
             free = tf.equal(state.slot.value(), 0)  # read before the slot is taken: the slot's content written with it
-            stashed = self.stash.capture(batch, free, state.counter.value() - 1) if fit else []
+            stashed = self.stash.capture(batch, free, state.counter.value() - 1, state) if fit else []
             held = tf.where(free, tf.constant(apply_index, tf.int64), state.held_apply.value())
             stashed.append(state.held_apply.assign(held))
             stashed += [self.history.hold(state.slot.value())] if self.history.on else []  # the ring as it was (#36)
@@ -300,7 +300,7 @@ class Watch:
             epoch, batch_index = (
                 (kept[1], calls.batch_index(kept[2], device_step - kept[0])) if kept else (self.epoch, self.batch_index)
             )
-            batch = (kept[3] if kept[3] is not None else self.stash.read()) if held and kept else None
+            batch = (kept[3] if kept[3] is not None else self.stash.read(state)) if held and kept else None
             folder = None
             if held and len(self.captured) < self.max_capsules and kept is not None and batch is not None:
                 step = state.step.numpy()
