@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import structure
+from . import shadow, structure
 
 
 def read_counts(watch: Any) -> int:
@@ -19,7 +19,7 @@ def read_counts(watch: Any) -> int:
     state = watch.state
     if watch.steps_per_execution == 1:
         return state.triggers.numpy()
-    record = state.record.numpy()  # one read: the counters are fields of one variable (capsule/shadow.py)
+    record = shadow.read(state.record)  # one read: the counters are fields of one variable (capsule/shadow.py)
     seen, steps = int(record[state.triggers.index]), int(record[state.counter.index])
     watch.steps_run = watch.polled_at = steps
     return seen

@@ -88,8 +88,10 @@ class Replay:
 
     def compiled_run(self) -> bool:
         """Whether the captured step ran XLA-compiled (tfdbg2 cannot dump that: the step is first re-run as it ran,
-        without dumping, then under tfdbg2 un-compiled)."""
-        return bool(self.capsule is not None and self.capsule.manifest.get("compiled"))
+        without dumping, then under tfdbg2 un-compiled). A custom loop's step is its own tf.function, whose jit_compile
+        the replay cannot turn off: it runs as the program says (README)."""
+        manifest = self.capsule.manifest if self.capsule is not None else {}
+        return bool(manifest.get("compiled")) and manifest.get("source") == "fit"  # a loop's own jit cannot be dumped
 
     def record(self, trigger: Trigger) -> None:
         if not self.dumping:

@@ -9,8 +9,11 @@ states: the forward pass moved them). In `stop` and `raise` modes the step after
 trainable variables and the optimizer state stay the pre-step ones until the host reads them; in `skip` mode later steps
 apply, so the slot holds a copy of those too (the model and optimizer state once more in device memory).
 
-The counters and flags are one int64 variable (`record`, read and written through `Field`s): each variable an XLA
-step may write costs it every call, the branch taken or not (bench/README.md, #35).
+The counters and flags, the trigger ring, the health counts and the held batch's shapes are one int64 variable
+(`record`: the counters read and written through `Field`s, then the ring's rows, then regions added as the step is
+traced: the health counts of each checked apply, the shapes of capsule/stash.py's held batch): each
+variable an XLA step may write costs it every call, the branch taken or not (bench/README.md, #35). Its writes are
+scatters of the elements they change (in place under XLA, whatever the record's length).
 
 TensorFlow is imported inside the functions that run in the training process only.
 """
@@ -31,11 +34,13 @@ HEALTH = ("nan", "pos_inf", "neg_inf", "size")
 # (1 while a capture waits for the host); the optimizer's step at the held capture; the checked apply whose trigger the
 # slot holds (a GAN's train step applies two optimizers); 1 once stopped (later steps of one execution apply nothing)
 FIELDS = ("triggers", "counter", "slot", "step", "held_apply", "halted")
+RING_AT = len(FIELDS)  # the ring's rows follow: (device step, held) of each trigger, RING of them
+HEALTH_AT = RING_AT + 2 * RING  # then regions added as the step is traced (`region`): health counts, batch shapes
 
 
 class Field:
     """One int64 of the record, read and written as a scalar variable would be (`value`, `assign`, `assign_add`,
-    `numpy`): whole-record writes, which MirroredVariables take in a cross-replica context too."""
+    `numpy`): writes are scatters of that one element (which MirroredVariables take in a cross-replica context too)."""
 
     def __init__(self, record: Any, index: int) -> None:
         self.record, self.index = record, index
@@ -44,37 +49,27 @@ class Field:
         return self.record.value()[self.index]
 
     def numpy(self) -> int:
-        return int(self.record.numpy()[self.index])
+        return int(read(self.record)[self.index])
 
     def assign_add(self, delta: Any) -> Any:
-        import tensorflow as tf
-
-        return self.record.assign_add(self._at(tf.cast(delta, tf.int64)))
+        return self.record.scatter_add(_at([self.index], delta))
 
     def assign(self, value: Any) -> Any:
-        import tensorflow as tf
-
-        kept = self.record.value() * (1 - self._at(tf.constant(1, tf.int64)))
-        return self.record.assign(kept + self._at(tf.cast(value, tf.int64)))
-
-    def _at(self, value: Any) -> Any:
-        import tensorflow as tf
-
-        return tf.scatter_nd([[self.index]], tf.reshape(value, [1]), [len(FIELDS)])
+        return self.record.scatter_update(_at([self.index], value))
 
 
 class DeviceState:
     def __init__(self, copy_all: bool) -> None:
         self.copy_all = copy_all  # skip mode: the trainable variables and optimizer state are copied too
-        self.record: Any = None  # int64 [len(FIELDS)], read and written through the Fields below
+        self.record: Any = None  # int64: the Fields below, the ring, the health counts (see the module's docstring)
         self.triggers: Any = None
         self.counter: Any = None
         self.slot: Any = None
         self.step: Any = None
         self.held_apply: Any = None
         self.halted: Any = None
-        self.ring: Any = None  # int64 [RING, 2]: (device step, held) of each trigger
-        self.health: dict[int, Any] = {}  # per number of checked tensors: int64 [n, 4]
+        self.size = 0  # the record's length
+        self.health: dict[int, int] = {}  # per number of checked tensors: where its [n, 4] counts begin in the record
         # model variable name -> its copy ("o:" + name for the optimizer's); Any: a tf.Variable (TensorFlow is imported
         # lazily, in the training process only)
         self.shadows: dict[str, Any] = {}
@@ -88,14 +83,17 @@ class DeviceState:
 
         with tf.init_scope():
             if self.record is None:
-                self.record = tf.Variable(tf.zeros([len(FIELDS)], tf.int64), trainable=False, name="nan_capsule_record")
+                self.size = HEALTH_AT
+                self.record = tf.Variable(
+                    tf.zeros([self.size], tf.int64),
+                    shape=tf.TensorShape(None),
+                    trainable=False,
+                    name="nan_capsule_record",
+                )
                 for index, name in enumerate(FIELDS):
                     setattr(self, name, Field(self.record, index))
-                self.ring = tf.Variable(tf.zeros([RING, 2], tf.int64), trainable=False, name="nan_capsule_ring")
             if len(self.layout) not in self.health:
-                self.health[len(self.layout)] = tf.Variable(
-                    tf.zeros([len(self.layout), len(HEALTH)], tf.int64), trainable=False, name="nan_capsule_health"
-                )
+                self.health[len(self.layout)] = self.region(len(self.layout) * len(HEALTH))
             if self._owner is None or self._owner[0] is not model or self._owner[1] is not optimizer:
                 self._owner = (model, optimizer)
                 self.shadows = {}
@@ -103,6 +101,28 @@ class DeviceState:
                 if name not in self.shadows:
                     value = _tf_value(variable)
                     self.shadows[name] = tf.Variable(tf.zeros_like(value), trainable=False, name="nan_capsule_shadow")
+
+    def region(self, size: int) -> int:
+        """`size` more elements at the record's end, where they begin: the record grown in place, as a step is
+        traced, before it first runs (the health counts of an apply; the held batch's shapes, capsule/stash.py)."""
+        import tensorflow as tf
+
+        at, self.size = self.size, self.size + size
+        with tf.init_scope():
+            self.record.assign(tf.pad(self.record.value(), [[0, size]]))
+        return at
+
+    def write(self, at: int, values: Any) -> Any:
+        """The record's elements from `at` set to `values` (a vector of a static length): one scatter."""
+        import tensorflow as tf
+
+        size = int(values.shape[0])
+        return self.record.scatter_update(
+            tf.IndexedSlices(tf.cast(values, tf.int64), tf.range(at, at + size, dtype=tf.int64))
+        )
+
+    def read(self, at: int, size: int) -> np.ndarray:
+        return read(self.record)[at : at + size]
 
     def _copied(self, model: Any, optimizer: Any) -> list[tuple[str, Any]]:
         names = structure.unique_names([v.path for v in model.variables])
@@ -121,7 +141,8 @@ class DeviceState:
         import tensorflow as tf
 
         def take() -> Any:
-            self.health[len(checked)].assign(tf.stack([_counts(t) for t in checked]) if checked else [])
+            if checked:
+                self.write(self.health[len(checked)], tf.reshape(tf.stack([_counts(t) for t in checked]), [-1]))
             self.step.assign(tf.cast(optimizer.iterations, tf.int64))
             for name, variable in self._copied(model, optimizer):
                 self.shadows[name].assign(snapshot[name] if name in snapshot else _tf_value(variable))
@@ -130,20 +151,21 @@ class DeviceState:
 
         held = tf.cond(tf.equal(self.slot.value(), 0), take, lambda: tf.constant(0, tf.int64))
         row = tf.stack([self.counter.value() - 1, held])
-        index = tf.reshape(tf.math.floormod(self.triggers.value(), RING), [1, 1])
-        return self.ring.assign(tf.tensor_scatter_nd_update(self.ring, index, tf.reshape(row, [1, 2])))
+        at = RING_AT + 2 * tf.math.floormod(self.triggers.value(), RING)
+        return self.record.scatter_update(tf.IndexedSlices(row, tf.stack([at, at + 1])))
 
     # --- read by the host -----------------------------------------------------------------------------------------
 
     def read_triggers(self, old: int, new: int) -> list[tuple[int, bool]]:
         """(device step, whether the slot holds it) of the triggers old..new-1 (the last RING of them)."""
-        ring = self.ring.numpy()
+        ring = self.read(RING_AT, 2 * RING).reshape(RING, 2)
         return [(int(ring[i % RING, 0]), bool(ring[i % RING, 1])) for i in range(max(old, new - RING), new)]
 
     def trigger(self) -> Trigger:
         """The held trigger: the first non-finite of the step (the loss, else the first gradient in the variables'
         order), and all."""
-        counts = self.health[len(self.layout)].numpy()
+        n = len(self.layout)
+        counts = self.read(self.health[n], n * len(HEALTH)).reshape(n, len(HEALTH))
         return first_bad(self.layout, [dict(zip(HEALTH, (int(c) for c in row))) for row in counts])
 
     def read_variables(self, model: Any, optimizer: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -169,6 +191,19 @@ def first_bad(layout: list[tuple[str, str]], healths: list[dict[str, int]]) -> T
     if not bad:  # finite values whose sum overflowed cannot reach the capture: kept for safety
         return {"kind": "unknown", "name": "?", "health": {}, "all": []}
     return {**bad[0], "all": bad}
+
+
+def read(variable: Any) -> np.ndarray:
+    """A variable's value on the host: one read op (`.numpy()` adds an identity op, twice the time of a read that the
+    host makes every `check_every` steps)."""
+    return np.asarray(variable.value())
+
+
+def _at(indices: list[int], values: Any) -> Any:
+    """The record's elements `indices` set to (or added) `values`, as a scatter."""
+    import tensorflow as tf
+
+    return tf.IndexedSlices(tf.reshape(tf.cast(values, tf.int64), [len(indices)]), tf.constant(indices, tf.int64))
 
 
 def _counts(tensor: Any) -> Any:

@@ -40,7 +40,9 @@ class BatchStash:
         self.held: list[Any] = []  # per leaf: the trigger's batch
         self.held_previous: list[Any] = []  # per leaf: the batch of the step before the trigger
         self.last_meta: Any = None  # int64 [sum(ranks)]: the last step's shapes (XLA)
-        self.held_meta: Any = None  # int64: the trigger's shapes, the previous device step, the previous shapes
+        # where the held batch's shapes lie in the device state's record (capsule/shadow.py; one variable fewer that
+        # the compiled step may write): the trigger's shapes, the previous device step, the previous shapes
+        self.held_at: int | None = None
         self.previous: tuple[structure.Flat, int] | None = None  # host side: read with the trigger's batch
         self.missing: str | None = None  # host side: why the last read trigger's batch is not held (XLA, too large)
 
@@ -93,15 +95,18 @@ class BatchStash:
             written.append(self.last_meta.assign(tf.concat(self._shapes(tensors), 0)))
         return written
 
-    def capture(self, batch: Any, free: Any, step: Any) -> list[Any]:
+    def capture(self, batch: Any, free: Any, step: Any, state: Any) -> list[Any]:
         """Inside the rare branch of device step `step`: the trigger's batch and the previous step's (`last`, not
         yet overwritten by this step) into the held buffers when the capture slot is `free` (a bool tensor read
-        before the slot is taken: a later trigger must not overwrite the batch of the capture held)."""
+        before the slot is taken: a later trigger must not overwrite the batch of the capture held). `state`: the
+        device state (capsule/shadow.py), whose record holds the shapes."""
         import tensorflow as tf
 
         tensors = self._ensure(batch)
         if not tensors:
             return []
+        if self.held_at is None:
+            self.held_at = state.region(self._meta_size())
 
         def keep() -> Any:
             written = [v.assign(self._fitted(t, v)) for v, t in zip(self.held, tensors)]
@@ -110,7 +115,7 @@ class BatchStash:
                 written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
                 last = [self.last_meta.value()] if self.compiled else self._shapes([v.value() for v in self.last])
             before = tf.reshape(tf.cast(step, tf.int64) - 1, [1])
-            written.append(self.held_meta.assign(tf.concat([*self._shapes(tensors), before, *last], 0)))
+            written.append(state.write(self.held_at, tf.concat([*self._shapes(tensors), before, *last], 0)))
             with tf.control_dependencies(written):
                 return tf.constant(True)
 
@@ -136,8 +141,11 @@ class BatchStash:
             with tf.init_scope():
                 self.last, self.held, self.held_previous = (self._buffers(tensors) for _ in range(3))
                 self.last_meta = tf.Variable(tf.zeros([sum(ranks)], tf.int64), name="nan_capsule_meta")
-                self.held_meta = tf.Variable(tf.zeros([2 * sum(ranks) + 1], tf.int64), name="nan_capsule_meta")
+                self.held_at = None  # a region of the new size, at the next capture's trace
         return tensors
+
+    def _meta_size(self) -> int:
+        return 2 * sum(self.ranks) + 1
 
     def _buffers(self, tensors: list[Any]) -> list[Any]:
         import tensorflow as tf
@@ -167,14 +175,14 @@ class BatchStash:
 
     # --- host side, at the capsule's writing --------------------------------------------------------------------------
 
-    def read(self) -> structure.Flat | None:
+    def read(self, state: Any) -> structure.Flat | None:
         """The held trigger's batch (and, kept in `previous` with its device step, the batch before it), or None when
         none was stashed. Under XLA a batch larger than its buffer (a later batch larger than the fit's first ones)
         is not held: an empty batch then, `missing` says why, and the buffers grow to its shape for later triggers."""
         self.previous, self.missing = None, None
-        if not self.on or not self.held or self.held_meta is None:
+        if not self.on or not self.held or self.held_at is None:
             return None
-        meta = [int(v) for v in self.held_meta.numpy()]
+        meta = [int(v) for v in state.read(self.held_at, self._meta_size())]
         total = sum(self.ranks)
         trigger = self._cut(self.held, meta[:total])
         previous_step, previous = meta[total], self._cut(self.held_previous, meta[total + 1 :])

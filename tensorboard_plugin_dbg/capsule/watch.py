@@ -1,4 +1,5 @@
-"""The in-graph watch: one training step's loss and gradients checked before the update, the update applied only
+"""The in-graph watch (its check's ops in capsule/check.py, what the manifest records of the program in
+capsule/run_info.py): one training step's loss and gradients checked before the update, the update applied only
 when all are finite; the other branch of the `tf.cond` (which costs nothing until it runs) records the trigger and
 the pre-step state in device variables (capsule/shadow.py) and nothing else, so the step compiles with XLA. The host
 reads the trigger counter every `check_every` steps and at the epoch's end (no read per step), takes that step's
@@ -18,7 +19,7 @@ import numpy as np
 from tensorboard_plugin_dbg.reader import capsule_files
 from tensorboard_plugin_dbg.reader.capsule_manifest import Trigger
 
-from . import announce, calls, distribute, forensics, replay_mode, shadow, stash, structure, writer
+from . import announce, calls, check, distribute, forensics, replay_mode, run_info, shadow, stash, structure, writer
 from . import spike as spike_rules
 from .layer_history import STEPS, LayerHistory
 from .spike import SpikeRules
@@ -67,7 +68,7 @@ class Watch:
         self.steps_run = 0  # steps the host started (the device counts the same steps)
         self.polled_at = 0
         self.host_reads = 0  # device-to-host reads of the trigger counter (tests check that they are rare)
-        self.compiled: bool | None = None  # XLA on for the train step (fit: model.jit_compile)
+        self.compiled: bool | None = None  # XLA on for the train step (fit: model.jit_compile; a loop: its trace)
         self.directory = os.path.abspath(directory)
         self.on_nan = on_nan
         self.max_capsules = max_capsules
@@ -139,6 +140,8 @@ class Watch:
         import tensorflow as tf
 
         applying = optimizer if optimizer is not None else self.optimizer
+        if not fit:  # a custom loop: XLA on when its tf.function has jit_compile (fit: model.jit_compile)
+            self.compiled = check.traced_for_xla()
         first_of_step = not self.applies_traced
         if self.applies_traced is not None:
             self.applies_traced += 1
@@ -148,7 +151,7 @@ class Watch:
             [getattr(v, "path", getattr(v, "name", str(i))) for i, v in enumerate(variables)]
         )
         present = [(n, g) for n, g in zip(names, grads) if g is not None]
-        checked = [] if self.loss_scaled(applying) else [(n, _values(g)) for n, g in present]
+        checked = [] if self.loss_scaled(applying) else [(n, check.values(g)) for n, g in present]
         if loss is not None:
             checked.insert(0, ("loss", loss))
         layout = [("loss" if i == 0 and loss is not None else "gradient", n) for i, (n, _) in enumerate(checked)]
@@ -175,7 +178,7 @@ class Watch:
                 applying.build(variables)
         state.ensure(self.model, self.optimizer)
         rules = self.spikes
-        spiky, measured = rules.measure(loss, [_values(g) for _, g in present]) if rules.on else (None, {})
+        spiky, measured = rules.measure(loss, [check.values(g) for _, g in present]) if rules.on else (None, {})
 
         def apply() -> Any:
             apply_fn(grads, variables)
@@ -186,7 +189,7 @@ class Watch:
 
         def capture() -> Any:
             free = tf.equal(state.slot.value(), 0)  # read before the slot is taken: the slot's content written with it
-            stashed = self.stash.capture(batch, free, state.counter.value() - 1) if fit else []
+            stashed = self.stash.capture(batch, free, state.counter.value() - 1, state) if fit else []
             held = tf.where(free, tf.constant(apply_index, tf.int64), state.held_apply.value())
             stashed.append(state.held_apply.assign(held))
             stashed += [self.history.hold(state.slot.value())] if self.history.on else []  # the ring as it was (#36)
@@ -201,7 +204,7 @@ class Watch:
 
         def rare() -> Any:
             """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path."""
-            exact = _all_finite([t for _, t in checked])
+            exact = check.all_finite([t for _, t in checked])
             if spiky is not None:
                 exact = tf.logical_and(exact, tf.logical_not(spiky))
             return tf.cond(state.halted.value() > 0, halted, lambda: tf.cond(exact, apply, capture))
@@ -218,10 +221,10 @@ class Watch:
             tensors = tensors[: int(loss is not None)] + [squares]
         with tf.control_dependencies(([state.count_step()] if first_of_step else []) + ([history] if on else [])):
             halt = tf.where(state.halted.value() > 0, math.inf, 0.0)  # +inf: one sum says "finite, not halted"
-            go = _sum_finite(tensors, halt)
+            go = check.sum_finite(tensors, halt)
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
-        return _unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
+        return check.unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
 
     def record_compiled(self, arrays: list[np.ndarray]) -> None:
         """The compiled pass's checked values (host side): its trigger, if any, recorded for the verdict."""
@@ -297,7 +300,7 @@ class Watch:
             epoch, batch_index = (
                 (kept[1], calls.batch_index(kept[2], device_step - kept[0])) if kept else (self.epoch, self.batch_index)
             )
-            batch = (kept[3] if kept[3] is not None else self.stash.read()) if held and kept else None
+            batch = (kept[3] if kept[3] is not None else self.stash.read(state)) if held and kept else None
             folder = None
             if held and len(self.captured) < self.max_capsules and kept is not None and batch is not None:
                 step = state.step.numpy()
@@ -335,51 +338,19 @@ class Watch:
             "compiled": self.compiled,
             "rules": {"non_finite": True, **self.spikes.manifest()},
             "program": writer.program_info(),
-            **environment(),
+            **run_info.environment(),
         }
         if self.stash.missing is not None and not arrays:
             manifest["batch_missing"] = self.stash.missing  # replay then says it cannot (capsule/callback.py)
         if replicas is not None:
             manifest["replicas"] = replicas  # (folder_name adds the other workers' capsules to worker 0's)
-        groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": rng_state()}
+        groups = {"batch": arrays, "weights": weights, "optimizer": optimizer, "rng": run_info.rng_state()}
         moved_on = weights if self.on_nan == "skip" else None  # later steps applied: the loss from the stored state
         extra, manifest["forensics"] = forensics.at_trigger(self, spec, arrays, batch, moved_on)  # per-sample loss
         groups.update(extra)
         extra, manifest["layer_history"] = self.history.read()  # the last K steps per variable (optional group)
         groups.update(extra)
         return writer.write_capsule(self.directory, distribute.folder_name(step, replicas), manifest, groups)
-
-
-def _sum_finite(tensors: list[Any], halt: Any) -> Any:
-    """The every-step check, one reduction per tensor (each op costs its dispatch on the step's critical path): a
-    sum is NaN or infinite when any value is, and finite values make a non-finite sum only by overflowing, which
-    `_all_finite` then tells apart on the rare path. `halt` (0, or +inf once stopped) joins the same sum."""
-    import tensorflow as tf
-
-    sums = [tf.cast(tf.reduce_sum(t), tf.float32) if t.dtype != tf.float32 else tf.reduce_sum(t) for t in tensors]
-    return tf.math.is_finite(tf.add_n([*sums, halt]))
-
-
-def _all_finite(tensors: list[Any]) -> Any:
-    import tensorflow as tf
-
-    checks = [tf.reduce_all(tf.math.is_finite(t)) for t in tensors]
-    return tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
-
-
-def _unlowered(result: Any) -> Any:
-    """Keep the check's `If` op a function call instead of lowering it to Switch/Merge: one Switch in a train step's
-    graph moves TensorFlow's executor off its fast path for graphs without control flow, for every op of the step
-    (about +10-20 % step time on a small MLP). TensorFlow itself keeps conds unlowered this way
-    (`execute_fn_for_device`); there is no public switch for it, hence the op attribute."""
-    from tensorflow.core.framework import attr_value_pb2
-
-    op = getattr(result, "op", None)  # None when eager: the cond ran at once, nothing to lower
-    if op is not None and op.type == "Identity":
-        op = op.inputs[0].op
-    if op is not None and op.type in ("If", "StatelessIf"):
-        op._set_attr("_lower_using_switch_merge", attr_value_pb2.AttrValue(b=False))  # noqa: SLF001 - see above
-    return result
 
 
 def _replayed_spike(expected: Trigger, layout: list[tuple[str, str]], arrays: list[np.ndarray]) -> Any:
@@ -393,52 +364,3 @@ def _replayed_spike(expected: Trigger, layout: list[tuple[str, str]], arrays: li
         grads = [a for (k, _), a in zip(layout, arrays) if k == "gradient"]
         value = float(np.sqrt(sum(float(np.square(g.astype(np.float64)).sum()) for g in grads)))
     return dict(expected, value=value) if value > float(expected.get("threshold", np.inf)) else None
-
-
-def _values(grad: Any) -> Any:
-    return grad.values if hasattr(grad, "values") and hasattr(grad, "indices") else grad  # IndexedSlices
-
-
-def rng_state() -> dict[str, np.ndarray]:
-    """TensorFlow's global generator state (Keras layers' seed states are model variables, kept with the weights)."""
-    import tensorflow as tf
-
-    try:
-        return {"tf_global_generator": tf.random.get_global_generator().state.numpy()}
-    except Exception:  # noqa: BLE001 - no global generator in this context: nothing to keep
-        return {}
-
-
-def environment() -> dict[str, object]:
-    import platform
-
-    import keras
-    import tensorflow as tf
-
-    versions = {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "tensorflow": tf.__version__,
-        "keras": keras.__version__,
-        "tensorboard_plugin_dbg": _package_version(),
-    }
-    devices = [{"name": d.name, "type": d.device_type} for d in tf.config.list_logical_devices()]
-    return {"versions": versions, "devices": devices, "deterministic": _op_determinism()}
-
-
-def _package_version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("tensorboard-plugin-dbg")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _op_determinism() -> bool:
-    import tensorflow as tf
-
-    try:
-        return bool(tf.config.experimental.is_op_determinism_enabled())
-    except AttributeError:
-        return False
