@@ -42,7 +42,11 @@ def test_the_layer_whose_gradient_grew_is_named_first_out_of_band_with_its_lead(
     names, norms, peaks = capsule_layers.history(folder, manifest)
     assert norms.shape == peaks.shape == (8, 32)
     assert not np.all(np.isfinite(norms[:, -1]))  # the trigger's step (the NaN batch) is the last row
-    assert np.all(np.isfinite(norms[:, :-1])) and np.all(np.isfinite(peaks)) and np.all(peaks > 0)
+    assert np.all(np.isfinite(norms[:, :-1])) and np.all(np.isfinite(peaks))
+    measured = entry["max_abs_w_rows"]  # under XLA every 8th step (steps 8, 16, 24, 32) and the trigger's row
+    assert measured == ([2, 10, 18, 26, 31] if xla else list(range(32))) and np.all(peaks[:, measured] > 0)
+    repeated = [i for i in range(1, 32) if i not in measured]  # the rows between repeat the last measured one
+    assert np.array_equal(peaks[:, repeated], peaks[:, [i - 1 for i in repeated]])
     first = capsule_layers.first_out_of_band(names, norms)
     assert first["variable"].endswith(GROWN) and first["lead"] == LEAD
     said = f"first out of band: {first['variable']}, {LEAD} steps before the trigger"
@@ -163,11 +167,12 @@ def test_the_xla_forms_of_the_two_reductions_give_the_plain_ones(shape):
         assert all(np.isnan(float(v)) for v in compiled(tf.constant(bad.reshape(shape))))
 
 
-def test_under_xla_the_ring_holds_every_steps_norms_and_max_abs_w_and_the_checked_sum():
-    """Under XLA (the ring's other forms of the reductions) every row is its step's own: the gradient norms, max |w|
-    of the weights the step starts from, and the sum of squares the watch's every-step check reads."""
+def test_under_xla_the_ring_holds_every_steps_norms_and_max_abs_w_every_8th_step_and_exact_at_the_trigger():
+    """Under XLA (the ring's other forms of the reductions) every row holds its step's own gradient norms and the sum
+    of squares the watch's every-step check reads; max |w| of the weights the step starts from is measured every
+    MAX_EVERY-th step (the rows between repeat it) and at the held trigger, and the manifest lists those rows."""
     tf = pytest.importorskip("tensorflow")
-    from tensorboard_plugin_dbg.capsule.layer_history import LayerHistory
+    from tensorboard_plugin_dbg.capsule.layer_history import MAX_EVERY, LayerHistory
 
     variables = [tf.Variable(tf.fill([4, 3], 1.0)), tf.Variable(tf.fill([5], -1.0))]
     ring = LayerHistory(16)
@@ -188,8 +193,35 @@ def test_under_xla_the_ring_holds_every_steps_norms_and_max_abs_w_and_the_checke
     assert np.allclose(held["grad_norm"][0], np.sqrt(12) * 2.0 * steps)  # every step's own norm
     assert np.allclose(held["grad_norm"][1], np.sqrt(5) * steps)
     assert np.allclose(totals, [(12 * 4.0 + 5) * s * s / 2 for s in range(20)])  # what the watch checks
-    assert np.array_equal(held["max_abs_w"][0], steps + 1.0) and np.array_equal(held["max_abs_w"][1], (steps + 1) / 2)
+    measured = steps - steps % MAX_EVERY  # the step whose max |w| a row holds: the last measured one...
+    measured[-1] = steps[-1]  # ...and the trigger's own
+    assert np.array_equal(held["max_abs_w"][0], measured + 1.0)
+    assert np.array_equal(held["max_abs_w"][1], (measured + 1) / 2)
+    assert entry["max_abs_w_every"] == MAX_EVERY and entry["max_abs_w_rows"] == [4, 12, 15]  # steps 8, 16, 19
     assert entry["steps_kept"] == 16 and entry["last_step"] == 19
+
+
+def test_under_xla_the_step_with_the_ring_is_compiled_once(tmp_path):
+    """max |w| every MAX_EVERY-th step reads the ring's last row in a conditional: read with a slice at an index
+    taken from a variable, XLA needed that index as a compile-time constant and compiled the whole step again at
+    every step (a Keras step of 1 ms took ~1 s). Counted by XLA's own dump: one module for the step, 12 steps run."""
+    program = """
+import tensorflow as tf
+from tensorboard_plugin_dbg.capsule.layer_history import LayerHistory
+variables = [tf.Variable(tf.ones([4, 3])), tf.Variable(tf.ones([5]))]
+ring = LayerHistory(16)
+def ring_step(g):
+    return ring.record(["a", "b"], [g, g[0]], variables, compiled=True)[1]
+step = tf.function(ring_step, jit_compile=True, autograph=False)
+for s in range(12):
+    variables[0].assign_add(tf.ones([4, 3]))
+    step(tf.fill([4, 3], float(s)))
+"""
+    dumped = tmp_path / "xla"
+    env = dict(dumps.env_for_tf(), XLA_FLAGS=f"--xla_dump_to={dumped}")
+    subprocess.run([sys.executable, "-c", program], env=env, check=True, timeout=300, capture_output=True)
+    modules = {f.split(".")[0] for f in os.listdir(dumped) if "ring_step" in f and "before_optimizations" in f}
+    assert len(modules) == 1, sorted(os.listdir(dumped))
 
 
 @pytest.mark.parametrize("xla", [False, True], ids=["graph", "xla"])
