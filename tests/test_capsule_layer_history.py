@@ -251,3 +251,38 @@ def test_finite_gradients_whose_squares_overflow_are_applied_and_a_nan_gradient_
     assert int(capsule.capsule.state.triggers.numpy()) == 0
     assert not bool(step(tf.constant(np.inf, tf.float32)))
     assert int(capsule.capsule.state.triggers.numpy()) == 1
+
+
+@pytest.mark.parametrize("ring", [32, 0], ids=["ring", "no_ring"])
+def test_the_grad_spike_rule_reads_the_rings_sum_of_squares_instead_of_summing_the_gradients_again(tmp_path, ring):
+    """grad_spike's global gradient norm is sqrt(2 x the ring's sum of squares / 2) when the ring is on: one L2Loss
+    per gradient in the traced step (the ring's), not two; without the ring the rule sums them itself. The value is
+    the global norm either way."""
+    tf = pytest.importorskip("tensorflow")
+    import keras
+
+    from tensorboard_plugin_dbg.capsule import NanCapsule
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    capsule = NanCapsule(str(tmp_path / "capsules"), grad_spike=10.0, layer_history=ring)
+    capsule.watch(model, keras.optimizers.SGD(0.0))
+    measured: dict = {}
+    original = capsule.capsule.spikes.measure
+
+    def measure(*args: object) -> object:
+        spiky, values = original(*args)
+        measured.update(values)
+        return spiky, values
+
+    capsule.capsule.spikes.measure = measure
+
+    def train_step(scale: object) -> object:
+        grads = [tf.fill(v.shape, scale) for v in model.trainable_variables]
+        applied = capsule.apply_gradients(grads, model.trainable_variables, loss=tf.constant(1.0), batch=tf.zeros([1]))
+        return applied, measured["grad_spike"][0]
+
+    step = tf.function(train_step, autograph=False)
+    ops = [op.type for op in step.get_concrete_function(tf.TensorSpec([], tf.float32)).graph.get_operations()]
+    assert ops.count("L2Loss") == 2  # kernel and bias: the ring's sums, or the rule's own without the ring
+    _, norm = step(tf.constant(3.0))
+    assert float(norm) == pytest.approx(3.0 * np.sqrt(2 * 3 + 3), rel=1e-6)
