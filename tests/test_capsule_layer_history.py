@@ -42,7 +42,11 @@ def test_the_layer_whose_gradient_grew_is_named_first_out_of_band_with_its_lead(
     names, norms, peaks = capsule_layers.history(folder, manifest)
     assert norms.shape == peaks.shape == (8, 32)
     assert not np.all(np.isfinite(norms[:, -1]))  # the trigger's step (the NaN batch) is the last row
-    assert np.all(np.isfinite(norms[:, :-1])) and np.all(np.isfinite(peaks)) and np.all(peaks > 0)
+    assert np.all(np.isfinite(norms[:, :-1])) and np.all(np.isfinite(peaks))
+    measured = entry["max_abs_w_rows"]  # under XLA every 8th step (steps 8, 16, 24, 32) and the trigger's row
+    assert measured == ([2, 10, 18, 26, 31] if xla else list(range(32))) and np.all(peaks[:, measured] > 0)
+    repeated = [i for i in range(1, 32) if i not in measured]  # the rows between repeat the last measured one
+    assert np.array_equal(peaks[:, repeated], peaks[:, [i - 1 for i in repeated]])
     first = capsule_layers.first_out_of_band(names, norms)
     assert first["variable"].endswith(GROWN) and first["lead"] == LEAD
     said = f"first out of band: {first['variable']}, {LEAD} steps before the trigger"
@@ -163,11 +167,12 @@ def test_the_xla_forms_of_the_two_reductions_give_the_plain_ones(shape):
         assert all(np.isnan(float(v)) for v in compiled(tf.constant(bad.reshape(shape))))
 
 
-def test_under_xla_the_ring_holds_every_steps_norms_and_max_abs_w_and_the_checked_sum():
-    """Under XLA (the ring's other forms of the reductions) every row is its step's own: the gradient norms, max |w|
-    of the weights the step starts from, and the sum of squares the watch's every-step check reads."""
+def test_under_xla_the_ring_holds_every_steps_norms_and_max_abs_w_every_8th_step_and_exact_at_the_trigger():
+    """Under XLA (the ring's other forms of the reductions) every row holds its step's own gradient norms and the sum
+    of squares the watch's every-step check reads; max |w| of the weights the step starts from is measured every
+    MAX_EVERY-th step (the rows between repeat it) and at the held trigger, and the manifest lists those rows."""
     tf = pytest.importorskip("tensorflow")
-    from tensorboard_plugin_dbg.capsule.layer_history import LayerHistory
+    from tensorboard_plugin_dbg.capsule.layer_history import MAX_EVERY, LayerHistory
 
     variables = [tf.Variable(tf.fill([4, 3], 1.0)), tf.Variable(tf.fill([5], -1.0))]
     ring = LayerHistory(16)
@@ -188,8 +193,35 @@ def test_under_xla_the_ring_holds_every_steps_norms_and_max_abs_w_and_the_checke
     assert np.allclose(held["grad_norm"][0], np.sqrt(12) * 2.0 * steps)  # every step's own norm
     assert np.allclose(held["grad_norm"][1], np.sqrt(5) * steps)
     assert np.allclose(totals, [(12 * 4.0 + 5) * s * s / 2 for s in range(20)])  # what the watch checks
-    assert np.array_equal(held["max_abs_w"][0], steps + 1.0) and np.array_equal(held["max_abs_w"][1], (steps + 1) / 2)
+    measured = steps - steps % MAX_EVERY  # the step whose max |w| a row holds: the last measured one...
+    measured[-1] = steps[-1]  # ...and the trigger's own
+    assert np.array_equal(held["max_abs_w"][0], measured + 1.0)
+    assert np.array_equal(held["max_abs_w"][1], (measured + 1) / 2)
+    assert entry["max_abs_w_every"] == MAX_EVERY and entry["max_abs_w_rows"] == [4, 12, 15]  # steps 8, 16, 19
     assert entry["steps_kept"] == 16 and entry["last_step"] == 19
+
+
+def test_under_xla_the_step_with_the_ring_is_compiled_once(tmp_path):
+    """max |w| every MAX_EVERY-th step reads the ring's last row in a conditional: read with a slice at an index
+    taken from a variable, XLA needed that index as a compile-time constant and compiled the whole step again at
+    every step (a Keras step of 1 ms took ~1 s). Counted by XLA's own dump: one module for the step, 12 steps run."""
+    program = """
+import tensorflow as tf
+from tensorboard_plugin_dbg.capsule.layer_history import LayerHistory
+variables = [tf.Variable(tf.ones([4, 3])), tf.Variable(tf.ones([5]))]
+ring = LayerHistory(16)
+def ring_step(g):
+    return ring.record(["a", "b"], [g, g[0]], variables, compiled=True)[1]
+step = tf.function(ring_step, jit_compile=True, autograph=False)
+for s in range(12):
+    variables[0].assign_add(tf.ones([4, 3]))
+    step(tf.fill([4, 3], float(s)))
+"""
+    dumped = tmp_path / "xla"
+    env = dict(dumps.env_for_tf(), XLA_FLAGS=f"--xla_dump_to={dumped}")
+    subprocess.run([sys.executable, "-c", program], env=env, check=True, timeout=300, capture_output=True)
+    modules = {f.split(".")[0] for f in os.listdir(dumped) if "ring_step" in f and "before_optimizations" in f}
+    assert len(modules) == 1, sorted(os.listdir(dumped))
 
 
 @pytest.mark.parametrize("xla", [False, True], ids=["graph", "xla"])
@@ -219,3 +251,38 @@ def test_finite_gradients_whose_squares_overflow_are_applied_and_a_nan_gradient_
     assert int(capsule.capsule.state.triggers.numpy()) == 0
     assert not bool(step(tf.constant(np.inf, tf.float32)))
     assert int(capsule.capsule.state.triggers.numpy()) == 1
+
+
+@pytest.mark.parametrize("ring", [32, 0], ids=["ring", "no_ring"])
+def test_the_grad_spike_rule_reads_the_rings_sum_of_squares_instead_of_summing_the_gradients_again(tmp_path, ring):
+    """grad_spike's global gradient norm is sqrt(2 x the ring's sum of squares / 2) when the ring is on: one L2Loss
+    per gradient in the traced step (the ring's), not two; without the ring the rule sums them itself. The value is
+    the global norm either way."""
+    tf = pytest.importorskip("tensorflow")
+    import keras
+
+    from tensorboard_plugin_dbg.capsule import NanCapsule
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    capsule = NanCapsule(str(tmp_path / "capsules"), grad_spike=10.0, layer_history=ring)
+    capsule.watch(model, keras.optimizers.SGD(0.0))
+    measured: dict = {}
+    original = capsule.capsule.spikes.measure
+
+    def measure(*args: object) -> object:
+        spiky, values = original(*args)
+        measured.update(values)
+        return spiky, values
+
+    capsule.capsule.spikes.measure = measure
+
+    def train_step(scale: object) -> object:
+        grads = [tf.fill(v.shape, scale) for v in model.trainable_variables]
+        applied = capsule.apply_gradients(grads, model.trainable_variables, loss=tf.constant(1.0), batch=tf.zeros([1]))
+        return applied, measured["grad_spike"][0]
+
+    step = tf.function(train_step, autograph=False)
+    ops = [op.type for op in step.get_concrete_function(tf.TensorSpec([], tf.float32)).graph.get_operations()]
+    assert ops.count("L2Loss") == 2  # kernel and bias: the ring's sums, or the rule's own without the ring
+    _, norm = step(tf.constant(3.0))
+    assert float(norm) == pytest.approx(3.0 * np.sqrt(2 * 3 + 3), rel=1e-6)

@@ -9,7 +9,8 @@ trigger): 16 bytes x K x n, 512 KiB for 1,000 variables at K = 32. Per step: one
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
 instead of summing them itself, and one max |w| per variable (the weights the step starts from: the watch never
 applies a non-finite update, so they are finite unless the model started non-finite; a non-finite max is kept as it
-is).
+is) — under XLA every MAX_EVERY-th step and at the trigger, the rows between repeating the last measured one (the
+manifest lists the measured rows).
 
 Written into the capsule as the optional group `layer_history.npz` (`grad_norm`, `max_abs_w`: float32 [n, T], oldest
 step first, the trigger's step last) and the manifest's `layer_history` entry (variable names, T, K, the device step
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 STEPS = 32  # default K
+MAX_EVERY = 8  # under XLA, max |w| is measured every MAX_EVERY-th step (and at the trigger)
 
 
 class LayerHistory:
@@ -35,6 +37,8 @@ class LayerHistory:
         self.seen: Any = None  # int64: steps recorded
         self.held: Any = None  # float32 [K, 2, n]: the ring at the held trigger
         self.held_seen: Any = None  # int64: `seen` at the held trigger
+        self.every = 1  # max |w| measured every `every` steps (MAX_EVERY once a compiled step is traced)
+        self.weights: list[Any] = []  # the traced step's variables: the rare branch measures their max |w| exactly
 
     @property
     def on(self) -> bool:
@@ -52,22 +56,49 @@ class LayerHistory:
         self._ensure([n for n, _, _ in kept])
         if not kept:
             return self.seen.assign_add(1), None
-        # max |w| every step: measured every 8th step under a tf.cond instead, a Keras fit step under XLA took ~1 s,
-        # not 1 ms (cause not found)
-        squares, largest_abs = (_squares_compiled, _largest_compiled) if compiled else (_squares, _largest)
+        squares = _squares_compiled if compiled else _squares
         norms = tf.stack([squares(_float32(_values(g))) for _, g, _ in kept])
-        largest = tf.stack([largest_abs(_float32(_read(v))) for _, _, v in kept])
+        self.weights = [v for _, _, v in kept]
+        largest = self._peaks(compiled)
         index = tf.reshape(tf.math.floormod(self.seen, self.steps), [1, 1])
         written = self.ring.scatter_nd_update(index, tf.expand_dims(tf.stack([norms, largest]), 0))
         with tf.control_dependencies([written]):
             return self.seen.assign_add(1), tf.reduce_sum(norms)
 
+    def _peaks(self, compiled: bool) -> Any:
+        """max |w| of each variable. Under XLA measured every MAX_EVERY-th step (a conditional; the other steps repeat
+        the ring's last row): there a reduction over all the weights is a scalar loop (below), every step ~10 % of a
+        small MLP's step. The last row is read with a gather: a slice at an index read from a variable made XLA
+        take that index as a compile-time constant and compile the whole step again at every step (~1 s a step).
+        Without XLA every step (one op each; a cond would be lowered to Switch/Merge, capsule/watch.py)."""
+        import tensorflow as tf
+
+        if not compiled:
+            return self._measured(_largest)
+        self.every = MAX_EVERY
+        last = lambda: tf.gather(tf.gather(self.ring, tf.math.floormod(self.seen - 1, self.steps)), 1)  # noqa: E731
+        due = tf.equal(tf.math.floormod(self.seen, MAX_EVERY), 0)
+        return tf.cond(due, lambda: self._measured(_largest_compiled), last)
+
+    def _measured(self, largest_abs: Any) -> Any:
+        import tensorflow as tf
+
+        return tf.stack([largest_abs(_float32(_read(v))) for v in self.weights])
+
     def hold(self, slot: Any) -> Any:
-        """In the rare branch, before the capture takes the slot: the ring copied when the slot is free."""
+        """In the rare branch, before the capture takes the slot: the ring copied when the slot is free, the
+        trigger's row with the exact max |w| of the weights it started from (measured every MAX_EVERY-th step only
+        under XLA)."""
         import tensorflow as tf
 
         def copy() -> Any:
-            with tf.control_dependencies([self.held.assign(self.ring), self.held_seen.assign(self.seen)]):
+            copied = [self.held.assign(self.ring), self.held_seen.assign(self.seen)]
+            if self.every > 1 and self.weights:
+                row = tf.math.floormod(self.seen - 1, self.steps)
+                with tf.control_dependencies(copied):
+                    peaks = tf.expand_dims(self._measured(_largest_compiled), 0)
+                    copied.append(self.held.scatter_nd_update(tf.reshape(tf.stack([row, 1]), [1, 2]), peaks))
+            with tf.control_dependencies(copied):
                 return tf.constant(True)
 
         return tf.cond(tf.equal(slot, 0), copy, lambda: tf.constant(False))
@@ -104,8 +135,13 @@ class LayerHistory:
             "steps_kept": rows,
             "ring": self.steps,
             "last_step": seen - 1,  # the trigger's step, counted from the first recorded step (0)
+            "max_abs_w_every": self.every,
+            # the rows whose max |w| was measured at their own step (the others repeat the row before)
+            "max_abs_w_rows": [i for i in range(rows) if (seen - rows + i) % self.every == 0 or i == rows - 1],
             "what": "grad_norm: the L2 norm of each trainable variable's gradient; max_abs_w: its max |w| at the "
-            "step's start; float32 [variables, steps], oldest first, the trigger's step last",
+            "step's start, measured every max_abs_w_every steps and at the trigger (the rows max_abs_w_rows), the "
+            "rows between repeating the last measured one; float32 [variables, steps], oldest first, the trigger's "
+            "step last",
         }
         return {"layer_history": {"grad_norm": grad_norm, "max_abs_w": max_abs_w}}, entry
 
@@ -127,7 +163,7 @@ def _largest(t: Any) -> Any:
 # 15x slower than the same reduction of a tensor already in memory (1M floats: ~0.85 ms against ~0.06 ms here): the
 # gradients' sums of squares alone cost a small MLP +12 % a step. Under XLA they go through a matrix product
 # (squares [rows, 128] x ones [128, 1], Eigen's kernel; the dot keeps the square out of the reduction). max |w| is
-# one integer max over the bits; bench/README.md has the figures.
+# one integer max over the bits, every MAX_EVERY-th step; bench/README.md has the figures.
 _WIDTH = 128
 
 

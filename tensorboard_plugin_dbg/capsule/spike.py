@@ -59,8 +59,9 @@ class SpikeRules:
                 for rule in self.active():
                     self.windows[rule] = tf.Variable(tf.zeros([WINDOW]), trainable=False, name="nan_capsule_window")
 
-    def measure(self, loss: Any, grads: list[Any]) -> tuple[Any, dict[str, tuple[Any, Any]]]:
-        """(whether the step is spiky, {rule: (value, window max)}), in the graph."""
+    def measure(self, loss: Any, grads: list[Any], squares: Any = None) -> tuple[Any, dict[str, tuple[Any, Any]]]:
+        """(whether the step is spiky, {rule: (value, window max)}), in the graph. `squares`: the per-layer ring's
+        sum of squares / 2 over these gradients (capsule/layer_history.py), the global norm without a second sum."""
         import tensorflow as tf
 
         self.ensure()
@@ -68,7 +69,11 @@ class SpikeRules:
         if self.factors["spike"] is not None and loss is not None:
             values["spike"] = (tf.abs(tf.cast(loss, tf.float32)), tf.reduce_max(self.windows["spike"]))
         if self.factors["grad_spike"] is not None and grads:
-            norm = tf.linalg.global_norm([tf.cast(g, tf.float32) for g in grads])
+            norm = (
+                tf.sqrt(2.0 * squares)
+                if squares is not None
+                else tf.linalg.global_norm([tf.cast(g, tf.float32) for g in grads])
+            )
             values["grad_spike"] = (norm, tf.reduce_max(self.windows["grad_spike"]))
         spiky = tf.constant(False)
         for rule, (value, largest) in values.items():

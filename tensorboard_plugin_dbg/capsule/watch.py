@@ -178,7 +178,12 @@ class Watch:
                 applying.build(variables)
         state.ensure(self.model, self.optimizer)
         rules = self.spikes
-        spiky, measured = rules.measure(loss, [check.values(g) for _, g in present]) if rules.on else (None, {})
+        # the per-layer ring: once a step (a GAN's second apply would advance it twice); its sum of squares serves
+        # the grad_spike rule's global norm too
+        on = self.history.on and first_of_step
+        history, squares = self.history.record(names, grads, variables, bool(self.compiled)) if on else (None, None)
+        values = [check.values(g) for _, g in present]
+        spiky, measured = rules.measure(loss, values, squares) if rules.on else (None, {})
 
         def apply() -> Any:
             apply_fn(grads, variables)
@@ -213,9 +218,6 @@ class Watch:
             with tf.control_dependencies(calls.undo_forward(self.model, snapshot)):
                 return tf.constant(False)
 
-        # the per-layer ring: once a step (a GAN's second apply would advance it twice)
-        on = self.history.on and first_of_step
-        history, squares = self.history.record(names, grads, variables, bool(self.compiled)) if on else (None, None)
         tensors = [t for _, t in checked]
         if squares is not None and len(checked) > int(loss is not None):  # the ring's sums check the gradients (#36)
             tensors = tensors[: int(loss is not None)] + [squares]
