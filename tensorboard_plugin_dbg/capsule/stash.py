@@ -115,7 +115,9 @@ class BatchStash:
                 written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
                 last = [self.last_meta.value()] if self.compiled else self._shapes([v.value() for v in self.last])
             before = tf.reshape(tf.cast(step, tf.int64) - 1, [1])
-            written.append(state.write(self.held_at, tf.concat([*self._shapes(tensors), before, *last], 0)))
+            # reshaped to the region's length: the previous batch's buffers have no static rank outside XLA
+            meta = tf.reshape(tf.concat([*self._shapes(tensors), before, *last], 0), [self._meta_size()])
+            written.append(state.write(self.held_at, meta))
             with tf.control_dependencies(written):
                 return tf.constant(True)
 
