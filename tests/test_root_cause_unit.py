@@ -104,7 +104,8 @@ class FakeRun(ColumnarFromPages):
 
     # --- page queries ---
     def info(self):
-        return {"debug_modes": ["FULL_HEALTH"]}
+        # the fields the analysis reads of a real run's info (wire.RunInfoBody): its modes and who wrote it
+        return {"debug_modes": ["FULL_HEALTH"], "framework": "tensorflow"}
 
     def graph_executions(self, begin, end, **_):
         return {
