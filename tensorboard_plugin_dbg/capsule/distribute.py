@@ -225,7 +225,7 @@ def _decide(
     tensors: list[Any],
     pre: list[Any],
     grads: list[Any],
-    spikes: tuple[Any, dict[str, Any]],  # the spike rules and their TensorFlow tensors (training side)
+    spikes: tuple[Any, structure.Tensors],  # the spike rule's verdict and its measured tensors, by rule
 ) -> Any:
     """Cross-replica context, once per step (per worker): the flags of all replicas reduced, then apply everywhere or
     record the trigger."""
@@ -239,7 +239,7 @@ def _decide(
         go = tf.logical_and(go, tf.logical_not(spiky))
     local = strategy.experimental_local_results
 
-    def record(measured: dict[str, Any]) -> list[Any]:
+    def record(measured: structure.Tensors) -> list[Any]:
         return [rules.record(measured)] if rules.on else []
 
     def apply() -> Any:

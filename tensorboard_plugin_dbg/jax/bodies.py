@@ -53,7 +53,7 @@ def _instrumented(inst: Any, closed: Any, name: str, outer_id: str) -> tuple[Any
     return sub, lambda *args: jax.tree_util.tree_unflatten(tree, run(*args)), shapes
 
 
-def _manual(aval: Any) -> dict[str, Any]:
+def _manual(aval: Any) -> Params:
     """Inside a shard_map body, the mesh axes a body input varies over (JAX 0.10's manual axis type): kept, or an op
     mixing it with a varying value fails check_vma."""
     mat = getattr(aval, "mat", None)

@@ -29,6 +29,7 @@ from jax.extend import core as jcore
 from jax.sharding import PartitionSpec
 
 from ..writer.trace_batch import TracePoint
+from .bodies import Params
 
 
 def varying(x: Any) -> frozenset[Any]:
@@ -53,7 +54,7 @@ def noting_axes(inst: Any, axes_of: dict[tuple[str, str, int], frozenset[Any]]) 
     return inst
 
 
-def run_shard_map(inst: Any, params: dict[str, Any], invals: list[Any], name: str, outer_id: str) -> list[Any]:
+def run_shard_map(inst: Any, params: Params, invals: list[Any], name: str, outer_id: str) -> list[Any]:
     """A `shard_map` equation whose body is recorded as graph `name` (see the module docstring)."""
     mesh, check = params["mesh"], bool(params["check_vma"])
     manual = tuple(a for a in mesh.axis_names if a in params["newly_manual_axes"])
