@@ -61,23 +61,12 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--windows", type=int, default=4)
     args = p.parse_args()
-    import keras
-    import numpy as np
     import tensorflow as tf
-    from capsule import build
+    from capsule_xla import two_models
 
     from tensorboard_plugin_dbg.capsule import NanCapsule
 
-    def compiled():
-        keras.utils.set_random_seed(0)
-        model, shape = build(args.kind, keras)
-        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=True)
-        return model, shape
-
-    (plain, shape), (watched, _) = compiled(), compiled()
-    x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
-    y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
-    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
+    plain, watched, data = two_models(args.kind)
     folder = tempfile.mkdtemp(prefix="capsule-xla-kernels-")
     try:
         runs = {"none": (plain, []), "capsule": (watched, [NanCapsule(folder, layer_history=0)])}
