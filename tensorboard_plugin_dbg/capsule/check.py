@@ -13,12 +13,15 @@ def sum_finite(tensors: list[Any], halt: Any, compiled: bool = False) -> Any:
     """The every-step check, one reduction per tensor (each op costs its dispatch on the step's critical path): a
     sum is NaN or infinite when any value is, and finite values make a non-finite sum only by overflowing, which
     `all_finite` then tells apart on the rare path. `halt` (0, or +inf once stopped) joins the same sum. `compiled`:
-    the step is XLA-compiled, where a matrix is summed by a product with ones (`_xla_sum`)."""
+    the step is XLA-compiled, where on XLA:CPU a matrix is summed by a product with ones (`_xla_sum`; measured there
+    only: with a GPU visible the step runs on it, and XLA:GPU's reductions are left as they were)."""
     import tensorflow as tf
+
+    product = compiled and not tf.config.list_logical_devices("GPU")
 
     def total(t: Any) -> Any:
         t = tf.cast(t, tf.float32) if t.dtype != tf.float32 else t
-        matrix = compiled and t.shape.rank is not None and t.shape.rank >= 2 and t.shape[-1] not in (0, None)
+        matrix = product and t.shape.rank is not None and t.shape.rank >= 2 and t.shape[-1] not in (0, None)
         return _xla_sum(t) if matrix else tf.reduce_sum(t)
 
     return tf.math.is_finite(tf.add_n([*(total(t) for t in tensors), halt]))
