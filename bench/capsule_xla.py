@@ -40,22 +40,10 @@ WARM = 10  # a block's first steps, left out: slower by up to 70 % as the model'
 
 def measure(kind: str, blocks: int, calls: int) -> dict[str, float]:
     import keras
-    import numpy as np
-    import tensorflow as tf
-    from capsule import build
 
     from tensorboard_plugin_dbg.capsule import NanCapsule
 
-    def compiled():
-        keras.utils.set_random_seed(0)
-        model, shape = build(kind, keras)
-        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=True)
-        return model, shape
-
-    (plain, shape), (watched, _) = compiled(), compiled()
-    x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
-    y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
-    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
+    plain, watched, data = two_models(kind)
     folder = tempfile.mkdtemp(prefix="capsule-xla-bench-")
     try:
         capsule = NanCapsule(folder, layer_history=0)
@@ -68,6 +56,25 @@ def measure(kind: str, blocks: int, calls: int) -> dict[str, float]:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return figures
+
+
+def two_models(kind: str):
+    """Two copies of the program (the same initial weights), each compiled with `jit_compile=True`, and its data."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+    from capsule import build
+
+    def compiled():
+        keras.utils.set_random_seed(0)
+        model, shape = build(kind, keras)
+        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=True)
+        return model, shape
+
+    (plain, shape), (watched, _) = compiled(), compiled()
+    x = np.random.default_rng(0).normal(size=(100 * 64, *shape)).astype("float32")
+    y = np.random.default_rng(1).integers(0, 10, size=100 * 64)
+    return plain, watched, tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
 
 
 def fit_pairs(runs: dict, data, blocks: int, keras) -> dict[str, float]:

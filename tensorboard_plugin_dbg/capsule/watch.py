@@ -223,7 +223,7 @@ class Watch:
             tensors = tensors[: int(loss is not None)] + [squares]
         with tf.control_dependencies(([state.count_step()] if first_of_step else []) + ([history] if on else [])):
             halt = tf.where(state.halted.value() > 0, math.inf, 0.0)  # +inf: one sum says "finite, not halted"
-            go = check.sum_finite(tensors, halt)
+            go = check.sum_finite(tensors, halt, bool(self.compiled))
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
         return check.unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
