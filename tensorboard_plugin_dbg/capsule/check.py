@@ -15,7 +15,8 @@ def sum_finite(tensors: list[Any], halt: Any) -> Any:
     `all_finite` then tells apart on the rare path. `halt` (0, or +inf once stopped) joins the same sum."""
     import tensorflow as tf
 
-    sums = [tf.cast(tf.reduce_sum(t), tf.float32) if t.dtype != tf.float32 else tf.reduce_sum(t) for t in tensors]
+    sums = [t if t.shape.rank == 0 else tf.reduce_sum(t) for t in tensors]  # a scalar (the loss) as it is: no op
+    sums = [tf.cast(t, tf.float32) if t.dtype != tf.float32 else t for t in sums]
     return tf.math.is_finite(tf.add_n([*sums, halt]))
 
 

@@ -54,7 +54,7 @@ class LayerHistory:
     def record(self, names: list[str], grads: list[Any], variables: list[Any], compiled: bool = False) -> Any:
         """In the every-step path, before the check's cond: this step's gradient norms into the ring. Returns (an op
         to depend on, this step's sum of squares / 2 over all its gradients or None without any, whether max |w| is
-        due at this step or None): the watch checks the gradients with that sum instead of summing them again
+        *not* due at this step or None): the watch checks the gradients with that sum instead of summing them again
         (non-finite iff a gradient value is, or the sum overflowed, which the check's rare path tells apart), so the
         norms cost the ring next to nothing; and on a due step its check takes the rare branch, which calls
         `measure` before it applies (a conditional of its own would cost its call at every step, ~1.5 % of a small
@@ -67,13 +67,16 @@ class LayerHistory:
         if not kept:
             return self.seen.assign_add(1), None, None
         squares = _squares_compiled if compiled else _squares
-        norms = tf.stack([squares(_float32(_values(g))) for _, g, _ in kept])
+        norms = [squares(_float32(_values(g))) for _, g, _ in kept]
         self.weights = [v for _, _, v in kept]
         self.compiled = compiled
         seen = self.seen.value()
-        written = self.ring.scatter_nd_update(tf.reshape(tf.math.floormod(seen, self.steps), [1, 1]), norms[None])
+        # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped), the
+        # total summed as a list (no reduction's axes), "not due" asked as such
+        row = tf.math.floormod(seen, self.steps)
+        written = tf.raw_ops.ResourceScatterUpdate(resource=self.ring.handle, indices=row, updates=tf.stack(norms))
         with tf.control_dependencies([written]):
-            return self.seen.assign_add(1), tf.reduce_sum(norms), tf.equal(tf.math.floormod(seen, self.every), 0)
+            return self.seen.assign_add(1), tf.add_n(norms), tf.not_equal(tf.math.floormod(seen, self.every), 0)
 
     def measure(self) -> Any:
         """In the check's branch of a due step, before the update: max |w| of the weights the step started from (the

@@ -181,7 +181,9 @@ class Watch:
         # the per-layer ring: once a step (a GAN's second apply would advance it twice); its sum of squares serves
         # the grad_spike rule's global norm too
         on = self.history.on and first_of_step
-        history, squares, due = self.history.record(names, grads, variables, bool(self.compiled)) if on else [None] * 3
+        history, squares, undue = (
+            self.history.record(names, grads, variables, bool(self.compiled)) if on else [None] * 3
+        )
         values = [check.values(g) for _, g in present]
         spiky, measured = rules.measure(loss, values, squares) if rules.on else (None, {})
 
@@ -214,7 +216,7 @@ class Watch:
         def rare() -> Any:
             """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path
             (and the ring's due steps, whose plain `go` holds)."""
-            if due is not None:
+            if undue is not None:
                 return tf.cond(go, measured_apply, unsure)
             return unsure()
 
@@ -236,7 +238,7 @@ class Watch:
             go = check.sum_finite(tensors, halt)
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
-        plain = go if due is None else tf.logical_and(go, tf.logical_not(due))
+        plain = go if undue is None else tf.logical_and(go, undue)
         return check.unlowered(tf.cond(plain, apply, rare, name=CHECK_NAME))
 
     def record_compiled(self, arrays: list[np.ndarray]) -> None:
