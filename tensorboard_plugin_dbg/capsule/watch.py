@@ -217,7 +217,7 @@ class Watch:
             """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path
             (and the ring's due steps, whose plain `go` holds)."""
             if undue is not None:
-                return tf.cond(go, measured_apply, unsure)
+                return check.unlowered(tf.cond(go, measured_apply, unsure))  # the taken branch alone runs
             return unsure()
 
         def unsure() -> Any:
