@@ -4,13 +4,15 @@ path writes in place (one scatter per step, no host read, so an XLA step stays c
 copies the ring as it stands at the held trigger (only when the capture slot is free, like capsule/shadow.py), so the
 capsule holds the K steps up to and including the trigger, however many steps run before the host polls.
 
-What is kept, whatever the model: K steps x n variables x 2 float32, twice (the live ring and its copy at the
-trigger): 16 bytes x K x n, 512 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
+What is kept, whatever the model: each step's sums of squares (K x n float32) and max |w| every MAX_EVERY-th step
+((K / MAX_EVERY + 1) x (n + 1) float32, the step measured in the last column), twice (live and held at the trigger):
+about 9 bytes x K x n, under 300 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
-instead of summing them itself, and one max |w| per variable (the weights the step starts from: the watch never
-applies a non-finite update, so they are finite unless the model started non-finite; a non-finite max is kept as it
-is) — under XLA every MAX_EVERY-th step and at the trigger, the rows between repeating the last measured one (the
-manifest lists the measured rows).
+instead of summing them itself, one scatter of them and ~6 scalar ops. max |w| of the weights the step starts from
+(the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
+max is kept as it is) is taken every MAX_EVERY-th step, XLA on or off, by the watch's check in its rare branch before
+it applies (`measure`), and exactly at the trigger; the rows between repeat the last measured one (the manifest lists
+the measured rows).
 
 Written into the capsule as the optional group `layer_history.npz` (`grad_norm`, `max_abs_w`: float32 [n, T], oldest
 step first, the trigger's step last) and the manifest's `layer_history` entry (variable names, T, K, the device step
