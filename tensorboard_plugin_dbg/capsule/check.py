@@ -20,9 +20,9 @@ def sum_finite(tensors: list[Any], halt: Any, compiled: bool = False) -> Any:
     product = compiled and not tf.config.list_logical_devices("GPU")
 
     def total(t: Any) -> Any:
-        t = tf.cast(t, tf.float32) if t.dtype != tf.float32 else t
         matrix = product and t.shape.rank is not None and t.shape.rank >= 2 and t.shape[-1] not in (0, None)
-        return _xla_sum(t) if matrix else tf.reduce_sum(t)
+        s = t if t.shape.rank == 0 else _xla_sum(t) if matrix else tf.reduce_sum(t)  # a scalar (the loss): no op
+        return tf.cast(s, tf.float32) if s.dtype != tf.float32 else s
 
     return tf.math.is_finite(tf.add_n([*(total(t) for t in tensors), halt]))
 

@@ -4,13 +4,15 @@ path writes in place (one scatter per step, no host read, so an XLA step stays c
 copies the ring as it stands at the held trigger (only when the capture slot is free, like capsule/shadow.py), so the
 capsule holds the K steps up to and including the trigger, however many steps run before the host polls.
 
-What is kept, whatever the model: K steps x n variables x 2 float32, twice (the live ring and its copy at the
-trigger): 16 bytes x K x n, 512 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
+What is kept, whatever the model: each step's sums of squares (K x n float32) and max |w| every MAX_EVERY-th step
+((K / MAX_EVERY + 1) x (n + 1) float32, the step measured in the last column), twice (live and held at the trigger):
+about 9 bytes x K x n, under 300 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
-instead of summing them itself, and one max |w| per variable (the weights the step starts from: the watch never
-applies a non-finite update, so they are finite unless the model started non-finite; a non-finite max is kept as it
-is) — under XLA every MAX_EVERY-th step and at the trigger, the rows between repeating the last measured one (the
-manifest lists the measured rows).
+instead of summing them itself, one scatter of them and ~6 scalar ops. max |w| of the weights the step starts from
+(the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
+max is kept as it is) is taken every MAX_EVERY-th step, XLA on or off, by the watch's check in its rare branch before
+it applies (`measure`), and exactly at the trigger; the rows between repeat the last measured one (the manifest lists
+the measured rows).
 
 Written into the capsule as the optional group `layer_history.npz` (`grad_norm`, `max_abs_w`: float32 [n, T], oldest
 step first, the trigger's step last) and the manifest's `layer_history` entry (variable names, T, K, the device step
@@ -24,7 +26,8 @@ from typing import Any
 import numpy as np
 
 STEPS = 32  # default K
-MAX_EVERY = 8  # under XLA, max |w| is measured every MAX_EVERY-th step (and at the trigger)
+MAX_EVERY = 8  # max |w| is measured every MAX_EVERY-th step (and at the trigger)
+WRAP = 2**20  # the step of a measurement is kept modulo WRAP, exact in float32
 
 
 class LayerHistory:
@@ -32,75 +35,87 @@ class LayerHistory:
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise ValueError(f"layer_history must be a number of steps (0: off), not {steps!r}")
         self.steps = steps
+        self.every = MAX_EVERY  # max |w| measured every `every` steps (and at the trigger)
+        self.slots = -(-steps // MAX_EVERY) + 1  # the measurements a window of K steps can need
         self.names: list[str] = []  # the variables of the ring's columns, as traced
-        self.ring: Any = None  # float32 [K, 2, n]: (sum of squares / 2 of the gradient, max |w|) per step
+        self.ring: Any = None  # float32 [K, n]: each step's sum of squares / 2 of each gradient, row = step % K
+        # float32 [slots, n + 1]: max |w| of each variable and the step measured (last column, -1: none), a slot
+        # per MAX_EVERY steps (slot = step // MAX_EVERY % slots)
+        self.peaks: Any = None
         self.seen: Any = None  # int64: steps recorded
-        self.held: Any = None  # float32 [K, 2, n]: the ring at the held trigger
+        self.held: Any = None  # the ring at the held trigger
+        self.held_peaks: Any = None  # the peaks at the held trigger, and a last row: those the trigger started from
         self.held_seen: Any = None  # int64: `seen` at the held trigger
-        self.every = 1  # max |w| measured every `every` steps (MAX_EVERY once a compiled step is traced)
-        self.weights: list[Any] = []  # the traced step's variables: the rare branch measures their max |w| exactly
+        self.weights: list[Any] = []  # the traced step's variables, whose max |w| `measure` takes
+        self.compiled = False  # the traced step is XLA-compiled (the reductions' other forms)
 
     @property
     def on(self) -> bool:
         return self.steps > 0
 
     def record(self, names: list[str], grads: list[Any], variables: list[Any], compiled: bool = False) -> Any:
-        """In the every-step path, before the check's cond: this step's row into the ring. Returns (an op to depend
-        on, this step's sum of squares / 2 over all its gradients, None without any): the watch checks the gradients
-        with it instead of summing them again (non-finite iff a gradient value is, or the sum overflowed, which the
-        check's rare path tells apart), so the norms cost the ring next to nothing. `compiled`: the step is
-        XLA-compiled, whose reductions take another form (see `_squares_compiled`, `_largest_compiled`)."""
+        """In the every-step path, before the check's cond: this step's gradient norms into the ring. Returns (an op
+        to depend on, this step's sum of squares / 2 over all its gradients or None without any, whether max |w| is
+        *not* due at this step or None): the watch checks the gradients with that sum instead of summing them again
+        (non-finite iff a gradient value is, or the sum overflowed, which the check's rare path tells apart), so the
+        norms cost the ring next to nothing; and on a due step its check takes the rare branch, which calls
+        `measure` before it applies (a conditional of its own would cost its call at every step, ~1.5 % of a small
+        MLP's step without XLA). `compiled`: the step is XLA-compiled, whose reductions take another form (see
+        `_squares_compiled`, `_largest_compiled`)."""
         import tensorflow as tf
 
         kept = [(n, g, v) for n, g, v in zip(names, grads, variables) if g is not None]
         self._ensure([n for n, _, _ in kept])
         if not kept:
-            return self.seen.assign_add(1), None
+            return self.seen.assign_add(1), None, None
         squares = _squares_compiled if compiled else _squares
-        norms = tf.stack([squares(_float32(_values(g))) for _, g, _ in kept])
+        norms = [squares(_float32(_values(g))) for _, g, _ in kept]
         self.weights = [v for _, _, v in kept]
-        largest = self._peaks(compiled)
-        index = tf.reshape(tf.math.floormod(self.seen, self.steps), [1, 1])
-        written = self.ring.scatter_nd_update(index, tf.expand_dims(tf.stack([norms, largest]), 0))
+        self.compiled = compiled
+        seen = self.seen.value()
+        # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped), the
+        # total summed as a list (no reduction's axes), "not due" asked as such
+        row = tf.math.floormod(seen, self.steps)
+        written = tf.raw_ops.ResourceScatterUpdate(resource=self.ring.handle, indices=row, updates=tf.stack(norms))
         with tf.control_dependencies([written]):
-            return self.seen.assign_add(1), tf.reduce_sum(norms)
+            return self.seen.assign_add(1), tf.add_n(norms), tf.not_equal(tf.math.floormod(seen, self.every), 0)
 
-    def _peaks(self, compiled: bool) -> Any:
-        """max |w| of each variable. Under XLA measured every MAX_EVERY-th step (a conditional; the other steps repeat
-        the ring's last row): there a reduction over all the weights is a scalar loop (below), every step ~10 % of a
-        small MLP's step. The last row is read with a gather: a slice at an index read from a variable made XLA
-        take that index as a compile-time constant and compile the whole step again at every step (~1 s a step).
-        Without XLA every step (one op each; a cond would be lowered to Switch/Merge, capsule/watch.py)."""
+    def measure(self) -> Any:
+        """In the check's branch of a due step, before the update: max |w| of the weights the step started from (the
+        watch never applies a non-finite update, so they are finite unless the model started non-finite; a
+        non-finite max is kept as it is), with the step, into its slot."""
         import tensorflow as tf
 
-        if not compiled:
-            return self._measured(_largest)
-        self.every = MAX_EVERY
-        last = lambda: tf.gather(tf.gather(self.ring, tf.math.floormod(self.seen - 1, self.steps)), 1)  # noqa: E731
-        due = tf.equal(tf.math.floormod(self.seen, MAX_EVERY), 0)
-        return tf.cond(due, lambda: self._measured(_largest_compiled), last)
+        step = self.seen.value() - 1  # `record` counted this step
+        slot = tf.math.floormod(tf.math.floordiv(step, self.every), self.slots)
+        return self.peaks.scatter_nd_update(tf.reshape(slot, [1, 1]), self._row(step)[None])
 
-    def _measured(self, largest_abs: Any) -> Any:
+    def _row(self, step: Any) -> Any:
+        """max |w| of each variable now, and the step (modulo WRAP) last."""
         import tensorflow as tf
 
-        return tf.stack([largest_abs(_float32(_read(v))) for v in self.weights])
+        return tf.concat([self._measured(), tf.cast(tf.math.floormod(step, WRAP), tf.float32)[None]], 0)
+
+    def _measured(self) -> Any:
+        import tensorflow as tf
+
+        largest = _largest_compiled if self.compiled else _largest
+        return tf.stack([largest(_float32(_read(v))) for v in self.weights])
 
     def hold(self, slot: Any) -> Any:
-        """In the rare branch, before the capture takes the slot: the ring copied when the slot is free, the
-        trigger's row with the exact max |w| of the weights it started from (measured every MAX_EVERY-th step only
-        under XLA)."""
+        """In the rare branch, before the capture takes the slot: the ring copied when the slot is free, with the
+        exact max |w| of the weights the trigger's step started from."""
         import tensorflow as tf
 
         def copy() -> Any:
             copied = [self.held.assign(self.ring), self.held_seen.assign(self.seen)]
-            if self.every > 1 and self.weights:
-                row = tf.math.floormod(self.seen - 1, self.steps)
-                with tf.control_dependencies(copied):
-                    peaks = tf.expand_dims(self._measured(_largest_compiled), 0)
-                    copied.append(self.held.scatter_nd_update(tf.reshape(tf.stack([row, 1]), [1, 2]), peaks))
+            trigger = self._row(self.seen.value() - 1)
+            copied.append(self.held_peaks.assign(tf.concat([self.peaks.value(), trigger[None]], 0)))
             with tf.control_dependencies(copied):
                 return tf.constant(True)
 
+        if not self.weights:
+            return tf.constant(False)
         return tf.cond(tf.equal(slot, 0), copy, lambda: tf.constant(False))
 
     def _ensure(self, names: list[str]) -> None:
@@ -109,9 +124,16 @@ class LayerHistory:
         with tf.init_scope():
             if self.ring is None or names != self.names:  # a new model (or a retrace with other variables)
                 self.names = names
-                shape = [self.steps, 2, len(names)]
+                shape = [self.steps, len(names)]
+                unmeasured = tf.concat([tf.zeros([self.slots, len(names)]), tf.fill([self.slots, 1], -1.0)], 1)
                 self.ring = tf.Variable(tf.zeros(shape), trainable=False, name="nan_capsule_layer_ring")
                 self.held = tf.Variable(tf.zeros(shape), trainable=False, name="nan_capsule_layer_held")
+                self.peaks = tf.Variable(unmeasured, trainable=False, name="nan_capsule_layer_peaks")
+                self.held_peaks = tf.Variable(
+                    tf.concat([unmeasured, tf.fill([1, len(names) + 1], -1.0)], 0),
+                    trainable=False,
+                    name="nan_capsule_layer_held_peaks",
+                )
                 self.seen = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_layer_seen")
                 self.held_seen = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_layer_held_seen")
 
@@ -125,10 +147,9 @@ class LayerHistory:
             return {}, {"recorded": False, "why": "no step recorded (a custom loop without checked_apply?)"}
         seen, held = int(self.held_seen.numpy()), self.held.numpy()
         rows = min(seen, self.steps)
-        order = [(seen - rows + i) % self.steps for i in range(rows)]
-        ordered = held[order] if rows else np.zeros((0, 2, len(self.names)), np.float32)
-        grad_norm = np.sqrt(2.0 * ordered[:, 0, :].astype(np.float64)).astype(np.float32).T
-        max_abs_w = np.ascontiguousarray(ordered[:, 1, :].T)
+        steps = [seen - rows + i for i in range(rows)]
+        grad_norm = np.sqrt(2.0 * held[[s % self.steps for s in steps]].astype(np.float64)).astype(np.float32).T
+        max_abs_w, measured = _repeated(self.held_peaks.numpy(), steps, seen - 1)
         entry = {
             "recorded": True,
             "variables": list(self.names),
@@ -136,14 +157,31 @@ class LayerHistory:
             "ring": self.steps,
             "last_step": seen - 1,  # the trigger's step, counted from the first recorded step (0)
             "max_abs_w_every": self.every,
-            # the rows whose max |w| was measured at their own step (the others repeat the row before)
-            "max_abs_w_rows": [i for i in range(rows) if (seen - rows + i) % self.every == 0 or i == rows - 1],
+            # the rows whose max |w| was measured at their own step (the others repeat the last measured one)
+            "max_abs_w_rows": measured,
             "what": "grad_norm: the L2 norm of each trainable variable's gradient; max_abs_w: its max |w| at the "
             "step's start, measured every max_abs_w_every steps and at the trigger (the rows max_abs_w_rows), the "
             "rows between repeating the last measured one; float32 [variables, steps], oldest first, the trigger's "
             "step last",
         }
         return {"layer_history": {"grad_norm": grad_norm, "max_abs_w": max_abs_w}}, entry
+
+
+def _repeated(peaks: np.ndarray, steps: list[int], last: int) -> tuple[np.ndarray, list[int]]:
+    """(max |w| float32 [variables, rows]: each row's the last measured at or before its step, NaN where none is
+    kept; the rows measured at their own step). `peaks`: the held slots, the trigger's own row last; their steps are
+    kept modulo WRAP (exact in float32), told apart from the trigger's step `last`."""
+    measured = {}
+    for row in peaks:
+        if row[-1] >= 0:
+            measured[last - (last - int(row[-1])) % WRAP] = row[:-1]  # the trigger's own row, last, wins
+    out = np.full((len(steps), peaks.shape[1] - 1), np.nan, np.float32)
+    known = sorted(measured)
+    for i, step in enumerate(steps):
+        before = [m for m in known if m <= step]
+        if before:
+            out[i] = measured[before[-1]]
+    return np.ascontiguousarray(out.T), [i for i, step in enumerate(steps) if step in measured]
 
 
 def _squares(t: Any) -> Any:

@@ -181,7 +181,9 @@ class Watch:
         # the per-layer ring: once a step (a GAN's second apply would advance it twice); its sum of squares serves
         # the grad_spike rule's global norm too
         on = self.history.on and first_of_step
-        history, squares = self.history.record(names, grads, variables, bool(self.compiled)) if on else (None, None)
+        history, squares, undue = (
+            self.history.record(names, grads, variables, bool(self.compiled)) if on else [None] * 3
+        )
         values = [check.values(g) for _, g in present]
         spiky, measured = rules.measure(loss, values, squares) if rules.on else (None, {})
 
@@ -207,8 +209,18 @@ class Watch:
                     state.halted.assign(1)
                 return tf.constant(False)
 
+        def measured_apply() -> Any:  # a due step of the ring's max |w| (#36): measured before the update
+            with tf.control_dependencies([self.history.measure()]):
+                return apply()
+
         def rare() -> Any:
-            """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path."""
+            """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path
+            (and the ring's due steps, whose plain `go` holds)."""
+            if undue is not None:
+                return check.unlowered(tf.cond(go, measured_apply, unsure))  # the taken branch alone runs
+            return unsure()
+
+        def unsure() -> Any:
             exact = check.all_finite([t for _, t in checked])
             if spiky is not None:
                 exact = tf.logical_and(exact, tf.logical_not(spiky))
@@ -226,7 +238,8 @@ class Watch:
             go = check.sum_finite(tensors, halt, bool(self.compiled))
         if spiky is not None:
             go = tf.logical_and(go, tf.logical_not(spiky))
-        return check.unlowered(tf.cond(go, apply, rare, name=CHECK_NAME))
+        plain = go if undue is None else tf.logical_and(go, undue)
+        return check.unlowered(tf.cond(plain, apply, rare, name=CHECK_NAME))
 
     def record_compiled(self, arrays: list[np.ndarray]) -> None:
         """The compiled pass's checked values (host side): its trigger, if any, recorded for the verdict."""
