@@ -227,7 +227,7 @@ class DebugEventsWriter:
         """Runs `task` (a call's writes) on the writer's own thread, after the tasks deferred before it."""
         with self._lock:
             if self._background is None:
-                self._background = Background()
+                self._background = Background(after=self._flush_files)
         self._background.submit(task)
 
     # --- disk --------------------------------------------------------------------------------------------------
@@ -236,6 +236,9 @@ class DebugEventsWriter:
         """Deferred writes done, streamed records reach the files (the buffered ones only at close)."""
         if self._background is not None:
             self._background.drain()
+        self._flush_files()
+
+    def _flush_files(self) -> None:
         with self._lock:
             if not self._closed:
                 for f in self._files.values():
