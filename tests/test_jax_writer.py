@@ -123,7 +123,7 @@ def test_mixed_dtypes_donated_buffers_and_functions_wrapped_before(tmp_path, x64
     assert proc.stderr.count("wrapped by jax.jit before this call, so recorded as calls only (") == 1
     assert "<lambda> (" in proc.stderr
     # the background writer's window, said where the user reads it (the training's own stderr)
-    assert f"a program killed by SIGKILL loses at most its last {background.DEPTH + 1} calls" in proc.stderr
+    assert f"a program killed by SIGKILL loses at most its last {background.LOST_AT_MOST} calls" in proc.stderr
     run = _run(str(logdir / "dump"))
     info = run.info()
     ex = [run.execution(i, max_elements=0) for i in range(info["counts"]["executions"])]
@@ -168,8 +168,8 @@ def test_a_program_killed_mid_training_leaves_a_readable_dump(tmp_path):
     assert not [n for n in info["status"]["notices"] if n["severity"] == "error"]
     ops = [run.execution(i, max_elements=0)["op_type"] for i in range(info["counts"]["executions"])]
     calls = ops.count("jit_step")  # the others: eager ops (w's init)
-    # calls are written off the training thread: the kill loses those still queued and the one being written
-    assert 12 - background.DEPTH - 1 <= calls <= 12
+    # calls are written off the training thread: the kill loses those still queued and those being written
+    assert 12 - background.LOST_AT_MOST <= calls <= 12
     graph_id = run.execution(ops.index("jit_step"), max_elements=0)["graph_id"]
     names = [n for n in run.graph_op_names(graph_id) if n.startswith(("mul_", "log_", "sub_"))]
     per_op = {len(run.op_trace_rows(graph_id, n, 0)) for n in names}

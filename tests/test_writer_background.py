@@ -4,6 +4,7 @@ neither stops later ones nor reaches the caller."""
 from __future__ import annotations
 
 import threading
+import time
 
 from tensorboard_plugin_dbg.writer import background
 
@@ -24,9 +25,9 @@ def test_tasks_run_in_order_and_drain_waits_for_them():
 def test_a_full_queue_makes_the_caller_wait():
     worker = background.Background()
     gate = threading.Event()
-    worker.submit(gate.wait)  # taken by the thread: the queue is empty again
-    while worker._tasks.unfinished_tasks and not worker._tasks.empty():
-        pass
+    worker.submit(gate.wait)  # taken by the thread (at the latest after LINGER): the queue is empty again
+    while worker._queued:
+        time.sleep(0.001)
     for _ in range(background.DEPTH):
         worker.submit(lambda: None)
     blocked = threading.Thread(target=worker.submit, args=(lambda: None,))
@@ -52,3 +53,23 @@ def test_a_failing_write_is_said_once_and_later_writes_still_run(capsys):
     worker.drain()
     assert done == ["later"]
     assert capsys.readouterr().err.count("writing the debug dump failed: OSError('disk full')") == 1
+
+
+def test_a_lone_task_runs_without_a_drain_and_the_files_are_flushed_after_the_tasks_taken():
+    """The thread is woken per WAKE tasks; one task alone (the last call before a pause in training) still runs,
+    after LINGER, and `after` (the files' flush) follows the tasks of each batch, not each task."""
+    order: list[str] = []
+    ran = threading.Event()
+    worker = background.Background(after=lambda: (order.append("after"), ran.set()))
+    worker.submit(lambda: order.append("lone"))
+    assert ran.wait(5)  # no drain(): woken by time
+    assert order == ["lone", "after"]
+    gate = threading.Event()
+    worker.submit(gate.wait)  # alone: taken after LINGER
+    while worker._queued:
+        time.sleep(0.001)
+    for name in ("b", "c"):  # queued while the thread waits on the gate: taken together
+        worker.submit(lambda name=name: order.append(name))
+    gate.set()
+    worker.drain()
+    assert order == ["lone", "after", "after", "b", "c", "after"]  # one flush per batch: [lone], [gate], [b, c]

@@ -6,7 +6,7 @@ leave it as one more output (one int32 array per call, with the index of the tra
 program keeps JAX's C++ dispatch (a host callback would send every call through Python dispatch, ~1 ms a step).
 After the call the wrapper hands them to the writer's thread (writer/background.py), which writes them as graph
 execution traces and the call as an execution, its outputs' summaries included, then flushes: a program killed by
-SIGKILL loses at most the calls still queued (background.DEPTH) and the one being written; stderr says so at the call.
+SIGKILL loses at most the calls still queued and those being written (background.LOST_AT_MOST); stderr says so.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ..writer import background, summaries
@@ -39,7 +40,7 @@ _active: dict[str, Any] = {}  # "recorder", "original_jit"
 _REMEMBERED = 4096  # outputs whose tensor ids a later input may name
 _KILL_WINDOW = (  # said at the call: the user's choice between flush() per step and the training thread's speed
     f"Records are written on a background thread: a program killed by SIGKILL loses at most its last "
-    f"{background.DEPTH + 1} calls (a normal exit or an exception writes them all; the writer's flush() puts the "
+    f"{background.LOST_AT_MOST} calls (a normal exit or an exception writes them all; the writer's flush() puts the "
     "calls so far on disk)"
 )
 Batches = tuple[TraceBatch, TraceBatch]  # a trace's graph points' records, its call outputs' protos
@@ -117,7 +118,8 @@ class Recorder:
         not, None: all ran); the protos of the call's outputs (graph_id "") returned."""
         width = instrument.COUNT_WIDTH.get(self.mode, 0)
         counts = np.asarray(payload).reshape(len(points), width) if width else None
-        graph_points = sum(1 for p in points if p.graph_id)  # they come first
+        # the graph points come first (TraceBatch holds them: no walk over the points per call)
+        graph_points = batch[0].count if batch is not None else sum(1 for p in points if p.graph_id)
         ran = np.ones(graph_points, bool) if live is None else np.asarray(live)[:graph_points] != 0
         if batch is None:  # FULL_TENSOR: whole tensors
             outputs_at = range(graph_points, len(points))
@@ -185,6 +187,9 @@ class RecordedJit:
         """One call's traces and execution (`result`: the trace index, payload and liveness it returned)."""
         rec = self._recorder
         which, payload, live, loops = result
+        if which is None:  # a health mode: the trace's index leads the raw counts (one array copied to the host)
+            raw = np.asarray(payload)
+            which, payload = raw[0], raw[1:]
         graph_id, points, batch = self._traces[int(which)]
         derive = self._counts[int(which)]
         protos = rec.write_traces(points, batch, payload if derive is None else derive(payload), live)
@@ -204,8 +209,7 @@ class RecordedJit:
             tensor_protos=protos,
             stack_frame_ids=stack,
             output_tensor_device_ids=[rec.device_id] * len(ids),
-        )
-        rec.writer.flush()
+        )  # the files flushed once the calls taken together are written (background.py)
 
     def _instrumented(self, *args: Any, **kwargs: Any) -> Any:
         rec = self._recorder
@@ -229,7 +233,9 @@ class RecordedJit:
         self._loops.append(list(inst.loops.points))
         payload, derive = inst.host_payload()
         self._counts.append(derive)
-        which = np.int32(len(self._traces) - 1)  # a constant of this trace's program
+        which: Any = np.int32(len(self._traces) - 1)  # a constant of this trace's program
+        if derive is not None:  # sent with the raw counts: one device array per call read on the host, not two
+            payload, which = jnp.concatenate([jnp.full((1,), which, jnp.int32), payload]), None
         out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), outs)
         loops = inst.loops.payload() if inst.loops.points else None  # no loop: two outputs fewer per call
         return out, (which, payload, inst.live_vector(), loops)
