@@ -105,6 +105,38 @@ def test_an_input_recorded_late_and_non_finite_makes_a_propagator():
     assert role[3] == PROPAGATOR and role[4] == PRODUCER  # row 3 is op 1, row 4 op 0
 
 
+def test_overlapping_runs_pair_each_reader_with_its_own_input_by_rank():
+    """tf.data runs a map function's calls in parallel: two runs' readers can reach the file before either run's
+    input (CI's dump of nan_mirrored_data: GatherV2, GatherV2, args_1, args_1). Each run computes the input once and
+    the reader once (as many traces of each), so the n-th reader read the n-th input: the first reader was fed the
+    NaN (a propagator), never "no trace of it before this op ran (a circular buffer ...)" (unknown)."""
+    inputs = [[], [0]]
+    cols = chain_columns([[1, 1], [1, 0]], inputs)  # run A: input NaN, reader NaN; run B: input NaN, reader finite
+    order = np.array([1, 3, 0, 2])  # written: reader A, reader B, input A, input B
+    cols.trace_op, cols.trace_tensor, cols.trace_nonfinite = (
+        cols.trace_op[order],
+        cols.trace_tensor[order],
+        cols.trace_nonfinite[order],
+    )
+    role = classify(cols)[0].trace_role
+    assert role[0] == PROPAGATOR, role.tolist()  # reader A read input A (row 2), NaN
+    assert role[2] == PRODUCER, role.tolist()
+
+
+def test_overlapping_runs_with_unequal_counts_are_not_paired():
+    """When the reader and its input were not traced as often (an input outside a loop, a ring that cut a run in
+    two), ranks say nothing: the reader's input stays unpaired (unknown)."""
+    inputs = [[], [0]]
+    cols = chain_columns([[0, 1], [1, 0]], inputs)
+    order = np.array([1, 3, 2])  # reader A, reader B, input B: input A was dropped
+    cols.trace_op, cols.trace_tensor, cols.trace_nonfinite = (
+        cols.trace_op[order],
+        cols.trace_tensor[order],
+        cols.trace_nonfinite[order],
+    )
+    assert classify(cols)[0].trace_role[0] == UNKNOWN
+
+
 def test_never_traced_non_input_tensor_is_not_unknown():
     """A tensor traced nowhere and not a function input is not a float (health modes trace floats only)."""
     got = roles(chain_columns([[1]], [[5]]))

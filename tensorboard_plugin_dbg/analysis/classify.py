@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tensorboard_plugin_dbg.analysis import containment
+from tensorboard_plugin_dbg.analysis import containment, run_pairing
 from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.containment import Containment
 from tensorboard_plugin_dbg.analysis.guards import Guards
@@ -227,6 +227,9 @@ def _same_run_inputs(
     same_run = (later >= 0) & ((own_next < 0) | (later < own_next))
     out = prior.copy()
     out[stale[same_run]] = later[same_run]
+    left = stale[~same_run]  # runs that overlapped (tf.data's parallel map): paired by rank where that is certain
+    ranked = run_pairing.by_rank(cols, at[~same_run], own[owner[left]], tensors[left])
+    out[left[ranked >= 0]] = ranked[ranked >= 0]
     return out
 
 

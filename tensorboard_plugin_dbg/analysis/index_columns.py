@@ -160,6 +160,10 @@ class KindMapped:
     def __getitem__(self, rows: np.ndarray) -> np.ndarray:
         return self._map[self._kind[rows]]
 
+    def rows_equal(self, value: int) -> np.ndarray:
+        """The rows whose value is `value`, ascending (one pass over the kind column: callers bound how often)."""
+        return np.flatnonzero(np.isin(self._kind, np.flatnonzero(self._map == value)))
+
 
 class NonFiniteFlags:
     """The classifier's per-trace flag (int8: 1 non-finite, -1 the mode cannot tell, 0 finite) read through the
