@@ -73,3 +73,39 @@ def test_a_lone_task_runs_without_a_drain_and_the_files_are_flushed_after_the_ta
     gate.set()
     worker.drain()
     assert order == ["lone", "after", "after", "b", "c", "after"]  # one flush per batch: [lone], [gate], [b, c]
+
+
+class _Joining:
+    """A task joining the others of its key queued right after it (a recorded function's calls)."""
+
+    def __init__(self, key: object, name: str, log: list[object]) -> None:
+        self.joins, self.name, self.log = key, name, log
+
+    def __call__(self) -> None:
+        self.log.append(self.name)
+
+    def together(self, tasks: list[_Joining]) -> None:
+        self.log.append(tuple(t.name for t in tasks))
+
+
+def test_consecutive_tasks_of_one_key_run_together_in_order():
+    log: list[object] = []
+    worker = background.Background()
+    gate = threading.Event()
+    worker.submit(gate.wait)
+    while worker._queued:  # the thread waits on the gate: the next tasks are taken together
+        time.sleep(0.001)
+    f, g = object(), object()
+    for task in (_Joining(f, "f1", log), _Joining(f, "f2", log), lambda: log.append("eager")):
+        worker.submit(task)
+    gate.set()
+    worker.drain()
+    gate.clear()
+    worker.submit(gate.wait)
+    while worker._queued:
+        time.sleep(0.001)
+    for task in (_Joining(f, "f3", log), _Joining(g, "g1", log), _Joining(g, "g2", log)):
+        worker.submit(task)
+    gate.set()
+    worker.drain()
+    assert log == [("f1", "f2"), "eager", "f3", ("g1", "g2")]  # a lone call runs as itself; keys never mix

@@ -11,6 +11,7 @@ The counts written are the same either way.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax.numpy as jnp
@@ -123,13 +124,27 @@ class HostCounts:
             index.append(np.broadcast_to(where, (width, raw_width)))
             weights.append(coefficients * by * factor)
             constants.append(constant * by * factor)
-        self._index = np.concatenate(index) if index else np.zeros((0, raw_width), np.int64)
-        self._weights = np.concatenate(weights) if weights else np.zeros((0, raw_width), np.int64)
+        index_all = np.concatenate(index) if index else np.zeros((0, raw_width), np.int64)
+        weights_all = np.concatenate(weights) if weights else np.zeros((0, raw_width), np.int64)
         self._constants = np.concatenate(constants) if constants else np.zeros(0, np.int64)
+        # only the terms with a coefficient (most counts read one or two reductions of five): entry, position, weight
+        terms = weights_all != 0
+        self._entries, self._at = np.nonzero(terms)[0], index_all[terms]
+        self._weights = weights_all[terms].astype(np.float64)  # float64 sums of int32 counts times small factors: exact
+        # (calls derived together, raw length) -> their terms' positions, entries and weights
+        self._laid_out: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def __call__(self, raw: Any) -> np.ndarray:
-        if not len(self._index):
-            return self._constants.copy()
-        values = np.asarray(raw).astype(np.int64)
-        counts = np.einsum("ij,ij->i", values[self._index], self._weights) + self._constants
+        """The counts (int64) of one call's raw vector, or of each row of several calls' (calls x raw length)."""
+        values = np.asarray(raw)
+        calls = values.shape[:-1]
+        rows, size = math.prod(calls), len(self._constants)
+        laid = self._laid_out.get((rows, values.shape[-1]))
+        if laid is None:  # the terms of each call after the previous call's, in the flat values and counts
+            at = (np.arange(rows)[:, None] * values.shape[-1] + self._at).ravel()
+            entries = (np.arange(rows)[:, None] * size + self._entries).ravel()
+            laid = self._laid_out[(rows, values.shape[-1])] = (at, entries, np.tile(self._weights, rows))
+        at, entries, weights = laid
+        sums = np.bincount(entries, weights=values.ravel()[at] * weights, minlength=rows * size).reshape(*calls, size)
+        counts = sums.astype(np.int64) + self._constants
         return np.minimum(counts, 1) if self.mode == "CURT_HEALTH" else counts

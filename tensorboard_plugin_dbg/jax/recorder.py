@@ -28,11 +28,13 @@ import numpy as np
 
 from ..writer import background, summaries
 from ..writer.events import DebugEventsWriter
+from ..writer.execution_layout import ExecutionLayout
 from ..writer.trace_batch import TraceBatch
 from . import eager, frames, instrument, iterations, pmaps
 from .before import jitted_before
 from .before import record as record_before
 from .before import said as said_before
+from .call_records import CallRecord
 from .host_counts import HostCounts
 
 _lock = threading.Lock()
@@ -152,6 +154,7 @@ class RecordedJit:
         self._loops: list[list[instrument.Point]] = []  # per trace: its while loops' counts (iterations.py)
         self._by_dtypes: dict[tuple[Any, ...], list[bool]] = {}  # outputs' dtypes -> which get a summary
         self._counts: list[HostCounts | None] = []  # per trace: its raw payload -> the points' counts (host_counts.py)
+        self._layouts: dict[tuple[Any, ...], ExecutionLayout] = {}  # (trace, call site, outputs) -> its executions
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, eval_shape...: the plain jitted function's
         return getattr(self._plain, name)
@@ -169,8 +172,9 @@ class RecordedJit:
         counted = self._counted(outs)
         inputs = rec.input_ids(leaves)
         rec.remember(outs, ids)
-        # written on the writer's thread: it waits for the counts, the training thread goes on (background.py)
-        rec.writer.defer(functools.partial(self._write, (which, payload, live, loops), ids, inputs, counted, stack))
+        # written on the writer's thread: it waits for the counts, the training thread goes on (background.py), with
+        # the calls queued after it (call_records.py)
+        rec.writer.defer(CallRecord(self, (which, payload, live, loops), ids, inputs, counted, stack))
         return out
 
     def _counted(self, outs: list[Any]) -> list[bool]:

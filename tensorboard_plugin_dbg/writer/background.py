@@ -5,7 +5,9 @@ training thread neither waits for the host copy of the counts nor pays for frami
 woken once per WAKE tasks (or after LINGER seconds), not per task: each wake-up is two context switches, and on a
 busy two-core host a woken thread waits for a time slice while the training thread's next step waits for it (the
 GIL), so a write per call cost more in hand-offs than in writing. It then runs every task queued, and `after`
-(the files' flush: two write calls per batch, not per call). The queue is
+(the files' flush: two write calls per batch, not per call). Consecutive tasks taken together that share a `joins`
+key (a recorded jitted function's calls) are run as one, by the first's `together(tasks)`: one vectorized pass
+over their records instead of one per call (each pass on a busy host pays its cold caches again). The queue is
 bounded (DEPTH tasks): a writer that falls behind makes the training thread wait instead of holding ever more
 payloads. A task that fails is reported on stderr once; later tasks still run.
 """
@@ -13,14 +15,26 @@ payloads. A task that fails is reported on stderr once; later tasks still run.
 from __future__ import annotations
 
 import collections
+import functools
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 DEPTH = 4  # calls waiting to be written at most (what a killed program may lose, on top of those being written)
 WAKE = 2  # tasks queued before the thread is woken (fewer are run after LINGER seconds, or at drain)
 LINGER = 0.05  # seconds a task waits at most for the thread when fewer than WAKE are queued
 LOST_AT_MOST = 2 * DEPTH  # a SIGKILL's window: those queued, and those taken and being written (DEPTH at most)
+
+
+class Joinable(Protocol):
+    """A task that may run together with the tasks of its `joins` key queued right after it."""
+
+    joins: object
+
+    def __call__(self) -> None: ...
+
+    def together(self, tasks: list[Any]) -> None: ...
 
 
 class Background:
@@ -69,8 +83,8 @@ class Background:
                 tasks = list(self._queued)
                 self._queued.clear()
                 self._cond.notify_all()  # room in the queue for a waiting caller
-            for task in tasks:
-                self._one(task)
+            for group in _joined(tasks):
+                self._one(group[0] if len(group) == 1 else functools.partial(cast(Joinable, group[0]).together, group))
             if self._after is not None:
                 self._one(self._after)
             with self._cond:
@@ -84,3 +98,15 @@ class Background:
             if not self._failed:
                 self._failed = True
                 print(f"tensorboard_plugin_dbg: writing the debug dump failed: {err!r}", file=sys.stderr)
+
+
+def _joined(tasks: list[Callable[[], None]]) -> list[list[Callable[[], None]]]:
+    """The tasks in order, those next to each other with one `joins` key (not None) in one group."""
+    groups: list[list[Callable[[], None]]] = []
+    for task in tasks:
+        key = getattr(task, "joins", None)
+        if key is not None and groups and getattr(groups[-1][0], "joins", None) is key:
+            groups[-1].append(task)
+        else:
+            groups.append([task])
+    return groups

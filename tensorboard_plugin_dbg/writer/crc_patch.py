@@ -53,5 +53,6 @@ class CrcPatch:
         self._rows = inverse.reshape(distance.shape).astype(np.int64) * 256
 
     def __call__(self, buf: np.ndarray) -> np.ndarray:
-        contributions = self._tables[self._rows + buf[self._positions]]
-        return self._base ^ np.bitwise_xor.reduce(contributions, axis=0)
+        """The records' CRCs in `buf`, or in each row of a stack of such buffers (copies x template length)."""
+        contributions = self._tables[self._rows + buf[..., self._positions]]
+        return self._base ^ np.bitwise_xor.reduce(contributions, axis=-2)

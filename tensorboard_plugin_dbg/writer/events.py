@@ -223,11 +223,18 @@ class DebugEventsWriter:
 
     def traces_framed(self, records: list[bytes]) -> None:
         """Graph execution traces already framed (trace_batch.TraceBatch): one write for all of them."""
+        self._framed("graph_execution_traces", records)
+
+    def executions_framed(self, records: list[bytes]) -> None:
+        """Executions already framed (execution_layout.ExecutionLayout's events): one write for all of them."""
+        self._framed("execution", records)
+
+    def _framed(self, suffix: str, records: list[bytes]) -> None:
         with self._lock:
             if self._buffered:
-                self._held["graph_execution_traces"].extend(records)
+                self._held[suffix].extend(records)
             elif not self._closed:
-                self._files["graph_execution_traces"].write(b"".join(records))
+                self._files[suffix].write(b"".join(records))
 
     def defer(self, task: Any) -> None:
         """Runs `task` (a call's writes) on the writer's own thread, after the tasks deferred before it."""

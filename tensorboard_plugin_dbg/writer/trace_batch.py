@@ -81,30 +81,40 @@ class TraceBatch:
         self._lengths.append(length)
 
     def _vectors(self, counts: np.ndarray | None) -> np.ndarray | None:
-        """The float64 debug vectors of one call (points x width), its counts in place; None without counts."""
+        """The float64 debug vectors of one call (points x width), its counts in place, or of several calls (calls x
+        points x width, from counts of that shape); None without counts."""
         if self.vectors is None or counts is None:
             return self.vectors
-        vectors = self.vectors.copy()
+        vectors = np.broadcast_to(self.vectors, (*counts.shape[:-2], *self.vectors.shape)).copy()
         column = COUNT_COLUMN[self.mode]
-        vectors[:, column:] = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
+        vectors[..., column:] = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
         return vectors
 
     def joined(self, wall_time: float, counts: np.ndarray | None) -> bytes:
         """records(wall_time, counts) joined, made in a few numpy steps whatever the number of points: the
         records' bytes laid out once, each call writes its wall time, vectors and CRCs into a copy (the per-record
         Python work of records() cost a 65-op training step ~0.25 ms of the writer thread's CPU)."""
-        if not self.count:
+        return self.joined_calls([wall_time], None if counts is None else counts[None])
+
+    def joined_calls(self, wall_times: Sequence[float], counts: np.ndarray | None) -> bytes:
+        """joined() of several calls one after the other (counts: calls x points x count columns), in one pass:
+        the writer's thread takes the calls queued together (background.py)."""
+        if not self.count or not len(wall_times):
             return b""
         if self._block is None:
-            self._block = _Block(self._heads, self._middles, self._tails, self.width * 8)
-        block = self._block
-        buf = block.template.copy()
-        buf[block.wall] = np.frombuffer(struct.pack("<d", wall_time), np.uint8)
-        vectors = self._vectors(counts)
-        if vectors is not None and self.width:
-            buf[block.vector] = np.ascontiguousarray(vectors, "<f8").view(np.uint8).reshape(self.count, -1)
-        crcs = crc32c.mask(block.crcs(buf)).astype("<u4")
-        buf[block.crc] = crcs.view(np.uint8).reshape(self.count, 4)
+            self._block = _Block(self._heads, self._middles, self._tails, self.vectors, COUNT_COLUMN.get(self.mode, 0))
+        block, calls = self._block, len(wall_times)
+        buf = np.tile(block.template, (calls, 1))
+        buf[:, block.wall] = np.asarray(wall_times, "<f8").view(np.uint8).reshape(calls, 1, 8)
+        patch = block.high_crcs  # the wall times' bytes, and the counts' high halves
+        if counts is not None and self.vectors is not None:
+            flags = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
+            values = np.ascontiguousarray(np.broadcast_to(flags, (calls, *flags.shape[-2:])), "<f8")
+            buf[:, block.counts] = values.view(np.uint8).reshape(calls, self.count, -1)
+            if values.view("<u4")[..., ::2].any():  # a count of 2**21 or more: its low half is not zeros
+                patch = block.crcs
+        crcs = np.ascontiguousarray(crc32c.mask(patch(buf)), "<u4")
+        buf[:, block.crc] = crcs.view(np.uint8).reshape(calls, self.count, 4)
         return buf.tobytes()
 
     def protos(self, counts: np.ndarray | None) -> list[bytes]:
@@ -143,25 +153,34 @@ class TraceBatch:
 
 class _Block:
     """Where a call's records' changing bytes go in their joined bytes: each record is head (12 bytes: length and its
-    CRC), wall time (9: tag and float64), middle, vector (`content` bytes), tail, payload CRC (4)."""
+    CRC), wall time (9: tag and float64), middle, vector (its fixed part laid out here, its counts from `column` on
+    filled per call), tail, payload CRC (4)."""
 
-    def __init__(self, heads: list[bytes], middles: list[bytes], tails: list[bytes], content: int) -> None:
+    def __init__(
+        self, heads: list[bytes], middles: list[bytes], tails: list[bytes], vectors: np.ndarray | None, column: int
+    ) -> None:
+        width = 0 if vectors is None else vectors.shape[1]
+        fixed = [b""] * len(heads) if vectors is None else [r.tobytes() for r in np.ascontiguousarray(vectors, "<f8")]
         parts: list[bytes] = []
-        wall, vector, crc, starts, lengths = [], [], [], [], []
+        wall, counts, crc, starts, lengths = [], [], [], [], []
         at = 0
-        for h, m, t in zip(heads, middles, tails, strict=True):
-            payload = 9 + len(m) + content + len(t)
+        for h, m, v, t in zip(heads, middles, fixed, tails, strict=True):
+            payload = 9 + len(m) + len(v) + len(t)
             starts.append(at + len(h))
             lengths.append(payload)
             wall.append(at + len(h) + 1)
-            vector.append(at + len(h) + 9 + len(m))
+            counts.append(at + len(h) + 9 + len(m) + column * 8)
             crc.append(at + len(h) + payload)
-            parts += [h, _WALL_TAG + bytes(8), m, bytes(content), t, bytes(4)]
+            parts += [h, _WALL_TAG + bytes(8), m, v, t, bytes(4)]
             at += len(h) + payload + 4
         self.template = np.frombuffer(b"".join(parts), np.uint8).copy()
         self.wall = np.array(wall, np.int64)[:, None] + np.arange(8)
-        self.vector = np.array(vector, np.int64)[:, None] + np.arange(content)
+        self.counts = np.array(counts, np.int64)[:, None] + np.arange((width - column) * 8 if width else 0)
         self.crc = np.array(crc, np.int64)[:, None] + np.arange(4)
         self.starts, self.lengths = np.array(starts, np.int64), np.array(lengths, np.int64)
-        # the payloads' CRCs from the template's, patched where the wall time and the vector go (crc_patch.py)
-        self.crcs = CrcPatch(self.template, self.starts, self.lengths, np.concatenate([self.wall, self.vector], 1))
+        # the payloads' CRCs from the template's, patched where the wall time and the counts go (crc_patch.py); a
+        # count below 2**21 as a float64 has four zero low bytes, which add nothing to a CRC: most calls' counts
+        # (a tensor's elements) are, and their CRCs patch the high halves only, about half the bytes
+        self.crcs = CrcPatch(self.template, self.starts, self.lengths, np.concatenate([self.wall, self.counts], 1))
+        high = self.counts.reshape(len(heads), -1, 8)[:, :, 4:].reshape(len(heads), -1)
+        self.high_crcs = CrcPatch(self.template, self.starts, self.lengths, np.concatenate([self.wall, high], 1))
