@@ -67,3 +67,12 @@ def test_the_compiled_check_sums_a_matrix_by_a_product_not_a_full_reduction():
         tf.TensorSpec((64, 256), tf.float32), tf.TensorSpec((256,), tf.float32), tf.TensorSpec([], tf.float32)
     ).graph.get_operations()
     assert not any(op.type.startswith(("MatMul", "BatchMatMul")) for op in ops)  # without XLA: one op a tensor
+
+
+def test_the_compiled_check_reduces_once_per_vector_length_not_once_per_tensor():
+    # XLA:CPU emits each full reduction as a kernel of its own: the column sums and vectors of one length are added
+    # elementwise first (bench/README.md, #35)
+    shapes = [(64, 256), (256,), (256, 256), (256,), (256, 10), (10,), ()]
+    ops = _compiled_check(shapes).get_concrete_function().graph.get_operations()
+    sums = [op for op in ops if op.type == "Sum"]
+    assert sorted(op.inputs[0].shape.as_list()[0] for op in sums) == [10, 256], [op.inputs[0].shape for op in sums]

@@ -13,30 +13,56 @@ def sum_finite(tensors: list[Any], halt: Any, compiled: bool = False) -> Any:
     """The every-step check, one reduction per tensor (each op costs its dispatch on the step's critical path): a
     sum is NaN or infinite when any value is, and finite values make a non-finite sum only by overflowing, which
     `all_finite` then tells apart on the rare path. `halt` (0, or +inf once stopped) joins the same sum. `compiled`:
-    the step is XLA-compiled, where on XLA:CPU a matrix is summed by a product with ones (`_xla_sum`; measured there
-    only: with a GPU visible the step runs on it, and XLA:GPU's reductions are left as they were)."""
+    the step is XLA-compiled, where on XLA:CPU the check is `_xla_total` (measured there only: with a GPU visible the
+    step runs on it, and XLA:GPU's reductions are left as they were)."""
     import tensorflow as tf
 
-    product = compiled and not tf.config.list_logical_devices("GPU")
+    if compiled and not tf.config.list_logical_devices("GPU"):
+        return tf.math.is_finite(_xla_total(tensors, halt))
 
     def total(t: Any) -> Any:
-        matrix = product and t.shape.rank is not None and t.shape.rank >= 2 and t.shape[-1] not in (0, None)
-        s = t if t.shape.rank == 0 else _xla_sum(t) if matrix else tf.reduce_sum(t)  # a scalar (the loss): no op
+        s = t if t.shape.rank == 0 else tf.reduce_sum(t)  # a scalar (the loss): no op
         return tf.cast(s, tf.float32) if s.dtype != tf.float32 else s
 
     return tf.math.is_finite(tf.add_n([*(total(t) for t in tensors), halt]))
 
 
-def _xla_sum(matrix: Any) -> Any:
-    """A tensor's sum as its column sums (a matrix-vector product with ones), then their sum. XLA:CPU emits a full
-    reduction of a gradient as a reduce-window loop: a [64, 256] gradient's took 7.9 us a step, some 1 % of a small
-    MLP's compiled step, where the product (a dot kernel) takes ~1 us (bench/README.md, #35). As exact a check:
-    x * 1 is x, and a NaN or an infinity carries through the products and sums as through the reduction's."""
+def _xla_total(tensors: list[Any], halt: Any) -> Any:
+    """Under XLA:CPU, the sum of every tensor and `halt` in few kernels: each matrix's column sums (a product with
+    ones, `_column_sums`), then the vectors of one length added elementwise and that vector summed, one reduction a
+    length. XLA:CPU emits a full reduction of each vector as a kernel of its own (a [256] bias gradient's, a
+    reduce-window thunk: its dispatch on the step's path), and splits a reduction of their concatenation back into one
+    a vector; an elementwise sum it keeps whole (bench/README.md, #35). As exact a check: the same values summed, and
+    a NaN or an infinity carries through every product and sum."""
+    import tensorflow as tf
+
+    by_length: dict[Any, list[Any]] = {}
+    scalars = [halt]
+    for t in tensors:
+        rank = t.shape.rank
+        if rank is not None and rank >= 2 and t.shape[-1] not in (0, None):
+            v = _column_sums(t)
+        elif rank == 1 and t.shape[0] is not None:
+            v = t
+        else:  # a scalar, a vector of unknown length, of unknown rank, or a matrix without columns
+            v = None
+            scalars.append(t if rank == 0 else tf.reduce_sum(t))
+        if v is not None:
+            by_length.setdefault(int(v.shape[0]), []).append(v if v.dtype == tf.float32 else tf.cast(v, tf.float32))
+    sums = [tf.reduce_sum(tf.add_n(vectors)) for vectors in by_length.values()]
+    return tf.add_n(sums + [s if s.dtype == tf.float32 else tf.cast(s, tf.float32) for s in scalars])
+
+
+def _column_sums(matrix: Any) -> Any:
+    """A tensor's column sums, as a matrix-vector product with ones. XLA:CPU emits a full reduction of a gradient as a
+    reduce-window loop: a [64, 256] gradient's took 7.9 us a step, some 1 % of a small MLP's compiled step, where the
+    product (a dot kernel) takes ~1 us (bench/README.md, #35). As exact a check: x * 1 is x, and a NaN or an infinity
+    carries through the products and sums as through the reduction's."""
     import tensorflow as tf
 
     rows = tf.reshape(matrix, [-1, matrix.shape[-1]]) if matrix.shape.rank != 2 else matrix
     ones = tf.ones(tf.shape(rows)[:1], rows.dtype)
-    return tf.reduce_sum(tf.linalg.matvec(rows, ones, transpose_a=True))
+    return tf.linalg.matvec(rows, ones, transpose_a=True)
 
 
 def all_finite(tensors: list[Any]) -> Any:

@@ -109,7 +109,7 @@ class BatchStash:
             self.held_at = state.region(self._meta_size())
 
         def keep() -> Any:
-            written = [v.assign(self._fitted(t, v)) for v, t in zip(self.held, tensors)]
+            written = [v.assign(self._held(t, v, free)) for v, t in zip(self.held, tensors)]
             last = [tf.zeros([sum(self.ranks)], tf.int64)]  # no previous batch: its shapes 0
             if self.keep_last:  # else not referenced: each variable an XLA step may write costs it every step
                 written += [h.assign(v.value()) for h, v in zip(self.held_previous, self.last)]
@@ -168,6 +168,16 @@ class BatchStash:
         room = tf.shape(variable.value())
         cut = tf.slice(tensor, tf.zeros_like(room), tf.minimum(tf.shape(tensor), room))
         return tf.pad(cut, tf.stack([tf.zeros_like(room), room - tf.shape(cut)], axis=1))
+
+    def _held(self, tensor: Any, variable: Any, free: Any) -> Any:
+        """The trigger's batch as the held buffer takes it. Under XLA a select on `free` (true here: `keep` runs only
+        then): the buffer's new value is then computed in the rare branch, where a plain copy of the step's input
+        made XLA copy each batch leaf at the start of every step (one copy a leaf, its bytes, on the step's path;
+        bench/README.md, #35). Bit for bit the batch: a select moves values as they are."""
+        import tensorflow as tf
+
+        fitted = self._fitted(tensor, variable)
+        return tf.where(free, fitted, variable.value()) if self.compiled else fitted
 
     @staticmethod
     def _shapes(tensors: list[Any]) -> list[Any]:
