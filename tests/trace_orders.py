@@ -34,12 +34,33 @@ def overlap_first_two_runs(dump: str, dest: Path, graph_name: str) -> str:
     order = list(range(len(rows)))
     for position, row in zip(sorted(block), reordered):
         order[position] = row
+    return _write(dump, dest, order)
+
+
+def swap_runs(dump: str, dest: Path, graph_id: str, a: int, b: int) -> str:
+    """A copy of DUMP (under DEST) where runs A and B (indexes into the runs of the function GRAPH_ID, negative from
+    the end) of that function trade places in the file: each op's A-th and B-th traces swap positions (a parallel
+    map's threads finishing element B before element A)."""
+    run = only_run(dump)
+    rows = [run.graph_execution(i, max_elements=0) for i in range(run.info()["counts"]["graph_executions"])]
+    positions: dict[tuple[str, int], list[int]] = {}
+    for r in rows:
+        if r["graph_id"] == graph_id:
+            positions.setdefault((r["op_name"], r["output_slot"]), []).append(r["index"])
+    order = list(range(len(rows)))
+    for p in positions.values():
+        order[p[a]], order[p[b]] = order[p[b]], order[p[a]]
+    return _write(dump, dest, order)
+
+
+def _write(dump: str, dest: Path, order: list[int]) -> str:
+    """A copy of DUMP under DEST whose trace records are the original's in ORDER (record i: the original's order[i])."""
     copy = dest / "dump"
     shutil.copytree(dump, copy)
     (traces,) = copy.glob("*.graph_execution_traces")
     data = traces.read_bytes()
     records = [data[a:b] for a, b in fuzz_records.spans(data)]
-    assert len(records) == len(rows)
+    assert len(records) == len(order)
     traces.write_bytes(b"".join(records[i] for i in order))
     return str(copy)
 
