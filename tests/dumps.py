@@ -9,6 +9,12 @@ This module is the one place that runs TensorFlow programs for the tests. The ca
 passed through unchanged (TensorFlow's oneDNN kernels, on by default on x86-64, change how many softmax outputs
 underflow to 0), and its value is part of the cache key, so dumps written with oneDNN on, off and unset never mix.
 Tests read any count that the CPU or the kernels decide from the dump itself, never as a literal.
+
+A real dump is not the same twice: tf.data's parallel threads, tf.distribute's replicas and TensorFlow's inter-op
+threads decide the order (and some content) of its records. To run the tests against fresh dumps (test-only; CI
+leaves it unset and its keys are unchanged), set DBG_TEST_DUMP_SALT to any string: it joins every cache key, so each
+new value makes each program write a new dump once (e.g. `DBG_TEST_DUMP_SALT=run3 taskset -c 0 pytest ...`, or write
+the dumps first under some load with `make_dump`, then run the tests with the same salt).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ CACHE = os.path.join(ROOT, ".pytest_cache", "dumps")
 DEMO_SOURCE = os.path.join(ROOT, "tensorboard_plugin_dbg", "demo", "buggy_mlp.py")
 # Environment variables that change what TensorFlow's kernels compute, and so what a dump holds.
 KERNEL_ENV = ("TF_ENABLE_ONEDNN_OPTS",)
+# Test-only: a string that joins every cache key when set, to force fresh dumps (see the docstring). Unset on CI.
+SALT_ENV = "DBG_TEST_DUMP_SALT"
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -80,6 +88,8 @@ def _key(name: str, args: tuple[str, ...]) -> str:
                 h.update(f.read())
     h.update(repr(args).encode())
     h.update(repr(kernel_settings()).encode())
+    if os.environ.get(SALT_ENV):
+        h.update(b"salt:" + os.environ[SALT_ENV].encode())
     return f"{name}-{h.hexdigest()[:12]}"
 
 

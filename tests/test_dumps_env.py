@@ -31,6 +31,21 @@ def test_each_onednn_setting_has_its_own_cache_key(monkeypatch):
     assert len(keys) == 3
 
 
+def test_a_salt_forces_fresh_dumps_and_unset_changes_nothing(monkeypatch):
+    """DBG_TEST_DUMP_SALT (test-only, unset on CI) gives each value its own cache entry, so the tests can be run
+    against fresh dumps; unset or empty, the key is the one CI has always used."""
+    monkeypatch.delenv(dumps.SALT_ENV, raising=False)
+    plain = dumps._key("demo", ())
+    monkeypatch.setenv(dumps.SALT_ENV, "")
+    assert dumps._key("demo", ()) == plain
+    salted = set()
+    for salt in ("a", "b"):
+        monkeypatch.setenv(dumps.SALT_ENV, salt)
+        salted.add(dumps._key("demo", ()))
+        assert dumps._key("demo", ()) in salted
+    assert len(salted) == 2 and plain not in salted
+
+
 def test_make_dump_waits_for_another_process_building_the_same_dump(monkeypatch, tmp_path):
     """A second pytest session building the same dump waits on the lock beside the cache entry and then reuses the
     finished dump, instead of wiping the folder the first one is writing (the program here does not exist, so a

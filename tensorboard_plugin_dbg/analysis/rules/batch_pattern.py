@@ -19,6 +19,7 @@ from tensorboard_plugin_dbg.index.protocol import RunQueries
 
 STEPS = 2048  # steps of one kind read to find its rhythm
 MAX_SIZES = 3  # train, eval and a last partial batch; more distinct sizes is a shape that really changes
+DATA_FUNCTION = "Dataset_"  # a tf.data function's graph name: its traces are in its threads' order (one_short_batch)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +44,22 @@ class Rhythm:
 def rhythm(run: RunQueries, stats: KindStats, kind: int) -> Rhythm | None:
     """The kind's batch-size rhythm, or None where its shape changes otherwise (a dim other than the first, the
     rank, more than MAX_SIZES sizes, or an unknown shape)."""
+    read = _sizes(run, stats, kind)
+    return _rhythm(*read) if read is not None else None
+
+
+def one_short_batch(run: RunQueries, stats: KindStats, kind: int) -> bool:
+    """Whether every step of the kind has one batch size but one smaller step, wherever it falls: a last partial
+    batch of a tf.data function (DATA_FUNCTION), whose k-th trace is not its k-th element (a parallel map's threads
+    write their traces in their own order, so the partial batch may come before the full one before it)."""
+    read = _sizes(run, stats, kind)
+    if read is None or len(set(read[0])) != 2:
+        return False
+    return read[0].count(min(read[0])) == 1
+
+
+def _sizes(run: RunQueries, stats: KindStats, kind: int) -> tuple[list[int], bool] | None:
+    """(the batch sizes or element counts of the kind's first STEPS steps, whether they are batch sizes)."""
     begin = int(stats.starts[kind])
     end = min(int(stats.starts[kind + 1]), begin + STEPS)
     rows = np.sort(stats.order[begin:end].astype(np.int64))  # a kind's steps are its rows in row order
@@ -63,7 +80,7 @@ def rhythm(run: RunQueries, stats: KindStats, kind: int) -> Rhythm | None:
         sizes, dims = v[:, 4], False
     else:
         return None
-    return _rhythm([int(s) for s in sizes], dims)
+    return [int(s) for s in sizes], dims
 
 
 def _rhythm(sizes: list[int], dims: bool) -> Rhythm | None:

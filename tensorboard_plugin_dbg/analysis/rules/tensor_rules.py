@@ -52,6 +52,7 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
     partial: dict[str, int] = {}  # graph -> ops whose batch shrank once, at their last trace
     first_partial: dict[str, int] = {}  # graph -> its one finding's position in `out`
     rule: wire.AlertType
+    pipeline = {gid for gid, name, _outer in run.graph_entries() if name.startswith(batch_pattern.DATA_FUNCTION)}
     for rule, counts, first in (
         (config.SHAPE_CHANGE, stats.shape_changes, stats.first_shape_change),
         (config.DTYPE_CHANGE, stats.dtype_changes, stats.first_dtype_change),
@@ -67,8 +68,12 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
             graph_id, op_name, slot = kinds[k][:3]
             before, after = describe(modes[2 * j], vectors[2 * j]), describe(modes[2 * j + 1], vectors[2 * j + 1])
             step = int(pos[j] - stats.starts[k])
-            last = counts[k] == 1 and step + 1 == int(stats.steps[k])
-            if rule == config.SHAPE_CHANGE and last and _shrinks(modes[2 * j], vectors[2 * j], vectors[2 * j + 1]):
+            # a tf.data function's partial batch may be traced before the full ones (its threads' order)
+            early = rule == config.SHAPE_CHANGE and counts[k] >= 2 and graph_id in pipeline
+            early = early and batch_pattern.one_short_batch(run, stats, k)
+            last = early or (counts[k] == 1 and step + 1 == int(stats.steps[k]))
+            shrinks = early or _shrinks(modes[2 * j], vectors[2 * j], vectors[2 * j + 1])
+            if rule == config.SHAPE_CHANGE and last and shrinks:
                 partial[graph_id] = partial.get(graph_id, 0) + 1
                 if partial[graph_id] > 1:  # a last partial batch: said once per function, not once per op
                     continue
@@ -81,6 +86,7 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
             found_rule = rule
             # a batch size that alternates (train/eval, a last partial batch) is one finding with its own caption
             beat = batch_pattern.rhythm(run, stats, k) if rule == config.SHAPE_CHANGE and counts[k] >= 2 else None
+            beat = None if early else beat
             if beat is not None:
                 found_rule, evidence = config.BATCH_ALTERNATES, f"{beat.text()}; first at trace {step + 1}"
             row = int(rows[2 * j + 1])
