@@ -4,7 +4,8 @@ parallel tf.data map (`Dataset_map_grab_batch`), and two calls of it may write b
 that order, and the root cause said "a circular buffer dropped earlier records" (the buffer was off) and "no trace
 of it before this op ran" of the array (traced in the same run, NaN and all), while the test on it passed: it did
 not look. Here the real dump, its first two runs of the map put in that order (tests/trace_orders.py): whatever the
-threads did, nothing was dropped, and the line to fix, the batch and the element stay the same."""
+threads did, nothing was dropped, and the line to fix, the batch and the element stay the same (under
+MirroredStrategy: test_root_cause_wave4's dropped-record test, `two_readers_first`)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,6 @@ from trace_orders import overlap_first_two_runs
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.analysis import report_text
 from tensorboard_plugin_dbg.analysis.root_cause import analyze
-
-# remove the marks below when the fix is merged (strict: they fail the run once the tests pass)
-_PAIRING = (
-    "classify._same_run_inputs pairs the first reader of two overlapping runs with no input: the lead's rank pairing "
-    "(analysis/run_pairing.py) fixes it"
-)
 
 
 def _assert_nothing_was_dropped(dump: str, mode: str, capsys) -> None:
@@ -51,7 +46,6 @@ def test_fit_on_arrays_as_recorded_drops_nothing(mode, capsys):
     _assert_nothing_was_dropped(dumps.make_dump("nan_fit_data", mode, "array"), mode, capsys)
 
 
-@pytest.mark.xfail(strict=True, reason=_PAIRING)
 @pytest.mark.parametrize("mode", ["FULL_HEALTH", "FULL_TENSOR"])
 def test_two_overlapping_runs_of_the_map_drop_nothing(mode, tmp_path, capsys):
     dump = overlap_first_two_runs(dumps.make_dump("nan_fit_data", mode, "array"), tmp_path, "Dataset_map_grab_batch")
@@ -60,20 +54,3 @@ def test_two_overlapping_runs_of_the_map_drop_nothing(mode, tmp_path, capsys):
     gathers = [i for i, n in enumerate(names) if n == "GatherV2"][:2]
     assert gathers[1] < names.index("args_1"), names[:30]  # the case: both gathers before either array trace
     _assert_nothing_was_dropped(dump, mode, capsys)
-
-
-@pytest.mark.xfail(strict=True, reason=_PAIRING)
-def test_mirrored_fit_with_two_overlapping_runs_of_the_map_drops_nothing(tmp_path, capsys):
-    """CI's own order of stop 46 (nan_mirrored_data under MirroredStrategy), made deterministic: the same assertions
-    as test_root_cause_wave4's dropped-record test, on the real dump with its first two map runs overlapping."""
-    dump = dumps.make_dump("nan_mirrored_data")
-    dump = overlap_first_two_runs(dump, tmp_path, "Dataset_map_grab_batch")
-    result = analyze(only_run(dump))
-    assert result["first_kept"] is False, result["message"]
-    assert "circular buffer" not in result["message"], result["message"]
-    for inp in result["producer"]["inputs"]:
-        assert "circular buffer" not in inp["description"], inp["description"]
-    main(["report", dump])
-    text = capsys.readouterr().out
-    assert "circular buffer" not in text and "does not flow into" not in text, text
-    assert f"nan_mirrored_data.py:{culprit_line('nan_mirrored_data', '# FIT')}" in text, text
