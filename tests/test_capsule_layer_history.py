@@ -127,7 +127,7 @@ def test_the_ring_for_1000_variables_is_bounded_and_the_card_keeps_the_most_out_
     ring = LayerHistory(8)
     for step in range(11):  # more steps than the ring holds: the last 8 kept, oldest first
         grads = [tf.fill([3], float(step + 1) * (100.0 if i == 700 and step >= 8 else 1.0)) for i in range(1000)]
-        if not bool(ring.record(names, grads, variables)[2]):  # max |w| due: the watch's check measures it
+        if np.isinf(ring.record(names, grads, variables)[1]):  # max |w| due (+inf): the watch's check measures it
             ring.measure()
     ring.hold(tf.constant(0))
     groups, entry = ring.read()

@@ -54,31 +54,37 @@ class LayerHistory:
         return self.steps > 0
 
     def record(self, names: list[str], grads: list[Any], variables: list[Any], compiled: bool = False) -> Any:
-        """In the every-step path, before the check's cond: this step's gradient norms into the ring. Returns (an op
-        to depend on, this step's sum of squares / 2 over all its gradients or None without any, whether max |w| is
-        *not* due at this step or None): the watch checks the gradients with that sum instead of summing them again
-        (non-finite iff a gradient value is, or the sum overflowed, which the check's rare path tells apart), so the
-        norms cost the ring next to nothing; and on a due step its check takes the rare branch, which calls
-        `measure` before it applies (a conditional of its own would cost its call at every step, ~1.5 % of a small
-        MLP's step without XLA). `compiled`: the step is XLA-compiled, whose reductions take another form (see
+        """In the every-step path, before the check's cond: this step's gradient norms into the ring. Returns (this
+        step's sum of squares / 2 of each gradient, a list (empty without any); +inf on a step where max |w| is
+        due, else 0, or None without any gradient). The watch's every-step check sums both lists instead of summing
+        the gradients itself: the sum is non-finite iff a gradient value is, the sums overflowed (the check's rare
+        path tells these apart) or max |w| is due, so a due step takes the rare branch, which calls `measure` before
+        it applies (a conditional of its own would cost its call at every step, ~1.5 % of a small MLP's step
+        without XLA) and so the norms and the due step cost the ring next to nothing. Nothing waits on the ring's
+        write: the check's cond, which reads the ring in its branches, follows it by the function's automatic
+        control dependencies. `compiled`: the step is XLA-compiled, whose reductions take another form (see
         `_squares_compiled`, `_largest_compiled`)."""
         import tensorflow as tf
 
         kept = [(n, g, v) for n, g, v in zip(names, grads, variables) if g is not None]
         self._ensure([n for n, _, _ in kept])
         if not kept:
-            return self.seen.assign_add(1), None, None
+            self.seen.assign_add(1)
+            return [], None
         squares = _squares_compiled if compiled else _squares
         norms = [squares(_float32(_values(g))) for _, g, _ in kept]
         self.weights = [v for _, _, v in kept]
         self.compiled = compiled
+        # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped);
+        # whether max |w| is due, one gather in a constant (+inf every `every`-th step) at the row when K is a
+        # multiple of `every` (the default), else at the step modulo `every`
         seen = self.seen.value()
-        # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped), the
-        # total summed as a list (no reduction's axes), "not due" asked as such
         row = tf.math.floormod(seen, self.steps)
-        written = tf.raw_ops.ResourceScatterUpdate(resource=self.ring.handle, indices=row, updates=tf.stack(norms))
-        with tf.control_dependencies([written]):
-            return self.seen.assign_add(1), tf.add_n(norms), tf.not_equal(tf.math.floormod(seen, self.every), 0)
+        tf.raw_ops.ResourceScatterUpdate(resource=self.ring.handle, indices=row, updates=tf.stack(norms))
+        self.seen.assign_add(1)
+        period = self.steps if self.steps % self.every == 0 else self.every
+        due = np.where(np.arange(period) % self.every == 0, np.inf, 0.0).astype(np.float32)
+        return norms, tf.gather(tf.constant(due), row if period == self.steps else tf.math.floormod(seen, period))
 
     def measure(self) -> Any:
         """In the check's branch of a due step, before the update: max |w| of the weights the step started from (the
