@@ -133,8 +133,10 @@ def test_the_ring_for_1000_variables_is_bounded_and_the_card_keeps_the_most_out_
     groups, entry = ring.read()
     held = groups["layer_history"]
     assert held["grad_norm"].shape == held["max_abs_w"].shape == (1000, 8) and entry["steps_kept"] == 8
-    assert ring.ring.shape == ring.held.shape == (8, 1000)  # 8 bytes x K x n, and max |w| every 8th step:
-    assert ring.peaks.shape == (2, 1001) and ring.held_peaks.shape == (3, 1001)  # (K / 8 + 1) x n, twice
+    # two variables an XLA step may write (each costs it every call): the state, the step counter; their rows: the
+    # ring and the held ring (8 bytes x K x n), max |w| every 8th step ((K / 8 + 1) x n, twice), `seen` held (2)
+    assert [k for k, v in vars(ring).items() if isinstance(v, tf.Variable)] == ["state", "seen"]
+    assert ring.state.shape == (2 * 8 + 2 * 2 + 1 + 2, 1001)
     assert np.allclose(held["grad_norm"][0], np.sqrt(3) * np.arange(4, 12))  # steps 3..10, norm of [s+1]*3
     assert np.allclose(held["max_abs_w"][999], 1000.0)
     first = capsule_layers.first_out_of_band(names, held["grad_norm"].astype(np.float64))
