@@ -118,7 +118,8 @@ class LayerHistory:
         def copy() -> Any:  # one scatter of the held rows: the ring and peaks, the trigger's row, `seen`
             seen = self.seen.value()
             parts = tf.cast(tf.stack([tf.math.floordiv(seen, WRAP), tf.math.floormod(seen, WRAP)]), tf.float32)
-            rows = [self.state.value()[: self.at.held], self._row(seen - 1)[None], tf.pad(parts[:, None], [[0, 0], [0, len(self.names)]])]
+            seen_rows = tf.pad(parts[:, None], [[0, 0], [0, len(self.names)]])  # in the first column
+            rows = [self.state.value()[: self.at.held], self._row(seen - 1)[None], seen_rows]
             indices = tf.range(self.at.held, self.at.size)
             with tf.control_dependencies([self.state.scatter_update(tf.IndexedSlices(tf.concat(rows, 0), indices))]):
                 return tf.constant(True)
