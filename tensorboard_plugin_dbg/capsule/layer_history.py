@@ -1,6 +1,7 @@
 """Per-layer history, kept in the compiled step: for each trainable variable, its gradient norm and its max |w| over
 the last K steps (`NanCapsule(layer_history=32)`; 0 turns it off), in a ring of device variables that the every-step
-path writes in place (one scatter per step, no host read, so an XLA step stays compiled). The check's rare branch
+path writes in place (one scatter per step, no host read, so an XLA step stays compiled): one float32 variable and
+the step counter, as each variable an XLA step may write costs it every call. The check's rare branch
 copies the ring as it stands at the held trigger (only when the capture slot is free, like capsule/shadow.py), so the
 capsule holds the K steps up to and including the trigger, however many steps run before the host polls.
 
@@ -8,7 +9,8 @@ What is kept, whatever the model: each step's sums of squares (K x n float32) an
 ((K / MAX_EVERY + 1) x (n + 1) float32, the step measured in the last column), twice (live and held at the trigger):
 about 9 bytes x K x n, under 300 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
-instead of summing them itself, one scatter of them and ~6 scalar ops. max |w| of the weights the step starts from
+instead of summing them itself, one scatter of them and 4 scalar ops (the counter read and added, the row, a gather
+of whether max |w| is due, a term of the check's sum). max |w| of the weights the step starts from
 (the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
 max is kept as it is) is taken every MAX_EVERY-th step, XLA on or off, by the watch's check in its rare branch before
 it applies (`measure`), and exactly at the trigger; the rows between repeat the last measured one (the manifest lists
