@@ -7,7 +7,7 @@ capsule holds the K steps up to and including the trigger, however many steps ru
 
 What is kept, whatever the model: each step's sums of squares (K x n float32) and max |w| every MAX_EVERY-th step
 ((K / MAX_EVERY + 1) x (n + 1) float32, the step measured in the last column), twice (live and held at the trigger):
-about 9 bytes x K x n, under 300 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
+about 10 bytes x K x n, 301 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
 instead of summing them itself, one scatter of them and 4 scalar ops (the counter read and added, the row, a gather
 of whether max |w| is due, a term of the check's sum). max |w| of the weights the step starts from
