@@ -118,6 +118,31 @@ def test_an_unused_variable_and_a_short_ring_are_not_called_out_of_band():
     assert "too few" in capsule_layers.sentence((["a"], quiet(1, steps=3), quiet(1, steps=3)), {})
 
 
+def test_a_ring_of_no_multiple_of_8_steps_measures_max_abs_w_every_8th_step_and_keeps_a_long_run_step():
+    tf = pytest.importorskip("tensorflow")
+    from tensorboard_plugin_dbg.capsule.layer_history import LayerHistory
+
+    ring, weights = LayerHistory(5), [tf.Variable([1.0, -3.0])]
+    for step in range(20):
+        norms, due = ring.record(["w"], [tf.fill([2], float(step + 1))], weights)
+        assert bool(np.isinf(due)) == (step % 8 == 0)  # the due term of the check's sum: +inf every 8th step
+        if np.isinf(due):
+            ring.measure()
+        weights[0].assign_add([0.0, -1.0])
+    ring.hold(tf.constant(0))
+    groups, entry = ring.read()
+    assert (entry["steps_kept"], entry["last_step"], entry["max_abs_w_every"]) == (5, 19, 8)
+    assert entry["max_abs_w_rows"] == [1, 4]  # steps 15..19: step 16 measured, and the trigger's own
+    assert np.allclose(groups["layer_history"]["grad_norm"][0], np.sqrt(2) * np.arange(16, 21))
+    # max |w| = 3 + the steps before: measured at 8 and 16, the rows between repeating; the trigger read after 20
+    assert np.allclose(groups["layer_history"]["max_abs_w"][0], [3 + 8, 3 + 16, 3 + 16, 3 + 16, 3 + 20])
+    # the trigger's step beyond float32's exact integers (the state is float32): held as // 2^20 and % 2^20
+    ring.seen.assign_add(5 * 2**36)
+    ring.record(["w"], [tf.fill([2], 1.0)], weights)
+    ring.hold(tf.constant(0))
+    assert ring.read()[1]["last_step"] == 20 + 5 * 2**36
+
+
 def test_the_ring_for_1000_variables_is_bounded_and_the_card_keeps_the_most_out_of_band():
     tf = pytest.importorskip("tensorflow")
     from tensorboard_plugin_dbg.capsule.layer_history import LayerHistory
@@ -127,14 +152,16 @@ def test_the_ring_for_1000_variables_is_bounded_and_the_card_keeps_the_most_out_
     ring = LayerHistory(8)
     for step in range(11):  # more steps than the ring holds: the last 8 kept, oldest first
         grads = [tf.fill([3], float(step + 1) * (100.0 if i == 700 and step >= 8 else 1.0)) for i in range(1000)]
-        if not bool(ring.record(names, grads, variables)[2]):  # max |w| due: the watch's check measures it
+        if np.isinf(ring.record(names, grads, variables)[1]):  # max |w| due (+inf): the watch's check measures it
             ring.measure()
     ring.hold(tf.constant(0))
     groups, entry = ring.read()
     held = groups["layer_history"]
     assert held["grad_norm"].shape == held["max_abs_w"].shape == (1000, 8) and entry["steps_kept"] == 8
-    assert ring.ring.shape == ring.held.shape == (8, 1000)  # 8 bytes x K x n, and max |w| every 8th step:
-    assert ring.peaks.shape == (2, 1001) and ring.held_peaks.shape == (3, 1001)  # (K / 8 + 1) x n, twice
+    # two variables an XLA step may write (each costs it every call): the state, the step counter; their rows: the
+    # ring and the held ring (8 bytes x K x n), max |w| every 8th step ((K / 8 + 1) x n, twice), `seen` held (2)
+    assert [k for k, v in vars(ring).items() if isinstance(v, tf.Variable)] == ["state", "seen"]
+    assert ring.state.shape == (2 * 8 + 2 * 2 + 1 + 2, 1001)
     assert np.allclose(held["grad_norm"][0], np.sqrt(3) * np.arange(4, 12))  # steps 3..10, norm of [s+1]*3
     assert np.allclose(held["max_abs_w"][999], 1000.0)
     first = capsule_layers.first_out_of_band(names, held["grad_norm"].astype(np.float64))

@@ -1,14 +1,16 @@
 """Per-layer history, kept in the compiled step: for each trainable variable, its gradient norm and its max |w| over
 the last K steps (`NanCapsule(layer_history=32)`; 0 turns it off), in a ring of device variables that the every-step
-path writes in place (one scatter per step, no host read, so an XLA step stays compiled). The check's rare branch
+path writes in place (one scatter per step, no host read, so an XLA step stays compiled): one float32 variable and
+the step counter, as each variable an XLA step may write costs it every call. The check's rare branch
 copies the ring as it stands at the held trigger (only when the capture slot is free, like capsule/shadow.py), so the
 capsule holds the K steps up to and including the trigger, however many steps run before the host polls.
 
 What is kept, whatever the model: each step's sums of squares (K x n float32) and max |w| every MAX_EVERY-th step
 ((K / MAX_EVERY + 1) x (n + 1) float32, the step measured in the last column), twice (live and held at the trigger):
-about 9 bytes x K x n, under 300 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
+about 10 bytes x K x n, 301 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
-instead of summing them itself, one scatter of them and ~6 scalar ops. max |w| of the weights the step starts from
+instead of summing them itself, one scatter of them and 4 scalar ops (the counter read and added, the row, a gather
+of whether max |w| is due, a term of the check's sum). max |w| of the weights the step starts from
 (the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
 max is kept as it is) is taken every MAX_EVERY-th step, XLA on or off, by the watch's check in its rare branch before
 it applies (`measure`), and exactly at the trigger; the rows between repeat the last measured one (the manifest lists
@@ -38,14 +40,15 @@ class LayerHistory:
         self.every = MAX_EVERY  # max |w| measured every `every` steps (and at the trigger)
         self.slots = -(-steps // MAX_EVERY) + 1  # the measurements a window of K steps can need
         self.names: list[str] = []  # the variables of the ring's columns, as traced
-        self.ring: Any = None  # float32 [K, n]: each step's sum of squares / 2 of each gradient, row = step % K
-        # float32 [slots, n + 1]: max |w| of each variable and the step measured (last column, -1: none), a slot
-        # per MAX_EVERY steps (slot = step // MAX_EVERY % slots)
-        self.peaks: Any = None
+        # Two variables, as each variable an XLA step may write costs it every call (~2.5-3 us, bench/README.md #35):
+        # `state`, float32 [2 K + 2 slots + 3, n + 1], its rows (`_Rows`): the ring (each step's sum of squares / 2
+        # of each gradient, row = step % K, the last column unused), the peaks (max |w| of each variable and the
+        # step measured, modulo WRAP, in the last column, -1: none; a slot per MAX_EVERY steps, slot = step //
+        # MAX_EVERY % slots), then both as they were at the held trigger, with a row more for the peaks (those the
+        # trigger's step started from), and `seen` at the trigger (// WRAP and % WRAP, in two rows' first column)
+        self.state: Any = None
         self.seen: Any = None  # int64: steps recorded
-        self.held: Any = None  # the ring at the held trigger
-        self.held_peaks: Any = None  # the peaks at the held trigger, and a last row: those the trigger started from
-        self.held_seen: Any = None  # int64: `seen` at the held trigger
+        self.at = _Rows(steps, self.slots)
         self.weights: list[Any] = []  # the traced step's variables, whose max |w| `measure` takes
         self.compiled = False  # the traced step is XLA-compiled (the reductions' other forms)
 
@@ -54,31 +57,38 @@ class LayerHistory:
         return self.steps > 0
 
     def record(self, names: list[str], grads: list[Any], variables: list[Any], compiled: bool = False) -> Any:
-        """In the every-step path, before the check's cond: this step's gradient norms into the ring. Returns (an op
-        to depend on, this step's sum of squares / 2 over all its gradients or None without any, whether max |w| is
-        *not* due at this step or None): the watch checks the gradients with that sum instead of summing them again
-        (non-finite iff a gradient value is, or the sum overflowed, which the check's rare path tells apart), so the
-        norms cost the ring next to nothing; and on a due step its check takes the rare branch, which calls
-        `measure` before it applies (a conditional of its own would cost its call at every step, ~1.5 % of a small
-        MLP's step without XLA). `compiled`: the step is XLA-compiled, whose reductions take another form (see
+        """In the every-step path, before the check's cond: this step's gradient norms into the ring. Returns (this
+        step's sum of squares / 2 of each gradient, a list (empty without any); +inf on a step where max |w| is
+        due, else 0, or None without any gradient). The watch's every-step check sums both lists instead of summing
+        the gradients itself: the sum is non-finite iff a gradient value is, the sums overflowed (the check's rare
+        path tells these apart) or max |w| is due, so a due step takes the rare branch, which calls `measure` before
+        it applies (a conditional of its own would cost its call at every step, ~1.5 % of a small MLP's step
+        without XLA) and so the norms and the due step cost the ring next to nothing. Nothing waits on the ring's
+        write: the check's cond, which reads the ring in its branches, follows it by the function's automatic
+        control dependencies. `compiled`: the step is XLA-compiled, whose reductions take another form (see
         `_squares_compiled`, `_largest_compiled`)."""
         import tensorflow as tf
 
         kept = [(n, g, v) for n, g, v in zip(names, grads, variables) if g is not None]
         self._ensure([n for n, _, _ in kept])
         if not kept:
-            return self.seen.assign_add(1), None, None
+            self.seen.assign_add(1)
+            return [], None
         squares = _squares_compiled if compiled else _squares
         norms = [squares(_float32(_values(g))) for _, g, _ in kept]
         self.weights = [v for _, _, v in kept]
         self.compiled = compiled
+        # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped);
+        # whether max |w| is due, one gather in a constant (+inf every `every`-th step) at the row when K is a
+        # multiple of `every` (the default), else at the step modulo `every`
         seen = self.seen.value()
-        # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped), the
-        # total summed as a list (no reduction's axes), "not due" asked as such
         row = tf.math.floormod(seen, self.steps)
-        written = tf.raw_ops.ResourceScatterUpdate(resource=self.ring.handle, indices=row, updates=tf.stack(norms))
-        with tf.control_dependencies([written]):
-            return self.seen.assign_add(1), tf.add_n(norms), tf.not_equal(tf.math.floormod(seen, self.every), 0)
+        updates = tf.stack([*norms, tf.constant(0.0)])  # the unused last column
+        tf.raw_ops.ResourceScatterUpdate(resource=self.state.handle, indices=row, updates=updates)
+        self.seen.assign_add(1)
+        period = self.steps if self.steps % self.every == 0 else self.every
+        due = np.where(np.arange(period) % self.every == 0, np.inf, 0.0).astype(np.float32)
+        return norms, tf.gather(tf.constant(due), row if period == self.steps else tf.math.floormod(seen, period))
 
     def measure(self) -> Any:
         """In the check's branch of a due step, before the update: max |w| of the weights the step started from (the
@@ -88,7 +98,7 @@ class LayerHistory:
 
         step = self.seen.value() - 1  # `record` counted this step
         slot = tf.math.floormod(tf.math.floordiv(step, self.every), self.slots)
-        return self.peaks.scatter_nd_update(tf.reshape(slot, [1, 1]), self._row(step)[None])
+        return self.state.scatter_nd_update(tf.reshape(self.at.peaks + slot, [1, 1]), self._row(step)[None])
 
     def _row(self, step: Any) -> Any:
         """max |w| of each variable now, and the step (modulo WRAP) last."""
@@ -107,11 +117,13 @@ class LayerHistory:
         exact max |w| of the weights the trigger's step started from."""
         import tensorflow as tf
 
-        def copy() -> Any:
-            copied = [self.held.assign(self.ring), self.held_seen.assign(self.seen)]
-            trigger = self._row(self.seen.value() - 1)
-            copied.append(self.held_peaks.assign(tf.concat([self.peaks.value(), trigger[None]], 0)))
-            with tf.control_dependencies(copied):
+        def copy() -> Any:  # one scatter of the held rows: the ring and peaks, the trigger's row, `seen`
+            seen = self.seen.value()
+            parts = tf.cast(tf.stack([tf.math.floordiv(seen, WRAP), tf.math.floormod(seen, WRAP)]), tf.float32)
+            seen_rows = tf.pad(parts[:, None], [[0, 0], [0, len(self.names)]])  # in the first column
+            rows = [self.state.value()[: self.at.held], self._row(seen - 1)[None], seen_rows]
+            indices = tf.range(self.at.held, self.at.size)
+            with tf.control_dependencies([self.state.scatter_update(tf.IndexedSlices(tf.concat(rows, 0), indices))]):
                 return tf.constant(True)
 
         if not self.weights:
@@ -122,20 +134,10 @@ class LayerHistory:
         import tensorflow as tf
 
         with tf.init_scope():
-            if self.ring is None or names != self.names:  # a new model (or a retrace with other variables)
+            if self.state is None or names != self.names:  # a new model (or a retrace with other variables)
                 self.names = names
-                shape = [self.steps, len(names)]
-                unmeasured = tf.concat([tf.zeros([self.slots, len(names)]), tf.fill([self.slots, 1], -1.0)], 1)
-                self.ring = tf.Variable(tf.zeros(shape), trainable=False, name="nan_capsule_layer_ring")
-                self.held = tf.Variable(tf.zeros(shape), trainable=False, name="nan_capsule_layer_held")
-                self.peaks = tf.Variable(unmeasured, trainable=False, name="nan_capsule_layer_peaks")
-                self.held_peaks = tf.Variable(
-                    tf.concat([unmeasured, tf.fill([1, len(names) + 1], -1.0)], 0),
-                    trainable=False,
-                    name="nan_capsule_layer_held_peaks",
-                )
+                self.state = tf.Variable(self.at.initial(len(names)), trainable=False, name="nan_capsule_layer_ring")
                 self.seen = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_layer_seen")
-                self.held_seen = tf.Variable(0, dtype=tf.int64, trainable=False, name="nan_capsule_layer_held_seen")
 
     # --- read by the host when it writes the capsule ---------------------------------------------------------------
 
@@ -143,13 +145,15 @@ class LayerHistory:
         """(the capsule's `layer_history` group, the manifest's entry): the held ring, oldest step first."""
         if not self.on:
             return {}, {"recorded": False, "why": "turned off (layer_history=0)"}
-        if self.held is None:
+        if self.state is None:
             return {}, {"recorded": False, "why": "no step recorded (a custom loop without checked_apply?)"}
-        seen, held = int(self.held_seen.numpy()), self.held.numpy()
+        state, at = self.state.numpy(), self.at
+        seen = int(state[at.seen, 0]) * WRAP + int(state[at.seen + 1, 0])
+        held = state[at.held : at.held_peaks, :-1]
         rows = min(seen, self.steps)
         steps = [seen - rows + i for i in range(rows)]
         grad_norm = np.sqrt(2.0 * held[[s % self.steps for s in steps]].astype(np.float64)).astype(np.float32).T
-        max_abs_w, measured = _repeated(self.held_peaks.numpy(), steps, seen - 1)
+        max_abs_w, measured = _repeated(state[at.held_peaks : at.seen], steps, seen - 1)
         entry = {
             "recorded": True,
             "variables": list(self.names),
@@ -165,6 +169,24 @@ class LayerHistory:
             "step last",
         }
         return {"layer_history": {"grad_norm": grad_norm, "max_abs_w": max_abs_w}}, entry
+
+
+class _Rows:
+    """Where each part begins in the state's rows: the ring (K rows), the peaks (slots), the held ring (K), the held
+    peaks (slots + 1: the trigger's own row last), `seen` at the trigger (2); `size` rows in all."""
+
+    def __init__(self, steps: int, slots: int) -> None:
+        self.peaks = steps
+        self.held = steps + slots
+        self.held_peaks = 2 * steps + slots
+        self.seen = 2 * steps + 2 * slots + 1
+        self.size = self.seen + 2
+
+    def initial(self, variables: int) -> np.ndarray:
+        state = np.zeros([self.size, variables + 1], np.float32)
+        state[self.peaks : self.held, -1] = -1.0  # no step measured
+        state[self.held_peaks : self.seen, -1] = -1.0
+        return state
 
 
 def _repeated(peaks: np.ndarray, steps: list[int], last: int) -> tuple[np.ndarray, list[int]]:

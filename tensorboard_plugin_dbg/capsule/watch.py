@@ -181,9 +181,8 @@ class Watch:
         # the per-layer ring: once a step (a GAN's second apply would advance it twice); its sum of squares serves
         # the grad_spike rule's global norm too
         on = self.history.on and first_of_step
-        history, squares, undue = (
-            self.history.record(names, grads, variables, bool(self.compiled)) if on else [None] * 3
-        )
+        norms, due = self.history.record(names, grads, variables, bool(self.compiled)) if on else ([], None)
+        squares = tf.add_n(norms) if norms and rules.on else None
         values = [check.values(g) for _, g in present]
         spiky, measured = rules.measure(loss, values, squares) if rules.on else (None, {})
 
@@ -215,9 +214,9 @@ class Watch:
 
         def rare() -> Any:
             """Halted, non-finite, or finite values whose sum overflowed: told apart here, off the every-step path
-            (and the ring's due steps, whose plain `go` holds)."""
-            if undue is not None:
-                return check.unlowered(tf.cond(go, measured_apply, unsure))  # the taken branch alone runs
+            (and the ring's due steps: finite without the ring's due term, they measure and apply)."""
+            if due is not None:
+                return check.unlowered(tf.cond(finite(tensors), measured_apply, unsure))  # the taken branch alone runs
             return unsure()
 
         def unsure() -> Any:
@@ -231,15 +230,17 @@ class Watch:
                 return tf.constant(False)
 
         tensors = [t for _, t in checked]
-        if squares is not None and len(checked) > int(loss is not None):  # the ring's sums check the gradients (#36)
-            tensors = tensors[: int(loss is not None)] + [squares]
-        with tf.control_dependencies(([state.count_step()] if first_of_step else []) + ([history] if on else [])):
+        if norms and len(checked) > int(loss is not None):  # the ring's sums check the gradients (#36)
+            tensors = tensors[: int(loss is not None)] + norms
+        with tf.control_dependencies([state.count_step()] if first_of_step else []):
             halt = tf.where(state.halted.value() > 0, math.inf, 0.0)  # +inf: one sum says "finite, not halted"
-            go = check.sum_finite(tensors, halt, bool(self.compiled))
-        if spiky is not None:
-            go = tf.logical_and(go, tf.logical_not(spiky))
-        plain = go if undue is None else tf.logical_and(go, undue)
-        return check.unlowered(tf.cond(plain, apply, rare, name=CHECK_NAME))
+
+        def finite(checked_tensors: list[Any]) -> Any:
+            go = check.sum_finite(checked_tensors, halt, bool(self.compiled))
+            return go if spiky is None else tf.logical_and(go, tf.logical_not(spiky))
+
+        # the ring's due term (+inf when max |w| is due, #36) joins the one sum
+        return check.unlowered(tf.cond(finite(tensors + [due] * (due is not None)), apply, rare, name=CHECK_NAME))
 
     def record_compiled(self, arrays: list[np.ndarray]) -> None:
         """The compiled pass's checked values (host side): its trigger, if any, recorded for the verdict."""
