@@ -227,8 +227,10 @@ def _same_run_inputs(
     same_run = (later >= 0) & ((own_next < 0) | (later < own_next))
     out = prior.copy()
     out[stale[same_run]] = later[same_run]
-    left = stale[~same_run]  # runs that overlapped (tf.data's parallel map): paired by rank where that is certain
-    ranked = run_pairing.by_rank(cols, at[~same_run], own[owner[left]], tensors[left])
+    # runs that overlapped (tf.data's parallel map): the input traced after the reader, paired by rank where certain
+    overlap = ~same_run & (later >= 0)
+    left = stale[overlap]
+    ranked = run_pairing.by_rank(cols, at[overlap], own[owner[left]], tensors[left])
     out[left[ranked >= 0]] = ranked[ranked >= 0]
     return out
 
