@@ -93,3 +93,23 @@ def test_calls_written_together_keep_each_calls_counts_ids_and_crcs(tmp_path, mo
     for trace, log in zip(logged, logs, strict=True):
         want = summaries.debug_vector(mode, -1, "float32", (4,), summaries.counts_of(log))
         assert _array(trace.tensor_proto).tolist()[1:] == want.tolist()[1:]
+
+
+def test_calls_written_together_keep_their_order_in_time(tmp_path):
+    """The joined calls once shared one wall time (traces and executions of all of them): the analysis places a
+    trace in the call whose execution follows it, and with ties `report` named the first call's input (an eager
+    `broadcast_in_dim`) as the second call's source in some runs, `jit_step:0` in others. Each call's traces now
+    come strictly after the previous call's execution and strictly before its own."""
+    pytest.importorskip("jax")
+    dump = tmp_path / "dump"
+    proc = _program(tmp_path, PROGRAM, str(dump), "FULL_HEALTH")
+    assert proc.returncode == 0 and f"joined {[4, 4]}" in proc.stdout, proc.stderr[-3000:]
+    execs = [e.wall_time for e in _events(str(dump), "execution") if e.execution.op_type == "jit_f"]
+    traces = [e for e in _events(str(dump), "graph_execution_traces")]
+    per_call = len(traces) // len(execs)
+    assert per_call * len(execs) == len(traces)
+    previous = -1.0
+    for k, wall in enumerate(execs):
+        mine = [t.wall_time for t in traces[k * per_call : (k + 1) * per_call]]
+        assert previous < min(mine) and max(mine) < wall, (k, previous, mine, wall)
+        previous = wall
