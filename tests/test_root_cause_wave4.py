@@ -384,7 +384,7 @@ def _readers_first(dump: str, tmp_path, readers: int) -> str:
     """A copy of `dump` whose traces file holds the map function's first `readers` `GatherV2` traces before the
     first `args_1` they read (records moved whole: CRCs stay valid). readers=1: the order in which tf.data's parallel
     threads write in some recordings; readers=2: two overlapping runs both written before either's input (the order
-    of CI's recording at stop 46)."""
+    of CI's recording at stop 44)."""
     run = only_run(dump)
     rows = [run.graph_execution(i, max_elements=0) for i in range(64)]
     gathers = [i for i, r in enumerate(rows) if r["op_name"] == "GatherV2"][:readers]
@@ -409,7 +409,7 @@ def test_an_input_traced_after_its_reader_in_the_same_run_is_not_a_dropped_recor
     buffer was off, nothing was dropped. Main said "no trace of it before this op ran (a circular buffer keeps only
     the last records)" and "first kept: a circular buffer dropped earlier records"; the array's trace of that run
     is the gather's input, NaN and all. two_readers_first: two runs of the map overlapped and both gathers came
-    before either array (CI's recording refused stop 46: the pairing by "the input's next trace, before the op's
+    before either array (CI's recording refused stop 44: the pairing by "the input's next trace, before the op's
     next" found none): the n-th gather read the n-th array."""
     dump = dumps.make_dump("nan_mirrored_data")
     readers = {"as_recorded": 0, "reader_first": 1, "two_readers_first": 2}[order]

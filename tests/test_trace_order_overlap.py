@@ -1,4 +1,4 @@
-"""A real dump is not the same twice (the CI failure of stop 46): Keras `fit` on arrays gathers each batch in a
+"""A real dump is not the same twice (the CI failure of stop 44): Keras `fit` on arrays gathers each batch in a
 parallel tf.data map (`Dataset_map_grab_batch`), and two calls of it may write both `GatherV2` traces before either
 `args_1` (the array) trace. Without MirroredStrategy too: main's own cached `nan_fit_data FULL_TENSOR array` dump had
 that order, and the root cause said "a circular buffer dropped earlier records" (the buffer was off) and "no trace
