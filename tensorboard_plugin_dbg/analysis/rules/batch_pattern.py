@@ -41,25 +41,26 @@ class Rhythm:
         )
 
 
-def rhythm(run: RunQueries, stats: KindStats, kind: int) -> Rhythm | None:
-    """The kind's batch-size rhythm, or None where its shape changes otherwise (a dim other than the first, the
-    rank, more than MAX_SIZES sizes, or an unknown shape)."""
-    read = _sizes(run, stats, kind)
-    return _rhythm(*read) if read is not None else None
+Sizes = tuple[list[int], bool]  # a kind's first STEPS steps' batch sizes (or element counts), whether batch sizes
 
 
-def one_short_batch(run: RunQueries, stats: KindStats, kind: int) -> bool:
-    """Whether every step of the kind has one batch size but one smaller step, wherever it falls: a last partial
-    batch of a tf.data function (DATA_FUNCTION), whose k-th trace is not its k-th element (a parallel map's threads
-    write their traces in their own order, so the partial batch may come before the full one before it)."""
-    read = _sizes(run, stats, kind)
-    if read is None or len(set(read[0])) != 2:
-        return False
-    return read[0].count(min(read[0])) == 1
+def rhythm(read: Sizes) -> Rhythm | None:
+    """The kind's batch-size rhythm (from its `sizes`), or None where it has none (more than MAX_SIZES sizes, or
+    one change and back never)."""
+    return _rhythm(*read)
 
 
-def _sizes(run: RunQueries, stats: KindStats, kind: int) -> tuple[list[int], bool] | None:
-    """(the batch sizes or element counts of the kind's first STEPS steps, whether they are batch sizes)."""
+def one_short_batch(read: Sizes) -> bool:
+    """Whether every step of the kind (its `sizes`) has one batch size but one smaller step, wherever it falls: a last
+    partial batch of a tf.data function (DATA_FUNCTION), whose k-th trace is not its k-th element (a parallel map's
+    threads write their traces in their own order, so the partial batch may come before the full one before it)."""
+    return len(set(read[0])) == 2 and read[0].count(min(read[0])) == 1
+
+
+def sizes(run: RunQueries, stats: KindStats, kind: int) -> Sizes | None:
+    """(the batch sizes or element counts of the kind's first STEPS steps, whether they are batch sizes), or None
+    where its shape changes otherwise (a dim other than the first, the rank, or an unknown shape): read once, for
+    `rhythm` and `one_short_batch`."""
     begin = int(stats.starts[kind])
     end = min(int(stats.starts[kind + 1]), begin + STEPS)
     rows = np.sort(stats.order[begin:end].astype(np.int64))  # a kind's steps are its rows in row order

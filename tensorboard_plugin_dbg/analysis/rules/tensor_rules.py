@@ -68,9 +68,10 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
             graph_id, op_name, slot = kinds[k][:3]
             before, after = describe(modes[2 * j], vectors[2 * j]), describe(modes[2 * j + 1], vectors[2 * j + 1])
             step = int(pos[j] - stats.starts[k])
+            # a shape that changed more than once: its batch sizes, read once (batch_pattern.py)
+            read = batch_pattern.sizes(run, stats, k) if rule == config.SHAPE_CHANGE and counts[k] >= 2 else None
             # a tf.data function's partial batch may be traced before the full ones (its threads' order)
-            early = rule == config.SHAPE_CHANGE and counts[k] >= 2 and graph_id in pipeline
-            early = early and batch_pattern.one_short_batch(run, stats, k)
+            early = read is not None and graph_id in pipeline and batch_pattern.one_short_batch(read)
             last = early or (counts[k] == 1 and step + 1 == int(stats.steps[k]))
             shrinks = early or _shrinks(modes[2 * j], vectors[2 * j], vectors[2 * j + 1])
             if rule == config.SHAPE_CHANGE and last and shrinks:
@@ -85,8 +86,7 @@ def changes(run: RunQueries, stats: KindStats, kinds: list[Kind], types: list[st
             )
             found_rule = rule
             # a batch size that alternates (train/eval, a last partial batch) is one finding with its own caption
-            beat = batch_pattern.rhythm(run, stats, k) if rule == config.SHAPE_CHANGE and counts[k] >= 2 else None
-            beat = None if early else beat
+            beat = batch_pattern.rhythm(read) if read is not None and not early else None
             if beat is not None:
                 found_rule, evidence = config.BATCH_ALTERNATES, f"{beat.text()}; first at trace {step + 1}"
             row = int(rows[2 * j + 1])
