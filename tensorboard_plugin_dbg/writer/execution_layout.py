@@ -14,8 +14,8 @@ import struct
 from collections.abc import Sequence
 
 from .summaries import length_delimited, varint
+from .trace_batch import WALL_TAG
 
-_WALL_TAG = b"\x09"  # DebugEvent.wall_time: field 1, fixed64
 _EXECUTION = 9  # DebugEvent.execution
 _INPUTS, _OUTPUTS, _MODE, _PROTOS = 4, 5, 6, 7  # Execution's fields
 _PROTO_TAG = varint(_PROTOS << 3 | 2)
@@ -57,4 +57,4 @@ class ExecutionLayout:
                 self._tail,
             )
         )
-        return _WALL_TAG + struct.pack("<d", wall_time) + length_delimited(_EXECUTION, body)
+        return WALL_TAG + struct.pack("<d", wall_time) + length_delimited(_EXECUTION, body)

@@ -23,7 +23,7 @@ from .crc_patch import CrcPatch
 
 # where a health mode's counts start in its debug vector (summaries.debug_vector's layouts)
 COUNT_COLUMN = {"CURT_HEALTH": 1, "CONCISE_HEALTH": 2, "FULL_HEALTH": 5}
-_WALL_TAG = b"\x09"  # DebugEvent.wall_time: field 1, fixed64
+WALL_TAG = b"\x09"  # DebugEvent.wall_time: field 1, fixed64 (execution_layout.py too)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,13 +81,13 @@ class TraceBatch:
         self._lengths.append(length)
 
     def _vectors(self, counts: np.ndarray | None) -> np.ndarray | None:
-        """The float64 debug vectors of one call (points x width), its counts in place, or of several calls (calls x
-        points x width, from counts of that shape); None without counts."""
+        """The float64 debug vectors of one call (points x width), its counts in place; None without counts (several
+        calls' records are joined from the template's bytes instead: `joined_calls`)."""
         if self.vectors is None or counts is None:
             return self.vectors
-        vectors = np.broadcast_to(self.vectors, (*counts.shape[:-2], *self.vectors.shape)).copy()
+        vectors = self.vectors.copy()
         column = COUNT_COLUMN[self.mode]
-        vectors[..., column:] = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
+        vectors[:, column:] = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
         return vectors
 
     def joined(self, wall_time: float, counts: np.ndarray | None) -> bytes:
@@ -133,7 +133,7 @@ class TraceBatch:
         """The framed records of one call: `counts` is (points, count columns) for a health mode, else None."""
         if not self.count:
             return []
-        wall = _WALL_TAG + struct.pack("<d", wall_time)
+        wall = WALL_TAG + struct.pack("<d", wall_time)
         vectors = self._vectors(counts)
         if vectors is None:
             payloads = [wall + m + t for m, t in zip(self._middles, self._tails, strict=True)]
@@ -171,7 +171,7 @@ class _Block:
             wall.append(at + len(h) + 1)
             counts.append(at + len(h) + 9 + len(m) + column * 8)
             crc.append(at + len(h) + payload)
-            parts += [h, _WALL_TAG + bytes(8), m, v, t, bytes(4)]
+            parts += [h, WALL_TAG + bytes(8), m, v, t, bytes(4)]
             at += len(h) + payload + 4
         self.template = np.frombuffer(b"".join(parts), np.uint8).copy()
         self.wall = np.array(wall, np.int64)[:, None] + np.arange(8)
