@@ -20,7 +20,7 @@ from tensorboard_plugin_dbg.wire import types as wire
 
 BAND = 10.0  # out of band: above BAND x the variable's own median
 MIN_STEPS = 4  # steps before the trigger needed to know a band
-MAX_BYTES = 16 << 20  # an array of the history (the writer keeps ~9 B x K x variables: < 300 KiB for 1,000)
+MAX_BYTES = 16 << 20  # an array of the history (the writer keeps ~10 B x K x variables: ~301 KiB for 1,000)
 CARD_VARIABLES = 48  # heatmap rows on the card (a model of 1,000 variables: the 48 most out of band)
 # A tf.distribute capture (the manifest's `replicas`): its compiled step keeps no per-layer ring, in `fit` as in a loop.
 NOT_UNDER_DISTRIBUTE = "not recorded under tf.distribute (the per-layer history is kept without a strategy only)"

@@ -20,11 +20,8 @@ def sum_finite(tensors: list[Any], halt: Any, compiled: bool = False) -> Any:
     if compiled and not tf.config.list_logical_devices("GPU"):
         return tf.math.is_finite(_xla_total(tensors, halt))
 
-    def total(t: Any) -> Any:
-        s = t if t.shape.rank == 0 else tf.reduce_sum(t)  # a scalar (the loss): no op
-        return tf.cast(s, tf.float32) if s.dtype != tf.float32 else s
-
-    return tf.math.is_finite(tf.add_n([*(total(t) for t in tensors), halt]))
+    sums = [float32(t if t.shape.rank == 0 else tf.reduce_sum(t)) for t in tensors]  # a scalar (the loss): no op
+    return tf.math.is_finite(tf.add_n([*sums, halt]))
 
 
 def _xla_total(tensors: list[Any], halt: Any) -> Any:
@@ -48,9 +45,16 @@ def _xla_total(tensors: list[Any], halt: Any) -> Any:
             v = None
             scalars.append(t if rank == 0 else tf.reduce_sum(t))
         if v is not None:
-            by_length.setdefault(int(v.shape[0]), []).append(v if v.dtype == tf.float32 else tf.cast(v, tf.float32))
+            by_length.setdefault(int(v.shape[0]), []).append(float32(v))
     sums = [tf.reduce_sum(tf.add_n(vectors)) for vectors in by_length.values()]
-    return tf.add_n(sums + [s if s.dtype == tf.float32 else tf.cast(s, tf.float32) for s in scalars])
+    return tf.add_n(sums + [float32(s) for s in scalars])
+
+
+def float32(t: Any) -> Any:
+    """`t` as float32, the dtype the check and the per-layer ring sum in (no op when it already is)."""
+    import tensorflow as tf
+
+    return t if t.dtype == tf.float32 else tf.cast(t, tf.float32)
 
 
 def _column_sums(matrix: Any) -> Any:

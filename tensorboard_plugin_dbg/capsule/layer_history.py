@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .check import float32
+
 STEPS = 32  # default K
 MAX_EVERY = 8  # max |w| is measured every MAX_EVERY-th step (and at the trigger)
 WRAP = 2**20  # the step of a measurement is kept modulo WRAP, exact in float32
@@ -75,7 +77,7 @@ class LayerHistory:
             self.seen.assign_add(1)
             return [], None
         squares = _squares_compiled if compiled else _squares
-        norms = [squares(_float32(_values(g))) for _, g, _ in kept]
+        norms = [squares(float32(_values(g))) for _, g, _ in kept]
         self.weights = [v for _, _, v in kept]
         self.compiled = compiled
         # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped);
@@ -110,7 +112,7 @@ class LayerHistory:
         import tensorflow as tf
 
         largest = _largest_compiled if self.compiled else _largest
-        return tf.stack([largest(_float32(_read(v))) for v in self.weights])
+        return tf.stack([largest(float32(_read(v))) for v in self.weights])
 
     def hold(self, slot: Any) -> Any:
         """In the rare branch, before the capture takes the slot: the ring copied when the slot is free, with the
@@ -248,12 +250,6 @@ def _largest_compiled(t: Any) -> Any:
 
     magnitude = tf.bitwise.bitwise_and(tf.bitcast(t, tf.int32), tf.constant(0x7FFFFFFF, tf.int32))
     return tf.bitcast(tf.reduce_max(magnitude), tf.float32)
-
-
-def _float32(t: Any) -> Any:
-    import tensorflow as tf
-
-    return t if t.dtype == tf.float32 else tf.cast(t, tf.float32)
 
 
 def _values(grad: Any) -> Any:
