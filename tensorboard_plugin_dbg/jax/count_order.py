@@ -6,9 +6,10 @@ count reduction of such a result (instrument._counted: one fusion computing the 
 logical order, NCHW from NHWC memory, strided: on the bench's conv net the two backward selects' counts were its
 largest count fusions. Counting the transposed view whose logical order is the stored one makes the transpose a
 bitcast. A convolution's own output is counted as it is: the same transpose made its count slower there (measured
-both ways, `bench/jax_overhead.py`'s conv net: the instrumented program alone 1.25x plain as it is, 1.30x with the
-conv outputs transposed too, 1.14x with only the elementwise results transposed, CPU time, same run). The counts of a
-tensor do not depend on its axis order: this changes where the program reads, never what is recorded.
+both ways on `bench/jax_overhead.py`'s conv net, CPU time over plain `jit`, same runs: the instrumented program
+alone 1.21-1.26x with every tensor counted as it is, 1.27-1.30x with the conv outputs transposed too, 1.13-1.16x
+with only the elementwise results transposed; a weight gradient's conv output transposed too: no difference). The
+counts of a tensor do not depend on its axis order: this changes where the program reads, never what is recorded.
 """
 
 from __future__ import annotations
