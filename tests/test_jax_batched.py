@@ -150,29 +150,33 @@ def step(w, b, x):
 nan, inf = float("nan"), float("inf")
 x = np.array(jax.random.normal(jax.random.PRNGKey(0), (4, 3, 16, 16)), np.float32)
 x[0, 0, 0, 0], x[1, 1, 2, 2], x[2, 2, 5, 5], x[3, 0, :, 3] = inf, nan, -inf, 0.0
-w = jax.random.normal(jax.random.PRNGKey(1), (8, 3, 3, 3)) * 0.5
-b = jnp.linspace(-1.0, 1.0, 8).reshape(1, 8, 1, 1)
-for mode in sys.argv[2:]:
+dtype = sys.argv[2]
+w = (jax.random.normal(jax.random.PRNGKey(1), (8, 3, 3, 3)) * 0.5).astype(dtype)
+b = jnp.linspace(-1.0, 1.0, 8).reshape(1, 8, 1, 1).astype(dtype)
+for mode in sys.argv[3:]:
     enable_dump_debug_info(f"{sys.argv[1]}/{mode}", tensor_debug_mode=mode)
-    jax.jit(step)(w, b, jnp.asarray(x))
+    jax.jit(step)(w, b, jnp.asarray(x).astype(dtype))
     disable_dump_debug_info()
 """
 
 
 @pytest.mark.slow
-def test_counts_of_a_convolutions_elementwise_results_equal_numpys(tmp_path):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_counts_of_a_convolutions_elementwise_results_equal_numpys(tmp_path, dtype):
     """The tensors count_order.py counts in XLA's stored order (a conv's elementwise results, > instrument.SMALL
     elements, non-finite among them): every health mode's counts equal numpy's of what FULL_TENSOR recorded."""
     pytest.importorskip("jax")
-    proc = _program(tmp_path, CONV_PROGRAM, str(tmp_path), "FULL_TENSOR", *HEALTH)
+    proc = _program(tmp_path, CONV_PROGRAM, str(tmp_path), dtype, "FULL_TENSOR", *HEALTH)
     assert proc.returncode == 0, proc.stderr[-3000:]
     tensors = {k: _array(v) for k, v in _traces(str(tmp_path / "FULL_TENSOR")).items()}
     selects = [k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] == "select_n" and tensors[k].ndim == 4]
-    assert selects and any(not np.isfinite(tensors[k]).all() for k in selects)
-    assert any(tensors[k].size > 4096 and (tensors[k] == 0).any() for k in selects)
+    finite = {k: np.isfinite(tensors[k].astype(np.float32)) for k in selects}
+    assert selects and any(not finite[k].all() for k in selects)
+    assert all(tensors[k].dtype.name == dtype for k in selects)
+    assert any(tensors[k].size > 4096 and (tensors[k].astype(np.float32) == 0).any() for k in selects)
     for mode in HEALTH:
         got = _traces(str(tmp_path / mode))
-        assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f"}
+        assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
         for key, proto in got.items():
             want = summaries.debug_vector(
                 mode, 0, tensors[key].dtype.name, tensors[key].shape, summaries.counts_of(tensors[key])
