@@ -113,6 +113,18 @@ def _vector(proto: bytes) -> list[float]:
     return flat.tolist()
 
 
+def _assert_counts_are_numpys(tmp_path, tensors: dict[tuple[str, str, int], np.ndarray]) -> None:
+    """Each health mode's dump under tmp_path: a trace for every float tensor FULL_TENSOR recorded, numpy's counts."""
+    for mode in HEALTH:
+        got = _traces(str(tmp_path / mode))
+        assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
+        for key, proto in got.items():
+            want = summaries.debug_vector(
+                mode, 0, tensors[key].dtype.name, tensors[key].shape, summaries.counts_of(tensors[key])
+            )
+            assert _vector(proto)[1:] == want.tolist()[1:], (mode, key)
+
+
 @pytest.mark.slow
 def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     pytest.importorskip("jax")
@@ -123,14 +135,7 @@ def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     assert len(moved) >= 4 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in moved)
     relus = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] == "max"}
     assert len(relus) == 6 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in relus)
-    for mode in HEALTH:
-        got = _traces(str(tmp_path / mode))
-        assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
-        for key, proto in got.items():
-            want = summaries.debug_vector(
-                mode, 0, tensors[key].dtype.name, tensors[key].shape, summaries.counts_of(tensors[key])
-            )
-            assert _vector(proto)[1:] == want.tolist()[1:], (mode, key)
+    _assert_counts_are_numpys(tmp_path, tensors)
 
 
 CONV_PROGRAM = """
@@ -174,14 +179,7 @@ def test_counts_of_a_convolutions_elementwise_results_equal_numpys(tmp_path, dty
     assert selects and any(not finite[k].all() for k in selects)
     assert all(tensors[k].dtype.name == dtype for k in selects)
     assert any(tensors[k].size > 4096 and (tensors[k].astype(np.float32) == 0).any() for k in selects)
-    for mode in HEALTH:
-        got = _traces(str(tmp_path / mode))
-        assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
-        for key, proto in got.items():
-            want = summaries.debug_vector(
-                mode, 0, tensors[key].dtype.name, tensors[key].shape, summaries.counts_of(tensors[key])
-            )
-            assert _vector(proto)[1:] == want.tolist()[1:], (mode, key)
+    _assert_counts_are_numpys(tmp_path, tensors)
 
 
 CONV_SPECS = [(("NCHW", "OIHW", "NCHW"), (0, 2, 3, 1)), (("NHWC", "HWIO", "NHWC"), None)]
