@@ -113,6 +113,18 @@ def _vector(proto: bytes) -> list[float]:
     return flat.tolist()
 
 
+def _assert_counts_are_numpys(tmp_path, tensors: dict[tuple[str, str, int], np.ndarray]) -> None:
+    """Each health mode's dump under tmp_path: a trace for every float tensor FULL_TENSOR recorded, numpy's counts."""
+    for mode in HEALTH:
+        got = _traces(str(tmp_path / mode))
+        assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
+        for key, proto in got.items():
+            want = summaries.debug_vector(
+                mode, 0, tensors[key].dtype.name, tensors[key].shape, summaries.counts_of(tensors[key])
+            )
+            assert _vector(proto)[1:] == want.tolist()[1:], (mode, key)
+
+
 @pytest.mark.slow
 def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     pytest.importorskip("jax")
@@ -123,11 +135,77 @@ def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     assert len(moved) >= 4 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in moved)
     relus = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] == "max"}
     assert len(relus) == 6 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in relus)
-    for mode in HEALTH:
-        got = _traces(str(tmp_path / mode))
-        assert set(got) == {k for k, v in tensors.items() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
-        for key, proto in got.items():
-            want = summaries.debug_vector(
-                mode, 0, tensors[key].dtype.name, tensors[key].shape, summaries.counts_of(tensors[key])
-            )
-            assert _vector(proto)[1:] == want.tolist()[1:], (mode, key)
+    _assert_counts_are_numpys(tmp_path, tensors)
+
+
+CONV_PROGRAM = """
+import sys
+import jax, jax.numpy as jnp, numpy as np
+from tensorboard_plugin_dbg.jax import enable_dump_debug_info, disable_dump_debug_info
+
+def loss(w, b, x):
+    h = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME")  # NCHW: stored NHWC by XLA:CPU
+    h = jax.nn.relu(h + b) * 2.0                             # elementwise results of it, counted transposed
+    return jnp.sum(h * h)
+
+def step(w, b, x):
+    value, grads = jax.value_and_grad(loss, argnums=(0, 1))(w, b, x)  # the ReLU's backward select
+    return w - 0.1 * grads[0], b - 0.1 * grads[1], value
+
+nan, inf = float("nan"), float("inf")
+x = np.array(jax.random.normal(jax.random.PRNGKey(0), (4, 3, 16, 16)), np.float32)
+x[0, 0, 0, 0], x[1, 1, 2, 2], x[2, 2, 5, 5], x[3, 0, :, 3] = inf, nan, -inf, 0.0
+dtype = sys.argv[2]
+w = (jax.random.normal(jax.random.PRNGKey(1), (8, 3, 3, 3)) * 0.5).astype(dtype)
+b = jnp.linspace(-1.0, 1.0, 8).reshape(1, 8, 1, 1).astype(dtype)
+for mode in sys.argv[3:]:
+    enable_dump_debug_info(f"{sys.argv[1]}/{mode}", tensor_debug_mode=mode)
+    jax.jit(step)(w, b, jnp.asarray(x).astype(dtype))
+    disable_dump_debug_info()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_counts_of_a_convolutions_elementwise_results_equal_numpys(tmp_path, dtype):
+    """The tensors count_order.py counts in XLA's stored order (a conv's elementwise results, > instrument.SMALL
+    elements, non-finite among them): every health mode's counts equal numpy's of what FULL_TENSOR recorded."""
+    pytest.importorskip("jax")
+    proc = _program(tmp_path, CONV_PROGRAM, str(tmp_path), dtype, "FULL_TENSOR", *HEALTH)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tensors = {k: _array(v) for k, v in _traces(str(tmp_path / "FULL_TENSOR")).items()}
+    selects = [k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] == "select_n" and tensors[k].ndim == 4]
+    finite = {k: np.isfinite(tensors[k].astype(np.float32)) for k in selects}
+    assert selects and any(not finite[k].all() for k in selects)
+    assert all(tensors[k].dtype.name == dtype for k in selects)
+    assert any(tensors[k].size > 4096 and (tensors[k].astype(np.float32) == 0).any() for k in selects)
+    _assert_counts_are_numpys(tmp_path, tensors)
+
+
+CONV_SPECS = [(("NCHW", "OIHW", "NCHW"), (0, 2, 3, 1)), (("NHWC", "HWIO", "NHWC"), None)]
+
+
+@pytest.mark.parametrize(("spec", "stored"), CONV_SPECS)
+def test_a_convolutions_elementwise_results_are_counted_in_its_stored_order(spec, stored):
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from tensorboard_plugin_dbg.jax.count_order import CountOrders
+
+    x = jnp.ones((2, 3, 5, 5) if spec[0] == "NCHW" else (2, 5, 5, 3))
+    w = jnp.ones((4, 3, 3, 3) if spec[1] == "OIHW" else (3, 3, 3, 4))
+    jaxpr = jax.make_jaxpr(lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=spec))
+    (eqn,) = jaxpr(x, w).eqns
+    out = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=spec)
+    orders = CountOrders()
+    orders.note("conv_general_dilated", eqn.params, [x, w], [out])
+    relu = jnp.maximum(out, 0.0)
+    orders.note("max", {}, [out, 0.0], [relu])
+    total = jnp.sum(out)
+    orders.note("reduce_sum", {}, [out], [total])
+    assert orders.oriented(out) is out  # a convolution's own output: counted as it is (measured faster)
+    assert orders.oriented(total) is total
+    want = relu if stored is None else jnp.transpose(relu, stored)
+    assert orders.oriented(relu).shape == want.shape and bool((orders.oriented(relu) == want).all())
+    other = jnp.maximum(out, 0.0)  # another value of that shape, not noted: counted as it is
+    assert orders.oriented(other) is other

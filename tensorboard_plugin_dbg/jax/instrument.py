@@ -25,6 +25,7 @@ from ..writer import summaries
 from ..writer.events import DebugEventsWriter
 from ..writer.trace_batch import TracePoint
 from . import bodies, frames, host_counts, shard_bodies
+from .count_order import CountOrders
 from .iterations import LoopCounts
 
 CALL_PRIMITIVES = ("jit", "pjit")
@@ -169,6 +170,7 @@ class Instrumenter:
         # int32 vectors (a loop's or branch's liveness)
         self.live: list[Any] = []
         self.loops = LoopCounts()  # while loops' iteration counts (iterations.py)
+        self.orders = CountOrders()  # the axis order a larger tensor is counted in (count_order.py)
 
     def child(self) -> Instrumenter:
         return Instrumenter(self.writer, self.mode, self.op_regex)
@@ -242,7 +244,7 @@ class Instrumenter:
         if self.mode not in COUNT_WIDTH:
             return list(self.values)
         for row, x in self._big.items():
-            self._rows[row] = in_graph_counts(x, self.mode)
+            self._rows[row] = in_graph_counts(self.orders.oriented(x), self.mode)
         for row, counts in zip(self._small, counts_of_small(list(self._small.values()), self.mode), strict=True):
             self._rows[row] = counts
         for row, (of, factor) in sorted(self._rectified.items()):  # an input's row comes before its ReLU's
@@ -257,7 +259,7 @@ class Instrumenter:
             return self.payload(), None
         layout = host_counts.RawLayout(self.mode, COUNT_WIDTH[self.mode])
         for row, x in self._big.items():
-            layout.tensor(row, _counted(count_masks(x, self.mode), False), int(np.size(x)))
+            layout.tensor(row, _counted(count_masks(self.orders.oriented(x), self.mode), False), int(np.size(x)))
         rows, small = list(self._small), list(self._small.values())
         alone, groups = small_groups(small)
         for i in alone:
@@ -326,6 +328,7 @@ class Instrumenter:
             subfuns, params = params if isinstance(params, tuple) else ([], params)
             outs = eqn.primitive.bind(*subfuns, *invals, **params)
             outs = list(outs) if eqn.primitive.multiple_results else [outs]
+            self.orders.note(prim, eqn.params, invals, outs)
         ids = self.writer.tensor_ids(len(eqn.outvars))
         inputs = [producer[v] for v in eqn.invars if not isinstance(v, jcore.Literal) and v in producer]
         self.writer.op(
