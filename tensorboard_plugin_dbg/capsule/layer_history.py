@@ -9,8 +9,9 @@ What is kept, whatever the model: each step's sums of squares (K x n float32) an
 ((K / MAX_EVERY + 1) x (n + 1) float32, the step measured in the last column), twice (live and held at the trigger):
 about 10 bytes x K x n, 301 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
-instead of summing them itself, one scatter of them and 4 scalar ops (the counter read and added, the row, a gather
-of whether max |w| is due, a term of the check's sum). max |w| of the weights the step starts from
+instead of summing them itself, one stack and one scatter of them and 3 scalar ops (the counter read and added, one
+op without XLA on CPU; the row; a gather of whether max |w| is due, a term of the check's sum): 5 ops in a step's
+graph without XLA, where each op costs its dispatch. max |w| of the weights the step starts from
 (the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
 max is kept as it is) is taken every MAX_EVERY-th step, XLA on or off, by the watch's check in its rare branch before
 it applies (`measure`), and exactly at the trigger; the rows between repeat the last measured one (the manifest lists
