@@ -6,6 +6,7 @@ and a capsule written before the history existed."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import shutil
@@ -324,3 +325,36 @@ def test_the_grad_spike_rule_reads_the_rings_sum_of_squares_instead_of_summing_t
     assert ops.count("L2Loss") == 2  # kernel and bias: the ring's sums, or the rule's own without the ring
     _, norm = step(tf.constant(3.0))
     assert float(norm) == pytest.approx(3.0 * np.sqrt(2 * 3 + 3), rel=1e-6)
+
+
+def test_without_xla_the_ring_adds_five_ops_to_the_every_step_graph_and_no_switch(tmp_path):
+    """Without XLA each op of the step is a dispatch on its critical path: the ring adds to the every-step graph its
+    sums of squares (in place of the check's own sums of the gradients), one stack and one scatter of them, the step
+    counted and read in one op (`ResourceCountUpTo`), the row and the due term's gather; nothing else (no read and
+    add of the counter), and no Switch (which would take TensorFlow's executor off its fast path)."""
+    tf = pytest.importorskip("tensorflow")
+    import keras
+
+    from tensorboard_plugin_dbg.capsule import NanCapsule
+
+    def step_ops(ring: int) -> collections.Counter:
+        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+        capsule = NanCapsule(str(tmp_path / f"capsules{ring}"), layer_history=ring)
+        capsule.watch(model, keras.optimizers.SGD(0.0))
+
+        def train_step(scale: object) -> object:
+            grads = [tf.fill(v.shape, scale) for v in model.trainable_variables]
+            return capsule.apply_gradients(grads, model.trainable_variables, loss=tf.constant(1.0), batch=tf.zeros([1]))
+
+        graph = tf.function(train_step, autograph=False).get_concrete_function(tf.TensorSpec([], tf.float32)).graph
+        kept = [op.type for op in graph.get_operations() if op.type not in ("Const", "Identity", "Placeholder")]
+        return collections.Counter(kept)  # placeholders: the captured variables
+
+    with_ring, without = step_ops(32), step_ops(0)
+    added = with_ring - without
+    removed = without - with_ring
+    assert added == collections.Counter(
+        {"L2Loss": 2, "ResourceCountUpTo": 1, "FloorMod": 1, "GatherV2": 1, "Pack": 1, "ResourceScatterUpdate": 1}
+    )
+    assert removed == collections.Counter({"Sum": 2})  # the check sums the ring's sums of squares instead
+    assert "Switch" not in with_ring and with_ring["If"] == 1

@@ -9,8 +9,9 @@ What is kept, whatever the model: each step's sums of squares (K x n float32) an
 ((K / MAX_EVERY + 1) x (n + 1) float32, the step measured in the last column), twice (live and held at the trigger):
 about 10 bytes x K x n, 301 KiB for 1,000 variables at K = 32. Per step: one sum of squares per gradient
 (`l2_loss`, one op; under XLA another form, below), which the watch's every-step check then uses for the gradients
-instead of summing them itself, one scatter of them and 4 scalar ops (the counter read and added, the row, a gather
-of whether max |w| is due, a term of the check's sum). max |w| of the weights the step starts from
+instead of summing them itself, one stack and one scatter of them and 3 scalar ops (the counter read and added, one
+op without XLA on CPU; the row; a gather of whether max |w| is due, a term of the check's sum): 5 ops in a step's
+graph without XLA, where each op costs its dispatch. max |w| of the weights the step starts from
 (the watch never applies a non-finite update, so they are finite unless the model started non-finite; a non-finite
 max is kept as it is) is taken every MAX_EVERY-th step, XLA on or off, by the watch's check in its rare branch before
 it applies (`measure`), and exactly at the trigger; the rows between repeat the last measured one (the manifest lists
@@ -32,6 +33,7 @@ from .check import float32
 STEPS = 32  # default K
 MAX_EVERY = 8  # max |w| is measured every MAX_EVERY-th step (and at the trigger)
 WRAP = 2**20  # the step of a measurement is kept modulo WRAP, exact in float32
+COUNT_LIMIT = 2**62  # `ResourceCountUpTo`'s bound on `seen`, never reached
 
 
 class LayerHistory:
@@ -50,6 +52,7 @@ class LayerHistory:
         # trigger's step started from), and `seen` at the trigger (// WRAP and % WRAP, in two rows' first column)
         self.state: Any = None
         self.seen: Any = None  # int64: steps recorded
+        self.step: Any = None  # the traced step's number (`seen` before it), read by `record`
         self.at = _Rows(steps, self.slots)
         self.weights: list[Any] = []  # the traced step's variables, whose max |w| `measure` takes
         self.compiled = False  # the traced step is XLA-compiled (the reductions' other forms)
@@ -83,24 +86,37 @@ class LayerHistory:
         # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped);
         # whether max |w| is due, one gather in a constant (+inf every `every`-th step) at the row when K is a
         # multiple of `every` (the default), else at the step modulo `every`
-        seen = self.seen.value()
+        seen = self._count(compiled)
+        self.step = seen  # this step's number, which `measure` takes in its branch (no read of its own)
         row = tf.math.floormod(seen, self.steps)
         updates = tf.stack([*norms, tf.constant(0.0)])  # the unused last column
         tf.raw_ops.ResourceScatterUpdate(resource=self.state.handle, indices=row, updates=updates)
-        self.seen.assign_add(1)
         period = self.steps if self.steps % self.every == 0 else self.every
         due = np.where(np.arange(period) % self.every == 0, np.inf, 0.0).astype(np.float32)
         return norms, tf.gather(tf.constant(due), row if period == self.steps else tf.math.floormod(seen, period))
 
+    def _count(self, compiled: bool) -> Any:
+        """`seen` before this step, counted: without XLA on CPU one op that reads and adds (`ResourceCountUpTo`, each
+        op costing its dispatch there); XLA has no kernel for it (nor, here, a GPU: the read and the add)."""
+        import tensorflow as tf
+
+        if compiled or tf.config.list_logical_devices("GPU"):
+            seen = self.seen.value()
+            self.seen.assign_add(1)
+            return seen
+        return tf.raw_ops.ResourceCountUpTo(resource=self.seen.handle, limit=COUNT_LIMIT, T=tf.int64)
+
     def measure(self) -> Any:
         """In the check's branch of a due step, before the update: max |w| of the weights the step started from (the
         watch never applies a non-finite update, so they are finite unless the model started non-finite; a
-        non-finite max is kept as it is), with the step, into its slot."""
+        non-finite max is kept as it is), with the step, into its slot: one row written at a scalar index, the step
+        as `record` read it (ops a due step runs, MAX_EVERY-th of the steps, without XLA each a dispatch)."""
         import tensorflow as tf
 
-        step = self.seen.value() - 1  # `record` counted this step
-        slot = tf.math.floormod(tf.math.floordiv(step, self.every), self.slots)
-        return self.state.scatter_nd_update(tf.reshape(self.at.peaks + slot, [1, 1]), self._row(step)[None])
+        step = self.step
+        slot = self.at.peaks + tf.math.floormod(tf.math.floordiv(step, self.every), self.slots)
+        row = tf.stack([*self._largest(), tf.cast(tf.math.floormod(step, WRAP), tf.float32)])
+        return tf.raw_ops.ResourceScatterUpdate(resource=self.state.handle, indices=slot, updates=row)
 
     def _row(self, step: Any) -> Any:
         """max |w| of each variable now, and the step (modulo WRAP) last."""
@@ -111,8 +127,11 @@ class LayerHistory:
     def _measured(self) -> Any:
         import tensorflow as tf
 
+        return tf.stack(self._largest())
+
+    def _largest(self) -> list[Any]:
         largest = _largest_compiled if self.compiled else _largest
-        return tf.stack([largest(float32(_read(v))) for v in self.weights])
+        return [largest(float32(_read(v))) for v in self.weights]
 
     def hold(self, slot: Any) -> Any:
         """In the rare branch, before the capture takes the slot: the ring copied when the slot is free, with the
