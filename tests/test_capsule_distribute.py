@@ -180,6 +180,34 @@ def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot
     assert plain.numpy() == 0.0
 
 
+def test_the_rare_path_runs_only_on_no_and_kills_nothing_after_it():
+    """The capture's path (capsule/rare_path.py): one Switch on the decision gates one call op through a control
+    edge, its inputs taken as they are (no Switch beside each). It runs on "no" only, and an op after it in the step
+    on a resource it writes still runs on "yes" (the call's dead edge never reaches it)."""
+    import tensorflow as tf
+
+    from tensorboard_plugin_dbg.capsule import rare_path
+
+    ran, x = tf.Variable(0), tf.Variable([1.0, 2.0])
+
+    def step(go):
+        doubled = x.read_value() * 2  # an input of the rare path
+
+        def rare():
+            with tf.control_dependencies([ran.assign_add(1), x.assign(doubled)]):
+                return tf.constant(False)
+
+        noted = rare_path.unless(go, rare)
+        with tf.control_dependencies([ran.assign_add(10)]):  # after it, on a variable it writes
+            return tf.identity(noted)
+
+    f = tf.function(step, autograph=False)
+    assert bool(f(tf.constant(True))) and int(ran.numpy()) == 10 and x.numpy().tolist() == [1.0, 2.0]
+    assert not bool(f(tf.constant(False))) and int(ran.numpy()) == 21 and x.numpy().tolist() == [2.0, 4.0]
+    types = [op.type for op in f.get_concrete_function(tf.constant(True)).graph.get_operations()]
+    assert types.count("Switch") == 1 and types.count("StatefulPartitionedCall") == 1 and "If" not in types
+
+
 @pytest.mark.parametrize("replicas", [None, "1", {"non_finite": "1", "count": 2}, {"non_finite": [1, "x"], "count": 2}])
 def test_a_replicas_entry_that_is_not_what_the_capsule_writes_is_left_out(replicas):
     assert capsule_words.where_text({"step": 3, "replicas": replicas}) == "step 3"
