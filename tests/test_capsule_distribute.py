@@ -142,9 +142,9 @@ def test_the_watchs_device_state_is_one_copy_not_a_variable_per_replica():
     assert plain.numpy().tolist() == [1.0, 1.0, 1.0]
 
 
-def gated_step(strategy, apply_fn, go: bool):
+def gated_step(strategy, apply_fn, go: bool) -> list[str]:
     """One step under STRATEGY whose apply_fn (in each replica) is gated on GO by device_gates (autograph off: no
-    generated sources left behind)."""
+    generated sources left behind); the types of the step's ops."""
     import tensorflow as tf
 
     from tensorboard_plugin_dbg.capsule import device_gates
@@ -153,7 +153,9 @@ def gated_step(strategy, apply_fn, go: bool):
         decide = lambda s: device_gates.gated_apply(s, apply_fn, (), (), tf.constant(go), lambda: None)  # noqa: E731
         tf.distribute.get_replica_context().merge_call(decide)
 
-    tf.function(lambda: strategy.run(replica), autograph=False)()
+    step = tf.function(lambda: strategy.run(replica), autograph=False)
+    step()
+    return [op.type for op in step.get_concrete_function().graph.get_operations()]
 
 
 def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot_hold():
@@ -171,8 +173,10 @@ def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot
     apply = lambda grads, variables: optimizer.apply([tf.constant([1.0, 1.0])], [weight])  # noqa: E731
     gated_step(strategy, apply, go=False)
     assert weight.numpy().tolist() == [1.0, 2.0] and int(optimizer.iterations.numpy()) == 0
-    gated_step(strategy, apply, go=True)
+    types = gated_step(strategy, apply, go=True)
     assert weight.numpy().tolist() == [0.5, 1.5] and int(optimizer.iterations.numpy()) == 1
+    # one Switch on the decision per device gates the writes: no cond, no Switch beside each of their inputs
+    assert types.count("Switch") == 1 and types.count("Merge") == 1 and "If" not in types and "StatelessIf" not in types
     plain = tf.Variable(0.0)  # made outside the strategy's scope: written in place by the replica
     past = lambda grads, variables: plain.assign_add(1.0)  # noqa: E731
     with pytest.raises(RuntimeError, match="cannot hold back this optimizer's update under MirroredStrategy: Assign"):
