@@ -142,9 +142,9 @@ def test_the_watchs_device_state_is_one_copy_not_a_variable_per_replica():
     assert plain.numpy().tolist() == [1.0, 1.0, 1.0]
 
 
-def gated_step(strategy, apply_fn, go: bool):
+def gated_step(strategy, apply_fn, go: bool) -> list[str]:
     """One step under STRATEGY whose apply_fn (in each replica) is gated on GO by device_gates (autograph off: no
-    generated sources left behind)."""
+    generated sources left behind); the types of the step's ops."""
     import tensorflow as tf
 
     from tensorboard_plugin_dbg.capsule import device_gates
@@ -153,7 +153,9 @@ def gated_step(strategy, apply_fn, go: bool):
         decide = lambda s: device_gates.gated_apply(s, apply_fn, (), (), tf.constant(go), lambda: None)  # noqa: E731
         tf.distribute.get_replica_context().merge_call(decide)
 
-    tf.function(lambda: strategy.run(replica), autograph=False)()
+    step = tf.function(lambda: strategy.run(replica), autograph=False)
+    step()
+    return [op.type for op in step.get_concrete_function().graph.get_operations()]
 
 
 def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot_hold():
@@ -171,13 +173,43 @@ def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot
     apply = lambda grads, variables: optimizer.apply([tf.constant([1.0, 1.0])], [weight])  # noqa: E731
     gated_step(strategy, apply, go=False)
     assert weight.numpy().tolist() == [1.0, 2.0] and int(optimizer.iterations.numpy()) == 0
-    gated_step(strategy, apply, go=True)
+    types = gated_step(strategy, apply, go=True)
     assert weight.numpy().tolist() == [0.5, 1.5] and int(optimizer.iterations.numpy()) == 1
+    # one Switch on the decision per device gates the writes: no cond, no Switch beside each of their inputs
+    assert types.count("Switch") == 1 and types.count("Merge") == 1 and "If" not in types and "StatelessIf" not in types
     plain = tf.Variable(0.0)  # made outside the strategy's scope: written in place by the replica
     past = lambda grads, variables: plain.assign_add(1.0)  # noqa: E731
     with pytest.raises(RuntimeError, match="cannot hold back this optimizer's update under MirroredStrategy: Assign"):
         gated_step(strategy, past, go=False)
     assert plain.numpy() == 0.0
+
+
+def test_the_rare_path_runs_only_on_no_and_kills_nothing_after_it():
+    """The capture's path (capsule/rare_path.py): one Switch on the decision gates one call op through a control
+    edge, its inputs taken as they are (no Switch beside each). It runs on "no" only, and an op after it in the step
+    on a resource it writes still runs on "yes" (the call's dead edge never reaches it)."""
+    import tensorflow as tf
+
+    from tensorboard_plugin_dbg.capsule import rare_path
+
+    ran, x = tf.Variable(0), tf.Variable([1.0, 2.0])
+
+    def step(go):
+        doubled = x.read_value() * 2  # an input of the rare path
+
+        def rare():
+            with tf.control_dependencies([ran.assign_add(1), x.assign(doubled)]):
+                return tf.constant(False)
+
+        noted = rare_path.unless(go, rare)
+        with tf.control_dependencies([ran.assign_add(10)]):  # after it, on a variable it writes
+            return tf.identity(noted)
+
+    f = tf.function(step, autograph=False)
+    assert bool(f(tf.constant(True))) and int(ran.numpy()) == 10 and x.numpy().tolist() == [1.0, 2.0]
+    assert not bool(f(tf.constant(False))) and int(ran.numpy()) == 21 and x.numpy().tolist() == [2.0, 4.0]
+    types = [op.type for op in f.get_concrete_function(tf.constant(True)).graph.get_operations()]
+    assert types.count("Switch") == 1 and types.count("StatefulPartitionedCall") == 1 and "If" not in types
 
 
 @pytest.mark.parametrize("replicas", [None, "1", {"non_finite": "1", "count": 2}, {"non_finite": [1, "x"], "count": 2}])

@@ -2,8 +2,9 @@
 the apply: the user's apply is traced as usual (its gradients' all-reduce included, which then runs every step beside
 the finite check instead of after the decision), but every per-device write it asks of the strategy
 (`strategy.extended.update`: the optimizer's variables, its slots, its step counter, weight decay) is recorded instead
-of emitted, then emitted per device, inside one `cond` on that device's copy of the decision. Each `cond` holds one
-device's writes only: no edge between devices hangs on it.
+of emitted, then emitted per device, gated by one Switch on that device's copy of the decision (`emit`: no Switch
+beside each input, as a lowered `cond` would put). Each gate holds one device's writes only: no edge between devices
+hangs on it.
 
 A write the apply makes past the strategy's `update` (a variable written in place in a replica, a `cond` of the
 optimizer's own) would not be held back: found in the trace, it is an error there, never a silent update on a
@@ -69,27 +70,31 @@ def deferred(strategy: Any) -> Iterator[Recorded]:
 
 
 def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -> list[Any]:
-    """The recorded writes, each device's in one `cond` on that device's copy of `go`, in the order recorded; extra()
-    in the first device's."""
+    """The recorded writes, each device's gated on that device's copy of `go`, in the order recorded; extra() in the
+    first device's. Not a lowered `cond` (a Switch beside each of its inputs: the variables, slots, gradients, ~28 a
+    device for a three-layer MLP under Adam): one Switch on the decision, whose taken side's Identity (the pivot, as
+    TensorFlow 1's `cond` made) is a control input of every op of the writes, so that on "no" all of them are dead,
+    and a Merge right after them (automatic control dependencies make a Merge the last write of what came before it,
+    so no later op hangs on a dead write)."""
     import tensorflow as tf
     from tensorflow.python.distribute import distribute_lib, distribute_utils  # UpdateContext: no public name
 
     applied = []
     for i, device in enumerate(strategy.extended.worker_devices):
-
-        def writes(i: int = i) -> Any:
-            for var, fn, args, kwargs in recorded:
-                component = var.values[i]
-                with tf.device(component.device), distribute_lib.UpdateContext(i):
-                    fn(
-                        component,
-                        *distribute_utils.select_replica(i, args),
-                        **distribute_utils.select_replica(i, kwargs),
-                    )
-            if i == 0:
-                extra()
-            return tf.constant(True)
-
         with tf.device(device):
-            applied.append(tf.cond(tf.identity(go), writes, lambda: tf.constant(False)))
+            mine = tf.identity(go)
+            no, yes = tf.raw_ops.Switch(data=mine, pred=mine)
+            with tf.control_dependencies([tf.identity(yes)]):
+                for var, fn, args, kwargs in recorded:
+                    component = var.values[i]
+                    with tf.device(component.device), distribute_lib.UpdateContext(i):
+                        fn(
+                            component,
+                            *distribute_utils.select_replica(i, args),
+                            **distribute_utils.select_replica(i, kwargs),
+                        )
+                if i == 0:
+                    extra()
+                done = tf.constant(True)
+            applied.append(tf.raw_ops.Merge(inputs=[tf.identity(done), tf.identity(no)]).output)
     return applied

@@ -6,8 +6,9 @@ The optimizer's apply under these strategies calls `merge_call`, which TensorFlo
 in a replica thread; so, as Keras's LossScaleOptimizer does, the decision is taken in cross-replica context (one
 `merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers). The user's
 apply then runs in each replica again (`call_for_each_replica`: its gradients' all-reduce runs every step, beside the
-check), its writes held back per device, each device's in a `cond` of its own on that device's copy of the decision
-(capsule/device_gates.py); the trigger is recorded in a `cond` whose taken side on a finite step is empty. Under a
+check), its writes held back per device, each device's behind one Switch of its own on that device's copy of the
+decision (capsule/device_gates.py); the trigger is recorded by one call op that a single Switch on the decision gates
+(capsule/rare_path.py: no Switch beside each of its inputs, nothing of it waits on the decision). Under a
 LossScaleOptimizer (a `cond` of its own around the apply) one cross-replica `cond` either applies or records. Unlike
 the LossScaleOptimizer (which looks at the first replica's flag only), every replica's flag counts.
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Replicas, Trigger
 
-from . import device_gates, shadow, structure
+from . import device_gates, rare_path, shadow, structure
 
 
 class PerThread:
@@ -264,10 +265,10 @@ def _decide(
     def rare() -> Any:
         return tf.cond(halt > 0, lambda: tf.constant(False), captured)
 
-    if not watch.loss_scaled():  # each device's writes in a cond of its own (capsule/device_gates.py)
+    if not watch.loss_scaled():  # each device's writes behind a Switch of its own (capsule/device_gates.py)
         with tf.control_dependencies([state.count_step()]):
             applied = device_gates.gated_apply(strategy, apply_fn, grads, variables, go, lambda: record(measured))
-            noted = tf.cond(go, lambda: tf.constant(True), rare)  # its taken side empty: one Switch per input
+            noted = rare_path.unless(go, rare)  # one Switch on the decision, not one per input
         with tf.control_dependencies([applied, noted]):
             return tf.identity(go)
     with tf.control_dependencies([state.count_step()]):

@@ -1,0 +1,26 @@
+"""The capture of a replicated step (capsule/distribute.py) on its rare path without a `cond` around it: a lowered
+`cond` puts a Switch on the decision beside each of its inputs (the capture takes every replica's loss and gradients,
+the batch, the pre-step reads: 26 inputs for a three-layer MLP on two devices), and each of them waits on the decision
+every step. Here the capture is one call op that takes its inputs as they are, and one Switch on the decision gates it
+through a control edge (as TensorFlow 1's `cond` gated a branch op with no input: its pivot): on a step that applies,
+that edge is dead, so the call is never run, and a Merge joins the two sides again.
+
+TensorFlow is imported inside the functions that run in the training process only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def unless(go: Any, rare: Callable[[], Any]) -> Any:
+    """rare() (a bool tensor) where `go` is false, else `go` (True): a bool tensor, never dead. rare() runs as a call
+    op of its own (`_noinline`), so that on the common path the executor marks one op dead, not every op of it."""
+    import tensorflow as tf
+
+    call = tf.function(rare, autograph=False, experimental_attributes={"_noinline": True})
+    off, on = tf.raw_ops.Switch(data=go, pred=go)
+    with tf.control_dependencies([tf.identity(off)]):  # the pivot: dead when `go` is true
+        taken = call()
+    return tf.raw_ops.Merge(inputs=[tf.identity(taken), tf.identity(on)]).output
