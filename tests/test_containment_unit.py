@@ -123,6 +123,22 @@ def test_overlapping_runs_pair_each_reader_with_its_own_input_by_rank():
     assert role[2] == PRODUCER, role.tolist()
 
 
+def test_an_overlapping_run_whose_input_is_ambiguous_is_not_given_an_earlier_runs_input():
+    """#39: two overlapping runs, both readers NaN, written before both inputs, one input finite and one NaN: which
+    input the first reader read cannot be told, so it stays unpaired (unknown), and it is not given the input's
+    trace of the run before either (finite: "its inputs were finite" was a guess), which the earlier reader read."""
+    inputs = [[], [0]]
+    cols = chain_columns([[0, 0], [0, 1], [1, 1]], inputs)  # run 0 finite; runs A, B: inputs finite / NaN
+    order = np.array([0, 1, 3, 5, 2, 4])  # run 0, then reader A, reader B, input A, input B
+    cols.trace_op, cols.trace_tensor, cols.trace_nonfinite = (
+        cols.trace_op[order],
+        cols.trace_tensor[order],
+        cols.trace_nonfinite[order],
+    )
+    role = classify(cols)[0].trace_role
+    assert role[2] == UNKNOWN, role.tolist()
+
+
 def test_overlapping_runs_with_unequal_counts_are_not_paired():
     """When the reader and its input were not traced as often (an input outside a loop, a ring that cut a run in
     two), ranks say nothing: the reader's input stays unpaired (unknown)."""

@@ -34,7 +34,7 @@ def overlap_first_two_runs(dump: str, dest: Path, graph_name: str) -> str:
     order = list(range(len(rows)))
     for position, row in zip(sorted(block), reordered):
         order[position] = row
-    return _write(dump, dest, order)
+    return write_order(dump, dest, order)
 
 
 def swap_runs(dump: str, dest: Path, graph_id: str, a: int, b: int) -> str:
@@ -50,10 +50,10 @@ def swap_runs(dump: str, dest: Path, graph_id: str, a: int, b: int) -> str:
     order = list(range(len(rows)))
     for p in positions.values():
         order[p[a]], order[p[b]] = order[p[b]], order[p[a]]
-    return _write(dump, dest, order)
+    return write_order(dump, dest, order)
 
 
-def _write(dump: str, dest: Path, order: list[int]) -> str:
+def write_order(dump: str, dest: Path, order: list[int]) -> str:
     """A copy of DUMP under DEST whose trace records are the original's in ORDER (record i: the original's order[i])."""
     copy = dest / "dump"
     shutil.copytree(dump, copy)

@@ -232,6 +232,7 @@ def _same_run_inputs(
     left = stale[overlap]
     ranked = run_pairing.by_rank(cols, at[overlap], own[owner[left]], tensors[left])
     out[left[ranked >= 0]] = ranked[ranked >= 0]
+    out[left[ranked == run_pairing.AMBIGUOUS]] = -1  # not an earlier run's trace either: unrecorded, never guessed
     return out
 
 

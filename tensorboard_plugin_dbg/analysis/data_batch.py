@@ -25,7 +25,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.analysis import links, tensor_stats
 from tensorboard_plugin_dbg.analysis.classify import eager_producer
-from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.columns import RunColumns, csr_items
 from tensorboard_plugin_dbg.analysis.health import describe_output
 from tensorboard_plugin_dbg.analysis.producer_inputs import Source
 from tensorboard_plugin_dbg.analysis.user_lines import user_frame
@@ -70,6 +70,32 @@ def graph_data(
     carried["note"] += f"; {given}"
     carried["born_in_pipeline"] = not carried_in
     return carried
+
+
+_ROWS = 1 << 16  # trace rows scanned per step by fed_finite (the column may be the index's, read in blocks)
+
+
+def fed_finite(run: RunQueries, cols: RunColumns, index: int) -> bool:
+    """Whether graph trace `index`'s op is in a tf.data function whose inputs (its Placeholders: what the pipeline
+    hands it) were traced, and finite in every trace of the run. Then no NaN/∞ came in with the data: one inside the
+    function was born there (at this op or an op it read), whichever trace of an ambiguous input it read."""
+    op = int(cols.trace_op[index])
+    graphs, callers = cols.op_graph, cols.op_from_caller
+    graph_id = run.graph_execution(index, max_elements=0)["graph_id"]
+    if op < 0 or op >= min(len(graphs), len(callers)) or not _graph_name(run, graph_id).startswith(_DATA_GRAPH):
+        return False
+    n = min(len(graphs), len(callers))
+    _owner, inputs = csr_items(
+        cols.op_output_ptr, cols.op_output_tensor, np.flatnonzero(callers[:n] & (graphs[:n] == graphs[op]))
+    )
+    traced = False
+    for lo in range(0, len(cols.trace_nonfinite), _ROWS):
+        mine = np.isin(np.asarray(cols.trace_tensor[lo : lo + _ROWS]), inputs)
+        flags = np.asarray(cols.trace_nonfinite[lo : lo + _ROWS])[mine]
+        if np.any(flags != 0):
+            return False
+        traced = traced or bool(len(flags))
+    return traced
 
 
 def _carried(run: RunQueries, cols: RunColumns, index: int) -> wire.RootCauseData | None:

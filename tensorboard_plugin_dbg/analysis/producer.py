@@ -41,8 +41,8 @@ def graph_producer(
     at = np.full(len(tensors), index, np.int64)
     expected = expected_inputs(contained, tensors, prior, at) if contained is not None else np.zeros(len(prior), bool)
     inputs = [
-        producer_inputs.graph_input(run, cols, row, index, inp, int(p), bool(x))
-        for inp, p, x in zip(op_inputs, prior.tolist(), expected.tolist())
+        producer_inputs.graph_input(run, cols, row, index, inp, int(p), bool(x), int(t))
+        for inp, p, x, t in zip(op_inputs, prior.tolist(), expected.tolist(), tensors.tolist())
     ]
     out = finish(
         run,
@@ -62,6 +62,8 @@ def graph_producer(
         out["forward"] = _forward(run, cols, row["graph_id"], entry, contained)
     # Born here only if its inputs are known finite (not a gather of the array `fit` was given, NaN and all)
     born = out["inputs_known"] and not any(is_nonfinite(inp["health"]) for inp in inputs)
+    if not born and not any(is_nonfinite(inp["health"]) for inp in inputs):  # an input's health not known (#39)
+        born = data_batch.fed_finite(run, cols, index)  # a tf.data function fed only finite values: born inside
     out["data"] = data_batch.graph_data(run, cols, index, out["op_type"], run_number, not born)
     return out
 

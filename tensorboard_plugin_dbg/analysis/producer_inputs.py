@@ -4,15 +4,16 @@ producing execution), and where that value was recorded (for the Tensor Values v
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
-from tensorboard_plugin_dbg.analysis import links
+from tensorboard_plugin_dbg.analysis import links, run_pairing
 from tensorboard_plugin_dbg.analysis.classify import eager_producer, same_run_prior
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
-from tensorboard_plugin_dbg.analysis.health import describe
+from tensorboard_plugin_dbg.analysis.health import describe, is_nonfinite
 from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 from tensorboard_plugin_dbg.index.protocol import NotFound, RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
@@ -49,7 +50,9 @@ def graph_input(
     inp: wire.OpInput,
     p: int,
     expected: bool,
+    tensor: int = -1,
 ) -> wire.RootCauseInput:
+    """The input `inp` (tensor code `tensor`) of graph trace `index`'s op, `p` its trace that run read (-1: none)."""
     name = f"{inp['op_name']}:{inp['output_slot']}"
     summary = inp.get("op")
     op_type = summary.get("op_type") if summary else None
@@ -72,10 +75,7 @@ def graph_input(
             entry["expected"] = True
             entry["description"] += " (expected: the same non-finite input was absorbed in its earlier executions)"
     elif inp["traces"]["count"]:
-        entry["description"] = (
-            f"{name} — no trace of it before this op ran (a circular buffer keeps only the last records), "
-            "so its health cannot be known"
-        )
+        entry["description"] = f"{name} — {_read_unknown(run, cols, row, index, tensor)}"
     elif op_type == "Placeholder":
         link = links.function_input(run, cols, row["graph_id"], inp["op_name"], index)
         entry["execution_index"] = link["execution_index"]
@@ -89,6 +89,40 @@ def graph_input(
         entry["description"] = f"{name} — {why}"
         entry["linked"] = harmless
     return entry
+
+
+_NAMED = 4  # candidate traces named when an overlapping run's input is ambiguous
+
+
+def _read_unknown(run: RunQueries, cols: RunColumns, row: wire.GraphExecutionDetail, index: int, tensor: int) -> str:
+    """Why a traced input has no trace this run read. Runs that overlapped (classify._same_run_inputs, run_pairing):
+    its traces around this op's disagree in health, so which one it read is ambiguous; nothing was dropped, and the
+    traces it could have read are named. Otherwise (no trace of it before this op at all, and none of this run
+    after it): a circular buffer cut the start of the file."""
+    rows = run_pairing.candidates(cols, index, int(cols.trace_tensor[index]), tensor) if tensor >= 0 else ()
+    if len(rows) < 2:
+        return (
+            "no trace of it before this op ran (a circular buffer keeps only the last records), "
+            "so its health cannot be known"
+        )
+    named = [f"#{r} ({_health_word(run.graph_execution(r, max_elements=0)['health'])})" for r in rows[:_NAMED]]
+    which = ", ".join(named[:-1]) + f" or {named[-1]}" if len(rows) <= _NAMED else ", ".join(named) + " or another"
+    return (
+        f"ambiguous: runs of {row['graph_name'] or 'its function'} overlapped (calls run in parallel, as a tf.data "
+        f"map's do) and their traces interleave, so which of its traces this op read cannot be told — graph "
+        f"execution {which}; its health cannot be known"
+    )
+
+
+def _health_word(health: Mapping[str, Any] | None) -> str:
+    """A trace's health in a word or two, for naming candidate traces: finite, or its non-finite kinds (NaN, +∞)."""
+    bad = is_nonfinite(health)
+    if health is None or bad is None:
+        return "health not recorded"
+    if not bad:
+        return "finite"
+    words = [w for key, w in (("nan", "NaN"), ("neg_inf", "−∞"), ("pos_inf", "+∞")) if health.get(key)]
+    return ", ".join(words) or "NaN/∞"
 
 
 # Op types TensorFlow's dump callback never instruments, whatever their dtype (TF's
@@ -163,8 +197,8 @@ def input_sources(run: RunQueries, cols: RunColumns, lookup: Lookup, source: Sou
             op_inputs = []
         tensors = input_tensors(cols, index)
         prior = same_run_prior(cols, lookup, index, tensors)
-        for inp, p in zip(op_inputs, prior.tolist()):
-            entry = graph_input(run, cols, row, index, inp, int(p), False)
+        for inp, p, t in zip(op_inputs, prior.tolist(), tensors.tolist()):
+            entry = graph_input(run, cols, row, index, inp, int(p), False, int(t))
             where = ("graph_execution", int(p), entry["output_slot"]) if p >= 0 else (source, None, None)
             out.append(_input_source(entry, f"{entry['op_name']}:{entry['output_slot']}", *where))
         return out

@@ -158,7 +158,9 @@ def run_section(r: RunResult) -> str:
             reason = {
                 "CURT_HEALTH": "CURT_HEALTH records only whether a tensor holds NaN/∞",
                 "CONCISE_HEALTH": "CONCISE_HEALTH records no zeros or signs",
-            }.get(mode or "", "some inputs were not traced or their mode records no values")
+            }.get(
+                mode or "", "some inputs were not traced, which trace was read is ambiguous, or no values were recorded"
+            )
             lines.append(f"  inputs' health cannot be known: {reason}")
         frame = p["user_frame"]
         if frame:

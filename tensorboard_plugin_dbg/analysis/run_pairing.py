@@ -5,7 +5,8 @@ run's own (classify._same_run_inputs). Each run computes the input once and the 
 traced equally often the n-th reader read the n-th input (a circular buffer cuts a prefix of the file: both lose as
 many, or the counts differ). Threads may also write one op's runs out of their order, so the pairing is trusted
 only where it cannot matter: every input trace the reader could have been paired with, within the interleaving's
-depth, has the same health flag. Otherwise the input stays unpaired (its health unknown), never guessed."""
+depth, has the same health flag. Otherwise the input stays unpaired (its health unknown), never guessed, and the
+root cause names the traces it could have read (`candidates`): the order is ambiguous, nothing was dropped."""
 
 from __future__ import annotations
 
@@ -22,11 +23,16 @@ _MAX_CODES = 16
 _MAX_PAIRS = 256
 
 Rows = npt.NDArray[np.int64]
+# by_rank's answer where the reader and its input were traced equally often but the input's traces the reader could
+# have read disagree in health: no trace of the input can be called this run's (not even an earlier run's, which
+# an earlier reader read), so the caller leaves the input unrecorded
+AMBIGUOUS = -2
 
 
 def by_rank(cols: RunColumns, readers: Rows, own: Rows, inputs: Rows) -> Rows:
     """For each (reader's trace row, reader's tensor code, input tensor code): the input's trace of the reader's
-    run, paired by rank, where that pairing is certain to give the input's health; -1 elsewhere."""
+    run, paired by rank, where that pairing is certain to give the input's health; AMBIGUOUS where the traces it
+    could be disagree; -1 elsewhere (unequal counts: ranks say nothing)."""
     out = np.full(len(readers), -1, np.int64)
     rows_of: dict[int, Rows] = {}
     for i in range(min(len(readers), _MAX_PAIRS)):
@@ -40,19 +46,37 @@ def by_rank(cols: RunColumns, readers: Rows, own: Rows, inputs: Rows) -> Rows:
     return out
 
 
+def candidates(cols: RunColumns, reader: int, own: int, input_code: int) -> Rows:
+    """The input's trace rows that the reader's trace at row `reader` (tensor code `own`) could have read when runs
+    overlapped: those within the interleaving's depth around its rank (by_rank's window), ascending; none when the
+    two were not traced equally often."""
+    reader_rows, input_rows = _rows_equal(cols.trace_tensor, own), _rows_equal(cols.trace_tensor, input_code)
+    window = _window(reader_rows, input_rows, reader)
+    return input_rows[window[0] : window[1]] if window is not None else np.zeros(0, np.int64)
+
+
 def _paired(cols: RunColumns, reader_rows: Rows, input_rows: Rows, reader: int) -> int:
-    if len(reader_rows) != len(input_rows):
+    window = _window(reader_rows, input_rows, reader)
+    if window is None:
         return -1
+    lo, hi, rank = window
+    flags = np.asarray(cols.trace_nonfinite[input_rows[lo:hi]])
+    return int(input_rows[rank]) if bool(np.all(flags == flags[rank - lo])) else AMBIGUOUS
+
+
+def _window(reader_rows: Rows, input_rows: Rows, reader: int) -> tuple[int, int, int] | None:
+    """(lo, hi, rank): the ranks [lo, hi) of the input traces the reader at row `reader` could have read, and its
+    own rank; None when the counts differ or `reader` is not one of `reader_rows`."""
+    if len(reader_rows) != len(input_rows):
+        return None
     rank = int(np.searchsorted(reader_rows, reader))
     if rank >= len(reader_rows) or reader_rows[rank] != reader:
-        return -1
+        return None
     paired = int(input_rows[rank])
     # how many other runs' readers lie between the reader and its input: any of their inputs could be this one's
     at = int(np.searchsorted(reader_rows, paired))
     depth = at - rank - 1 if paired > reader else rank - at
-    lo, hi = max(rank - depth, 0), min(rank + depth + 1, len(input_rows))
-    flags = np.asarray(cols.trace_nonfinite[input_rows[lo:hi]])
-    return paired if bool(np.all(flags == flags[rank - lo])) else -1
+    return max(rank - depth, 0), min(rank + depth + 1, len(input_rows)), rank
 
 
 def _rows_equal(column: Any, code: int) -> Rows:
