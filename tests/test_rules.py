@@ -14,7 +14,7 @@ import pytest
 
 from tensorboard_plugin_dbg.__main__ import EXIT_NONFINITE, EXIT_WARNINGS, main
 from tensorboard_plugin_dbg.analysis import alert_list, alerts, health_map, report_text, root_cause, rules
-from tensorboard_plugin_dbg.analysis.rules import config, mutes, tensor_scan
+from tensorboard_plugin_dbg.analysis.rules import config, data_functions, mutes, tensor_scan
 from tensorboard_plugin_dbg.index.catalog import Catalog
 from tensorboard_plugin_dbg.reader import health_gather
 
@@ -49,6 +49,25 @@ def test_retracing_by_changing_shapes():
 
 def test_retracing_threshold_is_a_parameter():
     assert not [f for f in findings("retrace_float", retrace_min=7) if f["type"] == config.RETRACING]
+
+
+def test_no_retracing_finding_for_functions_tf_data_traces_itself():
+    """#39: a MirroredStrategy `fit` recorded in FULL_TENSOR: tf.data's MultiDeviceIterator traces its own `_init_func`
+    (and `_next_func`, `_finalize_func`, their `_remote_` twins) once per device and epoch. Main reported "_init_func
+    was traced 6 times": the user cannot act on it (tf.data traces it, not their code). Told from the dump's facts:
+    the frame that asked TensorFlow to trace each of them is tf.data's. A user's function retraced still is found."""
+    run = run_of("nan_mirrored_fit", "FULL_TENSOR")
+    entries = [(gid, name) for gid, name, _outer in run.graph_entries() if name]
+    names = [name for _gid, name in entries]
+    assert names.count("_init_func") >= config.Thresholds().retrace_min, names  # the case: traced that often
+    found = [f for f in rules.evaluate(run)["findings"] if f["type"] == config.RETRACING]
+    assert found == [], [f["evidence"] for f in found]
+    by_tf_data = {name for gid, name in entries if data_functions.traced_by_tf_data(run, gid)}
+    assert {"_init_func", "_next_func", "_finalize_func", "_remote_init_func"} <= by_tf_data, by_tf_data
+    assert not by_tf_data & {"multi_step_on_iterator", "one_step_on_data"}, by_tf_data  # Keras's, from fit
+    f = only(findings("retrace_float"), config.RETRACING)  # the user's function, traced per Python float
+    assert f["function"] == "scaled_sum" and f["count"] == 6
+    assert not data_functions.traced_by_tf_data(run_of("retrace_float"), f["graph_ids"][0])
 
 
 def test_shape_change_mid_run():

@@ -12,7 +12,8 @@ call of the second trace) and what differed between traces where the dump shows 
 Not a retrace (#38 items 4 and 9): a tf.data function (`Dataset_map_lambda`, ...), traced once per `.map()` call
 — eight of them may be four lambdas over two datasets —, and a function the user did not write (tf.data's,
 tf.distribute's, Keras's own: `_next_func` of a MirroredStrategy's iterator), told by the frame of the traced
-Python function in its ops' creation stacks, which lies outside user code — unless the user's program calls it,
+Python function in its ops' creation stacks, which lies outside user code, or by the frame that traced it, in
+tf.data (data_functions.py: `_init_func`, whose body has no frame of its own) — unless the user's program calls it,
 trace after trace (Keras's step remade by a compile() per `fit`): then the finding names the user's call
 (internal_retrace.py).
 
@@ -27,7 +28,7 @@ from collections import defaultdict
 import numpy as np
 
 from tensorboard_plugin_dbg.analysis import producer
-from tensorboard_plugin_dbg.analysis.rules import config, internal_retrace
+from tensorboard_plugin_dbg.analysis.rules import config, data_functions, internal_retrace
 from tensorboard_plugin_dbg.analysis.rules.findings import finding
 from tensorboard_plugin_dbg.analysis.rules.tensor_rules import describe
 from tensorboard_plugin_dbg.analysis.rules.tensor_scan import KindStats
@@ -85,8 +86,8 @@ def find(
     out: list[wire.AlertBody] = []
     for name, graph_ids in graphs_by_name.items():
         traced = max(len(graph_ids), len(calls.get(name, ())))
-        if traced < t.retrace_min:
-            continue
+        if traced < t.retrace_min or data_functions.traced_by_tf_data(run, graph_ids[0]):
+            continue  # tf.data traces its own functions (a MultiDeviceIterator's _init_func): nothing the user can do
         own = _own_frame(run, name, graph_ids[0])
         differed = _what_differed(run, stats, kinds, types, graph_ids, kinds_by_graph)
         first_calls = calls.get(name, [])
