@@ -12,6 +12,7 @@ body merely uses tf.data (a Keras step calling `get_next`) is traced by its own 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from tensorboard_plugin_dbg.index.protocol import RunQueries
 from tensorboard_plugin_dbg.wire import types as wire
@@ -33,18 +34,23 @@ _OPS_LOOKED_AT = 8  # ops whose creation stacks are read: the first that shows t
 
 def traced_by_tf_data(run: RunQueries, graph_id: str) -> bool:
     """Whether tf.data's own code traced the function of graph `graph_id` (the module docstring says how)."""
-    for op_name in run.graph_op_names(graph_id)[:_OPS_LOOKED_AT]:
-        entry = run.op_entry(graph_id, op_name)
-        if entry is None or not entry.stack_frame_ids:
-            continue
-        try:
-            frames = run.stack_frames(list(entry.stack_frame_ids))["frames"]
-        except LookupError:
-            continue
+    for frames in op_stacks(run, graph_id, _OPS_LOOKED_AT):
         caller = tracing_caller(frames)
         if caller is not None:
             return _TF_DATA in str(caller.get("path") or "")
     return False
+
+
+def op_stacks(run: RunQueries, graph_id: str, ops: int) -> Iterator[list[wire.StackFrame]]:
+    """The creation stacks (outermost frame first) of the graph's first `ops` ops that have one."""
+    for op_name in run.graph_op_names(graph_id)[:ops]:
+        entry = run.op_entry(graph_id, op_name)
+        if entry is None or not entry.stack_frame_ids:
+            continue
+        try:
+            yield run.stack_frames(list(entry.stack_frame_ids))["frames"]
+        except LookupError:
+            continue
 
 
 def tracing_caller(frames: list[wire.StackFrame]) -> wire.StackFrame | None:

@@ -57,14 +57,7 @@ _OPS_LOOKED_AT = 16  # ops of a function whose creation stacks are read to find 
 def _own_frame(run: RunQueries, name: str, graph_id: str) -> wire.StackFrame | None:
     """The frame of Python function `name` in the creation stacks of the graph's first ops (its `is_user` says
     whether the user wrote it: TensorFlow's, Keras's own functions are not); None when not found (then it is kept)."""
-    for op_name in run.graph_op_names(graph_id)[:_OPS_LOOKED_AT]:
-        entry = run.op_entry(graph_id, op_name)
-        if entry is None or not entry.stack_frame_ids:
-            continue
-        try:
-            frames = run.stack_frames(list(entry.stack_frame_ids))["frames"]
-        except LookupError:
-            continue
+    for frames in data_functions.op_stacks(run, graph_id, _OPS_LOOKED_AT):
         own = [f for f in frames if f.get("function") == name]
         if own:
             return own[-1]
