@@ -137,6 +137,9 @@ def test_an_overlapping_run_whose_input_is_ambiguous_is_not_given_an_earlier_run
     )
     role = classify(cols)[0].trace_role
     assert role[2] == UNKNOWN, role.tolist()
+    # nor is the second reader given the first input by position ("the input's next trace, before the op's next"):
+    # the first reader waits for that trace too, and the ranks' answer is ambiguous as well
+    assert role[3] == UNKNOWN, role.tolist()
 
 
 def test_overlapping_runs_with_unequal_counts_are_not_paired():

@@ -17,7 +17,7 @@ from trace_orders import write_order
 
 from tensorboard_plugin_dbg.__main__ import main
 from tensorboard_plugin_dbg.analysis import report_text
-from tensorboard_plugin_dbg.analysis.root_cause import analyze
+from tensorboard_plugin_dbg.analysis.root_cause import analyze, classification, role_name
 
 GRAPH = "Dataset_map_log_scale"
 
@@ -69,6 +69,10 @@ def test_an_ambiguous_overlapping_input_is_said_to_be_ambiguous_not_dropped(mode
     (log_nan,) = [r["index"] for r in mine if r["op_name"] == "Log" and _nonfinite(r)]
     assert max(bad_sqrts) < min(log_neg, log_nan), (bad_sqrts, log_neg, log_nan)  # the case: both readers first
 
+    # neither Sqrt is given a Log by position or by rank: which one each read cannot be told (never a producer whose
+    # "inputs were finite", nor a propagator)
+    roles = {role_name(classification(run), "graph_execution", i) for i in bad_sqrts}
+    assert roles == {"unknown"}, roles
     result = analyze(run)
     assert result["status"] == "found", result["message"]
     assert result["first_kept"] is False, result["message"]

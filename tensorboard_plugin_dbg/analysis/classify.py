@@ -227,8 +227,11 @@ def _same_run_inputs(
     same_run = (later >= 0) & ((own_next < 0) | (later < own_next))
     out = prior.copy()
     out[stale[same_run]] = later[same_run]
-    # runs that overlapped (tf.data's parallel map): the input traced after the reader, paired by rank where certain
+    # runs that overlapped (tf.data's parallel map): the input traced after the reader, paired by rank where certain;
+    # so is a "same run" one that the op's previous run waits for too (run_pairing.previous_run_waits)
     overlap = ~same_run & (later >= 0)
+    mine = stale[same_run]
+    overlap[same_run] = run_pairing.previous_run_waits(lookup, own[owner[mine]], tensors[mine], own_prev[mine])
     left = stale[overlap]
     ranked = run_pairing.by_rank(cols, at[overlap], own[owner[left]], tensors[left])
     out[left[ranked >= 0]] = ranked[ranked >= 0]

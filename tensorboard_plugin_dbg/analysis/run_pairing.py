@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tensorboard_plugin_dbg.analysis.columns import RunColumns
+from tensorboard_plugin_dbg.analysis.trace_lookup import Lookup
 
 # Each tensor code costs a scan of the trace column (~15 ms at 10 M traces): a bounded number per call, and
 # overlapping-run pairs are rare (classify asks only for pairs no other rule settled).
@@ -46,6 +47,20 @@ def by_rank(cols: RunColumns, readers: Rows, own: Rows, inputs: Rows) -> Rows:
     return out
 
 
+def previous_run_waits(lookup: Lookup, own: Rows, inputs: Rows, previous: Rows) -> npt.NDArray[np.bool_]:
+    """For readers (tensor codes `own`) whose input's (`inputs`) first trace after them comes before their next
+    trace, "the same run" by position: whether the reader's previous run (row `previous`, -1: none) had no trace of
+    the input since its own previous run either. That run then waits for the same trace (two readers, then their
+    inputs): position cannot say whose it is, ranks may (by_rank)."""
+    out = np.asarray(previous) >= 0
+    ask = np.flatnonzero(out)
+    if len(ask):
+        since = lookup.before(own[ask], previous[ask])
+        fed = lookup.before(inputs[ask], previous[ask])
+        out[ask] = (fed < 0) | (fed < since)
+    return out
+
+
 def candidates(cols: RunColumns, reader: int, own: int, input_code: int) -> Rows:
     """The input's trace rows that the reader's trace at row `reader` (tensor code `own`) could have read when runs
     overlapped: those within the interleaving's depth around its rank (by_rank's window), ascending; none when the
@@ -73,9 +88,10 @@ def _window(reader_rows: Rows, input_rows: Rows, reader: int) -> tuple[int, int,
     if rank >= len(reader_rows) or reader_rows[rank] != reader:
         return None
     paired = int(input_rows[rank])
-    # how many other runs' readers lie between the reader and its input: any of their inputs could be this one's
-    at = int(np.searchsorted(reader_rows, paired))
-    depth = at - rank - 1 if paired > reader else rank - at
+    # how many other runs lie between the reader and its rank's input: other readers there (their inputs could be
+    # this one's) or other inputs there (one of them could be this reader's), whichever is more
+    at, at_input = int(np.searchsorted(reader_rows, paired)), int(np.searchsorted(input_rows, reader))
+    depth = max(at - rank - 1, rank - at_input) if paired > reader else max(rank - at, at_input - rank - 1)
     return max(rank - depth, 0), min(rank + depth + 1, len(input_rows)), rank
 
 
