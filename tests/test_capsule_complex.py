@@ -2,7 +2,8 @@
 part only, so a NaN in a gradient's imaginary part went unseen by the every-step check, and the check's exact path
 (`is_finite`, real dtypes only) failed to trace at all. A real Keras layer with a complex64 weight, a custom loop
 (tf.function, XLA on and off, the per-layer ring on and off): a finite step is applied, a step whose gradient has a
-NaN imaginary part (its real part finite) is caught and not applied, and the ring's norm is sqrt(sum |g|^2)."""
+NaN imaginary part (its real part finite) is caught and not applied, its trigger names the gradient (its NaN/inf
+counted in parts: a complex tensor of n values counts 2n), and the ring's norm is sqrt(sum |g|^2)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,9 @@ def test_a_nan_in_a_complex_gradients_imaginary_part_is_caught_and_the_ring_norm
     assert not bool(step(x, bad))  # caught: not applied
     assert np.array_equal(weight.numpy(), applied)
     assert int(capsule.capsule.state.triggers.numpy()) == 1
+    trigger = capsule.capsule.state.trigger()  # the held trigger names the gradient; counted in parts (re, im)
+    assert trigger["kind"] == "gradient" and trigger["name"] == weight.path
+    assert trigger["health"] == {"nan": 1, "pos_inf": 0, "neg_inf": 0, "size": 2 * 3}
     if ring:
         groups, entry = capsule.capsule.history.read()
         norms = groups["layer_history"]["grad_norm"][0]
