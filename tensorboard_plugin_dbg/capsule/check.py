@@ -51,7 +51,8 @@ def _xla_total(tensors: list[Any], halt: Any) -> Any:
 
 
 def float32(t: Any) -> Any:
-    """`t` as float32, the dtype the check and the per-layer ring sum in (no op when it already is)."""
+    """`t` as float32, the dtype the check and the per-layer ring sum in (no op when it already is). Real `t` only: a
+    cast keeps a complex tensor's real part, so complex gradients come here as their parts (`values`)."""
     import tensorflow as tf
 
     return t if t.dtype == tf.float32 else tf.cast(t, tf.float32)
