@@ -51,7 +51,8 @@ def _xla_total(tensors: list[Any], halt: Any) -> Any:
 
 
 def float32(t: Any) -> Any:
-    """`t` as float32, the dtype the check and the per-layer ring sum in (no op when it already is)."""
+    """`t` as float32, the dtype the check and the per-layer ring sum in (no op when it already is). Real `t` only: a
+    cast keeps a complex tensor's real part, so complex gradients come here as their parts (`values`)."""
     import tensorflow as tf
 
     return t if t.dtype == tf.float32 else tf.cast(t, tf.float32)
@@ -92,7 +93,16 @@ def unlowered(result: Any) -> Any:
 
 
 def values(grad: Any) -> Any:
-    return grad.values if hasattr(grad, "values") and hasattr(grad, "indices") else grad  # IndexedSlices
+    """A gradient's values as the check and the per-layer ring read them (an IndexedSlices' values). A complex
+    gradient as its real and imaginary parts, stacked on a last axis of 2: a cast to float keeps the real part only
+    (a NaN in the imaginary part went unseen), `is_finite` takes real dtypes only, and the ring's half sum of squares
+    of the parts is sum |g|^2 / 2. A real gradient: itself, no op."""
+    t = grad.values if hasattr(grad, "values") and hasattr(grad, "indices") else grad  # IndexedSlices
+    if not getattr(getattr(t, "dtype", None), "is_complex", False):
+        return t
+    import tensorflow as tf
+
+    return tf.stack([tf.math.real(t), tf.math.imag(t)], axis=-1)
 
 
 def traced_for_xla() -> bool:

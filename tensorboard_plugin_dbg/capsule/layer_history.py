@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .check import float32
+from .check import float32, values
 
 STEPS = 32  # default K
 MAX_EVERY = 8  # max |w| is measured every MAX_EVERY-th step (and at the trigger)
@@ -80,7 +80,7 @@ class LayerHistory:
             self.seen.assign_add(1)
             return [], None
         squares = _squares_compiled if compiled else _squares
-        norms = [squares(float32(_values(g))) for _, g, _ in kept]
+        norms = [squares(float32(values(g))) for _, g, _ in kept]  # complex: |g|^2 (check.values)
         self.weights = [v for _, _, v in kept]
         self.compiled = compiled
         # each op costs its dispatch without XLA: a row written at a scalar index (no index or update reshaped);
@@ -269,10 +269,6 @@ def _largest_compiled(t: Any) -> Any:
 
     magnitude = tf.bitwise.bitwise_and(tf.bitcast(t, tf.int32), tf.constant(0x7FFFFFFF, tf.int32))
     return tf.bitcast(tf.reduce_max(magnitude), tf.float32)
-
-
-def _values(grad: Any) -> Any:
-    return grad.values if hasattr(grad, "values") and hasattr(grad, "indices") else grad  # IndexedSlices
 
 
 def _read(variable: Any) -> Any:
