@@ -170,6 +170,33 @@ def test_the_watchs_device_state_is_one_copy_not_a_variable_per_replica():
     assert plain.numpy().tolist() == [1.0, 1.0, 1.0]
 
 
+def test_each_device_decides_from_the_reduced_gradients_without_a_flag_per_replica(tmp_path):
+    """Single-worker Mirrored (capsule/local_decision.py): on the every-step path each device's decision is one
+    IsFinite on the sum of its reduced gradients (the loss folded in); no replica computes a flag (no per-tensor
+    IsFinite/All, no one_hot of its id) for a reduce: the replicas' flags are the capture's, behind its call."""
+    import keras
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)])
+        optimizer = keras.optimizers.SGD(0.1)
+        optimizer.build(model.trainable_variables)
+    watch = capsule.NanCapsule(str(tmp_path))
+    watch.watch(model, optimizer)
+
+    def replica(x):
+        watch.begin_step()
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+        watch.apply_gradients(grads, model.trainable_variables, loss=loss, batch=(x,))
+
+    step = tf.function(lambda x: strategy.run(replica, args=(x,)), autograph=False)
+    types = [op.type for op in step.get_concrete_function(tf.TensorSpec([4, 3])).graph.get_operations()]
+    assert types.count("IsFinite") == 1 and "OneHot" not in types and "All" not in types, types
+
+
 def gated_step(strategy, apply_fn, go: bool) -> list[str]:
     """One step under STRATEGY whose apply_fn (in each replica) is gated on GO by device_gates (autograph off: no
     generated sources left behind); the types of the step's ops."""
