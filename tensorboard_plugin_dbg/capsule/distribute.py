@@ -4,7 +4,9 @@ replica's update, in `skip` mode too (every worker skips the same step: the repl
 
 The optimizer's apply under these strategies calls `merge_call`, which TensorFlow refuses inside a `cond` branch traced
 in a replica thread; so, as Keras's LossScaleOptimizer does, the decision is taken in cross-replica context (one
-`merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers). The user's
+`merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers), or, under a
+single worker's MirroredStrategy, each device decides from its copy of the gradients the apply all-reduces anyway, the
+loss folded into them (capsule/local_decision.py: no collective of flags before the writes). The user's
 apply then runs in each replica again (`call_for_each_replica`: its gradients' all-reduce runs every step, beside the
 check), its writes held back per device, each device's behind one Switch of its own on that device's copy of the
 decision (capsule/device_gates.py); the trigger is recorded by one call op that a single Switch on the decision gates
