@@ -7,8 +7,9 @@ and the conv net of bench/capsule.py. In each run (one process per run and progr
 PAIRED_BLOCK steps in turn, --blocks blocks each (the order reversed every other block), so that load which comes and
 goes over seconds hits every setting alike:
 - no debugging;
-- NanCapsule: every replica's loss and gradients checked, the flags reduced across the replicas in one cross-replica
-  `merge_call`, each device's writes of the update held back in a `cond` of that device (capsule/device_gates.py);
+- NanCapsule: every replica's loss and gradients checked, each device deciding from its copy of the all-reduced
+  gradients, the loss folded in (capsule/local_decision.py), its writes of the update held back behind one Switch of
+  that device (capsule/device_gates.py);
 - Keras's LossScaleOptimizer: one cross-replica `cond` around the update, checking the first replica only (the
   reference: what a check-before-apply costs under the strategy).
 A setting's figure is the median of its step times (each block's first two left out) over the median of no

@@ -78,6 +78,34 @@ def test_a_nan_on_the_second_replica_holds_back_every_replica(loop):
         assert c.manifest["forensics"]["previous"]["why"].startswith("not kept: under tf.distribute"), c.manifest
 
 
+@pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
+def test_a_replica_whose_loss_alone_is_nan_holds_back_every_replica(loop):
+    """Each device decides from its copy of the all-reduced gradients (capsule/local_decision.py); a replica's loss
+    reaches them only as the fold `loss * 0`: a NaN target in a loss term no gradient reaches (replica 1's row 6)
+    still holds back every replica's update, and the capsule names replica 1 with each replica's rows."""
+    out = run("--loss-nan", *(["--loop"] if loop else []))
+    ended = result(out)
+    assert ended["ended"] == "finished" and ended["finite"] and ended["iterations"] == 3
+    assert_no_replica_applied_the_step(out)
+    c = assert_capsule_holds_the_global_batch(out, 3)
+    assert c.manifest["replicas"]["non_finite"] == [1] and c.manifest["replicas"]["rows"] == {"0": [0, 4], "1": [4, 8]}
+    assert c.manifest["trigger"]["name"] == "loss", c.manifest["trigger"]
+    assert [t["kind"] for t in c.manifest["trigger"]["all"]] == ["loss"]  # every gradient finite: the loss alone
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
+def test_a_finite_run_ends_with_the_weights_of_the_same_run_without_the_capsule(loop):
+    """The fold adds 0 to a finite gradient: every replica's copy of every variable (model and optimizer) after a
+    finite run with the capsule is bit-equal to the same run's without it."""
+    extra = ["--loop"] if loop else []
+    watched, plain = run("--clean", *extra), run("--clean", "--no-capsule", *extra)
+    assert result(watched)["triggers"] == 0 and result(plain)["iterations"] == result(watched)["iterations"] == 16
+    ours, theirs = np.load(os.path.join(watched, "final.npz")), np.load(os.path.join(plain, "final.npz"))
+    assert sorted(ours.files) == sorted(theirs.files) and any(k.endswith(":1") for k in ours.files)
+    for key in ours.files:
+        assert ours[key].tobytes() == theirs[key].tobytes(), key
+
+
 @pytest.mark.parametrize("optimizer", [(), ("--adamw",)], ids=["adam", "adamw"])
 def test_skip_mode_skips_the_step_on_every_replica_and_they_never_diverge(optimizer):
     """Each device's writes are held back in a cond of that device (capsule/device_gates.py): every write the
@@ -140,6 +168,33 @@ def test_the_watchs_device_state_is_one_copy_not_a_variable_per_replica():
     assert plain.shape.rank is None and not plain.trainable and plain.name.startswith("batch")
     plain.assign(tf.ones([3]))  # any shape: the batch buffers take each trigger's rows
     assert plain.numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+def test_each_device_decides_from_the_reduced_gradients_without_a_flag_per_replica(tmp_path):
+    """Single-worker Mirrored (capsule/local_decision.py): on the every-step path each device's decision is one
+    IsFinite on the sum of its reduced gradients (the loss folded in); no replica computes a flag (no per-tensor
+    IsFinite/All, no one_hot of its id) for a reduce: the replicas' flags are the capture's, behind its call."""
+    import keras
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)])
+        optimizer = keras.optimizers.SGD(0.1)
+        optimizer.build(model.trainable_variables)
+    watch = capsule.NanCapsule(str(tmp_path))
+    watch.watch(model, optimizer)
+
+    def replica(x):
+        watch.begin_step()
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+        watch.apply_gradients(grads, model.trainable_variables, loss=loss, batch=(x,))
+
+    step = tf.function(lambda x: strategy.run(replica, args=(x,)), autograph=False)
+    types = [op.type for op in step.get_concrete_function(tf.TensorSpec([4, 3])).graph.get_operations()]
+    assert types.count("IsFinite") == 1 and "OneHot" not in types and "All" not in types, types
 
 
 def gated_step(strategy, apply_fn, go: bool) -> list[str]:

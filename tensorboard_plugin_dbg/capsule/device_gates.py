@@ -28,7 +28,9 @@ Recorded = list[tuple[Any, Any, Any, Any]]  # (distributed variable, fn, args, k
 
 def gated_apply(strategy: Any, apply_fn: Any, grads: Any, variables: Any, go: Any, extra: Callable[[], Any]) -> Any:
     """Cross-replica context: apply_fn in every replica, its variable writes held back on each device unless `go`;
-    extra() (the spike rules' record) with the first device's writes. An op that ensures all ran."""
+    extra() (the spike rules' record) with the first device's writes. An op that ensures all ran. `go`: a bool
+    tensor, or go(i, recorded) that makes device i's decision there (capsule/local_decision.py); then (the op, each
+    device's decision)."""
     import tensorflow as tf
 
     graph = tf.compat.v1.get_default_graph()
@@ -41,7 +43,8 @@ def gated_apply(strategy: Any, apply_fn: Any, grads: Any, variables: Any, go: An
             f"NanCapsule cannot hold back this optimizer's update under {type(strategy).__name__}: "
             f"{escaped[0].type} {escaped[0].name} writes past strategy.extended.update"
         )
-    return tf.group(emit(strategy, recorded, go, extra))
+    applied, decisions = emit(strategy, recorded, go, extra)
+    return (tf.group(applied), decisions) if callable(go) else tf.group(applied)
 
 
 @contextlib.contextmanager
@@ -69,7 +72,7 @@ def deferred(strategy: Any) -> Iterator[Recorded]:
         del extended._update  # noqa: SLF001
 
 
-def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -> list[Any]:
+def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -> tuple[list[Any], list[Any]]:
     """The recorded writes, each device's gated on that device's copy of `go`, in the order recorded; extra() in the
     first device's. Not a lowered `cond` (a Switch beside each of its inputs: the variables, slots, gradients, ~28 a
     device for a three-layer MLP under Adam): one Switch on the decision, whose taken side's Identity (the pivot, as
@@ -79,10 +82,11 @@ def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -
     import tensorflow as tf
     from tensorflow.python.distribute import distribute_lib, distribute_utils  # UpdateContext: no public name
 
-    applied = []
+    applied, decisions = [], []
     for i, device in enumerate(strategy.extended.worker_devices):
         with tf.device(device):
-            mine = tf.identity(go)
+            mine = go(i, recorded) if callable(go) else tf.identity(go)
+            decisions.append(mine)
             no, yes = tf.raw_ops.Switch(data=mine, pred=mine)
             with tf.control_dependencies([tf.identity(yes)]):
                 for var, fn, args, kwargs in recorded:
@@ -97,4 +101,4 @@ def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -
                     extra()
                 done = tf.constant(True)
             applied.append(tf.raw_ops.Merge(inputs=[tf.identity(done), tf.identity(no)]).output)
-    return applied
+    return applied, decisions

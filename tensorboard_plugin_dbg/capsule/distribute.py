@@ -4,7 +4,9 @@ replica's update, in `skip` mode too (every worker skips the same step: the repl
 
 The optimizer's apply under these strategies calls `merge_call`, which TensorFlow refuses inside a `cond` branch traced
 in a replica thread; so, as Keras's LossScaleOptimizer does, the decision is taken in cross-replica context (one
-`merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers). The user's
+`merge_call`): the per-replica flags are reduced there (`strategy.reduce`, a collective across workers), or, under a
+single worker's MirroredStrategy, each device decides from its copy of the gradients the apply all-reduces anyway, the
+loss folded into them (capsule/local_decision.py: no collective of flags before the writes). The user's
 apply then runs in each replica again (`call_for_each_replica`: its gradients' all-reduce runs every step, beside the
 check), its writes held back per device, each device's behind one Switch of its own on that device's copy of the
 decision (capsule/device_gates.py); the trigger is recorded by one call op that a single Switch on the decision gates
@@ -30,7 +32,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Replicas, Trigger
 
-from . import device_gates, rare_path, shadow, structure
+from . import device_gates, local_decision, rare_path, shadow, structure
 
 
 class PerThread:
@@ -173,11 +175,10 @@ def checked_apply(
     state = _prepared(watch, layout, sorted(snapshot), ctx.num_replicas_in_sync, tensors)
     if batch is not None:
         state.batch_spec = (structure.flatten(batch, fit)[0], [name for name, _ in leaves])
-    finite = _all_finite(checked) if checked else tf.constant(True)  # no cond here: one more would be lowered
-    bad = tf.cast(tf.logical_not(finite), tf.float32)
-    rows = tf.cast(tf.shape(tensors[0])[0], tf.float32) if tensors and tensors[0].shape.rank else tf.constant(0.0)
-    mine = tf.one_hot(ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync)
-    flags = tf.stack([mine * bad, mine * rows])  # [2, replicas]: summed over replicas and workers in _decide
+    if local_decision.applies(watch, ctx.strategy, layout, grads):  # each device decides from the reduced gradients
+        grads, flags = local_decision.fold(grads, layout, checked), None
+    else:
+        flags = _flags(ctx, checked, tensors)
     pre = [snapshot[n] for n in state.pre_step_names]
 
     def decide(strategy: Any, flags: Any, checked: Any, tensors: Any, pre: Any, grads: Any) -> Any:
@@ -185,6 +186,18 @@ def checked_apply(
         return _decide(watch, strategy, apply_fn, variables, flags, checked, tensors, pre, grads, spikes)
 
     return ctx.merge_call(decide, args=(flags, checked, tensors, pre, grads))
+
+
+def _flags(ctx: Any, checked: list[Any], tensors: list[Any]) -> Any:
+    """[2, replicas]: this replica's non-finite flag and row count in its column, summed over replicas and workers in
+    _decide."""
+    import tensorflow as tf
+
+    finite = _all_finite(checked) if checked else tf.constant(True)  # no cond here: one more would be lowered
+    bad = tf.cast(tf.logical_not(finite), tf.float32)
+    rows = tf.cast(tf.shape(tensors[0])[0], tf.float32) if tensors and tensors[0].shape.rank else tf.constant(0.0)
+    mine = tf.one_hot(ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync)
+    return tf.stack([mine * bad, mine * rows])
 
 
 def _prepared(watch: Any, layout: list[tuple[str, str]], pre_step: list[str], count: int, tensors: list[Any]) -> Any:
@@ -229,16 +242,18 @@ def _decide(
     spikes: tuple[Any, structure.Tensors],  # the spike rule's verdict and its measured tensors, by rule
 ) -> Any:
     """Cross-replica context, once per step (per worker): the flags of all replicas reduced, then apply everywhere or
-    record the trigger."""
+    record the trigger. Without flags (capsule/local_decision.py) each device decides from its reduced gradients."""
     import tensorflow as tf
 
     state, halt = watch.state, watch.halt
-    everyone = strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)  # a collective across workers
-    go = tf.logical_and(tf.equal(tf.reduce_sum(everyone[0]), 0.0), tf.equal(halt, 0.0))
+    local = strategy.experimental_local_results
+    everyone = go = None
+    if flags is not None:
+        everyone = strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)  # a collective across workers
+        go = tf.logical_and(tf.equal(tf.reduce_sum(everyone[0]), 0.0), tf.equal(halt, 0.0))
     rules, (spiky, measured) = watch.spikes, spikes
     if spiky is not None:
         go = tf.logical_and(go, tf.logical_not(spiky))
-    local = strategy.experimental_local_results
 
     def record(measured: structure.Tensors) -> list[Any]:
         return [rules.record(measured)] if rules.on else []
@@ -251,7 +266,8 @@ def _decide(
     def capture() -> Any:
         merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas' values
         firsts = {n: local(v)[0] for n, v in zip(state.pre_step_names, pre)}
-        recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(everyone)]
+        found = local_decision.replica_flags(local, checked, tensors) if everyone is None else everyone
+        recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(found)]
         recorded += [b.assign(tf.concat(list(local(t)), 0)) for b, t in zip(state.batch, tensors)]
         recorded += [rules.capture(measured)] if rules.on else []
         with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
@@ -265,6 +281,14 @@ def _decide(
     def rare() -> Any:
         return tf.cond(halt > 0, lambda: tf.constant(False), captured)
 
+    if go is None:  # each device's gate on its own decision; the capture on the first device's
+        count = sum(1 for g in grads if g is not None)
+        decide = local_decision.decision(variables, count, halt)
+        with tf.control_dependencies([state.count_step()]):
+            applied, decisions = device_gates.gated_apply(strategy, apply_fn, grads, variables, decide, lambda: [])
+            noted = rare_path.unless(decisions[0], rare)
+        with tf.control_dependencies([applied, noted]):
+            return tf.identity(decisions[0])
     if not watch.loss_scaled():  # each device's writes behind a Switch of its own (capsule/device_gates.py)
         with tf.control_dependencies([state.count_step()]):
             applied = device_gates.gated_apply(strategy, apply_fn, grads, variables, go, lambda: record(measured))

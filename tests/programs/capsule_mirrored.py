@@ -7,6 +7,8 @@ variable at the start of that step and of the next (OUT/pre_step.npz, OUT/post_s
 Args: OUT [--loop] [--on-nan stop|skip|raise] [--poison-step K] [--poison-row R] [--samples N] [--clean]
 [--one-device] (MirroredStrategy on one logical device: a machine without the run's devices, for replay)
 [--adamw] (fit: AdamW with weight decay, whose decay is one more write per variable the capsule holds back)
+[--loss-nan] (the poisoned row's target is NaN, in a loss term no gradient reaches: the loss alone goes non-finite)
+[--no-capsule] (the same training without the capsule: the weights a finite run must end with, bit for bit)
 Capsules go to OUT/capsules; OUT/result.json says how training ended (and the NanCapsule warnings it raised).
 """
 
@@ -42,6 +44,13 @@ def build():
     return keras.Model(inputs, keras.layers.Dense(1)(h))
 
 
+def loss_fn(y_true, y_pred):
+    """--loss-nan: a NaN target makes its row's loss NaN through a term no gradient reaches (the gradients stay
+    finite)."""
+    clean = tf.where(tf.math.is_nan(y_true), tf.zeros_like(y_true), y_true)
+    return tf.reduce_mean(tf.square(y_pred - clean), axis=-1) + tf.stop_gradient(y_true[:, 0]) * 0.0
+
+
 def replica_values(model, optimizer):
     """Every replica's copy of every variable (a mirrored variable holds one per device)."""
     arrays = {}
@@ -73,7 +82,9 @@ def data(args):
     rng = np.random.default_rng(0)
     x = np.abs(rng.normal(size=(args.samples, 5))).astype("float32")
     y = rng.normal(size=(args.samples, 1)).astype("float32")
-    if not args.clean:
+    if args.loss_nan:
+        y[args.poison_step * BATCH + args.poison_row, 0] = np.nan
+    elif not args.clean:
         x[args.poison_step * BATCH + args.poison_row, 2] = -1.0
     rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     np.savez(os.path.join(args.out, "batch.npz"), x=x[rows], y=y[rows])
@@ -84,8 +95,8 @@ def fit(args, strategy, capsule, x, y):
     with strategy.scope():
         model = build()
         adamw = keras.optimizers.AdamW(1e-3, weight_decay=0.1) if args.adamw else None
-        model.compile(optimizer=adamw or keras.optimizers.Adam(1e-3), loss="mse")
-    callbacks = [capsule, KeepReplicas(args.poison_step, args.out)]
+        model.compile(optimizer=adamw or keras.optimizers.Adam(1e-3), loss=loss_fn if args.loss_nan else "mse")
+    callbacks = [capsule, KeepReplicas(args.poison_step, args.out)] if capsule else []
     model.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
     return model, model.optimizer
 
@@ -95,14 +106,20 @@ def loop(args, strategy, capsule, x, y):
         model = build()
         optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
         optimizer.build(model.trainable_variables)
-    capsule.watch(model, optimizer)
+    if capsule:
+        capsule.watch(model, optimizer)
 
     def replica_step(features, target):
-        capsule.begin_step()
+        if capsule:
+            capsule.begin_step()
         with tf.GradientTape() as tape:
-            per_row = tf.square(model(features, training=True) - target)
+            predicted = model(features, training=True)
+            per_row = loss_fn(target, predicted) if args.loss_nan else tf.square(predicted - target)
             loss = tf.nn.compute_average_loss(per_row, global_batch_size=BATCH)
         grads = tape.gradient(loss, model.trainable_variables)
+        if not capsule:
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return
         capsule.apply_gradients(grads, model.trainable_variables, loss=loss, batch=(features, target))
 
     @tf.function
@@ -112,11 +129,11 @@ def loop(args, strategy, capsule, x, y):
     dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH))
     steps = 0
     for epoch in range(2):
-        for features, target in capsule.batches(dataset, epoch=epoch):
+        for features, target in capsule.batches(dataset, epoch=epoch) if capsule else dataset:
             keep(steps, args.poison_step, model, optimizer, args.out)
             train_step(features, target)
             steps += 1
-        if capsule.triggered and args.on_nan == "stop":
+        if capsule and capsule.triggered and args.on_nan == "stop":
             break
     return model, optimizer
 
@@ -132,11 +149,13 @@ def main():
     p.add_argument("--clean", action="store_true")
     p.add_argument("--one-device", action="store_true")
     p.add_argument("--adamw", action="store_true")
+    p.add_argument("--loss-nan", action="store_true")
+    p.add_argument("--no-capsule", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
     strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(DEVICES)])
-    capsule = NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
+    capsule = None if args.no_capsule else NanCapsule(os.path.join(args.out, "capsules"), on_nan=args.on_nan)
     x, y = data(args)
     result = {"ended": "finished"}
     with warnings.catch_warnings(record=True) as caught:
@@ -151,7 +170,8 @@ def main():
         np.savez(os.path.join(args.out, "final.npz"), **final)
         result["iterations"] = int(optimizer.iterations.numpy())
         result["finite"] = all(np.isfinite(a).all() for a in final.values())
-    result.update(captured=capsule.captured, triggers=capsule.capsule.triggers)
+    if capsule:
+        result.update(captured=capsule.captured, triggers=capsule.capsule.triggers)
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
 

@@ -1,0 +1,97 @@
+"""The decision of a replicated step taken on each device from the gradients the apply all-reduces anyway
+(capsule/distribute.py, single-worker MirroredStrategy), so that no collective of flags sits between the gradients'
+all-reduce and the writes: each device's write gate (capsule/device_gates.py) opens on the sum of that device's copy
+of the reduced gradients being finite (capsule/check.py `sum_finite`, `halt` in the sum). A NaN or an infinity on any
+replica makes the all-reduced sum non-finite on every device (a NaN never cancels, +inf and -inf give NaN, and a
+finite sum that overflows is an update that must not be applied either), so every device decides alike. One sum a
+gradient is not an exact check: finite values whose sum overflows float32 (~1e34 each over a [64, 256] gradient) hold
+the step back too, a capsule whose replicas all read finite (the flags path checks each value).
+
+A replica's loss reaches no gradient by itself: it is folded into the smallest gradient before the apply (`fold`).
+The capture reads which replica went non-finite, and each replica's rows, from the local replicas' own values
+(`replica_flags`), on its rare path only.
+
+Where the decision needs more than the reduced gradients, capsule/distribute.py keeps the flags reduced across
+replicas in its `merge_call`: several workers (another worker's flags are known through a collective only), the spike
+rules (the global loss is a reduce anyway), a LossScaleOptimizer (its own `cond`), an optimizer that clips or
+accumulates the gradients before they reach the update (a clip could turn a NaN finite).
+
+TensorFlow is imported inside the functions that run in the training process only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import check
+
+PASSED_AS_IS = ("clipnorm", "clipvalue", "global_clipnorm", "gradient_accumulation_steps")
+
+
+def applies(watch: Any, strategy: Any, layout: list[tuple[str, str]], grads: list[Any]) -> bool:
+    """Whether this step's decision can be each device's own (else the flags path of capsule/distribute.py)."""
+    import tensorflow as tf
+
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) or watch.loss_scaled() or watch.spikes.on:
+        return False
+    if any(getattr(watch.optimizer, name, None) for name in PASSED_AS_IS):
+        return False
+    return smallest(grads) is not None and all(kind in ("loss", "gradient") for kind, _ in layout)
+
+
+def smallest(grads: list[Any]) -> int | None:
+    """The index of the smallest dense floating gradient of known size (the one the loss is folded into)."""
+    import tensorflow as tf
+
+    dense = [
+        (g.shape.num_elements(), i)
+        for i, g in enumerate(grads)
+        if isinstance(g, tf.Tensor) and g.dtype.is_floating and g.shape.num_elements() is not None
+    ]
+    return min(dense)[1] if dense else None
+
+
+def fold(grads: list[Any], layout: list[tuple[str, str]], checked: list[Any]) -> list[Any]:
+    """In a replica: the gradients the apply takes, the loss folded into the smallest as `loss * 0`. Exact: x + 0 is x
+    for every finite x (only a zero's sign may change, which no update sees: it adds or scales by it), and loss * 0 is
+    0 for a finite loss, NaN for a NaN or infinite one, so the all-reduced gradient is non-finite on every device iff
+    some replica's loss or gradient was. The capture keeps the replicas' original tensors (`checked`)."""
+    import tensorflow as tf
+
+    losses = [check.float32(t) for (kind, _), t in zip(layout, checked) if kind != "gradient"]
+    if not losses:
+        return grads
+    index = smallest(grads)
+    assert index is not None  # applies() said so
+    zero = tf.cast(tf.add_n([tf.reduce_sum(t) for t in losses]) * 0.0, grads[index].dtype)  # product first: no overflow
+    return [g + zero if i == index else g for i, g in enumerate(grads)]
+
+
+def decision(variables: list[Any], count: int, halt: Any) -> Callable[[int, Any], Any]:
+    """go(i, recorded) for capsule/device_gates.py: on device i, whether its copy of every reduced gradient (the first
+    argument of the recorded update of each of `variables`; `count` of them have a gradient) sums finite, with
+    `halt` (0, or +inf once stopped) in the sum."""
+    from tensorflow.python.distribute import distribute_utils  # select_replica: no public name
+
+    applied = {id(getattr(v, "value", v)) for v in variables}  # a Keras variable's update names its tf variable
+
+    def go(i: int, recorded: Any) -> Any:
+        mine = [distribute_utils.select_replica(i, a)[0] for var, _, a, _ in recorded if a and id(var) in applied]
+        if len(mine) != count:  # a gradient the decision would not see: refused at trace time, never left unchecked
+            raise RuntimeError(f"NanCapsule found {len(mine)} gradient updates for {count} gradients in the apply")
+        return check.sum_finite([check.values(g) for g in mine], halt)
+
+    return go
+
+
+def replica_flags(local: Callable[[Any], Any], checked: list[Any], tensors: list[Any]) -> Any:
+    """On the rare path: [2, replicas], each local replica's non-finite flag (its original loss and gradients) and
+    its row count, as the flags path reduces them."""
+    import tensorflow as tf
+
+    replicas = len(local(checked[0]))
+    bad = [1.0 - tf.cast(check.all_finite([local(t)[r] for t in checked]), tf.float32) for r in range(replicas)]
+    shards = local(tensors[0]) if tensors else [tf.constant(0.0)] * replicas
+    rows = [tf.cast(tf.shape(x)[0], tf.float32) if x.shape.rank else tf.constant(0.0) for x in shards]
+    return tf.stack([tf.stack(bad), tf.stack(rows)])
