@@ -84,6 +84,8 @@ def body(x, h):
     z = jnp.zeros((4, 4)) + x                        # broadcast of a literal 0.0
     big = jnp.tile(x, (20, 30)).T                    # above instrument.SMALL: counted on its own
     relus = jax.nn.relu(x), jax.nn.relu(b), jnp.maximum(0.0, big), jax.nn.relu(w)  # counts made from the input's
+    # an input whose only non-finite value is -inf (its ReLU is finite: CURT_HEALTH's flag goes 1 -> 0), or +inf
+    relus += jax.nn.relu(x[0, 1:]), jax.nn.relu(x[1, :2])
     twice = jax.nn.relu(jax.nn.relu(t))              # a ReLU of a ReLU of a transpose
     scanned = jax.lax.scan(lambda c, v: (c, jnp.log(v) * 2), 0.0, x)[1]  # a body's counts, made in its program
     return jnp.log(t) + 1, b * 2, r, w * 3, z, jnp.expand_dims(w, 0), big - 1, *relus, twice, scanned
@@ -134,7 +136,8 @@ def test_counts_reused_for_moved_elements_equal_numpys(tmp_path):
     moved = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] in ("transpose", "broadcast_in_dim", "rev")}
     assert len(moved) >= 4 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in moved)
     relus = {k for k in tensors if k[1].rsplit("_", 1)[0].split("/")[-1] == "max"}
-    assert len(relus) == 6 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in relus)
+    assert len(relus) == 8 and any(np.isnan(tensors[k].astype(np.float32)).any() for k in relus)
+    assert any(np.isfinite(tensors[k]).all() for k in relus) and any(np.isposinf(tensors[k]).any() for k in relus)
     _assert_counts_are_numpys(tmp_path, tensors)
 
 

@@ -83,3 +83,20 @@ def test_several_calls_joined_in_one_pass_are_the_records_one_by_one(mode, large
         one_by_one
     )
     assert batch.joined_calls([], counts) == b""
+
+
+@pytest.mark.parametrize("zeroed", [(0, 1, 2), (0, 1, 2, 3, 4, 5), (4,), ()])  # a healthy step: no NaN, no inf
+@pytest.mark.parametrize("mode", ["CURT_HEALTH", "CONCISE_HEALTH", "FULL_HEALTH"])
+def test_calls_whose_count_columns_are_zero_are_the_records_one_by_one(mode, zeroed):
+    """writer/call_fill.py writes and CRCs only the count columns some record has nonzero: each choice of them (and
+    a pass after another choice, the layouts kept per choice) gives the records one by one."""
+    batch = TraceBatch(POINTS, mode, "/job:localhost/replica:0/task:0/device:CPU:0")
+    width = {"CURT_HEALTH": 1, "CONCISE_HEALTH": 3, "FULL_HEALTH": 6}[mode]
+    walls = [1.5e9 + 0.5, 1.7e9 + 1e-6]
+    rng = np.random.default_rng(5)
+    for largest in (9, 2**30 + 1):  # 2**30 + 1: a float64 whose low half is not zeros
+        counts = rng.integers(1, 9, (len(walls), len(POINTS), width))
+        counts[:, :, [c for c in zeroed if c < width]] = 0
+        counts[0, 1, -1] = largest if -1 + width not in zeroed else 0
+        one_by_one = [b"".join(batch.records(w, counts[i])) for i, w in enumerate(walls)]
+        assert batch.joined_calls(walls, counts) == b"".join(one_by_one)

@@ -12,7 +12,6 @@ more than the work in each. Any other call is written alone by `RecordedJit._wri
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ from ..writer.events import frame
 from ..writer.execution_layout import ExecutionLayout
 from .instrument import COUNT_WIDTH
 
-_TICK = 1e-6  # seconds: float64 resolves ~0.5 us at today's epoch
+TICK = 1e-6  # seconds: float64 resolves ~0.24 us at today's epoch
 
 RecordedJit = Any  # recorder.RecordedJit (which imports this module): its _write, _recorder, _traces, _counts, _layouts
 
@@ -30,16 +29,23 @@ RecordedJit = Any  # recorder.RecordedJit (which imports this module): its _writ
 class CallRecord:
     """One call: what `RecordedJit._write` takes. `joins`: calls of the same recorded function join one pass."""
 
-    __slots__ = ("counted", "ids", "inputs", "joins", "result", "stack")
+    __slots__ = ("counted", "ids", "inputs", "joins", "result", "stack", "wall")
 
     def __init__(
-        self, jit: RecordedJit, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str]
+        self,
+        jit: RecordedJit,
+        result: Any,
+        ids: list[int],
+        inputs: list[int],
+        counted: list[bool],
+        stack: list[str],
+        wall: float,
     ) -> None:
         self.joins, self.result, self.ids, self.inputs = jit, result, ids, inputs
-        self.counted, self.stack = counted, stack
+        self.counted, self.stack, self.wall = counted, stack, wall  # wall: when the call ran (time.time())
 
     def __call__(self) -> None:
-        self.joins._write(self.result, self.ids, self.inputs, self.counted, self.stack)
+        self.joins._write(self.result, self.ids, self.inputs, self.counted, self.stack, self.wall)
 
     def together(self, calls: list[CallRecord]) -> None:
         """Writes `calls` (this one first, all of one function) in order, those that can in passes of several."""
@@ -80,18 +86,20 @@ def _write_run(jit: RecordedJit, run: list[tuple[CallRecord, np.ndarray]]) -> No
     assert batch is not None and derive is not None  # a health mode
     traces, outputs = batch
     counts = derive(np.stack([raw[1:] for _, raw in run])).reshape(len(run), len(points), COUNT_WIDTH[rec.mode])
-    # Each call its own instants, in the order TensorFlow writes them: its traces, then its execution, then the
-    # next call's (one shared time made the analysis's placing of traces in calls a tie, #41); a pass takes far
-    # longer than the 2 us a call this spaces them by, so the next pass's time.time() is later still.
-    now = time.time()
-    walls = [now + 2 * _TICK * k for k in range(len(run))]
+    # Each call its own instants, in the order TensorFlow writes them: its traces when the call ran, then its
+    # execution a tick later, then the next call's (one shared time made the analysis's placing of traces in calls a
+    # tie, #41); stamped when it ran, not when written here (an eager op run between two queued calls is stamped
+    # when it ran too: the wall order is the order they ran in).
+    walls: list[float] = []
+    for call, _ in run:
+        walls.append(max(call.wall, walls[-1] + 2 * TICK) if walls else call.wall)
     rec.writer.traces_framed([traces.joined_calls(walls, counts[:, : traces.count])])
     records = []
     for (call, _), wall, outs in zip(run, walls, counts[:, traces.count :], strict=True):
         it = iter(outputs.protos(outs))
         protos = [next(it) if c else b"" for c in call.counted]  # a non-float output: the empty placeholder
         layout = _layout(jit, which, graph_id, call)
-        records.append(layout.event(wall + _TICK, call.inputs, call.ids, protos))
+        records.append(layout.event(wall + TICK, call.inputs, call.ids, protos))
     rec.writer.executions_framed([frame(r) for r in records])
 
 

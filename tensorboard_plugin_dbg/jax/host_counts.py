@@ -17,7 +17,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-# the raw reductions per tensor: CURT_HEALTH counts (finite, not NaN); the others (< 0, > 0, == 0, == -inf, == inf)
+# the raw reductions per tensor: CURT_HEALTH counts (< inf, > -inf); the others (< 0, > 0, == 0, == -inf, == inf)
 RAW_WIDTH = {"CURT_HEALTH": 2, "CONCISE_HEALTH": 5, "FULL_HEALTH": 5}
 
 
@@ -25,7 +25,7 @@ def _derivation(mode: str, elements: int, pad: int) -> tuple[np.ndarray, np.ndar
     """instrument.in_graph_counts as a linear map: counts = coefficients @ raw + constants (COUNT_WIDTH x RAW_WIDTH,
     and COUNT_WIDTH), for raw reductions over `elements` elements, `pad` of them zeros added to stack the tensor
     beside others (CURT_HEALTH's flag is this clipped to 1)."""
-    if mode == "CURT_HEALTH":  # 2 * size - finite - not NaN
+    if mode == "CURT_HEALTH":  # 2 * size - (< inf) - (> -inf)
         return np.array([[-1, -1]]), np.array([2 * elements])
     # raw: below, above, zero, ninf, pinf; NaN is size - below - above - zero
     ninf, pinf, nan = [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [-1, -1, -1, 0, 0]
@@ -119,7 +119,9 @@ class HostCounts:
             base, by, rectified = layout._resolve(row)
             where, elements, pad = layout._base[base]
             coefficients, constant = _derivation(self.mode, elements, pad)
-            if rectified and self.mode != "CURT_HEALTH":
+            if rectified and self.mode == "CURT_HEALTH":  # max(x, 0) is NaN or inf where x is not < inf
+                coefficients, constant = np.array([[-1, 0]]), np.array([elements])
+            elif rectified:
                 coefficients, constant = _rectifier(self.mode) @ coefficients, _rectifier(self.mode) @ constant
             index.append(np.broadcast_to(where, (width, raw_width)))
             weights.append(coefficients * by * factor)

@@ -58,12 +58,15 @@ class LoopCounts:
             self.live.append(live[k] * alive)
 
 
-def write(writer: DebugEventsWriter, mode: str, points: list[TracePoint], payload: Any, device: str) -> None:
-    """The trace masks of one call's loops that ran (after the call's other traces)."""
+def write(
+    writer: DebugEventsWriter, mode: str, points: list[TracePoint], payload: Any, device: str, wall: float | None = None
+) -> None:
+    """The trace masks of one call's loops that ran (after the call's other traces; `wall`: when the call ran)."""
     values, live = (np.asarray(a) for a in payload)
     for p, (traced, ran), alive in zip(points, values.tolist(), live.tolist(), strict=True):
         if alive:
-            writer.trace(p.graph_id, p.op_name, 0, summaries.mode_number(mode), mask_proto(mode, traced, ran), device)
+            proto = mask_proto(mode, traced, ran)
+            writer.trace(p.graph_id, p.op_name, 0, summaries.mode_number(mode), proto, device, wall)
 
 
 def mask_proto(mode: str, traced: int, ran: int) -> bytes:

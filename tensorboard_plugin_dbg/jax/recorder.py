@@ -34,7 +34,7 @@ from . import eager, frames, instrument, iterations, pmaps
 from .before import jitted_before
 from .before import record as record_before
 from .before import said as said_before
-from .call_records import CallRecord
+from .call_records import TICK, CallRecord
 from .host_counts import HostCounts
 
 _lock = threading.Lock()
@@ -78,6 +78,7 @@ class Recorder:
 
     def eager(self, op_type: str, inputs: list[Any], outputs: list[Any]) -> None:
         """One eager op (eager.py) as an execution, its outputs' summaries computed on the host."""
+        wall = time.time()  # when it ran: the write waits in the writer's queue
         leaves = [x for x in outputs if hasattr(x, "shape")]
         ids = self.writer.tensor_ids(len(leaves))
         # summaries read here (the user may donate or delete an output next); written in turn with jitted calls
@@ -91,6 +92,7 @@ class Recorder:
             tensor_protos=protos,
             stack_frame_ids=self.writer.stack(frames.of_caller()),
             output_tensor_device_ids=[self.device_id] * len(ids),
+            wall_time=wall,
         )
         self.remember(leaves, ids)
         self.writer.defer(write)
@@ -114,10 +116,11 @@ class Recorder:
         return traces, TraceBatch([p for p in points if not p.graph_id], self.mode, self.device)
 
     def write_traces(
-        self, points: list[instrument.Point], batch: Batches | None, payload: Any, live: Any = None
+        self, points: list[instrument.Point], batch: Batches | None, payload: Any, live: Any, wall: float
     ) -> list[bytes]:
         """Graph execution traces for the graph points that ran (`live`: 0 for a loop iteration or a branch that did
-        not, None: all ran); the protos of the call's outputs (graph_id "") returned."""
+        not, None: all ran), stamped `wall` (when the call ran); the protos of the call's outputs (graph_id "")
+        returned."""
         width = instrument.COUNT_WIDTH.get(self.mode, 0)
         counts = np.asarray(payload).reshape(len(points), width) if width else None
         # the graph points come first (TraceBatch holds them: no walk over the points per call)
@@ -128,14 +131,14 @@ class Recorder:
             for i, p in enumerate(points[:graph_points]):
                 if ran[i]:
                     proto = summaries.tensor_proto(np.asarray(payload[i]))
-                    self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device)
+                    self.writer.trace(p.graph_id, p.op_name, p.slot, self.mode_number, proto, self.device, wall)
             return [summaries.tensor_proto(np.asarray(payload[i]), typed_scalar=True) for i in outputs_at]
         traces, outputs = batch
         graph_counts = counts[:graph_points] if counts is not None else None
         if live is None and not self.writer.buffered:  # every op ran: the records joined in one pass
-            self.writer.traces_framed([traces.joined(time.time(), graph_counts)])
+            self.writer.traces_framed([traces.joined(wall, graph_counts)])
         else:
-            records = traces.records(time.time(), graph_counts)
+            records = traces.records(wall, graph_counts)
             self.writer.traces_framed(records if live is None else [r for r, k in zip(records, ran) if k])
         return outputs.protos(counts[graph_points:] if counts is not None else None)
 
@@ -164,6 +167,7 @@ class RecordedJit:
         if any(isinstance(x, jax.core.Tracer) for x in leaves):  # called inside another trace: a nested jit there
             return self._plain(*args, **kwargs)
         rec = self._recorder
+        wall = time.time()  # when the call ran: its records wait in the writer's queue (call_records.py)
         stack = rec.writer.stack(frames.of_caller())
         with eager.unrecorded():  # recorded here, not as an eager call; and JAX's fast dispatch kept
             out, (which, payload, live, loops) = self._jitted(*args, **kwargs)
@@ -174,7 +178,7 @@ class RecordedJit:
         rec.remember(outs, ids)
         # written on the writer's thread: it waits for the counts, the training thread goes on (background.py), with
         # the calls queued after it (call_records.py)
-        rec.writer.defer(CallRecord(self, (which, payload, live, loops), ids, inputs, counted, stack))
+        rec.writer.defer(CallRecord(self, (which, payload, live, loops), ids, inputs, counted, stack, wall))
         return out
 
     def _counted(self, outs: list[Any]) -> list[bool]:
@@ -187,8 +191,11 @@ class RecordedJit:
             ]
         return known
 
-    def _write(self, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str]) -> None:
-        """One call's traces and execution (`result`: the trace index, payload and liveness it returned)."""
+    def _write(
+        self, result: Any, ids: list[int], inputs: list[int], counted: list[bool], stack: list[str], wall: float
+    ) -> None:
+        """One call's traces and execution (`result`: the trace index, payload and liveness it returned; `wall`: when
+        it ran, its traces stamped then and its execution a tick later, as call_records.py stamps joined calls)."""
         rec = self._recorder
         which, payload, live, loops = result
         if which is None:  # a health mode: the trace's index leads the raw counts (one array copied to the host)
@@ -196,9 +203,9 @@ class RecordedJit:
             which, payload = raw[0], raw[1:]
         graph_id, points, batch = self._traces[int(which)]
         derive = self._counts[int(which)]
-        protos = rec.write_traces(points, batch, payload if derive is None else derive(payload), live)
+        protos = rec.write_traces(points, batch, payload if derive is None else derive(payload), live, wall)
         if loops is not None:
-            iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device)
+            iterations.write(rec.writer, rec.mode, self._loops[int(which)], loops, rec.device, wall)
         if rec.mode == "NO_TENSOR":
             protos = []
         elif rec.mode in summaries.HEALTH_MODES:  # a non-float output gets the empty placeholder, as in TF
@@ -213,6 +220,7 @@ class RecordedJit:
             tensor_protos=protos,
             stack_frame_ids=stack,
             output_tensor_device_ids=[rec.device_id] * len(ids),
+            wall_time=wall + TICK,
         )  # the files flushed once the calls taken together are written (background.py)
 
     def _instrumented(self, *args: Any, **kwargs: Any) -> Any:

@@ -24,7 +24,7 @@ def _byte_table() -> np.ndarray:
     return table
 
 
-def _distance_tables(distances: np.ndarray) -> np.ndarray:
+def distance_tables(distances: np.ndarray) -> np.ndarray:
     """For each distance d (bytes from a changing byte to the end of its message, d >= 1, ascending): what a byte
     of each value contributes to the CRC there (len(distances) x 256 uint32)."""
     one = _byte_table()
@@ -49,7 +49,7 @@ class CrcPatch:
         self._positions = np.ascontiguousarray(positions.T)
         distance = (starts + lengths)[None, :] - self._positions
         unique, inverse = np.unique(distance, return_inverse=True)
-        self._tables = _distance_tables(unique).reshape(-1)
+        self._tables = distance_tables(unique).reshape(-1)
         self._rows = inverse.reshape(distance.shape).astype(np.int64) * 256
 
     def __call__(self, buf: np.ndarray) -> np.ndarray:

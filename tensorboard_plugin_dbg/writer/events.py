@@ -110,8 +110,8 @@ class DebugEventsWriter:
         elif not self._closed:
             self._files[suffix].write(data)
 
-    def _event(self) -> Any:
-        return schema.DebugEvent(wall_time=time.time())
+    def _event(self, wall_time: float | None = None) -> Any:
+        return schema.DebugEvent(wall_time=time.time() if wall_time is None else wall_time)
 
     def tensor_ids(self, n: int) -> list[int]:
         """n fresh symbolic tensor ids (unique in the file set, as TensorFlow's are in a process)."""
@@ -195,8 +195,9 @@ class DebugEventsWriter:
         tensor_protos: Sequence[bytes] = (),
         stack_frame_ids: Sequence[str] = (),
         output_tensor_device_ids: Sequence[int] = (),
+        wall_time: float | None = None,  # when the op or call ran (a deferred write: not now)
     ) -> None:
-        event = self._event()
+        event = self._event(wall_time)
         e = event.execution
         e.op_type, e.num_outputs, e.graph_id, e.tensor_debug_mode = op_type, len(output_tensor_ids), graph_id, mode
         e.input_tensor_ids.extend(input_tensor_ids)
@@ -208,8 +209,17 @@ class DebugEventsWriter:
         with self._lock:
             self._write("execution", event)
 
-    def trace(self, context_id: str, op_name: str, output_slot: int, mode: int, proto: bytes, device: str) -> None:
-        event = self._event()
+    def trace(
+        self,
+        context_id: str,
+        op_name: str,
+        output_slot: int,
+        mode: int,
+        proto: bytes,
+        device: str,
+        wall_time: float | None = None,
+    ) -> None:
+        event = self._event(wall_time)
         t = event.graph_execution_trace
         t.tfdbg_context_id, t.op_name, t.output_slot, t.tensor_debug_mode = context_id, op_name, output_slot, mode
         t.tensor_proto, t.device_name = proto, device

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..reader import crc32c, schema
 from . import summaries
-from .crc_patch import CrcPatch
+from .call_fill import CallFill
 
 # where a health mode's counts start in its debug vector (summaries.debug_vector's layouts)
 COUNT_COLUMN = {"CURT_HEALTH": 1, "CONCISE_HEALTH": 2, "FULL_HEALTH": 5}
@@ -103,19 +103,11 @@ class TraceBatch:
             return b""
         if self._block is None:
             self._block = _Block(self._heads, self._middles, self._tails, self.vectors, COUNT_COLUMN.get(self.mode, 0))
-        block, calls = self._block, len(wall_times)
-        buf = np.tile(block.template, (calls, 1))
-        buf[:, block.wall] = np.asarray(wall_times, "<f8").view(np.uint8).reshape(calls, 1, 8)
-        patch = block.high_crcs  # the wall times' bytes, and the counts' high halves
+        flags = None
         if counts is not None and self.vectors is not None:
             flags = counts if self.mode != "CURT_HEALTH" else np.minimum(counts, 1)
-            values = np.ascontiguousarray(np.broadcast_to(flags, (calls, *flags.shape[-2:])), "<f8")
-            buf[:, block.counts] = values.view(np.uint8).reshape(calls, self.count, -1)
-            if values.view("<u4")[..., ::2].any():  # a count of 2**21 or more: its low half is not zeros
-                patch = block.crcs
-        crcs = np.ascontiguousarray(crc32c.mask(patch(buf)), "<u4")
-        buf[:, block.crc] = crcs.view(np.uint8).reshape(calls, self.count, 4)
-        return buf.tobytes()
+            flags = np.broadcast_to(flags, (len(wall_times), *flags.shape[-2:]))
+        return self._block.fill.fill(np.asarray(wall_times, np.float64), flags).tobytes()
 
     def protos(self, counts: np.ndarray | None) -> list[bytes]:
         """The points' debug vectors as TensorProtos alone (a jitted call's outputs, held by its execution): each
@@ -174,13 +166,8 @@ class _Block:
             parts += [h, WALL_TAG + bytes(8), m, v, t, bytes(4)]
             at += len(h) + payload + 4
         self.template = np.frombuffer(b"".join(parts), np.uint8).copy()
-        self.wall = np.array(wall, np.int64)[:, None] + np.arange(8)
-        self.counts = np.array(counts, np.int64)[:, None] + np.arange((width - column) * 8 if width else 0)
-        self.crc = np.array(crc, np.int64)[:, None] + np.arange(4)
-        self.starts, self.lengths = np.array(starts, np.int64), np.array(lengths, np.int64)
-        # the payloads' CRCs from the template's, patched where the wall time and the counts go (crc_patch.py); a
-        # count below 2**21 as a float64 has four zero low bytes, which add nothing to a CRC: most calls' counts
-        # (a tensor's elements) are, and their CRCs patch the high halves only, about half the bytes
-        self.crcs = CrcPatch(self.template, self.starts, self.lengths, np.concatenate([self.wall, self.counts], 1))
-        high = self.counts.reshape(len(heads), -1, 8)[:, :, 4:].reshape(len(heads), -1)
-        self.high_crcs = CrcPatch(self.template, self.starts, self.lengths, np.concatenate([self.wall, high], 1))
+        wall_at = np.array(wall, np.int64)[:, None] + np.arange(8)
+        counts_at = np.array(counts, np.int64)[:, None] + np.arange((width - column) * 8 if width else 0)
+        starts_at, lengths_at = np.array(starts, np.int64), np.array(lengths, np.int64)
+        crc_at = np.array(crc, np.int64)[:, None] + np.arange(4)
+        self.fill = CallFill(self.template, starts_at, lengths_at, wall_at, counts_at, crc_at)  # call_fill.py
