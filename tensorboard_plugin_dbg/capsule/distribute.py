@@ -52,6 +52,13 @@ class PerThread:
         setattr(obj.__dict__.setdefault("_per_thread", threading.local()), self.name, value)
 
 
+# Every replica's loss and gradients finite, yet the step held back: the all-reduced gradients, or their sum that each
+# device's decision takes (capsule/local_decision.py), went past float32's range. Said as it is, never as a NaN.
+OVERFLOW = (
+    "the all-reduced gradients or their sum went past float32's range (every replica's loss and gradients finite): "
+    "the step was held back"
+)
+
 SUPPORTED = "no strategy, OneDeviceStrategy, MirroredStrategy, MultiWorkerMirroredStrategy"
 
 
@@ -121,6 +128,8 @@ class ReplicaState(shadow.DeviceState):
         if found["kind"] == "unknown" and bad:
             text = f"replica {', '.join(map(str, bad))} of another worker (this worker's loss and gradients: finite)"
             return Trigger(kind="other_worker", name=f"replica {bad[0]}", text=text, health={}, all=[])
+        if found["kind"] == "unknown" and self.replicas is not None:  # each device decided from a sum (local_decision)
+            return Trigger(kind="unknown", name="all-reduced gradients", text=OVERFLOW, health={}, all=[])
         return found
 
     def read_batch(self) -> tuple[BatchSpec, dict[str, np.ndarray], Replicas]:

@@ -5,7 +5,7 @@ of the reduced gradients being finite (capsule/check.py `sum_finite`, `halt` in 
 replica makes the all-reduced sum non-finite on every device (a NaN never cancels, +inf and -inf give NaN, and a
 finite sum that overflows is an update that must not be applied either), so every device decides alike. One sum a
 gradient is not an exact check: finite values whose sum overflows float32 (~1e34 each over a [64, 256] gradient) hold
-the step back too, a capsule whose replicas all read finite (the flags path checks each value).
+the step back too, its capsule's trigger saying so (`distribute.OVERFLOW`; the flags path checks each value).
 
 A replica's loss reaches no gradient by itself: it is folded into the smallest gradient before the apply (`fold`).
 The capture reads which replica went non-finite, and each replica's rows, from the local replicas' own values
