@@ -2,16 +2,14 @@
 
 CRC-32C is affine over GF(2): for two messages of one length, crc(a) ^ crc(b) depends only on a ^ b, each byte of
 it by its value and its distance to the message's end. So a record's CRC is its template's (zeros where bytes
-change), computed once, XORed with one table entry per changing byte: a call's CRCs are one gather and one XOR
-reduction, where a native call per record (with a numpy slice each) cost a jitted step's writer thread ~40 % of its
-time.
+change), computed once, XORed with one table entry per changing byte (writer/call_fill.py): a call's CRCs are one
+gather and one XOR reduction, where a native call per record (with a numpy slice each) cost a jitted step's writer
+thread ~40 % of its time.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from ..reader import crc32c
 
 _POLY = 0x82F63B78  # CRC-32C, reflected
 
@@ -37,22 +35,3 @@ def distance_tables(distances: np.ndarray) -> np.ndarray:
             at += 1
         out[i] = row
     return out
-
-
-class CrcPatch:
-    """Standard CRC-32C of records buf[starts[i]:starts[i] + lengths[i]] of a buffer laid out like `template`,
-    which may differ from it only at `positions` (records x changing bytes, absolute; zeros in the template)."""
-
-    def __init__(self, template: np.ndarray, starts: np.ndarray, lengths: np.ndarray, positions: np.ndarray) -> None:
-        self._base = crc32c.crc32c_many(template, starts, lengths)
-        # changing bytes x records (the XOR then runs along contiguous rows)
-        self._positions = np.ascontiguousarray(positions.T)
-        distance = (starts + lengths)[None, :] - self._positions
-        unique, inverse = np.unique(distance, return_inverse=True)
-        self._tables = distance_tables(unique).reshape(-1)
-        self._rows = inverse.reshape(distance.shape).astype(np.int64) * 256
-
-    def __call__(self, buf: np.ndarray) -> np.ndarray:
-        """The records' CRCs in `buf`, or in each row of a stack of such buffers (copies x template length)."""
-        contributions = self._tables[self._rows + buf[..., self._positions]]
-        return self._base ^ np.bitwise_xor.reduce(contributions, axis=-2)
