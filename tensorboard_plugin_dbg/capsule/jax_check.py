@@ -34,7 +34,7 @@ def check(checked: list[Any], carry: Carry) -> tuple[Any, Carry]:
     import jax.numpy as jnp
 
     halt = carry["halt"]
-    sums = [jnp.sum(t).astype(jnp.float32) for t in checked]
+    sums = [_real(jnp.sum(t)).astype(jnp.float32) for t in checked]
     quick = jnp.isfinite(sum(sums, halt))  # halt +inf: one sum says "finite, not halted"
     zeros = jnp.zeros((len(checked), 3), jnp.int32)
 
@@ -57,11 +57,23 @@ def check(checked: list[Any], carry: Carry) -> tuple[Any, Carry]:
     return applies, out
 
 
+def _real(s: Any) -> Any:
+    """A complex sum as the sum of its parts (non-finite iff either part is, or they overflow: told apart on the rare
+    path); a float cast keeps the real part only. A real sum: itself."""
+    import jax.numpy as jnp
+
+    return s.real + s.imag if jnp.iscomplexobj(s) else s
+
+
 def _counts(t: Any) -> Any:
+    """NaN, +inf, -inf of `t`; a complex `t` counted part by part, as capsule/check.py `values` has TensorFlow count
+    them."""
     import jax.numpy as jnp
 
     if not jnp.issubdtype(t.dtype, jnp.inexact):
         return jnp.zeros((3,), jnp.int32)
+    if jnp.iscomplexobj(t):
+        t = jnp.stack([t.real, t.imag])
     return jnp.stack(
         [jnp.sum(jnp.isnan(t)), jnp.sum(t == jnp.inf), jnp.sum(t == -jnp.inf)],
     ).astype(jnp.int32)
