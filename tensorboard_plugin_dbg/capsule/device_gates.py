@@ -77,8 +77,8 @@ def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -
     first device's. Not a lowered `cond` (a Switch beside each of its inputs: the variables, slots, gradients, ~28 a
     device for a three-layer MLP under Adam): one Switch on the decision, whose taken side's Identity (the pivot, as
     TensorFlow 1's `cond` made) is a control input of every op of the writes, so that on "no" all of them are dead,
-    and a Merge right after them (automatic control dependencies make a Merge the last write of what came before it,
-    so no later op hangs on a dead write)."""
+    and one Merge after every device's writes, on the first (automatic control dependencies make a Merge the last
+    write of what came before it, so no later op hangs on a dead write; a Merge ignores a dead control input)."""
     import tensorflow as tf
     from tensorflow.python.distribute import distribute_lib, distribute_utils  # UpdateContext: no public name
 
