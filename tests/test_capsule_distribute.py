@@ -174,27 +174,68 @@ def test_each_device_decides_from_the_reduced_gradients_without_a_flag_per_repli
     """Single-worker Mirrored (capsule/local_decision.py): on the every-step path each device's decision is one
     IsFinite on the sum of its reduced gradients (the loss folded in); no replica computes a flag (no per-tensor
     IsFinite/All, no one_hot of its id) for a reduce: the replicas' flags are the capture's, behind its call."""
-    import keras
-    import tensorflow as tf
-
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
-    with strategy.scope():
-        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)])
-        optimizer = keras.optimizers.SGD(0.1)
-        optimizer.build(model.trainable_variables)
-    watch = capsule.NanCapsule(str(tmp_path))
-    watch.watch(model, optimizer)
-
-    def replica(x):
-        watch.begin_step()
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(model(x))
-        grads = tape.gradient(loss, model.trainable_variables)
-        watch.apply_gradients(grads, model.trainable_variables, loss=loss, batch=(x,))
-
-    step = tf.function(lambda x: strategy.run(replica, args=(x,)), autograph=False)
-    types = [op.type for op in step.get_concrete_function(tf.TensorSpec([4, 3])).graph.get_operations()]
+    types = traced_step(tmp_path, devices=1)["types"]
     assert types.count("IsFinite") == 1 and "OneHot" not in types and "All" not in types, types
+
+
+TRACED_STEP = """
+import json, os, sys
+import tensorflow as tf
+DEVICES = int(sys.argv[2])
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * DEVICES)
+import keras
+from tensorboard_plugin_dbg import capsule
+strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(DEVICES)])
+with strategy.scope():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)])
+    optimizer = keras.optimizers.SGD(0.1)
+    optimizer.build(model.trainable_variables)
+watch = capsule.NanCapsule(sys.argv[1])
+watch.watch(model, optimizer)
+def replica(x):
+    watch.begin_step()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    batch = (x,) if DEVICES == 1 else None  # on two devices x is not split: no batch to hold
+    watch.apply_gradients(grads, model.trainable_variables, loss=loss, batch=batch)
+step = tf.function(lambda x: strategy.run(replica, args=(x,)), autograph=False)
+graph = step.get_concrete_function(tf.TensorSpec([4, 3])).graph
+ops = graph.get_operations()
+halt = dict((id(e), i) for e, i in graph.captures)[id(watch.capsule.halt.handle)]
+reads = [op for op in ops if op.type == "ReadVariableOp" and op.inputs[0] is halt]
+print(json.dumps({
+    "types": [op.type for op in ops],
+    "on_count": sorted({op.device for op in ops for c in op.control_inputs if c.type == "ResourceScatterAdd"}),
+    "read_halt": sorted({c.device for r in reads for o in r.outputs for c in o.consumers()}),
+}))
+"""
+
+
+def traced_step(tmp_path, devices: int) -> dict:
+    """A custom loop's step under MirroredStrategy on DEVICES logical CPUs, traced in a subprocess (logical devices
+    are set once a process; autograph off): its op types and where the counter's write and `halt`'s reads go."""
+    code = subprocess.run(
+        [sys.executable, "-c", TRACED_STEP, str(tmp_path), str(devices)],
+        env=dumps.env_for_tf(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert code.returncode == 0, code.stderr[-3000:]
+    return json.loads(code.stdout.strip().splitlines()[-1])
+
+
+def test_on_two_devices_no_device_waits_on_the_others_merge_counter_or_halt(tmp_path):
+    """Two logical devices, single-worker Mirrored: the held-back writes end in one Merge for all devices (a Merge per
+    device was chained after the one before it by automatic control dependencies: a control Send each way every step),
+    the step counter's write gates the first device's capture only, and `halt` is read on the first device only
+    (folded into its replica's gradient), never sent to the second for its decision."""
+    found = traced_step(tmp_path, devices=2)
+    assert found["types"].count("Merge") == 2, found  # the gates' one, the rare path's one
+    assert found["on_count"] and not any(d.endswith("CPU:1") for d in found["on_count"]), found
+    assert found["read_halt"] and not any(d.endswith("CPU:1") for d in found["read_halt"]), found
 
 
 def gated_step(strategy, apply_fn, go: bool) -> list[str]:

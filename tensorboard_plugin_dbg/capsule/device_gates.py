@@ -77,18 +77,19 @@ def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -
     first device's. Not a lowered `cond` (a Switch beside each of its inputs: the variables, slots, gradients, ~28 a
     device for a three-layer MLP under Adam): one Switch on the decision, whose taken side's Identity (the pivot, as
     TensorFlow 1's `cond` made) is a control input of every op of the writes, so that on "no" all of them are dead,
-    and a Merge right after them (automatic control dependencies make a Merge the last write of what came before it,
-    so no later op hangs on a dead write)."""
+    and one Merge after every device's writes, on the first (automatic control dependencies make a Merge the last
+    write of what came before it, so no later op hangs on a dead write; a Merge ignores a dead control input)."""
     import tensorflow as tf
     from tensorflow.python.distribute import distribute_lib, distribute_utils  # UpdateContext: no public name
 
-    applied, decisions = [], []
-    for i, device in enumerate(strategy.extended.worker_devices):
+    decisions, switches = [], []
+    devices = strategy.extended.worker_devices
+    for i, device in enumerate(devices):
         with tf.device(device):
             mine = go(i, recorded) if callable(go) else tf.identity(go)
             decisions.append(mine)
-            no, yes = tf.raw_ops.Switch(data=mine, pred=mine)
-            with tf.control_dependencies([tf.identity(yes)]):
+            switches.append(tf.raw_ops.Switch(data=mine, pred=mine))
+            with tf.control_dependencies([tf.identity(switches[-1][1])]):
                 for var, fn, args, kwargs in recorded:
                     component = var.values[i]
                     with tf.device(component.device), distribute_lib.UpdateContext(i):
@@ -99,6 +100,10 @@ def emit(strategy: Any, recorded: Recorded, go: Any, extra: Callable[[], Any]) -
                         )
                 if i == 0:
                     extra()
-                done = tf.constant(True)
-            applied.append(tf.raw_ops.Merge(inputs=[tf.identity(done), tf.identity(no)]).output)
-    return applied, decisions
+    # one Merge for every device, on the first: automatic control dependencies chain each Merge after every op that
+    # must run before it, so a Merge per device waited on the one before it, a control Send between devices each way
+    with tf.device(devices[0]):
+        no, yes = switches[0]
+        with tf.control_dependencies([tf.identity(yes)]):
+            done = tf.constant(True)
+        return [tf.raw_ops.Merge(inputs=[tf.identity(done), tf.identity(no)]).output], decisions

@@ -185,7 +185,8 @@ def checked_apply(
     if batch is not None:
         state.batch_spec = (structure.flatten(batch, fit)[0], [name for name, _ in leaves])
     if local_decision.applies(watch, ctx.strategy, layout, grads):  # each device decides from the reduced gradients
-        grads, flags = local_decision.fold(grads, layout, checked), None
+        first = tf.get_static_value(ctx.replica_id_in_sync_group) == 0  # `halt` joins the first replica's fold only
+        grads, flags = local_decision.fold(grads, layout, checked, watch.halt if first else None), None
     else:
         flags = _flags(ctx, checked, tensors)
     pre = [snapshot[n] for n in state.pre_step_names]
@@ -292,15 +293,15 @@ def _decide(
 
     if go is None:  # each device's gate on its own decision; the capture on the first device's
         count = sum(1 for g in grads if g is not None)
-        decide = local_decision.decision(variables, count, halt)
-        with tf.control_dependencies([state.count_step()]):
-            applied, decisions = device_gates.gated_apply(strategy, apply_fn, grads, variables, decide, lambda: [])
+        decide = local_decision.decision(variables, count)
+        applied, decisions = device_gates.gated_apply(strategy, apply_fn, grads, variables, decide, lambda: [])
+        with tf.control_dependencies([state.count_step()]):  # on the first device only: no other device waits on it
             noted = rare_path.unless(decisions[0], rare)
         with tf.control_dependencies([applied, noted]):
             return tf.identity(decisions[0])
     if not watch.loss_scaled():  # each device's writes behind a Switch of its own (capsule/device_gates.py)
+        applied = device_gates.gated_apply(strategy, apply_fn, grads, variables, go, lambda: record(measured))
         with tf.control_dependencies([state.count_step()]):
-            applied = device_gates.gated_apply(strategy, apply_fn, grads, variables, go, lambda: record(measured))
             noted = rare_path.unless(go, rare)  # one Switch on the decision, not one per input
         with tf.control_dependencies([applied, noted]):
             return tf.identity(go)

@@ -52,26 +52,29 @@ def smallest(grads: list[Any]) -> int | None:
     return min(dense)[1] if dense else None
 
 
-def fold(grads: list[Any], layout: list[tuple[str, str]], checked: list[Any]) -> list[Any]:
+def fold(grads: list[Any], layout: list[tuple[str, str]], checked: list[Any], halt: Any = None) -> list[Any]:
     """In a replica: the gradients the apply takes, the loss folded into the smallest as `loss * 0`. Exact: x + 0 is x
     for every finite x (only a zero's sign may change, which no update sees: it adds or scales by it), and loss * 0 is
     0 for a finite loss, NaN for a NaN or infinite one, so the all-reduced gradient is non-finite on every device iff
-    some replica's loss or gradient was. The capture keeps the replicas' original tensors (`checked`)."""
+    some replica's loss or gradient was. `halt` (0, or +inf once stopped; the first replica's, on the device that
+    holds it) joins the same sum: no device reads it from another's. The capture keeps the original tensors."""
     import tensorflow as tf
 
     losses = [check.float32(t) for (kind, _), t in zip(layout, checked) if kind != "gradient"]
-    if not losses:
+    terms = [tf.reduce_sum(t) for t in losses] + ([halt.value()] if halt is not None else [])
+    if not terms:
         return grads
     index = smallest(grads)
     assert index is not None  # applies() said so
-    zero = tf.cast(tf.add_n([tf.reduce_sum(t) for t in losses]) * 0.0, grads[index].dtype)  # product first: no overflow
+    zero = tf.cast(tf.add_n(terms) * 0.0, grads[index].dtype)  # product first: no overflow
     return [g + zero if i == index else g for i, g in enumerate(grads)]
 
 
-def decision(variables: list[Any], count: int, halt: Any) -> Callable[[int, Any], Any]:
+def decision(variables: list[Any], count: int) -> Callable[[int, Any], Any]:
     """go(i, recorded) for capsule/device_gates.py: on device i, whether its copy of every reduced gradient (the first
-    argument of the recorded update of each of `variables`; `count` of them have a gradient) sums finite, with
-    `halt` (0, or +inf once stopped) in the sum."""
+    argument of the recorded update of each of `variables`; `count` of them have a gradient) sums finite (`halt` is
+    in them: `fold`)."""
+    import tensorflow as tf
     from tensorflow.python.distribute import distribute_utils  # select_replica: no public name
 
     applied = {id(getattr(v, "value", v)) for v in variables}  # a Keras variable's update names its tf variable
@@ -80,7 +83,7 @@ def decision(variables: list[Any], count: int, halt: Any) -> Callable[[int, Any]
         mine = [distribute_utils.select_replica(i, a)[0] for var, _, a, _ in recorded if a and id(var) in applied]
         if len(mine) != count:  # a gradient the decision would not see: refused at trace time, never left unchecked
             raise RuntimeError(f"NanCapsule found {len(mine)} gradient updates for {count} gradients in the apply")
-        return check.sum_finite([check.values(g) for g in mine], halt)
+        return tf.math.is_finite(tf.add_n([check.float32(tf.reduce_sum(check.values(g))) for g in mine]))
 
     return go
 
