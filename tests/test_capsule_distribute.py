@@ -93,6 +93,23 @@ def test_a_replica_whose_loss_alone_is_nan_holds_back_every_replica(loop):
     assert [t["kind"] for t in c.manifest["trigger"]["all"]] == ["loss"]  # every gradient finite: the loss alone
 
 
+def test_a_batch_every_replica_is_handed_whole_is_held_for_each_replica():
+    """A custom loop handing strategy.run plain tensors gives every replica the whole global batch. The capture's
+    rare path (capsule/local_decision.py `replica_flags`) counted one replica's rows for two replicas' flags and failed
+    at trace time; each replica's rows are now its own copy of the batch, in replica order."""
+    out = run("--loop", "--whole-batch")
+    ended = result(out)
+    assert ended["ended"] == "finished" and ended["finite"] and ended["iterations"] == 3
+    assert_no_replica_applied_the_step(out)
+    c = capsule.load(os.path.join(out, "capsules"))
+    assert c.step == 3
+    replicas = c.manifest["replicas"]
+    assert replicas["non_finite"] == [0, 1] and replicas["rows"] == {"0": [0, 8], "1": [8, 16]}
+    expected = np.load(os.path.join(out, "batch.npz"))
+    x = max(c.batch.values(), key=lambda a: a.shape[-1])
+    assert x.tobytes() == np.concatenate([expected["x"], expected["x"]]).tobytes()
+
+
 @pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
 def test_a_finite_run_ends_with_the_weights_of_the_same_run_without_the_capsule(loop):
     """The fold adds 0 to a finite gradient: every replica's copy of every variable (model and optimizer) after a

@@ -278,7 +278,9 @@ def _decide(
         firsts = {n: local(v)[0] for n, v in zip(state.pre_step_names, pre)}
         found = local_decision.replica_flags(local, checked, tensors) if everyone is None else everyone
         recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(found)]
-        recorded += [b.assign(tf.concat(list(local(t)), 0)) for b, t in zip(state.batch, tensors)]
+        replicas = len(local(checked[0])) if checked else 1
+        each = [local_decision.each_replicas(local, t, replicas) for t in tensors]  # a plain tensor: every replica's
+        recorded += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
         recorded += [rules.capture(measured)] if rules.on else []
         with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
             if watch.on_nan != "skip":

@@ -95,6 +95,13 @@ def replica_flags(local: Callable[[Any], Any], checked: list[Any], tensors: list
 
     replicas = len(local(checked[0]))
     bad = [1.0 - tf.cast(check.all_finite([local(t)[r] for t in checked]), tf.float32) for r in range(replicas)]
-    shards = local(tensors[0]) if tensors else [tf.constant(0.0)] * replicas
+    shards = each_replicas(local, tensors[0], replicas) if tensors else [tf.constant(0.0)] * replicas
     rows = [tf.cast(tf.shape(x)[0], tf.float32) if x.shape.rank else tf.constant(0.0) for x in shards]
     return tf.stack([tf.stack(bad), tf.stack(rows)])
+
+
+def each_replicas(local: Callable[[Any], Any], tensor: Any, replicas: int) -> list[Any]:
+    """Each local replica's value of a batch leaf, in replica order. A plain tensor handed to `strategy.run` (not a
+    distributed batch) is every replica's whole: one local value, counted once for each replica."""
+    values = list(local(tensor))
+    return values * replicas if len(values) == 1 else values

@@ -9,6 +9,7 @@ Args: OUT [--loop] [--on-nan stop|skip|raise] [--poison-step K] [--poison-row R]
 [--adamw] (fit: AdamW with weight decay, whose decay is one more write per variable the capsule holds back)
 [--loss-nan] (the poisoned row's target is NaN, in a loss term no gradient reaches: the loss alone goes non-finite)
 [--no-capsule] (the same training without the capsule: the weights a finite run must end with, bit for bit)
+[--whole-batch] (--loop: the batch handed to strategy.run as plain tensors, so every replica gets all of it)
 Capsules go to OUT/capsules; OUT/result.json says how training ended (and the NanCapsule warnings it raised).
 """
 
@@ -126,7 +127,9 @@ def loop(args, strategy, capsule, x, y):
     def train_step(features, target):
         strategy.run(replica_step, args=(features, target))
 
-    dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH))
+    batches = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH)
+    # --whole-batch: plain tensors to strategy.run, so every replica is handed the whole global batch
+    dataset = batches if args.whole_batch else strategy.experimental_distribute_dataset(batches)
     steps = 0
     for epoch in range(2):
         for features, target in capsule.batches(dataset, epoch=epoch) if capsule else dataset:
@@ -151,6 +154,7 @@ def main():
     p.add_argument("--adamw", action="store_true")
     p.add_argument("--loss-nan", action="store_true")
     p.add_argument("--no-capsule", action="store_true")
+    p.add_argument("--whole-batch", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
