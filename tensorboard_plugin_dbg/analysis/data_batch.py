@@ -81,10 +81,10 @@ def fed_finite(run: RunQueries, cols: RunColumns, index: int) -> bool:
     function was born there (at this op or an op it read), whichever trace of an ambiguous input it read."""
     op = int(cols.trace_op[index])
     graphs, callers = cols.op_graph, cols.op_from_caller
-    graph_id = run.graph_execution(index, max_elements=0)["graph_id"]
-    if op < 0 or op >= min(len(graphs), len(callers)) or not _graph_name(run, graph_id).startswith(_DATA_GRAPH):
-        return False
     n = min(len(graphs), len(callers))
+    graph_id = run.graph_execution(index, max_elements=0)["graph_id"]
+    if op < 0 or op >= n or not _graph_name(run, graph_id).startswith(_DATA_GRAPH):
+        return False
     _owner, inputs = csr_items(
         cols.op_output_ptr, cols.op_output_tensor, np.flatnonzero(callers[:n] & (graphs[:n] == graphs[op]))
     )

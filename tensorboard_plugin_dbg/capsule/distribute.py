@@ -32,7 +32,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Replicas, Trigger
 
-from . import device_gates, local_decision, rare_path, shadow, structure
+from . import check, device_gates, local_decision, rare_path, shadow, structure
 
 
 class PerThread:
@@ -203,7 +203,7 @@ def _flags(ctx: Any, checked: list[Any], tensors: list[Any]) -> Any:
     _decide."""
     import tensorflow as tf
 
-    finite = _all_finite(checked) if checked else tf.constant(True)  # no cond here: one more would be lowered
+    finite = check.all_finite(checked)  # no cond here: one more would be lowered
     bad = tf.cast(tf.logical_not(finite), tf.float32)
     rows = tf.cast(tf.shape(tensors[0])[0], tf.float32) if tensors and tensors[0].shape.rank else tf.constant(0.0)
     mine = tf.one_hot(ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync)
@@ -325,12 +325,6 @@ def _spikes(watch: Any, strategy: Any, layout: list[tuple[str, str]], checked: l
     grads = [c for (kind, _), c in zip(layout, checked) if kind == "gradient"]
     summed = [strategy.reduce(total, g, axis=None) for g in grads] if rules.factors["grad_spike"] is not None else []
     return rules.measure(loss, summed)
-
-
-def _all_finite(tensors: list[Any]) -> Any:
-    import tensorflow as tf
-
-    return tf.reduce_all(tf.stack([tf.reduce_all(tf.math.is_finite(t)) for t in tensors]))
 
 
 # --- replay ---------------------------------------------------------------------------------------------------------
