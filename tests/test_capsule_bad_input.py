@@ -180,3 +180,32 @@ def test_without_xla_the_host_reads_the_counters_every_few_steps_not_every_step(
     steps = 2 * BATCHES_PER_EPOCH
     assert ended["steps"] == steps and ended["captured"] == []
     assert 4 <= ended["host_reads"] <= steps // 16 + 4
+
+
+def test_a_gan_under_mirrored_strategy_is_watched_like_one_without():
+    """capsule_gan.py --mirrored: the GAN's fit under MirroredStrategy on two logical CPUs (the poisoned real sample
+    is row 3 of batch 4: replica 0's rows 0..4). Before: fit failed at trace time ("'Several' object has no attribute
+    'build'": the replicated path built the watch's optimizer, not the one applying, and counted each apply a step).
+    Then: the generator's optimizer never counted a step on the first device and the replicas' generators diverged
+    (the capture call, dead on every step that applies, read that optimizer's step count: automatic control
+    dependencies made its next write wait on the dead call). Now: both optimizers' updates held back on every replica,
+    every replica's copies equal, the capsule is batch 4 with the whole global batch bit
+    for bit, replica 0 named with rows 0..4 of 8, the discriminator's gradient the trigger, the model's and both
+    optimizers' variables as they were before the step, every weight finite after fit."""
+    out = run("capsule_gan", "--mirrored")
+    ended = result(out)
+    c = capsule.load(os.path.join(out, "capsules"))
+    assert ended["captured"] == [c.path] and ended["finite"] and ended["iterations"] == [4, 4]
+    assert ended["in_sync"]  # every replica's copy of every model and optimizer variable
+    assert (c.manifest["epoch"], c.manifest["batch_index"], c.step) == (0, 4, 4)
+    assert c.trigger["kind"] == "gradient" and c.trigger["name"].startswith("sequential/")  # the discriminator
+    assert c.batch["batch"].tobytes() == np.load(os.path.join(out, "batch.npz"))["x"].tobytes()
+    replicas = c.manifest["replicas"]
+    assert (replicas["count"], replicas["non_finite"], replicas["rows"]) == (2, [0], {"0": [0, 4], "1": [4, 8]})
+    pre = np.load(os.path.join(out, "pre_step.npz"))
+    for key in pre.files:
+        kind, name = key.split(":", 1)
+        held = c.weights if kind == "w" else c.optimizer
+        assert np.array_equal(held[name], pre[key]), key
+    assert {"adam/iteration", "adam_1/iteration"} <= set(c.optimizer)
+    assert ended["warnings"] == []

@@ -222,8 +222,10 @@ graph = step.get_concrete_function(tf.TensorSpec([4, 3])).graph
 ops = graph.get_operations()
 halt = dict((id(e), i) for e, i in graph.captures)[id(watch.capsule.halt.handle)]
 reads = [op for op in ops if op.type == "ReadVariableOp" and op.inputs[0] is halt]
+library = graph.as_graph_def().library.function  # the rare path's own function (inlined when the step runs)
 print(json.dumps({
     "types": [op.type for op in ops],
+    "merges": [op.type for op in ops].count("Merge") + [n.op for f in library for n in f.node_def].count("Merge"),
     "on_count": sorted({op.device for op in ops for c in op.control_inputs if c.type == "ResourceScatterAdd"}),
     "read_halt": sorted({c.device for r in reads for o in r.outputs for c in o.consumers()}),
 }))
@@ -250,7 +252,7 @@ def test_on_two_devices_no_device_waits_on_the_others_merge_counter_or_halt(tmp_
     the step counter's write gates the first device's capture only, and `halt` is read on the first device only
     (folded into its replica's gradient), never sent to the second for its decision."""
     found = traced_step(tmp_path, devices=2)
-    assert found["types"].count("Merge") == 2, found  # the gates' one, the rare path's one
+    assert found["merges"] == 2, found  # the gates' one, the rare path's one (in its function)
     assert found["on_count"] and not any(d.endswith("CPU:1") for d in found["on_count"]), found
     assert found["read_halt"] and not any(d.endswith("CPU:1") for d in found["read_halt"]), found
 
@@ -305,24 +307,29 @@ def test_the_rare_path_runs_only_on_no_and_kills_nothing_after_it():
 
     from tensorboard_plugin_dbg.capsule import rare_path
 
-    ran, x = tf.Variable(0), tf.Variable([1.0, 2.0])
+    ran, x, read = tf.Variable(0), tf.Variable([1.0, 2.0]), tf.Variable(5)
 
     def step(go):
         doubled = x.read_value() * 2  # an input of the rare path
 
         def rare():
-            with tf.control_dependencies([ran.assign_add(1), x.assign(doubled)]):
+            with tf.control_dependencies([ran.assign_add(read.read_value()), x.assign(doubled)]):
                 return tf.constant(False)
 
         noted = rare_path.unless(go, rare)
-        with tf.control_dependencies([ran.assign_add(10)]):  # after it, on a variable it writes
+        # after it: a write of a variable it writes, and one of a variable it only reads (automatic control
+        # dependencies gave that write a control input from the call, dead on "yes": before, it never ran there)
+        with tf.control_dependencies([ran.assign_add(10), read.assign_add(100)]):
             return tf.identity(noted)
 
     f = tf.function(step, autograph=False)
     assert bool(f(tf.constant(True))) and int(ran.numpy()) == 10 and x.numpy().tolist() == [1.0, 2.0]
-    assert not bool(f(tf.constant(False))) and int(ran.numpy()) == 21 and x.numpy().tolist() == [2.0, 4.0]
-    types = [op.type for op in f.get_concrete_function(tf.constant(True)).graph.get_operations()]
-    assert types.count("Switch") == 1 and types.count("StatefulPartitionedCall") == 1 and "If" not in types
+    assert int(read.numpy()) == 105
+    assert not bool(f(tf.constant(False))) and int(ran.numpy()) == 125 and x.numpy().tolist() == [2.0, 4.0]
+    assert int(read.numpy()) == 205
+    graph = f.get_concrete_function(tf.constant(True)).graph
+    types = [n.op for fn in graph.as_graph_def().library.function for n in fn.node_def]
+    assert types.count("Switch") == 1 and "If" not in types and "StatefulPartitionedCall" in types
 
 
 @pytest.mark.parametrize("replicas", [None, "1", {"non_finite": "1", "count": 2}, {"non_finite": [1, "x"], "count": 2}])

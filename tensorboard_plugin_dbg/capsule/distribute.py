@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -163,11 +163,20 @@ def folder_name(step: int, replicas: Replicas | None) -> str:
     return f"{name}-worker{replicas['worker']}"
 
 
+class Apply(NamedTuple):
+    """One checked apply of a traced step: the optimizer applying (a GAN's train step applies two of its own), its
+    variables, and whether it is the step's first (the one that counts the step)."""
+
+    optimizer: Any
+    variables: list[Any]
+    first: bool
+
+
 def checked_apply(
     watch: Any,
     apply_fn: Any,
     grads: list[Any],
-    variables: list[Any],
+    step: Apply,
     layout: list[tuple[str, str]],
     checked: list[Any],
     snapshot: structure.Tensors,
@@ -181,10 +190,12 @@ def checked_apply(
     ctx = tf.distribute.get_replica_context()
     leaves = structure.flatten(batch, fit)[1] if batch is not None else []
     tensors = [tf.convert_to_tensor(leaf) for _, leaf in leaves]
-    state = _prepared(watch, layout, sorted(snapshot), ctx.num_replicas_in_sync, tensors)
+    state = _prepared(watch, step, layout, sorted(snapshot), ctx.num_replicas_in_sync, tensors)
     if batch is not None:
         state.batch_spec = (structure.flatten(batch, fit)[0], [name for name, _ in leaves])
-    if local_decision.applies(watch, ctx.strategy, layout, grads):  # each device decides from the reduced gradients
+    if local_decision.applies(
+        watch, step.optimizer, ctx.strategy, layout, grads
+    ):  # each device decides from the reduced gradients
         first = tf.get_static_value(ctx.replica_id_in_sync_group) == 0  # `halt` joins the first replica's fold only
         grads, flags = local_decision.fold(grads, layout, checked, watch.halt if first else None), None
     else:
@@ -193,7 +204,7 @@ def checked_apply(
 
     def decide(strategy: Any, flags: Any, checked: Any, tensors: Any, pre: Any, grads: Any) -> Any:
         spikes = _spikes(watch, strategy, layout, checked)
-        return _decide(watch, strategy, apply_fn, variables, flags, checked, tensors, pre, grads, spikes)
+        return _decide(watch, strategy, apply_fn, step, flags, checked, tensors, pre, grads, spikes)
 
     return ctx.merge_call(decide, args=(flags, checked, tensors, pre, grads))
 
@@ -210,17 +221,23 @@ def _flags(ctx: Any, checked: list[Any], tensors: list[Any]) -> Any:
     return tf.stack([mine * bad, mine * rows])
 
 
-def _prepared(watch: Any, layout: list[tuple[str, str]], pre_step: list[str], count: int, tensors: list[Any]) -> Any:
-    """At trace time: the device state made once (variables lifted out of the replicas' graphs)."""
+def _prepared(
+    watch: Any, step: Apply, layout: list[tuple[str, str]], pre_step: list[str], count: int, tensors: list[Any]
+) -> Any:
+    """At trace time: the device state made once (variables lifted out of the replicas' graphs). The layout kept
+    where the host finds it again by the index the capture records (`held_apply`): one entry an apply, every
+    replica's trace of it the same."""
     import tensorflow as tf
 
     if not isinstance(watch.state, ReplicaState):
         watch.state = ReplicaState(watch.state.copy_all)
     state = watch.state
     state.layout, state.pre_step_names = layout, pre_step
-    if not watch.optimizer.built:
+    if layout not in watch.layouts:
+        watch.layouts.append(layout)
+    if not step.optimizer.built:  # the one applying (watch.optimizer may be several: a GAN's)
         with tf.init_scope():
-            watch.optimizer.build(watch.model.trainable_variables)
+            step.optimizer.build(step.variables)
     with tf.init_scope(), tf.variable_creator_scope(_one_copy):
         state.ensure(watch.model, watch.optimizer)
         state.ensure_batch(count, tensors)
@@ -243,7 +260,7 @@ def _decide(
     watch: Any,
     strategy: Any,
     apply_fn: Any,
-    variables: list[Any],
+    step: Apply,
     flags: Any,
     checked: list[Any],
     tensors: list[Any],
@@ -255,7 +272,8 @@ def _decide(
     record the trigger. Without flags (capsule/local_decision.py) each device decides from its reduced gradients."""
     import tensorflow as tf
 
-    state, halt = watch.state, watch.halt
+    state, halt, variables = watch.state, watch.halt, step.variables
+    held_apply = watch.layouts.index(state.layout)  # the host reads this apply's layout back by it
     local = strategy.experimental_local_results
     everyone = go = None
     if flags is not None:
@@ -277,7 +295,10 @@ def _decide(
         merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas' values
         firsts = {n: local(v)[0] for n, v in zip(state.pre_step_names, pre)}
         found = local_decision.replica_flags(local, checked, tensors) if everyone is None else everyone
-        recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(found)]
+        free = tf.equal(state.slot.value(), 0)  # read before the capture takes the slot: the apply it holds
+        held = tf.where(free, tf.constant(held_apply, tf.int64), state.held_apply.value())
+        with tf.control_dependencies([state.held_apply.assign(held)]):
+            recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(found)]
         replicas = len(local(checked[0])) if checked else 1
         each = [local_decision.each_replicas(local, t, replicas) for t in tensors]  # a plain tensor: every replica's
         recorded += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
@@ -293,21 +314,26 @@ def _decide(
     def rare() -> Any:
         return tf.cond(halt > 0, lambda: tf.constant(False), captured)
 
+    def counted() -> list[Any]:  # a train step's later applies (a GAN's second optimizer) count no new step
+        return [state.count_step()] if step.first else []
+
     if go is None:  # each device's gate on its own decision; the capture on the first device's
         count = sum(1 for g in grads if g is not None)
         decide = local_decision.decision(variables, count)
         applied, decisions = device_gates.gated_apply(strategy, apply_fn, grads, variables, decide, lambda: [])
-        with tf.control_dependencies([state.count_step()]):  # on the first device only: no other device waits on it
+        with tf.control_dependencies(counted()):  # on the first device only: no other device waits on it
             noted = rare_path.unless(decisions[0], rare)
         with tf.control_dependencies([applied, noted]):
             return tf.identity(decisions[0])
-    if not watch.loss_scaled():  # each device's writes behind a Switch of its own (capsule/device_gates.py)
+    if not watch.loss_scaled(
+        step.optimizer
+    ):  # each device's writes behind a Switch of its own (capsule/device_gates.py)
         applied = device_gates.gated_apply(strategy, apply_fn, grads, variables, go, lambda: record(measured))
-        with tf.control_dependencies([state.count_step()]):
+        with tf.control_dependencies(counted()):
             noted = rare_path.unless(go, rare)  # one Switch on the decision, not one per input
         with tf.control_dependencies([applied, noted]):
             return tf.identity(go)
-    with tf.control_dependencies([state.count_step()]):
+    with tf.control_dependencies(counted()):
         return tf.cond(go, apply, rare)  # lowered: an If call op cannot take resources on two devices
 
 

@@ -29,13 +29,15 @@ from . import check
 PASSED_AS_IS = ("clipnorm", "clipvalue", "global_clipnorm", "gradient_accumulation_steps")
 
 
-def applies(watch: Any, strategy: Any, layout: list[tuple[str, str]], grads: list[Any]) -> bool:
-    """Whether this step's decision can be each device's own (else the flags path of capsule/distribute.py)."""
+def applies(watch: Any, optimizer: Any, strategy: Any, layout: list[tuple[str, str]], grads: list[Any]) -> bool:
+    """Whether this step's decision can be each device's own (else the flags path of capsule/distribute.py).
+    `optimizer`: the one applying (a GAN's train step applies its own)."""
     import tensorflow as tf
 
-    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) or watch.loss_scaled() or watch.spikes.on:
+    scaled = watch.loss_scaled(optimizer)
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) or scaled or watch.spikes.on:
         return False
-    if any(getattr(watch.optimizer, name, None) for name in PASSED_AS_IS):
+    if any(getattr(optimizer, name, None) for name in PASSED_AS_IS):
         return False
     return smallest(grads) is not None and all(kind in ("loss", "gradient") for kind, _ in layout)
 

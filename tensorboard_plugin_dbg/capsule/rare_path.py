@@ -20,7 +20,16 @@ def unless(go: Any, rare: Callable[[], Any]) -> Any:
     import tensorflow as tf
 
     call = tf.function(rare, autograph=False, experimental_attributes={"_noinline": True})
-    off, on = tf.raw_ops.Switch(data=go, pred=go)
-    with tf.control_dependencies([tf.identity(off)]):  # the pivot: dead when `go` is true
-        taken = call()
-    return tf.raw_ops.Merge(inputs=[tf.identity(taken), tf.identity(on)]).output
+
+    def gated(go: Any) -> Any:
+        off, on = tf.raw_ops.Switch(data=go, pred=go)
+        with tf.control_dependencies([tf.identity(off)]):  # the pivot: dead when `go` is true
+            taken = call()
+        return tf.raw_ops.Merge(inputs=[tf.identity(taken), tf.identity(on)]).output
+
+    # In a function of its own (inlined when the step runs: the same nodes): automatic control dependencies would
+    # otherwise give a later write of a resource the capture only reads (an optimizer's step count, a GAN's second
+    # optimizer's, the next step's in the same function) a control input from the call, dead on every step that
+    # applies: that write would never run. Seen from outside, this function runs every step.
+    with tf.device(go.device):  # what waits on the call (the step counter's write) waits on the decision's device
+        return tf.function(gated, autograph=False)(go)

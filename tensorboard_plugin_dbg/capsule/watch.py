@@ -165,8 +165,9 @@ class Watch:
             return tf.constant(False)
         snapshot = dict(self.traced_snapshot or [])
         if distribute.replicated():  # every replica's check reduced before any applies (capsule/distribute.py)
+            step = distribute.Apply(applying, variables, first_of_step)
             return distribute.checked_apply(
-                self, apply_fn, grads, variables, layout, [t for _, t in checked], snapshot, batch, fit
+                self, apply_fn, grads, step, layout, [t for _, t in checked], snapshot, batch, fit
             )
         state = self.state
         state.layout = layout

@@ -3,8 +3,9 @@
 sample poisoned with a NaN at a known step. The program keeps its own copies of that step's batch and of every model
 and optimizer variable before that step, for the test to compare with the capsule.
 
-Args: OUT [--poison-step K] [--jit] [--hidden] (--jit: the train step XLA-compiled; --hidden: the two optimizers
-live outside the model, where the capsule cannot see them: result.json holds the warnings fit raised).
+Args: OUT [--poison-step K] [--jit] [--hidden] [--mirrored] (--jit: the train step XLA-compiled; --hidden: the two
+optimizers live outside the model, where the capsule cannot see them: result.json holds the warnings fit raised;
+--mirrored: under MirroredStrategy on two logical CPU devices, each replica 4 of the batch's 8 rows).
 OUT/result.json: the capsules, each optimizer's iterations, whether every weight is finite after fit. Under `replay`
 (the step re-run, then the program ended inside fit) the program keeps every model and optimizer variable as the
 replay left them in OUT/replayed.npz, at its exit.
@@ -69,6 +70,12 @@ class GAN(keras.Model):
         return {"d_loss": d_loss, "g_loss": g_loss}
 
 
+def in_sync(variable):
+    """Every replica's copy of the variable bit-equal (one copy without a strategy)."""
+    copies = [c.numpy().tobytes() for c in getattr(getattr(variable, "value", variable), "values", [variable])]
+    return len(set(copies)) == 1
+
+
 def keep_state(gan, path):
     """Every model variable ("w:" + path) and both optimizers' ("d:" / "g:" + path) into PATH."""
     arrays = {"w:" + v.path: v.numpy() for v in gan.variables}
@@ -96,15 +103,26 @@ def main():
     p.add_argument("--poison-step", type=int, default=4)
     p.add_argument("--hidden", action="store_true")
     p.add_argument("--jit", action="store_true")
+    p.add_argument("--mirrored", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
+    strategy = tf.distribute.get_strategy()  # the default: none
+    if args.mirrored:
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     x = np.random.default_rng(0).normal(size=(SAMPLES, FEATURES)).astype("float32")
     x[args.poison_step * BATCH + POISONED_ROW, 2] = np.nan
     rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     np.savez(os.path.join(args.out, "batch.npz"), x=x[rows])
-    gan = GAN(args.hidden, args.jit)
-    gan.compile(keras.optimizers.Adam(1e-3), keras.optimizers.Adam(1e-3))
+    with strategy.scope():
+        gan = GAN(args.hidden, args.jit)
+        gan.compile(keras.optimizers.Adam(1e-3), keras.optimizers.Adam(1e-3))
+        if args.mirrored:  # fit would build the GAN by call(), which it lacks; the optimizers in the strategy's scope
+            gan.built = True
+            for optimizer, model in zip(gan.optimizers(), (gan.discriminator, gan.generator)):
+                optimizer.build(model.trainable_variables)
     capsule = NanCapsule(os.path.join(args.out, "capsules"))
     if os.environ.get("TBDBG_CAPSULE_REPLAY"):  # the replay ends the program inside fit
         atexit.register(keep_state, gan, os.path.join(args.out, "replayed.npz"))
@@ -126,6 +144,7 @@ def main():
         "finite": finite,
         "jit_compile": gan.jit_compile,
         "warnings": [str(w.message) for w in caught if "NanCapsule" in str(w.message)],
+        "in_sync": all(in_sync(v) for v in [*gan.variables, *d.variables, *g.variables]),
     }
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
