@@ -32,7 +32,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Replicas, Trigger
 
-from . import check, device_gates, local_decision, rare_path, shadow, structure
+from . import check, device_gates, local_decision, rare_path, replica_capture, shadow, structure
 
 
 class PerThread:
@@ -104,6 +104,9 @@ class ReplicaState(shadow.DeviceState):
         self.replicas: Any = None  # float32 [2, replicas]: non-finite flag and rows of each replica at the trigger
         self.batch: list[Any] = []  # one variable (any shape) per leaf: this worker's replicas' rows, concatenated
         self.batch_spec: tuple[BatchSpec, list[str]] = ({"kind": "none"}, [])
+        # each device's replica's values at the trigger, staged on that device (capsule/replica_capture.py: the
+        # local decision's path; empty on the flags path, where the first device's capture holds them all)
+        self.staged: list[replica_capture.Staged] = []
 
     def ensure_batch(self, count: int, leaves: list[Any]) -> None:
         import tensorflow as tf
@@ -124,7 +127,7 @@ class ReplicaState(shadow.DeviceState):
     def trigger(self) -> Trigger:
         """The held trigger; on a worker whose own replicas stayed finite, the other workers' replicas that did not."""
         found = super().trigger()
-        bad = [i for i, flag in enumerate(self.replicas.numpy()[0]) if flag > 0] if self.replicas is not None else []
+        bad = [i for i, flag in enumerate(self.replica_columns()[0]) if flag > 0] if self.replicas is not None else []
         if found["kind"] == "unknown" and bad:
             text = f"replica {', '.join(map(str, bad))} of another worker (this worker's loss and gradients: finite)"
             return Trigger(kind="other_worker", name=f"replica {bad[0]}", text=text, health={}, all=[])
@@ -135,8 +138,11 @@ class ReplicaState(shadow.DeviceState):
     def read_batch(self) -> tuple[BatchSpec, dict[str, np.ndarray], Replicas]:
         """(batch spec, this worker's rows of the trigger's batch, the replicas' part) after a trigger."""
         spec, names = self.batch_spec
-        arrays = {name: shadow._read(v) for name, v in zip(names, self.batch)}  # noqa: SLF001 - same package
-        flags, rows = self.replicas.numpy()
+        if self.staged:  # each device's replica's rows, in replica order
+            arrays = {name: replica_capture.joined_leaf(self.staged, i) for i, name in enumerate(names)}
+        else:
+            arrays = {name: shadow._read(v) for name, v in zip(names, self.batch)}  # noqa: SLF001 - same package
+        flags, rows = self.replica_columns()
         index, workers = worker()
         local = len(flags) // workers
         ours = range(index * local, (index + 1) * local)
@@ -150,6 +156,19 @@ class ReplicaState(shadow.DeviceState):
             "workers": workers,
         }
         return spec, arrays, part
+
+    def replica_columns(self) -> np.ndarray:
+        """[2, replicas]: each replica's non-finite flag and row count at the held trigger."""
+        return replica_capture.joined_flags(self.staged) if self.staged else self.replicas.numpy()
+
+    def health_counts(self, n: int) -> np.ndarray:
+        if self.staged:  # each device's replica's counts, summed: the counts of the replicas' values joined
+            return replica_capture.joined_counts(n * len(shadow.HEALTH), self.staged)
+        return super().health_counts(n)
+
+    def release(self) -> None:
+        super().release()
+        replica_capture.release(self.staged)
 
 
 def folder_name(step: int, replicas: Replicas | None) -> str:
@@ -274,13 +293,15 @@ def _decide(
             return tf.constant(True)
 
     def capture() -> Any:
-        merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas' values
         firsts = {n: local(v)[0] for n, v in zip(state.pre_step_names, pre)}
-        found = local_decision.replica_flags(local, checked, tensors) if everyone is None else everyone
-        recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(found)]
-        replicas = len(local(checked[0])) if checked else 1
-        each = [local_decision.each_replicas(local, t, replicas) for t in tensors]  # a plain tensor: every replica's
-        recorded += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
+        if everyone is None:  # each device staged its replica's values itself (capsule/replica_capture.py)
+            recorded = [state.capture([], firsts, watch.model, watch.optimizer)]
+        else:
+            merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas'
+            recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(everyone)]
+            replicas = len(local(checked[0])) if checked else 1
+            each = [local_decision.each_replicas(local, t, replicas) for t in tensors]  # plain: every replica's
+            recorded += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
         recorded += [rules.capture(measured)] if rules.on else []
         with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
             if watch.on_nan != "skip":
@@ -293,9 +314,19 @@ def _decide(
     def rare() -> Any:
         return tf.cond(halt > 0, lambda: tf.constant(False), captured)
 
-    if go is None:  # each device's gate on its own decision; the capture on the first device's
+    if go is None:  # each device's gate on its own decision, its replica's capture too; the rest on the first's
         count = sum(1 for g in grads if g is not None)
-        decide = local_decision.decision(variables, count)
+        decision = local_decision.decision(variables, count)
+        with tf.init_scope(), tf.variable_creator_scope(_one_copy):
+            leaves = [local(t)[0] for t in tensors]
+            state.staged = replica_capture.ensure(state.staged, strategy.extended.worker_devices, leaves)
+        stage = replica_capture.staging(state.staged, local, checked, tensors)
+
+        def decide(i: int, recorded: Any) -> Any:  # device i's decision, its replica's values staged behind it
+            go = decision(i, recorded)
+            stage(i, go)  # before the writes' Merge, which waits on it on the device that waits on the writes
+            return go
+
         applied, decisions = device_gates.gated_apply(strategy, apply_fn, grads, variables, decide, lambda: [])
         with tf.control_dependencies([state.count_step()]):  # on the first device only: no other device waits on it
             noted = rare_path.unless(decisions[0], rare)
