@@ -1,12 +1,13 @@
 """The capture of a replicated step on each device (single-worker MirroredStrategy, where each device decides from its
-copy of the reduced gradients: capsule/local_decision.py): each device stages its own replica's
-values (the health counts of its loss and gradients as checked, its non-finite flag and row count, its batch rows) in
-variables on that device, in one call op of its own gated by a Switch on that device's own decision; the first
-device's capture (capsule/distribute.py) records the rest (the pre-step state, the step, the trigger, `halt`). So no value of another device's replica is sent to the first device on a step that applies: a
-capture on the first device taking every replica's values had them carried there every step, its call dead or not
-(bench/README.md, #35: 9 of the 11 Sends the capsule added). The host joins the devices' staged values when it reads
-a trigger (`ReplicaState` in capsule/distribute.py): the health counts summed, the flags' columns and the rows
-concatenated in replica order, so the capsule is the one a single capture wrote.
+copy of the reduced gradients: capsule/local_decision.py): each device stages its own replica's values (the health
+counts of its loss and gradients as checked, its non-finite flag and row count, its batch rows) in variables on that
+device, in one call op of its own gated by a Switch on that device's own decision; the first device's capture
+(capsule/distribute.py) records the rest (the pre-step state, the step, the trigger, `halt`). So no value of another
+device's replica is sent to the first device on a step that applies: a capture on the first device taking every
+replica's values had them carried there every step, its call dead or not (bench/README.md, #35: 9 of the 11 Sends the
+capsule added). The host joins the devices' staged values when it reads a trigger (`ReplicaState` in
+capsule/distribute.py): the health counts summed, the flags' columns and the rows concatenated in replica order, so
+the capsule is the one a single capture wrote.
 
 Each device's staging holds a `taken` flag, as the first device's capture slot (capsule/shadow.py): written at a
 trigger only while free, freed by the host with the slot, so that every device's staged values are those of the
