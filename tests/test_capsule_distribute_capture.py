@@ -80,9 +80,13 @@ def run(*args: str) -> str:
     return dumps.make_dump("capsule_mirrored", *args)
 
 
-def staged_devices(out: str) -> int:
+def result_of(out: str) -> dict:
     with open(os.path.join(out, "result.json")) as f:
-        return json.load(f)["staged_devices"]
+        return json.load(f)
+
+
+def staged_devices(out: str) -> int:
+    return result_of(out)["staged_devices"]
 
 
 def assert_same_capsule(out: str, reference: str) -> capsule.Capsule:
@@ -127,3 +131,16 @@ def test_a_batch_every_replica_is_handed_whole_is_joined_as_one_capture_held_it(
     assert ours.manifest["replicas"]["rows"] == {"0": [0, 8], "1": [8, 16]}
     x = np.load(os.path.join(out, "batch.npz"))["x"]
     assert held_x(ours).tobytes() == np.concatenate([x, x]).tobytes()  # the whole batch, once for each replica
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
+def test_a_second_trigger_before_the_host_reads_the_first_leaves_the_first_ones_rows(loop):
+    """skip mode: steps 3 and 5 poisoned, both before the host's first poll (every 16 steps). The capsule is step
+    3's: its rows and flags were those of the last trigger (step 5's, written at each trigger while the slot held step
+    3's health counts); each device's staging is now written while its slot is free only, as the health counts."""
+    out = run("--on-nan", "skip", "--poison-also", "5", *(["--loop"] if loop else []))
+    assert result_of(out)["triggers"] == 4  # steps 3 and 5 of each of the two epochs
+    c = capsule.load(os.path.join(out, "capsules"))
+    assert c.step == 3 and c.manifest["replicas"]["non_finite"] == [1]
+    expected = np.load(os.path.join(out, "batch.npz"))  # step 3's global batch
+    assert held_x(c).tobytes() == expected["x"].tobytes()
