@@ -6,16 +6,13 @@ bit)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg import capsule
-from tests import dumps
+from tests.test_capsule_distribute import result, run, script_output
 
 pytestmark = pytest.mark.slow
 
@@ -55,15 +52,7 @@ print(json.dumps(sends))
 def sends(tmp_path, setting: str) -> dict[str, int]:
     """The Sends of a Keras fit step under MirroredStrategy on two logical CPUs (its partition graphs, RunMetadata on
     while the step is instantiated), as 'from>to>the tensor sent' ('control' for a control edge): count."""
-    code = subprocess.run(
-        [sys.executable, "-c", PARTITIONS, str(tmp_path), setting],
-        env=dumps.env_for_tf(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert code.returncode == 0, code.stderr[-3000:]
-    return json.loads(code.stdout.strip().splitlines()[-1])
+    return script_output(PARTITIONS, str(tmp_path), setting)
 
 
 def test_no_value_of_the_second_device_is_sent_to_the_first_on_a_finite_step(tmp_path):
@@ -76,17 +65,8 @@ def test_no_value_of_the_second_device_is_sent_to_the_first_on_a_finite_step(tmp
     assert {k for k in watched if k.startswith("CPU:1>CPU:0>") and not k.endswith(">control")} == values, watched
 
 
-def run(*args: str) -> str:
-    return dumps.make_dump("capsule_mirrored", *args)
-
-
-def result_of(out: str) -> dict:
-    with open(os.path.join(out, "result.json")) as f:
-        return json.load(f)
-
-
 def staged_devices(out: str) -> int:
-    return result_of(out)["staged_devices"]
+    return result(out)["staged_devices"]
 
 
 def assert_same_capsule(out: str, reference: str) -> capsule.Capsule:
@@ -139,7 +119,7 @@ def test_a_second_trigger_before_the_host_reads_the_first_leaves_the_first_ones_
     3's: its rows and flags were those of the last trigger (step 5's, written at each trigger while the slot held step
     3's health counts); each device's staging is now written while its slot is free only, as the health counts."""
     out = run("--on-nan", "skip", "--poison-also", "5", *(["--loop"] if loop else []))
-    assert result_of(out)["triggers"] == 4  # steps 3 and 5 of each of the two epochs
+    assert result(out)["triggers"] == 4  # steps 3 and 5 of each of the two epochs
     c = capsule.load(os.path.join(out, "capsules"))
     assert c.step == 3 and c.manifest["replicas"]["non_finite"] == [1]
     expected = np.load(os.path.join(out, "batch.npz"))  # step 3's global batch

@@ -32,11 +32,14 @@ class Staged:
     def __init__(self, device: str, dtypes: list[Any]) -> None:
         import tensorflow as tf
 
+        def variable(value: Any, name: str) -> Any:
+            return tf.Variable(value, shape=tf.TensorShape(None), trainable=False, name=f"nan_capsule_staged_{name}")
+
         with tf.device(device):
-            self.counts = tf.Variable(tf.zeros([0], tf.int64), shape=tf.TensorShape(None), trainable=False)
-            self.flags = tf.Variable(tf.zeros([2, 1]), shape=tf.TensorShape(None), trainable=False)
-            self.batch = [tf.Variable(tf.zeros([0], d), shape=tf.TensorShape(None), trainable=False) for d in dtypes]
-            self.taken = tf.Variable(tf.constant(0, tf.int64), trainable=False, name="nan_capsule_taken")
+            self.counts = variable(tf.zeros([0], tf.int64), "counts")  # HEALTH's four of each checked tensor, flat
+            self.flags = variable(tf.zeros([2, 1]), "flags")  # its replica's non-finite flag and row count
+            self.batch = [variable(tf.zeros([0], d), "batch") for d in dtypes]  # its replica's rows of each leaf
+            self.taken = variable(tf.constant(0, tf.int64), "taken")  # 1 from a trigger until the host releases it
         self.dtypes = dtypes
 
     def read_counts(self, size: int) -> np.ndarray:
