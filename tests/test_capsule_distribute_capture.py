@@ -113,12 +113,16 @@ def test_a_batch_every_replica_is_handed_whole_is_joined_as_one_capture_held_it(
     assert held_x(ours).tobytes() == np.concatenate([x, x]).tobytes()  # the whole batch, once for each replica
 
 
+@pytest.mark.parametrize("flags_path", [False, True], ids=["each_device", "flags_path"])
 @pytest.mark.parametrize("loop", [False, True], ids=["fit", "custom_loop"])
-def test_a_second_trigger_before_the_host_reads_the_first_leaves_the_first_ones_rows(loop):
+def test_a_second_trigger_before_the_host_reads_the_first_leaves_the_first_ones_rows(loop, flags_path):
     """skip mode: steps 3 and 5 poisoned, both before the host's first poll (every 16 steps). The capsule is step
     3's: its rows and flags were those of the last trigger (step 5's, written at each trigger while the slot held step
-    3's health counts); each device's staging is now written while its slot is free only, as the health counts."""
-    out = run("--on-nan", "skip", "--poison-also", "5", *(["--loop"] if loop else []))
+    3's health counts); each device's staging is now written while its slot is free only, as the health counts, and
+    so are the first device's rows and flags on the flags path (an optimizer that clips)."""
+    extra = [*(["--loop"] if loop else []), *(["--clipvalue"] if flags_path else [])]
+    out = run("--on-nan", "skip", "--poison-also", "5", *extra)
+    assert result(out)["staged_devices"] == (0 if flags_path else 2)
     assert result(out)["triggers"] == 4  # steps 3 and 5 of each of the two epochs
     c = capsule.load(os.path.join(out, "capsules"))
     assert c.step == 3 and c.manifest["replicas"]["non_finite"] == [1]

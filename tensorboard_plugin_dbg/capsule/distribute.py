@@ -297,11 +297,19 @@ def _decide(
         if everyone is None:  # each device staged its replica's values itself (capsule/replica_capture.py)
             recorded = [state.capture([], firsts, watch.model, watch.optimizer)]
         else:
+            free = tf.equal(state.slot.value(), 0)  # read before the capture takes the slot
             merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas'
-            recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(everyone)]
+            recorded = [state.capture(merged, firsts, watch.model, watch.optimizer)]
             replicas = len(local(checked[0])) if checked else 1
             each = [local_decision.each_replicas(local, t, replicas) for t in tensors]  # plain: every replica's
-            recorded += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
+
+            def hold() -> Any:  # the rows and flags of the trigger the slot holds, as its health counts
+                writes = [state.replicas.assign(everyone)]
+                writes += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
+                with tf.control_dependencies(writes):
+                    return tf.constant(True)
+
+            recorded.append(tf.cond(free, hold, lambda: tf.constant(False)))
         recorded += [rules.capture(measured)] if rules.on else []
         with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
             if watch.on_nan != "skip":
