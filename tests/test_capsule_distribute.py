@@ -235,8 +235,13 @@ print(json.dumps({
 def traced_step(tmp_path, devices: int) -> dict:
     """A custom loop's step under MirroredStrategy on DEVICES logical CPUs, traced in a subprocess (logical devices
     are set once a process; autograph off): its op types and where the counter's write and `halt`'s reads go."""
+    return script_output(TRACED_STEP, str(tmp_path), str(devices))
+
+
+def script_output(script: str, *args: str) -> dict:
+    """The JSON that SCRIPT (a TensorFlow program, run in a subprocess) prints last."""
     code = subprocess.run(
-        [sys.executable, "-c", TRACED_STEP, str(tmp_path), str(devices)],
+        [sys.executable, "-c", script, *args],
         env=dumps.env_for_tf(),
         capture_output=True,
         text=True,

@@ -19,7 +19,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from . import announce, distribute, jax_watch, structure
+from . import announce, distribute, jax_watch, replica_replay, structure
 from . import optimizers as watched_optimizers
 from .replay_mode import ReplayMismatch
 from .watch import NanCapsuleError, Watch
@@ -179,7 +179,7 @@ class NanCapsule(keras.callbacks.Callback):  # keras ships no types: its base cl
         watch.epoch = epoch
         if watch.replay is not None:
             strategy = getattr(watch.model, "distribute_strategy", None)
-            yield distribute.replay_input(strategy, watch.replay, _as_tensors(watch.replay.batch()))[0]
+            yield replica_replay.replay_input(strategy, watch.replay, _as_tensors(watch.replay.batch()))[0]
             watch.poll(force=True)
             watch.replay.finish()
         for index, batch in enumerate(iterable):
@@ -341,7 +341,7 @@ def _replay_fit(model: Any, watch: Watch) -> None:
         model.reset_metrics()  # its loss went into the loss tracker: not a value the dumped pass should read
         replay.start_dumping()
     strategy = model.distribute_strategy  # the run's strategy and replica count where this machine has them
-    batch, replicated = distribute.replay_input(strategy, replay, batch)
+    batch, replicated = replica_replay.replay_input(strategy, replay, batch)
     # then un-compiled under tfdbg2 (traced after the dump began)
     step = (
         tf.function(lambda b: strategy.run(model.train_step, args=(b,)))

@@ -32,7 +32,7 @@ import numpy as np
 
 from tensorboard_plugin_dbg.reader.capsule_manifest import BatchSpec, Replicas, Trigger
 
-from . import check, device_gates, local_decision, rare_path, shadow, structure
+from . import check, device_gates, local_decision, rare_path, replica_capture, shadow, structure
 
 
 class PerThread:
@@ -104,6 +104,9 @@ class ReplicaState(shadow.DeviceState):
         self.replicas: Any = None  # float32 [2, replicas]: non-finite flag and rows of each replica at the trigger
         self.batch: list[Any] = []  # one variable (any shape) per leaf: this worker's replicas' rows, concatenated
         self.batch_spec: tuple[BatchSpec, list[str]] = ({"kind": "none"}, [])
+        # each device's replica's values at the trigger, staged on that device (capsule/replica_capture.py: the
+        # local decision's path; empty on the flags path, where the first device's capture holds them all)
+        self.staged: list[replica_capture.Staged] = []
 
     def ensure_batch(self, count: int, leaves: list[Any]) -> None:
         import tensorflow as tf
@@ -124,7 +127,7 @@ class ReplicaState(shadow.DeviceState):
     def trigger(self) -> Trigger:
         """The held trigger; on a worker whose own replicas stayed finite, the other workers' replicas that did not."""
         found = super().trigger()
-        bad = [i for i, flag in enumerate(self.replicas.numpy()[0]) if flag > 0] if self.replicas is not None else []
+        bad = [i for i, flag in enumerate(self.replica_columns()[0]) if flag > 0] if self.replicas is not None else []
         if found["kind"] == "unknown" and bad:
             text = f"replica {', '.join(map(str, bad))} of another worker (this worker's loss and gradients: finite)"
             return Trigger(kind="other_worker", name=f"replica {bad[0]}", text=text, health={}, all=[])
@@ -135,8 +138,11 @@ class ReplicaState(shadow.DeviceState):
     def read_batch(self) -> tuple[BatchSpec, dict[str, np.ndarray], Replicas]:
         """(batch spec, this worker's rows of the trigger's batch, the replicas' part) after a trigger."""
         spec, names = self.batch_spec
-        arrays = {name: shadow._read(v) for name, v in zip(names, self.batch)}  # noqa: SLF001 - same package
-        flags, rows = self.replicas.numpy()
+        if self.staged:  # each device's replica's rows, in replica order
+            arrays = {name: replica_capture.joined_leaf(self.staged, i) for i, name in enumerate(names)}
+        else:
+            arrays = {name: shadow._read(v) for name, v in zip(names, self.batch)}  # noqa: SLF001 - same package
+        flags, rows = self.replica_columns()
         index, workers = worker()
         local = len(flags) // workers
         ours = range(index * local, (index + 1) * local)
@@ -150,6 +156,19 @@ class ReplicaState(shadow.DeviceState):
             "workers": workers,
         }
         return spec, arrays, part
+
+    def replica_columns(self) -> np.ndarray:
+        """[2, replicas]: each replica's non-finite flag and row count at the held trigger."""
+        return replica_capture.joined_flags(self.staged) if self.staged else self.replicas.numpy()
+
+    def health_counts(self, n: int) -> np.ndarray:
+        if self.staged:  # each device's replica's counts, summed: the counts of the replicas' values joined
+            return replica_capture.joined_counts(n * len(shadow.HEALTH), self.staged)
+        return super().health_counts(n)
+
+    def release(self) -> None:
+        super().release()
+        replica_capture.release(self.staged)
 
 
 def folder_name(step: int, replicas: Replicas | None) -> str:
@@ -292,16 +311,27 @@ def _decide(
             return tf.constant(True)
 
     def capture() -> Any:
-        merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas' values
         firsts = {n: local(v)[0] for n, v in zip(state.pre_step_names, pre)}
-        found = local_decision.replica_flags(local, checked, tensors) if everyone is None else everyone
-        free = tf.equal(state.slot.value(), 0)  # read before the capture takes the slot: the apply it holds
-        held = tf.where(free, tf.constant(held_apply, tf.int64), state.held_apply.value())
-        with tf.control_dependencies([state.held_apply.assign(held)]):
-            recorded = [state.capture(merged, firsts, watch.model, watch.optimizer), state.replicas.assign(found)]
-        replicas = len(local(checked[0])) if checked else 1
-        each = [local_decision.each_replicas(local, t, replicas) for t in tensors]  # a plain tensor: every replica's
-        recorded += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
+        free = tf.equal(state.slot.value(), 0)  # read before the capture takes the slot: the trigger it holds
+        held = tf.where(free, tf.constant(held_apply, tf.int64), state.held_apply.value())  # and that one's apply
+        recorded = [state.held_apply.assign(held)]
+        if everyone is None:  # each device staged its replica's values itself (capsule/replica_capture.py)
+            with tf.control_dependencies(recorded):
+                recorded.append(state.capture([], firsts, watch.model, watch.optimizer))
+        else:
+            merged = [tf.concat([tf.reshape(v, [-1]) for v in local(t)], 0) for t in checked]  # local replicas'
+            with tf.control_dependencies(recorded):
+                recorded.append(state.capture(merged, firsts, watch.model, watch.optimizer))
+            replicas = len(local(checked[0])) if checked else 1
+            each = [local_decision.each_replicas(local, t, replicas) for t in tensors]  # plain: every replica's
+
+            def hold() -> Any:  # the rows and flags of the trigger the slot holds, as its health counts
+                writes = [state.replicas.assign(everyone)]
+                writes += [b.assign(tf.concat(values, 0)) for b, values in zip(state.batch, each)]
+                with tf.control_dependencies(writes):
+                    return tf.constant(True)
+
+            recorded.append(tf.cond(free, hold, lambda: tf.constant(False)))
         recorded += [rules.capture(measured)] if rules.on else []
         with tf.control_dependencies(recorded), tf.control_dependencies([state.triggers.assign_add(1)]):
             if watch.on_nan != "skip":
@@ -317,9 +347,19 @@ def _decide(
     def counted() -> list[Any]:  # a train step's later applies (a GAN's second optimizer) count no new step
         return [state.count_step()] if step.first else []
 
-    if go is None:  # each device's gate on its own decision; the capture on the first device's
+    if go is None:  # each device's gate on its own decision, its replica's capture too; the rest on the first's
         count = sum(1 for g in grads if g is not None)
-        decide = local_decision.decision(variables, count)
+        decision = local_decision.decision(variables, count)
+        with tf.init_scope(), tf.variable_creator_scope(_one_copy):
+            leaves = [local(t)[0] for t in tensors]
+            state.staged = replica_capture.ensure(state.staged, strategy.extended.worker_devices, leaves)
+        stage = replica_capture.staging(state.staged, local, checked, tensors)
+
+        def decide(i: int, recorded: Any) -> Any:  # device i's decision, its replica's values staged behind it
+            go = decision(i, recorded)
+            stage(i, go)  # before the writes' Merge, which waits on it on the device that waits on the writes
+            return go
+
         applied, decisions = device_gates.gated_apply(strategy, apply_fn, grads, variables, decide, lambda: [])
         with tf.control_dependencies(counted()):  # on the first device only: no other device waits on it
             noted = rare_path.unless(decisions[0], rare)
@@ -351,37 +391,3 @@ def _spikes(watch: Any, strategy: Any, layout: list[tuple[str, str]], checked: l
     grads = [c for (kind, _), c in zip(layout, checked) if kind == "gradient"]
     summed = [strategy.reduce(total, g, axis=None) for g in grads] if rules.factors["grad_spike"] is not None else []
     return rules.measure(loss, summed)
-
-
-# --- replay ---------------------------------------------------------------------------------------------------------
-
-
-def replay_input(strategy: Any, replay: Any, batch: Any) -> tuple[Any, bool]:
-    """The captured batch as the replayed step takes it: (value, whether through strategy.run). With the strategy
-    and replica count of the run, each replica gets the rows it had; else the offending replica's rows alone, on one
-    device. `replay.replicas` says which (the verdict carries it)."""
-    import tensorflow as tf
-
-    part = (replay.capsule.manifest.get("replicas") if replay.capsule is not None else None) or {}
-    rows = {int(k): v for k, v in (part.get("rows") or {}).items()}
-    if not rows:
-        return batch, False
-    count = int(part["count"])
-    mirrored = isinstance(strategy, tf.distribute.MirroredStrategy) and int(part.get("workers", 1)) == 1
-    if mirrored and strategy.num_replicas_in_sync == count:
-        replay.replicas = f"replayed under {type(strategy).__name__} with {count} replicas, each with its captured rows"
-
-        def shard(context: Any) -> Any:
-            begin, end = rows[context.replica_id_in_sync_group]
-            return tf.nest.map_structure(lambda v: v[begin:end], batch)
-
-        return strategy.experimental_distribute_values_from_function(shard), True
-    bad = [r for r in part.get("non_finite", []) if r in rows] or sorted(rows)
-    begin, end = rows[bad[0]]
-    have = strategy.num_replicas_in_sync if isinstance(strategy, tf.distribute.Strategy) else 1
-    replay.replicas = (
-        f"replayed replica {bad[0]}'s rows ({begin}..{end} of the batch) on one device: the run had {count} "
-        f"replicas{' over ' + str(part['workers']) + ' workers' if int(part.get('workers', 1)) > 1 else ''}, "
-        f"this program has {have}"
-    )
-    return tf.nest.map_structure(lambda v: v[begin:end], batch), False

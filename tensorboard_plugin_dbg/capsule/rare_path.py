@@ -19,12 +19,9 @@ def unless(go: Any, rare: Callable[[], Any]) -> Any:
     op of its own (`_noinline`), so that on the common path the executor marks one op dead, not every op of it."""
     import tensorflow as tf
 
-    call = tf.function(rare, autograph=False, experimental_attributes={"_noinline": True})
-
     def gated(go: Any) -> Any:
         off, on = tf.raw_ops.Switch(data=go, pred=go)
-        with tf.control_dependencies([tf.identity(off)]):  # the pivot: dead when `go` is true
-            taken = call()
+        taken = _called(off, rare)
         return tf.raw_ops.Merge(inputs=[tf.identity(taken), tf.identity(on)]).output
 
     # In a function of its own (inlined when the step runs: the same nodes): automatic control dependencies would
@@ -33,3 +30,23 @@ def unless(go: Any, rare: Callable[[], Any]) -> Any:
     # applies: that write would never run. Seen from outside, this function runs every step.
     with tf.device(go.device):  # what waits on the call (the step counter's write) waits on the decision's device
         return tf.function(gated, autograph=False)(go)
+
+
+def when_not(go: Any, rare: Callable[[], Any]) -> Any:
+    """rare() as one call op that runs where `go` is false, without a Merge of its own: its output is dead when `go`
+    is true, so nothing may take it; the call must be created before a Merge that automatic control dependencies
+    make wait on it (capsule/device_gates.py's, after every device's writes: capsule/replica_capture.py), and read
+    no resource it does not write (a later write of one would wait on the dead call: see `unless`)."""
+    import tensorflow as tf
+
+    off, _ = tf.raw_ops.Switch(data=go, pred=go)
+    return _called(off, rare)
+
+
+def _called(off: Any, rare: Callable[[], Any]) -> Any:
+    """rare() as one `_noinline` call op whose control input is the pivot `off` (dead when the decision is yes)."""
+    import tensorflow as tf
+
+    call = tf.function(rare, autograph=False, experimental_attributes={"_noinline": True})
+    with tf.control_dependencies([tf.identity(off)]):  # the pivot: dead when `go` is true
+        return call()

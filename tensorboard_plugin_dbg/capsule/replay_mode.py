@@ -176,7 +176,7 @@ def as_one_worker() -> None:
     """Replay of one worker's capsule of a MultiWorkerMirroredStrategy run: the run's cluster (TF_CONFIG) set aside
     before the program makes its strategy (NanCapsule is imported first), so the strategy forms no cluster (the other
     workers are not running: its first collective would wait for them for ever) and the replay runs the offending
-    replica's rows in this one process (capsule/distribute.py `replay_input`); the verdict says so."""
+    replica's rows in this one process (capsule/replica_replay.py `replay_input`); the verdict says so."""
     path = os.environ.get(CAPSULE_ENV)
     if not path or ONE_WORKER:
         return

@@ -142,7 +142,7 @@ class DeviceState:
 
         def take() -> Any:
             if checked:
-                self.write(self.health[len(checked)], tf.reshape(tf.stack([_counts(t) for t in checked]), [-1]))
+                self.write(self.health[len(checked)], health_of(checked))
             self.step.assign(tf.cast(optimizer.iterations, tf.int64))
             for name, variable in self._copied(model, optimizer):
                 self.shadows[name].assign(snapshot[name] if name in snapshot else _tf_value(variable))
@@ -165,8 +165,12 @@ class DeviceState:
         """The held trigger: the first non-finite of the step (the loss, else the first gradient in the variables'
         order), and all."""
         n = len(self.layout)
-        counts = self.read(self.health[n], n * len(HEALTH)).reshape(n, len(HEALTH))
+        counts = self.health_counts(n).reshape(n, len(HEALTH))
         return first_bad(self.layout, [dict(zip(HEALTH, (int(c) for c in row))) for row in counts])
+
+    def health_counts(self, n: int) -> np.ndarray:
+        """The held trigger's health counts of its n checked tensors, flat ([n, 4] in HEALTH's order)."""
+        return self.read(self.health[n], n * len(HEALTH))
 
     def read_variables(self, model: Any, optimizer: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """The pre-step model and optimizer state: the held copies, else the variables themselves (unchanged)."""
@@ -204,6 +208,13 @@ def _at(indices: list[int], values: Any) -> Any:
     import tensorflow as tf
 
     return tf.IndexedSlices(tf.reshape(tf.cast(values, tf.int64), [len(indices)]), tf.constant(indices, tf.int64))
+
+
+def health_of(tensors: list[Any]) -> Any:
+    """The health counts of each tensor (HEALTH's four), flat: what the capture records of the checked tensors."""
+    import tensorflow as tf
+
+    return tf.reshape(tf.stack([_counts(t) for t in tensors]), [-1])
 
 
 def _counts(tensor: Any) -> Any:

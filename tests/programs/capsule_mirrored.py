@@ -10,6 +10,9 @@ Args: OUT [--loop] [--on-nan stop|skip|raise] [--poison-step K] [--poison-row R]
 [--loss-nan] (the poisoned row's target is NaN, in a loss term no gradient reaches: the loss alone goes non-finite)
 [--no-capsule] (the same training without the capsule: the weights a finite run must end with, bit for bit)
 [--whole-batch] (--loop: the batch handed to strategy.run as plain tensors, so every replica gets all of it)
+[--poison-also K] (the same row poisoned at step K too: skip mode's second trigger before the host reads the first)
+[--clipvalue] (an optimizer clipping at 1e30: exact for these values, and the flags path, whose capture on the first
+device holds every replica's values, the capsule as the per-device capture must write it)
 Capsules go to OUT/capsules; OUT/result.json says how training ended (and the NanCapsule warnings it raised).
 """
 
@@ -86,7 +89,8 @@ def data(args):
     if args.loss_nan:
         y[args.poison_step * BATCH + args.poison_row, 0] = np.nan
     elif not args.clean:
-        x[args.poison_step * BATCH + args.poison_row, 2] = -1.0
+        for step in (args.poison_step, *([args.poison_also] if args.poison_also is not None else [])):
+            x[step * BATCH + args.poison_row, 2] = -1.0
     rows = slice(args.poison_step * BATCH, (args.poison_step + 1) * BATCH)
     np.savez(os.path.join(args.out, "batch.npz"), x=x[rows], y=y[rows])
     return x, y
@@ -96,7 +100,8 @@ def fit(args, strategy, capsule, x, y):
     with strategy.scope():
         model = build()
         adamw = keras.optimizers.AdamW(1e-3, weight_decay=0.1) if args.adamw else None
-        model.compile(optimizer=adamw or keras.optimizers.Adam(1e-3), loss=loss_fn if args.loss_nan else "mse")
+        adam = keras.optimizers.Adam(1e-3, clipvalue=args.clipvalue)
+        model.compile(optimizer=adamw or adam, loss=loss_fn if args.loss_nan else "mse")
     callbacks = [capsule, KeepReplicas(args.poison_step, args.out)] if capsule else []
     model.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
     return model, model.optimizer
@@ -105,7 +110,7 @@ def fit(args, strategy, capsule, x, y):
 def loop(args, strategy, capsule, x, y):
     with strategy.scope():
         model = build()
-        optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
+        optimizer = keras.optimizers.SGD(0.01, momentum=0.9, clipvalue=args.clipvalue)
         optimizer.build(model.trainable_variables)
     if capsule:
         capsule.watch(model, optimizer)
@@ -155,6 +160,8 @@ def main():
     p.add_argument("--loss-nan", action="store_true")
     p.add_argument("--no-capsule", action="store_true")
     p.add_argument("--whole-batch", action="store_true")
+    p.add_argument("--poison-also", type=int, default=None)
+    p.add_argument("--clipvalue", action="store_const", const=1e30, default=None)
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
@@ -176,6 +183,8 @@ def main():
         result["finite"] = all(np.isfinite(a).all() for a in final.values())
     if capsule:
         result.update(captured=capsule.captured, triggers=capsule.capsule.triggers)
+        # the devices whose capture staged their own replica's values (capsule/replica_capture.py; 0: one capture)
+        result["staged_devices"] = len(getattr(capsule.capsule.state, "staged", []))
     with open(os.path.join(args.out, "result.json"), "w") as f:
         json.dump(result, f)
 
