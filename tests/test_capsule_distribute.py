@@ -288,8 +288,9 @@ def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot
     assert weight.numpy().tolist() == [1.0, 2.0] and int(optimizer.iterations.numpy()) == 0
     types = gated_step(strategy, apply, go=True)
     assert weight.numpy().tolist() == [0.5, 1.5] and int(optimizer.iterations.numpy()) == 1
-    # one Switch on the decision per device gates the writes: no cond, no Switch beside each of their inputs
-    assert types.count("Switch") == 1 and types.count("Merge") == 1 and "If" not in types and "StatelessIf" not in types
+    # one Switch on the decision per device gates the writes: no cond, no Switch beside each of their inputs (Merges:
+    # the gates' one, and device_gates.settled's before the apply)
+    assert types.count("Switch") == 1 and types.count("Merge") == 2 and "If" not in types and "StatelessIf" not in types
     plain = tf.Variable(0.0)  # made outside the strategy's scope: written in place by the replica
     past = lambda grads, variables: plain.assign_add(1.0)  # noqa: E731
     with pytest.raises(RuntimeError, match="cannot hold back this optimizer's update under MirroredStrategy: Assign"):
