@@ -1,15 +1,18 @@
 """When each op of a MirroredStrategy `fit` step runs (#35): no debugging against NanCapsule, the critical path.
 
-    .venv/bin/python bench/capsule_distribute_timeline.py [--steps 60] [--program mlp] [--show 40]
+    .venv/bin/python bench/capsule_distribute_timeline.py [--steps 30] [--rounds 4] [--program mlp] [--show 40]
 
-The model, data and strategy of bench/capsule_distribute.py (two logical CPU devices, global batch 64). For each
-setting, one process: the step's two partition graphs (`RunMetadata`, on while the function is instantiated: each
-node's device and inputs, a `_Recv` joined to the `_Send` of the same tensor on the other device), then --steps steps
-under `tf.profiler.experimental` with every op traced (host_tracer_level=3: the executor's one event an op kernel,
-"name:type", start and duration). Each op's start and end are taken relative to the start of its step (the Python
-thread's call of the step function), median over the steps. From the medians, the critical path: from the op that
-ends last, back through the input (data or control, across devices through Send/Recv) that ended last, with the gap
-each op waited after its last input. Dead ops (the capsule's untaken side) run no kernel and have no event.
+The model, data and strategy of bench/capsule_distribute.py (two logical CPU devices, global batch 64), no debugging
+and NanCapsule in one process: for each, the step's two partition graphs (`RunMetadata`, on while the function is
+instantiated: each node's device and inputs, a `_Recv` joined to the `_Send` of the same tensor on the other device),
+then --rounds turns of --steps steps each, the settings in turn, under `tf.profiler.experimental` with every op traced
+(host_tracer_level=3: the executor's one event an op kernel, "name:type", start and duration). Each op's start and
+end are taken relative to the start of its step (the Python thread's call of the step function). Printed: each
+step's own spans (start → the all-reduce's end → the last write → the last op → the return), median over the steps;
+and from the ops' median times, the critical path: from the op that ends last, back through the input (data or
+control, across devices through Send/Recv) that ended last, with the gap each op waited after its last input (a
+long gap: no free thread on a busy host, or an input with no event). Dead ops (the capsule's untaken side) run no
+kernel and have no event.
 
 Tracing every op costs time of its own (a few µs an op on this host): read the differences between the settings and
 the shape of the path, not the absolute step time.
