@@ -24,19 +24,17 @@ import keras
 from tensorboard_plugin_dbg import capsule
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 with strategy.scope():
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, "relu"), keras.layers.Dense(1)])
-    optimizer = keras.optimizers.Adam(1e-3)
-    optimizer.build(model.trainable_variables)
     tracker = keras.metrics.Mean()  # as fit's loss tracker: written before the apply, read after it
-watch = capsule.NanCapsule(sys.argv[1])
-watch.watch(model, optimizer)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, "relu"), keras.layers.Dense(1)])
+    (optimizer := keras.optimizers.Adam(1e-3)).build(model.trainable_variables)
+(watch := capsule.NanCapsule(sys.argv[1])).watch(model, optimizer)
 def replica(x):
     watch.begin_step()
     with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(model(x))
-    tracker.update_state(loss)
-    grads = tape.gradient(loss, model.trainable_variables)
-    watch.apply_gradients(grads, model.trainable_variables, loss=loss)
+        loss = tf.reduce_mean(tf.square(model(x)))
+        tracker.update_state(loss)
+    variables = model.trainable_variables
+    watch.apply_gradients(tape.gradient(loss, variables), variables, loss=loss)
     return tracker.result()
 step = tf.function(lambda x: strategy.run(replica, args=(x,)), autograph=False)
 ops = step.get_concrete_function(tf.TensorSpec([4, 3])).graph.get_operations()
