@@ -4,7 +4,8 @@ the finite check instead of after the decision), but every per-device write it a
 (`strategy.extended.update`: the optimizer's variables, its slots, its step counter, weight decay) is recorded instead
 of emitted, then emitted per device, gated by one Switch on that device's copy of the decision (`emit`: no Switch
 beside each input, as a lowered `cond` would put). Each gate holds one device's writes only: no edge between devices
-hangs on it.
+hangs on it. A Merge of a constant before the apply (`settled`) takes what was written before it (the loss tracker), so
+that the step's outputs do not wait on every device's writes.
 
 A write the apply makes past the strategy's `update` (a variable written in place in a replica, a `cond` of the
 optimizer's own) would not be held back: found in the trace, it is an error there, never a silent update on a
