@@ -257,7 +257,7 @@ def test_on_two_devices_no_device_waits_on_the_others_merge_counter_or_halt(tmp_
     the step counter's write gates the first device's capture only, and `halt` is read on the first device only
     (folded into its replica's gradient), never sent to the second for its decision."""
     found = traced_step(tmp_path, devices=2)
-    assert found["merges"] == 2, found  # the gates' one, the rare path's one (in its function)
+    assert found["merges"] == 3, found  # the gates' one, the rare path's (in its function), device_gates.settled's
     assert found["on_count"] and not any(d.endswith("CPU:1") for d in found["on_count"]), found
     assert found["read_halt"] and not any(d.endswith("CPU:1") for d in found["read_halt"]), found
 
@@ -295,8 +295,9 @@ def test_device_gates_hold_back_the_optimizers_writes_and_refuse_one_they_cannot
     assert weight.numpy().tolist() == [1.0, 2.0] and int(optimizer.iterations.numpy()) == 0
     types = gated_step(strategy, apply, go=True)
     assert weight.numpy().tolist() == [0.5, 1.5] and int(optimizer.iterations.numpy()) == 1
-    # one Switch on the decision per device gates the writes: no cond, no Switch beside each of their inputs
-    assert types.count("Switch") == 1 and types.count("Merge") == 1 and "If" not in types and "StatelessIf" not in types
+    # one Switch on the decision per device gates the writes: no cond, no Switch beside each of their inputs (Merges:
+    # the gates' one, and device_gates.settled's before the apply)
+    assert types.count("Switch") == 1 and types.count("Merge") == 2 and "If" not in types and "StatelessIf" not in types
     plain = tf.Variable(0.0)  # made outside the strategy's scope: written in place by the replica
     past = lambda grads, variables: plain.assign_add(1.0)  # noqa: E731
     with pytest.raises(RuntimeError, match="cannot hold back this optimizer's update under MirroredStrategy: Assign"):

@@ -4,7 +4,8 @@ the finite check instead of after the decision), but every per-device write it a
 (`strategy.extended.update`: the optimizer's variables, its slots, its step counter, weight decay) is recorded instead
 of emitted, then emitted per device, gated by one Switch on that device's copy of the decision (`emit`: no Switch
 beside each input, as a lowered `cond` would put). Each gate holds one device's writes only: no edge between devices
-hangs on it.
+hangs on it. A Merge of a constant before the apply (`settled`) takes what was written before it (the loss tracker), so
+that the step's outputs do not wait on every device's writes.
 
 A write the apply makes past the strategy's `update` (a variable written in place in a replica, a `cond` of the
 optimizer's own) would not be held back: found in the trace, it is an error there, never a silent update on a
@@ -34,6 +35,7 @@ def gated_apply(strategy: Any, apply_fn: Any, grads: Any, variables: Any, go: An
     import tensorflow as tf
 
     graph = tf.compat.v1.get_default_graph()
+    settled(strategy)
     before = len(graph.get_operations())
     with deferred(strategy) as recorded:
         strategy.extended.call_for_each_replica(apply_fn, args=(grads, variables))
@@ -45,6 +47,17 @@ def gated_apply(strategy: Any, apply_fn: Any, grads: Any, variables: Any, go: An
         )
     applied, decisions = emit(strategy, recorded, go, extra)
     return (tf.group(applied), decisions) if callable(go) else tf.group(applied)
+
+
+def settled(strategy: Any) -> Any:
+    """A Merge of a constant on the first device, before the apply: automatic control dependencies make a Merge the
+    last writer of every resource written before it, so the gates' Merge after the writes (`emit`) would be the last
+    writer of the loss tracker's `total`/`count` too, and the step's outputs (the loss read after the update) would
+    wait on every device's writes and the control Send from the others; this one takes that part, early."""
+    import tensorflow as tf
+
+    with tf.device(strategy.extended.worker_devices[0]):
+        return tf.raw_ops.Merge(inputs=[tf.constant(True)]).output
 
 
 @contextlib.contextmanager
