@@ -14,9 +14,11 @@ decision (capsule/device_gates.py); the trigger is recorded by one call op that 
 LossScaleOptimizer (a `cond` of its own around the apply) one cross-replica `cond` either applies or records. Unlike
 the LossScaleOptimizer (which looks at the first replica's flag only), every replica's flag counts.
 
-At a trigger the device also keeps the batch (the replicas' rows, concatenated in replica order) and which replica
-went non-finite and how many rows each had: the host cannot keep it by reference here (Keras reduces a replicated
-step's outputs). Under MultiWorkerMirroredStrategy each worker keeps its own replicas' rows and writes its own capsule.
+At a trigger the devices also keep the batch (each replica's rows) and which replica went non-finite and how many rows
+each had: the host cannot keep it by reference here (Keras reduces a replicated step's outputs). With each device's
+own decision, each device stages its own replica's (capsule/replica_capture.py), the host joining them in replica
+order; on the flags path the first device keeps them all. Under MultiWorkerMirroredStrategy each worker keeps its own
+replicas' rows and writes its own capsule.
 
 TensorFlow is imported inside the functions that run in the training process only.
 """
@@ -349,17 +351,11 @@ def _decide(
 
     if go is None:  # each device's gate on its own decision, its replica's capture too; the rest on the first's
         count = sum(1 for g in grads if g is not None)
-        decision = local_decision.decision(variables, count)
         with tf.init_scope(), tf.variable_creator_scope(_one_copy):
             leaves = [local(t)[0] for t in tensors]
             state.staged = replica_capture.ensure(state.staged, strategy.extended.worker_devices, leaves)
-        stage = replica_capture.staging(state.staged, local, checked, tensors)
-
-        def decide(i: int, recorded: Any) -> Any:  # device i's decision, its replica's values staged behind it
-            go = decision(i, recorded)
-            stage(i, go)  # before the writes' Merge, which waits on it on the device that waits on the writes
-            return go
-
+        decision = local_decision.decision(variables, count)  # device i's, its replica's values staged behind it
+        decide = replica_capture.staged_decision(decision, state.staged, local, checked, tensors)
         applied, decisions = device_gates.gated_apply(strategy, apply_fn, grads, variables, decide, lambda: [])
         with tf.control_dependencies(counted()):  # on the first device only: no other device waits on it
             noted = rare_path.unless(decisions[0], rare)

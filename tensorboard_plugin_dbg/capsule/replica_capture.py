@@ -70,18 +70,25 @@ def replica_values(local: Callable[[Any], Any], checked: list[Any], tensors: lis
     return mine, leaves, lambda: local_decision.replica_flags(lambda v: (v,), mine, leaves)
 
 
-def staging(
-    staged: list[Staged], local: Callable[[Any], Any], checked: list[Any], tensors: list[Any]
-) -> Callable[[int, Any], None]:
-    """stage(i, go) for the devices' decisions (made on device i, in its device scope): device i's replica's values
-    staged where `go` is false, one call op behind one Switch."""
+def staged_decision(
+    decision: Callable[[int, Any], Any],
+    staged: list[Staged],
+    local: Callable[[Any], Any],
+    checked: list[Any],
+    tensors: list[Any],
+) -> Callable[[int, Any], Any]:
+    """go(i, recorded) for capsule/device_gates.py: `decision`'s, device i's replica's values staged behind it where
+    it is false (one call op behind one Switch, in device i's scope). Made before the writes' one Merge, which
+    automatic control dependencies then make wait on it with device i's writes: no Send of its own."""
 
-    def stage(i: int, go: Any) -> None:
+    def go(i: int, recorded: Any) -> Any:
+        mine = decision(i, recorded)
         into = staged[i]
-        mine, leaves, flags = replica_values(local, checked, tensors, i)
-        rare_path.when_not(go, lambda: _take(into, mine, leaves, flags))
+        values, leaves, flags = replica_values(local, checked, tensors, i)
+        rare_path.when_not(mine, lambda: _take(into, values, leaves, flags))
+        return mine
 
-    return stage
+    return go
 
 
 def _take(into: Staged, mine: list[Any], leaves: list[Any], flags: Callable[[], Any]) -> Any:
