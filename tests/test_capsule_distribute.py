@@ -238,6 +238,17 @@ def traced_step(tmp_path, devices: int) -> dict:
     return script_output(TRACED_STEP, str(tmp_path), str(devices))
 
 
+# the head of a script under MirroredStrategy on two logical CPU devices (set once a process: hence a subprocess)
+TWO_CPUS = """
+import json, sys
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import keras
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+"""
+
+
 def script_output(script: str, *args: str) -> dict:
     """The JSON that SCRIPT (a TensorFlow program, run in a subprocess) prints last."""
     code = subprocess.run(

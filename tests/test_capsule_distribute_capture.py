@@ -12,20 +12,17 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg import capsule
-from tests.test_capsule_distribute import result, run, script_output
+from tests.test_capsule_distribute import TWO_CPUS, result, run, script_output
 
 pytestmark = pytest.mark.slow
 
-PARTITIONS = """
-import collections, json, sys, tempfile
-import tensorflow as tf
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-import keras
+PARTITIONS = (
+    TWO_CPUS
+    + """
+import collections
 import numpy as np
 from tensorflow.python.eager import context
 from tensorboard_plugin_dbg.capsule import NanCapsule
-strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 with strategy.scope():
     model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(3)])
     model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -47,6 +44,7 @@ for graph in (g for f in metadata.function_graphs for g in f.partition_graphs):
             sends[f"{':'.join(came)}>{':'.join(to)}>{'control' if control else node.input[0]}"] += 1
 print(json.dumps(sends))
 """
+)
 
 
 def sends(tmp_path, setting: str) -> dict[str, int]:

@@ -12,17 +12,14 @@ import sys
 import pytest
 
 from tests import dumps
+from tests.test_capsule_distribute import TWO_CPUS
 
 pytestmark = pytest.mark.slow
 
-STEP = """
-import json, sys
-import tensorflow as tf
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-import keras
+STEP = (
+    TWO_CPUS
+    + """
 from tensorboard_plugin_dbg import capsule
-strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 with strategy.scope():
     tracker = keras.metrics.Mean()  # as fit's loss tracker: written before the apply, read after it
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, "relu"), keras.layers.Dense(1)])
@@ -50,6 +47,7 @@ print(json.dumps({
     "decisions": [summed(op.inputs[0].op) for op in ops if op.type == "IsFinite"],
 }))
 """
+)
 
 
 @pytest.fixture(scope="module")
