@@ -20,18 +20,10 @@ from tensorboard_plugin_dbg.capsule import distribute
 from tensorboard_plugin_dbg.reader import capsule_files, capsule_words
 from tests import dumps
 from tests.capsule_helpers import assert_capsule_is_the_step, assert_replay_holds_no_capsule_machinery
+from tests.distribute_helpers import result, run, script_output
 
 pytestmark = pytest.mark.slow
 STEPS_PER_EPOCH = 64 // 8  # capsule_mirrored.py: samples // global batch
-
-
-def run(*args: str) -> str:
-    return dumps.make_dump("capsule_mirrored", *args)
-
-
-def result(out: str) -> dict:
-    with open(os.path.join(out, "result.json")) as f:
-        return json.load(f)
 
 
 def assert_no_replica_applied_the_step(out: str) -> None:
@@ -236,30 +228,6 @@ def traced_step(tmp_path, devices: int) -> dict:
     """A custom loop's step under MirroredStrategy on DEVICES logical CPUs, traced in a subprocess (logical devices
     are set once a process; autograph off): its op types and where the counter's write and `halt`'s reads go."""
     return script_output(TRACED_STEP, str(tmp_path), str(devices))
-
-
-# the head of a script under MirroredStrategy on two logical CPU devices (set once a process: hence a subprocess)
-TWO_CPUS = """
-import json, sys
-import tensorflow as tf
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-import keras
-strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-"""
-
-
-def script_output(script: str, *args: str) -> dict:
-    """The JSON that SCRIPT (a TensorFlow program, run in a subprocess) prints last."""
-    code = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        env=dumps.env_for_tf(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert code.returncode == 0, code.stderr[-3000:]
-    return json.loads(code.stdout.strip().splitlines()[-1])
 
 
 def test_on_two_devices_no_device_waits_on_the_others_merge_counter_or_halt(tmp_path):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_dbg import capsule
-from tests.test_capsule_distribute import TWO_CPUS, result, run, script_output
+from tests.distribute_helpers import TWO_CPUS, result, run, script_output
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests import dumps
-from tests.test_capsule_distribute import TWO_CPUS
+from tests.distribute_helpers import TWO_CPUS
 
 pytestmark = pytest.mark.slow
 

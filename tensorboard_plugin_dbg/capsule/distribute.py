@@ -214,9 +214,8 @@ def checked_apply(
     state = _prepared(watch, step, layout, sorted(snapshot), ctx.num_replicas_in_sync, tensors)
     if batch is not None:
         state.batch_spec = (structure.flatten(batch, fit)[0], [name for name, _ in leaves])
-    if local_decision.applies(
-        watch, step.optimizer, ctx.strategy, layout, grads
-    ):  # each device decides from the reduced gradients
+    # each device decides from the reduced gradients where it can (else the flags path)
+    if local_decision.applies(watch, step.optimizer, ctx.strategy, layout, grads):
         first = tf.get_static_value(ctx.replica_id_in_sync_group) == 0  # `halt` joins the first replica's fold only
         grads, flags = local_decision.fold(grads, layout, checked, watch.halt if first else None), None
     else:
@@ -361,9 +360,7 @@ def _decide(
             noted = rare_path.unless(decisions[0], rare)
         with tf.control_dependencies([applied, noted]):
             return tf.identity(decisions[0])
-    if not watch.loss_scaled(
-        step.optimizer
-    ):  # each device's writes behind a Switch of its own (capsule/device_gates.py)
+    if not watch.loss_scaled(step.optimizer):  # each device's writes behind a Switch of its own (device_gates.py)
         applied = device_gates.gated_apply(strategy, apply_fn, grads, variables, go, lambda: record(measured))
         with tf.control_dependencies(counted()):
             noted = rare_path.unless(go, rare)  # one Switch on the decision, not one per input
