@@ -26,6 +26,15 @@ def assert_batch_bit_for_bit(c: capsule.Capsule, out: str) -> None:
         assert c.batch[name].tobytes() == expected[name].tobytes(), name
 
 
+def assert_holds_the_gans_pre_step_state(c: capsule.Capsule, out: str) -> None:
+    """capsule_gan.py's own copies before the poisoned step: every model variable ("w:") and both optimizers'."""
+    pre = np.load(os.path.join(out, "pre_step.npz"))
+    for key in pre.files:
+        kind, name = key.split(":", 1)
+        held = c.weights if kind == "w" else c.optimizer
+        assert np.array_equal(held[name], pre[key]), key
+
+
 @pytest.mark.parametrize("jit", [(), ("--jit",)], ids=["no_xla", "xla"])
 def test_steps_per_execution_captures_the_inner_step_that_triggered_with_its_real_index(jit):
     """steps_per_execution=5, a NaN in batch 7 (the third step of the call that starts at batch 5): the capsule holds
@@ -84,11 +93,7 @@ def test_a_gan_whose_train_step_applies_two_optimizers_of_its_own_is_watched():
     assert c.trigger["kind"] == "gradient" and c.trigger["name"].startswith("sequential/")  # the discriminator
     batch = np.load(os.path.join(out, "batch.npz"))["x"]
     assert c.batch["batch"].tobytes() == batch.tobytes()
-    pre = np.load(os.path.join(out, "pre_step.npz"))
-    for key in pre.files:
-        kind, name = key.split(":", 1)
-        held = c.weights if kind == "w" else c.optimizer
-        assert np.array_equal(held[name], pre[key]), key
+    assert_holds_the_gans_pre_step_state(c, out)
     assert {"adam/iteration", "adam_1/iteration"} <= set(c.optimizer)  # both optimizers' state
     assert ended["warnings"] == []
 
@@ -202,10 +207,6 @@ def test_a_gan_under_mirrored_strategy_is_watched_like_one_without():
     assert c.batch["batch"].tobytes() == np.load(os.path.join(out, "batch.npz"))["x"].tobytes()
     replicas = c.manifest["replicas"]
     assert (replicas["count"], replicas["non_finite"], replicas["rows"]) == (2, [0], {"0": [0, 4], "1": [4, 8]})
-    pre = np.load(os.path.join(out, "pre_step.npz"))
-    for key in pre.files:
-        kind, name = key.split(":", 1)
-        held = c.weights if kind == "w" else c.optimizer
-        assert np.array_equal(held[name], pre[key]), key
+    assert_holds_the_gans_pre_step_state(c, out)
     assert {"adam/iteration", "adam_1/iteration"} <= set(c.optimizer)
     assert ended["warnings"] == []

@@ -5,14 +5,9 @@ tests/test_capsule_distribute.py's."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-from tests import dumps
-from tests.distribute_helpers import TWO_CPUS
+from tests.distribute_helpers import TWO_CPUS, script_output
 
 pytestmark = pytest.mark.slow
 
@@ -53,12 +48,7 @@ print(json.dumps({
 @pytest.fixture(scope="module")
 def traced(tmp_path_factory) -> dict:
     """The step's graph, traced in a subprocess (logical devices are set once a process; autograph off)."""
-    folder = tmp_path_factory.mktemp("gates")
-    code = subprocess.run(
-        [sys.executable, "-c", STEP, str(folder)], env=dumps.env_for_tf(), capture_output=True, text=True, timeout=300
-    )
-    assert code.returncode == 0, code.stderr[-3000:]
-    return json.loads(code.stdout.strip().splitlines()[-1])
+    return script_output(STEP, str(tmp_path_factory.mktemp("gates")))
 
 
 def test_each_devices_decision_sums_its_all_reduced_pack_not_each_split_gradient(traced):
